@@ -116,6 +116,11 @@ public final class EmbeddedKafka implements KafkaEndpoint {
         return logDirectory;
     }
 
+    @Override
+    public String toString() {
+        return "embedded Kafka " + bootstrapServers;
+    }
+
     /** Stops the broker and deletes its log directory; safe to call twice. */
     @Override
     public void close() {

@@ -11,14 +11,43 @@ package dev.fencing.testsupport;
  * }
  * }</pre>
  *
- * Tests that must stop or restart the broker use {@link EmbeddedKafka} directly. Topics on an external
+ * One cluster per test JVM: {@link #shared()}. Tests that must stop or restart the broker use {@link
+ * EmbeddedKafka} directly. Topics on an external
  * cluster are left behind: tests should use fresh topic names.
  */
 public final class KafkaServers {
     /** Bootstrap servers of an external Kafka cluster, for example {@code kafka1:9092,kafka2:9092}. */
     public static final String BOOTSTRAP_ENV = "FENCING_KAFKA_BOOTSTRAP";
 
+    private static KafkaEndpoint shared;
+
     private KafkaServers() {}
+
+    /**
+     * One cluster for the whole JVM, started on first use and stopped when the JVM exits; closing it does
+     * nothing. Test classes use topics of their own.
+     */
+    public static synchronized KafkaEndpoint shared() {
+        if (shared == null) {
+            KafkaEndpoint cluster = start();
+            Runtime.getRuntime().addShutdownHook(new Thread(cluster::close, "fencing-kafka-shutdown"));
+            shared = new KafkaEndpoint() {
+                @Override
+                public String bootstrapServers() {
+                    return cluster.bootstrapServers();
+                }
+
+                @Override
+                public void close() {}
+
+                @Override
+                public String toString() {
+                    return "shared " + cluster;
+                }
+            };
+        }
+        return shared;
+    }
 
     public static KafkaEndpoint start() {
         switch (ServerSource.choose(BOOTSTRAP_ENV)) {

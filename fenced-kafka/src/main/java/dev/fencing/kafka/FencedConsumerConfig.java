@@ -1,0 +1,57 @@
+package dev.fencing.kafka;
+
+import java.util.Set;
+
+/**
+ * Keys a user may put among the Kafka consumer properties given to {@link FencedConsumer.Builder#properties}.
+ * All start with {@code fencing.}; every other key goes to the {@code KafkaConsumer} unchanged. Their
+ * strings are API, like Kafka's {@code ConsumerConfig}.
+ *
+ * <pre>{@code
+ * Map<String, Object> config = Map.of(
+ *         ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, "kafka:9092",
+ *         ConsumerConfig.GROUP_ID_CONFIG, "inventory-applier",
+ *         FencedConsumerConfig.STRICT_CONFIG, true,
+ *         FencedConsumerConfig.DEAD_LETTER_TOPIC_CONFIG, "inventory.refused");
+ * }</pre>
+ */
+public final class FencedConsumerConfig {
+    public static final String DEAD_LETTER_TOPIC_CONFIG = "fencing.dead.letter.topic";
+    public static final String DEAD_LETTER_TOPIC_DOC = "Topic that receives refused records (missing or unreadable"
+            + " token, no key, undeserializable, and stale ones unless fencing.stale.records=drop). Empty: the"
+            + " source topic's name followed by '.dlt'. The topic must exist or be auto-created.";
+    public static final String DEFAULT_DEAD_LETTER_TOPIC = "";
+
+    public static final String STALE_RECORDS_CONFIG = "fencing.stale.records";
+    public static final String STALE_RECORDS_DOC = "What to do with a record older than its key's watermark:"
+            + " 'dead-letter' sends it to the dead-letter topic, 'drop' only counts and logs it (DEBUG).";
+    public static final String DEFAULT_STALE_RECORDS = StaleRecordPolicy.DEAD_LETTER.configValue();
+
+    public static final String STRICT_CONFIG = "fencing.strict";
+    public static final String STRICT_DOC = "If true, a record whose token equals its key's watermark is stale too,"
+            + " so each token applies at most one record per key. If false, a holder may publish several records"
+            + " under one token.";
+    public static final boolean DEFAULT_STRICT = false;
+
+    public static final String POLL_TIMEOUT_MS_CONFIG = "fencing.poll.timeout.ms";
+    public static final String POLL_TIMEOUT_MS_DOC = "Longest time one poll waits for records, in milliseconds.";
+    public static final long DEFAULT_POLL_TIMEOUT_MS = 500;
+
+    public static final String CLOSE_TIMEOUT_MS_CONFIG = "fencing.close.timeout.ms";
+    public static final String CLOSE_TIMEOUT_MS_DOC =
+            "How long close() waits for the poll loop to finish its" + " batch and leave the group, in milliseconds.";
+    public static final long DEFAULT_CLOSE_TIMEOUT_MS = 30_000;
+
+    /** Suffix of the default dead-letter topic. */
+    public static final String DEAD_LETTER_SUFFIX = ".dlt";
+
+    static final String PREFIX = "fencing.";
+    static final Set<String> KEYS = Set.of(
+            DEAD_LETTER_TOPIC_CONFIG,
+            STALE_RECORDS_CONFIG,
+            STRICT_CONFIG,
+            POLL_TIMEOUT_MS_CONFIG,
+            CLOSE_TIMEOUT_MS_CONFIG);
+
+    private FencedConsumerConfig() {}
+}

@@ -1,0 +1,73 @@
+package dev.fencing.kafka;
+
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.function.Function;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.utils.Bytes;
+
+/**
+ * A {@link WatermarkStore} in this JVM's heap: watermarks and offsets survive rebalances between consumers
+ * that share this instance, not a restart of the JVM.
+ *
+ * <pre>{@code
+ * InMemoryWatermarkStore store = new InMemoryWatermarkStore();
+ * FencedConsumer<String, String> a = FencedConsumer.builder(new StringDeserializer(), new StringDeserializer())
+ *         .properties(config).topics("orders").watermarkStore(store).handler(handler).build();
+ * }</pre>
+ *
+ * <p>After a restart the store is empty: offsets then come from Kafka's committed offsets, and the first
+ * record of each key is accepted whatever its token. Use {@link PostgresWatermarkStore} where a stale record
+ * must be refused across restarts too.
+ *
+ * <p>There is no transaction: the handler's effects are not undone if {@link #commit} refuses a batch.
+ * Memory: about 100 bytes per key (the key bytes, a boxed {@code Long}, a map entry), for every key ever
+ * seen, so 100,000 keys of 10 bytes take about 10 MB. Thread-safe.
+ */
+public final class InMemoryWatermarkStore implements WatermarkStore<Void> {
+    private final Map<GroupPartition, Stored> partitions = new HashMap<>();
+
+    @Override
+    public synchronized PartitionState load(String groupId, TopicPartition partition) {
+        Stored stored = partitions.get(new GroupPartition(groupId, partition));
+        if (stored == null) {
+            return PartitionState.EMPTY;
+        }
+        return new PartitionState(stored.nextOffset, new HashMap<>(stored.watermarks));
+    }
+
+    @Override
+    public void commit(String groupId, Function<? super Void, List<PartitionProgress>> work) {
+        Objects.requireNonNull(groupId, "groupId");
+        List<PartitionProgress> progress = work.apply(null);
+        synchronized (this) {
+            for (PartitionProgress p : progress) {
+                Stored stored = partitions.get(new GroupPartition(groupId, p.partition()));
+                long current = stored == null ? -1 : stored.nextOffset;
+                if (current != p.expectedOffset()) {
+                    throw new StalePartitionStateException(groupId, p.partition(), p.expectedOffset(), current);
+                }
+            }
+            for (PartitionProgress p : progress) {
+                Stored stored =
+                        partitions.computeIfAbsent(new GroupPartition(groupId, p.partition()), k -> new Stored());
+                stored.nextOffset = p.nextOffset();
+                p.raisedWatermarks().forEach((key, token) -> stored.watermarks.merge(key, token, Math::max));
+            }
+        }
+    }
+
+    /** Number of keys held, over all groups and partitions. */
+    public synchronized int size() {
+        return partitions.values().stream().mapToInt(s -> s.watermarks.size()).sum();
+    }
+
+    private record GroupPartition(String groupId, TopicPartition partition) {}
+
+    private static final class Stored {
+        long nextOffset = -1;
+        final Map<Bytes, Long> watermarks = new HashMap<>();
+    }
+}

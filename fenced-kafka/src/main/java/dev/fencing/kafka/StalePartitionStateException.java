@@ -1,0 +1,24 @@
+package dev.fencing.kafka;
+
+import org.apache.kafka.common.TopicPartition;
+
+/**
+ * Thrown by a {@link WatermarkStore} when a partition's stored offset is not the one the consumer loaded:
+ * another member of the group committed it meanwhile (this consumer was a zombie after a rebalance).
+ * Nothing of the batch is saved; the consumer reloads the partition and reads on from the stored offset.
+ */
+public final class StalePartitionStateException extends FencedKafkaException {
+    private static final long serialVersionUID = 1L;
+
+    private final TopicPartition partition;
+
+    public StalePartitionStateException(String groupId, TopicPartition partition, long expected, long stored) {
+        super("group " + groupId + " " + partition + ": expected stored offset " + expected + " but found " + stored
+                + "; another consumer committed this partition");
+        this.partition = partition;
+    }
+
+    public TopicPartition partition() {
+        return partition;
+    }
+}

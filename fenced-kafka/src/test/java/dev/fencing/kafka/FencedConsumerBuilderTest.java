@@ -1,0 +1,121 @@
+package dev.fencing.kafka;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.Map;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.junit.jupiter.api.Test;
+
+class FencedConsumerBuilderTest {
+    private static final RecordHandler<String, String> HANDLER = (record, token) -> {};
+
+    private static FencedConsumer.Builder<String, String> builder() {
+        return FencedConsumer.builder(new StringDeserializer(), new StringDeserializer());
+    }
+
+    @Test
+    void refusesAutoCommit() {
+        assertThatThrownBy(() -> builder().property(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "true"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("enable.auto.commit=true is refused");
+        builder().property(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false); // harmless
+    }
+
+    @Test
+    void refusesDeserializerClassesInProperties() {
+        assertThatThrownBy(() -> builder()
+                        .properties(Map.of(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("key.deserializer");
+    }
+
+    @Test
+    void refusesUnknownAndMalformedFencingSettings() {
+        assertThatThrownBy(() -> builder().property("fencing.strikt", true))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("unknown setting fencing.strikt");
+        assertThatThrownBy(() -> builder().property(FencedConsumerConfig.STRICT_CONFIG, "yes"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("true or false, got 'yes'");
+        assertThatThrownBy(() -> builder().property(FencedConsumerConfig.STALE_RECORDS_CONFIG, "ignore"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("'ignore' is not one of dead-letter, drop");
+        assertThatThrownBy(() -> builder().property(FencedConsumerConfig.POLL_TIMEOUT_MS_CONFIG, "0"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("pollTimeout must be positive");
+        assertThatThrownBy(() -> builder().deadLetterTopic("has space"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("'has space' is not a legal Kafka topic name");
+        assertThatThrownBy(() -> builder().closeTimeout(Duration.ofSeconds(-1)))
+                .isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void requiresBootstrapServersGroupTopicsAndHandler() {
+        assertThatThrownBy(() -> builder().topics("t").handler(HANDLER).build())
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("bootstrap.servers is required");
+        assertThatThrownBy(() -> builder()
+                        .property(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, "localhost:1")
+                        .topics("t")
+                        .handler(HANDLER)
+                        .build())
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("group.id is required");
+        assertThatThrownBy(() -> builder().property(ConsumerConfig.GROUP_ID_CONFIG, " "))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> builder()
+                        .property(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, "localhost:1")
+                        .property(ConsumerConfig.GROUP_ID_CONFIG, "g")
+                        .handler(HANDLER)
+                        .build())
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("topic");
+        assertThatThrownBy(() -> builder()
+                        .property(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, "localhost:1")
+                        .property(ConsumerConfig.GROUP_ID_CONFIG, "g")
+                        .topics("t")
+                        .build())
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("handler");
+    }
+
+    @Test
+    void refusesASecondHandlerAndADeadLetterTopicThatIsSubscribed() {
+        assertThatThrownBy(() -> builder().handler(HANDLER).handler(HANDLER))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("already set");
+        assertThatThrownBy(() -> builder()
+                        .property(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, "localhost:1")
+                        .property(ConsumerConfig.GROUP_ID_CONFIG, "g")
+                        .topics("t", "t.refused")
+                        .deadLetterTopic("t.refused")
+                        .handler(HANDLER)
+                        .build())
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("also subscribed");
+    }
+
+    @Test
+    void buildsAndClosesWithoutEverConnecting() {
+        FencedConsumer<String, String> consumer = builder()
+                .properties(Map.of(
+                        ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, "localhost:1",
+                        ConsumerConfig.GROUP_ID_CONFIG, "g",
+                        FencedConsumerConfig.STRICT_CONFIG, "true",
+                        FencedConsumerConfig.STALE_RECORDS_CONFIG, "drop"))
+                .topics("t")
+                .handler(HANDLER)
+                .build();
+        assertThat(consumer.heldWatermarks()).isZero();
+        assertThat(consumer.assignment()).isEmpty();
+        consumer.close();
+        consumer.close();
+        assertThatThrownBy(consumer::run)
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("CLOSED");
+    }
+}
