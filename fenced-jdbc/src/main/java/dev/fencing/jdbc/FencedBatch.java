@@ -1,0 +1,205 @@
+package dev.fencing.jdbc;
+
+import java.math.BigDecimal;
+import java.math.BigInteger;
+import java.time.ZonedDateTime;
+import java.time.temporal.TemporalAccessor;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.UUID;
+
+/**
+ * Many fenced row updates sent as ONE statement (one round trip): each row has its own key, token and
+ * values for the same columns, and each is applied only if the policy admits its token, exactly as if it
+ * were a single {@link FencedUpdate}. The outcomes come back in the order the rows were added.
+ *
+ * <pre>{@code
+ * FencedBatch batch = FencedBatch.builder(inventory).columns("stock").build()
+ *         .add(token, RowKey.of("A-1"), 10)
+ *         .add(token, RowKey.of("A-2"), 7);
+ * List<WriteOutcome> outcomes = writer.tryBatch(batch); // some may be Rejected or NotFound
+ * writer.batch(batch);                                  // all or nothing: rolls back unless all apply
+ * }</pre>
+ *
+ * Values travel as text arrays and are cast to each column's type in the database, so they must be of a
+ * type whose {@code toString()} PostgreSQL reads back: {@link CharSequence}, {@link Number}, {@link
+ * Boolean}, {@link UUID}, {@code java.time} values, enums (by name), or {@code null}. A key may appear
+ * only once per batch. Not thread-safe while rows are added; hand it to one writer call at a time.
+ */
+public final class FencedBatch {
+    private final FencedTable table;
+    private final List<String> columns;
+    private final List<Long> tokens = new ArrayList<>();
+    private final List<RowKey> keys = new ArrayList<>();
+    private final List<List<String>> keyTexts;
+    private final List<List<String>> valueTexts;
+    private final Set<List<String>> seenKeys = new HashSet<>();
+
+    private FencedBatch(FencedTable table, List<String> columns) {
+        this.table = table;
+        this.columns = List.copyOf(columns);
+        this.keyTexts = new ArrayList<>();
+        for (int i = 0; i < table.keyColumns().size(); i++) {
+            keyTexts.add(new ArrayList<>());
+        }
+        this.valueTexts = new ArrayList<>();
+        for (int i = 0; i < columns.size(); i++) {
+            valueTexts.add(new ArrayList<>());
+        }
+    }
+
+    public static Builder builder(FencedTable table) {
+        return new Builder(Objects.requireNonNull(table, "table"));
+    }
+
+    /**
+     * Adds one row: its key, the token it is written under, and one value per column in the order given
+     * to {@link Builder#columns}.
+     *
+     * @throws InvalidFenceTokenException if {@code token <= 0}
+     * @throws IllegalArgumentException on a wrong number of values, an unsupported value type, or a key
+     *     already in the batch
+     */
+    public FencedBatch add(long token, RowKey key, Object... values) {
+        Objects.requireNonNull(key, "key");
+        Objects.requireNonNull(values, "values");
+        if (token <= 0) {
+            throw new InvalidFenceTokenException(table.qualifiedName(), key, token);
+        }
+        if (key.size() != table.keyColumns().size()) {
+            throw new IllegalArgumentException("key " + key + " has " + key.size() + " values but "
+                    + table.qualifiedName() + " is keyed by " + table.keyColumns());
+        }
+        if (values.length != columns.size()) {
+            throw new IllegalArgumentException("row " + key + " has " + values.length + " values for columns " + columns
+                    + ": " + Arrays.toString(values));
+        }
+        List<String> keyText = new ArrayList<>(key.size());
+        for (Object value : key.values()) {
+            keyText.add(text(value));
+        }
+        List<String> valueText = new ArrayList<>(values.length);
+        for (Object value : values) {
+            valueText.add(text(value));
+        }
+        if (!seenKeys.add(keyText)) {
+            throw new IllegalArgumentException("key " + key + " is already in this batch");
+        }
+        for (int i = 0; i < keyText.size(); i++) {
+            keyTexts.get(i).add(keyText.get(i));
+        }
+        for (int i = 0; i < valueText.size(); i++) {
+            valueTexts.get(i).add(valueText.get(i));
+        }
+        tokens.add(token);
+        keys.add(key);
+        return this;
+    }
+
+    public FencedTable table() {
+        return table;
+    }
+
+    public List<String> columns() {
+        return columns;
+    }
+
+    public int size() {
+        return keys.size();
+    }
+
+    public List<RowKey> keys() {
+        return Collections.unmodifiableList(keys);
+    }
+
+    public List<Long> tokens() {
+        return Collections.unmodifiableList(tokens);
+    }
+
+    /** Text of key column {@code i} for every row, in row order. */
+    public List<String> keyTexts(int i) {
+        return Collections.unmodifiableList(keyTexts.get(i));
+    }
+
+    /** Text of value column {@code i} for every row, in row order ({@code null} for SQL NULL). */
+    public List<String> valueTexts(int i) {
+        return Collections.unmodifiableList(valueTexts.get(i));
+    }
+
+    private static String text(Object value) {
+        if (value == null) {
+            return null;
+        }
+        if (value instanceof ZonedDateTime) {
+            // PostgreSQL reads the offset but not the [Region/City] suffix of ZonedDateTime.toString()
+            return ((ZonedDateTime) value).toOffsetDateTime().toString();
+        }
+        if (value instanceof CharSequence
+                || value instanceof Boolean
+                || value instanceof UUID
+                || value instanceof TemporalAccessor
+                || value instanceof Long
+                || value instanceof Integer
+                || value instanceof Short
+                || value instanceof Byte
+                || value instanceof BigDecimal
+                || value instanceof BigInteger
+                || value instanceof Double
+                || value instanceof Float) {
+            return value.toString();
+        }
+        if (value instanceof Enum<?>) {
+            return ((Enum<?>) value).name();
+        }
+        throw new IllegalArgumentException(
+                "a batch value of type " + value.getClass().getName()
+                        + " cannot be sent as text; use a string, number, boolean, UUID, java.time value or enum");
+    }
+
+    /** Chooses the columns every row of the batch sets. */
+    public static final class Builder {
+        private final FencedTable table;
+        private List<String> columns;
+
+        private Builder(FencedTable table) {
+            this.table = table;
+        }
+
+        /** The columns each row sets, in the order {@link FencedBatch#add} takes values. */
+        public Builder columns(String... columns) {
+            Objects.requireNonNull(columns, "columns");
+            if (columns.length == 0) {
+                throw new IllegalArgumentException("a batch sets at least one column");
+            }
+            Set<String> seen = new HashSet<>();
+            for (String column : columns) {
+                table.requireColumn("column", column);
+                if (column.equals(table.fenceColumn())) {
+                    throw new IllegalArgumentException(
+                            "the fence column '" + column + "' is set by the writer, not by you");
+                }
+                if (table.keyColumns().contains(column)) {
+                    throw new IllegalArgumentException("key column '" + column + "' cannot be changed by a batch");
+                }
+                if (!seen.add(column)) {
+                    throw new IllegalArgumentException("column '" + column + "' is named twice");
+                }
+            }
+            this.columns = List.of(columns);
+            return this;
+        }
+
+        /** An empty batch; add rows with {@link FencedBatch#add}. */
+        public FencedBatch build() {
+            if (columns == null) {
+                throw new IllegalStateException("no columns: call columns(...)");
+            }
+            return new FencedBatch(table, columns);
+        }
+    }
+}

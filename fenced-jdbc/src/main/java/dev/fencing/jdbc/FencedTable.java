@@ -1,0 +1,297 @@
+package dev.fencing.jdbc;
+
+import dev.fencing.jdbc.internal.Identifiers;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.Jdbi;
+import org.jdbi.v3.core.JdbiException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A protected table, described once: its name, its key columns and its fence column. {@link
+ * Builder#build(Jdbi)} checks the description against the database ({@code information_schema} and the
+ * catalog): the table and every named column exist, the fence column is {@code BIGINT NOT NULL}, and the
+ * key columns form a unique key (primary key or unique index), so that a key names at most one row and
+ * {@code ON CONFLICT} can use it. It also records every column's type (values are cast to it) and whether
+ * the {@code fencing_guard} trigger of the db module is installed.
+ *
+ * <pre>{@code
+ * // CREATE TABLE inventory (sku TEXT PRIMARY KEY, stock INT NOT NULL);
+ * // SELECT fencing.protect_table('inventory');   -- adds last_fence_token and the guard trigger
+ * FencedTable inventory = FencedTable.builder()
+ *         .table("inventory")          // schema "public" unless set
+ *         .keyColumns("sku")
+ *         .build(jdbi);                // fence column "last_fence_token" unless set
+ * }</pre>
+ *
+ * Identifiers must match {@code [a-z_][a-z0-9_]{0,62}} (names as PostgreSQL stores unquoted ones); they
+ * are also double-quoted in every statement. Immutable and thread-safe. A table whose columns change
+ * later must be built again.
+ */
+public final class FencedTable {
+    /** The fence column that {@code fencing.protect_table(...)} adds. */
+    public static final String DEFAULT_FENCE_COLUMN = "last_fence_token";
+
+    private static final Logger log = LoggerFactory.getLogger(FencedTable.class);
+
+    private final String schema;
+    private final String name;
+    private final List<String> keyColumns;
+    private final String fenceColumn;
+    private final Map<String, String> columnTypes;
+    private final boolean guarded;
+
+    private FencedTable(
+            String schema,
+            String name,
+            List<String> keyColumns,
+            String fenceColumn,
+            Map<String, String> columnTypes,
+            boolean guarded) {
+        this.schema = schema;
+        this.name = name;
+        this.keyColumns = List.copyOf(keyColumns);
+        this.fenceColumn = fenceColumn;
+        this.columnTypes = Collections.unmodifiableMap(new LinkedHashMap<>(columnTypes));
+        this.guarded = guarded;
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    public String schema() {
+        return schema;
+    }
+
+    public String name() {
+        return name;
+    }
+
+    /** {@code schema.table}, for messages and metric tags. */
+    public String qualifiedName() {
+        return schema + "." + name;
+    }
+
+    /** {@code "schema"."table"}, for statements. */
+    public String quotedName() {
+        return Identifiers.quote(schema) + "." + Identifiers.quote(name);
+    }
+
+    public List<String> keyColumns() {
+        return keyColumns;
+    }
+
+    public String fenceColumn() {
+        return fenceColumn;
+    }
+
+    /** Every column of the table, in table order. */
+    public Set<String> columns() {
+        return columnTypes.keySet();
+    }
+
+    /** The column's base type as PostgreSQL names it (without length or precision), if the column exists. */
+    public Optional<String> columnType(String column) {
+        return Optional.ofNullable(columnTypes.get(column));
+    }
+
+    /**
+     * Whether the db module's {@code fencing_guard} trigger was on the table when it was checked. Without
+     * it, fenced-jdbc's writes are still fenced, but a writer that bypasses the library can lower tokens.
+     */
+    public boolean guarded() {
+        return guarded;
+    }
+
+    /**
+     * @throws IllegalArgumentException naming the column and the table's columns when it is not one of
+     *     them
+     */
+    public String requireColumn(String what, String column) {
+        Identifiers.require(what, column);
+        if (!columnTypes.containsKey(column)) {
+            throw new IllegalArgumentException(
+                    "unknown " + what + " '" + column + "' in " + qualifiedName() + "; its columns are " + columns());
+        }
+        return column;
+    }
+
+    @Override
+    public String toString() {
+        return qualifiedName() + " key " + keyColumns + " fence " + fenceColumn;
+    }
+
+    /** Describes a {@link FencedTable}; every setter checks its value, {@link #build(Jdbi)} checks the database. */
+    public static final class Builder {
+        private String schema = "public";
+        private String table;
+        private List<String> keyColumns;
+        private String fenceColumn = DEFAULT_FENCE_COLUMN;
+
+        private Builder() {}
+
+        /** Default {@code public}. */
+        public Builder schema(String schema) {
+            this.schema = Identifiers.require("schema", schema);
+            return this;
+        }
+
+        public Builder table(String table) {
+            this.table = Identifiers.require("table", table);
+            return this;
+        }
+
+        /** The columns of a unique key (usually the primary key), in the order {@link RowKey}s give values. */
+        public Builder keyColumns(String... columns) {
+            Objects.requireNonNull(columns, "keyColumns");
+            if (columns.length == 0) {
+                throw new IllegalArgumentException("at least one key column is needed");
+            }
+            Set<String> seen = new LinkedHashSet<>();
+            for (String column : columns) {
+                if (!seen.add(Identifiers.require("key column", column))) {
+                    throw new IllegalArgumentException("key column '" + column + "' is named twice");
+                }
+            }
+            this.keyColumns = new ArrayList<>(seen);
+            return this;
+        }
+
+        /** Default {@value #DEFAULT_FENCE_COLUMN}. */
+        public Builder fenceColumn(String fenceColumn) {
+            this.fenceColumn = Identifiers.require("fence column", fenceColumn);
+            return this;
+        }
+
+        /**
+         * Checks the description against the database and returns the immutable table.
+         *
+         * @throws FencedTableException when the database does not match (nothing is changed in it)
+         * @throws IllegalStateException when table or key columns were not set
+         */
+        public FencedTable build(Jdbi jdbi) {
+            Objects.requireNonNull(jdbi, "jdbi");
+            try {
+                return jdbi.withHandle(this::build);
+            } catch (JdbiException e) {
+                throw new FencedTableException(
+                        schema + "." + table,
+                        "could not check table " + schema + "." + table + ": " + e.getMessage(),
+                        e);
+            }
+        }
+
+        /** Like {@link #build(Jdbi)}, on a handle the caller holds. */
+        public FencedTable build(Handle handle) {
+            Objects.requireNonNull(handle, "handle");
+            if (table == null) {
+                throw new IllegalStateException("table is not set");
+            }
+            if (keyColumns == null) {
+                throw new IllegalStateException("key columns are not set");
+            }
+            if (keyColumns.contains(fenceColumn)) {
+                throw new IllegalArgumentException("the fence column '" + fenceColumn + "' cannot be a key column");
+            }
+            String qualified = schema + "." + table;
+            Map<String, String> types = new LinkedHashMap<>();
+            Map<String, Boolean> nullable = new LinkedHashMap<>();
+            handle.createQuery("SELECT c.column_name, c.is_nullable, format_type(a.atttypid, NULL) AS base_type"
+                            + " FROM information_schema.columns c"
+                            + " JOIN pg_attribute a ON a.attrelid = to_regclass(format('%I.%I', c.table_schema,"
+                            + " c.table_name)) AND a.attname = c.column_name"
+                            + " WHERE c.table_schema = :schema AND c.table_name = :table"
+                            + " ORDER BY c.ordinal_position")
+                    .bind("schema", schema)
+                    .bind("table", table)
+                    .map((rs, ctx) -> {
+                        types.put(rs.getString("column_name"), rs.getString("base_type"));
+                        nullable.put(rs.getString("column_name"), "YES".equals(rs.getString("is_nullable")));
+                        return null;
+                    })
+                    .list();
+            if (types.isEmpty()) {
+                throw new FencedTableException(
+                        qualified, "table " + qualified + " does not exist (or this user cannot see it)", null);
+            }
+            for (String key : keyColumns) {
+                if (!types.containsKey(key)) {
+                    throw new FencedTableException(
+                            qualified,
+                            "key column '" + key + "' does not exist in " + qualified + "; its columns are "
+                                    + types.keySet(),
+                            null);
+                }
+            }
+            if (!types.containsKey(fenceColumn)) {
+                throw new FencedTableException(
+                        qualified,
+                        "fence column '" + fenceColumn + "' does not exist in " + qualified
+                                + "; protect the table first: SELECT fencing.protect_table('" + qualified + "')",
+                        null);
+            }
+            if (!"bigint".equals(types.get(fenceColumn)) || nullable.get(fenceColumn)) {
+                throw new FencedTableException(
+                        qualified,
+                        "fence column '" + fenceColumn + "' of " + qualified + " must be BIGINT NOT NULL, is "
+                                + types.get(fenceColumn) + (nullable.get(fenceColumn) ? " NULL" : " NOT NULL"),
+                        null);
+            }
+            boolean unique = handle.createQuery("SELECT EXISTS (SELECT 1 FROM pg_index i"
+                            + " WHERE i.indrelid = to_regclass(format('%I.%I', :schema, :table))"
+                            + " AND i.indisunique AND i.indpred IS NULL AND i.indexprs IS NULL"
+                            + " AND i.indnkeyatts = cardinality(CAST(:keys AS text[]))"
+                            + " AND (SELECT array_agg(a.attname::text ORDER BY a.attname::text) FROM pg_attribute a"
+                            + " WHERE a.attrelid = i.indrelid"
+                            + " AND a.attnum = ANY ((i.indkey::int2[])[0:i.indnkeyatts - 1]))"
+                            + " = (SELECT array_agg(k ORDER BY k) FROM unnest(CAST(:keys AS text[])) AS k))")
+                    .bind("schema", schema)
+                    .bind("table", table)
+                    .bindArray("keys", String.class, keyColumns)
+                    .mapTo(Boolean.class)
+                    .one();
+            if (!unique) {
+                throw new FencedTableException(
+                        qualified,
+                        "key columns " + keyColumns + " are not a unique key of " + qualified
+                                + " (no primary key or unique index on exactly those columns)",
+                        null);
+            }
+            boolean guarded = handle.createQuery("SELECT EXISTS (SELECT 1 FROM pg_trigger"
+                            + " WHERE tgrelid = to_regclass(format('%I.%I', :schema, :table))"
+                            + " AND tgname = 'fencing_guard' AND NOT tgisinternal AND tgenabled <> 'D')")
+                    .bind("schema", schema)
+                    .bind("table", table)
+                    .mapTo(Boolean.class)
+                    .one();
+            FencedTable result = new FencedTable(schema, table, keyColumns, fenceColumn, types, guarded);
+            if (guarded) {
+                log.info(
+                        "fenced table {} checked: key {}, fence column {}, guard trigger installed",
+                        qualified,
+                        keyColumns,
+                        fenceColumn);
+            } else {
+                log.warn(
+                        "fenced table {} checked: key {}, fence column {}, but no fencing_guard trigger:"
+                                + " writers that bypass fenced-jdbc can lower tokens; run"
+                                + " SELECT fencing.protect_table('{}')",
+                        qualified,
+                        keyColumns,
+                        fenceColumn,
+                        qualified);
+            }
+            return result;
+        }
+    }
+}

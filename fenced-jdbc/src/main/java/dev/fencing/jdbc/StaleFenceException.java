@@ -1,0 +1,51 @@
+package dev.fencing.jdbc;
+
+/**
+ * The write was refused because the row (or watermark) carries a token the {@link FencePolicy} does not
+ * let the offered token overwrite: a newer lock holder has written it. Nothing was changed; retrying with
+ * the same token cannot succeed. The throwing twin of {@link WriteOutcome.Rejected}.
+ *
+ * <pre>{@code
+ * try {
+ *     writer.update(update, token);
+ * } catch (StaleFenceException e) {
+ *     lease.close(); // we are no longer the holder
+ * }
+ * }</pre>
+ */
+public final class StaleFenceException extends FencingJdbcException {
+    private static final long serialVersionUID = 1L;
+
+    private final long storedToken;
+
+    public StaleFenceException(String table, Object key, long storedToken, long offeredToken, FencePolicy policy) {
+        super(message(table, key, storedToken, offeredToken, policy), table, key, offeredToken, null);
+        this.storedToken = storedToken;
+    }
+
+    public long storedToken() {
+        return storedToken;
+    }
+
+    public long offeredToken() {
+        return token();
+    }
+
+    /** See {@link WriteOutcome.Rejected#tokensWentBackwards()}. */
+    public boolean tokensWentBackwards() {
+        return new WriteOutcome.Rejected(storedToken, token()).tokensWentBackwards();
+    }
+
+    private static String message(String table, Object key, long stored, long offered, FencePolicy policy) {
+        String base = "stale fence token refused on " + table + " key " + key + ": stored token " + stored
+                + ", offered token " + offered + " (policy " + policy + " needs stored " + policy.operator()
+                + " offered)";
+        if (new WriteOutcome.Rejected(stored, offered).tokensWentBackwards()) {
+            return base + ". The stored token is far above the offered one: the token source went backwards"
+                    + " (for example the lock's parent node was deleted and its sequence restarted), so every"
+                    + " write will be refused until tokens pass " + stored + ". Keep lock parents persistent"
+                    + " or use a token source that survives that (the lock node's czxid).";
+        }
+        return base + ". A newer lock holder has written it.";
+    }
+}

@@ -1,0 +1,49 @@
+package dev.fencing.jdbc.internal;
+
+import java.util.LinkedHashSet;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/** Named parameters in SQL fragments that callers write (expressions and predicates). */
+public final class Bindings {
+    /** Names the library binds itself start with this prefix; callers may not use it. */
+    public static final String RESERVED_PREFIX = "fence_";
+
+    private static final Pattern NAME = Pattern.compile("[A-Za-z][A-Za-z0-9_]{0,62}");
+    // ':name' but not the '::type' cast; Jdbi's own parser makes the same distinction.
+    private static final Pattern REFERENCE = Pattern.compile("(?<![:A-Za-z0-9_]):([A-Za-z][A-Za-z0-9_]*)");
+
+    private Bindings() {}
+
+    public static String requireName(String name) {
+        if (name == null || !NAME.matcher(name).matches()) {
+            throw new IllegalArgumentException("bind name '" + name + "' must match " + NAME.pattern());
+        }
+        if (name.startsWith(RESERVED_PREFIX)) {
+            throw new IllegalArgumentException(
+                    "bind name '" + name + "' starts with '" + RESERVED_PREFIX + "', which fenced-jdbc reserves");
+        }
+        return name;
+    }
+
+    /**
+     * Checks a caller's SQL fragment: not blank, one statement's worth (no semicolon, no comment), and
+     * returns the named parameters it refers to.
+     */
+    public static Set<String> referencedNames(String what, String fragment) {
+        if (fragment == null || fragment.isBlank()) {
+            throw new IllegalArgumentException(what + " must not be blank");
+        }
+        if (fragment.contains(";") || fragment.contains("--") || fragment.contains("/*")) {
+            throw new IllegalArgumentException(what + " '" + fragment
+                    + "' must be a single SQL expression without ';' or comments; pass values with bind()");
+        }
+        Set<String> names = new LinkedHashSet<>();
+        Matcher matcher = REFERENCE.matcher(fragment);
+        while (matcher.find()) {
+            names.add(matcher.group(1));
+        }
+        return names;
+    }
+}

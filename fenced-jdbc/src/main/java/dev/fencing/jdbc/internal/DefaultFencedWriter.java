@@ -1,0 +1,432 @@
+package dev.fencing.jdbc.internal;
+
+import dev.fencing.jdbc.FencePolicy;
+import dev.fencing.jdbc.FencePredicateFailedException;
+import dev.fencing.jdbc.FencedBatch;
+import dev.fencing.jdbc.FencedRowNotFoundException;
+import dev.fencing.jdbc.FencedTable;
+import dev.fencing.jdbc.FencedUpdate;
+import dev.fencing.jdbc.FencedUpsert;
+import dev.fencing.jdbc.FencedWriteException;
+import dev.fencing.jdbc.FencedWriter;
+import dev.fencing.jdbc.FencingJdbcException;
+import dev.fencing.jdbc.InvalidFenceTokenException;
+import dev.fencing.jdbc.RowKey;
+import dev.fencing.jdbc.StaleFenceException;
+import dev.fencing.jdbc.WriteOutcome;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.HandleCallback;
+import org.jdbi.v3.core.Jdbi;
+import org.jdbi.v3.core.JdbiException;
+import org.jdbi.v3.core.statement.Query;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** The {@link FencedWriter}; see its javadoc for the contract. */
+public final class DefaultFencedWriter implements FencedWriter {
+    private static final Logger log = LoggerFactory.getLogger(DefaultFencedWriter.class);
+
+    /**
+     * How often one fenced statement is run again when its snapshot admitted the token but the row changed
+     * under it (see FencedWriter's javadoc). Each run is a complete fenced write, so re-running is safe.
+     */
+    static final int MAX_ATTEMPTS = 10;
+
+    private static final String WATERMARK = "fencing.watermark";
+
+    private final Jdbi jdbi;
+    private final FencePolicy policy;
+    private final WriteCounters counters;
+    private volatile FencedTable watermarkTable;
+
+    public DefaultFencedWriter(Jdbi jdbi, FencePolicy policy, WriteCounters counters) {
+        this.jdbi = Objects.requireNonNull(jdbi, "jdbi");
+        this.policy = Objects.requireNonNull(policy, "policy");
+        this.counters = Objects.requireNonNull(counters, "counters");
+    }
+
+    @Override
+    public FencePolicy policy() {
+        return policy;
+    }
+
+    // ---- update
+
+    @Override
+    public WriteOutcome tryUpdate(FencedUpdate update, long token) {
+        Objects.requireNonNull(update, "update");
+        requireToken(update.table().qualifiedName(), update.key(), token);
+        return logged(
+                update.table(),
+                update.key(),
+                withHandle(update.table(), update.key(), token, h -> runUpdate(h, update, token)));
+    }
+
+    @Override
+    public WriteOutcome tryUpdate(Handle handle, FencedUpdate update, long token) {
+        Objects.requireNonNull(handle, "handle");
+        Objects.requireNonNull(update, "update");
+        requireToken(update.table().qualifiedName(), update.key(), token);
+        return logged(
+                update.table(),
+                update.key(),
+                guarded(update.table(), update.key(), token, () -> runUpdate(handle, update, token)));
+    }
+
+    @Override
+    public void update(FencedUpdate update, long token) {
+        Objects.requireNonNull(update, "update");
+        requireToken(update.table().qualifiedName(), update.key(), token);
+        WriteOutcome outcome = withHandle(update.table(), update.key(), token, h -> runUpdate(h, update, token));
+        throwUnlessApplied(update.table().qualifiedName(), update.key(), outcome);
+    }
+
+    private WriteOutcome runUpdate(Handle handle, FencedUpdate update, long token) {
+        String sql = FencedSql.update(update.table(), update.setClause(), update.predicate(), policy);
+        return run(handle, update.table(), update.key(), token, sql, update.bindings(), true);
+    }
+
+    // ---- upsert
+
+    @Override
+    public WriteOutcome tryUpsert(FencedUpsert upsert, long token) {
+        Objects.requireNonNull(upsert, "upsert");
+        requireToken(upsert.table().qualifiedName(), upsert.key(), token);
+        return logged(
+                upsert.table(),
+                upsert.key(),
+                withHandle(upsert.table(), upsert.key(), token, h -> runUpsert(h, upsert, token)));
+    }
+
+    @Override
+    public void upsert(FencedUpsert upsert, long token) {
+        Objects.requireNonNull(upsert, "upsert");
+        requireToken(upsert.table().qualifiedName(), upsert.key(), token);
+        WriteOutcome outcome = withHandle(upsert.table(), upsert.key(), token, h -> runUpsert(h, upsert, token));
+        throwUnlessApplied(upsert.table().qualifiedName(), upsert.key(), outcome);
+    }
+
+    private WriteOutcome runUpsert(Handle handle, FencedUpsert upsert, long token) {
+        List<String> columns = new ArrayList<>(upsert.values().keySet());
+        String sql = FencedSql.upsert(upsert.table(), columns, policy, null);
+        Map<String, Object> bindings = new java.util.LinkedHashMap<>();
+        for (int i = 0; i < columns.size(); i++) {
+            bindings.put(FencedSql.valueBinding(i), upsert.values().get(columns.get(i)));
+        }
+        return run(handle, upsert.table(), upsert.key(), token, sql, bindings, false);
+    }
+
+    // ---- watermark
+
+    @Override
+    public WriteOutcome tryAdvanceWatermark(String resourceKey, long token) {
+        RowKey key = watermarkKey(resourceKey);
+        requireToken(WATERMARK, key, token);
+        return logged(null, key, withHandle(null, key, token, h -> runWatermark(h, key, token)));
+    }
+
+    @Override
+    public WriteOutcome tryAdvanceWatermark(Handle handle, String resourceKey, long token) {
+        Objects.requireNonNull(handle, "handle");
+        RowKey key = watermarkKey(resourceKey);
+        requireToken(WATERMARK, key, token);
+        return logged(null, key, guarded(null, key, token, () -> runWatermark(handle, key, token)));
+    }
+
+    @Override
+    public void advanceWatermark(String resourceKey, long token) {
+        RowKey key = watermarkKey(resourceKey);
+        requireToken(WATERMARK, key, token);
+        throwUnlessApplied(WATERMARK, key, withHandle(null, key, token, h -> runWatermark(h, key, token)));
+    }
+
+    private static RowKey watermarkKey(String resourceKey) {
+        if (resourceKey == null || resourceKey.isEmpty()) {
+            throw new IllegalArgumentException("resource key must not be empty");
+        }
+        return RowKey.of(resourceKey);
+    }
+
+    private WriteOutcome runWatermark(Handle handle, RowKey key, long token) {
+        FencedTable table = watermarkTable;
+        if (table == null) {
+            table = FencedTable.builder()
+                    .schema("fencing")
+                    .table("watermark")
+                    .keyColumns("resource_key")
+                    .fenceColumn("fence_token")
+                    .build(handle);
+            watermarkTable = table;
+        }
+        String sql = FencedSql.upsert(table, List.of(), policy, "\"updated_at\" = now()");
+        return run(handle, table, key, token, sql, Map.of(), false);
+    }
+
+    // ---- batch
+
+    @Override
+    public List<WriteOutcome> tryBatch(FencedBatch batch) {
+        Objects.requireNonNull(batch, "batch");
+        List<WriteOutcome> outcomes = withHandle(batch.table(), null, 0, h -> runBatch(h, batch));
+        for (int i = 0; i < outcomes.size(); i++) {
+            logged(batch.table(), batch.keys().get(i), outcomes.get(i));
+        }
+        return outcomes;
+    }
+
+    @Override
+    public void batch(FencedBatch batch) {
+        Objects.requireNonNull(batch, "batch");
+        guarded(
+                batch.table(),
+                null,
+                0,
+                () -> jdbi.useTransaction(handle -> {
+                    List<WriteOutcome> outcomes = runBatch(handle, batch);
+                    for (int i = 0; i < outcomes.size(); i++) {
+                        // throwing inside the transaction rolls back the rows that did apply
+                        throwUnlessApplied(
+                                batch.table().qualifiedName(), batch.keys().get(i), outcomes.get(i));
+                    }
+                }));
+    }
+
+    private List<WriteOutcome> runBatch(Handle handle, FencedBatch batch) {
+        FencedTable table = batch.table();
+        WriteOutcome[] outcomes = new WriteOutcome[batch.size()];
+        List<Integer> pending = new ArrayList<>();
+        for (int i = 0; i < batch.size(); i++) {
+            pending.add(i);
+        }
+        String sql = FencedSql.batch(table, batch.columns(), policy);
+        for (int attempt = 1; !pending.isEmpty(); attempt++) {
+            Query query = handle.createQuery(sql);
+            List<Long> tokens = new ArrayList<>(pending.size());
+            for (int row : pending) {
+                tokens.add(batch.tokens().get(row));
+            }
+            query.bindArray(FencedSql.BATCH_TOKENS, Long.class, tokens);
+            for (int k = 0; k < table.keyColumns().size(); k++) {
+                query.bindArray(FencedSql.batchKeys(k), String.class, select(batch.keyTexts(k), pending));
+            }
+            for (int c = 0; c < batch.columns().size(); c++) {
+                query.bindArray(FencedSql.batchValues(c), String.class, select(batch.valueTexts(c), pending));
+            }
+            List<Object[]> rows = query.map((rs, ctx) -> {
+                        long stored = rs.getLong("stored");
+                        return new Object[] {rs.getInt("ord"), rs.getBoolean("applied"), rs.wasNull() ? null : stored};
+                    })
+                    .list();
+            List<Integer> again = new ArrayList<>();
+            for (Object[] row : rows) {
+                int index = pending.get((Integer) row[0] - 1);
+                long token = batch.tokens().get(index);
+                Long stored = (Long) row[2];
+                WriteOutcome outcome;
+                if ((Boolean) row[1]) {
+                    outcome = new WriteOutcome.Applied(token);
+                } else if (stored == null) {
+                    outcome = new WriteOutcome.NotFound(token);
+                } else if (!policy.admits(stored, token)) {
+                    outcome = new WriteOutcome.Rejected(stored, token);
+                } else if (attempt < MAX_ATTEMPTS) {
+                    again.add(index);
+                    continue;
+                } else {
+                    throw changedConcurrently(
+                            table.qualifiedName(), batch.keys().get(index), token);
+                }
+                counters.record(table.qualifiedName(), outcome);
+                outcomes[index] = outcome;
+            }
+            pending = again;
+        }
+        return Arrays.asList(outcomes);
+    }
+
+    private static List<String> select(List<String> values, List<Integer> rows) {
+        List<String> selected = new ArrayList<>(rows.size());
+        for (int row : rows) {
+            selected.add(values.get(row));
+        }
+        return selected;
+    }
+
+    // ---- claim
+
+    @Override
+    public WriteOutcome tryClaim(Handle handle, FencedTable table, RowKey key, long token) {
+        Objects.requireNonNull(handle, "handle");
+        Objects.requireNonNull(table, "table");
+        Objects.requireNonNull(key, "key");
+        requireToken(table.qualifiedName(), key, token);
+        if (!handle.isInTransaction()) {
+            throw new IllegalStateException("tryClaim needs an open transaction on the handle: the claim holds the"
+                    + " row lock only until the transaction ends (use jdbi.inTransaction or claimAndRun)");
+        }
+        return logged(table, key, guarded(table, key, token, () -> runClaim(handle, table, key, token)));
+    }
+
+    @Override
+    public <R, X extends Exception> R claimAndRun(
+            FencedTable table, RowKey key, long token, HandleCallback<R, X> callback) throws X {
+        Objects.requireNonNull(table, "table");
+        Objects.requireNonNull(key, "key");
+        Objects.requireNonNull(callback, "callback");
+        requireToken(table.qualifiedName(), key, token);
+        Handle handle;
+        try {
+            handle = jdbi.open();
+        } catch (JdbiException e) {
+            throw failed(table.qualifiedName(), key, token, e);
+        }
+        try (handle) {
+            return handle.inTransaction(h -> {
+                WriteOutcome claim = guarded(table, key, token, () -> runClaim(h, table, key, token));
+                throwUnlessApplied(table.qualifiedName(), key, claim);
+                return callback.withHandle(h);
+            });
+        }
+    }
+
+    private WriteOutcome runClaim(Handle handle, FencedTable table, RowKey key, long token) {
+        String sql = FencedSql.update(table, "", null, policy);
+        return run(handle, table, key, token, sql, Map.of(), true);
+    }
+
+    // ---- shared
+
+    /**
+     * Runs one fenced single-row statement and reads its report, running it again while its snapshot
+     * contradicts its write (see the class javadoc of FencedWriter).
+     */
+    private WriteOutcome run(
+            Handle handle,
+            FencedTable table,
+            RowKey key,
+            long token,
+            String sql,
+            Map<String, Object> bindings,
+            boolean rowMustExist) {
+        for (int attempt = 1; ; attempt++) {
+            Query query = handle.createQuery(sql);
+            List<Object> keyValues = key.values();
+            for (int i = 0; i < keyValues.size(); i++) {
+                query.bind(FencedSql.keyBinding(i), keyValues.get(i));
+            }
+            query.bind(FencedSql.TOKEN, token);
+            bindings.forEach(query::bind);
+            Report report = query.map((rs, ctx) -> {
+                        long stored = rs.getLong("stored");
+                        boolean absent = rs.wasNull();
+                        boolean holds = rs.getBoolean("predicate_holds");
+                        return new Report(rs.getLong("applied"), absent ? null : stored, holds);
+                    })
+                    .one();
+            WriteOutcome outcome;
+            if (report.applied > 0) {
+                outcome = new WriteOutcome.Applied(token);
+            } else if (report.stored == null && rowMustExist) {
+                outcome = new WriteOutcome.NotFound(token);
+            } else if (report.stored != null && !policy.admits(report.stored, token)) {
+                outcome = new WriteOutcome.Rejected(report.stored, token);
+            } else if (report.stored != null && !report.predicateHolds) {
+                outcome = new WriteOutcome.PredicateFailed(report.stored, token);
+            } else if (attempt < MAX_ATTEMPTS) {
+                // the snapshot admits the write, yet the row changed under the statement: run it again
+                continue;
+            } else {
+                throw changedConcurrently(table == null ? WATERMARK : table.qualifiedName(), key, token);
+            }
+            counters.record(table == null ? WATERMARK : table.qualifiedName(), outcome);
+            return outcome;
+        }
+    }
+
+    private static final class Report {
+        final long applied;
+        final Long stored;
+        final boolean predicateHolds;
+
+        Report(long applied, Long stored, boolean predicateHolds) {
+            this.applied = applied;
+            this.stored = stored;
+            this.predicateHolds = predicateHolds;
+        }
+    }
+
+    private static FencedWriteException changedConcurrently(String table, RowKey key, long token) {
+        return new FencedWriteException(
+                "row of " + table + " key " + key + " changed concurrently during each of " + MAX_ATTEMPTS
+                        + " attempts of the fenced write under token " + token + "; nothing was written",
+                table,
+                key,
+                token,
+                null);
+    }
+
+    private static void requireToken(String table, RowKey key, long token) {
+        if (token <= 0) {
+            throw new InvalidFenceTokenException(table, key, token);
+        }
+    }
+
+    private <T> T withHandle(FencedTable table, RowKey key, long token, HandleCallback<T, RuntimeException> work) {
+        return guarded(table, key, token, () -> jdbi.withHandle(work));
+    }
+
+    private static <T> T guarded(FencedTable table, RowKey key, long token, java.util.function.Supplier<T> work) {
+        try {
+            return work.get();
+        } catch (FencingJdbcException e) {
+            throw e;
+        } catch (JdbiException e) {
+            throw failed(table == null ? WATERMARK : table.qualifiedName(), key, token, e);
+        }
+    }
+
+    private static void guarded(FencedTable table, RowKey key, long token, Runnable work) {
+        guarded(table, key, token, () -> {
+            work.run();
+            return null;
+        });
+    }
+
+    private static FencedWriteException failed(String table, RowKey key, long token, JdbiException e) {
+        return new FencedWriteException(
+                "fenced write to " + table + (key == null ? "" : " key " + key)
+                        + (token > 0 ? " under token " + token : "") + " failed: " + e.getMessage(),
+                table,
+                key,
+                token,
+                e);
+    }
+
+    private WriteOutcome logged(FencedTable table, RowKey key, WriteOutcome outcome) {
+        if (!outcome.isApplied() && log.isDebugEnabled()) {
+            log.debug(
+                    "fenced write to {} key {} not applied: {}",
+                    table == null ? WATERMARK : table.qualifiedName(),
+                    key,
+                    outcome);
+        }
+        return outcome;
+    }
+
+    private void throwUnlessApplied(String table, RowKey key, WriteOutcome outcome) {
+        if (outcome instanceof WriteOutcome.Rejected) {
+            WriteOutcome.Rejected rejected = (WriteOutcome.Rejected) outcome;
+            throw new StaleFenceException(table, key, rejected.storedToken(), rejected.offeredToken(), policy);
+        } else if (outcome instanceof WriteOutcome.NotFound) {
+            throw new FencedRowNotFoundException(table, key, outcome.offeredToken());
+        } else if (outcome instanceof WriteOutcome.PredicateFailed) {
+            throw new FencePredicateFailedException(
+                    table, key, ((WriteOutcome.PredicateFailed) outcome).storedToken(), outcome.offeredToken());
+        }
+    }
+}

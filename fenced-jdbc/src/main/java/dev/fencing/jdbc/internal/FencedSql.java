@@ -1,0 +1,153 @@
+package dev.fencing.jdbc.internal;
+
+import dev.fencing.jdbc.FencePolicy;
+import dev.fencing.jdbc.FencedTable;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Statement text. Every statement carries the fence condition in its own WHERE clause and, in the same
+ * statement, reports what the row held when nothing was written (read from the statement's snapshot and
+ * only then, through a LATERAL subquery gated on zero rows written), so that the caller can tell a stale
+ * token from a missing row or a false predicate without a read before the write.
+ *
+ * <p>Result columns: {@code applied} (rows written), {@code stored} (the row's token, NULL when absent or
+ * when written), {@code predicate_holds}.
+ */
+public final class FencedSql {
+    public static final String TOKEN = Bindings.RESERVED_PREFIX + "token";
+
+    private FencedSql() {}
+
+    public static String keyBinding(int i) {
+        return Bindings.RESERVED_PREFIX + "key_" + i;
+    }
+
+    /** {@code "k0" = CAST(:fence_key_0 AS type) AND ...} */
+    static String keyCondition(FencedTable table, String qualifier) {
+        List<String> parts = new ArrayList<>();
+        List<String> keys = table.keyColumns();
+        for (int i = 0; i < keys.size(); i++) {
+            String column = keys.get(i);
+            parts.add(qualifier + Identifiers.quote(column) + " = CAST(:" + keyBinding(i) + " AS "
+                    + table.columnType(column).orElseThrow() + ")");
+        }
+        return String.join(" AND ", parts);
+    }
+
+    private static String report(FencedTable table, String predicate) {
+        String fence = Identifiers.quote(table.fenceColumn());
+        return "SELECT written.n AS applied, target.stored, target.predicate_holds"
+                + " FROM (SELECT count(*) AS n FROM applied) AS written"
+                + " LEFT JOIN LATERAL (SELECT " + fence + " AS stored, "
+                + (predicate == null ? "TRUE" : "coalesce((" + predicate + "), FALSE)") + " AS predicate_holds"
+                + " FROM " + table.quotedName() + " WHERE " + keyCondition(table, "") + " AND written.n = 0)"
+                + " AS target ON TRUE";
+    }
+
+    /** A fenced UPDATE; {@code setClause} may be empty (a claim sets only the fence column). */
+    public static String update(FencedTable table, String setClause, String predicate, FencePolicy policy) {
+        String fence = Identifiers.quote(table.fenceColumn());
+        return "WITH applied AS (UPDATE " + table.quotedName() + " SET "
+                + (setClause.isEmpty() ? "" : setClause + ", ") + fence + " = :" + TOKEN
+                + " WHERE " + keyCondition(table, "") + " AND " + fence + " " + policy.operator() + " :" + TOKEN
+                + (predicate == null ? "" : " AND " + predicate)
+                + " RETURNING 1) "
+                + report(table, predicate);
+    }
+
+    /** The unfenced twin of {@link #update}, for comparisons (benchmarks, tests). */
+    public static String plainUpdate(FencedTable table, String setClause) {
+        return "UPDATE " + table.quotedName() + " SET " + setClause + " WHERE " + keyCondition(table, "");
+    }
+
+    public static String valueBinding(int i) {
+        return Bindings.RESERVED_PREFIX + "value_" + i;
+    }
+
+    /** A fenced INSERT ... ON CONFLICT DO UPDATE ... WHERE fence condition. */
+    public static String upsert(FencedTable table, List<String> columns, FencePolicy policy, String extraSet) {
+        String fence = Identifiers.quote(table.fenceColumn());
+        List<String> insertColumns = new ArrayList<>();
+        List<String> insertValues = new ArrayList<>();
+        List<String> keyColumns = new ArrayList<>();
+        for (int i = 0; i < table.keyColumns().size(); i++) {
+            String column = table.keyColumns().get(i);
+            keyColumns.add(Identifiers.quote(column));
+            insertColumns.add(Identifiers.quote(column));
+            insertValues.add(
+                    "CAST(:" + keyBinding(i) + " AS " + table.columnType(column).orElseThrow() + ")");
+        }
+        List<String> updates = new ArrayList<>();
+        for (int i = 0; i < columns.size(); i++) {
+            String column = columns.get(i);
+            insertColumns.add(Identifiers.quote(column));
+            insertValues.add("CAST(:" + valueBinding(i) + " AS "
+                    + table.columnType(column).orElseThrow() + ")");
+            updates.add(Identifiers.quote(column) + " = EXCLUDED." + Identifiers.quote(column));
+        }
+        insertColumns.add(fence);
+        insertValues.add(":" + TOKEN);
+        updates.add(fence + " = EXCLUDED." + fence);
+        if (extraSet != null) {
+            updates.add(extraSet);
+        }
+        return "WITH applied AS (INSERT INTO " + table.quotedName() + " AS fenced_row ("
+                + String.join(", ", insertColumns) + ") VALUES (" + String.join(", ", insertValues) + ")"
+                + " ON CONFLICT (" + String.join(", ", keyColumns) + ") DO UPDATE SET " + String.join(", ", updates)
+                + " WHERE fenced_row." + fence + " " + policy.operator() + " EXCLUDED." + fence
+                + " RETURNING 1) "
+                + report(table, null);
+    }
+
+    public static String batchKeys(int i) {
+        return Bindings.RESERVED_PREFIX + "keys_" + i;
+    }
+
+    public static String batchValues(int i) {
+        return Bindings.RESERVED_PREFIX + "values_" + i;
+    }
+
+    public static final String BATCH_TOKENS = Bindings.RESERVED_PREFIX + "tokens";
+
+    /**
+     * Many rows in one statement: the rows arrive as parallel text arrays (cast to the columns' types in
+     * the database), are joined to the table, and each is updated only under its own fence condition.
+     * Result: one row per input row, in input order: {@code ord}, {@code applied}, {@code stored}.
+     */
+    public static String batch(FencedTable table, List<String> columns, FencePolicy policy) {
+        String fence = Identifiers.quote(table.fenceColumn());
+        List<String> arrays = new ArrayList<>();
+        List<String> names = new ArrayList<>();
+        List<String> join = new ArrayList<>();
+        List<String> lookup = new ArrayList<>();
+        for (int i = 0; i < table.keyColumns().size(); i++) {
+            String column = table.keyColumns().get(i);
+            String type = table.columnType(column).orElseThrow();
+            arrays.add("CAST(:" + batchKeys(i) + " AS text[])");
+            names.add("key_" + i);
+            join.add("fenced_row." + Identifiers.quote(column) + " = CAST(input.key_" + i + " AS " + type + ")");
+            lookup.add("t." + Identifiers.quote(column) + " = CAST(input.key_" + i + " AS " + type + ")");
+        }
+        arrays.add("CAST(:" + BATCH_TOKENS + " AS bigint[])");
+        names.add("token");
+        List<String> set = new ArrayList<>();
+        for (int i = 0; i < columns.size(); i++) {
+            String column = columns.get(i);
+            arrays.add("CAST(:" + batchValues(i) + " AS text[])");
+            names.add("value_" + i);
+            set.add(Identifiers.quote(column) + " = CAST(input.value_" + i + " AS "
+                    + table.columnType(column).orElseThrow() + ")");
+        }
+        set.add(fence + " = input.token");
+        return "WITH input AS (SELECT * FROM unnest(" + String.join(", ", arrays) + ") WITH ORDINALITY AS input("
+                + String.join(", ", names) + ", ord)),"
+                + " applied AS (UPDATE " + table.quotedName() + " AS fenced_row SET " + String.join(", ", set)
+                + " FROM input WHERE " + String.join(" AND ", join)
+                + " AND fenced_row." + fence + " " + policy.operator() + " input.token RETURNING input.ord)"
+                + " SELECT input.ord, (applied.ord IS NOT NULL) AS applied,"
+                + " CASE WHEN applied.ord IS NULL THEN (SELECT t." + fence + " FROM " + table.quotedName()
+                + " AS t WHERE " + String.join(" AND ", lookup) + ") END AS stored"
+                + " FROM input LEFT JOIN applied ON applied.ord = input.ord ORDER BY input.ord";
+    }
+}
