@@ -140,7 +140,8 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
     private final Duration pollTimeout;
     private final Duration closeTimeout;
     private final KafkaConsumer<byte[], byte[]> consumer;
-    private final KafkaProducer<byte[], byte[]> deadLetters;
+    private final Map<String, Object> deadLetterConfig;
+    private KafkaProducer<byte[], byte[]> deadLetters;
     private final ConsumerMeters meters;
 
     // Owned by the poll thread; heldCount is read by other threads.
@@ -174,15 +175,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         Map<String, Object> consumerConfig = new HashMap<>(builder.kafka);
         consumerConfig.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         this.consumer = new KafkaConsumer<>(consumerConfig, new ByteArrayDeserializer(), new ByteArrayDeserializer());
-        try {
-            this.deadLetters = new KafkaProducer<>(
-                    deadLetterProducerConfig(builder.kafka, clientId),
-                    new ByteArraySerializer(),
-                    new ByteArraySerializer());
-        } catch (RuntimeException e) {
-            consumer.close();
-            throw e;
-        }
+        this.deadLetterConfig = deadLetterProducerConfig(builder.kafka, clientId);
         this.meters = new ConsumerMeters(builder.meterRegistry, groupId, clientId, () -> heldCount);
     }
 
@@ -216,6 +209,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
                 strict,
                 stalePolicy.configValue());
         try {
+            deadLetters = new KafkaProducer<>(deadLetterConfig, new ByteArraySerializer(), new ByteArraySerializer());
             consumer.subscribe(topics, new Rebalance());
             while (state == State.RUNNING) {
                 ConsumerRecords<byte[], byte[]> records = consumer.poll(pollTimeout);
@@ -315,7 +309,9 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         } catch (KafkaException e) {
             LOG.debug("closing Kafka consumer {} failed: {}", clientId, e.toString());
         } finally {
-            deadLetters.close();
+            if (deadLetters != null) {
+                deadLetters.close();
+            }
             keyDeserializer.close();
             valueDeserializer.close();
             watermarks.clear();

@@ -1,0 +1,113 @@
+package dev.fencing.kafka;
+
+import static dev.fencing.kafka.KafkaFixture.committed;
+import static dev.fencing.kafka.KafkaFixture.consumerConfig;
+import static dev.fencing.kafka.KafkaFixture.header;
+import static dev.fencing.kafka.KafkaFixture.newGroup;
+import static dev.fencing.kafka.KafkaFixture.newTopic;
+import static dev.fencing.kafka.KafkaFixture.producer;
+import static dev.fencing.kafka.KafkaFixture.readAll;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
+import static org.awaitility.Awaitility.await;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.serialization.IntegerDeserializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.junit.jupiter.api.Test;
+
+/** Issue test 5: records from a plain producer without a readable token are dead-lettered, never handled. */
+class UnreadableTokenIT {
+
+    @Test
+    void recordsWithoutAReadableTokenAreDeadLetteredWithTheReason() throws Exception {
+        // given: a plain KafkaProducer that knows nothing about fencing
+        String topic = newTopic("unreadable", 1);
+        try (KafkaProducer<String, String> producer = producer()) {
+            producer.send(new ProducerRecord<>(topic, "sku-1", "no header")).get();
+            producer.send(withHeader(topic, "sku-1", "three bytes", new byte[] {0, 0, 7}))
+                    .get();
+            producer.send(withHeader(topic, "sku-1", "text", "42".getBytes(StandardCharsets.UTF_8)))
+                    .get();
+            producer.send(withHeader(topic, "sku-1", "zero", new byte[8])).get();
+            producer.send(withHeader(topic, null, "no key", FenceTokenHeader.encode(3)))
+                    .get();
+            producer.send(FencedRecords.create(topic, "sku-1", "good", 1)).get();
+        }
+        List<String> handled = Collections.synchronizedList(new ArrayList<>());
+        String group = newGroup("unreadable");
+
+        // when
+        try (FencedConsumer<String, String> consumer = FencedConsumer.builder(
+                        new StringDeserializer(), new StringDeserializer())
+                .properties(consumerConfig(group))
+                .topics(topic)
+                .handler((record, token) -> handled.add(record.value() + "@" + token))
+                .build()) {
+            consumer.start();
+            await().atMost(Duration.ofSeconds(30)).until(() -> committed(group, topic) == 6);
+        }
+
+        // then
+        assertThat(handled).containsExactly("good@1");
+        List<ConsumerRecord<String, String>> deadLetters = readAll(topic + ".dlt", 5);
+        assertThat(deadLetters)
+                .extracting(
+                        ConsumerRecord::value,
+                        r -> header(r, DeadLetterHeaders.REASON),
+                        r -> header(r, DeadLetterHeaders.ORIGIN_OFFSET))
+                .containsExactly(
+                        tuple("no header", "MISSING_TOKEN", "0"),
+                        tuple("three bytes", "UNREADABLE_TOKEN", "1"),
+                        tuple("text", "UNREADABLE_TOKEN", "2"),
+                        tuple("zero", "UNREADABLE_TOKEN", "3"),
+                        tuple("no key", "MISSING_KEY", "4"));
+        assertThat(header(deadLetters.get(1), DeadLetterHeaders.DETAIL))
+                .isEqualTo("header fencing-token must be exactly 8 bytes, got 3");
+        assertThat(header(deadLetters.get(3), DeadLetterHeaders.DETAIL))
+                .isEqualTo("header fencing-token holds 0, a token must be > 0");
+        assertThat(deadLetters).allSatisfy(r -> {
+            assertThat(header(r, DeadLetterHeaders.ORIGIN_TOPIC)).isEqualTo(topic);
+            assertThat(header(r, DeadLetterHeaders.ORIGIN_PARTITION)).isEqualTo("0");
+        });
+    }
+
+    @Test
+    void aRecordTheDeserializerRefusesIsDeadLetteredAndTheLoopGoesOn() throws Exception {
+        String topic = newTopic("undeserializable", 1);
+        try (KafkaProducer<String, String> producer = producer()) {
+            producer.send(FencedRecords.create(topic, "k", "ab", 1)).get(); // 2 bytes: not an int
+            producer.send(FencedRecords.create(topic, "k", "abcd", 2)).get();
+        }
+        List<Integer> handled = Collections.synchronizedList(new ArrayList<>());
+        String group = newGroup("undeserializable");
+        try (FencedConsumer<String, Integer> consumer = FencedConsumer.builder(
+                        new StringDeserializer(), new IntegerDeserializer())
+                .properties(consumerConfig(group))
+                .topics(topic)
+                .handler((record, token) -> handled.add(record.value()))
+                .build()) {
+            consumer.start();
+            await().atMost(Duration.ofSeconds(30)).until(() -> committed(group, topic) == 2);
+        }
+        assertThat(handled).containsExactly(0x61626364);
+        List<ConsumerRecord<String, String>> deadLetters = readAll(topic + ".dlt", 1);
+        assertThat(deadLetters).hasSize(1);
+        assertThat(header(deadLetters.get(0), DeadLetterHeaders.REASON)).isEqualTo("UNREADABLE_RECORD");
+        assertThat(deadLetters.get(0).value()).isEqualTo("ab");
+    }
+
+    private static ProducerRecord<String, String> withHeader(String topic, String key, String value, byte[] token) {
+        RecordHeaders headers = new RecordHeaders();
+        headers.add(FenceTokenHeader.NAME, token);
+        return new ProducerRecord<>(topic, null, key, value, headers);
+    }
+}
