@@ -251,9 +251,10 @@ public final class FencedTable {
                             + " WHERE i.indrelid = to_regclass(format('%I.%I', :schema, :table))"
                             + " AND i.indisunique AND i.indpred IS NULL AND i.indexprs IS NULL"
                             + " AND i.indnkeyatts = cardinality(CAST(:keys AS text[]))"
-                            + " AND (SELECT array_agg(a.attname::text ORDER BY a.attname::text) FROM pg_attribute a"
-                            + " WHERE a.attrelid = i.indrelid"
-                            + " AND a.attnum = ANY ((i.indkey::int2[])[0:i.indnkeyatts - 1]))"
+                            + " AND (SELECT array_agg(a.attname::text ORDER BY a.attname::text)"
+                            + " FROM unnest(i.indkey::int2[]) WITH ORDINALITY AS ik(attnum, n)"
+                            + " JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ik.attnum"
+                            + " WHERE ik.n <= i.indnkeyatts)"
                             + " = (SELECT array_agg(k ORDER BY k) FROM unnest(CAST(:keys AS text[])) AS k))")
                     .bind("schema", schema)
                     .bind("table", table)

@@ -219,7 +219,8 @@ public final class DefaultFencedWriter implements FencedWriter {
             }
             List<Object[]> rows = query.map((rs, ctx) -> {
                         long stored = rs.getLong("stored");
-                        return new Object[] {rs.getInt("ord"), rs.getBoolean("applied"), rs.wasNull() ? null : stored};
+                        Long storedOrNull = rs.wasNull() ? null : stored;
+                        return new Object[] {rs.getInt("ord"), rs.getBoolean("applied"), storedOrNull};
                     })
                     .list();
             List<Integer> again = new ArrayList<>();

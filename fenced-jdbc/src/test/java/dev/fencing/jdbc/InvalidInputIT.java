@@ -1,0 +1,148 @@
+package dev.fencing.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Issue test 5: bad identifiers, unknown tables and columns, and tokens {@code <= 0} fail with clear
+ * errors, and nothing is written; a bad token is refused before a connection is even taken.
+ */
+class InvalidInputIT {
+    static FencingDatabase db;
+    static FencedTable inventory;
+
+    FencedWriter writer;
+
+    @BeforeAll
+    static void database() {
+        db = FencingDatabase.create("invalid_it", 2);
+        inventory = db.inventory();
+    }
+
+    @AfterAll
+    static void dropDatabase() {
+        db.close();
+    }
+
+    @BeforeEach
+    void rows() {
+        db.reset("A-1");
+        writer = FencedWriter.builder(db.jdbi).build();
+    }
+
+    @ParameterizedTest
+    @ValueSource(
+            strings = {
+                "inventory; DROP TABLE inventory",
+                "inventory\" --",
+                "Inventory",
+                "1nventory",
+                "",
+                "a_name_that_is_far_too_long_for_postgresql_which_stops_at_63_bytes"
+            })
+    void refusesIdentifiersOutsideTheStrictPatternNamingTheValue(String bad) {
+        assertThatThrownBy(() -> FencedTable.builder().table(bad))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("table '" + bad + "' is not a valid identifier");
+        assertThatThrownBy(() -> FencedTable.builder().keyColumns("sku", bad))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("'" + bad + "'");
+        assertThatThrownBy(() -> FencedUpdate.builder(inventory).set(bad, 1))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("'" + bad + "'");
+        assertThat(db.row("A-1")).isEqualTo("10:0");
+    }
+
+    @Test
+    void refusesTablesAndColumnsTheDatabaseDoesNotHave() {
+        assertThatThrownBy(() -> FencedTable.builder()
+                        .table("inventroy")
+                        .keyColumns("sku")
+                        .build(db.jdbi))
+                .isInstanceOf(FencedTableException.class)
+                .hasMessageContaining("table public.inventroy does not exist");
+        assertThatThrownBy(() -> FencedTable.builder()
+                        .table("inventory")
+                        .keyColumns("skuu")
+                        .build(db.jdbi))
+                .isInstanceOf(FencedTableException.class)
+                .hasMessageContaining("key column 'skuu' does not exist in public.inventory");
+        assertThatThrownBy(() -> FencedTable.builder()
+                        .table("inventory")
+                        .keyColumns("stock")
+                        .build(db.jdbi))
+                .isInstanceOf(FencedTableException.class)
+                .hasMessageContaining("not a unique key");
+        assertThatThrownBy(() -> FencedTable.builder()
+                        .table("reservation")
+                        .keyColumns("id")
+                        .build(db.jdbi))
+                .isInstanceOf(FencedTableException.class)
+                .hasMessageContaining("fence column 'last_fence_token' does not exist in public.reservation")
+                .hasMessageContaining("fencing.protect_table");
+        assertThatThrownBy(() -> FencedUpdate.builder(inventory).key("A-1").set("stok", 1))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("unknown column 'stok' in public.inventory")
+                .hasMessageContaining("[sku, stock, history, updated_by, last_fence_token]");
+        assertThatThrownBy(() -> FencedUpdate.builder(inventory).set("last_fence_token", 99))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("set by the writer");
+        assertThatThrownBy(() -> FencedUpdate.builder(inventory).where("true; DELETE FROM inventory"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("without ';'");
+        assertThatThrownBy(() -> FencedUpdate.builder(inventory)
+                        .key("A-1")
+                        .setExpression("stock", "stock - :qty")
+                        .build())
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("[qty] are used but not bound");
+        assertThatThrownBy(() -> FencedBatch.builder(inventory).columns("stock", "nope"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("unknown column 'nope'");
+        assertThat(db.row("A-1")).isEqualTo("10:0");
+    }
+
+    @ParameterizedTest
+    @ValueSource(longs = {0, -1, Long.MIN_VALUE})
+    void refusesTokensThatAreNotPositiveBeforeAnySqlRuns(long token) {
+        FencedUpdate update =
+                FencedUpdate.builder(inventory).key("A-1").set("stock", 0).build();
+        FencedUpsert upsert =
+                FencedUpsert.builder(inventory).key("A-2").value("stock", 0).build();
+        AtomicBoolean callbackRan = new AtomicBoolean();
+        long connectionsBefore = db.connectionsTaken.get();
+
+        assertThatThrownBy(() -> writer.update(update, token))
+                .isInstanceOfSatisfying(InvalidFenceTokenException.class, e -> {
+                    assertThat(e.token()).isEqualTo(token);
+                    assertThat(e.key()).isEqualTo("A-1");
+                })
+                .hasMessageContaining("fence token must be > 0, got " + token + " for public.inventory key A-1");
+        assertThatThrownBy(() -> writer.tryUpdate(update, token)).isInstanceOf(InvalidFenceTokenException.class);
+        assertThatThrownBy(() -> writer.tryUpsert(upsert, token)).isInstanceOf(InvalidFenceTokenException.class);
+        assertThatThrownBy(() ->
+                        FencedBatch.builder(inventory).columns("stock").build().add(token, RowKey.of("A-1"), 0))
+                .isInstanceOf(InvalidFenceTokenException.class);
+        assertThatThrownBy(() -> writer.claimAndRun(inventory, RowKey.of("A-1"), token, h -> {
+                    callbackRan.set(true);
+                    return h.execute("UPDATE inventory SET stock = 0");
+                }))
+                .isInstanceOf(InvalidFenceTokenException.class);
+        assertThatThrownBy(() -> writer.tryAdvanceWatermark("report.csv", token))
+                .isInstanceOf(InvalidFenceTokenException.class)
+                .hasMessageContaining("fencing.watermark key report.csv");
+
+        assertThat(db.connectionsTaken.get()).as("no connection was taken").isEqualTo(connectionsBefore);
+        assertThat(callbackRan).isFalse();
+        assertThat(db.row("A-1")).isEqualTo("10:0");
+        assertThat(db.row("A-2")).isNull();
+    }
+}
