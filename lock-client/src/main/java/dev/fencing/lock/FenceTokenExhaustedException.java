@@ -1,0 +1,14 @@
+package dev.fencing.lock;
+
+/**
+ * The lock's sequence counter (its parent's 32-bit {@code cversion}) is near its wrap, after which
+ * ZooKeeper would hand out negative and then repeating numbers; no token was issued. Move the lock to
+ * a new path whose tokens start above every stored token, or switch it to {@link TokenSource#ZXID}.
+ */
+public class FenceTokenExhaustedException extends FencedLockException {
+    private static final long serialVersionUID = 1L;
+
+    public FenceTokenExhaustedException(String message, String lockPath) {
+        super(message, lockPath, 0, null);
+    }
+}

@@ -1,0 +1,22 @@
+package dev.fencing.lock;
+
+/**
+ * Told when something happens to a lock that the holder must act on. Called on Curator's event
+ * thread or the pause detector's thread: return quickly, and do not acquire locks from here.
+ * Exceptions thrown by a listener are logged and ignored.
+ */
+public interface FencedLockListener {
+
+    /** The lease stopped being valid: stop writing under its token and close it. */
+    default void leaseInvalidated(Lease lease, LeaseLoss cause) {}
+
+    /**
+     * A grant of {@code lockPath} got a token lower than one this process had seen before on that
+     * path. With {@link TokenSource#SEQUENCE} this means the lock's parent node was deleted and
+     * recreated, so its sequence counter restarted: resources that stored the higher token will
+     * refuse writes under the new one until tokens pass it again.
+     *
+     * @param explanation the same plain-words explanation the library logs
+     */
+    default void tokenRegressed(String lockPath, long previousToken, long newToken, String explanation) {}
+}

@@ -1,0 +1,136 @@
+package dev.fencing.lock;
+
+import dev.fencing.lock.internal.LockRegistry;
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.imps.CuratorFrameworkState;
+import org.apache.zookeeper.data.ACL;
+
+/**
+ * Creates {@link FencedLock}s on one Curator client and watches, for all of them, what makes a lease
+ * unsafe: the client's connection state (SUSPENDED, LOST) and pauses of this JVM.
+ *
+ * <pre>{@code
+ * CuratorFramework client = CuratorFrameworkFactory.newClient(zkConnect, new ExponentialBackoffRetry(100, 5));
+ * client.start();
+ * try (FencedLocks locks = FencedLocks.builder(client).listener(myListener).build()) {
+ *     FencedLock lock = locks.lock("/locks/sku-42");             // TokenSource.SEQUENCE
+ *     FencedLock byZxid = locks.lock("/locks/ledger", TokenSource.ZXID);
+ *     try (Lease lease = lock.acquire()) {
+ *         write(lease.token());
+ *     }
+ * }
+ * }</pre>
+ *
+ * Thread-safe. Closing it stops the pause detector and the connection listener; it does not close the
+ * Curator client, and leases still open stay held until closed.
+ */
+public final class FencedLocks implements AutoCloseable {
+    /** Default headroom below the 32-bit wrap of a lock's sequence counter, in create/delete events. */
+    public static final int DEFAULT_SEQUENCE_WRAP_MARGIN = 10_000_000;
+
+    private final LockRegistry registry;
+    private final TokenSource defaultTokenSource;
+
+    private FencedLocks(Builder builder) {
+        this.defaultTokenSource = builder.tokenSource;
+        this.registry = new LockRegistry(
+                builder.client, builder.acl, builder.pauseTolerance, builder.listener, builder.sequenceWrapMargin);
+    }
+
+    /** A builder for locks on {@code client}, which must be started (and is never closed by this class). */
+    public static Builder builder(CuratorFramework client) {
+        return new Builder(client);
+    }
+
+    /** The lock at {@code path}, with the default token source. */
+    public FencedLock lock(String path) {
+        return lock(path, defaultTokenSource);
+    }
+
+    /** The lock at {@code path}, with the given token source. All users of one path must pick the same source. */
+    public FencedLock lock(String path, TokenSource tokenSource) {
+        Objects.requireNonNull(tokenSource, "tokenSource");
+        return registry.lock(path, tokenSource);
+    }
+
+    @Override
+    public void close() {
+        registry.close();
+    }
+
+    /** Settings for {@link FencedLocks}; every setter checks its value and fails at once. */
+    public static final class Builder {
+        private final CuratorFramework client;
+        private TokenSource tokenSource = TokenSource.SEQUENCE;
+        private List<ACL> acl;
+        private Duration pauseTolerance;
+        private FencedLockListener listener = new FencedLockListener() {};
+        private int sequenceWrapMargin = DEFAULT_SEQUENCE_WRAP_MARGIN;
+
+        private Builder(CuratorFramework client) {
+            Objects.requireNonNull(client, "client");
+            if (client.getState() != CuratorFrameworkState.STARTED) {
+                throw new IllegalArgumentException(
+                        "the Curator client must be started first; its state is " + client.getState());
+            }
+            this.client = client;
+        }
+
+        /** Token source of {@link FencedLocks#lock(String)}; default {@link TokenSource#SEQUENCE}. */
+        public Builder tokenSource(TokenSource tokenSource) {
+            this.tokenSource = Objects.requireNonNull(tokenSource, "tokenSource");
+            return this;
+        }
+
+        /**
+         * ACL for lock nodes and for the lock parents this library creates (see {@link
+         * ZooKeeperDigest}). By default the client's own ACL provider decides.
+         */
+        public Builder acl(List<ACL> acl) {
+            Objects.requireNonNull(acl, "acl");
+            if (acl.isEmpty()) {
+                throw new IllegalArgumentException("acl must not be empty: ZooKeeper refuses nodes without an ACL");
+            }
+            this.acl = List.copyOf(acl);
+            return this;
+        }
+
+        /**
+         * How long this JVM may stop (GC, SIGSTOP, ...) before held leases are invalidated with {@link
+         * LeaseLoss#PAUSE_DETECTED}. Default: a third of the negotiated session timeout, at least 200
+         * ms, so a holder learns of a pause well before its session could have expired.
+         */
+        public Builder pauseTolerance(Duration pauseTolerance) {
+            Objects.requireNonNull(pauseTolerance, "pauseTolerance");
+            if (pauseTolerance.compareTo(Duration.ofMillis(20)) < 0) {
+                throw new IllegalArgumentException("pauseTolerance must be at least 20 ms, got " + pauseTolerance);
+            }
+            this.pauseTolerance = pauseTolerance;
+            return this;
+        }
+
+        public Builder listener(FencedLockListener listener) {
+            this.listener = Objects.requireNonNull(listener, "listener");
+            return this;
+        }
+
+        /**
+         * With {@link TokenSource#SEQUENCE}, refuse to issue a token once the sequence is within this
+         * many events of {@code Integer.MAX_VALUE}. Default {@value #DEFAULT_SEQUENCE_WRAP_MARGIN}.
+         */
+        public Builder sequenceWrapMargin(int margin) {
+            if (margin < 0) {
+                throw new IllegalArgumentException("sequenceWrapMargin must be >= 0, got " + margin);
+            }
+            this.sequenceWrapMargin = margin;
+            return this;
+        }
+
+        public FencedLocks build() {
+            return new FencedLocks(this);
+        }
+    }
+}

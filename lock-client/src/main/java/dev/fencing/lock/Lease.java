@@ -1,0 +1,59 @@
+package dev.fencing.lock;
+
+/**
+ * One grant of a {@link FencedLock}: its fence token, and whether it is still safe to act on.
+ *
+ * <p>Pass {@link #token()} with every write to a protected resource; the resource refuses a write
+ * whose token is older than one it has already accepted. Validity here is advisory: a holder can be
+ * frozen between {@link #isValid()} and its write, which is exactly why the resource checks the
+ * token.
+ *
+ * <p>The lease turns invalid, for good, when the client's connection is suspended, its session is
+ * lost, or this JVM is seen to have stopped for longer than the pause tolerance; the {@link
+ * FencedLockListener} is told. A holder that finds its lease invalid should stop writing and close
+ * it; to continue, acquire again (with a new, greater token).
+ *
+ * <p>Thread-safe for reads; {@link #close()} must be called by the thread that acquired the lock
+ * (Curator locks are owned by threads) and is safe to call twice.
+ *
+ * <pre>{@code
+ * try (Lease lease = lock.acquire()) {
+ *     Row row = read(key);
+ *     lease.ensureValid();                       // cheap, local: stop early if we know we lost it
+ *     write(key, row.minus(qty), lease.token()); // the resource is what actually refuses a late write
+ * }
+ * }</pre>
+ */
+public interface Lease extends AutoCloseable {
+
+    /** The fence token of this grant: positive, and greater than that of every earlier grant of this lock. */
+    long token();
+
+    /** The lock path this lease holds. */
+    String path();
+
+    /**
+     * Whether the lease is still valid as far as this process knows, without asking the server. It
+     * turns false at most the pause tolerance after this JVM resumes from a long pause.
+     */
+    boolean isValid();
+
+    /** Throws {@link LeaseLostException} if {@link #isValid()} is false. */
+    void ensureValid();
+
+    /**
+     * Asks the server (one round trip) whether the holder's node still exists and belongs to this
+     * session. A false answer, or no answer, invalidates the lease with {@link LeaseLoss#NODE_GONE}.
+     */
+    boolean verify();
+
+    /** Why the lease is invalid, or {@code null} while it is valid. */
+    LeaseLoss lossCause();
+
+    /**
+     * Releases this grant (the lock itself when the last re-entrant grant closes). Safe to call
+     * twice. Never throws for a lost session: ZooKeeper removes the node with the session anyway.
+     */
+    @Override
+    void close();
+}

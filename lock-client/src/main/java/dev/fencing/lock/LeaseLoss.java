@@ -1,0 +1,16 @@
+package dev.fencing.lock;
+
+/** Why a {@link Lease} stopped being valid. */
+public enum LeaseLoss {
+    /** The client lost its connection; the session may still be alive, but nobody can tell from here. */
+    CONNECTION_SUSPENDED,
+    /** The session is gone: the server has deleted, or will delete, the holder's lock node. */
+    SESSION_LOST,
+    /**
+     * This JVM stopped running (GC, SIGSTOP, page faults, a suspended VM) for longer than the pause
+     * tolerance, so the session may have expired meanwhile, even if the client has not noticed yet.
+     */
+    PAUSE_DETECTED,
+    /** {@link Lease#verify()} asked the server: the holder's node is gone or belongs to another session. */
+    NODE_GONE
+}

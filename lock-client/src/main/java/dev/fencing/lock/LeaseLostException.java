@@ -1,0 +1,22 @@
+package dev.fencing.lock;
+
+/** The holder used a lease that is no longer valid; stop writing under its token. */
+public class LeaseLostException extends FencedLockException {
+    private static final long serialVersionUID = 1L;
+
+    private final LeaseLoss cause;
+
+    public LeaseLostException(String lockPath, long token, LeaseLoss cause) {
+        super(
+                "lease on " + lockPath + " with fence token " + token + " is no longer valid (" + cause
+                        + "); stop writing under it, close it and acquire again",
+                lockPath,
+                token,
+                null);
+        this.cause = cause;
+    }
+
+    public LeaseLoss lossCause() {
+        return cause;
+    }
+}
