@@ -1,0 +1,194 @@
+package dev.fencing.lock;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import dev.fencing.testsupport.EmbeddedZooKeeper;
+import dev.fencing.testsupport.ZooKeeperSessions;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.ZooKeeper;
+import org.junit.jupiter.api.Test;
+
+/** Faults a single ZooKeeper server produces in production, each on a real embedded server. */
+class LockFaultsIT {
+
+    record Invalidation(long token, LeaseLoss cause) {}
+
+    record Regression(String path, long previous, long current, String explanation) {}
+
+    static final class RecordingListener implements FencedLockListener {
+        final List<Invalidation> invalidations = new CopyOnWriteArrayList<>();
+        final List<Regression> regressions = new CopyOnWriteArrayList<>();
+
+        @Override
+        public void leaseInvalidated(Lease lease, LeaseLoss cause) {
+            invalidations.add(new Invalidation(lease.token(), cause));
+        }
+
+        @Override
+        public void tokenRegressed(String lockPath, long previousToken, long newToken, String explanation) {
+            regressions.add(new Regression(lockPath, previousToken, newToken, explanation));
+        }
+    }
+
+    @Test
+    void sessionExpiredOnTheServerInvalidatesTheLeaseAndTheNextHolderGetsAGreaterToken() throws Exception {
+        try (EmbeddedZooKeeper zk = EmbeddedZooKeeper.builder().build();
+                ZooKeeperClients clients = new ZooKeeperClients(zk.connectString())) {
+            RecordingListener listener = new RecordingListener();
+            CuratorFramework holderClient = clients.newClient(Duration.ofSeconds(10));
+            FencedLocks holderLocks = clients.track(
+                    FencedLocks.builder(holderClient).listener(listener).build());
+            FencedLock next =
+                    clients.locks(clients.newClient(Duration.ofSeconds(10))).lock("/it/expiry");
+
+            Lease lease = holderLocks.lock("/it/expiry").acquire();
+            assertThat(lease.isValid()).isTrue();
+            ZooKeeper handle = holderClient.getZookeeperClient().getZooKeeper();
+            ZooKeeperSessions.expire(zk.connectString(), handle.getSessionId(), handle.getSessionPasswd());
+
+            await().atMost(Duration.ofSeconds(20)).until(() -> !lease.isValid());
+            assertThat(lease.lossCause()).isIn(LeaseLoss.CONNECTION_SUSPENDED, LeaseLoss.SESSION_LOST);
+            assertThat(listener.invalidations).extracting(Invalidation::token).containsExactly(lease.token());
+            assertThatThrownBy(lease::ensureValid)
+                    .isInstanceOf(LeaseLostException.class)
+                    .hasMessageContaining("/it/expiry")
+                    .hasMessageContaining(Long.toString(lease.token()));
+            try (Lease successor = next.tryAcquire(Duration.ofSeconds(10)).orElseThrow()) {
+                assertThat(successor.token()).isGreaterThan(lease.token());
+            }
+            lease.close();
+            lease.close();
+        }
+    }
+
+    @Test
+    void deletingTheParentMakesSequenceTokensGoBackwardsAndSaysWhyButZxidTokensStillRise() throws Exception {
+        try (EmbeddedZooKeeper zk = EmbeddedZooKeeper.builder().build();
+                ZooKeeperClients clients = new ZooKeeperClients(zk.connectString())) {
+            RecordingListener listener = new RecordingListener();
+            CuratorFramework client = clients.newClient(Duration.ofSeconds(10));
+            FencedLocks locks =
+                    clients.track(FencedLocks.builder(client).listener(listener).build());
+            FencedLock sequence = locks.lock("/it/deleted/sequence");
+            FencedLock zxid = locks.lock("/it/deleted/zxid", TokenSource.ZXID);
+            long sequenceBefore = 0;
+            long zxidBefore = 0;
+            for (int i = 0; i < 5; i++) {
+                sequenceBefore = sequence.runLocked(Lease::token);
+                zxidBefore = zxid.runLocked(Lease::token);
+            }
+
+            // an operator "cleans up" the lock parents while nobody holds them
+            client.delete().deletingChildrenIfNeeded().forPath("/it/deleted/sequence");
+            client.delete().deletingChildrenIfNeeded().forPath("/it/deleted/zxid");
+
+            long sequenceAfter = sequence.runLocked(Lease::token);
+            long zxidAfter = zxid.runLocked(Lease::token);
+            assertThat(sequenceAfter).isEqualTo(1).isLessThan(sequenceBefore);
+            assertThat(zxidAfter).isGreaterThan(zxidBefore);
+            long highestBefore = sequenceBefore;
+            assertThat(listener.regressions).singleElement().satisfies(r -> {
+                assertThat(r.path()).isEqualTo("/it/deleted/sequence");
+                assertThat(r.previous()).isEqualTo(highestBefore);
+                assertThat(r.current()).isEqualTo(1);
+                assertThat(r.explanation())
+                        .contains("went backwards", "deleted and recreated", "will refuse every write", "ZXID");
+            });
+            assertThat(client.checkExists().forPath("/it/deleted/sequence").getEphemeralOwner())
+                    .as("recreated PERSISTENT")
+                    .isZero();
+        }
+    }
+
+    @Test
+    void tokensKeepRisingWhenTheServerRestartsOnItsData() {
+        try (EmbeddedZooKeeper zk = EmbeddedZooKeeper.builder().build();
+                ZooKeeperClients clients = new ZooKeeperClients(zk.connectString())) {
+            FencedLocks locks = clients.locks(clients.newClient(Duration.ofSeconds(10)));
+            FencedLock sequence = locks.lock("/it/restart/sequence");
+            FencedLock zxid = locks.lock("/it/restart/zxid", TokenSource.ZXID);
+            long sequenceBefore = 0;
+            long zxidBefore = 0;
+            for (int i = 0; i < 3; i++) {
+                sequenceBefore = sequence.runLocked(Lease::token);
+                zxidBefore = zxid.runLocked(Lease::token);
+            }
+
+            zk.stop();
+            zk.restart();
+
+            long sequenceAfter = await().atMost(Duration.ofSeconds(30))
+                    .ignoreExceptions()
+                    .until(() -> sequence.runLocked(Lease::token), t -> t > 0);
+            long zxidAfter = zxid.runLocked(Lease::token);
+            assertThat(sequenceAfter).isGreaterThan(sequenceBefore);
+            assertThat(zxidAfter).isGreaterThan(zxidBefore);
+        }
+    }
+
+    @Test
+    void sequenceTokensKeepRisingAcrossContainerReaperRuns() throws Exception {
+        try (EmbeddedZooKeeper zk = EmbeddedZooKeeper.builder()
+                        .containerCheckInterval(Duration.ofMillis(100))
+                        .build();
+                ZooKeeperClients clients = new ZooKeeperClients(zk.connectString())) {
+            CuratorFramework client = clients.newClient(Duration.ofSeconds(10));
+            FencedLock fenced = clients.locks(client).lock("/it/reaper/fenced");
+            long first = fenced.runLocked(Lease::token);
+
+            // plain Curator makes its parent a CONTAINER; watching it vanish proves the reaper ran since
+            for (int pass = 0; pass < 2; pass++) {
+                InterProcessMutex plain = new InterProcessMutex(client, "/it/reaper/plain");
+                plain.acquire();
+                plain.release();
+                await().atMost(Duration.ofSeconds(10))
+                        .until(() -> client.checkExists().forPath("/it/reaper/plain") == null);
+            }
+
+            assertThat(client.checkExists().forPath("/it/reaper/fenced")).isNotNull();
+            assertThat(fenced.runLocked(Lease::token)).isGreaterThan(first);
+        }
+    }
+
+    @Test
+    void aClientWithoutCredentialsCannotDeleteOrCreateLockNodes() throws Exception {
+        try (EmbeddedZooKeeper zk = EmbeddedZooKeeper.builder().build();
+                ZooKeeperClients clients = new ZooKeeperClients(zk.connectString())) {
+            ZooKeeperDigest digest = ZooKeeperDigest.of("orders", "s3cret");
+            CuratorFramework owner = clients.newClient(Duration.ofSeconds(10), digest.authInfo());
+            FencedLocks locks =
+                    clients.track(FencedLocks.builder(owner).acl(digest.acl()).build());
+            CuratorFramework stranger = clients.newClient(Duration.ofSeconds(10));
+
+            try (Lease lease = locks.lock("/it/acl/orders").acquire()) {
+                String node = "/it/acl/orders/"
+                        + owner.getChildren().forPath("/it/acl/orders").get(0);
+
+                assertThatThrownBy(() -> stranger.delete().forPath(node))
+                        .isInstanceOf(KeeperException.NoAuthException.class);
+                assertThatThrownBy(() -> stranger.create().forPath("/it/acl/orders/intruder"))
+                        .isInstanceOf(KeeperException.NoAuthException.class);
+                FencedLock strangerLock = clients.locks(stranger).lock("/it/acl/orders");
+                assertThatThrownBy(() -> strangerLock.tryAcquire(Duration.ofSeconds(2)))
+                        .isInstanceOf(LockAcquisitionException.class)
+                        .hasMessageContaining("/it/acl/orders");
+                assertThat(lease.verify()).isTrue();
+            }
+            // the same delete succeeds for a lock created without an ACL: the ACL is what stopped it
+            FencedLock open = clients.locks(owner).lock("/it/acl/open");
+            try (Lease lease = open.acquire()) {
+                String node = "/it/acl/open/"
+                        + owner.getChildren().forPath("/it/acl/open").get(0);
+                stranger.delete().forPath(node);
+                assertThat(lease.verify()).isFalse();
+            }
+        }
+    }
+}
