@@ -1,0 +1,103 @@
+package dev.fencing.lock;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.fencing.testsupport.EmbeddedZooKeeper;
+import java.io.BufferedReader;
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A real stop-the-world pause: a holder in a child JVM is frozen with SIGSTOP for longer than its
+ * session timeout (a Thread.sleep would not do: the heartbeat thread would keep the session alive).
+ */
+class PausedHolderIT {
+    private static final int SESSION_TIMEOUT_MS = 2_000;
+
+    @Test
+    void aFrozenHolderLosesTheLockToAGreaterTokenAndLearnsItOnResume() throws Exception {
+        String path = "/it/paused-holder";
+        try (EmbeddedZooKeeper zk = EmbeddedZooKeeper.builder().build();
+                ZooKeeperClients clients = new ZooKeeperClients(zk.connectString())) {
+            FencedLock contender =
+                    clients.locks(clients.newClient(Duration.ofSeconds(10))).lock(path);
+            Process holder = startHolder(zk.connectString(), path);
+            try {
+                BlockingQueue<String> lines = readLines(holder);
+                String held = lines.poll(60, TimeUnit.SECONDS);
+                assertThat(held).as("child's first line").startsWith("HELD ");
+                long frozenToken = Long.parseLong(held.substring("HELD ".length()));
+
+                signal("STOP", holder.pid());
+                long successorToken;
+                try (Lease successor =
+                        contender.tryAcquire(Duration.ofSeconds(30)).orElseThrow()) {
+                    successorToken = successor.token();
+                    assertThat(successorToken).isGreaterThan(frozenToken);
+                    signal("CONT", holder.pid());
+
+                    String lost = lines.poll(30, TimeUnit.SECONDS);
+                    String verify = lines.poll(30, TimeUnit.SECONDS);
+                    assertThat(lost).as("child after SIGCONT").startsWith("LOST ");
+                    assertThat(verify).isEqualTo("VERIFY false");
+                    assertThat(successor.verify())
+                            .as("the new holder still holds the lock")
+                            .isTrue();
+                }
+                assertThat(holder.waitFor(30, TimeUnit.SECONDS)).isTrue();
+                assertThat(holder.exitValue()).isZero();
+            } finally {
+                signal("CONT", holder.pid());
+                holder.destroyForcibly();
+            }
+        }
+    }
+
+    private static Process startHolder(String connect, String path) throws IOException {
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        List<String> command = new ArrayList<>(List.of(
+                java,
+                "-cp",
+                System.getProperty("java.class.path"),
+                "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+                PausedHolderMain.class.getName(),
+                connect,
+                path,
+                Integer.toString(SESSION_TIMEOUT_MS)));
+        File log = Path.of("target", "paused-holder.log").toFile();
+        return new ProcessBuilder(command)
+                .redirectError(ProcessBuilder.Redirect.to(log))
+                .start();
+    }
+
+    private static BlockingQueue<String> readLines(Process process) {
+        BlockingQueue<String> lines = new LinkedBlockingQueue<>();
+        Thread reader = new Thread(() -> {
+            try (BufferedReader in =
+                    new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+                for (String line = in.readLine(); line != null; line = in.readLine()) {
+                    lines.add(line);
+                }
+            } catch (IOException ignored) {
+                // the child ended
+            }
+        });
+        reader.setDaemon(true);
+        reader.start();
+        return lines;
+    }
+
+    private static void signal(String signal, long pid) throws IOException, InterruptedException {
+        new ProcessBuilder("kill", "-" + signal, Long.toString(pid)).start().waitFor();
+    }
+}

@@ -1,0 +1,51 @@
+package dev.fencing.lock;
+
+import java.time.Duration;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.ExponentialBackoffRetry;
+
+/**
+ * A lock holder in its own JVM, for {@link PausedHolderIT} to freeze with SIGSTOP. Prints {@code HELD
+ * <token>}, then checks its lease the way a careful holder does between steps, and when it finds the
+ * lease gone prints {@code LOST <cause>}, then {@code VERIFY <true|false>}.
+ */
+public final class PausedHolderMain {
+    private PausedHolderMain() {}
+
+    public static void main(String[] args) throws Exception {
+        String connect = args[0];
+        String path = args[1];
+        int sessionTimeoutMs = Integer.parseInt(args[2]);
+        try (CuratorFramework client = CuratorFrameworkFactory.builder()
+                        .connectString(connect)
+                        .sessionTimeoutMs(sessionTimeoutMs)
+                        .connectionTimeoutMs(sessionTimeoutMs)
+                        .retryPolicy(new ExponentialBackoffRetry(50, 3, 500))
+                        .build();
+                FencedLocks locks = startedLocks(client);
+                Lease lease = locks.lock(path).acquire()) {
+            System.out.println("HELD " + lease.token());
+            System.out.flush();
+            long checks = 0;
+            while (lease.isValid()) {
+                checks++;
+                Thread.onSpinWait();
+                Thread.sleep(5); // the holder's "work" between checks; the freeze comes from outside
+            }
+            System.out.println("LOST " + lease.lossCause() + " after " + checks + " checks");
+            System.out.println("VERIFY " + lease.verify());
+            System.out.flush();
+        }
+    }
+
+    private static FencedLocks startedLocks(CuratorFramework client) throws InterruptedException {
+        client.start();
+        if (!client.blockUntilConnected(
+                (int) Duration.ofSeconds(20).toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)) {
+            throw new IllegalStateException(
+                    "could not connect to " + client.getZookeeperClient().getCurrentConnectionString());
+        }
+        return FencedLocks.builder(client).build();
+    }
+}
