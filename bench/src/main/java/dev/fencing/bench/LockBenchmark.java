@@ -1,0 +1,143 @@
+package dev.fencing.bench;
+
+import dev.fencing.lock.FencedLock;
+import dev.fencing.lock.FencedLocks;
+import dev.fencing.lock.Lease;
+import dev.fencing.testsupport.ZooKeeperEndpoint;
+import dev.fencing.testsupport.ZooKeeperServers;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.retry.ExponentialBackoffRetry;
+
+/**
+ * lock-client against raw Curator {@code InterProcessMutex} on the same ZooKeeper: uncontended
+ * acquire+release on one client, and 8 clients (8 sessions) contending for one lock. Uses the
+ * embedded server, or {@code FENCING_ZOOKEEPER_CONNECT}.
+ *
+ * <p>Run: {@code bench/run lock [rounds] [uncontendedOps] [contendedOpsPerClient]}.
+ */
+public final class LockBenchmark {
+    private static final int CLIENTS = 8;
+
+    private LockBenchmark() {}
+
+    public static void main(String[] args) throws Exception {
+        int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 5;
+        int uncontendedOps = args.length > 1 ? Integer.parseInt(args[1]) : 2_000;
+        int contendedOpsPerClient = args.length > 2 ? Integer.parseInt(args[2]) : 150;
+
+        try (ZooKeeperEndpoint zk = ZooKeeperServers.start()) {
+            List<CuratorFramework> clients = new ArrayList<>();
+            List<FencedLocks> fencedLocks = new ArrayList<>();
+            for (int i = 0; i < CLIENTS; i++) {
+                CuratorFramework client = CuratorFrameworkFactory.newClient(
+                        zk.connectString(), 30_000, 10_000, new ExponentialBackoffRetry(50, 10));
+                client.start();
+                client.blockUntilConnected();
+                clients.add(client);
+                fencedLocks.add(FencedLocks.builder(client).build());
+            }
+            try {
+                AlternatingRuns runs = new AlternatingRuns(rounds);
+
+                InterProcessMutex rawSingle = new InterProcessMutex(clients.get(0), "/bench/raw-uncontended");
+                FencedLock fencedSingle = fencedLocks.get(0).lock("/bench/fenced-uncontended");
+                runs.compare(
+                        "uncontended acquire+release, 1 client",
+                        () -> timed(uncontendedOps, () -> {
+                            for (int i = 0; i < uncontendedOps; i++) {
+                                rawSingle.acquire();
+                                rawSingle.release();
+                            }
+                            return null;
+                        }),
+                        () -> timed(uncontendedOps, () -> {
+                            long sink = 0;
+                            for (int i = 0; i < uncontendedOps; i++) {
+                                try (Lease lease = fencedSingle.acquire()) {
+                                    sink += lease.token();
+                                }
+                            }
+                            return sink;
+                        }));
+
+                List<InterProcessMutex> rawShared = new ArrayList<>();
+                List<FencedLock> fencedShared = new ArrayList<>();
+                for (int i = 0; i < CLIENTS; i++) {
+                    rawShared.add(new InterProcessMutex(clients.get(i), "/bench/raw-contended"));
+                    fencedShared.add(fencedLocks.get(i).lock("/bench/fenced-contended"));
+                }
+                ExecutorService pool = Executors.newFixedThreadPool(CLIENTS);
+                int contendedOps = CLIENTS * contendedOpsPerClient;
+                runs.compare(
+                        "contended acquire+release, " + CLIENTS + " clients",
+                        () -> timed(
+                                contendedOps,
+                                () -> inParallel(pool, rawShared.size(), c -> {
+                                    InterProcessMutex mutex = rawShared.get(c);
+                                    for (int i = 0; i < contendedOpsPerClient; i++) {
+                                        mutex.acquire();
+                                        mutex.release();
+                                    }
+                                })),
+                        () -> timed(
+                                contendedOps,
+                                () -> inParallel(pool, fencedShared.size(), c -> {
+                                    FencedLock lock = fencedShared.get(c);
+                                    for (int i = 0; i < contendedOpsPerClient; i++) {
+                                        try (Lease lease = lock.acquire()) {
+                                            lease.token();
+                                        }
+                                    }
+                                })));
+                pool.shutdown();
+
+                System.out.println();
+                System.out.println("lock-client vs raw Curator InterProcessMutex, same ZooKeeper (" + zk.connectString()
+                        + "), ops = acquire+release pairs");
+                runs.printTable(System.out);
+                System.out.printf(Locale.ROOT, "lock fenced/raw throughput ratio: %.2f%n", runs.lowestRatio());
+            } finally {
+                fencedLocks.forEach(FencedLocks::close);
+                clients.forEach(CuratorFramework::close);
+            }
+        }
+    }
+
+    interface ClientWork {
+        void run(int client) throws Exception;
+    }
+
+    private static Object inParallel(ExecutorService pool, int clients, ClientWork work) throws Exception {
+        CountDownLatch start = new CountDownLatch(1);
+        List<Future<?>> futures = new ArrayList<>();
+        for (int c = 0; c < clients; c++) {
+            int client = c;
+            futures.add(pool.submit(() -> {
+                start.await();
+                work.run(client);
+                return null;
+            }));
+        }
+        start.countDown();
+        for (Future<?> future : futures) {
+            future.get();
+        }
+        return null;
+    }
+
+    private static double timed(int ops, Callable<?> work) throws Exception {
+        long start = System.nanoTime();
+        work.call();
+        return ops / ((System.nanoTime() - start) / 1e9);
+    }
+}
