@@ -1,9 +1,6 @@
 package dev.fencing.jdbc;
 
-import java.math.BigDecimal;
-import java.math.BigInteger;
-import java.time.ZonedDateTime;
-import java.time.temporal.TemporalAccessor;
+import dev.fencing.jdbc.internal.BatchValues;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -11,7 +8,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
-import java.util.UUID;
 
 /**
  * Many fenced row updates sent as ONE statement (one round trip): each row has its own key, token and
@@ -26,9 +22,10 @@ import java.util.UUID;
  * writer.batch(batch);                                  // all or nothing: rolls back unless all apply
  * }</pre>
  *
- * Values travel as text arrays and are cast to each column's type in the database, so they must be of a
- * type whose {@code toString()} PostgreSQL reads back: {@link CharSequence}, {@link Number}, {@link
- * Boolean}, {@link UUID}, {@code java.time} values, enums (by name), or {@code null}. A key may appear
+ * Each column travels as one array: {@code bigint[]} when all its values are whole numbers ({@code
+ * Long}, {@code Integer}...), otherwise {@code text[]}; the statement casts it to the column's type. So
+ * values must be of a type whose {@code toString()} PostgreSQL reads back: {@link CharSequence}, {@link Number}, {@link
+ * Boolean}, {@code UUID}, {@code java.time} values, enums (by name), or {@code null}. A key may appear
  * only once per batch. Not thread-safe while rows are added; hand it to one writer call at a time.
  */
 public final class FencedBatch {
@@ -36,20 +33,20 @@ public final class FencedBatch {
     private final List<String> columns;
     private final List<Long> tokens = new ArrayList<>();
     private final List<RowKey> keys = new ArrayList<>();
-    private final List<List<String>> keyTexts;
-    private final List<List<String>> valueTexts;
-    private final Set<List<String>> seenKeys = new HashSet<>();
+    private final List<List<Object>> keyValues;
+    private final List<List<Object>> values;
+    private final Set<Object> seenKeys = new HashSet<>();
 
     private FencedBatch(FencedTable table, List<String> columns) {
         this.table = table;
         this.columns = List.copyOf(columns);
-        this.keyTexts = new ArrayList<>();
+        this.keyValues = new ArrayList<>();
         for (int i = 0; i < table.keyColumns().size(); i++) {
-            keyTexts.add(new ArrayList<>());
+            keyValues.add(new ArrayList<>());
         }
-        this.valueTexts = new ArrayList<>();
+        this.values = new ArrayList<>();
         for (int i = 0; i < columns.size(); i++) {
-            valueTexts.add(new ArrayList<>());
+            values.add(new ArrayList<>());
         }
     }
 
@@ -79,22 +76,30 @@ public final class FencedBatch {
             throw new IllegalArgumentException("row " + key + " has " + values.length + " values for columns " + columns
                     + ": " + Arrays.toString(values));
         }
-        List<String> keyText = new ArrayList<>(key.size());
-        for (Object value : key.values()) {
-            keyText.add(text(value));
-        }
-        List<String> valueText = new ArrayList<>(values.length);
         for (Object value : values) {
-            valueText.add(text(value));
+            if (!BatchValues.integral(value)) {
+                BatchValues.text(value); // refuses a type that cannot travel
+            }
         }
-        if (!seenKeys.add(keyText)) {
+        Object identity;
+        if (key.size() == 1) {
+            Object value = key.values().get(0);
+            identity = BatchValues.integral(value) ? (Object) ((Number) value).longValue() : BatchValues.text(value);
+        } else {
+            List<String> keyText = new ArrayList<>(key.size());
+            for (Object value : key.values()) {
+                keyText.add(BatchValues.text(value));
+            }
+            identity = keyText;
+        }
+        if (!seenKeys.add(identity)) {
             throw new IllegalArgumentException("key " + key + " is already in this batch");
         }
-        for (int i = 0; i < keyText.size(); i++) {
-            keyTexts.get(i).add(keyText.get(i));
+        for (int i = 0; i < key.size(); i++) {
+            keyValues.get(i).add(key.values().get(i));
         }
-        for (int i = 0; i < valueText.size(); i++) {
-            valueTexts.get(i).add(valueText.get(i));
+        for (int i = 0; i < values.length; i++) {
+            this.values.get(i).add(values[i]);
         }
         tokens.add(token);
         keys.add(key);
@@ -121,44 +126,14 @@ public final class FencedBatch {
         return Collections.unmodifiableList(tokens);
     }
 
-    /** Text of key column {@code i} for every row, in row order. */
-    public List<String> keyTexts(int i) {
-        return Collections.unmodifiableList(keyTexts.get(i));
+    /** The values of key column {@code i} for every row, in row order. */
+    public List<Object> keyValues(int i) {
+        return Collections.unmodifiableList(keyValues.get(i));
     }
 
-    /** Text of value column {@code i} for every row, in row order ({@code null} for SQL NULL). */
-    public List<String> valueTexts(int i) {
-        return Collections.unmodifiableList(valueTexts.get(i));
-    }
-
-    private static String text(Object value) {
-        if (value == null) {
-            return null;
-        }
-        if (value instanceof ZonedDateTime) {
-            // PostgreSQL reads the offset but not the [Region/City] suffix of ZonedDateTime.toString()
-            return ((ZonedDateTime) value).toOffsetDateTime().toString();
-        }
-        if (value instanceof CharSequence
-                || value instanceof Boolean
-                || value instanceof UUID
-                || value instanceof TemporalAccessor
-                || value instanceof Long
-                || value instanceof Integer
-                || value instanceof Short
-                || value instanceof Byte
-                || value instanceof BigDecimal
-                || value instanceof BigInteger
-                || value instanceof Double
-                || value instanceof Float) {
-            return value.toString();
-        }
-        if (value instanceof Enum<?>) {
-            return ((Enum<?>) value).name();
-        }
-        throw new IllegalArgumentException(
-                "a batch value of type " + value.getClass().getName()
-                        + " cannot be sent as text; use a string, number, boolean, UUID, java.time value or enum");
+    /** The values of column {@code i} for every row, in row order. */
+    public List<Object> values(int i) {
+        return Collections.unmodifiableList(values.get(i));
     }
 
     /** Chooses the columns every row of the batch sets. */

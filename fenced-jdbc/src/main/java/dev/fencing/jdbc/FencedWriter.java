@@ -82,6 +82,9 @@ public interface FencedWriter {
     /** Runs every row of the batch in one statement; outcomes in the order rows were added. */
     List<WriteOutcome> tryBatch(FencedBatch batch);
 
+    /** Like {@link #tryBatch(FencedBatch)}, on the caller's handle (and transaction, if one is open). */
+    List<WriteOutcome> tryBatch(Handle handle, FencedBatch batch);
+
     /**
      * All or nothing: runs the batch in a transaction and commits only if every row applied; otherwise
      * rolls back and throws for the first row that did not apply.

@@ -1,8 +1,6 @@
 package dev.fencing.jdbc;
 
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
 
@@ -27,14 +25,12 @@ public final class RowKey {
         if (values.length == 0) {
             throw new IllegalArgumentException("a row key needs at least one value");
         }
-        List<Object> copy = new ArrayList<>(values.length);
         for (int i = 0; i < values.length; i++) {
             if (values[i] == null) {
                 throw new IllegalArgumentException("key value " + i + " is null in " + Arrays.toString(values));
             }
-            copy.add(values[i]);
         }
-        return new RowKey(Collections.unmodifiableList(copy));
+        return new RowKey(List.of(values));
     }
 
     public List<Object> values() {

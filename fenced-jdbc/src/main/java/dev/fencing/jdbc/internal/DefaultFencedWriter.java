@@ -180,6 +180,17 @@ public final class DefaultFencedWriter implements FencedWriter {
     }
 
     @Override
+    public List<WriteOutcome> tryBatch(Handle handle, FencedBatch batch) {
+        Objects.requireNonNull(handle, "handle");
+        Objects.requireNonNull(batch, "batch");
+        List<WriteOutcome> outcomes = guarded(batch.table(), null, 0, () -> runBatch(handle, batch));
+        for (int i = 0; i < outcomes.size(); i++) {
+            logged(batch.table(), batch.keys().get(i), outcomes.get(i));
+        }
+        return outcomes;
+    }
+
+    @Override
     public void batch(FencedBatch batch) {
         Objects.requireNonNull(batch, "batch");
         guarded(
@@ -203,38 +214,54 @@ public final class DefaultFencedWriter implements FencedWriter {
         for (int i = 0; i < batch.size(); i++) {
             pending.add(i);
         }
-        String sql = FencedSql.batch(table, batch.columns(), policy);
+        boolean[] integralKeys = new boolean[table.keyColumns().size()];
+        for (int k = 0; k < integralKeys.length; k++) {
+            integralKeys[k] = BatchValues.integral(batch.keyValues(k));
+        }
+        boolean[] integralValues = new boolean[batch.columns().size()];
+        for (int c = 0; c < integralValues.length; c++) {
+            integralValues[c] = BatchValues.integral(batch.values(c));
+        }
+        long firstToken = batch.size() == 0 ? 0 : batch.tokens().get(0);
+        boolean oneToken = batch.tokens().stream().allMatch(t -> t == firstToken);
+        String sql = FencedSql.batch(table, batch.columns(), policy, integralKeys, integralValues, oneToken);
         for (int attempt = 1; !pending.isEmpty(); attempt++) {
             Query query = handle.createQuery(sql);
-            List<Long> tokens = new ArrayList<>(pending.size());
-            for (int row : pending) {
-                tokens.add(batch.tokens().get(row));
+            if (oneToken) {
+                query.bind(FencedSql.TOKEN, firstToken);
+            } else {
+                List<Long> tokens = new ArrayList<>(pending.size());
+                for (int row : pending) {
+                    tokens.add(batch.tokens().get(row));
+                }
+                query.bindArray(FencedSql.BATCH_TOKENS, Long.class, tokens);
             }
-            query.bindArray(FencedSql.BATCH_TOKENS, Long.class, tokens);
-            for (int k = 0; k < table.keyColumns().size(); k++) {
-                query.bindArray(FencedSql.batchKeys(k), String.class, select(batch.keyTexts(k), pending));
+            query.bind(FencedSql.BATCH_SIZE, (long) pending.size());
+            for (int k = 0; k < integralKeys.length; k++) {
+                bindColumn(query, FencedSql.batchKeys(k), integralKeys[k], batch.keyValues(k), pending);
             }
-            for (int c = 0; c < batch.columns().size(); c++) {
-                query.bindArray(FencedSql.batchValues(c), String.class, select(batch.valueTexts(c), pending));
+            for (int c = 0; c < integralValues.length; c++) {
+                bindColumn(query, FencedSql.batchValues(c), integralValues[c], batch.values(c), pending);
             }
-            List<Object[]> rows = query.map((rs, ctx) -> {
+            // only the rows that were not written come back; every other pending row was applied
+            List<long[]> rows = query.map((rs, ctx) -> {
+                        long ord = rs.getLong("ord");
                         long stored = rs.getLong("stored");
-                        Long storedOrNull = rs.wasNull() ? null : stored;
-                        return new Object[] {rs.getInt("ord"), rs.getBoolean("applied"), storedOrNull};
+                        return rs.wasNull() ? new long[] {ord} : new long[] {ord, stored};
                     })
                     .list();
+            boolean[] notWritten = new boolean[pending.size()];
             List<Integer> again = new ArrayList<>();
-            for (Object[] row : rows) {
-                int index = pending.get((Integer) row[0] - 1);
+            for (long[] row : rows) {
+                int position = (int) row[0] - 1;
+                notWritten[position] = true;
+                int index = pending.get(position);
                 long token = batch.tokens().get(index);
-                Long stored = (Long) row[2];
                 WriteOutcome outcome;
-                if ((Boolean) row[1]) {
-                    outcome = new WriteOutcome.Applied(token);
-                } else if (stored == null) {
+                if (row.length == 1) {
                     outcome = new WriteOutcome.NotFound(token);
-                } else if (!policy.admits(stored, token)) {
-                    outcome = new WriteOutcome.Rejected(stored, token);
+                } else if (!policy.admits(row[1], token)) {
+                    outcome = new WriteOutcome.Rejected(row[1], token);
                 } else if (attempt < MAX_ATTEMPTS) {
                     again.add(index);
                     continue;
@@ -245,17 +272,27 @@ public final class DefaultFencedWriter implements FencedWriter {
                 counters.record(table.qualifiedName(), outcome);
                 outcomes[index] = outcome;
             }
+            for (int position = 0; position < notWritten.length; position++) {
+                if (!notWritten[position]) {
+                    int index = pending.get(position);
+                    WriteOutcome outcome =
+                            new WriteOutcome.Applied(batch.tokens().get(index));
+                    counters.record(table.qualifiedName(), outcome);
+                    outcomes[index] = outcome;
+                }
+            }
             pending = again;
         }
         return Arrays.asList(outcomes);
     }
 
-    private static List<String> select(List<String> values, List<Integer> rows) {
-        List<String> selected = new ArrayList<>(rows.size());
-        for (int row : rows) {
-            selected.add(values.get(row));
+    private static void bindColumn(
+            Query query, String name, boolean integral, List<Object> values, List<Integer> rows) {
+        if (integral) {
+            query.bindArray(name, Long.class, BatchValues.longs(values, rows));
+        } else {
+            query.bindArray(name, String.class, BatchValues.texts(values, rows));
         }
-        return selected;
     }
 
     // ---- claim

@@ -110,44 +110,71 @@ public final class FencedSql {
 
     public static final String BATCH_TOKENS = Bindings.RESERVED_PREFIX + "tokens";
 
+    public static final String BATCH_SIZE = Bindings.RESERVED_PREFIX + "size";
+
     /**
-     * Many rows in one statement: the rows arrive as parallel text arrays (cast to the columns' types in
-     * the database), are joined to the table, and each is updated only under its own fence condition.
-     * Result: one row per input row, in input order: {@code ord}, {@code applied}, {@code stored}.
+     * Many rows in one statement: the rows arrive as parallel arrays (see {@link BatchValues}; {@code
+     * integralKeys[i]} / {@code integralValues[i]} say which travel as {@code bigint[]}), are joined to the
+     * table, and each is updated only under its own fence condition. Only the rows that were NOT written
+     * come back ({@code ord}, 1-based input position, and {@code stored}, the row's token or NULL when
+     * absent); when every row was written the report part does not run at all.
      */
-    public static String batch(FencedTable table, List<String> columns, FencePolicy policy) {
+    public static String batch(
+            FencedTable table,
+            List<String> columns,
+            FencePolicy policy,
+            boolean[] integralKeys,
+            boolean[] integralValues,
+            boolean oneToken) {
         String fence = Identifiers.quote(table.fenceColumn());
         List<String> arrays = new ArrayList<>();
+        List<String> keyArrays = new ArrayList<>();
         List<String> names = new ArrayList<>();
+        List<String> keyNames = new ArrayList<>();
         List<String> join = new ArrayList<>();
         List<String> lookup = new ArrayList<>();
         for (int i = 0; i < table.keyColumns().size(); i++) {
             String column = table.keyColumns().get(i);
-            String type = table.columnType(column).orElseThrow();
-            arrays.add("CAST(:" + batchKeys(i) + " AS text[])");
+            String array = typedArray(
+                    batchKeys(i), integralKeys[i], table.columnType(column).orElseThrow());
+            arrays.add(array);
+            keyArrays.add(array);
             names.add("key_" + i);
-            join.add("fenced_row." + Identifiers.quote(column) + " = CAST(input.key_" + i + " AS " + type + ")");
-            lookup.add("t." + Identifiers.quote(column) + " = CAST(input.key_" + i + " AS " + type + ")");
+            keyNames.add("key_" + i);
+            join.add("fenced_row." + Identifiers.quote(column) + " = input.key_" + i);
+            lookup.add("t." + Identifiers.quote(column) + " = input.key_" + i);
         }
-        arrays.add("CAST(:" + BATCH_TOKENS + " AS bigint[])");
-        names.add("token");
+        // a batch written under one token (the usual case: one lock holder) binds it once
+        String token = oneToken ? "CAST(:" + TOKEN + " AS bigint)" : "input.token";
+        if (!oneToken) {
+            arrays.add("CAST(:" + BATCH_TOKENS + " AS bigint[])");
+            names.add("token");
+        }
         List<String> set = new ArrayList<>();
         for (int i = 0; i < columns.size(); i++) {
             String column = columns.get(i);
-            arrays.add("CAST(:" + batchValues(i) + " AS text[])");
+            arrays.add(typedArray(
+                    batchValues(i), integralValues[i], table.columnType(column).orElseThrow()));
             names.add("value_" + i);
-            set.add(Identifiers.quote(column) + " = CAST(input.value_" + i + " AS "
-                    + table.columnType(column).orElseThrow() + ")");
+            set.add(Identifiers.quote(column) + " = input.value_" + i);
         }
-        set.add(fence + " = input.token");
-        return "WITH input AS (SELECT * FROM unnest(" + String.join(", ", arrays) + ") WITH ORDINALITY AS input("
-                + String.join(", ", names) + ", ord)),"
-                + " applied AS (UPDATE " + table.quotedName() + " AS fenced_row SET " + String.join(", ", set)
-                + " FROM input WHERE " + String.join(" AND ", join)
-                + " AND fenced_row." + fence + " " + policy.operator() + " input.token RETURNING input.ord)"
-                + " SELECT input.ord, (applied.ord IS NOT NULL) AS applied,"
-                + " CASE WHEN applied.ord IS NULL THEN (SELECT t." + fence + " FROM " + table.quotedName()
-                + " AS t WHERE " + String.join(" AND ", lookup) + ") END AS stored"
-                + " FROM input LEFT JOIN applied ON applied.ord = input.ord ORDER BY input.ord";
+        set.add(fence + " = " + token);
+        return "WITH applied AS (UPDATE " + table.quotedName() + " AS fenced_row SET " + String.join(", ", set)
+                + " FROM unnest(" + String.join(", ", arrays) + ") WITH ORDINALITY AS input("
+                + String.join(", ", names) + ", ord)"
+                + " WHERE " + String.join(" AND ", join)
+                + " AND fenced_row." + fence + " " + policy.operator() + " " + token + " RETURNING input.ord)"
+                + " SELECT input.ord, (SELECT t." + fence + " FROM " + table.quotedName() + " AS t WHERE "
+                + String.join(" AND ", lookup) + ") AS stored"
+                + " FROM unnest(" + String.join(", ", keyArrays) + ") WITH ORDINALITY AS input("
+                + String.join(", ", keyNames) + ", ord)"
+                // an uncommon case: evaluated once (an InitPlan), it keeps the rest from running at all
+                + " WHERE (SELECT count(*) FROM applied) < :" + BATCH_SIZE
+                + " AND NOT EXISTS (SELECT 1 FROM applied WHERE applied.ord = input.ord) ORDER BY input.ord";
+    }
+
+    private static String typedArray(String binding, boolean integral, String type) {
+        String bound = "CAST(:" + binding + (integral ? " AS bigint[])" : " AS text[])");
+        return "bigint".equals(type) && integral ? bound : "CAST(" + bound + " AS " + type + "[])";
     }
 }
