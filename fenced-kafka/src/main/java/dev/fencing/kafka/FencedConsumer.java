@@ -2,6 +2,7 @@ package dev.fencing.kafka;
 
 import dev.fencing.kafka.internal.ConsumerMeters;
 import dev.fencing.kafka.internal.Keys;
+import dev.fencing.kafka.internal.PartitionWatermarks;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Metrics;
 import java.nio.charset.StandardCharsets;
@@ -145,7 +146,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
     private final ConsumerMeters meters;
 
     // Owned by the poll thread; heldCount is read by other threads.
-    private final Map<TopicPartition, Map<Bytes, Long>> watermarks = new HashMap<>();
+    private final Map<TopicPartition, PartitionWatermarks> watermarks = new HashMap<>();
     private final Map<TopicPartition, Long> storedOffsets = new HashMap<>();
     private final Map<TopicPartition, OffsetAndMetadata> finishedOffsets = new HashMap<>();
     private volatile int heldCount;
@@ -327,18 +328,17 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         try {
             store.commit(groupId, tx -> handleRecords(tx, records, batch));
         } catch (StalePartitionStateException e) {
+            rollback(records);
             LOG.warn("group {}: {}; reloading the batch's partitions from the store", groupId, e.getMessage());
             rewind(records);
             return;
+        } catch (RuntimeException e) {
+            rollback(records);
+            throw e;
         }
         int held = heldCount;
         for (PartitionBatch p : batch.partitions.values()) {
-            Map<Bytes, Long> current = watermarks.get(p.partition);
-            for (Map.Entry<Bytes, Long> raised : p.raised.entrySet()) {
-                if (current.put(raised.getKey(), raised.getValue()) == null) {
-                    held++;
-                }
-            }
+            held += p.watermarks.commit();
             storedOffsets.put(p.partition, p.nextOffset);
             finishedOffsets.put(p.partition, new OffsetAndMetadata(p.nextOffset));
             meters.accepted(p.partition.topic(), p.accepted);
@@ -364,11 +364,12 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         batch.failure = null;
         outer:
         for (TopicPartition partition : records.partitions()) {
-            Map<Bytes, Long> current = watermarks.get(partition);
+            PartitionWatermarks current = watermarks.get(partition);
             if (current == null) {
                 throw new IllegalStateException("records of " + partition + " arrived before its watermarks");
             }
-            PartitionBatch p = new PartitionBatch(partition);
+            current.begin();
+            PartitionBatch p = new PartitionBatch(partition, current);
             for (ConsumerRecord<byte[], byte[]> record : records.records(partition)) {
                 if (!handleRecord(tx, record, current, p, batch)) {
                     if (p.nextOffset >= 0) {
@@ -384,14 +385,18 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         List<PartitionProgress> progress = new ArrayList<>(batch.partitions.size());
         for (PartitionBatch p : batch.partitions.values()) {
             progress.add(new PartitionProgress(
-                    p.partition, storedOffsets.getOrDefault(p.partition, -1L), p.nextOffset, p.raised));
+                    p.partition, storedOffsets.getOrDefault(p.partition, -1L), p.nextOffset, p.watermarks.raised()));
         }
         return progress;
     }
 
     /** Returns false if the handler failed and the batch must stop here (plain handlers only). */
     private boolean handleRecord(
-            Object tx, ConsumerRecord<byte[], byte[]> record, Map<Bytes, Long> current, PartitionBatch p, Batch batch) {
+            Object tx,
+            ConsumerRecord<byte[], byte[]> record,
+            PartitionWatermarks current,
+            PartitionBatch p,
+            Batch batch) {
         if (record.key() == null) {
             deadLetter(record, DeadLetterReason.MISSING_KEY, "record has no key", p, batch);
             return true;
@@ -409,11 +414,9 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
             return true;
         }
         Bytes key = Bytes.wrap(record.key());
-        Long watermark = p.raised.get(key);
-        if (watermark == null) {
-            watermark = current.get(key);
-        }
-        if (watermark != null && (token < watermark || (strict && token == watermark))) {
+        PartitionWatermarks.Mark mark = current.find(key);
+        long watermark = mark == null ? 0 : mark.current();
+        if (token < watermark || (strict && token == watermark)) {
             String detail = "token " + token + " is " + (token < watermark ? "older than" : "equal to") + " watermark "
                     + watermark + " of key " + Keys.describe(record.key());
             if (stalePolicy == StaleRecordPolicy.DEAD_LETTER) {
@@ -447,7 +450,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
             batch.failure = failure;
             return false;
         }
-        p.raised.put(key, token);
+        current.raise(key, mark, token);
         p.accepted++;
         return true;
     }
@@ -522,6 +525,15 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         }
     }
 
+    private void rollback(ConsumerRecords<byte[], byte[]> records) {
+        for (TopicPartition partition : records.partitions()) {
+            PartitionWatermarks current = watermarks.get(partition);
+            if (current != null) {
+                current.rollback();
+            }
+        }
+    }
+
     private void rewind(ConsumerRecords<byte[], byte[]> records) {
         for (TopicPartition partition : records.partitions()) {
             long firstOffset = records.records(partition).get(0).offset();
@@ -533,7 +545,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
 
     private void assign(TopicPartition partition) {
         PartitionState loaded = store.load(groupId, partition);
-        Map<Bytes, Long> previous = watermarks.put(partition, new HashMap<>(loaded.watermarks()));
+        PartitionWatermarks previous = watermarks.put(partition, new PartitionWatermarks(loaded.watermarks()));
         heldCount += loaded.watermarks().size() - (previous == null ? 0 : previous.size());
         storedOffsets.put(partition, loaded.nextOffset());
         finishedOffsets.remove(partition);
@@ -551,7 +563,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
     private void release(Collection<TopicPartition> partitions, boolean commit) {
         Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
         for (TopicPartition partition : partitions) {
-            Map<Bytes, Long> dropped = watermarks.remove(partition);
+            PartitionWatermarks dropped = watermarks.remove(partition);
             if (dropped != null) {
                 heldCount -= dropped.size();
             }
@@ -635,14 +647,15 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
 
     private static final class PartitionBatch {
         final TopicPartition partition;
-        final Map<Bytes, Long> raised = new HashMap<>();
+        final PartitionWatermarks watermarks;
         final Map<DeadLetterReason, Integer> deadLettered = new HashMap<>();
         long nextOffset = -1;
         long accepted;
         long dropped;
 
-        PartitionBatch(TopicPartition partition) {
+        PartitionBatch(TopicPartition partition, PartitionWatermarks watermarks) {
             this.partition = partition;
+            this.watermarks = watermarks;
         }
     }
 

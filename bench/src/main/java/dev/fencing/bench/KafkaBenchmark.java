@@ -1,0 +1,235 @@
+package dev.fencing.bench;
+
+import dev.fencing.kafka.FencedConsumer;
+import dev.fencing.kafka.FencedRecords;
+import dev.fencing.kafka.InMemoryWatermarkStore;
+import dev.fencing.kafka.PostgresWatermarkStore;
+import dev.fencing.kafka.WatermarkStore;
+import dev.fencing.testsupport.KafkaEndpoint;
+import dev.fencing.testsupport.KafkaServers;
+import dev.fencing.testsupport.PostgresEndpoint;
+import dev.fencing.testsupport.PostgresServers;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Supplier;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.flywaydb.core.Flyway;
+import org.jdbi.v3.core.Jdbi;
+
+/**
+ * {@code bench/run kafka}: the stale-dropping {@link FencedConsumer} against a plain poll loop over the same
+ * topic, in alternating rounds in one JVM, each round with a fresh consumer group that reads the topic from
+ * the beginning.
+ *
+ * <ul>
+ *   <li>The topic: 1,000,000 records of about 20 bytes over 10,000 keys in 4 partitions, written once,
+ *       stamped with a token that rises every 10,000 records; every 100th record carries an older token, so
+ *       1% are stale (the fenced consumer dead-letters them, the default policy).
+ *   <li>Raw: {@code KafkaConsumer<String, String>}, poll, a trivial handler (sums value lengths), {@code
+ *       commitAsync} after each poll, as in the usual manual-commit loop.
+ *   <li>Fenced, in-memory store: the same handler behind the fence check; watermarks in {@link
+ *       InMemoryWatermarkStore}.
+ *   <li>Fenced, PostgreSQL store: the same, with {@link PostgresWatermarkStore} on an embedded server that
+ *       commits durably (or {@code FENCING_POSTGRES_URL}): one transaction per poll batch that upserts the
+ *       batch's watermarks and offsets. The raw loop writes nothing to a database, so this ratio is the
+ *       price of durable watermarks.
+ * </ul>
+ *
+ * Both sides use {@code max.poll.records=2000}. Throughput is counted from the first record handled to the
+ * last (group joins excluded). Prints a table, the PostgreSQL-store ratio, and ends with {@code kafka
+ * fenced/raw throughput ratio: X.XX} for the in-memory store.
+ *
+ * <pre>{@code
+ * bench/run kafka [--records 1000000] [--keys 10000] [--rounds 3] [--pg-rounds 2]
+ * }</pre>
+ *
+ * Uses the Kafka cluster named by {@code FENCING_KAFKA_BOOTSTRAP} if set, else an in-process broker.
+ */
+public final class KafkaBenchmark {
+    private static final int PARTITIONS = 4;
+    private static final int MAX_POLL_RECORDS = 2_000;
+
+    private final KafkaEndpoint kafka;
+    private final String topic;
+    private final int records;
+    private final LongAdder sink = new LongAdder();
+
+    private KafkaBenchmark(KafkaEndpoint kafka, String topic, int records) {
+        this.kafka = kafka;
+        this.topic = topic;
+        this.records = records;
+    }
+
+    public static void main(String[] args) throws Exception {
+        int records = 1_000_000;
+        int keys = 10_000;
+        int rounds = 3;
+        int pgRounds = 2;
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--records" -> records = Integer.parseInt(args[++i]);
+                case "--keys" -> keys = Integer.parseInt(args[++i]);
+                case "--rounds" -> rounds = Integer.parseInt(args[++i]);
+                case "--pg-rounds" -> pgRounds = Integer.parseInt(args[++i]);
+                default -> {
+                    System.err.println("usage: KafkaBenchmark [--records N] [--keys N] [--rounds N] [--pg-rounds N]");
+                    System.exit(2);
+                }
+            }
+        }
+        try (KafkaEndpoint kafka = KafkaServers.start()) {
+            String topic = "bench-kafka-" + UUID.randomUUID().toString().substring(0, 8);
+            kafka.createTopic(topic, PARTITIONS);
+            kafka.createTopic(topic + ".dlt", 1);
+            KafkaBenchmark bench = new KafkaBenchmark(kafka, topic, records);
+            long producing = System.nanoTime();
+            int stale = bench.produce(keys);
+            System.err.printf(
+                    Locale.ROOT,
+                    "produced %,d records over %,d keys (%,d stale) in %.1f s%n",
+                    records,
+                    keys,
+                    stale,
+                    (System.nanoTime() - producing) / 1e9);
+
+            List<KafkaRounds.Result> results = new ArrayList<>();
+            results.add(KafkaRounds.compare(
+                    "in-memory store", rounds, bench::rawRound, () -> bench.fencedRound(new InMemoryWatermarkStore())));
+            try (PostgresEndpoint server = PostgresServers.start(true);
+                    PostgresEndpoint database = server.createDatabase("bench_kafka")) {
+                Flyway.configure()
+                        .dataSource(database.jdbcUrl(), database.user(), database.password())
+                        .locations("classpath:db/migration/fencing")
+                        .load()
+                        .migrate();
+                Jdbi jdbi = Jdbi.create(database.jdbcUrl(), database.user(), database.password());
+                PostgresWatermarkStore store = PostgresWatermarkStore.create(jdbi);
+                results.add(KafkaRounds.compare(
+                        "PostgreSQL store", pgRounds, bench::rawRound, () -> bench.fencedRound(store)));
+            }
+
+            System.out.printf(
+                    Locale.ROOT,
+                    "kafka: %,d records, %,d keys, %d partitions, %,d stale (1%%), max.poll.records %d%n",
+                    records,
+                    keys,
+                    PARTITIONS,
+                    stale,
+                    MAX_POLL_RECORDS);
+            KafkaRounds.printTable(System.out, results);
+            System.out.printf(
+                    Locale.ROOT,
+                    "kafka fenced/raw throughput ratio (PostgreSQL store): %.2f%n",
+                    results.get(1).ratio());
+            System.out.printf(
+                    Locale.ROOT,
+                    "kafka fenced/raw throughput ratio: %.2f%n",
+                    results.get(0).ratio());
+        }
+    }
+
+    /** Writes the topic once; returns how many records carry a stale token. */
+    private int produce(int keys) {
+        Map<String, Object> config = new HashMap<>();
+        config.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+        config.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+        config.put(ProducerConfig.ACKS_CONFIG, "all");
+        config.put(ProducerConfig.LINGER_MS_CONFIG, 20);
+        config.put(ProducerConfig.BATCH_SIZE_CONFIG, 512 * 1024);
+        int stale = 0;
+        try (KafkaProducer<String, String> producer =
+                new KafkaProducer<>(config, new StringSerializer(), new StringSerializer())) {
+            for (int i = 0; i < records; i++) {
+                long token = i / keys + 1;
+                if (i % 100 == 99 && token > 1) {
+                    token--;
+                    stale++;
+                }
+                producer.send(FencedRecords.create(topic, "key-" + (i % keys), "value-" + i, token));
+            }
+            producer.flush();
+        }
+        return stale;
+    }
+
+    private Map<String, Object> consumerConfig() {
+        Map<String, Object> config = new HashMap<>();
+        config.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+        config.put(ConsumerConfig.GROUP_ID_CONFIG, "bench-" + UUID.randomUUID());
+        config.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        config.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, MAX_POLL_RECORDS);
+        return config;
+    }
+
+    /** A plain manual-commit poll loop over the whole topic; records per second. */
+    private double rawRound() {
+        Map<String, Object> config = consumerConfig();
+        config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        long seen = 0;
+        long first = 0;
+        try (KafkaConsumer<String, String> consumer =
+                new KafkaConsumer<>(config, new StringDeserializer(), new StringDeserializer())) {
+            consumer.subscribe(List.of(topic));
+            while (seen < records) {
+                ConsumerRecords<String, String> batch = consumer.poll(Duration.ofMillis(500));
+                for (ConsumerRecord<String, String> record : batch) {
+                    if (first == 0) {
+                        first = System.nanoTime();
+                    }
+                    sink.add(record.value().length());
+                    seen++;
+                }
+                if (!batch.isEmpty()) {
+                    consumer.commitAsync();
+                }
+            }
+            long elapsed = System.nanoTime() - first;
+            consumer.commitSync();
+            return records / (elapsed / 1e9);
+        }
+    }
+
+    /** The fenced consumer over the whole topic with a fresh group; records per second. */
+    private double fencedRound(WatermarkStore<?> store) {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        AtomicLong first = new AtomicLong();
+        FencedConsumer<String, String> consumer = FencedConsumer.builder(
+                        new StringDeserializer(), new StringDeserializer())
+                .properties(consumerConfig())
+                .topics(topic)
+                .watermarkStore(store)
+                .meterRegistry(registry)
+                .handler((record, token) -> {
+                    if (first.get() == 0) {
+                        first.set(System.nanoTime());
+                    }
+                    sink.add(record.value().length());
+                })
+                .build();
+        try (consumer) {
+            CompletableFuture<Void> stopped = consumer.start();
+            Supplier<Double> finished = () -> KafkaRounds.count(registry, "fencing.kafka.records.accepted")
+                    + KafkaRounds.count(registry, "fencing.kafka.records.dropped")
+                    + KafkaRounds.count(registry, "fencing.kafka.records.dead.lettered");
+            KafkaRounds.awaitCount(finished, records, stopped);
+            long elapsed = System.nanoTime() - first.get();
+            return records / (elapsed / 1e9);
+        }
+    }
+}

@@ -1,0 +1,114 @@
+package dev.fencing.bench;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.io.PrintStream;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
+
+/**
+ * Alternating raw/fenced rounds for {@link KafkaBenchmark}: one warm-up pair (discarded), then {@code
+ * rounds} pairs whose order flips each time; the medians are compared.
+ */
+final class KafkaRounds {
+    /** One round: reads the whole topic once and returns records per second. */
+    @FunctionalInterface
+    interface Round {
+        double recordsPerSecond();
+    }
+
+    record Result(String name, double raw, double fenced) {
+        double ratio() {
+            return fenced / raw;
+        }
+    }
+
+    private KafkaRounds() {}
+
+    static Result compare(String name, int rounds, Round raw, Round fenced) {
+        System.err.printf(Locale.ROOT, "%s: warm-up%n", name);
+        raw.recordsPerSecond();
+        fenced.recordsPerSecond();
+        List<Double> raws = new ArrayList<>();
+        List<Double> fenceds = new ArrayList<>();
+        for (int i = 0; i < rounds; i++) {
+            if (i % 2 == 0) {
+                raws.add(raw.recordsPerSecond());
+                fenceds.add(fenced.recordsPerSecond());
+            } else {
+                fenceds.add(fenced.recordsPerSecond());
+                raws.add(raw.recordsPerSecond());
+            }
+            System.err.printf(
+                    Locale.ROOT,
+                    "%s round %d/%d: raw %,.0f records/s, fenced %,.0f records/s%n",
+                    name,
+                    i + 1,
+                    rounds,
+                    raws.get(i),
+                    fenceds.get(i));
+        }
+        return new Result(name, median(raws), median(fenceds));
+    }
+
+    static void printTable(PrintStream out, List<Result> results) {
+        out.printf(
+                Locale.ROOT, "| %-18s | %16s | %19s | %5s |%n", "case", "raw records/s", "fenced records/s", "ratio");
+        out.printf(Locale.ROOT, "|%s|%s|%s|%s|%n", "-".repeat(20), "-".repeat(18), "-".repeat(21), "-".repeat(7));
+        for (Result r : results) {
+            out.printf(
+                    Locale.ROOT, "| %-18s | %,16.0f | %,19.0f | %5.2f |%n", r.name(), r.raw(), r.fenced(), r.ratio());
+        }
+        out.println("(medians of alternating rounds after one warm-up pair; fresh consumer group each round)");
+    }
+
+    static double count(SimpleMeterRegistry registry, String name) {
+        return registry.find(name).counters().stream()
+                .mapToDouble(Counter::count)
+                .sum();
+    }
+
+    /** Waits until {@code count} reaches {@code target}, checking every millisecond; fails if the consumer stops. */
+    static void awaitCount(Supplier<Double> count, long target, CompletableFuture<Void> stopped) {
+        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(5);
+        while (count.get() < target) {
+            if (stopped.isDone()) {
+                try {
+                    stopped.get();
+                } catch (ExecutionException e) {
+                    throw new IllegalStateException("fenced consumer failed", e.getCause());
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IllegalStateException(e);
+                }
+                throw new IllegalStateException("fenced consumer stopped at " + count.get() + " of " + target);
+            }
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("timed out at " + count.get() + " of " + target);
+            }
+            try {
+                stopped.get(1, TimeUnit.MILLISECONDS);
+            } catch (TimeoutException e) {
+                // not done yet: poll the count again
+            } catch (ExecutionException e) {
+                throw new IllegalStateException("fenced consumer failed", e.getCause());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException(e);
+            }
+        }
+    }
+
+    private static double median(List<Double> values) {
+        List<Double> sorted = new ArrayList<>(values);
+        sorted.sort(Double::compare);
+        int n = sorted.size();
+        return n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
+    }
+}
