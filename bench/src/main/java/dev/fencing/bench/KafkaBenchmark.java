@@ -79,20 +79,26 @@ public final class KafkaBenchmark {
     public static void main(String[] args) throws Exception {
         int records = 1_000_000;
         int keys = 10_000;
-        int rounds = 3;
+        int rounds = 5;
         int pgRounds = 2;
+        long memoryCommitRecords = 50_000;
+        long pgCommitRecords = 100_000;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--records" -> records = Integer.parseInt(args[++i]);
                 case "--keys" -> keys = Integer.parseInt(args[++i]);
                 case "--rounds" -> rounds = Integer.parseInt(args[++i]);
                 case "--pg-rounds" -> pgRounds = Integer.parseInt(args[++i]);
+                case "--memory-commit-records" -> memoryCommitRecords = Long.parseLong(args[++i]);
+                case "--pg-commit-records" -> pgCommitRecords = Long.parseLong(args[++i]);
                 default -> {
                     System.err.println("usage: KafkaBenchmark [--records N] [--keys N] [--rounds N] [--pg-rounds N]");
                     System.exit(2);
                 }
             }
         }
+        long memoryCommit = memoryCommitRecords;
+        long pgCommit = pgCommitRecords;
         try (KafkaEndpoint kafka = KafkaServers.start()) {
             String topic = "bench-kafka-" + UUID.randomUUID().toString().substring(0, 8);
             kafka.createTopic(topic, PARTITIONS);
@@ -110,18 +116,31 @@ public final class KafkaBenchmark {
 
             List<KafkaRounds.Result> results = new ArrayList<>();
             results.add(KafkaRounds.compare(
-                    "in-memory store", rounds, bench::rawRound, () -> bench.fencedRound(new InMemoryWatermarkStore())));
-            try (PostgresEndpoint server = PostgresServers.start(true);
-                    PostgresEndpoint database = server.createDatabase("bench_kafka")) {
-                Flyway.configure()
-                        .dataSource(database.jdbcUrl(), database.user(), database.password())
-                        .locations("classpath:db/migration/fencing")
-                        .load()
-                        .migrate();
-                Jdbi jdbi = Jdbi.create(database.jdbcUrl(), database.user(), database.password());
-                PostgresWatermarkStore store = PostgresWatermarkStore.create(jdbi);
-                results.add(KafkaRounds.compare(
-                        "PostgreSQL store", pgRounds, bench::rawRound, () -> bench.fencedRound(store)));
+                    "in-memory, commit every poll",
+                    rounds,
+                    () -> bench.rawRound(0),
+                    () -> bench.fencedRound(new InMemoryWatermarkStore(), 0)));
+            results.add(KafkaRounds.compare(
+                    "in-memory, commit every " + memoryCommit,
+                    rounds,
+                    () -> bench.rawRound(memoryCommit),
+                    () -> bench.fencedRound(new InMemoryWatermarkStore(), memoryCommit)));
+            if (pgRounds > 0) {
+                try (PostgresEndpoint server = PostgresServers.start(true);
+                        PostgresEndpoint database = server.createDatabase("bench_kafka")) {
+                    Flyway.configure()
+                            .dataSource(database.jdbcUrl(), database.user(), database.password())
+                            .locations("classpath:db/migration/fencing")
+                            .load()
+                            .migrate();
+                    Jdbi jdbi = Jdbi.create(database.jdbcUrl(), database.user(), database.password());
+                    PostgresWatermarkStore store = PostgresWatermarkStore.create(jdbi);
+                    results.add(KafkaRounds.compare(
+                            "PostgreSQL, commit every " + pgCommit,
+                            pgRounds,
+                            () -> bench.rawRound(pgCommit),
+                            () -> bench.fencedRound(store, pgCommit)));
+                }
             }
 
             System.out.printf(
@@ -135,12 +154,18 @@ public final class KafkaBenchmark {
             KafkaRounds.printTable(System.out, results);
             System.out.printf(
                     Locale.ROOT,
-                    "kafka fenced/raw throughput ratio (PostgreSQL store): %.2f%n",
-                    results.get(1).ratio());
+                    "kafka fenced/raw throughput ratio, in-memory store, commit every poll: %.2f%n",
+                    results.get(0).ratio());
+            if (results.size() > 2) {
+                System.out.printf(
+                        Locale.ROOT,
+                        "kafka fenced/raw throughput ratio, PostgreSQL store: %.2f%n",
+                        results.get(2).ratio());
+            }
             System.out.printf(
                     Locale.ROOT,
                     "kafka fenced/raw throughput ratio: %.2f%n",
-                    results.get(0).ratio());
+                    results.get(1).ratio());
         }
     }
 
@@ -178,10 +203,11 @@ public final class KafkaBenchmark {
     }
 
     /** A plain manual-commit poll loop over the whole topic; records per second. */
-    private double rawRound() {
+    private double rawRound(long commitRecords) {
         Map<String, Object> config = consumerConfig();
         config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         long seen = 0;
+        long uncommitted = 0;
         long first = 0;
         try (KafkaConsumer<String, String> consumer =
                 new KafkaConsumer<>(config, new StringDeserializer(), new StringDeserializer())) {
@@ -195,8 +221,10 @@ public final class KafkaBenchmark {
                     sink.add(record.value().length());
                     seen++;
                 }
-                if (!batch.isEmpty()) {
+                uncommitted += batch.count();
+                if (uncommitted > 0 && uncommitted >= commitRecords) {
                     consumer.commitAsync();
+                    uncommitted = 0;
                 }
             }
             long elapsed = System.nanoTime() - first;
@@ -206,7 +234,7 @@ public final class KafkaBenchmark {
     }
 
     /** The fenced consumer over the whole topic with a fresh group; records per second. */
-    private double fencedRound(WatermarkStore<?> store) {
+    private double fencedRound(WatermarkStore<?> store, long commitMaxRecords) {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         AtomicLong first = new AtomicLong();
         FencedConsumer<String, String> consumer = FencedConsumer.builder(
@@ -214,6 +242,7 @@ public final class KafkaBenchmark {
                 .properties(consumerConfig())
                 .topics(topic)
                 .watermarkStore(store)
+                .commitMaxRecords(commitMaxRecords)
                 .meterRegistry(registry)
                 .handler((record, token) -> {
                     if (first.get() == 0) {

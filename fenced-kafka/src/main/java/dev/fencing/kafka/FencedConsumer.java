@@ -140,6 +140,8 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
     private final String deadLetterTopic;
     private final Duration pollTimeout;
     private final Duration closeTimeout;
+    private final long commitMaxRecords;
+    private final Duration commitInterval;
     private final KafkaConsumer<byte[], byte[]> consumer;
     private final Map<String, Object> deadLetterConfig;
     private KafkaProducer<byte[], byte[]> deadLetters;
@@ -150,6 +152,8 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
     private final Map<TopicPartition, Long> storedOffsets = new HashMap<>();
     private final Map<TopicPartition, OffsetAndMetadata> finishedOffsets = new HashMap<>();
     private volatile int heldCount;
+    private boolean unitOpen;
+    private boolean unitAborted;
     private volatile Set<TopicPartition> assignment = Set.of();
 
     private final Object lock = new Object();
@@ -172,6 +176,8 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         this.deadLetterTopic = builder.deadLetterTopic;
         this.pollTimeout = builder.pollTimeout;
         this.closeTimeout = builder.closeTimeout;
+        this.commitMaxRecords = builder.commitMaxRecords;
+        this.commitInterval = builder.commitInterval;
 
         Map<String, Object> consumerConfig = new HashMap<>(builder.kafka);
         consumerConfig.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
@@ -325,16 +331,25 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
 
     private void handleBatch(ConsumerRecords<byte[], byte[]> records) {
         Batch batch = new Batch();
+        unitOpen = true;
+        unitAborted = false;
         try {
-            store.commit(groupId, tx -> handleRecords(tx, records, batch));
+            store.commit(groupId, tx -> handleUnit(tx, records, batch));
+        } catch (UnitAbortedException e) {
+            rollback(batch);
+            LOG.info("group {}: rebalance during a unit of work; it was rolled back and is read again", groupId);
+            rewind(batch);
+            return;
         } catch (StalePartitionStateException e) {
-            rollback(records);
+            rollback(batch);
             LOG.warn("group {}: {}; reloading the batch's partitions from the store", groupId, e.getMessage());
-            rewind(records);
+            rewind(batch);
             return;
         } catch (RuntimeException e) {
-            rollback(records);
+            rollback(batch);
             throw e;
+        } finally {
+            unitOpen = false;
         }
         int held = heldCount;
         for (PartitionBatch p : batch.partitions.values()) {
@@ -358,36 +373,68 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         }
     }
 
-    private List<PartitionProgress> handleRecords(Object tx, ConsumerRecords<byte[], byte[]> records, Batch batch) {
-        batch.partitions.clear();
-        batch.deadLetterWrites.clear();
-        batch.failure = null;
-        outer:
-        for (TopicPartition partition : records.partitions()) {
-            PartitionWatermarks current = watermarks.get(partition);
-            if (current == null) {
-                throw new IllegalStateException("records of " + partition + " arrived before its watermarks");
+    /**
+     * One unit of work: the polled records and, with {@value FencedConsumerConfig#COMMIT_MAX_RECORDS_CONFIG},
+     * more polls until the unit is big or old enough. A rebalance inside the unit aborts it.
+     */
+    private List<PartitionProgress> handleUnit(Object tx, ConsumerRecords<byte[], byte[]> first, Batch batch) {
+        long deadline = System.nanoTime() + commitInterval.toNanos();
+        ConsumerRecords<byte[], byte[]> records = first;
+        while (handlePolled(tx, records, batch)
+                && batch.records < commitMaxRecords
+                && System.nanoTime() < deadline
+                && state == State.RUNNING) {
+            try {
+                records = consumer.poll(Duration.ZERO);
+            } catch (WakeupException e) {
+                break; // close() was called: commit what this unit did, then the loop ends
             }
-            current.begin();
-            PartitionBatch p = new PartitionBatch(partition, current);
-            for (ConsumerRecord<byte[], byte[]> record : records.records(partition)) {
-                if (!handleRecord(tx, record, current, p, batch)) {
-                    if (p.nextOffset >= 0) {
-                        batch.partitions.put(partition, p);
-                    }
-                    break outer;
-                }
-                p.nextOffset = record.offset() + 1;
+            if (unitAborted) {
+                throw new UnitAbortedException();
             }
-            batch.partitions.put(partition, p);
+            if (records.isEmpty()) {
+                break;
+            }
         }
         awaitDeadLetters(batch);
         List<PartitionProgress> progress = new ArrayList<>(batch.partitions.size());
         for (PartitionBatch p : batch.partitions.values()) {
-            progress.add(new PartitionProgress(
-                    p.partition, storedOffsets.getOrDefault(p.partition, -1L), p.nextOffset, p.watermarks.raised()));
+            if (p.nextOffset >= 0) {
+                progress.add(new PartitionProgress(
+                        p.partition,
+                        storedOffsets.getOrDefault(p.partition, -1L),
+                        p.nextOffset,
+                        p.watermarks.raised()));
+            }
         }
         return progress;
+    }
+
+    /** Returns false if a plain handler failed: the unit stops at that record. */
+    private boolean handlePolled(Object tx, ConsumerRecords<byte[], byte[]> records, Batch batch) {
+        for (TopicPartition partition : records.partitions()) {
+            PartitionBatch p = batch.partitions.get(partition);
+            if (p == null) {
+                PartitionWatermarks current = watermarks.get(partition);
+                if (current == null) {
+                    throw new IllegalStateException("records of " + partition + " arrived before its watermarks");
+                }
+                current.begin();
+                p = new PartitionBatch(partition, current);
+                batch.partitions.put(partition, p);
+            }
+            for (ConsumerRecord<byte[], byte[]> record : records.records(partition)) {
+                if (p.firstOffset < 0) {
+                    p.firstOffset = record.offset();
+                }
+                if (!handleRecord(tx, record, p.watermarks, p, batch)) {
+                    return false;
+                }
+                p.nextOffset = record.offset() + 1;
+                batch.records++;
+            }
+        }
+        return true;
     }
 
     /** Returns false if the handler failed and the batch must stop here (plain handlers only). */
@@ -525,21 +572,21 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         }
     }
 
-    private void rollback(ConsumerRecords<byte[], byte[]> records) {
-        for (TopicPartition partition : records.partitions()) {
-            PartitionWatermarks current = watermarks.get(partition);
-            if (current != null) {
-                current.rollback();
-            }
+    private void rollback(Batch batch) {
+        for (PartitionBatch p : batch.partitions.values()) {
+            p.watermarks.rollback();
         }
     }
 
-    private void rewind(ConsumerRecords<byte[], byte[]> records) {
-        for (TopicPartition partition : records.partitions()) {
-            long firstOffset = records.records(partition).get(0).offset();
-            assign(partition);
-            long stored = storedOffsets.get(partition);
-            consumer.seek(partition, stored >= 0 ? stored : firstOffset);
+    /** After a rolled-back unit: reload what the store has and read again from there. */
+    private void rewind(Batch batch) {
+        for (PartitionBatch p : batch.partitions.values()) {
+            if (!watermarks.containsKey(p.partition) || p.firstOffset < 0) {
+                continue; // revoked meanwhile: its new owner reads it from the store
+            }
+            assign(p.partition);
+            long stored = storedOffsets.get(p.partition);
+            consumer.seek(p.partition, stored >= 0 ? stored : p.firstOffset);
         }
     }
 
@@ -617,21 +664,39 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         return config;
     }
 
+    private void abortOpenUnit() {
+        if (unitOpen) {
+            unitAborted = true;
+        }
+    }
+
+    /** Rolls back a unit of work that spanned a rebalance. */
+    private static final class UnitAbortedException extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        UnitAbortedException() {
+            super("rebalance during a unit of work", null, false, false);
+        }
+    }
+
     private final class Rebalance implements ConsumerRebalanceListener {
         @Override
         public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+            abortOpenUnit();
             release(partitions, true);
             assignment = Set.copyOf(watermarks.keySet());
         }
 
         @Override
         public void onPartitionsLost(Collection<TopicPartition> partitions) {
+            abortOpenUnit();
             release(partitions, false);
             assignment = Set.copyOf(watermarks.keySet());
         }
 
         @Override
         public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+            abortOpenUnit();
             for (TopicPartition partition : partitions) {
                 assign(partition);
             }
@@ -642,6 +707,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
     private static final class Batch {
         final Map<TopicPartition, PartitionBatch> partitions = new LinkedHashMap<>();
         final List<Future<RecordMetadata>> deadLetterWrites = new ArrayList<>();
+        long records;
         RecordHandlingException failure;
     }
 
@@ -649,6 +715,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         final TopicPartition partition;
         final PartitionWatermarks watermarks;
         final Map<DeadLetterReason, Integer> deadLettered = new HashMap<>();
+        long firstOffset = -1;
         long nextOffset = -1;
         long accepted;
         long dropped;
@@ -676,6 +743,8 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         private String deadLetterTopic = FencedConsumerConfig.DEFAULT_DEAD_LETTER_TOPIC;
         private Duration pollTimeout = Duration.ofMillis(FencedConsumerConfig.DEFAULT_POLL_TIMEOUT_MS);
         private Duration closeTimeout = Duration.ofMillis(FencedConsumerConfig.DEFAULT_CLOSE_TIMEOUT_MS);
+        private long commitMaxRecords = FencedConsumerConfig.DEFAULT_COMMIT_MAX_RECORDS;
+        private Duration commitInterval = Duration.ofMillis(FencedConsumerConfig.DEFAULT_COMMIT_INTERVAL_MS);
         private MeterRegistry meterRegistry = Metrics.globalRegistry;
 
         private Builder(Deserializer<K> keyDeserializer, Deserializer<V> valueDeserializer) {
@@ -709,6 +778,9 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
                         pollTimeout(Duration.ofMillis(parseLong(key, value)));
                     case FencedConsumerConfig.CLOSE_TIMEOUT_MS_CONFIG ->
                         closeTimeout(Duration.ofMillis(parseLong(key, value)));
+                    case FencedConsumerConfig.COMMIT_MAX_RECORDS_CONFIG -> commitMaxRecords(parseLong(key, value));
+                    case FencedConsumerConfig.COMMIT_INTERVAL_MS_CONFIG ->
+                        commitInterval(Duration.ofMillis(parseLong(key, value)));
                     default ->
                         throw new IllegalArgumentException(
                                 "unknown setting " + key + "; known: " + FencedConsumerConfig.KEYS);
@@ -829,6 +901,26 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
          */
         public Builder<K, V> closeTimeout(Duration timeout) {
             this.closeTimeout = requirePositive(timeout, "closeTimeout");
+            return this;
+        }
+
+        /**
+         * {@value FencedConsumerConfig#COMMIT_MAX_RECORDS_CONFIG}: {@value
+         * FencedConsumerConfig#COMMIT_MAX_RECORDS_DOC}
+         */
+        public Builder<K, V> commitMaxRecords(long records) {
+            if (records < 0) {
+                throw new IllegalArgumentException("commitMaxRecords must be >= 0, got " + records);
+            }
+            this.commitMaxRecords = records;
+            return this;
+        }
+
+        /**
+         * {@value FencedConsumerConfig#COMMIT_INTERVAL_MS_CONFIG}: {@value FencedConsumerConfig#COMMIT_INTERVAL_MS_DOC}
+         */
+        public Builder<K, V> commitInterval(Duration interval) {
+            this.commitInterval = requirePositive(interval, "commitInterval");
             return this;
         }
 

@@ -42,6 +42,18 @@ public final class FencedConsumerConfig {
             "How long close() waits for the poll loop to finish its" + " batch and leave the group, in milliseconds.";
     public static final long DEFAULT_CLOSE_TIMEOUT_MS = 30_000;
 
+    public static final String COMMIT_MAX_RECORDS_CONFIG = "fencing.commit.max.records";
+    public static final String COMMIT_MAX_RECORDS_DOC = "Records one unit of work (one store transaction, one offset"
+            + " commit) may span, over several polls. 0: commit after every poll. Larger units amortize the store's"
+            + " commit and write each key's watermark once per unit; a rebalance during a unit rolls it back and"
+            + " reads it again (with a plain handler, its effects then happen twice).";
+    public static final long DEFAULT_COMMIT_MAX_RECORDS = 0;
+
+    public static final String COMMIT_INTERVAL_MS_CONFIG = "fencing.commit.interval.ms";
+    public static final String COMMIT_INTERVAL_MS_DOC = "Longest time one unit of work stays open when"
+            + " fencing.commit.max.records is set, in milliseconds; keep it well below max.poll.interval.ms.";
+    public static final long DEFAULT_COMMIT_INTERVAL_MS = 1_000;
+
     /** Suffix of the default dead-letter topic. */
     public static final String DEAD_LETTER_SUFFIX = ".dlt";
 
@@ -51,7 +63,9 @@ public final class FencedConsumerConfig {
             STALE_RECORDS_CONFIG,
             STRICT_CONFIG,
             POLL_TIMEOUT_MS_CONFIG,
-            CLOSE_TIMEOUT_MS_CONFIG);
+            CLOSE_TIMEOUT_MS_CONFIG,
+            COMMIT_MAX_RECORDS_CONFIG,
+            COMMIT_INTERVAL_MS_CONFIG);
 
     private FencedConsumerConfig() {}
 }
