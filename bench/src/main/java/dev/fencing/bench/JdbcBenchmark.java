@@ -1,0 +1,216 @@
+package dev.fencing.bench;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.fencing.jdbc.FencedBatch;
+import dev.fencing.jdbc.FencedTable;
+import dev.fencing.jdbc.FencedUpdate;
+import dev.fencing.jdbc.FencedWriter;
+import dev.fencing.jdbc.RowKey;
+import dev.fencing.jdbc.WriteOutcome;
+import dev.fencing.testsupport.PostgresEndpoint;
+import dev.fencing.testsupport.PostgresServers;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+import org.flywaydb.core.Flyway;
+import org.jdbi.v3.core.Jdbi;
+
+/**
+ * {@code bench/run jdbc}: fenced-jdbc's writes against the same plain writes, in alternating rounds in one
+ * JVM on one PostgreSQL server (embedded, committing durably like a production server, or the one named by
+ * {@code FENCING_POSTGRES_URL}).
+ *
+ * <ul>
+ *   <li>UPDATE by primary key on 1 and on 4 connections: {@link FencedWriter#tryUpdate} (one statement
+ *       carrying the fence condition and reporting the outcome) against {@code UPDATE ... WHERE id = :id}
+ *       on an unprotected twin table, both through Jdbi and the same HikariCP pool;
+ *   <li>a 1,000-row batch: {@link FencedWriter#tryBatch} against the same {@code UPDATE ... FROM
+ *       unnest(...)} a developer would write without fencing.
+ * </ul>
+ *
+ * Each fenced write takes a fresh token from a counter, as a stream of lock grants would. Prints a table
+ * and ends with {@code jdbc fenced/raw throughput ratio: X.XX}, the lowest case.
+ *
+ * <pre>{@code
+ * bench/run jdbc [--rounds 5] [--round-millis 1500]
+ * }</pre>
+ */
+public final class JdbcBenchmark {
+    static final int ROWS = 10_000;
+    static final int BATCH = 1_000;
+
+    private final Jdbi jdbi;
+    private final FencedWriter writer;
+    private final FencedTable fenced;
+    private final long roundMillis;
+    private final AtomicLong tokens = new AtomicLong();
+    private final LongAdder notApplied = new LongAdder();
+
+    private JdbcBenchmark(Jdbi jdbi, long roundMillis) {
+        this.jdbi = jdbi;
+        this.roundMillis = roundMillis;
+        this.writer = FencedWriter.builder(jdbi).build();
+        this.fenced =
+                FencedTable.builder().table("bench_fenced").keyColumns("id").build(jdbi);
+    }
+
+    public static void main(String[] args) throws Exception {
+        int rounds = 5;
+        long roundMillis = 1_500;
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--rounds" -> rounds = Integer.parseInt(args[++i]);
+                case "--round-millis" -> roundMillis = Long.parseLong(args[++i]);
+                default -> {
+                    System.err.println("usage: JdbcBenchmark [--rounds N] [--round-millis MS]");
+                    System.exit(2);
+                }
+            }
+        }
+        try (PostgresEndpoint server = PostgresServers.start(true);
+                PostgresEndpoint database = server.createDatabase("bench_jdbc")) {
+            Flyway.configure()
+                    .dataSource(database.dataSource())
+                    .locations("classpath:db/migration/fencing")
+                    .load()
+                    .migrate();
+            HikariConfig config = new HikariConfig();
+            config.setDataSource(database.dataSource());
+            config.setMaximumPoolSize(4);
+            config.setMinimumIdle(4);
+            try (HikariDataSource pool = new HikariDataSource(config)) {
+                Jdbi jdbi = Jdbi.create(pool);
+                JdbcSchema.create(jdbi, ROWS);
+                String settings = jdbi.withHandle(h -> h.createQuery("SELECT 'PostgreSQL ' || current_setting("
+                                + "'server_version') || ', fsync=' || current_setting('fsync')"
+                                + " || ', synchronous_commit=' || current_setting('synchronous_commit')")
+                        .mapTo(String.class)
+                        .one());
+                new JdbcBenchmark(jdbi, roundMillis).run(rounds, settings);
+            }
+        }
+    }
+
+    private void run(int rounds, String settings) throws Exception {
+        System.out.printf(
+                Locale.ROOT,
+                "jdbc benchmark: %s; %d rows; %d ms rounds; %s%n",
+                settings,
+                ROWS,
+                roundMillis,
+                System.getenv(PostgresServers.URL_ENV) == null ? "embedded server" : "external server");
+        AlternatingRuns runs = new AlternatingRuns(rounds);
+        runs.compare("UPDATE by primary key, 1 connection", () -> rawUpdates(1), () -> fencedUpdates(1));
+        runs.compare("UPDATE by primary key, 4 connections", () -> rawUpdates(4), () -> fencedUpdates(4));
+        runs.compare("1,000-row batch (rows/s), 1 connection", this::rawBatches, this::fencedBatches);
+        System.out.println();
+        runs.printTable(System.out);
+        System.out.printf(
+                Locale.ROOT, "fenced writes not applied (token races between threads): %d%n", notApplied.sum());
+        System.out.printf(Locale.ROOT, "jdbc fenced/raw throughput ratio: %.2f%n", runs.lowestRatio());
+    }
+
+    private double rawUpdates(int connections) throws Exception {
+        return timed(connections, () -> {
+            long id = randomId();
+            jdbi.useHandle(h -> h.createUpdate("UPDATE bench_plain SET counter = counter + 1 WHERE id = :id")
+                    .bind("id", id)
+                    .execute());
+            return 1;
+        });
+    }
+
+    private double fencedUpdates(int connections) throws Exception {
+        return timed(connections, () -> {
+            FencedUpdate update = FencedUpdate.builder(fenced)
+                    .key(randomId())
+                    .setExpression("counter", "counter + 1")
+                    .build();
+            count(writer.tryUpdate(update, tokens.incrementAndGet()));
+            return 1;
+        });
+    }
+
+    private double rawBatches() throws Exception {
+        return timed(1, () -> {
+            long first = firstBatchId();
+            List<Long> ids = new ArrayList<>(BATCH);
+            List<Long> values = new ArrayList<>(BATCH);
+            for (int i = 0; i < BATCH; i++) {
+                ids.add(first + i);
+                values.add(first * 7 + i);
+            }
+            jdbi.useHandle(h -> h.createUpdate("UPDATE bench_plain AS t SET counter = v.counter"
+                            + " FROM unnest(CAST(:ids AS bigint[]), CAST(:counters AS bigint[])) AS v(id, counter)"
+                            + " WHERE t.id = v.id")
+                    .bindArray("ids", Long.class, ids)
+                    .bindArray("counters", Long.class, values)
+                    .execute());
+            return BATCH;
+        });
+    }
+
+    private double fencedBatches() throws Exception {
+        return timed(1, () -> {
+            long first = firstBatchId();
+            FencedBatch batch = FencedBatch.builder(fenced).columns("counter").build();
+            long token = tokens.incrementAndGet();
+            for (int i = 0; i < BATCH; i++) {
+                batch.add(token, RowKey.of(first + i), first * 7 + i);
+            }
+            writer.tryBatch(batch).forEach(this::count);
+            return BATCH;
+        });
+    }
+
+    private void count(WriteOutcome outcome) {
+        if (!outcome.isApplied()) {
+            notApplied.increment();
+        }
+    }
+
+    private static long randomId() {
+        return ThreadLocalRandom.current().nextLong(1, ROWS + 1);
+    }
+
+    private static long firstBatchId() {
+        return ThreadLocalRandom.current().nextLong(0, ROWS / BATCH) * BATCH + 1;
+    }
+
+    @FunctionalInterface
+    private interface Operation {
+        /** Does one unit of work and returns how many operations it counts for. */
+        int run();
+    }
+
+    /** Runs the operation on {@code threads} threads for one round; returns operations per second. */
+    private double timed(int threads, Operation operation) throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        LongAdder done = new LongAdder();
+        long start = System.nanoTime();
+        long deadline = start + TimeUnit.MILLISECONDS.toNanos(roundMillis);
+        List<Future<?>> futures = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            futures.add(pool.submit(() -> {
+                while (System.nanoTime() < deadline) {
+                    done.add(operation.run());
+                }
+                return null;
+            }));
+        }
+        for (Future<?> future : futures) {
+            future.get();
+        }
+        double seconds = (System.nanoTime() - start) / 1e9;
+        pool.shutdown();
+        return done.sum() / seconds;
+    }
+}
