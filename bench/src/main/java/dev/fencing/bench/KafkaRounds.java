@@ -59,11 +59,11 @@ final class KafkaRounds {
 
     static void printTable(PrintStream out, List<Result> results) {
         out.printf(
-                Locale.ROOT, "| %-18s | %16s | %19s | %5s |%n", "case", "raw records/s", "fenced records/s", "ratio");
-        out.printf(Locale.ROOT, "|%s|%s|%s|%s|%n", "-".repeat(20), "-".repeat(18), "-".repeat(21), "-".repeat(7));
+                Locale.ROOT, "| %-32s | %16s | %19s | %5s |%n", "case", "raw records/s", "fenced records/s", "ratio");
+        out.printf(Locale.ROOT, "|%s|%s|%s|%s|%n", "-".repeat(34), "-".repeat(18), "-".repeat(21), "-".repeat(7));
         for (Result r : results) {
             out.printf(
-                    Locale.ROOT, "| %-18s | %,16.0f | %,19.0f | %5.2f |%n", r.name(), r.raw(), r.fenced(), r.ratio());
+                    Locale.ROOT, "| %-32s | %,16.0f | %,19.0f | %5.2f |%n", r.name(), r.raw(), r.fenced(), r.ratio());
         }
         out.println("(medians of alternating rounds after one warm-up pair; fresh consumer group each round)");
     }

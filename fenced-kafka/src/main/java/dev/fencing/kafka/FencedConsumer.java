@@ -93,9 +93,14 @@ import org.slf4j.LoggerFactory;
  *       watermarks, offsets) is one transaction: a crash and restart neither applies a record twice nor
  *       accepts a stale one.
  *   <li>Memory: the consumer holds the watermarks of the partitions it owns now and drops them when a
- *       partition is revoked, so its memory is proportional to the keys of its partitions (about 100 bytes
- *       per key), never to the number of records. The {@link InMemoryWatermarkStore} keeps every key it has
- *       seen; the PostgreSQL store keeps them on disk.
+ *       partition is revoked, so its memory is proportional to the distinct keys of its partitions (about 140
+ *       bytes per key: 100,000 keys take about 14 MB), never to the number of records. The {@link
+ *       InMemoryWatermarkStore} keeps every key it has seen (about as much again); the PostgreSQL store keeps
+ *       them on disk and the consumer loads only its partitions' keys.
+ *   <li>Units of work: by default each poll's records are one unit (one store commit, one offset commit).
+ *       {@value FencedConsumerConfig#COMMIT_MAX_RECORDS_CONFIG} lets a unit span several polls, which
+ *       amortizes the store's commit (each key's watermark is written once per unit); a rebalance during a
+ *       unit rolls the unit back and its records are read again.
  * </ul>
  *
  * <p>Not a {@code ConsumerInterceptor}: Kafka logs and swallows an interceptor's exception and passes the
@@ -247,7 +252,11 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
                         run();
                         done.complete(null);
                     } catch (Throwable e) {
-                        done.completeExceptionally(e);
+                        if (state == State.CLOSED && e instanceof IllegalStateException && pollThread == null) {
+                            done.complete(null); // closed before the thread got to run
+                        } else {
+                            done.completeExceptionally(e);
+                        }
                     }
                 },
                 clientId);

@@ -1,0 +1,29 @@
+/**
+ * Fencing for Kafka: records stamped with the fence token they were produced under, and a consumer that
+ * hands a record to your code only if its token is not older than the newest one already accepted for its
+ * key.
+ *
+ * <ul>
+ *   <li>{@link dev.fencing.kafka.FencedRecords} and {@link dev.fencing.kafka.FenceTokenHeader}: the producing
+ *       side, with a plain {@code KafkaProducer}; the record key is the resource key.
+ *   <li>{@link dev.fencing.kafka.FencedConsumer}: the poll loop that drops stale records, dead-letters what it
+ *       cannot fence, and commits offsets only for finished records.
+ *   <li>{@link dev.fencing.kafka.WatermarkStore}: where watermarks and offsets live; {@link
+ *       dev.fencing.kafka.InMemoryWatermarkStore} and {@link dev.fencing.kafka.PostgresWatermarkStore}.
+ * </ul>
+ *
+ * <pre>{@code
+ * producer.send(FencedRecords.create("inventory", "sku-42", "reserve 1", lease.token()));
+ *
+ * FencedConsumer<String, String> consumer = FencedConsumer.builder(new StringDeserializer(), new StringDeserializer())
+ *         .properties(Map.of("bootstrap.servers", "kafka:9092", "group.id", "inventory-applier"))
+ *         .topics("inventory")
+ *         .handler((record, token) -> inventory.apply(record.key(), record.value()))
+ *         .build();
+ * consumer.start();
+ * }</pre>
+ *
+ * Nothing here depends on ZooKeeper or on the lock client: a token is any positive {@code long} from a
+ * monotone source.
+ */
+package dev.fencing.kafka;
