@@ -3,6 +3,8 @@ package dev.fencing.jdbc;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -49,6 +51,9 @@ class StaleTokenRejectionIT {
 
     @Test
     void rejectsAStaleUpdateAndLeavesTheRowUnchangedWhereTheUnfencedUpdateGoesThrough() {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        strict = FencedWriter.builder(db.jdbi).meterRegistry(registry).build();
+
         // given: holder B (token 8) wrote after holder A (token 7) was paused
         assertThat(strict.tryUpdate(take(1), 8)).isEqualTo(new WriteOutcome.Applied(8));
         assertThat(db.row("A-1")).isEqualTo("9:8");
@@ -69,6 +74,16 @@ class StaleTokenRejectionIT {
                 })
                 .hasMessageContaining("stored token 8, offered token 7");
         assertThat(db.row("A-1")).isEqualTo("9:8");
+        assertThat(registry.get("fencing.jdbc.writes")
+                        .tags("table", "public.inventory", "outcome", "rejected")
+                        .counter()
+                        .count())
+                .isEqualTo(2);
+        assertThat(registry.get("fencing.jdbc.writes")
+                        .tags("table", "public.inventory", "outcome", "applied")
+                        .counter()
+                        .count())
+                .isEqualTo(1);
 
         // and: the very same write without the fence is applied: the lost update the fence prevented
         int rows = db.jdbi.withHandle(
@@ -130,6 +145,26 @@ class StaleTokenRejectionIT {
     }
 
     @Test
+    void aStaleClaimRunsNothingWhereTheSameStatementsWithoutTheClaimGoThrough() {
+        strict.update(take(1), 8);
+        AtomicBoolean ran = new AtomicBoolean();
+
+        assertThatThrownBy(() -> strict.claimAndRun(inventory, RowKey.of("A-1"), 7, h -> {
+                    ran.set(true);
+                    return h.execute("INSERT INTO reservation (sku, qty) VALUES ('A-1', 5)");
+                }))
+                .isInstanceOfSatisfying(StaleFenceException.class, e -> assertThat(e.storedToken())
+                        .isEqualTo(8));
+        assertThat(ran).isFalse();
+        assertThat(reservations()).isZero();
+        assertThat(db.row("A-1")).isEqualTo("9:8");
+
+        // the same transaction without the claim: nothing stops it
+        db.jdbi.useTransaction(h -> h.execute("INSERT INTO reservation (sku, qty) VALUES ('A-1', 5)"));
+        assertThat(reservations()).isEqualTo(1);
+    }
+
+    @Test
     void equalTokensAreRefusedUnderStrictAndAcceptedUnderMonotonic() {
         strict.update(take(1), 5);
 
@@ -172,6 +207,12 @@ class StaleTokenRejectionIT {
                 .hasMessageContaining("far above the offered one")
                 .hasMessageContaining("token source went backwards");
         assertThat(db.row("A-1")).isEqualTo("9:5000");
+    }
+
+    private static long reservations() {
+        return db.jdbi.withHandle(h -> h.createQuery("SELECT count(*) FROM reservation")
+                .mapTo(Long.class)
+                .one());
     }
 
     private static long watermark(String key) {
