@@ -121,12 +121,17 @@ public final class KafkaBenchmark {
 
             List<KafkaRounds.Result> results = new ArrayList<>();
             results.add(KafkaRounds.compare(
-                    "in-memory, commit every poll",
+                    "InMemoryWatermarkStore",
                     rounds,
                     () -> bench.rawRound(0),
                     () -> bench.fencedRound(new InMemoryWatermarkStore(), 0)));
             results.add(KafkaRounds.compare(
-                    "in-memory, commit every " + memoryCommit,
+                    "no store (consumer's own heap)",
+                    rounds,
+                    () -> bench.rawRound(0),
+                    () -> bench.fencedRound(null, 0)));
+            results.add(KafkaRounds.compare(
+                    "InMemoryWatermarkStore, unit " + memoryCommit,
                     rounds,
                     () -> bench.rawRound(memoryCommit),
                     () -> bench.fencedRound(new InMemoryWatermarkStore(), memoryCommit)));
@@ -141,7 +146,7 @@ public final class KafkaBenchmark {
                     Jdbi jdbi = Jdbi.create(database.jdbcUrl(), database.user(), database.password());
                     PostgresWatermarkStore store = PostgresWatermarkStore.create(jdbi);
                     results.add(KafkaRounds.compare(
-                            "PostgreSQL, commit every " + pgCommit,
+                            "PostgreSQL store, unit " + pgCommit,
                             pgRounds,
                             () -> bench.rawRound(pgCommit),
                             () -> bench.fencedRound(store, pgCommit)));
@@ -157,16 +162,12 @@ public final class KafkaBenchmark {
                     stale,
                     MAX_POLL_RECORDS);
             KafkaRounds.printTable(System.out, results);
-            System.out.printf(
-                    Locale.ROOT,
-                    "kafka fenced/raw throughput ratio, in-memory store, commit every %d records: %.2f%n",
-                    memoryCommit,
-                    results.get(1).ratio());
-            if (results.size() > 2) {
+            for (int i = 1; i < results.size(); i++) {
                 System.out.printf(
                         Locale.ROOT,
-                        "kafka fenced/raw throughput ratio, PostgreSQL store: %.2f%n",
-                        results.get(2).ratio());
+                        "kafka fenced/raw throughput ratio, %s: %.2f%n",
+                        results.get(i).name(),
+                        results.get(i).ratio());
             }
             System.out.printf(
                     Locale.ROOT,
@@ -239,15 +240,14 @@ public final class KafkaBenchmark {
         }
     }
 
-    /** The fenced consumer over the whole topic with a fresh group; records per second. */
+    /** The fenced consumer over the whole topic with a fresh group (store null: none); records per second. */
     private double fencedRound(WatermarkStore<?> store, long commitMaxRecords) {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         AtomicLong first = new AtomicLong();
-        FencedConsumer<String, String> consumer = FencedConsumer.builder(
+        FencedConsumer.Builder<String, String> builder = FencedConsumer.builder(
                         new StringDeserializer(), new StringDeserializer())
                 .properties(consumerConfig())
                 .topics(topic)
-                .watermarkStore(store)
                 .commitMaxRecords(commitMaxRecords)
                 .meterRegistry(registry)
                 .handler((record, token) -> {
@@ -255,9 +255,11 @@ public final class KafkaBenchmark {
                         first.set(System.nanoTime());
                     }
                     sink.add(record.value().length());
-                })
-                .build();
-        try (consumer) {
+                });
+        if (store != null) {
+            builder.watermarkStore(store);
+        }
+        try (FencedConsumer<String, String> consumer = builder.build()) {
             CompletableFuture<Void> stopped = consumer.start();
             Supplier<Double> finished = () -> KafkaRounds.count(registry, "fencing.kafka.records.accepted")
                     + KafkaRounds.count(registry, "fencing.kafka.records.dropped")

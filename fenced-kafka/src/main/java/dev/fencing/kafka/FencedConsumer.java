@@ -91,12 +91,15 @@ import org.slf4j.LoggerFactory;
  *       are loaded inside the rebalance callback, before any of its records is handled. With {@link
  *       PostgresWatermarkStore} and a {@link TransactionalRecordHandler} each batch (handler effects,
  *       watermarks, offsets) is one transaction: a crash and restart neither applies a record twice nor
- *       accepts a stale one.
- *   <li>Memory: the consumer holds the watermarks of the partitions it owns now and drops them when a
- *       partition is revoked, so its memory is proportional to the distinct keys of its partitions (about 140
- *       bytes per key: 100,000 keys take about 14 MB), never to the number of records. The {@link
- *       InMemoryWatermarkStore} keeps every key it has seen (about as much again); the PostgreSQL store keeps
- *       them on disk and the consumer loads only its partitions' keys.
+ *       accepts a stale one. Without a store (the default) the watermarks live in this consumer's heap only
+ *       and are lost with it: fine for a single long-lived consumer, not across restarts or members; see
+ *       {@link Builder#watermarkStore}.
+ *   <li>Memory: with a {@link WatermarkStore}, the consumer holds the watermarks of the partitions it owns
+ *       now and drops them when a partition is revoked, so its memory is proportional to the distinct keys of
+ *       its partitions (about 140 bytes per key: 100,000 keys take about 14 MB), never to the number of
+ *       records. The {@link InMemoryWatermarkStore} keeps every key it has seen (about as much again); the
+ *       PostgreSQL store keeps them on disk and the consumer loads only its partitions' keys. Without a store
+ *       (the default) the consumer keeps every key it has seen, once.
  *   <li>Units of work: by default each poll's records are one unit (one store commit, one offset commit).
  *       {@value FencedConsumerConfig#COMMIT_MAX_RECORDS_CONFIG} lets a unit span several polls, which
  *       amortizes the store's commit (each key's watermark is written once per unit); a rebalance during a
@@ -137,7 +140,8 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
     private final List<String> topics;
     private final Deserializer<K> keyDeserializer;
     private final Deserializer<V> valueDeserializer;
-    private final WatermarkStore<Object> store;
+    private final WatermarkStore<Object> store; // null: watermarks private to this consumer, offsets in Kafka
+    private final Map<TopicPartition, PartitionWatermarks> parked; // given-away partitions, when store is null
     private final TransactionalRecordHandler<Object, K, V> handler;
     private final boolean transactional;
     private final boolean strict;
@@ -173,7 +177,8 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         this.topics = List.copyOf(builder.topics);
         this.keyDeserializer = builder.keyDeserializer;
         this.valueDeserializer = builder.valueDeserializer;
-        this.store = builder.store != null ? builder.store : castStore(new InMemoryWatermarkStore());
+        this.store = builder.store;
+        this.parked = builder.store == null ? new HashMap<>() : null;
         this.handler = builder.handler;
         this.transactional = builder.transactional;
         this.strict = builder.strict;
@@ -217,7 +222,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
                 clientId,
                 groupId,
                 topics,
-                store.getClass().getSimpleName(),
+                store == null ? "none: this consumer's heap" : store.getClass().getSimpleName(),
                 strict,
                 stalePolicy.configValue());
         try {
@@ -331,6 +336,9 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
             keyDeserializer.close();
             valueDeserializer.close();
             watermarks.clear();
+            if (parked != null) {
+                parked.clear();
+            }
             heldCount = 0;
             assignment = Set.of();
             stopped.countDown();
@@ -343,7 +351,11 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         unitOpen = true;
         unitAborted = false;
         try {
-            store.commit(groupId, tx -> handleUnit(tx, records, batch));
+            if (store == null) {
+                handleUnit(null, records, batch);
+            } else {
+                store.commit(groupId, tx -> handleUnit(tx, records, batch));
+            }
         } catch (UnitAbortedException e) {
             rollback(batch);
             LOG.info("group {}: rebalance during a unit of work; it was rolled back and is read again", groupId);
@@ -593,6 +605,10 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
             if (!watermarks.containsKey(p.partition) || p.firstOffset < 0) {
                 continue; // revoked meanwhile: its new owner reads it from the store
             }
+            if (store == null) {
+                consumer.seek(p.partition, p.firstOffset); // the rolled-back watermarks are right as they are
+                continue;
+            }
             assign(p.partition);
             long stored = storedOffsets.get(p.partition);
             consumer.seek(p.partition, stored >= 0 ? stored : p.firstOffset);
@@ -600,6 +616,16 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
     }
 
     private void assign(TopicPartition partition) {
+        if (store == null) {
+            PartitionWatermarks kept = parked.remove(partition);
+            PartitionWatermarks own = kept != null ? kept : new PartitionWatermarks(Map.of());
+            watermarks.put(partition, own);
+            heldCount += own.size();
+            storedOffsets.put(partition, -1L);
+            finishedOffsets.remove(partition);
+            LOG.info("group {} took {} with {} watermarks kept from before", groupId, partition, own.size());
+            return;
+        }
         PartitionState loaded = store.load(groupId, partition);
         PartitionWatermarks previous = watermarks.put(partition, new PartitionWatermarks(loaded.watermarks()));
         heldCount += loaded.watermarks().size() - (previous == null ? 0 : previous.size());
@@ -622,6 +648,9 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
             PartitionWatermarks dropped = watermarks.remove(partition);
             if (dropped != null) {
                 heldCount -= dropped.size();
+                if (parked != null) {
+                    parked.put(partition, dropped);
+                }
             }
             storedOffsets.remove(partition);
             OffsetAndMetadata finished = finishedOffsets.remove(partition);
@@ -864,7 +893,14 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
             return this;
         }
 
-        /** Where watermarks and offsets are kept, for a {@link #handler}; default a new in-memory store. */
+        /**
+         * Where watermarks and offsets are kept, for a {@link #handler}. Default: none; the consumer keeps
+         * its watermarks in its own heap (also those of partitions it gave away, should they come back) and
+         * its offsets in Kafka, which is the cheapest but protects only against stale records this consumer
+         * instance saw the fresher ones of. Share an {@link InMemoryWatermarkStore} among the consumers of a
+         * JVM, or use {@link PostgresWatermarkStore}, for watermarks that follow partitions and survive
+         * restarts.
+         */
         public Builder<K, V> watermarkStore(WatermarkStore<?> store) {
             Objects.requireNonNull(store, "store");
             if (transactional) {

@@ -17,7 +17,7 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
  * props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, "kafka:9092");
  * props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);   // no reordering or duplicates on retry
  * props.put(ProducerConfig.ACKS_CONFIG, "all");
- * try (FencedLease lease = lock.acquire("sku-42");
+ * try (Lease lease = lock.acquire();  // dev.fencing.lock, or any monotone token source
  *         KafkaProducer<String, String> producer = new KafkaProducer<>(props, new StringSerializer(), new StringSerializer())) {
  *     producer.send(FencedRecords.create("inventory", "sku-42", "reserve 1", lease.token())).get();
  * }

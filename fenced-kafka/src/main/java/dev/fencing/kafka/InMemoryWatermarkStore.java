@@ -35,7 +35,9 @@ public final class InMemoryWatermarkStore implements WatermarkStore<Void> {
         if (stored == null) {
             return PartitionState.EMPTY;
         }
-        return new PartitionState(stored.nextOffset, new HashMap<>(stored.watermarks));
+        Map<Bytes, Long> watermarks = new HashMap<>(Math.max(16, (int) (stored.watermarks.size() / 0.75f) + 1));
+        stored.watermarks.forEach((key, token) -> watermarks.put(key, token[0]));
+        return new PartitionState(stored.nextOffset, watermarks);
     }
 
     @Override
@@ -54,7 +56,14 @@ public final class InMemoryWatermarkStore implements WatermarkStore<Void> {
                 Stored stored =
                         partitions.computeIfAbsent(new GroupPartition(groupId, p.partition()), k -> new Stored());
                 stored.nextOffset = p.nextOffset();
-                p.raisedWatermarks().forEach((key, token) -> stored.watermarks.merge(key, token, Math::max));
+                p.raisedWatermarks().forEach((key, token) -> {
+                    long[] held = stored.watermarks.get(key);
+                    if (held == null) {
+                        stored.watermarks.put(key, new long[] {token});
+                    } else if (token > held[0]) {
+                        held[0] = token;
+                    }
+                });
             }
         }
     }
@@ -68,6 +77,7 @@ public final class InMemoryWatermarkStore implements WatermarkStore<Void> {
 
     private static final class Stored {
         long nextOffset = -1;
-        final Map<Bytes, Long> watermarks = new HashMap<>();
+        // a mutable holder per key, so raising an existing key is one lookup and no boxing
+        final Map<Bytes, long[]> watermarks = new HashMap<>();
     }
 }
