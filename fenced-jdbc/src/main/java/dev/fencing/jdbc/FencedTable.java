@@ -182,18 +182,28 @@ public final class FencedTable {
         public FencedTable build(Jdbi jdbi) {
             Objects.requireNonNull(jdbi, "jdbi");
             try {
-                return jdbi.withHandle(this::build);
+                return jdbi.withHandle(this::check);
             } catch (JdbiException e) {
-                throw new FencedTableException(
-                        schema + "." + table,
-                        "could not check table " + schema + "." + table + ": " + e.getMessage(),
-                        e);
+                throw unchecked(e);
             }
+        }
+
+        private FencedTableException unchecked(JdbiException e) {
+            return new FencedTableException(
+                    schema + "." + table, "could not check table " + schema + "." + table + ": " + e.getMessage(), e);
         }
 
         /** Like {@link #build(Jdbi)}, on a handle the caller holds. */
         public FencedTable build(Handle handle) {
             Objects.requireNonNull(handle, "handle");
+            try {
+                return check(handle);
+            } catch (JdbiException e) {
+                throw unchecked(e);
+            }
+        }
+
+        private FencedTable check(Handle handle) {
             if (table == null) {
                 throw new IllegalStateException("table is not set");
             }
