@@ -192,7 +192,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         Map<String, Object> consumerConfig = new HashMap<>(builder.kafka);
         consumerConfig.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         this.consumer = new KafkaConsumer<>(consumerConfig, new ByteArrayDeserializer(), new ByteArrayDeserializer());
-        this.deadLetterConfig = deadLetterProducerConfig(builder.kafka, clientId);
+        this.deadLetterConfig = deadLetterProducerConfig(builder.kafka, builder.deadLetterProducer, clientId);
         this.meters = new ConsumerMeters(builder.meterRegistry, groupId, clientId, () -> heldCount);
     }
 
@@ -683,7 +683,8 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         return (WatermarkStore<Object>) store;
     }
 
-    private static Map<String, Object> deadLetterProducerConfig(Map<String, Object> consumerConfig, String clientId) {
+    private static Map<String, Object> deadLetterProducerConfig(
+            Map<String, Object> consumerConfig, Map<String, Object> overrides, String clientId) {
         Map<String, Object> config = new HashMap<>();
         for (Map.Entry<String, Object> entry : consumerConfig.entrySet()) {
             String key = entry.getKey();
@@ -699,6 +700,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         config.put(ProducerConfig.ACKS_CONFIG, "all");
         config.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
         config.put(ProducerConfig.LINGER_MS_CONFIG, 0);
+        config.putAll(overrides);
         return config;
     }
 
@@ -773,6 +775,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         private final Deserializer<V> valueDeserializer;
         private final Map<String, Object> kafka = new HashMap<>();
         private final List<String> topics = new ArrayList<>();
+        private final Map<String, Object> deadLetterProducer = new HashMap<>();
         private WatermarkStore<Object> store;
         private TransactionalRecordHandler<Object, K, V> handler;
         private boolean transactional;
@@ -807,6 +810,16 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         public Builder<K, V> property(String key, Object value) {
             Objects.requireNonNull(key, "property key");
             Objects.requireNonNull(value, () -> "value of " + key);
+            if (key.startsWith(FencedConsumerConfig.DEAD_LETTER_PRODUCER_PREFIX)) {
+                String producerKey = key.substring(FencedConsumerConfig.DEAD_LETTER_PRODUCER_PREFIX.length());
+                if (producerKey.isBlank()
+                        || producerKey.equals(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG)
+                        || producerKey.equals(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG)) {
+                    throw new IllegalArgumentException(key + " is refused: the dead-letter producer writes raw bytes");
+                }
+                deadLetterProducer.put(producerKey, value);
+                return this;
+            }
             if (key.startsWith(FencedConsumerConfig.PREFIX)) {
                 switch (key) {
                     case FencedConsumerConfig.DEAD_LETTER_TOPIC_CONFIG -> deadLetterTopic(String.valueOf(value));

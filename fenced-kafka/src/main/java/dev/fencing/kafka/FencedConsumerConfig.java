@@ -54,6 +54,13 @@ public final class FencedConsumerConfig {
             + " fencing.commit.max.records is set, in milliseconds; keep it well below max.poll.interval.ms.";
     public static final long DEFAULT_COMMIT_INTERVAL_MS = 1_000;
 
+    /**
+     * Prefix for settings of the producer that writes dead letters, for example {@code
+     * fencing.dead.letter.producer.compression.type=lz4}. It gets {@code bootstrap.servers} and the security
+     * settings of the consumer, {@code acks=all} and idempotence; these override them.
+     */
+    public static final String DEAD_LETTER_PRODUCER_PREFIX = "fencing.dead.letter.producer.";
+
     /** Suffix of the default dead-letter topic. */
     public static final String DEAD_LETTER_SUFFIX = ".dlt";
 

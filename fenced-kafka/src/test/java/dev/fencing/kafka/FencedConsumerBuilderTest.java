@@ -54,6 +54,15 @@ class FencedConsumerBuilderTest {
     }
 
     @Test
+    void passesDeadLetterProducerSettingsButNotSerializers() {
+        builder().property(FencedConsumerConfig.DEAD_LETTER_PRODUCER_PREFIX + "compression.type", "lz4");
+        assertThatThrownBy(() ->
+                        builder().property(FencedConsumerConfig.DEAD_LETTER_PRODUCER_PREFIX + "value.serializer", "x"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("raw bytes");
+    }
+
+    @Test
     void requiresBootstrapServersGroupTopicsAndHandler() {
         assertThatThrownBy(() -> builder().topics("t").handler(HANDLER).build())
                 .isInstanceOf(IllegalStateException.class)
