@@ -48,6 +48,11 @@ import org.jdbi.v3.core.Jdbi;
  * again, up to a few times, to report a truthful outcome; the decision to write is always the database's,
  * made under the row lock.
  *
+ * <p>Writes assume PostgreSQL's default READ COMMITTED isolation: a fenced UPDATE that meets a row another
+ * transaction is changing waits for it and then re-checks the fence against the committed row. Under
+ * REPEATABLE READ or SERIALIZABLE the database reports a serialization failure instead ({@link
+ * FencedWriteException}), which the caller retries as usual.
+ *
  * <p>Thread-safe; one writer per {@link Jdbi} is enough. Rejections are logged at DEBUG with the table,
  * key and tokens; with a {@link Builder#meterRegistry} it also counts {@code fencing.jdbc.writes} tagged
  * with {@code table} and {@code outcome} (applied, rejected, not_found, predicate_failed).
