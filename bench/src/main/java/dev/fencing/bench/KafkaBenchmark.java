@@ -60,7 +60,7 @@ import org.jdbi.v3.core.Jdbi;
  * ratio: X.XX} for the in-memory store with default settings.
  *
  * <pre>{@code
- * bench/run kafka [--records 1000000] [--keys 10000] [--rounds 5] [--pg-rounds 2]
+ * bench/run kafka [--records 1000000] [--keys 10000] [--rounds 7] [--pg-rounds 2]
  *                 [--memory-commit-records 50000] [--pg-commit-records 100000]
  * }</pre>
  *
@@ -84,7 +84,7 @@ public final class KafkaBenchmark {
     public static void main(String[] args) throws Exception {
         int records = 1_000_000;
         int keys = 10_000;
-        int rounds = 5;
+        int rounds = 7;
         int pgRounds = 2;
         long memoryCommitRecords = 50_000;
         long pgCommitRecords = 100_000;
