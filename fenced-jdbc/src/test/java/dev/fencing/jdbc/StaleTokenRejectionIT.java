@@ -86,12 +86,7 @@ class StaleTokenRejectionIT {
                 .isEqualTo(1);
 
         // and: the very same write without the fence is applied: the lost update the fence prevented
-        int rows = db.jdbi.withHandle(
-                h -> h.createUpdate("UPDATE inventory SET stock = stock - :qty WHERE sku = :sku AND stock >= :qty")
-                        .bind("sku", "A-1")
-                        .bind("qty", 5)
-                        .execute());
-        assertThat(rows).isEqualTo(1);
+        takeWithoutFence(5);
         assertThat(db.row("A-1")).isEqualTo("4:8");
     }
 
@@ -177,6 +172,10 @@ class StaleTokenRejectionIT {
         assertThat(monotonic.tryUpdate(take(1), 6)).isEqualTo(new WriteOutcome.Applied(6));
         assertThat(strict.tryUpdate(take(1), 7)).isEqualTo(new WriteOutcome.Applied(7));
         assertThat(db.row("A-1")).isEqualTo("6:7");
+        assertThat(strict.tryUpdate(take(1), 7)).isEqualTo(new WriteOutcome.Rejected(7, 7));
+
+        takeWithoutFence(1); // the replay that STRICT refused, without the fence
+        assertThat(db.row("A-1")).isEqualTo("5:7");
     }
 
     @Test
@@ -193,6 +192,9 @@ class StaleTokenRejectionIT {
         assertThatThrownBy(() -> strict.update(take(50), 4)).isInstanceOf(FencePredicateFailedException.class);
         assertThatThrownBy(() -> strict.update(missing, 4)).isInstanceOf(FencedRowNotFoundException.class);
         assertThat(db.row("A-1")).isEqualTo("9:3");
+
+        takeWithoutFence(2); // the stale write (token 2) without the fence
+        assertThat(db.row("A-1")).isEqualTo("7:3");
     }
 
     @Test
@@ -207,6 +209,19 @@ class StaleTokenRejectionIT {
                 .hasMessageContaining("far above the offered one")
                 .hasMessageContaining("token source went backwards");
         assertThat(db.row("A-1")).isEqualTo("9:5000");
+
+        takeWithoutFence(1);
+        assertThat(db.row("A-1")).isEqualTo("8:5000");
+    }
+
+    /** The same decrement as {@link #take}, as a plain UPDATE without the fence condition. */
+    private static void takeWithoutFence(int qty) {
+        int rows = db.jdbi.withHandle(
+                h -> h.createUpdate("UPDATE inventory SET stock = stock - :qty WHERE sku = :sku AND stock >= :qty")
+                        .bind("sku", "A-1")
+                        .bind("qty", qty)
+                        .execute());
+        assertThat(rows).isEqualTo(1);
     }
 
     private static long reservations() {
