@@ -41,7 +41,6 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.Deserializer;
-import org.apache.kafka.common.utils.Bytes;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -481,7 +480,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
             deadLetter(record, DeadLetterReason.UNREADABLE_TOKEN, e.getMessage(), p, batch);
             return true;
         }
-        Bytes key = Bytes.wrap(record.key());
+        byte[] key = record.key();
         PartitionWatermarks.Mark mark = current.find(key);
         long watermark = mark == null ? 0 : mark.current();
         if (token < watermark || (strict && token == watermark)) {

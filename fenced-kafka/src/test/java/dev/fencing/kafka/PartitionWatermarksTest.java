@@ -14,8 +14,12 @@ class PartitionWatermarksTest {
         return Bytes.wrap(key.getBytes(StandardCharsets.UTF_8));
     }
 
+    private static byte[] raw(String key) {
+        return key.getBytes(StandardCharsets.UTF_8);
+    }
+
     private static long current(PartitionWatermarks watermarks, String key) {
-        PartitionWatermarks.Mark mark = watermarks.find(key(key));
+        PartitionWatermarks.Mark mark = watermarks.find(raw(key));
         return mark == null ? 0 : mark.current();
     }
 
@@ -23,10 +27,10 @@ class PartitionWatermarksTest {
     void aCommittedBatchKeepsItsRaisedTokensAndReportsEachKeyOnce() {
         PartitionWatermarks watermarks = new PartitionWatermarks(Map.of(key("a"), 5L));
         watermarks.begin();
-        watermarks.raise(key("a"), watermarks.find(key("a")), 6);
-        watermarks.raise(key("a"), watermarks.find(key("a")), 7);
-        watermarks.raise(key("b"), watermarks.find(key("b")), 1);
-        watermarks.raise(key("a"), watermarks.find(key("a")), 7);
+        watermarks.raise(raw("a"), watermarks.find(raw("a")), 6);
+        watermarks.raise(raw("a"), watermarks.find(raw("a")), 7);
+        watermarks.raise(raw("b"), watermarks.find(raw("b")), 1);
+        watermarks.raise(raw("a"), watermarks.find(raw("a")), 7);
 
         assertThat(watermarks.raised()).isEqualTo(Map.of(key("a"), 7L, key("b"), 1L));
         assertThat(watermarks.commit()).as("new keys").isEqualTo(1);
@@ -39,23 +43,38 @@ class PartitionWatermarksTest {
     void aRolledBackBatchLeavesTheWatermarksAsTheyWere() {
         PartitionWatermarks watermarks = new PartitionWatermarks(Map.of(key("a"), 5L));
         watermarks.begin();
-        watermarks.raise(key("a"), watermarks.find(key("a")), 9);
-        watermarks.raise(key("new"), null, 3);
+        watermarks.raise(raw("a"), watermarks.find(raw("a")), 9);
+        watermarks.raise(raw("new"), null, 3);
 
         watermarks.rollback();
 
         assertThat(current(watermarks, "a")).isEqualTo(5);
-        assertThat(watermarks.find(key("new"))).isNull();
+        assertThat(current(watermarks, "new")).as("rolled back to none").isZero();
         assertThat(watermarks.size()).isEqualTo(1);
         watermarks.begin();
         assertThat(watermarks.raised()).isEmpty();
     }
 
     @Test
+    void growsPastItsInitialCapacityAndFindsEveryKey() {
+        PartitionWatermarks watermarks = new PartitionWatermarks(Map.of());
+        watermarks.begin();
+        for (int i = 0; i < 10_000; i++) {
+            watermarks.raise(raw("k" + i), watermarks.find(raw("k" + i)), i + 1);
+        }
+        assertThat(watermarks.commit()).isEqualTo(10_000);
+        for (int i = 0; i < 10_000; i++) {
+            assertThat(current(watermarks, "k" + i)).isEqualTo(i + 1);
+        }
+        assertThat(watermarks.find(raw("absent"))).isNull();
+        assertThat(watermarks.size()).isEqualTo(10_000);
+    }
+
+    @Test
     void aLowerTokenNeverLowersTheWatermark() {
         PartitionWatermarks watermarks = new PartitionWatermarks(Map.of(key("a"), 5L));
         watermarks.begin();
-        watermarks.raise(key("a"), watermarks.find(key("a")), 4);
+        watermarks.raise(raw("a"), watermarks.find(raw("a")), 4);
         assertThat(watermarks.raised()).isEmpty();
         assertThat(current(watermarks, "a")).isEqualTo(5);
     }

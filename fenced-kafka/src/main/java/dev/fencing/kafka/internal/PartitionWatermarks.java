@@ -3,49 +3,65 @@ package dev.fencing.kafka.internal;
 import java.util.AbstractMap;
 import java.util.AbstractSet;
 import java.util.ArrayList;
-import java.util.HashMap;
+import java.util.Arrays;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.BiConsumer;
 import org.apache.kafka.common.utils.Bytes;
 
 /**
  * The watermarks of one owned partition, changed in place while a batch runs and either committed or rolled
- * back with it. One map lookup per record: each key maps to a mutable {@link Mark}, and a batch keeps the
- * marks it raised in a list (each once), which is also what the store saves. Poll thread only.
+ * back with it. Poll thread only.
+ *
+ * <p>Why not a {@code HashMap<Bytes, Long>}: this is the one lookup every record pays. An open-addressing
+ * table of {@link Mark}s keyed by the raw key bytes costs no allocation per lookup and two memory reads
+ * (the mark, its key) instead of four (node, {@code Bytes}, its array, the value). A batch keeps the marks
+ * it raised in a list (each once), which is also what the store saves.
  */
 public final class PartitionWatermarks {
-    private final Map<Bytes, Mark> marks;
+    private Mark[] table;
+    private int used; // slots taken, including marks of rolled-back new keys (token 0)
+    private int live; // marks with a committed token
     private final List<Mark> raised = new ArrayList<>();
     private final Map<Bytes, Long> raisedView = new RaisedView();
     private int batch;
 
     public PartitionWatermarks(Map<Bytes, Long> stored) {
-        marks = new HashMap<>(Math.max(16, (int) (stored.size() / 0.75f) + 1));
-        stored.forEach((key, token) -> marks.put(key, new Mark(key, token)));
+        table = new Mark[capacityFor(stored.size())];
+        stored.forEach((key, token) -> {
+            byte[] bytes = key.get();
+            Mark mark = new Mark(bytes, hash(bytes), token);
+            insert(mark);
+            live++;
+        });
     }
 
     /** One key's watermark: {@code current} includes the running batch, {@code committed} does not. */
     public static final class Mark {
-        final Bytes key;
+        final byte[] key;
+        final int hash;
         long committed;
         long current;
         int batch;
 
-        Mark(Bytes key, long token) {
+        Mark(byte[] key, int hash, long token) {
             this.key = key;
+            this.hash = hash;
             this.committed = token;
             this.current = token;
         }
 
+        /** The token, 0 if none was accepted. */
         public long current() {
             return current;
         }
     }
 
+    /** Keys with a committed watermark. */
     public int size() {
-        return marks.size();
+        return live;
     }
 
     /** Starts a batch: nothing raised yet. */
@@ -55,15 +71,32 @@ public final class PartitionWatermarks {
     }
 
     /** The key's mark, or null if no token was ever accepted for it. */
-    public Mark find(Bytes key) {
-        return marks.get(key);
+    public Mark find(byte[] key) {
+        int h = hash(key);
+        Mark[] t = table;
+        int mask = t.length - 1;
+        for (int i = h & mask; ; i = (i + 1) & mask) {
+            Mark mark = t[i];
+            if (mark == null) {
+                return null;
+            }
+            if (mark.hash == h && Arrays.equals(mark.key, key)) {
+                return mark;
+            }
+        }
     }
 
-    /** Records that {@code token} was accepted for {@code key}; {@code mark} is what {@link #find} returned. */
-    public void raise(Bytes key, Mark mark, long token) {
+    /**
+     * Records that {@code token} was accepted for {@code key}; {@code mark} is what {@link #find} returned.
+     */
+    public void raise(byte[] key, Mark mark, long token) {
         if (mark == null) {
-            mark = new Mark(key, 0);
-            marks.put(key, mark);
+            byte[] copy = key.clone(); // a handler of byte[] keys could change the record's array
+            mark = new Mark(copy, hash(copy), 0);
+            if ((used + 1) * 2 > table.length) {
+                resize();
+            }
+            insert(mark);
         } else if (token <= mark.current) {
             return;
         }
@@ -88,20 +121,52 @@ public final class PartitionWatermarks {
             }
             mark.committed = mark.current;
         }
+        live += added;
         raised.clear();
         return added;
     }
 
-    /** Undoes the running batch. */
+    /** Undoes the running batch. A new key's mark stays in the table with token 0, which means none. */
     public void rollback() {
         for (Mark mark : raised) {
-            if (mark.committed == 0) {
-                marks.remove(mark.key);
-            } else {
-                mark.current = mark.committed;
-            }
+            mark.current = mark.committed;
         }
         raised.clear();
+    }
+
+    private void insert(Mark mark) {
+        Mark[] t = table;
+        int mask = t.length - 1;
+        int i = mark.hash & mask;
+        while (t[i] != null) {
+            i = (i + 1) & mask;
+        }
+        t[i] = mark;
+        used++;
+    }
+
+    private void resize() {
+        Mark[] old = table;
+        table = new Mark[old.length * 2];
+        used = 0;
+        for (Mark mark : old) {
+            if (mark != null) {
+                insert(mark);
+            }
+        }
+    }
+
+    private static int capacityFor(int keys) {
+        int capacity = 16;
+        while (capacity < keys * 2 + 2) {
+            capacity <<= 1;
+        }
+        return capacity;
+    }
+
+    private static int hash(byte[] key) {
+        int h = Arrays.hashCode(key);
+        return h ^ (h >>> 16);
     }
 
     private final class RaisedView extends AbstractMap<Bytes, Long> {
@@ -130,7 +195,7 @@ public final class PartitionWatermarks {
                         @Override
                         public Map.Entry<Bytes, Long> next() {
                             Mark mark = marks.next();
-                            return Map.entry(mark.key, mark.current);
+                            return Map.entry(Bytes.wrap(mark.key), mark.current);
                         }
                     };
                 }
@@ -138,9 +203,9 @@ public final class PartitionWatermarks {
         }
 
         @Override
-        public void forEach(java.util.function.BiConsumer<? super Bytes, ? super Long> action) {
+        public void forEach(BiConsumer<? super Bytes, ? super Long> action) {
             for (Mark mark : raised) {
-                action.accept(mark.key, mark.current);
+                action.accept(Bytes.wrap(mark.key), mark.current);
             }
         }
     }
