@@ -1,0 +1,242 @@
+package dev.fencing.demo;
+
+import dev.fencing.testsupport.EmbeddedKafka;
+import dev.fencing.testsupport.EmbeddedPostgresServer;
+import dev.fencing.testsupport.EmbeddedZooKeeper;
+import java.io.PrintStream;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryOneTime;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.postgresql.ds.PGSimpleDataSource;
+
+/**
+ * The three servers a run needs: the ones named by flags, checked for reachability, or embedded ones
+ * (test-support) started here and stopped by {@link #close()}. Not thread-safe; the coordinator owns it.
+ */
+final class Clusters implements AutoCloseable {
+    private static final int CONNECT_TIMEOUT_SECONDS = 10;
+
+    private final List<AutoCloseable> started = new ArrayList<>();
+    private String zookeeperConnect;
+    private String jdbcUrl;
+    private String jdbcUser;
+    private String jdbcPassword;
+    private String kafkaBootstrap;
+
+    private Clusters() {}
+
+    /**
+     * Starts or reaches every server.
+     *
+     * @throws DemoException naming the flag and the address of a server that cannot be reached
+     */
+    static Clusters open(DemoSettings settings, PrintStream progress) {
+        Clusters clusters = new Clusters();
+        try {
+            clusters.openZooKeeper(settings, progress);
+            clusters.openPostgres(settings, progress);
+            clusters.openKafka(settings, progress);
+            return clusters;
+        } catch (RuntimeException e) {
+            clusters.close();
+            throw e;
+        }
+    }
+
+    String zookeeperConnect() {
+        return zookeeperConnect;
+    }
+
+    String jdbcUrl() {
+        return jdbcUrl;
+    }
+
+    String jdbcUser() {
+        return jdbcUser;
+    }
+
+    String jdbcPassword() {
+        return jdbcPassword;
+    }
+
+    String kafkaBootstrap() {
+        return kafkaBootstrap;
+    }
+
+    /** An unpooled data source for the coordinator. */
+    PGSimpleDataSource dataSource() {
+        PGSimpleDataSource dataSource = new PGSimpleDataSource();
+        dataSource.setURL(jdbcUrl);
+        dataSource.setUser(jdbcUser);
+        if (!jdbcPassword.isEmpty()) {
+            dataSource.setPassword(jdbcPassword);
+        }
+        dataSource.setLoginTimeout(CONNECT_TIMEOUT_SECONDS);
+        return dataSource;
+    }
+
+    /** Creates a topic (replication factor 1) and waits until it exists. */
+    void createTopic(String name, int partitions) {
+        try (Admin admin = admin()) {
+            admin.createTopics(List.of(new NewTopic(name, partitions, (short) 1)))
+                    .all()
+                    .get(30, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new DemoException("interrupted while creating topic " + name, e);
+        } catch (ExecutionException | TimeoutException e) {
+            throw new DemoException("could not create topic " + name + " on Kafka at " + kafkaBootstrap, e);
+        }
+    }
+
+    @Override
+    public void close() {
+        for (int i = started.size() - 1; i >= 0; i--) {
+            try {
+                started.get(i).close();
+            } catch (Exception e) {
+                // stopping an embedded server at exit: nothing left to do about a failure
+            }
+        }
+        started.clear();
+    }
+
+    private void openZooKeeper(DemoSettings settings, PrintStream progress) {
+        if (settings.zookeeperConnect() == null) {
+            EmbeddedZooKeeper zk = EmbeddedZooKeeper.builder().build();
+            started.add(zk);
+            zookeeperConnect = zk.connectString();
+            progress.println("  embedded ZooKeeper at " + zookeeperConnect);
+            return;
+        }
+        zookeeperConnect = settings.zookeeperConnect();
+        CuratorFramework probe = CuratorFrameworkFactory.builder()
+                .connectString(zookeeperConnect)
+                .connectionTimeoutMs(CONNECT_TIMEOUT_SECONDS * 1_000)
+                .retryPolicy(new RetryOneTime(100))
+                .build();
+        try {
+            probe.start();
+            if (!probe.blockUntilConnected(CONNECT_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
+                throw new DemoException("cannot reach ZooKeeper at " + zookeeperConnect + " ("
+                        + DemoSettings.ZOOKEEPER_FLAG + ") within " + CONNECT_TIMEOUT_SECONDS + " s");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new DemoException("interrupted while connecting to ZooKeeper at " + zookeeperConnect, e);
+        } catch (IllegalArgumentException e) {
+            throw new DemoException(
+                    "bad ZooKeeper connect string '" + zookeeperConnect + "' (" + DemoSettings.ZOOKEEPER_FLAG + "): "
+                            + e.getMessage(),
+                    e);
+        } finally {
+            probe.close();
+        }
+        progress.println("  ZooKeeper at " + zookeeperConnect);
+    }
+
+    private void openPostgres(DemoSettings settings, PrintStream progress) {
+        if (settings.jdbcUrl() == null) {
+            EmbeddedPostgresServer server = EmbeddedPostgresServer.builder().build();
+            started.add(server);
+            jdbcUrl = server.jdbcUrl();
+            jdbcUser = server.user();
+            jdbcPassword = server.password();
+            watchPostmaster();
+            progress.println("  embedded PostgreSQL at " + jdbcUrl);
+            return;
+        }
+        jdbcUrl = settings.jdbcUrl();
+        jdbcUser = settings.jdbcUser();
+        jdbcPassword = settings.jdbcPassword();
+        try (Connection connection = dataSource().getConnection()) {
+            connection.isValid(CONNECT_TIMEOUT_SECONDS);
+        } catch (SQLException e) {
+            throw new DemoException(
+                    "cannot connect to PostgreSQL at " + jdbcUrl + " (" + DemoSettings.JDBC_URL_FLAG + ") as "
+                            + jdbcUser + ": " + e.getMessage(),
+                    e);
+        }
+        progress.println("  PostgreSQL at " + jdbcUrl);
+    }
+
+    /**
+     * The embedded PostgreSQL server runs as a daemon, not as a child of this JVM: if this JVM is killed
+     * outright (no shutdown hook runs) it would keep running. A small watchdog process stops it (fast
+     * shutdown, then immediate shutdown if it is still up 10 s later) once this JVM is gone; {@link #close()}
+     * kills the watchdog before stopping the server.
+     */
+    private void watchPostmaster() {
+        long backend;
+        try (Connection connection = dataSource().getConnection();
+                java.sql.Statement statement = connection.createStatement();
+                java.sql.ResultSet result = statement.executeQuery("SELECT pg_backend_pid()")) {
+            result.next();
+            backend = result.getLong(1);
+        } catch (SQLException e) {
+            throw new DemoException(
+                    "cannot connect to the embedded PostgreSQL at " + jdbcUrl + ": " + e.getMessage(), e);
+        }
+        java.util.Optional<ProcessHandle> postmaster = ProcessHandle.of(backend).flatMap(ProcessHandle::parent);
+        if (postmaster.isEmpty()) {
+            return; // not on this host's process table: nothing to watch
+        }
+        try {
+            Process watchdog = new ProcessBuilder(
+                            "sh",
+                            "-c",
+                            "trap '' INT TERM HUP; while kill -0 "
+                                    + ProcessHandle.current().pid() + " 2>/dev/null; do sleep 1; done; kill -INT "
+                                    + postmaster.get().pid() + "; sleep 10; kill -QUIT "
+                                    + postmaster.get().pid()
+                                    + " 2>/dev/null")
+                    .redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                    .start();
+            started.add(watchdog::destroyForcibly);
+        } catch (java.io.IOException e) {
+            throw new DemoException("cannot start the watchdog of the embedded PostgreSQL: " + e.getMessage(), e);
+        }
+    }
+
+    private void openKafka(DemoSettings settings, PrintStream progress) {
+        if (settings.kafkaBootstrap() == null) {
+            EmbeddedKafka kafka = EmbeddedKafka.builder().build();
+            started.add(kafka);
+            kafkaBootstrap = kafka.bootstrapServers();
+            progress.println("  embedded Kafka at " + kafkaBootstrap);
+            return;
+        }
+        kafkaBootstrap = settings.kafkaBootstrap();
+        try (Admin admin = admin()) {
+            admin.describeCluster().nodes().get(CONNECT_TIMEOUT_SECONDS + 5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new DemoException("interrupted while connecting to Kafka at " + kafkaBootstrap, e);
+        } catch (ExecutionException | TimeoutException | org.apache.kafka.common.KafkaException e) {
+            throw new DemoException(
+                    "cannot reach Kafka at " + kafkaBootstrap + " (" + DemoSettings.KAFKA_FLAG + ") within "
+                            + (CONNECT_TIMEOUT_SECONDS + 5) + " s",
+                    e);
+        }
+        progress.println("  Kafka at " + kafkaBootstrap);
+    }
+
+    private Admin admin() {
+        return Admin.create(Map.of(
+                AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafkaBootstrap,
+                AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, CONNECT_TIMEOUT_SECONDS * 1_000,
+                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, CONNECT_TIMEOUT_SECONDS * 1_000));
+    }
+}

@@ -1,0 +1,303 @@
+package dev.fencing.demo;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * The validated settings of one demo invocation: where the servers are and what the workload looks like.
+ * The flag names, their documentation and their defaults are constants here, in the style of Kafka's
+ * {@code ConsumerConfig}; the names are what users type, so do not rename them lightly.
+ *
+ * <p>Immutable. The constructor checks every value and throws {@link IllegalArgumentException} with a
+ * message that names the flag and the bad value, so the CLI can print it as it is.
+ *
+ * <pre>{@code
+ * DemoSettings settings = DemoSettings.defaults().withDuration(Duration.ofSeconds(10));
+ * }</pre>
+ *
+ * @param zookeeperConnect ZooKeeper connect string, or {@code null} for an embedded server
+ * @param jdbcUrl PostgreSQL JDBC URL, or {@code null} for an embedded server
+ * @param jdbcUser user for {@code jdbcUrl}
+ * @param jdbcPassword password for {@code jdbcUrl}, empty for none
+ * @param kafkaBootstrap Kafka bootstrap servers, or {@code null} for an embedded broker
+ * @param workers number of worker JVMs
+ * @param skus number of SKUs, each with its own lock and stock row
+ * @param initialStock units of each SKU at the start of a run
+ * @param duration longest time a run's workload lasts (a run ends earlier when everything is sold out)
+ * @param pause how long one injected SIGSTOP lasts at least
+ * @param pauseEvery time between the end of one pause and the arming of the next
+ * @param sessionTimeout the workers' ZooKeeper session timeout
+ * @param work simulated work between a worker's read and its write
+ * @param seed seed of the workers' SKU and quantity choices and of the pause schedule
+ * @param modes the runs, in order
+ * @param jsonFile where to write the JSON summary, or {@code null}
+ * @param htmlFile where to write the HTML report, or {@code null}
+ */
+public record DemoSettings(
+        String zookeeperConnect,
+        String jdbcUrl,
+        String jdbcUser,
+        String jdbcPassword,
+        String kafkaBootstrap,
+        int workers,
+        int skus,
+        int initialStock,
+        Duration duration,
+        Duration pause,
+        Duration pauseEvery,
+        Duration sessionTimeout,
+        Duration work,
+        long seed,
+        List<Mode> modes,
+        Path jsonFile,
+        Path htmlFile) {
+
+    public static final String ZOOKEEPER_FLAG = "--zookeeper";
+    public static final String ZOOKEEPER_DOC =
+            "ZooKeeper connect string (host:port[,host:port...]). Default: an embedded server.";
+
+    public static final String JDBC_URL_FLAG = "--jdbc-url";
+    public static final String JDBC_URL_DOC =
+            "PostgreSQL JDBC URL (jdbc:postgresql://host:port/db); the demo creates schemas demo_unfenced and"
+                    + " demo_fenced there. Default: an embedded server.";
+
+    public static final String JDBC_USER_FLAG = "--jdbc-user";
+    public static final String JDBC_USER_DOC = "User for " + JDBC_URL_FLAG + ". Default: ${DEFAULT-VALUE}.";
+    public static final String DEFAULT_JDBC_USER = "postgres";
+
+    public static final String JDBC_PASSWORD_FLAG = "--jdbc-password";
+    public static final String JDBC_PASSWORD_DOC =
+            "Password for " + JDBC_URL_FLAG + " (or set " + InventoryDemo.JDBC_PASSWORD_ENV + "). Default: none.";
+
+    public static final String KAFKA_FLAG = "--kafka";
+    public static final String KAFKA_DOC = "Kafka bootstrap servers (host:port[,...]). Default: an embedded broker.";
+
+    public static final String WORKERS_FLAG = "--workers";
+    public static final String WORKERS_DOC = "Worker JVMs. Default: ${DEFAULT-VALUE}.";
+    public static final int DEFAULT_WORKERS = 4;
+
+    public static final String SKUS_FLAG = "--skus";
+    public static final String SKUS_DOC = "SKUs, each with its own lock and stock row. Default: ${DEFAULT-VALUE}.";
+    public static final int DEFAULT_SKUS = 2;
+
+    public static final String INITIAL_STOCK_FLAG = "--initial-stock";
+    public static final String INITIAL_STOCK_DOC =
+            "Units of each SKU at the start of a run. Default: ${DEFAULT-VALUE}.";
+    public static final int DEFAULT_INITIAL_STOCK = 250;
+
+    public static final String DURATION_FLAG = "--duration";
+    public static final String DURATION_DOC =
+            "Longest workload time per run; a run also ends once everything is sold out. Default: ${DEFAULT-VALUE}.";
+    public static final String DEFAULT_DURATION = "30s";
+
+    public static final String PAUSE_FLAG = "--pause";
+    public static final String PAUSE_DOC = "Length of one SIGSTOP of a lock holder; must be longer than "
+            + "--session-timeout. The worker stays frozen past it until another worker has written the SKU"
+            + " (at most twice as long). Default: ${DEFAULT-VALUE}.";
+    public static final String DEFAULT_PAUSE = "3s";
+
+    public static final String PAUSE_EVERY_FLAG = "--pause-every";
+    public static final String PAUSE_EVERY_DOC =
+            "Time from the end of one pause to the next. Default: ${DEFAULT-VALUE}.";
+    public static final String DEFAULT_PAUSE_EVERY = "2s";
+
+    public static final String SESSION_TIMEOUT_FLAG = "--session-timeout";
+    public static final String SESSION_TIMEOUT_DOC =
+            "The workers' ZooKeeper session timeout (the embedded server allows 1s to 10s). Default: ${DEFAULT-VALUE}.";
+    public static final String DEFAULT_SESSION_TIMEOUT = "2s";
+
+    public static final String WORK_FLAG = "--work";
+    public static final String WORK_DOC =
+            "Simulated work between a worker's read and its write. Default: ${DEFAULT-VALUE}.";
+    public static final String DEFAULT_WORK = "20ms";
+
+    public static final String SEED_FLAG = "--seed";
+    public static final String SEED_DOC =
+            "Seed of the workload and the pause schedule; both runs use it. Default: ${DEFAULT-VALUE}.";
+    public static final long DEFAULT_SEED = 42;
+
+    public static final String MODE_FLAG = "--mode";
+    public static final String MODE_DOC = "unfenced, fenced or both (unfenced first). Default: ${DEFAULT-VALUE}.";
+    public static final String DEFAULT_MODE = "both";
+
+    public static final String JSON_FLAG = "--json";
+    public static final String JSON_DOC = "Also write the summary as JSON to this file.";
+
+    public static final String HTML_FLAG = "--html";
+    public static final String HTML_DOC = "Where to write the HTML report. Default: ${DEFAULT-VALUE}.";
+    public static final String DEFAULT_HTML = "target/demo-inventory-report.html";
+
+    public DemoSettings {
+        jdbcUser = jdbcUser == null ? DEFAULT_JDBC_USER : jdbcUser;
+        jdbcPassword = jdbcPassword == null ? "" : jdbcPassword;
+        zookeeperConnect = blankToNull(ZOOKEEPER_FLAG, zookeeperConnect);
+        jdbcUrl = blankToNull(JDBC_URL_FLAG, jdbcUrl);
+        kafkaBootstrap = blankToNull(KAFKA_FLAG, kafkaBootstrap);
+        if (jdbcUrl != null && !jdbcUrl.startsWith("jdbc:postgresql:")) {
+            throw new IllegalArgumentException(
+                    JDBC_URL_FLAG + " must be a jdbc:postgresql: URL, got '" + jdbcUrl + "'");
+        }
+        requireRange(WORKERS_FLAG, workers, 1, 32);
+        requireRange(SKUS_FLAG, skus, 1, 1_000);
+        requireRange(INITIAL_STOCK_FLAG, initialStock, 1, 1_000_000);
+        requireRange(DURATION_FLAG, duration, Duration.ofSeconds(3), Duration.ofHours(1));
+        requireRange(SESSION_TIMEOUT_FLAG, sessionTimeout, Duration.ofSeconds(1), Duration.ofSeconds(60));
+        requireRange(PAUSE_FLAG, pause, Duration.ofMillis(100), Duration.ofMinutes(5));
+        requireRange(PAUSE_EVERY_FLAG, pauseEvery, Duration.ofMillis(100), Duration.ofHours(1));
+        requireRange(WORK_FLAG, work, Duration.ZERO, Duration.ofSeconds(10));
+        if (pause.compareTo(sessionTimeout) <= 0) {
+            throw new IllegalArgumentException(PAUSE_FLAG + " " + Durations.format(pause)
+                    + " is not longer than " + SESSION_TIMEOUT_FLAG + " " + Durations.format(sessionTimeout)
+                    + ": the paused worker's ZooKeeper session would survive the pause and it would keep its lock,"
+                    + " so there would be nothing to fence. Use for example " + PAUSE_FLAG + " "
+                    + Durations.format(sessionTimeout.plus(sessionTimeout.dividedBy(2))));
+        }
+        Objects.requireNonNull(modes, "modes");
+        if (modes.isEmpty()) {
+            throw new IllegalArgumentException(MODE_FLAG + " names no run");
+        }
+        modes = List.copyOf(modes);
+    }
+
+    /** Every default, with embedded servers and no JSON file. */
+    public static DemoSettings defaults() {
+        return new DemoSettings(
+                null,
+                null,
+                DEFAULT_JDBC_USER,
+                "",
+                null,
+                DEFAULT_WORKERS,
+                DEFAULT_SKUS,
+                DEFAULT_INITIAL_STOCK,
+                Durations.parse(DEFAULT_DURATION),
+                Durations.parse(DEFAULT_PAUSE),
+                Durations.parse(DEFAULT_PAUSE_EVERY),
+                Durations.parse(DEFAULT_SESSION_TIMEOUT),
+                Durations.parse(DEFAULT_WORK),
+                DEFAULT_SEED,
+                parseModes(DEFAULT_MODE),
+                null,
+                Path.of(DEFAULT_HTML));
+    }
+
+    /**
+     * {@code unfenced}, {@code fenced} or {@code both} (unfenced, then fenced).
+     *
+     * @throws IllegalArgumentException naming the value otherwise
+     */
+    public static List<Mode> parseModes(String value) {
+        String text = value == null ? "" : value.trim();
+        return switch (text) {
+            case "unfenced" -> List.of(Mode.UNFENCED);
+            case "fenced" -> List.of(Mode.FENCED);
+            case "both" -> List.of(Mode.UNFENCED, Mode.FENCED);
+            default ->
+                throw new IllegalArgumentException(
+                        MODE_FLAG + " must be unfenced, fenced or both, got '" + value + "'");
+        };
+    }
+
+    /** Whether all three servers are embedded ones this process starts. */
+    public boolean allEmbedded() {
+        return zookeeperConnect == null && jdbcUrl == null && kafkaBootstrap == null;
+    }
+
+    public DemoSettings withDuration(Duration newDuration) {
+        return new DemoSettings(
+                zookeeperConnect,
+                jdbcUrl,
+                jdbcUser,
+                jdbcPassword,
+                kafkaBootstrap,
+                workers,
+                skus,
+                initialStock,
+                newDuration,
+                pause,
+                pauseEvery,
+                sessionTimeout,
+                work,
+                seed,
+                modes,
+                jsonFile,
+                htmlFile);
+    }
+
+    public DemoSettings withWorkload(int newWorkers, int newSkus, int newInitialStock) {
+        return new DemoSettings(
+                zookeeperConnect,
+                jdbcUrl,
+                jdbcUser,
+                jdbcPassword,
+                kafkaBootstrap,
+                newWorkers,
+                newSkus,
+                newInitialStock,
+                duration,
+                pause,
+                pauseEvery,
+                sessionTimeout,
+                work,
+                seed,
+                modes,
+                jsonFile,
+                htmlFile);
+    }
+
+    public DemoSettings withReports(Path newJsonFile, Path newHtmlFile) {
+        return new DemoSettings(
+                zookeeperConnect,
+                jdbcUrl,
+                jdbcUser,
+                jdbcPassword,
+                kafkaBootstrap,
+                workers,
+                skus,
+                initialStock,
+                duration,
+                pause,
+                pauseEvery,
+                sessionTimeout,
+                work,
+                seed,
+                modes,
+                newJsonFile,
+                newHtmlFile);
+    }
+
+    @Override
+    public String toString() {
+        // never print the password
+        return "workers " + workers + ", SKUs " + skus + ", initial stock " + initialStock + ", duration "
+                + Durations.format(duration) + ", pause " + Durations.format(pause) + " every "
+                + Durations.format(pauseEvery) + ", session timeout " + Durations.format(sessionTimeout)
+                + ", work " + Durations.format(work) + ", seed " + seed;
+    }
+
+    private static String blankToNull(String flag, String value) {
+        if (value == null) {
+            return null;
+        }
+        if (value.isBlank()) {
+            throw new IllegalArgumentException(flag + " must not be blank");
+        }
+        return value.trim();
+    }
+
+    private static void requireRange(String flag, int value, int min, int max) {
+        if (value < min || value > max) {
+            throw new IllegalArgumentException(flag + " must be between " + min + " and " + max + ", got " + value);
+        }
+    }
+
+    private static void requireRange(String flag, Duration value, Duration min, Duration max) {
+        Objects.requireNonNull(value, flag);
+        if (value.compareTo(min) < 0 || value.compareTo(max) > 0) {
+            throw new IllegalArgumentException(flag + " must be between " + Durations.format(min) + " and "
+                    + Durations.format(max) + ", got " + Durations.format(value));
+        }
+    }
+}

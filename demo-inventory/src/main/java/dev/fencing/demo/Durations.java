@@ -1,0 +1,56 @@
+package dev.fencing.demo;
+
+import java.time.Duration;
+import java.time.format.DateTimeParseException;
+import java.util.Locale;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import picocli.CommandLine.ITypeConverter;
+import picocli.CommandLine.TypeConversionException;
+
+/**
+ * Parses the durations users type on the command line: {@code 500ms}, {@code 2s}, {@code 1.5s}, {@code 2m},
+ * or ISO-8601 ({@code PT2S}). Stateless and thread-safe.
+ */
+final class Durations implements ITypeConverter<Duration> {
+    private static final Pattern SIMPLE = Pattern.compile("(\\d+(?:\\.\\d+)?)(ms|s|m)");
+
+    @Override
+    public Duration convert(String value) {
+        return parse(value);
+    }
+
+    /** @throws TypeConversionException naming the value when it is not a duration */
+    static Duration parse(String value) {
+        String text = value == null ? "" : value.trim().toLowerCase(Locale.ROOT);
+        Matcher matcher = SIMPLE.matcher(text);
+        if (matcher.matches()) {
+            double amount = Double.parseDouble(matcher.group(1));
+            double millis =
+                    switch (matcher.group(2)) {
+                        case "ms" -> amount;
+                        case "s" -> amount * 1_000;
+                        default -> amount * 60_000;
+                    };
+            return Duration.ofMillis(Math.round(millis));
+        }
+        try {
+            return Duration.parse(value.trim());
+        } catch (DateTimeParseException | NullPointerException e) {
+            throw new TypeConversionException(
+                    "'" + value + "' is not a duration; use for example 500ms, 2s, 1.5s, 2m or PT2S");
+        }
+    }
+
+    /** {@code 2s}, {@code 1.5s} or {@code 500ms}, for messages. */
+    static String format(Duration duration) {
+        long millis = duration.toMillis();
+        if (millis % 1_000 == 0) {
+            return millis / 1_000 + "s";
+        }
+        if (millis > 1_000) {
+            return String.format(Locale.ROOT, "%.1fs", millis / 1_000.0);
+        }
+        return millis + "ms";
+    }
+}

@@ -1,0 +1,175 @@
+package dev.fencing.demo;
+
+import dev.fencing.jdbc.FencedTable;
+import dev.fencing.jdbc.FencedUpdate;
+import dev.fencing.jdbc.FencedWriter;
+import dev.fencing.jdbc.WriteOutcome;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import javax.sql.DataSource;
+import org.flywaydb.core.Flyway;
+import org.jdbi.v3.core.Jdbi;
+
+/**
+ * The demo's tables, one schema per mode ({@code demo_unfenced}, {@code demo_fenced}):
+ *
+ * <pre>
+ * stock  (sku TEXT PRIMARY KEY, initial_stock INT, stock INT, last_fence_token BIGINT)   -- fenced: protect_table
+ * orders (id BIGSERIAL, sku, quantity, token, worker, stock_read, stock_replaced, created_at)
+ * </pre>
+ *
+ * The coordinator creates them ({@link #prepare}) and reads them back ({@link #snapshot}); workers write
+ * through {@link #write}, the one place where the two modes differ. Thread-safe.
+ */
+final class InventoryDatabase {
+    private final Jdbi jdbi;
+    private final Mode mode;
+    private final String schema;
+    private FencedWriter fencedWriter;
+    private FencedTable fencedStock;
+
+    InventoryDatabase(Jdbi jdbi, Mode mode) {
+        this.jdbi = jdbi;
+        this.mode = mode;
+        this.schema = schemaOf(mode);
+    }
+
+    /** {@code demo_unfenced} or {@code demo_fenced}. */
+    static String schemaOf(Mode mode) {
+        return "demo_" + mode.label();
+    }
+
+    /** The name of SKU number {@code index} (from 0). */
+    static String sku(int index) {
+        return "sku-" + (index + 1);
+    }
+
+    /** Installs the db module's {@code fencing} schema (guard trigger, protect_table) if missing. */
+    static void migrate(DataSource dataSource) {
+        Flyway.configure()
+                .dataSource(dataSource)
+                .locations("classpath:db/migration/fencing")
+                .load()
+                .migrate();
+    }
+
+    /** Drops and recreates this mode's schema with {@code skus} rows of {@code initialStock} units. */
+    void prepare(int skus, int initialStock) {
+        jdbi.useTransaction(handle -> {
+            handle.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
+            handle.execute("CREATE SCHEMA " + schema);
+            handle.execute("CREATE TABLE " + schema + ".stock (sku TEXT PRIMARY KEY,"
+                    + " initial_stock INT NOT NULL, stock INT NOT NULL, last_fence_token BIGINT NOT NULL DEFAULT 0)");
+            handle.execute("CREATE TABLE " + schema + ".orders (id BIGSERIAL PRIMARY KEY, sku TEXT NOT NULL,"
+                    + " quantity INT NOT NULL, token BIGINT NOT NULL, worker INT NOT NULL, stock_read INT NOT NULL,"
+                    + " stock_replaced INT NOT NULL, created_at TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp())");
+            for (int i = 0; i < skus; i++) {
+                handle.execute(
+                        "INSERT INTO " + schema + ".stock (sku, initial_stock, stock) VALUES (?, ?, ?)",
+                        sku(i),
+                        initialStock,
+                        initialStock);
+            }
+            if (mode == Mode.FENCED) {
+                handle.execute("SELECT fencing.protect_table('" + schema + ".stock')");
+            }
+        });
+    }
+
+    /** Opens the fenced-jdbc side (workers of the fenced mode call this once). */
+    void openWriter() {
+        if (mode == Mode.FENCED) {
+            fencedStock = FencedTable.builder()
+                    .schema(schema)
+                    .table("stock")
+                    .keyColumns("sku")
+                    .build(jdbi);
+            fencedWriter = FencedWriter.builder(jdbi).build();
+        }
+    }
+
+    /** The stock of {@code sku} now. */
+    int read(String sku) {
+        return jdbi.withHandle(handle -> handle.createQuery("SELECT stock FROM " + schema + ".stock WHERE sku = :sku")
+                .bind("sku", sku)
+                .mapTo(Integer.class)
+                .one());
+    }
+
+    /**
+     * Writes {@code stockRead - quantity} as the SKU's new stock and, if that write took effect, the order
+     * row, in one transaction. Unfenced: a plain {@code UPDATE ... SET stock = :computed}. Fenced: the same
+     * value through fenced-jdbc, which PostgreSQL refuses when the row carries a newer token.
+     */
+    WriteOutcome write(String sku, long token, int worker, int quantity, int stockRead) {
+        int newStock = stockRead - quantity;
+        return jdbi.inTransaction(handle -> {
+            // Bookkeeping for the checker only: what this write is about to replace, under the row lock.
+            int replaced = handle.createQuery("SELECT stock FROM " + schema + ".stock WHERE sku = :sku FOR UPDATE")
+                    .bind("sku", sku)
+                    .mapTo(Integer.class)
+                    .one();
+            WriteOutcome outcome;
+            if (mode == Mode.FENCED) {
+                FencedUpdate update = FencedUpdate.builder(fencedStock)
+                        .key(sku)
+                        .set("stock", newStock)
+                        .build();
+                outcome = fencedWriter.tryUpdate(handle, update, token);
+            } else {
+                handle.createUpdate("UPDATE " + schema + ".stock SET stock = :stock WHERE sku = :sku")
+                        .bind("stock", newStock)
+                        .bind("sku", sku)
+                        .execute();
+                outcome = new WriteOutcome.Applied(token);
+            }
+            if (outcome.isApplied()) {
+                handle.createUpdate("INSERT INTO " + schema + ".orders"
+                                + " (sku, quantity, token, worker, stock_read, stock_replaced)"
+                                + " VALUES (:sku, :quantity, :token, :worker, :read, :replaced)")
+                        .bind("sku", sku)
+                        .bind("quantity", quantity)
+                        .bind("token", token)
+                        .bind("worker", worker)
+                        .bind("read", stockRead)
+                        .bind("replaced", replaced)
+                        .execute();
+            }
+            return outcome;
+        });
+    }
+
+    /** Everything the invariant checker needs, read in one transaction. */
+    InventorySnapshot snapshot() {
+        return jdbi.inTransaction(handle -> {
+            Map<String, Integer> initial = new TreeMap<>();
+            Map<String, Integer> finals = new TreeMap<>();
+            handle.createQuery("SELECT sku, initial_stock, stock FROM " + schema + ".stock")
+                    .mapToMap()
+                    .forEach(row -> {
+                        initial.put((String) row.get("sku"), ((Number) row.get("initial_stock")).intValue());
+                        finals.put((String) row.get("sku"), ((Number) row.get("stock")).intValue());
+                    });
+            List<InventorySnapshot.Order> orders = handle.createQuery(
+                            "SELECT sku, quantity, token, worker, stock_read, stock_replaced FROM " + schema
+                                    + ".orders ORDER BY id")
+                    .map((rs, ctx) -> new InventorySnapshot.Order(
+                            rs.getString("sku"),
+                            rs.getInt("quantity"),
+                            rs.getLong("token"),
+                            rs.getInt("worker"),
+                            rs.getInt("stock_read"),
+                            rs.getInt("stock_replaced")))
+                    .list();
+            return InventorySnapshot.of(initial, finals, orders);
+        });
+    }
+
+    /** Total units left over all SKUs. */
+    int unitsLeft() {
+        return jdbi.withHandle(handle -> handle.createQuery("SELECT COALESCE(SUM(stock), 0) FROM " + schema + ".stock")
+                .mapTo(Integer.class)
+                .one());
+    }
+}

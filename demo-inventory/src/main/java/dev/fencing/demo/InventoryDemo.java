@@ -1,0 +1,301 @@
+package dev.fencing.demo;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+/**
+ * The demo's command line: the same inventory workload, without and then with fencing, while worker JVMs
+ * are frozen with SIGSTOP in the middle of their writes; then a side-by-side table, an HTML report and
+ * optionally a JSON summary.
+ *
+ * <pre>
+ * mvn -B -ntp -q install -DskipTests &amp;&amp; mvn -B -ntp -q -pl demo-inventory exec:exec
+ * mvn -B -ntp -q -pl demo-inventory exec:exec -Ddemo.args="--mode fenced --json target/demo.json"
+ * </pre>
+ *
+ * <p>Exit codes: {@value #EXIT_OK} when the runs completed and the fenced run (if any) kept every invariant;
+ * {@value #EXIT_FAILURE} when a run could not complete (unreachable server, failed worker) or the fenced run
+ * broke an invariant; {@value #EXIT_USAGE} for bad flags, with a message naming the flag and the value.
+ */
+@Command(
+        name = "demo-inventory",
+        mixinStandardHelpOptions = true,
+        version = "demo-inventory 0.1.0",
+        sortOptions = false,
+        description = {
+            "Runs an inventory workload on ZooKeeper locks, PostgreSQL and Kafka twice with the same seed:"
+                    + " without fencing, then with it, freezing lock holders with SIGSTOP mid-write for longer"
+                    + " than their ZooKeeper session timeout.",
+            "Servers are embedded unless given by flags."
+        })
+public final class InventoryDemo implements Callable<Integer> {
+    /** Environment variable with the JDBC password, for the coordinator and passed on to workers. */
+    public static final String JDBC_PASSWORD_ENV = "DEMO_JDBC_PASSWORD";
+
+    public static final int EXIT_OK = 0;
+    public static final int EXIT_FAILURE = 1;
+    public static final int EXIT_USAGE = 2;
+
+    @Spec
+    private CommandSpec spec;
+
+    @Option(names = DemoSettings.ZOOKEEPER_FLAG, paramLabel = "CONNECT", description = DemoSettings.ZOOKEEPER_DOC)
+    private String zookeeper;
+
+    @Option(names = DemoSettings.JDBC_URL_FLAG, paramLabel = "URL", description = DemoSettings.JDBC_URL_DOC)
+    private String jdbcUrl;
+
+    @Option(
+            names = DemoSettings.JDBC_USER_FLAG,
+            paramLabel = "USER",
+            defaultValue = DemoSettings.DEFAULT_JDBC_USER,
+            description = DemoSettings.JDBC_USER_DOC)
+    private String jdbcUser;
+
+    @Option(
+            names = DemoSettings.JDBC_PASSWORD_FLAG,
+            paramLabel = "PASSWORD",
+            description = DemoSettings.JDBC_PASSWORD_DOC)
+    private String jdbcPassword;
+
+    @Option(names = DemoSettings.KAFKA_FLAG, paramLabel = "BOOTSTRAP", description = DemoSettings.KAFKA_DOC)
+    private String kafka;
+
+    @Option(
+            names = DemoSettings.WORKERS_FLAG,
+            paramLabel = "N",
+            defaultValue = "" + DemoSettings.DEFAULT_WORKERS,
+            description = DemoSettings.WORKERS_DOC)
+    private int workers;
+
+    @Option(
+            names = DemoSettings.SKUS_FLAG,
+            paramLabel = "N",
+            defaultValue = "" + DemoSettings.DEFAULT_SKUS,
+            description = DemoSettings.SKUS_DOC)
+    private int skus;
+
+    @Option(
+            names = DemoSettings.INITIAL_STOCK_FLAG,
+            paramLabel = "UNITS",
+            defaultValue = "" + DemoSettings.DEFAULT_INITIAL_STOCK,
+            description = DemoSettings.INITIAL_STOCK_DOC)
+    private int initialStock;
+
+    @Option(
+            names = DemoSettings.DURATION_FLAG,
+            paramLabel = "TIME",
+            defaultValue = DemoSettings.DEFAULT_DURATION,
+            converter = Durations.class,
+            description = DemoSettings.DURATION_DOC)
+    private Duration duration;
+
+    @Option(
+            names = DemoSettings.PAUSE_FLAG,
+            paramLabel = "TIME",
+            defaultValue = DemoSettings.DEFAULT_PAUSE,
+            converter = Durations.class,
+            description = DemoSettings.PAUSE_DOC)
+    private Duration pause;
+
+    @Option(
+            names = DemoSettings.PAUSE_EVERY_FLAG,
+            paramLabel = "TIME",
+            defaultValue = DemoSettings.DEFAULT_PAUSE_EVERY,
+            converter = Durations.class,
+            description = DemoSettings.PAUSE_EVERY_DOC)
+    private Duration pauseEvery;
+
+    @Option(
+            names = DemoSettings.SESSION_TIMEOUT_FLAG,
+            paramLabel = "TIME",
+            defaultValue = DemoSettings.DEFAULT_SESSION_TIMEOUT,
+            converter = Durations.class,
+            description = DemoSettings.SESSION_TIMEOUT_DOC)
+    private Duration sessionTimeout;
+
+    @Option(
+            names = DemoSettings.WORK_FLAG,
+            paramLabel = "TIME",
+            defaultValue = DemoSettings.DEFAULT_WORK,
+            converter = Durations.class,
+            description = DemoSettings.WORK_DOC)
+    private Duration work;
+
+    @Option(
+            names = DemoSettings.SEED_FLAG,
+            paramLabel = "N",
+            defaultValue = "" + DemoSettings.DEFAULT_SEED,
+            description = DemoSettings.SEED_DOC)
+    private long seed;
+
+    @Option(
+            names = DemoSettings.MODE_FLAG,
+            paramLabel = "MODE",
+            defaultValue = DemoSettings.DEFAULT_MODE,
+            description = DemoSettings.MODE_DOC)
+    private String mode;
+
+    @Option(names = DemoSettings.JSON_FLAG, paramLabel = "FILE", description = DemoSettings.JSON_DOC)
+    private Path json;
+
+    @Option(
+            names = DemoSettings.HTML_FLAG,
+            paramLabel = "FILE",
+            defaultValue = DemoSettings.DEFAULT_HTML,
+            description = DemoSettings.HTML_DOC)
+    private Path html;
+
+    private PrintStream progress = System.out;
+
+    public static void main(String[] args) {
+        int code = execute(System.out, System.err, args);
+        WorkerFleet.cleanUp();
+        System.exit(code);
+    }
+
+    /** Parses, validates and runs; returns the exit code. Messages go to {@code out} and {@code err}. */
+    static int execute(PrintStream out, PrintStream err, String... args) {
+        InventoryDemo demo = new InventoryDemo();
+        demo.progress = out;
+        CommandLine commandLine = new CommandLine(demo)
+                .setOut(new PrintWriter(out, true, StandardCharsets.UTF_8))
+                .setErr(new PrintWriter(err, true, StandardCharsets.UTF_8))
+                .setExecutionExceptionHandler((e, cmd, parsed) -> {
+                    cmd.getErr().println("demo-inventory: " + message(e));
+                    return EXIT_FAILURE;
+                });
+        return commandLine.execute(args);
+    }
+
+    /**
+     * Parses and validates flags without running anything.
+     *
+     * @throws ParameterException with a message naming the bad flag and value
+     */
+    static DemoSettings parse(String... args) {
+        InventoryDemo demo = new InventoryDemo();
+        CommandLine commandLine = new CommandLine(demo);
+        commandLine.parseArgs(args);
+        return demo.settings();
+    }
+
+    @Override
+    public Integer call() {
+        DemoSettings settings = settings();
+        progress.println("demo-inventory: " + settings);
+        List<RunResult> runs = new ArrayList<>();
+        Path logDirectory;
+        try {
+            logDirectory = Files.createTempDirectory("demo-inventory-logs-");
+        } catch (IOException e) {
+            throw new DemoException("cannot create a directory for worker logs: " + e.getMessage(), e);
+        }
+        progress.println(settings.allEmbedded() ? "starting embedded servers" : "connecting to servers");
+        Clusters clusters = Clusters.open(settings, progress);
+        WorkerFleet.register(clusters);
+        try {
+            ScenarioRunner runner = new ScenarioRunner(settings, clusters, logDirectory, progress);
+            for (Mode run : settings.modes()) {
+                runs.add(runner.run(run));
+            }
+        } finally {
+            WorkerFleet.unregister(clusters);
+            clusters.close();
+        }
+        progress.println();
+        progress.print(Reports.table(runs));
+        writeReports(settings, runs);
+        progress.println("worker logs: " + logDirectory);
+        return verdict(runs);
+    }
+
+    private int verdict(List<RunResult> runs) {
+        int code = EXIT_OK;
+        for (RunResult run : runs) {
+            if (run.mode() == Mode.UNFENCED && !run.report().anomalyDetected()) {
+                progress.println("note: the unfenced run shows no oversold units, lost updates or broken invariant;"
+                        + " give it more pauses (" + DemoSettings.PAUSE_EVERY_FLAG + "), fewer SKUs or a longer "
+                        + DemoSettings.DURATION_FLAG);
+            }
+            if (run.mode() == Mode.FENCED && !run.report().invariantsHold()) {
+                progress.println("the fenced run broke an invariant: that is a bug in the fencing toolkit");
+                code = EXIT_FAILURE;
+            }
+        }
+        return code;
+    }
+
+    private void writeReports(DemoSettings settings, List<RunResult> runs) {
+        try {
+            if (settings.htmlFile() != null) {
+                write(settings.htmlFile(), Reports.html(runs, settings));
+                progress.println("HTML report: " + settings.htmlFile().toAbsolutePath());
+            }
+            if (settings.jsonFile() != null) {
+                write(settings.jsonFile(), Reports.json(runs));
+                progress.println("JSON summary: " + settings.jsonFile().toAbsolutePath());
+            }
+        } catch (IOException e) {
+            throw new DemoException("cannot write the report: " + e.getMessage(), e);
+        }
+    }
+
+    private static void write(Path file, String content) throws IOException {
+        Path parent = file.toAbsolutePath().getParent();
+        if (parent != null) {
+            Files.createDirectories(parent);
+        }
+        Files.writeString(file, content, StandardCharsets.UTF_8);
+    }
+
+    private DemoSettings settings() {
+        String password = jdbcPassword != null ? jdbcPassword : System.getenv(JDBC_PASSWORD_ENV);
+        try {
+            return new DemoSettings(
+                    zookeeper,
+                    jdbcUrl,
+                    jdbcUser,
+                    password,
+                    kafka,
+                    workers,
+                    skus,
+                    initialStock,
+                    duration,
+                    pause,
+                    pauseEvery,
+                    sessionTimeout,
+                    work,
+                    seed,
+                    DemoSettings.parseModes(mode),
+                    json,
+                    html);
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(spec == null ? new CommandLine(this) : spec.commandLine(), e.getMessage(), e);
+        }
+    }
+
+    private static String message(Throwable e) {
+        StringBuilder message = new StringBuilder(String.valueOf(e.getMessage()));
+        for (Throwable cause = e.getCause(); cause != null && cause != cause.getCause(); cause = cause.getCause()) {
+            if (cause.getMessage() != null && !message.toString().contains(cause.getMessage())) {
+                message.append(": ").append(cause.getMessage());
+            }
+        }
+        return message.toString();
+    }
+}

@@ -1,0 +1,297 @@
+package dev.fencing.demo;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.fencing.jdbc.WriteOutcome;
+import dev.fencing.kafka.FencedRecords;
+import dev.fencing.lock.FencedLock;
+import dev.fencing.lock.FencedLocks;
+import dev.fencing.lock.Lease;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Random;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.jdbi.v3.core.Jdbi;
+
+/**
+ * The main class of a worker JVM, started by the coordinator ({@link WorkerProcess}) with the same class
+ * path. It loops: lock a SKU (lock-client), read its stock, do a little work, write the decrement and an
+ * order row (fenced-jdbc or a plain UPDATE, see {@link InventoryDatabase#write}), publish the reservation to
+ * Kafka stamped with the lock's token, release.
+ *
+ * <p>Protocol: it reports {@link WorkerEvent}s on standard output, one per line, and obeys lines on standard
+ * input: {@code START}, {@code STOP} (finish the current operation, then exit), {@code ARM <point>} (at the
+ * next {@link WorkerEvent.PausePoint}, report {@code POINT} and wait for {@code GO}: this is where the
+ * coordinator sends SIGSTOP) and {@code GO}. Its logs go to standard error.
+ *
+ * <p>A worker never outlives its coordinator: it exits at once when its standard input ends (the pipe
+ * closes when the coordinator dies, however it dies) or when its original parent process is gone.
+ *
+ * <p>Arguments are {@code key=value} pairs ({@link #ARGUMENTS}); the JDBC password comes from the
+ * environment variable {@value InventoryDemo#JDBC_PASSWORD_ENV}.
+ */
+public final class InventoryWorker {
+    /** The argument keys, in the order {@link WorkerProcess} passes them. */
+    static final String[] ARGUMENTS = {
+        "worker",
+        "mode",
+        "zookeeper",
+        "sessionTimeoutMs",
+        "lockRoot",
+        "jdbcUrl",
+        "jdbcUser",
+        "kafka",
+        "topic",
+        "skus",
+        "seed",
+        "workMs"
+    };
+
+    private static final int EXIT_PARENT_GONE = 3;
+    private static final Duration POINT_WAIT_LIMIT = Duration.ofSeconds(30);
+
+    private final Map<String, String> args;
+    private final int worker;
+    private final Mode mode;
+    private final PrintStream out;
+    private final CountDownLatch started = new CountDownLatch(1);
+    private final AtomicReference<WorkerEvent.PausePoint> armed = new AtomicReference<>();
+    private final BlockingQueue<String> goSignals = new LinkedBlockingQueue<>();
+    private volatile boolean stopping;
+
+    private InventoryWorker(Map<String, String> args, PrintStream out) {
+        this.args = args;
+        this.worker = Integer.parseInt(require(args, "worker"));
+        this.mode = Mode.valueOf(require(args, "mode").toUpperCase(java.util.Locale.ROOT));
+        this.out = out;
+    }
+
+    public static void main(String[] argv) {
+        Map<String, String> args = new HashMap<>();
+        for (String arg : argv) {
+            int eq = arg.indexOf('=');
+            if (eq <= 0) {
+                System.err.println("worker argument must be key=value, got '" + arg + "'");
+                System.exit(2);
+            }
+            args.put(arg.substring(0, eq), arg.substring(eq + 1));
+        }
+        InventoryWorker worker = new InventoryWorker(args, System.out);
+        worker.watchParent();
+        try {
+            worker.run();
+            System.exit(0);
+        } catch (RuntimeException e) {
+            worker.emit(WorkerEvent.Kind.FAILED, e.toString(), 0, 0, 0);
+            e.printStackTrace();
+            System.exit(1);
+        }
+    }
+
+    private void run() {
+        Duration sessionTimeout = Duration.ofMillis(Long.parseLong(require(args, "sessionTimeoutMs")));
+        int skus = Integer.parseInt(require(args, "skus"));
+        long workMs = Long.parseLong(require(args, "workMs"));
+        String lockRoot = require(args, "lockRoot");
+        String topic = require(args, "topic");
+        Random random = new Random(Long.parseLong(require(args, "seed")) * 1_000_003L + worker);
+
+        HikariConfig pool = new HikariConfig();
+        pool.setJdbcUrl(require(args, "jdbcUrl"));
+        pool.setUsername(require(args, "jdbcUser"));
+        String password = System.getenv(InventoryDemo.JDBC_PASSWORD_ENV);
+        if (password != null && !password.isEmpty()) {
+            pool.setPassword(password);
+        }
+        pool.setMaximumPoolSize(2);
+        pool.setPoolName("worker-" + worker);
+
+        Map<String, Object> producerConfig = Map.of(
+                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                require(args, "kafka"),
+                ProducerConfig.ACKS_CONFIG,
+                "all",
+                ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG,
+                true,
+                ProducerConfig.LINGER_MS_CONFIG,
+                0,
+                ProducerConfig.CLIENT_ID_CONFIG,
+                "demo-worker-" + worker);
+
+        CuratorFramework curator = CuratorFrameworkFactory.builder()
+                .connectString(require(args, "zookeeper"))
+                .sessionTimeoutMs((int) sessionTimeout.toMillis())
+                .connectionTimeoutMs((int) Math.min(sessionTimeout.toMillis(), 1_000))
+                .retryPolicy(new ExponentialBackoffRetry(100, 5))
+                .build();
+        curator.start();
+        try (HikariDataSource dataSource = new HikariDataSource(pool);
+                KafkaProducer<String, String> producer =
+                        new KafkaProducer<>(producerConfig, new StringSerializer(), new StringSerializer());
+                FencedLocks locks = FencedLocks.builder(curator).build()) {
+            if (!curator.blockUntilConnected(30, TimeUnit.SECONDS)) {
+                throw new DemoException("worker " + worker + " could not reach ZooKeeper at "
+                        + require(args, "zookeeper") + " within 30 s");
+            }
+            InventoryDatabase database = new InventoryDatabase(Jdbi.create(dataSource), mode);
+            database.openWriter();
+            producer.partitionsFor(topic); // connect before START, so the first operation is not slow
+            emit(WorkerEvent.Kind.READY, "", 0, 0, 0);
+            started.await();
+            while (!stopping) {
+                String sku = InventoryDatabase.sku(random.nextInt(skus));
+                int quantity = 1 + random.nextInt(3);
+                FencedLock lock = locks.lock(lockRoot + "/" + sku);
+                Optional<Lease> acquired = lock.tryAcquire(Duration.ofSeconds(2));
+                if (acquired.isPresent()) {
+                    operate(acquired.get(), sku, quantity, database, producer, topic, workMs);
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } finally {
+            curator.close();
+        }
+    }
+
+    /** One operation under {@code lease}; always releases it. */
+    private void operate(
+            Lease lease,
+            String sku,
+            int quantity,
+            InventoryDatabase database,
+            KafkaProducer<String, String> producer,
+            String topic,
+            long workMs)
+            throws InterruptedException {
+        long token = lease.token();
+        try {
+            int stock = database.read(sku);
+            emit(WorkerEvent.Kind.LOCKED, sku, token, stock, 0);
+            if (stock < quantity) {
+                emit(WorkerEvent.Kind.SOLD_OUT, sku, token, quantity, 0);
+                Thread.sleep(workMs);
+                return;
+            }
+            Thread.sleep(workMs); // "a little work": pricing, fraud check... The lease is not re-checked after it.
+            pauseHere(WorkerEvent.PausePoint.READ_WRITE, sku, token);
+            WriteOutcome outcome = database.write(sku, token, worker, quantity, stock);
+            if (outcome instanceof WriteOutcome.Rejected rejected) {
+                emit(WorkerEvent.Kind.REJECTED, sku, token, rejected.storedToken(), 0);
+                return;
+            }
+            if (!outcome.isApplied()) {
+                throw new DemoException("worker " + worker + ": unexpected outcome " + outcome + " for " + sku);
+            }
+            emit(WorkerEvent.Kind.WRITTEN, sku, token, quantity, stock - quantity);
+            pauseHere(WorkerEvent.PausePoint.WRITE_PUBLISH, sku, token);
+            String value = "worker=" + worker + ",quantity=" + quantity + ",stock=" + (stock - quantity);
+            producer.send(FencedRecords.create(topic, sku, value, token)).get(30, TimeUnit.SECONDS);
+            emit(WorkerEvent.Kind.PUBLISHED, sku, token, quantity, stock - quantity);
+        } catch (ExecutionException | TimeoutException e) {
+            throw new DemoException("worker " + worker + " could not publish the reservation of " + sku, e);
+        } finally {
+            lease.close();
+            emit(WorkerEvent.Kind.RELEASED, sku, token, 0, 0);
+        }
+    }
+
+    /** If armed for {@code point}: report it and wait for GO (the coordinator freezes this JVM meanwhile). */
+    private void pauseHere(WorkerEvent.PausePoint point, String sku, long token) throws InterruptedException {
+        if (!armed.compareAndSet(point, null)) {
+            return;
+        }
+        goSignals.clear();
+        emit(WorkerEvent.Kind.POINT, sku, token, point.ordinal(), 0);
+        goSignals.poll(POINT_WAIT_LIMIT.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    private synchronized void emit(WorkerEvent.Kind kind, String sku, long token, long a, long b) {
+        out.println(new WorkerEvent(System.currentTimeMillis(), worker, kind, sku, token, a, b).toLine());
+        out.flush();
+    }
+
+    /** Reads commands; exits the JVM when standard input ends or the parent process is gone. */
+    private void watchParent() {
+        Thread commands = new Thread(
+                () -> {
+                    try (BufferedReader in =
+                            new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
+                        String line;
+                        while ((line = in.readLine()) != null) {
+                            command(line.trim());
+                        }
+                    } catch (IOException e) {
+                        // treated like end of input below
+                    }
+                    Runtime.getRuntime().halt(EXIT_PARENT_GONE);
+                },
+                "worker-commands");
+        commands.setDaemon(true);
+        commands.start();
+        Optional<ProcessHandle> parent = ProcessHandle.current().parent();
+        if (parent.isPresent()) {
+            ProcessHandle original = parent.get();
+            Thread watchdog = new Thread(
+                    () -> {
+                        while (true) {
+                            if (!original.isAlive()) {
+                                Runtime.getRuntime().halt(EXIT_PARENT_GONE);
+                            }
+                            try {
+                                Thread.sleep(500);
+                            } catch (InterruptedException e) {
+                                Thread.currentThread().interrupt();
+                                return;
+                            }
+                        }
+                    },
+                    "worker-parent-watchdog");
+            watchdog.setDaemon(true);
+            watchdog.start();
+        }
+    }
+
+    private void command(String line) {
+        if (line.equals("START")) {
+            started.countDown();
+        } else if (line.equals("STOP")) {
+            stopping = true;
+            started.countDown();
+            goSignals.add("GO");
+        } else if (line.equals("GO")) {
+            goSignals.add("GO");
+        } else if (line.startsWith("ARM ")) {
+            armed.set(WorkerEvent.PausePoint.valueOf(line.substring(4).trim()));
+        } else if (line.equals("DISARM")) {
+            armed.set(null);
+        }
+    }
+
+    private static String require(Map<String, String> args, String key) {
+        String value = args.get(key);
+        if (value == null) {
+            throw new IllegalArgumentException("worker argument " + key + "=... is missing");
+        }
+        return value;
+    }
+}

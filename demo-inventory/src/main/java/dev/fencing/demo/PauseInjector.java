@@ -1,0 +1,176 @@
+package dev.fencing.demo;
+
+import java.io.PrintStream;
+import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * Freezes lock holders in the middle of their operation, the way a long GC pause would, on the
+ * coordinator's own thread.
+ *
+ * <p>Every {@code pauseEvery}: pick a worker (seeded), arm it for a {@link WorkerEvent.PausePoint} (alternately
+ * between read and write and between write and publish, starting with the former); when the worker reports that it
+ * stands there, still holding its lock, send it SIGSTOP ({@link WorkerProcess#freeze}). Keep it frozen for
+ * {@code pause} (longer than the session timeout, so ZooKeeper expires the session and hands the lock on),
+ * and then for as long as it takes another worker to write (or publish) that SKU under a newer token, at most
+ * another {@code pause}; then SIGCONT. The worker resumes exactly where it stood and goes on with its stale
+ * write or publish, as a real paused process would.
+ *
+ * <p>Thread-safe: {@link #onEvent} is called from the workers' reader threads.
+ */
+final class PauseInjector {
+    private final List<WorkerProcess> workers;
+    private final RunRecorder recorder;
+    private final Duration pause;
+    private final Duration pauseEvery;
+    private final Random random;
+    private final PrintStream progress;
+    private final String label;
+    private final Map<Integer, CompletableFuture<WorkerEvent>> claims = new ConcurrentHashMap<>();
+    private final CountDownLatch stop = new CountDownLatch(1);
+    private volatile boolean pausing;
+    private Thread thread;
+
+    PauseInjector(
+            List<WorkerProcess> workers,
+            RunRecorder recorder,
+            Duration pause,
+            Duration pauseEvery,
+            long seed,
+            PrintStream progress,
+            String label) {
+        this.workers = List.copyOf(workers);
+        this.recorder = recorder;
+        this.pause = pause;
+        this.pauseEvery = pauseEvery;
+        this.random = new Random(seed);
+        this.progress = progress;
+        this.label = label;
+    }
+
+    void start() {
+        thread = new Thread(this::loop, "demo-pause-injector");
+        thread.setDaemon(true);
+        thread.start();
+    }
+
+    /** Whether a worker is frozen (or about to be) right now. */
+    boolean pausing() {
+        return pausing;
+    }
+
+    /** Arms no more pauses, lets a pause in progress finish, and returns when the injector is done. */
+    void stop() {
+        stop.countDown();
+        if (thread != null) {
+            try {
+                thread.join();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** Hands POINT events to the waiting injector, or lets the worker go on at once if nobody waits. */
+    void onEvent(WorkerEvent event) {
+        if (event.kind() != WorkerEvent.Kind.POINT) {
+            return;
+        }
+        CompletableFuture<WorkerEvent> claim = claims.remove(event.worker());
+        if (claim == null || !claim.complete(event)) {
+            workers.get(event.worker() - 1).send("GO");
+        }
+    }
+
+    private void loop() {
+        int index = 0;
+        try {
+            while (!stop.await(pauseEvery.toMillis(), TimeUnit.MILLISECONDS)) {
+                WorkerProcess worker = workers.get(random.nextInt(workers.size()));
+                WorkerEvent.PausePoint point =
+                        index % 2 == 1 ? WorkerEvent.PausePoint.WRITE_PUBLISH : WorkerEvent.PausePoint.READ_WRITE;
+                if (pauseAt(worker, point)) {
+                    index++;
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Arms {@code worker}, waits for it to reach {@code point}, freezes it. False if it never got there. */
+    private boolean pauseAt(WorkerProcess worker, WorkerEvent.PausePoint point) throws InterruptedException {
+        CompletableFuture<WorkerEvent> claim = new CompletableFuture<>();
+        claims.put(worker.id(), claim);
+        pausing = true;
+        try {
+            worker.send("ARM " + point.name());
+            WorkerEvent at;
+            try {
+                at = claim.get(Math.max(pauseEvery.toMillis(), 2_000), TimeUnit.MILLISECONDS);
+            } catch (TimeoutException e) {
+                if (claims.remove(worker.id(), claim)) {
+                    worker.send("DISARM");
+                    return false;
+                }
+                at = claim.join();
+            } catch (ExecutionException e) {
+                throw new IllegalStateException(e);
+            }
+            freeze(worker, at, point);
+            return true;
+        } finally {
+            pausing = false;
+        }
+    }
+
+    private void freeze(WorkerProcess worker, WorkerEvent at, WorkerEvent.PausePoint point)
+            throws InterruptedException {
+        int mark = recorder.size();
+        long start = System.currentTimeMillis();
+        String where =
+                point == WorkerEvent.PausePoint.READ_WRITE ? "between read and write" : "between write and publish";
+        worker.freeze(pause.multipliedBy(2).plusSeconds(5));
+        progress.printf(
+                Locale.ROOT,
+                "[%s] SIGSTOP worker %d (pid %d) holding %s token %d, %s%n",
+                label,
+                worker.id(),
+                worker.pid(),
+                at.sku(),
+                at.token(),
+                where);
+        worker.send("GO"); // waits in the pipe until SIGCONT
+        WorkerEvent next;
+        try {
+            Thread.sleep(pause.toMillis()); // the coordinator waits; the worker is the one frozen
+            WorkerEvent.Kind takeover =
+                    point == WorkerEvent.PausePoint.READ_WRITE ? WorkerEvent.Kind.WRITTEN : WorkerEvent.Kind.PUBLISHED;
+            next = recorder.await(
+                    mark, e -> e.kind() == takeover && e.sku().equals(at.sku()) && e.token() > at.token(), pause);
+        } finally {
+            worker.thaw();
+        }
+        long end = System.currentTimeMillis();
+        long nextToken = next == null ? 0 : next.token();
+        recorder.add(new RunRecorder.Pause(worker.id(), at.sku(), at.token(), point, start, end, nextToken));
+        progress.printf(
+                Locale.ROOT,
+                "[%s] SIGCONT worker %d after %.1fs; %s%n",
+                label,
+                worker.id(),
+                (end - start) / 1000.0,
+                next == null
+                        ? "nobody wrote " + at.sku() + " meanwhile"
+                        : "meanwhile worker " + next.worker() + " took " + at.sku() + " over with token " + nextToken);
+    }
+}

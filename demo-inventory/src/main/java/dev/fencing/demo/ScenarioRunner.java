@@ -1,0 +1,224 @@
+package dev.fencing.demo;
+
+import java.io.PrintStream;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
+import org.jdbi.v3.core.Jdbi;
+
+/**
+ * Runs the workload once in one {@link Mode}: fresh tables, topic and lock paths; a projection consumer;
+ * the worker JVMs and the pause injector; then the end-of-run check against the database. Not thread-safe.
+ *
+ * <pre>{@code
+ * RunResult unfenced = new ScenarioRunner(settings, clusters, logDirectory, System.out).run(Mode.UNFENCED);
+ * }</pre>
+ */
+final class ScenarioRunner {
+    private static final Duration WORKER_START_TIMEOUT = Duration.ofSeconds(120);
+    private static final Duration WORKER_EXIT_TIMEOUT = Duration.ofSeconds(30);
+    private static final Duration PROJECTION_TIMEOUT = Duration.ofSeconds(60);
+    private static final Duration PROGRESS_EVERY = Duration.ofSeconds(5);
+    private static final int PARTITIONS = 3;
+
+    private final DemoSettings settings;
+    private final Clusters clusters;
+    private final Path logDirectory;
+    private final PrintStream progress;
+    private final Jdbi jdbi;
+
+    ScenarioRunner(DemoSettings settings, Clusters clusters, Path logDirectory, PrintStream progress) {
+        this.settings = settings;
+        this.clusters = clusters;
+        this.logDirectory = logDirectory;
+        this.progress = progress;
+        this.jdbi = Jdbi.create(clusters.dataSource());
+        InventoryDatabase.migrate(clusters.dataSource());
+    }
+
+    /**
+     * @throws DemoException if a worker fails or does not start, or the projection does not catch up
+     */
+    RunResult run(Mode mode) {
+        String label = mode.label();
+        String tag = Long.toString(System.currentTimeMillis(), 36);
+        String topic = "demo-inventory-" + label + "-" + tag;
+        String lockRoot = "/fencing-demo/" + tag + "/" + label;
+        InventoryDatabase database = new InventoryDatabase(jdbi, mode);
+        database.prepare(settings.skus(), settings.initialStock());
+        clusters.createTopic(topic, PARTITIONS);
+
+        RunRecorder recorder = new RunRecorder();
+        AtomicReference<PauseInjector> injector = new AtomicReference<>();
+        List<WorkerProcess> workers = new ArrayList<>();
+        progress.printf("[%s] starting %d worker JVMs%n", label, settings.workers());
+        try (StockProjection projection = StockProjection.start(mode, clusters.kafkaBootstrap(), topic)) {
+            for (int id = 1; id <= settings.workers(); id++) {
+                WorkerProcess worker = WorkerProcess.start(
+                        id,
+                        workerArguments(id, mode, lockRoot, topic),
+                        Map.of(InventoryDemo.JDBC_PASSWORD_ENV, clusters.jdbcPassword()),
+                        logDirectory.resolve("worker-" + id + "-" + label + ".log"),
+                        event -> {
+                            recorder.add(event);
+                            PauseInjector current = injector.get();
+                            if (current != null) {
+                                current.onEvent(event);
+                            }
+                        });
+                WorkerFleet.register(worker);
+                workers.add(worker);
+            }
+            injector.set(new PauseInjector(
+                    workers, recorder, settings.pause(), settings.pauseEvery(), settings.seed(), progress, label));
+            awaitReady(recorder, workers, label);
+
+            long start = System.currentTimeMillis();
+            workers.forEach(worker -> worker.send("START"));
+            injector.get().start();
+            progress.printf(
+                    "[%s] running for up to %s (or until sold out), a pause of %s+ every %s%n",
+                    label,
+                    Durations.format(settings.duration()),
+                    Durations.format(settings.pause()),
+                    Durations.format(settings.pauseEvery()));
+            String ending = workload(database, recorder, injector.get(), workers, start, label);
+            injector.get().stop();
+            workers.forEach(worker -> worker.send("STOP"));
+            for (WorkerProcess worker : workers) {
+                if (!worker.awaitExit(WORKER_EXIT_TIMEOUT)) {
+                    progress.printf(
+                            "[%s] worker %d did not stop within %s; killing it%n",
+                            label, worker.id(), WORKER_EXIT_TIMEOUT);
+                }
+                worker.close();
+                WorkerFleet.unregister(worker);
+            }
+            long end = System.currentTimeMillis();
+            progress.printf("[%s] workload ended (%s) after %.1fs%n", label, ending, (end - start) / 1000.0);
+
+            projection.awaitCaughtUp(recorder.count(WorkerEvent.Kind.PUBLISHED), PROJECTION_TIMEOUT);
+            InvariantChecker.InvariantReport report =
+                    new InvariantChecker().check(database.snapshot(), projection.stock());
+            for (String violation : report.violations()) {
+                progress.printf("[%s] invariant broken: %s%n", label, violation);
+            }
+            return new RunResult(
+                    mode,
+                    report,
+                    recorder.count(WorkerEvent.Kind.REJECTED),
+                    projection.dropped(),
+                    recorder.count(WorkerEvent.Kind.WRITTEN) + recorder.count(WorkerEvent.Kind.REJECTED),
+                    (end - start) / 1000.0,
+                    settings.workers(),
+                    start,
+                    end,
+                    recorder.events(),
+                    recorder.pauses());
+        } finally {
+            PauseInjector current = injector.get();
+            if (current != null) {
+                current.stop();
+            }
+            for (WorkerProcess worker : workers) {
+                worker.close();
+                WorkerFleet.unregister(worker);
+            }
+        }
+    }
+
+    /** Runs until the duration is up, or everything is sold out with no pause in progress. Returns why it ended. */
+    private String workload(
+            InventoryDatabase database,
+            RunRecorder recorder,
+            PauseInjector injector,
+            List<WorkerProcess> workers,
+            long start,
+            String label) {
+        long deadline = start + settings.duration().toMillis();
+        long nextProgress = start + PROGRESS_EVERY.toMillis();
+        while (true) {
+            sleep(Duration.ofMillis(200));
+            failIfBroken(recorder, workers, label);
+            long now = System.currentTimeMillis();
+            int unitsLeft = database.unitsLeft();
+            if (now >= nextProgress) {
+                nextProgress += PROGRESS_EVERY.toMillis();
+                progress.printf(
+                        Locale.ROOT,
+                        "[%s] %3.0fs  orders accepted %d, stale writes rejected %d, pauses %d, units left %d%n",
+                        label,
+                        (now - start) / 1000.0,
+                        recorder.count(WorkerEvent.Kind.WRITTEN),
+                        recorder.count(WorkerEvent.Kind.REJECTED),
+                        recorder.pauses().size(),
+                        unitsLeft);
+            }
+            if (now >= deadline) {
+                return "duration reached";
+            }
+            if (unitsLeft == 0 && !injector.pausing()) {
+                return "sold out";
+            }
+        }
+    }
+
+    private void awaitReady(RunRecorder recorder, List<WorkerProcess> workers, String label) {
+        long deadline = System.nanoTime() + WORKER_START_TIMEOUT.toNanos();
+        while (recorder.count(WorkerEvent.Kind.READY) < workers.size()) {
+            failIfBroken(recorder, workers, label);
+            if (System.nanoTime() > deadline) {
+                throw new DemoException("only " + recorder.count(WorkerEvent.Kind.READY) + " of " + workers.size()
+                        + " workers were ready within " + WORKER_START_TIMEOUT + "; see the logs in " + logDirectory);
+            }
+            sleep(Duration.ofMillis(100));
+        }
+    }
+
+    private void failIfBroken(RunRecorder recorder, List<WorkerProcess> workers, String label) {
+        if (recorder.count(WorkerEvent.Kind.FAILED) > 0) {
+            WorkerEvent failed = recorder.events().stream()
+                    .filter(e -> e.kind() == WorkerEvent.Kind.FAILED)
+                    .findFirst()
+                    .orElseThrow();
+            throw new DemoException("[" + label + "] worker " + failed.worker() + " failed: " + failed.sku() + "; see "
+                    + logDirectory.resolve("worker-" + failed.worker() + "-" + label + ".log"));
+        }
+        for (WorkerProcess worker : workers) {
+            if (!worker.isAlive()) {
+                throw new DemoException("[" + label + "] worker " + worker.id() + " (pid " + worker.pid()
+                        + ") exited unexpectedly; see "
+                        + logDirectory.resolve("worker-" + worker.id() + "-" + label + ".log"));
+            }
+        }
+    }
+
+    private List<String> workerArguments(int id, Mode mode, String lockRoot, String topic) {
+        return List.of(
+                "worker=" + id,
+                "mode=" + mode.label(),
+                "zookeeper=" + clusters.zookeeperConnect(),
+                "sessionTimeoutMs=" + settings.sessionTimeout().toMillis(),
+                "lockRoot=" + lockRoot,
+                "jdbcUrl=" + clusters.jdbcUrl(),
+                "jdbcUser=" + clusters.jdbcUser(),
+                "kafka=" + clusters.kafkaBootstrap(),
+                "topic=" + topic,
+                "skus=" + settings.skus(),
+                "seed=" + settings.seed(),
+                "workMs=" + settings.work().toMillis());
+    }
+
+    private static void sleep(Duration duration) {
+        try {
+            Thread.sleep(duration.toMillis());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new DemoException("interrupted", e);
+        }
+    }
+}

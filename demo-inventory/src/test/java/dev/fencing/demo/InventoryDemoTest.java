@@ -1,0 +1,179 @@
+package dev.fencing.demo;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine.ParameterException;
+
+class InventoryDemoTest {
+    private final ByteArrayOutputStream out = new ByteArrayOutputStream();
+    private final ByteArrayOutputStream err = new ByteArrayOutputStream();
+
+    private int run(String... args) {
+        return InventoryDemo.execute(
+                new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8),
+                args);
+    }
+
+    private String errors() {
+        return err.toString(StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void defaultsMakeTheUnfencedRunThenTheFencedOneOnEmbeddedServers() {
+        DemoSettings settings = InventoryDemo.parse();
+
+        assertThat(settings.modes()).containsExactly(Mode.UNFENCED, Mode.FENCED);
+        assertThat(settings.allEmbedded()).isTrue();
+        assertThat(settings.pause()).isGreaterThan(settings.sessionTimeout());
+        assertThat(settings).isEqualTo(DemoSettings.defaults());
+    }
+
+    @Test
+    void readsEveryFlag() {
+        DemoSettings settings = InventoryDemo.parse(
+                "--zookeeper", "zk1:2181,zk2:2181",
+                "--jdbc-url", "jdbc:postgresql://db:5432/shop",
+                "--jdbc-user", "shop",
+                "--jdbc-password", "secret",
+                "--kafka", "k1:9092",
+                "--workers", "6",
+                "--skus", "5",
+                "--initial-stock", "40",
+                "--duration", "1m",
+                "--pause", "4.5s",
+                "--pause-every", "PT3S",
+                "--session-timeout", "3s",
+                "--work", "50ms",
+                "--seed", "7",
+                "--mode", "fenced",
+                "--json", "out/summary.json",
+                "--html", "out/report.html");
+
+        assertThat(settings.zookeeperConnect()).isEqualTo("zk1:2181,zk2:2181");
+        assertThat(settings.jdbcUrl()).isEqualTo("jdbc:postgresql://db:5432/shop");
+        assertThat(settings.jdbcUser()).isEqualTo("shop");
+        assertThat(settings.jdbcPassword()).isEqualTo("secret");
+        assertThat(settings.kafkaBootstrap()).isEqualTo("k1:9092");
+        assertThat(settings.workers()).isEqualTo(6);
+        assertThat(settings.skus()).isEqualTo(5);
+        assertThat(settings.initialStock()).isEqualTo(40);
+        assertThat(settings.duration()).isEqualTo(Duration.ofMinutes(1));
+        assertThat(settings.pause()).isEqualTo(Duration.ofMillis(4_500));
+        assertThat(settings.pauseEvery()).isEqualTo(Duration.ofSeconds(3));
+        assertThat(settings.sessionTimeout()).isEqualTo(Duration.ofSeconds(3));
+        assertThat(settings.work()).isEqualTo(Duration.ofMillis(50));
+        assertThat(settings.seed()).isEqualTo(7);
+        assertThat(settings.modes()).containsExactly(Mode.FENCED);
+        assertThat(settings.jsonFile()).isEqualTo(Path.of("out/summary.json"));
+        assertThat(settings.htmlFile()).isEqualTo(Path.of("out/report.html"));
+        assertThat(settings.toString()).doesNotContain("secret");
+    }
+
+    @Test
+    void rejectsAnUnknownFlagWithAUsageExit() {
+        int code = run("--bogus");
+
+        assertThat(code).isEqualTo(InventoryDemo.EXIT_USAGE);
+        assertThat(errors()).contains("Unknown option: '--bogus'");
+    }
+
+    @Test
+    void rejectsAPauseThatIsNotLongerThanTheSessionTimeoutNamingBothValues() {
+        int code = run("--pause", "1500ms", "--session-timeout", "2s");
+
+        assertThat(code).isEqualTo(InventoryDemo.EXIT_USAGE);
+        assertThat(errors())
+                .contains("--pause 1.5s is not longer than --session-timeout 2s")
+                .contains("--pause 3s");
+    }
+
+    @Test
+    void rejectsAPauseEqualToTheSessionTimeout() {
+        assertThatThrownBy(() -> InventoryDemo.parse("--pause", "2s", "--session-timeout", "2s"))
+                .isInstanceOf(ParameterException.class)
+                .hasMessageContaining("--pause 2s is not longer than --session-timeout 2s");
+    }
+
+    @Test
+    void rejectsAMalformedDurationNamingIt() {
+        int code = run("--duration", "5x");
+
+        assertThat(code).isEqualTo(InventoryDemo.EXIT_USAGE);
+        assertThat(errors()).contains("'5x' is not a duration");
+    }
+
+    @Test
+    void rejectsOutOfRangeNumbersNamingTheFlagAndValue() {
+        assertThatThrownBy(() -> InventoryDemo.parse("--workers", "0"))
+                .isInstanceOf(ParameterException.class)
+                .hasMessage("--workers must be between 1 and 32, got 0");
+        assertThatThrownBy(() -> InventoryDemo.parse("--initial-stock", "-5"))
+                .isInstanceOf(ParameterException.class)
+                .hasMessage("--initial-stock must be between 1 and 1000000, got -5");
+        assertThatThrownBy(() -> InventoryDemo.parse("--duration", "1s"))
+                .isInstanceOf(ParameterException.class)
+                .hasMessage("--duration must be between 3s and 3600s, got 1s");
+    }
+
+    @Test
+    void rejectsAnUnknownMode() {
+        int code = run("--mode", "sometimes");
+
+        assertThat(code).isEqualTo(InventoryDemo.EXIT_USAGE);
+        assertThat(errors()).contains("--mode must be unfenced, fenced or both, got 'sometimes'");
+    }
+
+    @Test
+    void rejectsAJdbcUrlThatIsNotPostgres() {
+        assertThatThrownBy(() -> InventoryDemo.parse("--jdbc-url", "jdbc:mysql://db/shop"))
+                .isInstanceOf(ParameterException.class)
+                .hasMessage("--jdbc-url must be a jdbc:postgresql: URL, got 'jdbc:mysql://db/shop'");
+    }
+
+    @Test
+    void parsesModes() {
+        assertThat(DemoSettings.parseModes("both")).isEqualTo(List.of(Mode.UNFENCED, Mode.FENCED));
+        assertThat(DemoSettings.parseModes("unfenced")).isEqualTo(List.of(Mode.UNFENCED));
+    }
+
+    @Test
+    void parsesHumanAndIsoDurations() {
+        assertThat(Durations.parse("500ms")).isEqualTo(Duration.ofMillis(500));
+        assertThat(Durations.parse("2s")).isEqualTo(Duration.ofSeconds(2));
+        assertThat(Durations.parse("1.5s")).isEqualTo(Duration.ofMillis(1_500));
+        assertThat(Durations.parse("2m")).isEqualTo(Duration.ofMinutes(2));
+        assertThat(Durations.parse("PT0.25S")).isEqualTo(Duration.ofMillis(250));
+    }
+
+    @Test
+    void printsUsageWithEveryFlagOnHelp() {
+        int code = run("--help");
+
+        assertThat(code).isZero();
+        assertThat(out.toString(StandardCharsets.UTF_8))
+                .contains(
+                        DemoSettings.ZOOKEEPER_FLAG,
+                        DemoSettings.JDBC_URL_FLAG,
+                        DemoSettings.KAFKA_FLAG,
+                        DemoSettings.WORKERS_FLAG,
+                        DemoSettings.SKUS_FLAG,
+                        DemoSettings.INITIAL_STOCK_FLAG,
+                        DemoSettings.DURATION_FLAG,
+                        DemoSettings.PAUSE_FLAG,
+                        DemoSettings.PAUSE_EVERY_FLAG,
+                        DemoSettings.SESSION_TIMEOUT_FLAG,
+                        DemoSettings.SEED_FLAG,
+                        DemoSettings.MODE_FLAG,
+                        DemoSettings.JSON_FLAG,
+                        DemoSettings.HTML_FLAG);
+    }
+}
