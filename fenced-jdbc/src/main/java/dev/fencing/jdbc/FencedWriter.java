@@ -42,11 +42,15 @@ import org.jdbi.v3.core.Jdbi;
  * runs. The {@code try...} methods return a {@link WriteOutcome}; their twins throw the matching {@link
  * FencingJdbcException}. Database failures surface as {@link FencedWriteException}.
  *
- * <p>The outcome of a write that changed nothing is read by the same statement (from its snapshot). In
- * the rare case where that snapshot admits the token but the write still did not apply (another
- * transaction committed a change to the row while the statement ran), the whole fenced statement is run
- * again, up to a few times, to report a truthful outcome; the decision to write is always the database's,
- * made under the row lock.
+ * <p>How a single-row write runs: first as the bare fenced statement, whose update count says whether it
+ * applied (the common case, at the cost of a plain UPDATE). Only when it wrote nothing does the writer
+ * run the fenced write once more as ONE statement that also reports why: the row's token and whether the
+ * extra predicate held, read from that statement's snapshot. Every attempt is a complete fenced write, so
+ * the second may apply if the row changed in between, which is as correct as the first applying. If that
+ * snapshot admits the token yet the write did not apply (a transaction committed a change to the row while
+ * the statement ran), the reporting statement is run again, up to a few times, so the outcome is truthful.
+ * The decision to write is always the database's, made under the row lock; nothing is read before a
+ * write. A batch is one statement that writes and reports the rows it did not write.
  *
  * <p>Writes assume PostgreSQL's default READ COMMITTED isolation: a fenced UPDATE that meets a row another
  * transaction is changing waits for it and then re-checks the fence against the committed row. Under

@@ -24,6 +24,8 @@ import org.jdbi.v3.core.HandleCallback;
 import org.jdbi.v3.core.Jdbi;
 import org.jdbi.v3.core.JdbiException;
 import org.jdbi.v3.core.statement.Query;
+import org.jdbi.v3.core.statement.SqlStatement;
+import org.jdbi.v3.core.statement.Update;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -93,10 +95,14 @@ public final class DefaultFencedWriter implements FencedWriter {
     }
 
     private WriteOutcome runUpdate(Handle handle, FencedUpdate update, long token) {
+        List<Object> shape =
+                List.of("update", update.table(), update.setClause(), Objects.toString(update.predicate()));
+        String bare = statement(
+                List.of("bare", shape),
+                () -> FencedSql.bareUpdate(update.table(), update.setClause(), update.predicate(), policy));
         String sql = statement(
-                List.of("update", update.table(), update.setClause(), Objects.toString(update.predicate())),
-                () -> FencedSql.update(update.table(), update.setClause(), update.predicate(), policy));
-        return run(handle, update.table(), update.key(), token, sql, update.bindings(), true);
+                shape, () -> FencedSql.update(update.table(), update.setClause(), update.predicate(), policy));
+        return run(handle, update.table(), update.key(), token, bare, sql, update.bindings(), true);
     }
 
     // ---- upsert
@@ -121,6 +127,9 @@ public final class DefaultFencedWriter implements FencedWriter {
 
     private WriteOutcome runUpsert(Handle handle, FencedUpsert upsert, long token) {
         List<String> columns = new ArrayList<>(upsert.values().keySet());
+        String bare = statement(
+                List.of("bare upsert", upsert.table(), columns),
+                () -> FencedSql.bareUpsert(upsert.table(), columns, policy, null));
         String sql = statement(
                 List.of("upsert", upsert.table(), columns),
                 () -> FencedSql.upsert(upsert.table(), columns, policy, null));
@@ -128,7 +137,7 @@ public final class DefaultFencedWriter implements FencedWriter {
         for (int i = 0; i < columns.size(); i++) {
             bindings.put(FencedSql.valueBinding(i), upsert.values().get(columns.get(i)));
         }
-        return run(handle, upsert.table(), upsert.key(), token, sql, bindings, false);
+        return run(handle, upsert.table(), upsert.key(), token, bare, sql, bindings, false);
     }
 
     // ---- watermark
@@ -174,9 +183,12 @@ public final class DefaultFencedWriter implements FencedWriter {
             watermarkTable = table;
         }
         FencedTable watermark = table;
+        String bare = statement(
+                List.of("bare watermark"),
+                () -> FencedSql.bareUpsert(watermark, List.of(), policy, "\"updated_at\" = now()"));
         String sql = statement(
                 List.of("watermark"), () -> FencedSql.upsert(watermark, List.of(), policy, "\"updated_at\" = now()"));
-        return run(handle, table, key, token, sql, Map.of(), false);
+        return run(handle, table, key, token, bare, sql, Map.of(), false);
     }
 
     // ---- batch
@@ -353,8 +365,9 @@ public final class DefaultFencedWriter implements FencedWriter {
     }
 
     private WriteOutcome runClaim(Handle handle, FencedTable table, RowKey key, long token) {
+        String bare = statement(List.of("bare claim", table), () -> FencedSql.bareUpdate(table, "", null, policy));
         String sql = statement(List.of("claim", table), () -> FencedSql.update(table, "", null, policy));
-        return run(handle, table, key, token, sql, Map.of(), true);
+        return run(handle, table, key, token, bare, sql, Map.of(), true);
     }
 
     // ---- shared
@@ -385,17 +398,21 @@ public final class DefaultFencedWriter implements FencedWriter {
             FencedTable table,
             RowKey key,
             long token,
+            String bare,
             String sql,
             Map<String, Object> bindings,
             boolean rowMustExist) {
+        Update first = handle.createUpdate(bare);
+        bindRow(first, key, token, bindings);
+        if (first.execute() > 0) {
+            WriteOutcome applied = new WriteOutcome.Applied(token);
+            counters.record(table == null ? WATERMARK : table.qualifiedName(), applied);
+            return applied;
+        }
+        // nothing written: a complete fenced write again, this time reporting why in the same statement
         for (int attempt = 1; ; attempt++) {
             Query query = handle.createQuery(sql);
-            List<Object> keyValues = key.values();
-            for (int i = 0; i < keyValues.size(); i++) {
-                query.bind(FencedSql.keyBinding(i), keyValues.get(i));
-            }
-            query.bind(FencedSql.TOKEN, token);
-            bindings.forEach(query::bind);
+            bindRow(query, key, token, bindings);
             Report report = query.map((rs, ctx) -> {
                         long stored = rs.getLong("stored");
                         boolean absent = rs.wasNull();
@@ -421,6 +438,15 @@ public final class DefaultFencedWriter implements FencedWriter {
             counters.record(table == null ? WATERMARK : table.qualifiedName(), outcome);
             return outcome;
         }
+    }
+
+    private static void bindRow(SqlStatement<?> statement, RowKey key, long token, Map<String, Object> bindings) {
+        List<Object> keyValues = key.values();
+        for (int i = 0; i < keyValues.size(); i++) {
+            statement.bind(FencedSql.keyBinding(i), keyValues.get(i));
+        }
+        statement.bind(FencedSql.TOKEN, token);
+        bindings.forEach(statement::bind);
     }
 
     private static final class Report {

@@ -47,13 +47,21 @@ public final class FencedSql {
 
     /** A fenced UPDATE; {@code setClause} may be empty (a claim sets only the fence column). */
     public static String update(FencedTable table, String setClause, String predicate, FencePolicy policy) {
+        return "WITH applied AS (" + bareUpdate(table, setClause, predicate, policy) + " RETURNING 1) "
+                + report(table, predicate);
+    }
+
+    /**
+     * The same fenced UPDATE without the report: a complete fenced write whose update count says only
+     * whether it applied. Tried first, since applying is the common case and the bare statement costs what
+     * a plain UPDATE costs; the reporting statement runs only when it wrote nothing.
+     */
+    public static String bareUpdate(FencedTable table, String setClause, String predicate, FencePolicy policy) {
         String fence = Identifiers.quote(table.fenceColumn());
-        return "WITH applied AS (UPDATE " + table.quotedName() + " SET "
+        return "UPDATE " + table.quotedName() + " SET "
                 + (setClause.isEmpty() ? "" : setClause + ", ") + fence + " = :" + TOKEN
                 + " WHERE " + keyCondition(table, "") + " AND " + fence + " " + policy.operator() + " :" + TOKEN
-                + (predicate == null ? "" : " AND " + predicate)
-                + " RETURNING 1) "
-                + report(table, predicate);
+                + (predicate == null ? "" : " AND " + predicate);
     }
 
     /** The unfenced twin of {@link #update}, for comparisons (benchmarks, tests). */
@@ -67,6 +75,12 @@ public final class FencedSql {
 
     /** A fenced INSERT ... ON CONFLICT DO UPDATE ... WHERE fence condition. */
     public static String upsert(FencedTable table, List<String> columns, FencePolicy policy, String extraSet) {
+        return "WITH applied AS (" + bareUpsert(table, columns, policy, extraSet) + " RETURNING 1) "
+                + report(table, null);
+    }
+
+    /** The fenced upsert without the report; see {@link #bareUpdate}. */
+    public static String bareUpsert(FencedTable table, List<String> columns, FencePolicy policy, String extraSet) {
         String fence = Identifiers.quote(table.fenceColumn());
         List<String> insertColumns = new ArrayList<>();
         List<String> insertValues = new ArrayList<>();
@@ -92,12 +106,10 @@ public final class FencedSql {
         if (extraSet != null) {
             updates.add(extraSet);
         }
-        return "WITH applied AS (INSERT INTO " + table.quotedName() + " AS fenced_row ("
+        return "INSERT INTO " + table.quotedName() + " AS fenced_row ("
                 + String.join(", ", insertColumns) + ") VALUES (" + String.join(", ", insertValues) + ")"
                 + " ON CONFLICT (" + String.join(", ", keyColumns) + ") DO UPDATE SET " + String.join(", ", updates)
-                + " WHERE fenced_row." + fence + " " + policy.operator() + " EXCLUDED." + fence
-                + " RETURNING 1) "
-                + report(table, null);
+                + " WHERE fenced_row." + fence + " " + policy.operator() + " EXCLUDED." + fence;
     }
 
     public static String batchKeys(int i) {
