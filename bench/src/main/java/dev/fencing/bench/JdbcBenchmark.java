@@ -40,12 +40,14 @@ import org.jdbi.v3.core.Jdbi;
  * and ends with {@code jdbc fenced/raw throughput ratio: X.XX}, the lowest case.
  *
  * <pre>{@code
- * bench/run jdbc [--rounds 15] [--round-millis 500]
+ * bench/run jdbc [--rounds 40] [--round-millis 150]
  * }</pre>
  */
 public final class JdbcBenchmark {
     static final int ROWS = 10_000;
     static final int BATCH = 1_000;
+    /** A batch takes tens of milliseconds: its rounds are longer, so each holds enough batches. */
+    static final int BATCH_ROUND_FACTOR = 4;
 
     private final Jdbi jdbi;
     private final FencedWriter writer;
@@ -65,8 +67,8 @@ public final class JdbcBenchmark {
     public static void main(String[] args) throws Exception {
         // many short rounds: a durable commit waits for the disk, whose latency swings widely on a shared
         // machine, and short alternating rounds spread that noise evenly over both sides
-        int rounds = 15;
-        long roundMillis = 500;
+        int rounds = 40;
+        long roundMillis = 150;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--rounds" -> rounds = Integer.parseInt(args[++i]);
@@ -142,7 +144,7 @@ public final class JdbcBenchmark {
     }
 
     private double rawBatches() throws Exception {
-        return timed(1, () -> {
+        return timed(1, BATCH_ROUND_FACTOR, () -> {
             long first = firstBatchId();
             List<Long> ids = new ArrayList<>(BATCH);
             List<Long> values = new ArrayList<>(BATCH);
@@ -161,7 +163,7 @@ public final class JdbcBenchmark {
     }
 
     private double fencedBatches() throws Exception {
-        return timed(1, () -> {
+        return timed(1, BATCH_ROUND_FACTOR, () -> {
             long first = firstBatchId();
             FencedBatch batch = FencedBatch.builder(fenced).columns("counter").build();
             long token = tokens.incrementAndGet();
@@ -193,12 +195,16 @@ public final class JdbcBenchmark {
         int run();
     }
 
-    /** Runs the operation on {@code threads} threads for one round; returns operations per second. */
     private double timed(int threads, Operation operation) throws Exception {
+        return timed(threads, 1, operation);
+    }
+
+    /** Runs the operation on {@code threads} threads for one round; returns operations per second. */
+    private double timed(int threads, int roundFactor, Operation operation) throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(threads);
         LongAdder done = new LongAdder();
         long start = System.nanoTime();
-        long deadline = start + TimeUnit.MILLISECONDS.toNanos(roundMillis);
+        long deadline = start + TimeUnit.MILLISECONDS.toNanos(roundMillis * roundFactor);
         List<Future<?>> futures = new ArrayList<>();
         for (int t = 0; t < threads; t++) {
             futures.add(pool.submit(() -> {
