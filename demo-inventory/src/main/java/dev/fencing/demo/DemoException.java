@@ -5,7 +5,7 @@ package dev.fencing.demo;
  * never caught up. Unchecked; the message names the server, worker or value involved, and {@link
  * InventoryDemo} prints it and exits with {@link InventoryDemo#EXIT_FAILURE}.
  */
-public class DemoException extends RuntimeException {
+class DemoException extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
     public DemoException(String message) {

@@ -35,7 +35,7 @@ import java.util.Objects;
  * @param jsonFile where to write the JSON summary, or {@code null}
  * @param htmlFile where to write the HTML report, or {@code null}
  */
-public record DemoSettings(
+record DemoSettings(
         String zookeeperConnect,
         String jdbcUrl,
         String jdbcUser,

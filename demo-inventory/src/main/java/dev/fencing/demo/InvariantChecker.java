@@ -36,7 +36,7 @@ import java.util.TreeMap;
  * InvariantReport report = new InvariantChecker().check(database.snapshot(), projection.stock());
  * }</pre>
  */
-public final class InvariantChecker {
+final class InvariantChecker {
 
     /** Checks {@code snapshot} against itself and against {@code projection} (SKU to projected stock). */
     public InvariantReport check(InventorySnapshot snapshot, Map<String, Integer> projection) {

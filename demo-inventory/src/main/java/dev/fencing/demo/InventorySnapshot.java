@@ -13,7 +13,7 @@ import java.util.TreeMap;
  * @param finalStock units per SKU now
  * @param orders every order row, in id order
  */
-public record InventorySnapshot(
+record InventorySnapshot(
         SortedMap<String, Integer> initialStock, SortedMap<String, Integer> finalStock, List<Order> orders) {
 
     public InventorySnapshot {

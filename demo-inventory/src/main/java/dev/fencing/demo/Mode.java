@@ -6,7 +6,7 @@ import java.util.Locale;
  * How a run protects its writes. Both modes take the same ZooKeeper lock per SKU; they differ only on the
  * resource side.
  */
-public enum Mode {
+enum Mode {
     /**
      * A plain read-modify-write {@code UPDATE stock SET stock = :computed}, and a plain Kafka consumer that
      * applies every record: what most code does with a distributed lock.

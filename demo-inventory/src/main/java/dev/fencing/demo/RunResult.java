@@ -17,7 +17,7 @@ import java.util.List;
  * @param events every worker event
  * @param pauses every injected pause
  */
-public record RunResult(
+record RunResult(
         Mode mode,
         InvariantChecker.InvariantReport report,
         long staleWritesRejected,

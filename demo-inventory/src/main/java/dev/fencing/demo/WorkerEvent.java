@@ -15,7 +15,7 @@ import java.util.Optional;
  * @param atMillis wall-clock time of the event on the worker, epoch milliseconds
  * @param worker the worker's number, filled in by the coordinator (workers write 0)
  */
-public record WorkerEvent(long atMillis, int worker, Kind kind, String sku, long token, long a, long b) {
+record WorkerEvent(long atMillis, int worker, Kind kind, String sku, long token, long a, long b) {
     static final String PREFIX = "EVENT";
 
     /** What happened; {@code a} and {@code b} as noted. */
