@@ -31,7 +31,7 @@ import org.junit.jupiter.api.Test;
  * one rolls it back with the PostgreSQL store, so no record's effect is committed twice.
  */
 class UnitOfWorkIT {
-    private static final int RECORDS = 3_000;
+    private static final int RECORDS = 6_000;
     private static PostgresFixture postgres;
 
     @BeforeAll
