@@ -18,6 +18,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Supplier;
@@ -216,33 +217,44 @@ public final class KafkaBenchmark {
         return config;
     }
 
-    /** A plain manual-commit poll loop over the whole topic; records per second. */
+    /**
+     * A plain manual-commit poll loop over the whole topic; records per second. It runs on its own
+     * thread and counts into a Micrometer counter once per poll, and the main thread waits for it
+     * exactly as it waits for the fenced consumer, so both sides pay the same for being watched.
+     */
     private double rawRound(long commitRecords) {
         Map<String, Object> config = consumerConfig();
         config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-        long seen = 0;
-        long uncommitted = 0;
-        long first = 0;
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        io.micrometer.core.instrument.Counter seenCounter = registry.counter("bench.raw.records");
+        AtomicLong first = new AtomicLong();
+        AtomicBoolean running = new AtomicBoolean(true);
         try (KafkaConsumer<String, String> consumer =
                 new KafkaConsumer<>(config, new StringDeserializer(), new StringDeserializer())) {
             consumer.subscribe(List.of(topic));
-            while (seen < records) {
-                ConsumerRecords<String, String> batch = consumer.poll(Duration.ofMillis(500));
-                for (ConsumerRecord<String, String> record : batch) {
-                    if (first == 0) {
-                        first = System.nanoTime();
+            CompletableFuture<Void> stopped = CompletableFuture.runAsync(() -> {
+                long uncommitted = 0;
+                while (running.get()) {
+                    ConsumerRecords<String, String> batch = consumer.poll(Duration.ofMillis(100));
+                    for (ConsumerRecord<String, String> record : batch) {
+                        if (first.get() == 0) {
+                            first.set(System.nanoTime());
+                        }
+                        sink.add(record.value().length());
                     }
-                    sink.add(record.value().length());
-                    seen++;
+                    seenCounter.increment(batch.count());
+                    uncommitted += batch.count();
+                    if (uncommitted > 0 && uncommitted >= commitRecords) {
+                        consumer.commitAsync();
+                        uncommitted = 0;
+                    }
                 }
-                uncommitted += batch.count();
-                if (uncommitted > 0 && uncommitted >= commitRecords) {
-                    consumer.commitAsync();
-                    uncommitted = 0;
-                }
-            }
-            long elapsed = System.nanoTime() - first;
-            consumer.commitSync();
+                consumer.commitSync();
+            });
+            KafkaRounds.awaitCount(() -> KafkaRounds.count(registry, "bench.raw.records"), records, stopped);
+            long elapsed = System.nanoTime() - first.get();
+            running.set(false);
+            stopped.join();
             return records / (elapsed / 1e9);
         }
     }
