@@ -85,12 +85,12 @@ record DemoSettings(
     public static final String INITIAL_STOCK_FLAG = "--initial-stock";
     public static final String INITIAL_STOCK_DOC =
             "Units of each SKU at the start of a run. Default: ${DEFAULT-VALUE}.";
-    public static final int DEFAULT_INITIAL_STOCK = 250;
+    public static final int DEFAULT_INITIAL_STOCK = 150;
 
     public static final String DURATION_FLAG = "--duration";
     public static final String DURATION_DOC =
             "Longest workload time per run; a run also ends once everything is sold out. Default: ${DEFAULT-VALUE}.";
-    public static final String DEFAULT_DURATION = "30s";
+    public static final String DEFAULT_DURATION = "40s";
 
     public static final String PAUSE_FLAG = "--pause";
     public static final String PAUSE_DOC = "Length of one SIGSTOP of a lock holder; must be longer than "
@@ -101,7 +101,7 @@ record DemoSettings(
     public static final String PAUSE_EVERY_FLAG = "--pause-every";
     public static final String PAUSE_EVERY_DOC =
             "Time from the end of one pause to the next. Default: ${DEFAULT-VALUE}.";
-    public static final String DEFAULT_PAUSE_EVERY = "2s";
+    public static final String DEFAULT_PAUSE_EVERY = "1s";
 
     public static final String SESSION_TIMEOUT_FLAG = "--session-timeout";
     public static final String SESSION_TIMEOUT_DOC =
@@ -111,7 +111,7 @@ record DemoSettings(
     public static final String WORK_FLAG = "--work";
     public static final String WORK_DOC =
             "Simulated work between a worker's read and its write. Default: ${DEFAULT-VALUE}.";
-    public static final String DEFAULT_WORK = "20ms";
+    public static final String DEFAULT_WORK = "80ms";
 
     public static final String SEED_FLAG = "--seed";
     public static final String SEED_DOC =

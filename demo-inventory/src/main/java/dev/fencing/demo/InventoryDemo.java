@@ -50,6 +50,8 @@ public final class InventoryDemo implements Callable<Integer> {
     public static final int EXIT_FAILURE = 1;
     public static final int EXIT_USAGE = 2;
 
+    private static final Duration WARM_UP = Duration.ofSeconds(5);
+
     @Spec
     private CommandSpec spec;
 
@@ -210,6 +212,7 @@ public final class InventoryDemo implements Callable<Integer> {
         WorkerFleet.register(clusters);
         try {
             ScenarioRunner runner = new ScenarioRunner(settings, clusters, logDirectory, progress);
+            runner.warmUp(WARM_UP);
             for (Mode run : settings.modes()) {
                 runs.add(runner.run(run));
             }

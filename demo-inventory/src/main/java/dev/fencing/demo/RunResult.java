@@ -9,7 +9,8 @@ import java.util.List;
  * @param report the invariant checker's verdict on the database and the projection
  * @param staleWritesRejected writes PostgreSQL refused as stale (fenced-jdbc {@code Rejected} outcomes)
  * @param staleRecordsDropped records the downstream consumer dropped as stale
- * @param writeAttempts writes sent to the database (accepted or rejected)
+ * @param operations completed lock-protected operations: lock, read, then a write (accepted or rejected)
+ *     or a sold-out answer, release
  * @param workloadSeconds from START to the last worker's STOP
  * @param workers the number of worker JVMs
  * @param startMillis when the workers were told to START, epoch millis
@@ -22,7 +23,7 @@ record RunResult(
         InvariantChecker.InvariantReport report,
         long staleWritesRejected,
         long staleRecordsDropped,
-        long writeAttempts,
+        long operations,
         double workloadSeconds,
         int workers,
         long startMillis,
@@ -35,11 +36,8 @@ record RunResult(
         pauses = List.copyOf(pauses);
     }
 
-    /**
-     * Operations per second: write attempts (each one a full operation: lock, read, work, write, and for an
-     * accepted write also publish, release) per second of workload time, pauses included.
-     */
+    /** Operations per second of workload time, pauses included. */
     public double opsPerSecond() {
-        return workloadSeconds <= 0 ? 0 : writeAttempts / workloadSeconds;
+        return workloadSeconds <= 0 ? 0 : operations / workloadSeconds;
     }
 }

@@ -40,6 +40,12 @@ final class ScenarioRunner {
         InventoryDatabase.migrate(clusters.dataSource());
     }
 
+    /** Warms the servers up for {@code length}, so the first run is not measured on cold servers. */
+    void warmUp(Duration length) {
+        progress.printf("warming the servers up for %s%n", Durations.format(length));
+        Warmup.run(clusters, jdbi, length);
+    }
+
     /**
      * @throws DemoException if a worker fails or does not start, or the projection does not catch up
      */
@@ -112,7 +118,7 @@ final class ScenarioRunner {
                     report,
                     recorder.count(WorkerEvent.Kind.REJECTED),
                     projection.dropped(),
-                    recorder.count(WorkerEvent.Kind.WRITTEN) + recorder.count(WorkerEvent.Kind.REJECTED),
+                    recorder.count(WorkerEvent.Kind.RELEASED),
                     (end - start) / 1000.0,
                     settings.workers(),
                     start,

@@ -7,7 +7,7 @@ import org.junit.jupiter.api.Test;
 
 class ReportsTest {
 
-    private static RunResult run(Mode mode, int oversold, int lost, long rejected, long dropped, long attempts) {
+    private static RunResult run(Mode mode, int oversold, int lost, long rejected, long dropped, long operations) {
         InvariantChecker.InvariantReport report = new InvariantChecker.InvariantReport(
                 10, 20, oversold, lost, oversold + lost > 0 ? List.of("broken") : List.of());
         WorkerEvent locked = new WorkerEvent(1_000, 1, WorkerEvent.Kind.LOCKED, "sku-1", 7, 5, 0);
@@ -20,7 +20,7 @@ class ReportsTest {
                 report,
                 rejected,
                 dropped,
-                attempts,
+                operations,
                 2.0,
                 2,
                 1_000,
