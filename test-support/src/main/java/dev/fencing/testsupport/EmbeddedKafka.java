@@ -57,8 +57,9 @@ public final class EmbeddedKafka implements KafkaEndpoint {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        int brokerPort = builder.port > 0 ? builder.port : freePort();
-        int controllerPort = freePort();
+        int[] free = freePorts(2);
+        int brokerPort = builder.port > 0 ? builder.port : free[0];
+        int controllerPort = free[1] != brokerPort ? free[1] : free[0];
         this.bootstrapServers = "127.0.0.1:" + brokerPort;
 
         Map<String, Object> properties = new HashMap<>();
@@ -154,12 +155,32 @@ public final class EmbeddedKafka implements KafkaEndpoint {
         }
     }
 
-    private static int freePort() {
-        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            socket.setReuseAddress(true);
-            return socket.getLocalPort();
+    /**
+     * Distinct free ports: all sockets stay open until every port is chosen, since a port closed right
+     * away can be handed out again by the next request (which once gave both listeners one port).
+     */
+    static int[] freePorts(int count) {
+        ServerSocket[] sockets = new ServerSocket[count];
+        try {
+            int[] ports = new int[count];
+            for (int i = 0; i < count; i++) {
+                sockets[i] = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
+                sockets[i].setReuseAddress(true);
+                ports[i] = sockets[i].getLocalPort();
+            }
+            return ports;
         } catch (IOException e) {
             throw new UncheckedIOException(e);
+        } finally {
+            for (ServerSocket socket : sockets) {
+                if (socket != null) {
+                    try {
+                        socket.close();
+                    } catch (IOException ignored) {
+                        // the port is free either way once this JVM lets go of it
+                    }
+                }
+            }
         }
     }
 
