@@ -57,32 +57,12 @@ public interface PostgresEndpoint extends AutoCloseable {
         PostgresEndpoint server = this;
         PostgresEndpoints.execute(server, "CREATE DATABASE " + name);
         String url = PostgresEndpoints.withDatabase(jdbcUrl(), name);
-        return new PostgresEndpoint() {
-            @Override
-            public String jdbcUrl() {
-                return url;
-            }
-
-            @Override
-            public String user() {
-                return server.user();
-            }
-
-            @Override
-            public String password() {
-                return server.password();
-            }
-
-            @Override
-            public void close() {
-                PostgresEndpoints.execute(server, "DROP DATABASE IF EXISTS " + name + " WITH (FORCE)");
-            }
-
-            @Override
-            public String toString() {
-                return "database " + name + " on " + server;
-            }
-        };
+        return new PostgresEndpoints.Fixed(
+                url,
+                server.user(),
+                server.password(),
+                "database " + name + " on " + server,
+                () -> PostgresEndpoints.execute(server, "DROP DATABASE IF EXISTS " + name + " WITH (FORCE)"));
     }
 
     /** Stops the server if the tests started it (or drops a database made by {@link #createDatabase}). */
@@ -93,6 +73,20 @@ public interface PostgresEndpoint extends AutoCloseable {
 /** Plumbing shared by the endpoint implementations. */
 final class PostgresEndpoints {
     private PostgresEndpoints() {}
+
+    /** An endpoint given by its coordinates; closing it runs {@code onClose}. */
+    record Fixed(String jdbcUrl, String user, String password, String description, Runnable onClose)
+            implements PostgresEndpoint {
+        @Override
+        public void close() {
+            onClose.run();
+        }
+
+        @Override
+        public String toString() {
+            return description;
+        }
+    }
 
     static void execute(PostgresEndpoint endpoint, String sql) {
         try (Connection connection = endpoint.dataSource().getConnection();

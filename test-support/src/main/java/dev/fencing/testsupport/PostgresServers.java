@@ -53,30 +53,8 @@ public final class PostgresServers {
         if (shared == null) {
             PostgresEndpoint server = start();
             Runtime.getRuntime().addShutdownHook(new Thread(server::close, "fencing-postgres-shutdown"));
-            shared = new PostgresEndpoint() {
-                @Override
-                public String jdbcUrl() {
-                    return server.jdbcUrl();
-                }
-
-                @Override
-                public String user() {
-                    return server.user();
-                }
-
-                @Override
-                public String password() {
-                    return server.password();
-                }
-
-                @Override
-                public void close() {}
-
-                @Override
-                public String toString() {
-                    return "shared " + server;
-                }
-            };
+            shared = new PostgresEndpoints.Fixed(
+                    server.jdbcUrl(), server.user(), server.password(), "shared " + server, () -> {});
         }
         return shared;
     }
@@ -85,29 +63,6 @@ public final class PostgresServers {
         String url = System.getenv(URL_ENV).trim();
         String user = System.getenv().getOrDefault(USER_ENV, "postgres");
         String password = System.getenv().getOrDefault(PASSWORD_ENV, "");
-        return new PostgresEndpoint() {
-            @Override
-            public String jdbcUrl() {
-                return url;
-            }
-
-            @Override
-            public String user() {
-                return user;
-            }
-
-            @Override
-            public String password() {
-                return password;
-            }
-
-            @Override
-            public void close() {}
-
-            @Override
-            public String toString() {
-                return "external PostgreSQL " + url;
-            }
-        };
+        return new PostgresEndpoints.Fixed(url, user, password, "external PostgreSQL " + url, () -> {});
     }
 }
