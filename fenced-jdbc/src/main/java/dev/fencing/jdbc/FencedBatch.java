@@ -68,10 +68,7 @@ public final class FencedBatch {
         if (token <= 0) {
             throw new InvalidFenceTokenException(table.qualifiedName(), key, token);
         }
-        if (key.size() != table.keyColumns().size()) {
-            throw new IllegalArgumentException("key " + key + " has " + key.size() + " values but "
-                    + table.qualifiedName() + " is keyed by " + table.keyColumns());
-        }
+        table.requireKey(key);
         if (values.length != columns.size()) {
             throw new IllegalArgumentException("row " + key + " has " + values.length + " values for columns " + columns
                     + ": " + Arrays.toString(values));

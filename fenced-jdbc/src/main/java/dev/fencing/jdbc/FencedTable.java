@@ -114,6 +114,19 @@ public final class FencedTable {
     }
 
     /**
+     * @throws IllegalArgumentException naming the key and the table's key columns when it has not one value
+     *     per key column
+     */
+    public RowKey requireKey(RowKey key) {
+        Objects.requireNonNull(key, "key");
+        if (key.size() != keyColumns.size()) {
+            throw new IllegalArgumentException("key " + key + " has " + key.size() + " values but " + qualifiedName()
+                    + " is keyed by " + keyColumns);
+        }
+        return key;
+    }
+
+    /**
      * @throws IllegalArgumentException naming the column and the table's columns when it is not one of
      *     them
      */

@@ -97,12 +97,7 @@ public final class FencedUpdate {
 
         /** The row to update: one value per key column, in the table's key order. */
         public Builder key(RowKey key) {
-            Objects.requireNonNull(key, "key");
-            if (key.size() != table.keyColumns().size()) {
-                throw new IllegalArgumentException("key " + key + " has " + key.size() + " values but "
-                        + table.qualifiedName() + " is keyed by " + table.keyColumns());
-            }
-            this.key = key;
+            this.key = table.requireKey(key);
             return this;
         }
 

@@ -66,12 +66,7 @@ public final class FencedUpsert {
         }
 
         public Builder key(RowKey key) {
-            Objects.requireNonNull(key, "key");
-            if (key.size() != table.keyColumns().size()) {
-                throw new IllegalArgumentException("key " + key + " has " + key.size() + " values but "
-                        + table.qualifiedName() + " is keyed by " + table.keyColumns());
-            }
-            this.key = key;
+            this.key = table.requireKey(key);
             return this;
         }
 
