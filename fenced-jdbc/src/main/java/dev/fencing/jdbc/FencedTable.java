@@ -229,7 +229,9 @@ public final class FencedTable {
             String qualified = schema + "." + table;
             Map<String, String> types = new LinkedHashMap<>();
             Map<String, Boolean> nullable = new LinkedHashMap<>();
-            handle.createQuery("SELECT c.column_name, c.is_nullable, format_type(a.atttypid, NULL) AS base_type"
+            // typmod -1, not NULL: with NULL, char(n) reads back as "character", which is char(1) in a
+            // cast, so CAST(:key AS character) would truncate 'ABC' to 'A' and match another row.
+            handle.createQuery("SELECT c.column_name, c.is_nullable, format_type(a.atttypid, -1) AS base_type"
                             + " FROM information_schema.columns c"
                             + " JOIN pg_attribute a ON a.attrelid = to_regclass(format('%I.%I', c.table_schema,"
                             + " c.table_name)) AND a.attname = c.column_name"
