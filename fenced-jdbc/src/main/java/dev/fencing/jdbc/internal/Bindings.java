@@ -39,11 +39,40 @@ public final class Bindings {
             throw new IllegalArgumentException(what + " '" + fragment
                     + "' must be a single SQL expression without ';' or comments; pass values with bind()");
         }
+        requireBalanced(what, fragment);
         Set<String> names = new LinkedHashSet<>();
         Matcher matcher = REFERENCE.matcher(fragment);
         while (matcher.find()) {
             names.add(matcher.group(1));
         }
         return names;
+    }
+
+    /**
+     * Refuses a fragment whose parentheses (outside quoted strings and identifiers) do not balance, or
+     * that leaves a quote open: such a fragment can close the library's own parentheses and escape the
+     * fence condition, as in {@code stock >= :qty) OR (true}.
+     */
+    static void requireBalanced(String what, String fragment) {
+        int depth = 0;
+        char quote = 0;
+        for (int i = 0; i < fragment.length(); i++) {
+            char c = fragment.charAt(i);
+            if (quote != 0) {
+                if (c == quote) {
+                    quote = 0; // a doubled quote ('' or "") closes and reopens: same result
+                }
+            } else if (c == '\'' || c == '"') {
+                quote = c;
+            } else if (c == '(') {
+                depth++;
+            } else if (c == ')' && --depth < 0) {
+                break;
+            }
+        }
+        if (depth != 0 || quote != 0) {
+            throw new IllegalArgumentException(what + " '" + fragment
+                    + "' has unbalanced parentheses or an unclosed quote; it must be one self-contained expression");
+        }
     }
 }
