@@ -2,8 +2,9 @@ package dev.fencing.jdbc;
 
 /**
  * The write was refused because the row (or watermark) carries a token the {@link FencePolicy} does not
- * let the offered token overwrite: a newer lock holder has written it. Nothing was changed; retrying with
- * the same token cannot succeed. The throwing twin of {@link WriteOutcome.Rejected}.
+ * let the offered token overwrite: a newer lock holder has written it, or (stored equal to offered, under
+ * {@link FencePolicy#STRICT}) this token already has, perhaps in an earlier attempt of the same write.
+ * Nothing was changed by this attempt; retrying with the same token cannot succeed. The throwing twin of {@link WriteOutcome.Rejected}.
  *
  * <pre>{@code
  * try {
@@ -45,6 +46,11 @@ public final class StaleFenceException extends FencingJdbcException {
                     + " (for example the lock's parent node was deleted and its sequence restarted), so every"
                     + " write will be refused until tokens pass " + stored + ". Keep lock parents persistent"
                     + " or use a token source that survives that (the lock node's czxid).";
+        }
+        if (stored == offered) {
+            return base + ". This token has already written the row, perhaps in an earlier attempt of this same"
+                    + " write whose answer was lost (after a connection failure in autocommit it is unknown"
+                    + " whether the write applied): check the row before treating the lock as lost.";
         }
         return base + ". A newer lock holder has written it.";
     }

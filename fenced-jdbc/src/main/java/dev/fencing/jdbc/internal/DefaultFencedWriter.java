@@ -197,7 +197,10 @@ public final class DefaultFencedWriter implements FencedWriter {
     @Override
     public List<WriteOutcome> tryBatch(FencedBatch batch) {
         Objects.requireNonNull(batch, "batch");
-        List<WriteOutcome> outcomes = withHandle(batch.table(), null, 0, h -> runBatch(h, batch));
+        // One transaction, so a batch that fails midway (a retry after a concurrent change, a lost
+        // connection) commits none of its rows rather than some rows whose outcomes the caller never sees.
+        List<WriteOutcome> outcomes =
+                guarded(batch.table(), null, 0, () -> jdbi.inTransaction(h -> runBatch(h, batch)));
         for (int i = 0; i < outcomes.size(); i++) {
             logged(batch.table(), batch.keys().get(i), outcomes.get(i));
         }
