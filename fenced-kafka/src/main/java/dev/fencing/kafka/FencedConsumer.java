@@ -319,10 +319,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
                 try {
                     consumer.commitSync(finishedOffsets);
                 } catch (KafkaException e) {
-                    LOG.debug(
-                            "final offset commit of {} to Kafka failed (the store has them): {}",
-                            clientId,
-                            e.toString());
+                    logCommitFailure("final offset commit of " + clientId, e);
                 }
             }
             consumer.close();
@@ -345,6 +342,18 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         }
     }
 
+    /** Without a store, Kafka's committed offsets are the only record of progress: a failure matters. */
+    private void logCommitFailure(String what, KafkaException e) {
+        if (store == null) {
+            LOG.warn(
+                    "{} to Kafka failed; records after the last committed offset will be handled again: {}",
+                    what,
+                    e.toString());
+        } else {
+            LOG.debug("{} to Kafka failed (the store has the offsets): {}", what, e.toString());
+        }
+    }
+
     private void handleBatch(ConsumerRecords<byte[], byte[]> records) {
         Batch batch = new Batch();
         unitOpen = true;
@@ -364,6 +373,9 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
             rollback(batch);
             LOG.warn("group {}: {}; reloading the batch's partitions from the store", groupId, e.getMessage());
             rewind(batch);
+            if (batch.failure != null) {
+                throw batch.failure;
+            }
             return;
         } catch (RuntimeException e) {
             rollback(batch);
@@ -374,8 +386,10 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         int held = heldCount;
         for (PartitionBatch p : batch.partitions.values()) {
             held += p.watermarks.commit();
-            storedOffsets.put(p.partition, p.nextOffset);
-            finishedOffsets.put(p.partition, new OffsetAndMetadata(p.nextOffset));
+            if (p.nextOffset >= 0) { // -1: a plain handler failed on the partition's first record
+                storedOffsets.put(p.partition, p.nextOffset);
+                finishedOffsets.put(p.partition, new OffsetAndMetadata(p.nextOffset));
+            }
             meters.accepted(p.partition.topic(), p.accepted);
             meters.dropped(p.partition.topic(), p.dropped);
             for (Map.Entry<DeadLetterReason, Integer> d : p.deadLettered.entrySet()) {
@@ -407,9 +421,19 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
             try {
                 records = consumer.poll(Duration.ZERO);
             } catch (WakeupException e) {
+                if (unitAborted) {
+                    throw new UnitAbortedException(); // the same poll revoked partitions of this unit
+                }
                 break; // close() was called: commit what this unit did, then the loop ends
             }
             if (unitAborted) {
+                // This poll's records are not in the unit; without a seek their partitions would move past them.
+                for (TopicPartition partition : records.partitions()) {
+                    if (watermarks.containsKey(partition)) {
+                        consumer.seek(
+                                partition, records.records(partition).get(0).offset());
+                    }
+                }
                 throw new UnitAbortedException();
             }
             if (records.isEmpty()) {
@@ -661,10 +685,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
             try {
                 consumer.commitSync(offsets);
             } catch (KafkaException e) {
-                LOG.debug(
-                        "offset commit on revoke failed for {} (the store has them): {}",
-                        offsets.keySet(),
-                        e.toString());
+                logCommitFailure("offset commit on revoke for " + offsets.keySet(), e);
             }
         }
         if (!partitions.isEmpty()) {
@@ -1007,6 +1028,13 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
             }
             if (!deadLetterTopic.isEmpty() && topics.contains(deadLetterTopic)) {
                 throw new IllegalStateException("dead-letter topic " + deadLetterTopic + " is also subscribed");
+            }
+            for (String topic : topics) {
+                String defaultDeadLetters = topic + FencedConsumerConfig.DEAD_LETTER_SUFFIX;
+                if (deadLetterTopic.isEmpty() && topics.contains(defaultDeadLetters)) {
+                    throw new IllegalStateException("dead-letter topic " + defaultDeadLetters + " of " + topic
+                            + " is also subscribed: its stale records would be read again without their watermarks");
+                }
             }
             return new FencedConsumer<>(this);
         }

@@ -106,6 +106,15 @@ class FencedConsumerBuilderTest {
                         .build())
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("also subscribed");
+        assertThatThrownBy(() -> builder()
+                        .property(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, "localhost:1")
+                        .property(ConsumerConfig.GROUP_ID_CONFIG, "g")
+                        .topics("orders", "orders" + FencedConsumerConfig.DEAD_LETTER_SUFFIX)
+                        .handler(HANDLER)
+                        .build())
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("orders" + FencedConsumerConfig.DEAD_LETTER_SUFFIX)
+                .hasMessageContaining("also subscribed");
     }
 
     @Test
