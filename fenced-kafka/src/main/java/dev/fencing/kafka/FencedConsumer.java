@@ -506,6 +506,10 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         }
         byte[] key = record.key();
         PartitionWatermarks.Mark mark = current.find(key);
+        if (mark == null) {
+            // A byte[] handler gets the record's own array and could change it before the key is recorded.
+            key = key.clone();
+        }
         long watermark = mark == null ? 0 : mark.current();
         if (token < watermark || (strict && token == watermark)) {
             String detail = "token " + token + " is " + (token < watermark ? "older than" : "equal to") + " watermark "

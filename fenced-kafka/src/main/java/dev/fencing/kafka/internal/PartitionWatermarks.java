@@ -88,11 +88,11 @@ public final class PartitionWatermarks {
 
     /**
      * Records that {@code token} was accepted for {@code key}; {@code mark} is what {@link #find} returned.
+     * For a new key the array is kept as it is: the caller must not change it afterwards.
      */
     public void raise(byte[] key, Mark mark, long token) {
         if (mark == null) {
-            byte[] copy = key.clone(); // a handler of byte[] keys could change the record's array
-            mark = new Mark(copy, hash(copy), 0);
+            mark = new Mark(key, hash(key), 0); // the caller hands over a key nobody else changes
             if ((used + 1) * 2 > table.length) {
                 resize();
             }
