@@ -1,14 +1,17 @@
 package dev.fencing.demo;
 
+import dev.fencing.jdbc.FencePolicy;
 import dev.fencing.jdbc.FencedTable;
 import dev.fencing.jdbc.FencedUpdate;
 import dev.fencing.jdbc.FencedWriter;
+import dev.fencing.jdbc.RowKey;
 import dev.fencing.jdbc.WriteOutcome;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import javax.sql.DataSource;
 import org.flywaydb.core.Flyway;
+import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
 
 /**
@@ -19,8 +22,8 @@ import org.jdbi.v3.core.Jdbi;
  * orders (id BIGSERIAL, sku, quantity, token, worker, stock_read, stock_replaced, created_at)
  * </pre>
  *
- * The coordinator creates them ({@link #prepare}) and reads them back ({@link #snapshot}); workers write
- * through {@link #write}, the one place where the two modes differ. Thread-safe.
+ * The coordinator creates them ({@link #prepare}) and reads them back ({@link #snapshot}); workers read
+ * through {@link #read} and write through {@link #write}, the two places where the modes differ. Thread-safe.
  */
 final class InventoryDatabase {
     private final Jdbi jdbi;
@@ -85,22 +88,53 @@ final class InventoryDatabase {
                     .table("stock")
                     .keyColumns("sku")
                     .build(jdbi);
-            fencedWriter = FencedWriter.builder(jdbi).build();
+            // MONOTONIC: the read claims the row under the lease's token, and the write that follows carries
+            // the same token, so it must be admitted by a row that already holds it.
+            fencedWriter =
+                    FencedWriter.builder(jdbi).policy(FencePolicy.MONOTONIC).build();
         }
     }
 
-    /** The stock of {@code sku} now. */
-    int read(String sku) {
-        return jdbi.withHandle(handle -> handle.createQuery("SELECT stock FROM " + schema + ".stock WHERE sku = :sku")
+    /**
+     * What a worker read: the stock, and the outcome of the claim that came with it (always applied when
+     * unfenced).
+     *
+     * @param stock the SKU's stock, or -1 when the claim did not apply (nothing was read)
+     */
+    record StockRead(WriteOutcome claim, int stock) {}
+
+    /**
+     * The stock of {@code sku} now. Unfenced: a plain SELECT. Fenced: in one transaction, first claims the
+     * row with {@code token} (a fenced UPDATE of its fence column only) and then SELECTs the stock. The
+     * claim makes the fence cover the read as well as the write: once a newer holder has read (and claimed)
+     * the row, an older holder that is still to write is refused, even if the newer one has not written yet.
+     * Without it, a paused holder resumed between the newer holder's read and write would write first,
+     * under its own still-higher-than-the-row token, and the newer holder's write would then erase that
+     * decrement. If the claim is refused, nothing is read.
+     */
+    StockRead read(String sku, long token) {
+        if (mode != Mode.FENCED) {
+            return jdbi.withHandle(handle -> new StockRead(new WriteOutcome.Applied(token), selectStock(handle, sku)));
+        }
+        return jdbi.inTransaction(handle -> {
+            WriteOutcome claim = fencedWriter.tryClaim(handle, fencedStock, RowKey.of(sku), token);
+            return claim.isApplied() ? new StockRead(claim, selectStock(handle, sku)) : new StockRead(claim, -1);
+        });
+    }
+
+    private int selectStock(Handle handle, String sku) {
+        return handle.createQuery("SELECT stock FROM " + schema + ".stock WHERE sku = :sku")
                 .bind("sku", sku)
                 .mapTo(Integer.class)
-                .one());
+                .one();
     }
 
     /**
      * Writes {@code stockRead - quantity} as the SKU's new stock and, if that write took effect, the order
      * row, in one transaction. Unfenced: a plain {@code UPDATE ... SET stock = :computed}. Fenced: the same
-     * value through fenced-jdbc, which PostgreSQL refuses when the row carries a newer token.
+     * value through fenced-jdbc under {@link FencePolicy#MONOTONIC}: PostgreSQL accepts it when the row still
+     * carries this token (the one {@link #read} claimed it with) and refuses it when a newer holder has
+     * claimed or written the row since.
      */
     WriteOutcome write(String sku, long token, int worker, int quantity, int stockRead) {
         int newStock = stockRead - quantity;

@@ -34,9 +34,10 @@ import org.jdbi.v3.core.Jdbi;
 
 /**
  * The main class of a worker JVM, started by the coordinator ({@link WorkerProcess}) with the same class
- * path. It loops: lock a SKU (lock-client), read its stock, do a little work, write the decrement and an
- * order row (fenced-jdbc or a plain UPDATE, see {@link InventoryDatabase#write}), publish the reservation to
- * Kafka stamped with the lock's token, release.
+ * path. It loops: lock a SKU (lock-client), read its stock (fenced: after claiming the row with the lock's
+ * token, see {@link InventoryDatabase#read}), do a little work, write the decrement and an order row
+ * (fenced-jdbc or a plain UPDATE, see {@link InventoryDatabase#write}), publish the reservation to Kafka
+ * stamped with the lock's token, release. A refused claim or write is reported as {@code REJECTED}.
  *
  * <p>Protocol: it reports {@link WorkerEvent}s on standard output, one per line, and obeys lines on standard
  * input: {@code START}, {@code STOP} (finish the current operation, then exit), {@code ARM <point>} (at the
@@ -185,7 +186,18 @@ public final class InventoryWorker {
             throws InterruptedException {
         long token = lease.token();
         try {
-            int stock = database.read(sku);
+            InventoryDatabase.StockRead read = database.read(sku, token);
+            if (read.claim() instanceof WriteOutcome.Rejected rejected) {
+                // Fenced: a newer holder already claimed the row; this lease is stale, write nothing.
+                emit(WorkerEvent.Kind.LOCKED, sku, token, -1, 0);
+                emit(WorkerEvent.Kind.REJECTED, sku, token, rejected.storedToken(), 0);
+                return;
+            }
+            if (!read.claim().isApplied()) {
+                throw new DemoException(
+                        "worker " + worker + ": unexpected claim outcome " + read.claim() + " for " + sku);
+            }
+            int stock = read.stock();
             emit(WorkerEvent.Kind.LOCKED, sku, token, stock, 0);
             if (stock < quantity) {
                 emit(WorkerEvent.Kind.SOLD_OUT, sku, token, quantity, 0);

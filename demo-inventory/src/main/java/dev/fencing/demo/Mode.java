@@ -13,8 +13,9 @@ enum Mode {
      */
     UNFENCED,
     /**
-     * The same read-modify-write through fenced-jdbc (PostgreSQL refuses a write whose token is older than
-     * the row's), and the stale-dropping {@code FencedConsumer} downstream.
+     * The same read-modify-write through fenced-jdbc: the read first claims the row with the token, and
+     * PostgreSQL refuses a claim or write whose token is older than the row's, so the fence covers the read
+     * as well as the write. Downstream, the stale-dropping {@code FencedConsumer}.
      */
     FENCED;
 

@@ -23,7 +23,9 @@ import java.util.concurrent.TimeoutException;
  * {@code pause} (longer than the session timeout, so ZooKeeper expires the session and hands the lock on),
  * and then for as long as it takes another worker to write (or publish) that SKU under a newer token, at most
  * another {@code pause}; then SIGCONT. The worker resumes exactly where it stood and goes on with its stale
- * write or publish, as a real paused process would.
+ * write or publish, as a real paused process would. In the fenced run the newer holder claims the row at
+ * its read, so the frozen worker's write is refused even before the newer one writes; the injector still
+ * waits for that {@code WRITTEN} (which follows the claim) so that pauses look the same in both runs.
  *
  * <p>Thread-safe: {@link #onEvent} is called from the workers' reader threads.
  */

@@ -55,7 +55,8 @@ final class Warmup {
                         () -> {
                             while (System.nanoTime() < deadline) {
                                 try (Lease lease = lock.acquire()) {
-                                    int stock = database.read(sku);
+                                    int stock =
+                                            database.read(sku, lease.token()).stock();
                                     database.write(sku, lease.token(), 0, 1, stock);
                                     producer.send(FencedRecords.create(
                                                     topic, sku, "stock=" + (stock - 1), lease.token()))

@@ -22,7 +22,10 @@ record WorkerEvent(long atMillis, int worker, Kind kind, String sku, long token,
     public enum Kind {
         /** The worker is connected to all three servers and waits for START. */
         READY,
-        /** It holds the SKU's lock under {@code token}; {@code a} is the stock it read. */
+        /**
+         * It holds the SKU's lock under {@code token}; {@code a} is the stock it read, or -1 when the fenced
+         * read's claim was refused (a {@code REJECTED} follows).
+         */
         LOCKED,
         /** The stock is below the quantity it wanted ({@code a}); it releases without writing. */
         SOLD_OUT,
@@ -30,7 +33,7 @@ record WorkerEvent(long atMillis, int worker, Kind kind, String sku, long token,
         POINT,
         /** The database accepted its write of {@code a} units; the stock is now {@code b}. */
         WRITTEN,
-        /** PostgreSQL refused the write as stale: the row carries token {@code a}. */
+        /** PostgreSQL refused the write (or the read's claim) as stale: the row carries token {@code a}. */
         REJECTED,
         /** The reservation is in Kafka, stamped with {@code token}. */
         PUBLISHED,
