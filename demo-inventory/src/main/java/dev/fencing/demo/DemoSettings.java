@@ -247,27 +247,6 @@ record DemoSettings(
                 htmlFile);
     }
 
-    public DemoSettings withReports(Path newJsonFile, Path newHtmlFile) {
-        return new DemoSettings(
-                zookeeperConnect,
-                jdbcUrl,
-                jdbcUser,
-                jdbcPassword,
-                kafkaBootstrap,
-                workers,
-                skus,
-                initialStock,
-                duration,
-                pause,
-                pauseEvery,
-                sessionTimeout,
-                work,
-                seed,
-                modes,
-                newJsonFile,
-                newHtmlFile);
-    }
-
     @Override
     public String toString() {
         // never print the password
