@@ -174,7 +174,8 @@ final class Clusters implements AutoCloseable {
     /**
      * The embedded PostgreSQL server runs as a daemon, not as a child of this JVM: if this JVM is killed
      * outright (no shutdown hook runs) it would keep running. A small watchdog process stops it (fast
-     * shutdown, then immediate shutdown if it is still up 10 s later) once this JVM is gone; {@link #close()}
+     * shutdown, then immediate shutdown if it is still up 10 s later) once its stdin, a pipe from this JVM,
+     * reaches end-of-file, which happens when this JVM is gone; {@link #close()}
      * kills the watchdog before stopping the server.
      */
     private void watchPostmaster() {
@@ -196,8 +197,11 @@ final class Clusters implements AutoCloseable {
             Process watchdog = new ProcessBuilder(
                             "sh",
                             "-c",
-                            "trap '' INT TERM HUP; while kill -0 "
-                                    + ProcessHandle.current().pid() + " 2>/dev/null; do sleep 1; done; kill -INT "
+                            // Waits for EOF on its stdin, a pipe only this JVM holds open: it closes
+                            // when this JVM dies, however it dies. Polling this JVM's pid with kill -0
+                            // was fooled when the pid was reused (pid_max is 32768 here, and threads
+                            // draw from the same ids).
+                            "trap '' INT TERM HUP; cat >/dev/null; kill -INT "
                                     + postmaster.get().pid() + "; sleep 10; kill -QUIT "
                                     + postmaster.get().pid()
                                     + " 2>/dev/null")
