@@ -1,5 +1,8 @@
 package dev.fencing.kafka;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 import java.util.Objects;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.Headers;
@@ -23,6 +26,9 @@ public final class FenceTokenHeader {
 
     /** Length in bytes of a header value. */
     public static final int LENGTH = Long.BYTES;
+
+    private static final VarHandle BIG_ENDIAN_LONG =
+            MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
 
     private FenceTokenHeader() {}
 
@@ -55,10 +61,7 @@ public final class FenceTokenHeader {
             throw new InvalidFenceTokenException(
                     "header " + NAME + " must be exactly " + LENGTH + " bytes, got " + value.length);
         }
-        long token = 0;
-        for (byte b : value) {
-            token = (token << 8) | (b & 0xFFL);
-        }
+        long token = (long) BIG_ENDIAN_LONG.get(value, 0);
         if (token <= 0) {
             throw new InvalidFenceTokenException("header " + NAME + " holds " + token + ", a token must be > 0");
         }

@@ -5,9 +5,11 @@ import dev.fencing.kafka.internal.Keys;
 import dev.fencing.kafka.internal.PartitionWatermarks;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Metrics;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -38,8 +40,8 @@ import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.ByteBufferDeserializer;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -150,7 +152,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
     private final Duration closeTimeout;
     private final long commitMaxRecords;
     private final Duration commitInterval;
-    private final KafkaConsumer<byte[], byte[]> consumer;
+    private final KafkaConsumer<ByteBuffer, ByteBuffer> consumer;
     private final Map<String, Object> deadLetterConfig;
     private KafkaProducer<byte[], byte[]> deadLetters;
     private final ConsumerMeters meters;
@@ -190,7 +192,9 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
 
         Map<String, Object> consumerConfig = new HashMap<>(builder.kafka);
         consumerConfig.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-        this.consumer = new KafkaConsumer<>(consumerConfig, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+        // ByteBufferDeserializer hands over the fetched bytes in place: no copy before the fence check, and the
+        // handler's deserializers read the same bytes (their ByteBuffer method) once
+        this.consumer = new KafkaConsumer<>(consumerConfig, new ByteBufferDeserializer(), new ByteBufferDeserializer());
         this.deadLetterConfig = deadLetterProducerConfig(builder.kafka, builder.deadLetterProducer, clientId);
         this.meters = new ConsumerMeters(builder.meterRegistry, groupId, clientId, () -> heldCount);
     }
@@ -228,7 +232,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
             deadLetters = new KafkaProducer<>(deadLetterConfig, new ByteArraySerializer(), new ByteArraySerializer());
             consumer.subscribe(topics, new Rebalance());
             while (state == State.RUNNING) {
-                ConsumerRecords<byte[], byte[]> records = consumer.poll(pollTimeout);
+                ConsumerRecords<ByteBuffer, ByteBuffer> records = consumer.poll(pollTimeout);
                 if (!records.isEmpty()) {
                     handleBatch(records);
                 }
@@ -354,7 +358,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         }
     }
 
-    private void handleBatch(ConsumerRecords<byte[], byte[]> records) {
+    private void handleBatch(ConsumerRecords<ByteBuffer, ByteBuffer> records) {
         Batch batch = new Batch();
         unitOpen = true;
         unitAborted = false;
@@ -411,9 +415,9 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
      * One unit of work: the polled records and, with {@value FencedConsumerConfig#COMMIT_MAX_RECORDS_CONFIG},
      * more polls until the unit is big or old enough. A rebalance inside the unit aborts it.
      */
-    private List<PartitionProgress> handleUnit(Object tx, ConsumerRecords<byte[], byte[]> first, Batch batch) {
+    private List<PartitionProgress> handleUnit(Object tx, ConsumerRecords<ByteBuffer, ByteBuffer> first, Batch batch) {
         long deadline = System.nanoTime() + commitInterval.toNanos();
-        ConsumerRecords<byte[], byte[]> records = first;
+        ConsumerRecords<ByteBuffer, ByteBuffer> records = first;
         while (handlePolled(tx, records, batch)
                 && batch.records < commitMaxRecords
                 && System.nanoTime() < deadline
@@ -455,7 +459,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
     }
 
     /** Returns false if a plain handler failed: the unit stops at that record. */
-    private boolean handlePolled(Object tx, ConsumerRecords<byte[], byte[]> records, Batch batch) {
+    private boolean handlePolled(Object tx, ConsumerRecords<ByteBuffer, ByteBuffer> records, Batch batch) {
         for (TopicPartition partition : records.partitions()) {
             PartitionBatch p = batch.partitions.get(partition);
             if (p == null) {
@@ -467,7 +471,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
                 p = new PartitionBatch(partition, current);
                 batch.partitions.put(partition, p);
             }
-            for (ConsumerRecord<byte[], byte[]> record : records.records(partition)) {
+            for (ConsumerRecord<ByteBuffer, ByteBuffer> record : records.records(partition)) {
                 if (p.firstOffset < 0) {
                     p.firstOffset = record.offset();
                 }
@@ -484,7 +488,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
     /** Returns false if the handler failed and the batch must stop here (plain handlers only). */
     private boolean handleRecord(
             Object tx,
-            ConsumerRecord<byte[], byte[]> record,
+            ConsumerRecord<ByteBuffer, ByteBuffer> record,
             PartitionWatermarks current,
             PartitionBatch p,
             Batch batch) {
@@ -504,16 +508,22 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
             deadLetter(record, DeadLetterReason.UNREADABLE_TOKEN, e.getMessage(), p, batch);
             return true;
         }
-        byte[] key = record.key();
-        PartitionWatermarks.Mark mark = current.find(key);
-        if (mark == null) {
-            // A byte[] handler gets the record's own array and could change it before the key is recorded.
-            key = key.clone();
+        ByteBuffer keyBuffer = record.key();
+        byte[] keyArray;
+        int keyOffset;
+        int keyLength = keyBuffer.remaining();
+        if (keyBuffer.hasArray()) {
+            keyArray = keyBuffer.array();
+            keyOffset = keyBuffer.arrayOffset() + keyBuffer.position();
+        } else {
+            keyArray = bytes(keyBuffer);
+            keyOffset = 0;
         }
+        PartitionWatermarks.Mark mark = current.find(keyArray, keyOffset, keyLength);
         long watermark = mark == null ? 0 : mark.current();
         if (token < watermark || (strict && token == watermark)) {
             String detail = "token " + token + " is " + (token < watermark ? "older than" : "equal to") + " watermark "
-                    + watermark + " of key " + Keys.describe(record.key());
+                    + watermark + " of key " + Keys.describe(bytes(keyBuffer));
             if (stalePolicy == StaleRecordPolicy.DEAD_LETTER) {
                 deadLetter(record, DeadLetterReason.STALE_TOKEN, detail, p, batch);
             } else {
@@ -528,10 +538,23 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
             }
             return true;
         }
+        // A new key is copied before the handler runs: a ByteBuffer or byte[] handler sees the fetched bytes
+        // and could change them.
+        byte[] newKey = mark == null ? Arrays.copyOfRange(keyArray, keyOffset, keyOffset + keyLength) : null;
+        ByteBuffer valueBuffer = record.value();
+        int valuePosition = valueBuffer == null ? 0 : valueBuffer.position();
+        int valueLimit = valueBuffer == null ? 0 : valueBuffer.limit();
+        int keyPosition = keyBuffer.position();
+        int keyLimit = keyBuffer.limit();
         ConsumerRecord<K, V> typed;
         try {
             typed = deserialize(record);
         } catch (RuntimeException e) {
+            // a deserializer may have read part of a buffer: the dead letter gets all of it
+            keyBuffer.limit(keyLimit).position(keyPosition);
+            if (valueBuffer != null) {
+                valueBuffer.limit(valueLimit).position(valuePosition);
+            }
             deadLetter(record, DeadLetterReason.UNREADABLE_RECORD, "deserializer failed: " + e, p, batch);
             return true;
         }
@@ -545,12 +568,12 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
             batch.failure = failure;
             return false;
         }
-        current.raise(key, mark, token);
+        current.raise(newKey, mark, token);
         p.accepted++;
         return true;
     }
 
-    private ConsumerRecord<K, V> deserialize(ConsumerRecord<byte[], byte[]> record) {
+    private ConsumerRecord<K, V> deserialize(ConsumerRecord<ByteBuffer, ByteBuffer> record) {
         K key = keyDeserializer.deserialize(record.topic(), record.headers(), record.key());
         V value = valueDeserializer.deserialize(record.topic(), record.headers(), record.value());
         return new ConsumerRecord<>(
@@ -568,7 +591,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
     }
 
     private void deadLetter(
-            ConsumerRecord<byte[], byte[]> record,
+            ConsumerRecord<ByteBuffer, ByteBuffer> record,
             DeadLetterReason reason,
             String detail,
             PartitionBatch p,
@@ -592,8 +615,8 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
                 reason,
                 detail);
         try {
-            batch.deadLetterWrites.add(
-                    deadLetters.send(new ProducerRecord<>(topic, null, null, record.key(), record.value(), headers)));
+            batch.deadLetterWrites.add(deadLetters.send(
+                    new ProducerRecord<>(topic, null, null, bytes(record.key()), bytes(record.value()), headers)));
         } catch (KafkaException e) {
             throw new DeadLetterException(
                     "could not send " + record.topic() + "-" + record.partition() + "@" + record.offset() + " to "
@@ -695,6 +718,16 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         if (!partitions.isEmpty()) {
             LOG.info("group {} released {}{}", groupId, partitions, commit ? "" : " (lost)");
         }
+    }
+
+    /** The buffer's remaining bytes, copied; the buffer is not moved. */
+    private static byte[] bytes(ByteBuffer buffer) {
+        if (buffer == null) {
+            return null;
+        }
+        byte[] bytes = new byte[buffer.remaining()];
+        buffer.duplicate().get(bytes);
+        return bytes;
     }
 
     private static byte[] utf8(String text) {

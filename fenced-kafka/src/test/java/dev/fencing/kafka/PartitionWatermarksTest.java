@@ -78,4 +78,35 @@ class PartitionWatermarksTest {
         assertThat(watermarks.raised()).isEmpty();
         assertThat(current(watermarks, "a")).isEqualTo(5);
     }
+
+    @Test
+    void aKeyReadInPlaceFromALargerArrayFindsTheSameMarkAsItsCopy() {
+        PartitionWatermarks watermarks = new PartitionWatermarks(Map.of(key("order-17"), 5L));
+        byte[] fetched = raw("xx-order-17-yy"); // the key sits at offset 3, as in a fetched batch
+
+        PartitionWatermarks.Mark inPlace = watermarks.find(fetched, 3, "order-17".length());
+
+        assertThat(inPlace).isSameAs(watermarks.find(raw("order-17")));
+        assertThat(inPlace.current()).isEqualTo(5);
+        assertThat(watermarks.find(fetched, 3, "order-1".length()))
+                .as("a prefix is another key")
+                .isNull();
+        assertThat(watermarks.find(fetched, 0, fetched.length)).isNull();
+    }
+
+    @Test
+    void keyTokensKeepTheHighestTokenPerKeyThroughGrowth() {
+        dev.fencing.kafka.internal.KeyTokens tokens = new dev.fencing.kafka.internal.KeyTokens();
+        for (int i = 0; i < 1_000; i++) {
+            tokens.raise(raw("key-" + i), i + 10);
+        }
+        tokens.raise(raw("key-7"), 3); // lower: ignored
+        tokens.raise(raw("key-8"), 500); // higher: kept
+
+        Map<String, Long> held = new java.util.HashMap<>();
+        tokens.forEach((key, token) -> held.put(new String(key, StandardCharsets.UTF_8), token));
+        assertThat(tokens.size()).isEqualTo(1_000);
+        assertThat(held).hasSize(1_000).containsEntry("key-7", 17L).containsEntry("key-8", 500L);
+        assertThat(held).containsEntry("key-999", 1_009L);
+    }
 }

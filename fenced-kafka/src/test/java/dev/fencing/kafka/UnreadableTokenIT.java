@@ -11,6 +11,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.tuple;
 import static org.awaitility.Awaitility.await;
 
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -19,7 +20,9 @@ import java.util.List;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.serialization.IntegerDeserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.Test;
@@ -103,6 +106,49 @@ class UnreadableTokenIT {
         assertThat(deadLetters).hasSize(1);
         assertThat(header(deadLetters.get(0), DeadLetterHeaders.REASON)).isEqualTo("UNREADABLE_RECORD");
         assertThat(deadLetters.get(0).value()).isEqualTo("ab");
+    }
+
+    @Test
+    void aDeserializerThatReadPartOfTheBytesBeforeFailingLeavesTheDeadLetterWhole() throws Exception {
+        String topic = newTopic("half-read", 1);
+        try (KafkaProducer<String, String> producer = producer()) {
+            producer.send(FencedRecords.create(topic, "k", "bad-value", 1)).get();
+            producer.send(FencedRecords.create(topic, "k", "good-value", 2)).get();
+        }
+        // reads through the buffer, moving its position, and refuses values that start with "bad"
+        Deserializer<String> advancing = new Deserializer<>() {
+            @Override
+            public String deserialize(String topic, byte[] data) {
+                return deserialize(topic, null, ByteBuffer.wrap(data));
+            }
+
+            @Override
+            public String deserialize(String topic, Headers headers, ByteBuffer data) {
+                byte[] read = new byte[data.remaining()];
+                data.get(read);
+                String text = new String(read, StandardCharsets.UTF_8);
+                if (text.startsWith("bad")) {
+                    throw new IllegalArgumentException("refused " + text);
+                }
+                return text;
+            }
+        };
+        List<String> handled = Collections.synchronizedList(new ArrayList<>());
+        String group = newGroup("half-read");
+        try (FencedConsumer<String, String> consumer = FencedConsumer.builder(new StringDeserializer(), advancing)
+                .properties(consumerConfig(group))
+                .topics(topic)
+                .handler((record, token) -> handled.add(record.value()))
+                .build()) {
+            consumer.start();
+            await().atMost(Duration.ofSeconds(30)).until(() -> committed(group, topic) == 2);
+        }
+        assertThat(handled).containsExactly("good-value");
+        List<ConsumerRecord<String, String>> deadLetters = readAll(topic + ".dlt", 1);
+        assertThat(deadLetters).hasSize(1);
+        assertThat(header(deadLetters.get(0), DeadLetterHeaders.REASON)).isEqualTo("UNREADABLE_RECORD");
+        assertThat(deadLetters.get(0).value()).isEqualTo("bad-value");
+        assertThat(deadLetters.get(0).key()).isEqualTo("k");
     }
 
     private static ProducerRecord<String, String> withHeader(String topic, String key, String value, byte[] token) {

@@ -72,7 +72,13 @@ public final class PartitionWatermarks {
 
     /** The key's mark, or null if no token was ever accepted for it. */
     public Mark find(byte[] key) {
-        int h = hash(key);
+        return find(key, 0, key.length);
+    }
+
+    /** Like {@link #find(byte[])} for the key in {@code bytes[offset, offset + length)}, read in place. */
+    public Mark find(byte[] bytes, int offset, int length) {
+        int h = KeyHash.of(bytes, offset, length);
+        int end = offset + length;
         Mark[] t = table;
         int mask = t.length - 1;
         for (int i = h & mask; ; i = (i + 1) & mask) {
@@ -80,7 +86,7 @@ public final class PartitionWatermarks {
             if (mark == null) {
                 return null;
             }
-            if (mark.hash == h && Arrays.equals(mark.key, key)) {
+            if (mark.hash == h && Arrays.equals(mark.key, 0, mark.key.length, bytes, offset, end)) {
                 return mark;
             }
         }
@@ -110,6 +116,27 @@ public final class PartitionWatermarks {
     /** The keys the running batch raised, with their new tokens; a view, valid until the next {@link #begin}. */
     public Map<Bytes, Long> raised() {
         return raisedView;
+    }
+
+    /** Receives a raised key with its hash ({@link KeyHash}), so that a store need not hash it again. */
+    @FunctionalInterface
+    public interface RaisedKey {
+        /** {@code key} is never changed afterwards and may be kept. */
+        void accept(byte[] key, int hash, long token);
+    }
+
+    /**
+     * If {@code raised} is a view returned by {@link #raised()}, passes each of its keys to {@code action}
+     * and returns true; otherwise returns false and does nothing.
+     */
+    public static boolean forEachRaised(Map<Bytes, Long> raised, RaisedKey action) {
+        if (!(raised instanceof PartitionWatermarks.RaisedView)) {
+            return false;
+        }
+        for (Mark mark : ((PartitionWatermarks.RaisedView) raised).marks()) {
+            action.accept(mark.key, mark.hash, mark.current);
+        }
+        return true;
     }
 
     /** Makes the batch's tokens committed; returns how many keys are new. */
@@ -165,11 +192,14 @@ public final class PartitionWatermarks {
     }
 
     private static int hash(byte[] key) {
-        int h = Arrays.hashCode(key);
-        return h ^ (h >>> 16);
+        return KeyHash.of(key);
     }
 
     private final class RaisedView extends AbstractMap<Bytes, Long> {
+        List<Mark> marks() {
+            return raised;
+        }
+
         @Override
         public int size() {
             return raised.size();
