@@ -28,16 +28,24 @@ import org.jdbi.v3.core.Jdbi;
  * JVM on one PostgreSQL server (embedded, committing durably like a production server, or the one named by
  * {@code FENCING_POSTGRES_URL}).
  *
+ * <p>First table, the write path (the ratio line): both sides write the same protected table ({@code
+ * fencing.protect_table}: fence column and guard trigger), through Jdbi and the same HikariCP pool.
+ *
  * <ul>
  *   <li>UPDATE by primary key on 1 and on 4 connections: {@link FencedWriter#tryUpdate} (one statement
- *       carrying the fence condition and reporting the outcome) against {@code UPDATE ... WHERE id = :id}
- *       on an unprotected twin table, both through Jdbi and the same HikariCP pool;
+ *       carrying the fence condition; it reports the outcome) against {@code UPDATE ... WHERE id = :id};
  *   <li>a 1,000-row batch: {@link FencedWriter#tryBatch} against the same {@code UPDATE ... FROM
  *       unnest(...)} a developer would write without fencing.
  * </ul>
  *
- * Each fenced write takes a fresh token from a counter, as a stream of lock grants would. Prints a table
- * and ends with {@code jdbc fenced/raw throughput ratio: X.XX}, the lowest case.
+ * <p>Second table, the schema: the same plain writes on an unprotected twin table against the protected
+ * one. This is what {@code fencing.protect_table} costs every UPDATE of the table, fenced or not: the guard
+ * trigger fires for every updated row (PostgreSQL fetches the old row for it even though its {@code WHEN}
+ * clause is false). A write through fenced-jdbc to a protected table costs about the product of the two
+ * ratios compared with a plain write to a table that was never protected.
+ *
+ * <p>Each fenced write takes a fresh token from a counter, as a stream of lock grants would. Prints both
+ * tables and ends with {@code jdbc fenced/raw throughput ratio: X.XX}, the lowest case of the first.
  *
  * <pre>{@code
  * bench/run jdbc [--rounds 40] [--round-millis 150]
@@ -48,6 +56,9 @@ public final class JdbcBenchmark {
     static final int BATCH = 1_000;
     /** A batch takes tens of milliseconds: its rounds are longer, so each holds enough batches. */
     static final int BATCH_ROUND_FACTOR = 4;
+
+    static final String PROTECTED = "bench_fenced";
+    static final String UNPROTECTED = "bench_plain";
 
     private final Jdbi jdbi;
     private final FencedWriter writer;
@@ -60,8 +71,7 @@ public final class JdbcBenchmark {
         this.jdbi = jdbi;
         this.roundMillis = roundMillis;
         this.writer = FencedWriter.builder(jdbi).build();
-        this.fenced =
-                FencedTable.builder().table("bench_fenced").keyColumns("id").build(jdbi);
+        this.fenced = FencedTable.builder().table(PROTECTED).keyColumns("id").build(jdbi);
     }
 
     public static void main(String[] args) throws Exception {
@@ -111,23 +121,34 @@ public final class JdbcBenchmark {
                 ROWS,
                 roundMillis,
                 System.getenv(PostgresServers.URL_ENV) == null ? "embedded server" : "external server");
-        AlternatingRuns runs = new AlternatingRuns(rounds);
-        runs.compare("UPDATE by primary key, 1 connection", () -> rawUpdates(1), () -> fencedUpdates(1));
-        runs.compare("UPDATE by primary key, 4 connections", () -> rawUpdates(4), () -> fencedUpdates(4));
-        runs.compare("1,000-row batch (rows/s), 1 connection", this::rawBatches, this::fencedBatches);
+        AlternatingRuns writes = new AlternatingRuns(rounds);
+        writes.compare("UPDATE by primary key, 1 connection", () -> rawUpdates(PROTECTED, 1), () -> fencedUpdates(1));
+        writes.compare("UPDATE by primary key, 4 connections", () -> rawUpdates(PROTECTED, 4), () -> fencedUpdates(4));
+        writes.compare("1,000-row batch (rows/s), 1 connection", () -> rawBatches(PROTECTED), this::fencedBatches);
+        AlternatingRuns schema = new AlternatingRuns(rounds);
+        schema.compare(
+                "UPDATE by primary key, 1 connection",
+                () -> rawUpdates(UNPROTECTED, 1),
+                () -> rawUpdates(PROTECTED, 1));
+        schema.compare(
+                "1,000-row batch (rows/s), 1 connection", () -> rawBatches(UNPROTECTED), () -> rawBatches(PROTECTED));
         System.out.println();
-        runs.printTable(System.out);
+        System.out.println("write path: plain UPDATE (raw) and fenced-jdbc (fenced), both on the protected table");
+        writes.printTable(System.out);
         System.out.printf(
                 Locale.ROOT, "fenced writes not applied (token races between threads): %d%n", notApplied.sum());
-        System.out.printf(Locale.ROOT, "jdbc fenced/raw throughput ratio: %.2f%n", runs.lowestRatio());
+        System.out.println();
+        System.out.println("schema: plain UPDATE on an unprotected twin (raw) and on the protected table (fenced)");
+        schema.printTable(System.out);
+        System.out.printf(Locale.ROOT, "protected/unprotected table ratio: %.2f%n", schema.lowestRatio());
+        System.out.printf(Locale.ROOT, "jdbc fenced/raw throughput ratio: %.2f%n", writes.lowestRatio());
     }
 
-    private double rawUpdates(int connections) throws Exception {
+    private double rawUpdates(String table, int connections) throws Exception {
+        String sql = "UPDATE " + table + " SET counter = counter + 1 WHERE id = :id";
         return timed(connections, () -> {
             long id = randomId();
-            jdbi.useHandle(h -> h.createUpdate("UPDATE bench_plain SET counter = counter + 1 WHERE id = :id")
-                    .bind("id", id)
-                    .execute());
+            jdbi.useHandle(h -> h.createUpdate(sql).bind("id", id).execute());
             return 1;
         });
     }
@@ -143,7 +164,10 @@ public final class JdbcBenchmark {
         });
     }
 
-    private double rawBatches() throws Exception {
+    private double rawBatches(String table) throws Exception {
+        String sql = "UPDATE " + table + " AS t SET counter = v.counter"
+                + " FROM unnest(CAST(:ids AS bigint[]), CAST(:counters AS bigint[])) AS v(id, counter)"
+                + " WHERE t.id = v.id";
         return timed(1, BATCH_ROUND_FACTOR, () -> {
             long first = firstBatchId();
             List<Long> ids = new ArrayList<>(BATCH);
@@ -152,9 +176,7 @@ public final class JdbcBenchmark {
                 ids.add(first + i);
                 values.add(first * 7 + i);
             }
-            jdbi.useHandle(h -> h.createUpdate("UPDATE bench_plain AS t SET counter = v.counter"
-                            + " FROM unnest(CAST(:ids AS bigint[]), CAST(:counters AS bigint[])) AS v(id, counter)"
-                            + " WHERE t.id = v.id")
+            jdbi.useHandle(h -> h.createUpdate(sql)
                     .bindArray("ids", Long.class, ids)
                     .bindArray("counters", Long.class, values)
                     .execute());

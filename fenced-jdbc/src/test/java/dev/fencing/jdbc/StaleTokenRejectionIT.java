@@ -236,4 +236,38 @@ class StaleTokenRejectionIT {
                 .mapTo(Long.class)
                 .one());
     }
+
+    @Test
+    void aBatchWhoseRowsAreAllFreshIsAppliedWholeAndAStaleRowAmongThemIsReported() {
+        // all fresh: the bare statement writes every row and nothing is read back
+        FencedBatch fresh = FencedBatch.builder(inventory)
+                .columns("stock")
+                .build()
+                .add(3, RowKey.of("A-1"), 7)
+                .add(4, RowKey.of("A-2"), 8);
+        assertThat(strict.tryBatch(fresh)).containsExactly(new WriteOutcome.Applied(3), new WriteOutcome.Applied(4));
+        assertThat(db.row("A-1")).isEqualTo("7:3");
+        assertThat(db.row("A-2")).isEqualTo("8:4");
+        strict.batch(FencedBatch.builder(inventory)
+                .columns("stock")
+                .build()
+                .add(5, RowKey.of("A-1"), 6)
+                .add(5, RowKey.of("A-2"), 6));
+        assertThat(db.row("A-1")).isEqualTo("6:5");
+
+        // one stale row: the bare statement's partial write is rolled back, the reporting one says which
+        FencedBatch mixed = FencedBatch.builder(inventory)
+                .columns("stock")
+                .build()
+                .add(6, RowKey.of("A-1"), 1)
+                .add(4, RowKey.of("A-2"), 2);
+        assertThat(strict.tryBatch(mixed))
+                .containsExactly(new WriteOutcome.Applied(6), new WriteOutcome.Rejected(5, 4));
+        assertThat(db.row("A-1")).isEqualTo("1:6");
+        assertThat(db.row("A-2")).isEqualTo("6:5");
+
+        // the same stale row without the fence is written
+        db.jdbi.useHandle(h -> h.execute("UPDATE inventory SET stock = 2 WHERE sku = 'A-2'"));
+        assertThat(db.row("A-2")).isEqualTo("2:5");
+    }
 }

@@ -199,8 +199,13 @@ public final class DefaultFencedWriter implements FencedWriter {
         Objects.requireNonNull(batch, "batch");
         // One transaction, so a batch that fails midway (a retry after a concurrent change, a lost
         // connection) commits none of its rows rather than some rows whose outcomes the caller never sees.
-        List<WriteOutcome> outcomes =
-                guarded(batch.table(), null, 0, () -> jdbi.inTransaction(h -> runBatch(h, batch)));
+        List<WriteOutcome> outcomes = guarded(batch.table(), null, 0, () -> {
+            try {
+                return jdbi.inTransaction(h -> bareBatch(h, batch));
+            } catch (NotAllWritten e) {
+                return jdbi.inTransaction(h -> runBatch(h, batch));
+            }
+        });
         for (int i = 0; i < outcomes.size(); i++) {
             logged(batch.table(), batch.keys().get(i), outcomes.get(i));
         }
@@ -221,18 +226,122 @@ public final class DefaultFencedWriter implements FencedWriter {
     @Override
     public void batch(FencedBatch batch) {
         Objects.requireNonNull(batch, "batch");
-        guarded(
-                batch.table(),
-                null,
-                0,
-                () -> jdbi.useTransaction(handle -> {
+        guarded(batch.table(), null, 0, () -> {
+            try {
+                jdbi.useTransaction(handle -> bareBatch(handle, batch));
+            } catch (NotAllWritten e) {
+                jdbi.useTransaction(handle -> {
                     List<WriteOutcome> outcomes = runBatch(handle, batch);
                     for (int i = 0; i < outcomes.size(); i++) {
                         // throwing inside the transaction rolls back the rows that did apply
                         throwUnlessApplied(
                                 batch.table().qualifiedName(), batch.keys().get(i), outcomes.get(i));
                     }
-                }));
+                });
+            }
+        });
+    }
+
+    /** Thrown inside a batch's own transaction to roll back a bare batch that did not write every row. */
+    private static final class NotAllWritten extends RuntimeException {
+        NotAllWritten() {
+            super("not every row of the batch was written", null, false, false);
+        }
+    }
+
+    /**
+     * The batch as the bare fenced UPDATE, in a transaction of the writer's own: when its update count says
+     * every row was written (the common case), all are applied and nothing is read back. Otherwise it throws
+     * {@link NotAllWritten}, which rolls the transaction back, and the caller runs the reporting statement
+     * ({@link #runBatch}) in a new one: a complete fenced write again, which may find the rows changed in
+     * between and is as correct as the first.
+     */
+    private List<WriteOutcome> bareBatch(Handle handle, FencedBatch batch) {
+        BatchShape shape = BatchShape.of(batch);
+        String sql = statement(
+                shape.cacheKey("bare batch", batch),
+                () -> FencedSql.batch(
+                        batch.table(),
+                        batch.columns(),
+                        policy,
+                        shape.integralKeys,
+                        shape.integralValues,
+                        shape.oneToken,
+                        true));
+        List<Integer> rows = new ArrayList<>(batch.size());
+        for (int i = 0; i < batch.size(); i++) {
+            rows.add(i);
+        }
+        Update update = handle.createUpdate(sql);
+        bindBatch(update, batch, shape, rows);
+        if (update.execute() != batch.size()) {
+            throw new NotAllWritten();
+        }
+        List<WriteOutcome> outcomes = new ArrayList<>(batch.size());
+        for (int i = 0; i < batch.size(); i++) {
+            WriteOutcome applied = new WriteOutcome.Applied(batch.tokens().get(i));
+            counters.record(batch.table().qualifiedName(), applied);
+            outcomes.add(applied);
+        }
+        return outcomes;
+    }
+
+    /** How a batch's columns travel and whether it has one token; part of its statement's cache key. */
+    private static final class BatchShape {
+        final boolean[] integralKeys;
+        final boolean[] integralValues;
+        final boolean oneToken;
+        final long firstToken;
+
+        private BatchShape(boolean[] integralKeys, boolean[] integralValues, boolean oneToken, long firstToken) {
+            this.integralKeys = integralKeys;
+            this.integralValues = integralValues;
+            this.oneToken = oneToken;
+            this.firstToken = firstToken;
+        }
+
+        static BatchShape of(FencedBatch batch) {
+            boolean[] integralKeys = new boolean[batch.table().keyColumns().size()];
+            for (int k = 0; k < integralKeys.length; k++) {
+                integralKeys[k] = BatchValues.integral(batch.keyValues(k));
+            }
+            boolean[] integralValues = new boolean[batch.columns().size()];
+            for (int c = 0; c < integralValues.length; c++) {
+                integralValues[c] = BatchValues.integral(batch.values(c));
+            }
+            long firstToken = batch.size() == 0 ? 0 : batch.tokens().get(0);
+            boolean oneToken = batch.tokens().stream().allMatch(t -> t == firstToken);
+            return new BatchShape(integralKeys, integralValues, oneToken, firstToken);
+        }
+
+        List<Object> cacheKey(String kind, FencedBatch batch) {
+            return List.of(
+                    kind,
+                    batch.table(),
+                    batch.columns(),
+                    Arrays.toString(integralKeys),
+                    Arrays.toString(integralValues),
+                    oneToken);
+        }
+    }
+
+    /** Binds the token(s), keys and values of the batch's {@code rows}. */
+    private static void bindBatch(SqlStatement<?> statement, FencedBatch batch, BatchShape shape, List<Integer> rows) {
+        if (shape.oneToken) {
+            statement.bind(FencedSql.TOKEN, shape.firstToken);
+        } else {
+            List<Long> tokens = new ArrayList<>(rows.size());
+            for (int row : rows) {
+                tokens.add(batch.tokens().get(row));
+            }
+            statement.bindArray(FencedSql.BATCH_TOKENS, Long.class, tokens);
+        }
+        for (int k = 0; k < shape.integralKeys.length; k++) {
+            bindColumn(statement, FencedSql.batchKeys(k), shape.integralKeys[k], batch.keyValues(k), rows);
+        }
+        for (int c = 0; c < shape.integralValues.length; c++) {
+            bindColumn(statement, FencedSql.batchValues(c), shape.integralValues[c], batch.values(c), rows);
+        }
     }
 
     private List<WriteOutcome> runBatch(Handle handle, FencedBatch batch) {
@@ -242,43 +351,21 @@ public final class DefaultFencedWriter implements FencedWriter {
         for (int i = 0; i < batch.size(); i++) {
             pending.add(i);
         }
-        boolean[] integralKeys = new boolean[table.keyColumns().size()];
-        for (int k = 0; k < integralKeys.length; k++) {
-            integralKeys[k] = BatchValues.integral(batch.keyValues(k));
-        }
-        boolean[] integralValues = new boolean[batch.columns().size()];
-        for (int c = 0; c < integralValues.length; c++) {
-            integralValues[c] = BatchValues.integral(batch.values(c));
-        }
-        long firstToken = batch.size() == 0 ? 0 : batch.tokens().get(0);
-        boolean oneToken = batch.tokens().stream().allMatch(t -> t == firstToken);
+        BatchShape shape = BatchShape.of(batch);
         String sql = statement(
-                List.of(
-                        "batch",
+                shape.cacheKey("batch", batch),
+                () -> FencedSql.batch(
                         table,
                         batch.columns(),
-                        Arrays.toString(integralKeys),
-                        Arrays.toString(integralValues),
-                        oneToken),
-                () -> FencedSql.batch(table, batch.columns(), policy, integralKeys, integralValues, oneToken));
+                        policy,
+                        shape.integralKeys,
+                        shape.integralValues,
+                        shape.oneToken,
+                        false));
         for (int attempt = 1; !pending.isEmpty(); attempt++) {
             Query query = handle.createQuery(sql);
-            if (oneToken) {
-                query.bind(FencedSql.TOKEN, firstToken);
-            } else {
-                List<Long> tokens = new ArrayList<>(pending.size());
-                for (int row : pending) {
-                    tokens.add(batch.tokens().get(row));
-                }
-                query.bindArray(FencedSql.BATCH_TOKENS, Long.class, tokens);
-            }
+            bindBatch(query, batch, shape, pending);
             query.bind(FencedSql.BATCH_SIZE, (long) pending.size());
-            for (int k = 0; k < integralKeys.length; k++) {
-                bindColumn(query, FencedSql.batchKeys(k), integralKeys[k], batch.keyValues(k), pending);
-            }
-            for (int c = 0; c < integralValues.length; c++) {
-                bindColumn(query, FencedSql.batchValues(c), integralValues[c], batch.values(c), pending);
-            }
             // only the rows that were not written come back; every other pending row was applied
             List<long[]> rows = query.map((rs, ctx) -> {
                         long ord = rs.getLong("ord");
@@ -323,7 +410,7 @@ public final class DefaultFencedWriter implements FencedWriter {
     }
 
     private static void bindColumn(
-            Query query, String name, boolean integral, List<Object> values, List<Integer> rows) {
+            SqlStatement<?> query, String name, boolean integral, List<Object> values, List<Integer> rows) {
         if (integral) {
             query.bindArray(name, Long.class, BatchValues.longs(values, rows));
         } else {

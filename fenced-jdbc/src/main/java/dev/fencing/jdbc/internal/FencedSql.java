@@ -129,7 +129,9 @@ public final class FencedSql {
      * integralKeys[i]} / {@code integralValues[i]} say which travel as {@code bigint[]}), are joined to the
      * table, and each is updated only under its own fence condition. Only the rows that were NOT written
      * come back ({@code ord}, 1-based input position, and {@code stored}, the row's token or NULL when
-     * absent); when every row was written the report part does not run at all.
+     * absent); when every row was written the report part does not run at all. With {@code bare}, only the
+     * UPDATE, whose update count equals the number of rows when every row was written (the key is unique
+     * and no key appears twice in a batch).
      */
     public static String batch(
             FencedTable table,
@@ -137,7 +139,8 @@ public final class FencedSql {
             FencePolicy policy,
             boolean[] integralKeys,
             boolean[] integralValues,
-            boolean oneToken) {
+            boolean oneToken,
+            boolean bare) {
         String fence = Identifiers.quote(table.fenceColumn());
         List<String> arrays = new ArrayList<>();
         List<String> keyArrays = new ArrayList<>();
@@ -171,11 +174,15 @@ public final class FencedSql {
             set.add(Identifiers.quote(column) + " = input.value_" + i);
         }
         set.add(fence + " = " + token);
-        return "WITH applied AS (UPDATE " + table.quotedName() + " AS fenced_row SET " + String.join(", ", set)
+        String update = "UPDATE " + table.quotedName() + " AS fenced_row SET " + String.join(", ", set)
                 + " FROM unnest(" + String.join(", ", arrays) + ") WITH ORDINALITY AS input("
                 + String.join(", ", names) + ", ord)"
                 + " WHERE " + String.join(" AND ", join)
-                + " AND fenced_row." + fence + " " + policy.operator() + " " + token + " RETURNING input.ord)"
+                + " AND fenced_row." + fence + " " + policy.operator() + " " + token;
+        if (bare) {
+            return update;
+        }
+        return "WITH applied AS (" + update + " RETURNING input.ord)"
                 + " SELECT input.ord, (SELECT t." + fence + " FROM " + table.quotedName() + " AS t WHERE "
                 + String.join(" AND ", lookup) + ") AS stored"
                 + " FROM unnest(" + String.join(", ", keyArrays) + ") WITH ORDINALITY AS input("
