@@ -1,7 +1,10 @@
 package dev.fencing.jdbc.internal;
 
+import java.util.Collections;
 import java.util.LinkedHashSet;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -14,15 +17,31 @@ public final class Bindings {
     // ':name' but not the '::type' cast; Jdbi's own parser makes the same distinction.
     private static final Pattern REFERENCE = Pattern.compile("(?<![:A-Za-z0-9_]):([A-Za-z][A-Za-z0-9_]*)");
 
+    /**
+     * Fragments and names already checked. They are constants in the caller's code, built into every update,
+     * so each is checked once; bounded so that a caller building endless distinct fragments cannot grow it
+     * without end (past the bound they are checked every time).
+     */
+    private static final int MAX_CHECKED = 1_000;
+
+    private static final ConcurrentMap<String, Set<String>> CHECKED_FRAGMENTS = new ConcurrentHashMap<>();
+    private static final Set<String> CHECKED_NAMES = ConcurrentHashMap.newKeySet();
+
     private Bindings() {}
 
     public static String requireName(String name) {
+        if (name != null && CHECKED_NAMES.contains(name)) {
+            return name;
+        }
         if (name == null || !NAME.matcher(name).matches()) {
             throw new IllegalArgumentException("bind name '" + name + "' must match " + NAME.pattern());
         }
         if (name.startsWith(RESERVED_PREFIX)) {
             throw new IllegalArgumentException(
                     "bind name '" + name + "' starts with '" + RESERVED_PREFIX + "', which fenced-jdbc reserves");
+        }
+        if (CHECKED_NAMES.size() < MAX_CHECKED) {
+            CHECKED_NAMES.add(name);
         }
         return name;
     }
@@ -32,6 +51,10 @@ public final class Bindings {
      * returns the named parameters it refers to.
      */
     public static Set<String> referencedNames(String what, String fragment) {
+        Set<String> checked = fragment == null ? null : CHECKED_FRAGMENTS.get(fragment);
+        if (checked != null) {
+            return checked;
+        }
         if (fragment == null || fragment.isBlank()) {
             throw new IllegalArgumentException(what + " must not be blank");
         }
@@ -45,7 +68,11 @@ public final class Bindings {
         while (matcher.find()) {
             names.add(matcher.group(1));
         }
-        return names;
+        Set<String> result = Collections.unmodifiableSet(names);
+        if (CHECKED_FRAGMENTS.size() < MAX_CHECKED) {
+            CHECKED_FRAGMENTS.putIfAbsent(fragment, result);
+        }
+        return result;
     }
 
     /**

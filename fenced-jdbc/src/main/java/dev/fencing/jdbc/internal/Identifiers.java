@@ -1,5 +1,7 @@
 package dev.fencing.jdbc.internal;
 
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Pattern;
 
 /**
@@ -10,6 +12,11 @@ public final class Identifiers {
     /** What PostgreSQL stores for an unquoted name: lower case, at most 63 bytes. */
     public static final Pattern PATTERN = Pattern.compile("[a-z_][a-z0-9_]{0,62}");
 
+    /** Identifiers already checked (column names go through here on every update); bounded. */
+    private static final int MAX_CHECKED = 10_000;
+
+    private static final Set<String> CHECKED = ConcurrentHashMap.newKeySet();
+
     private Identifiers() {}
 
     /** @throws IllegalArgumentException naming the bad value when it does not match {@link #PATTERN} */
@@ -17,10 +24,16 @@ public final class Identifiers {
         if (identifier == null) {
             throw new IllegalArgumentException(what + " must not be null");
         }
+        if (CHECKED.contains(identifier)) {
+            return identifier;
+        }
         if (!PATTERN.matcher(identifier).matches()) {
             throw new IllegalArgumentException(what + " '" + identifier
                     + "' is not a valid identifier: use lower-case letters, digits and underscores, starting"
                     + " with a letter or underscore, at most 63 characters");
+        }
+        if (CHECKED.size() < MAX_CHECKED) {
+            CHECKED.add(identifier);
         }
         return identifier;
     }
