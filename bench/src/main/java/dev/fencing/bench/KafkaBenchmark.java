@@ -4,6 +4,7 @@ import dev.fencing.kafka.FencedConsumer;
 import dev.fencing.kafka.FencedRecords;
 import dev.fencing.kafka.InMemoryWatermarkStore;
 import dev.fencing.kafka.PostgresWatermarkStore;
+import dev.fencing.kafka.StaleRecordPolicy;
 import dev.fencing.kafka.WatermarkStore;
 import dev.fencing.testsupport.KafkaEndpoint;
 import dev.fencing.testsupport.KafkaServers;
@@ -139,6 +140,11 @@ public final class KafkaBenchmark {
                     () -> bench.rawRound(0),
                     () -> bench.fencedRound(null, 0)));
             results.add(KafkaRounds.compare(
+                    "InMemoryWatermarkStore, stale dropped",
+                    rounds,
+                    () -> bench.rawRound(0),
+                    () -> bench.fencedRound(new InMemoryWatermarkStore(), 0, StaleRecordPolicy.DROP)));
+            results.add(KafkaRounds.compare(
                     "InMemoryWatermarkStore, unit " + memoryCommit,
                     rounds,
                     () -> bench.rawRound(memoryCommit),
@@ -157,7 +163,7 @@ public final class KafkaBenchmark {
                             "PostgreSQL store, unit " + pgCommit,
                             pgRounds,
                             () -> bench.rawRound(pgCommit),
-                            () -> bench.fencedRound(store, pgCommit)));
+                            () -> bench.fencedRound(store, pgCommit, StaleRecordPolicy.DEAD_LETTER)));
                 }
             }
 
@@ -261,6 +267,10 @@ public final class KafkaBenchmark {
 
     /** The fenced consumer over the whole topic with a fresh group (store null: none); records per second. */
     private double fencedRound(WatermarkStore<?> store, long commitMaxRecords) {
+        return fencedRound(store, commitMaxRecords, StaleRecordPolicy.DEAD_LETTER);
+    }
+
+    private double fencedRound(WatermarkStore<?> store, long commitMaxRecords, StaleRecordPolicy stale) {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         AtomicLong first = new AtomicLong();
         FencedConsumer.Builder<String, String> builder = FencedConsumer.builder(
@@ -268,6 +278,7 @@ public final class KafkaBenchmark {
                 .properties(consumerConfig())
                 .topics(topic)
                 .commitMaxRecords(commitMaxRecords)
+                .staleRecords(stale)
                 .meterRegistry(registry)
                 .handler((record, token) -> {
                     if (first.get() == 0) {
