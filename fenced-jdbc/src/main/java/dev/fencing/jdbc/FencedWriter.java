@@ -50,7 +50,10 @@ import org.jdbi.v3.core.Jdbi;
  * snapshot admits the token yet the write did not apply (a transaction committed a change to the row while
  * the statement ran), the reporting statement is run again, up to a few times, so the outcome is truthful.
  * The decision to write is always the database's, made under the row lock; nothing is read before a
- * write. A batch is one statement that writes and reports the rows it did not write.
+ * write. A batch in the writer's own transaction ({@link #tryBatch(FencedBatch)}, {@link #batch}) runs first
+ * as the bare fenced UPDATE of all its rows; when its update count says every row was written, it commits.
+ * Otherwise that transaction is rolled back and the batch runs again, in a new one, as one statement that
+ * writes and reports the rows it did not write. On the caller's handle only the reporting statement runs.
  *
  * <p>Writes assume PostgreSQL's default READ COMMITTED isolation: a fenced UPDATE that meets a row another
  * transaction is changing waits for it and then re-checks the fence against the committed row. Under
