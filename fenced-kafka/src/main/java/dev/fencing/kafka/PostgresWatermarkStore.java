@@ -51,9 +51,19 @@ public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
             + " (consumer_group, topic, kafka_partition, next_offset) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING";
     private static final String UPDATE_OFFSET = "UPDATE fencing.kafka_offset SET next_offset = ?, updated_at = now()"
             + " WHERE consumer_group = ? AND topic = ? AND kafka_partition = ? AND next_offset = ?";
-    private static final String UPSERT_WATERMARKS = "INSERT INTO fencing.kafka_watermark"
-            + " (consumer_group, topic, kafka_partition, record_key, fence_token)"
-            + " SELECT ?, ?, ?, k, t FROM unnest(?::bytea[], ?::bigint[]) AS u(k, t)"
+    /**
+     * Raises the keys the table holds with a plain UPDATE and inserts only the others: an INSERT ... ON
+     * CONFLICT DO UPDATE of a key that exists costs about twice an UPDATE of it, and after the first units
+     * nearly every key exists. ON CONFLICT stays for a key another transaction inserts meanwhile.
+     */
+    private static final String UPSERT_WATERMARKS = "WITH input AS (SELECT k, t FROM unnest(?::bytea[], ?::bigint[])"
+            + " AS u(k, t)),"
+            + " raised AS (UPDATE fencing.kafka_watermark AS w"
+            + " SET fence_token = GREATEST(w.fence_token, input.t), updated_at = now() FROM input"
+            + " WHERE w.consumer_group = ? AND w.topic = ? AND w.kafka_partition = ? AND w.record_key = input.k"
+            + " RETURNING w.record_key)"
+            + " INSERT INTO fencing.kafka_watermark (consumer_group, topic, kafka_partition, record_key, fence_token)"
+            + " SELECT ?, ?, ?, k, t FROM input WHERE NOT EXISTS (SELECT 1 FROM raised WHERE raised.record_key = k)"
             + " ON CONFLICT (consumer_group, topic, kafka_partition, record_key) DO UPDATE"
             + " SET fence_token = GREATEST(fencing.kafka_watermark.fence_token, EXCLUDED.fence_token),"
             + " updated_at = now()";
@@ -151,9 +161,10 @@ public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
             Array keyArray = connection.createArrayOf("bytea", keys);
             Array tokenArray = connection.createArrayOf("bigint", tokens);
             try (PreparedStatement statement = connection.prepareStatement(UPSERT_WATERMARKS)) {
-                bindPartition(statement, 1, groupId, p.partition());
-                statement.setArray(4, keyArray);
-                statement.setArray(5, tokenArray);
+                statement.setArray(1, keyArray);
+                statement.setArray(2, tokenArray);
+                bindPartition(statement, 3, groupId, p.partition());
+                bindPartition(statement, 6, groupId, p.partition());
                 statement.executeUpdate();
             } finally {
                 keyArray.free();

@@ -68,4 +68,18 @@ class PostgresWatermarkStoreIT {
         assertThat(effects).isZero();
         assertThat(store.load("g3", P0)).isEqualTo(new PartitionState(2, Map.of(key("a"), 9L)));
     }
+
+    @Test
+    void oneCommitRaisesKeysItHoldsAndAddsNewOnes() {
+        PostgresWatermarkStore store = PostgresWatermarkStore.create(postgres.jdbi);
+        store.commit("g4", handle -> List.of(new PartitionProgress(P0, -1, 1, Map.of(key("a"), 3L, key("b"), 8L))));
+
+        // a raised, b offered lower (kept at 8), c new
+        store.commit(
+                "g4",
+                handle -> List.of(new PartitionProgress(P0, 1, 2, Map.of(key("a"), 7L, key("b"), 5L, key("c"), 1L))));
+
+        assertThat(store.load("g4", P0))
+                .isEqualTo(new PartitionState(2, Map.of(key("a"), 7L, key("b"), 8L, key("c"), 1L)));
+    }
 }
