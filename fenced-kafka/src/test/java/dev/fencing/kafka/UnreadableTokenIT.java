@@ -90,17 +90,7 @@ class UnreadableTokenIT {
             producer.send(FencedRecords.create(topic, "k", "ab", 1)).get(); // 2 bytes: not an int
             producer.send(FencedRecords.create(topic, "k", "abcd", 2)).get();
         }
-        List<Integer> handled = Collections.synchronizedList(new ArrayList<>());
-        String group = newGroup("undeserializable");
-        try (FencedConsumer<String, Integer> consumer = FencedConsumer.builder(
-                        new StringDeserializer(), new IntegerDeserializer())
-                .properties(consumerConfig(group))
-                .topics(topic)
-                .handler((record, token) -> handled.add(record.value()))
-                .build()) {
-            consumer.start();
-            await().atMost(Duration.ofSeconds(30)).until(() -> committed(group, topic) == 2);
-        }
+        List<Integer> handled = handledValues(topic, newGroup("undeserializable"), new IntegerDeserializer(), 2);
         assertThat(handled).containsExactly(0x61626364);
         List<ConsumerRecord<String, String>> deadLetters = readAll(topic + ".dlt", 1);
         assertThat(deadLetters).hasSize(1);
@@ -133,22 +123,27 @@ class UnreadableTokenIT {
                 return text;
             }
         };
-        List<String> handled = Collections.synchronizedList(new ArrayList<>());
-        String group = newGroup("half-read");
-        try (FencedConsumer<String, String> consumer = FencedConsumer.builder(new StringDeserializer(), advancing)
-                .properties(consumerConfig(group))
-                .topics(topic)
-                .handler((record, token) -> handled.add(record.value()))
-                .build()) {
-            consumer.start();
-            await().atMost(Duration.ofSeconds(30)).until(() -> committed(group, topic) == 2);
-        }
+        List<String> handled = handledValues(topic, newGroup("half-read"), advancing, 2);
         assertThat(handled).containsExactly("good-value");
         List<ConsumerRecord<String, String>> deadLetters = readAll(topic + ".dlt", 1);
         assertThat(deadLetters).hasSize(1);
         assertThat(header(deadLetters.get(0), DeadLetterHeaders.REASON)).isEqualTo("UNREADABLE_RECORD");
         assertThat(deadLetters.get(0).value()).isEqualTo("bad-value");
         assertThat(deadLetters.get(0).key()).isEqualTo("k");
+    }
+
+    /** Runs a fenced consumer until the group has committed {@code records} offsets; the values it handled. */
+    private static <V> List<V> handledValues(String topic, String group, Deserializer<V> values, long records) {
+        List<V> handled = Collections.synchronizedList(new ArrayList<>());
+        try (FencedConsumer<String, V> consumer = FencedConsumer.builder(new StringDeserializer(), values)
+                .properties(consumerConfig(group))
+                .topics(topic)
+                .handler((record, token) -> handled.add(record.value()))
+                .build()) {
+            consumer.start();
+            await().atMost(Duration.ofSeconds(30)).until(() -> committed(group, topic) == records);
+        }
+        return handled;
     }
 
     private static ProducerRecord<String, String> withHeader(String topic, String key, String value, byte[] token) {
