@@ -199,13 +199,7 @@ public final class DefaultFencedWriter implements FencedWriter {
         Objects.requireNonNull(batch, "batch");
         // One transaction, so a batch that fails midway (a retry after a concurrent change, a lost
         // connection) commits none of its rows rather than some rows whose outcomes the caller never sees.
-        List<WriteOutcome> outcomes = guarded(batch.table(), null, 0, () -> {
-            try {
-                return jdbi.inTransaction(h -> bareBatch(h, batch));
-            } catch (NotAllWritten e) {
-                return jdbi.inTransaction(h -> runBatch(h, batch));
-            }
-        });
+        List<WriteOutcome> outcomes = guarded(batch.table(), null, 0, () -> inOwnTransaction(batch, false));
         for (int i = 0; i < outcomes.size(); i++) {
             logged(batch.table(), batch.keys().get(i), outcomes.get(i));
         }
@@ -226,20 +220,27 @@ public final class DefaultFencedWriter implements FencedWriter {
     @Override
     public void batch(FencedBatch batch) {
         Objects.requireNonNull(batch, "batch");
-        guarded(batch.table(), null, 0, () -> {
-            try {
-                jdbi.useTransaction(handle -> bareBatch(handle, batch));
-            } catch (NotAllWritten e) {
-                jdbi.useTransaction(handle -> {
-                    List<WriteOutcome> outcomes = runBatch(handle, batch);
-                    for (int i = 0; i < outcomes.size(); i++) {
-                        // throwing inside the transaction rolls back the rows that did apply
-                        throwUnlessApplied(
-                                batch.table().qualifiedName(), batch.keys().get(i), outcomes.get(i));
-                    }
-                });
-            }
-        });
+        guarded(batch.table(), null, 0, () -> inOwnTransaction(batch, true));
+    }
+
+    /**
+     * Runs the batch in the writer's own transaction: first {@link #bareBatch}, and only if it did not write
+     * every row, the reporting statement in a new transaction. With {@code allOrNothing}, a row that was not
+     * written throws inside that transaction, which rolls back the rows that were.
+     */
+    private List<WriteOutcome> inOwnTransaction(FencedBatch batch, boolean allOrNothing) {
+        try {
+            return jdbi.inTransaction(handle -> bareBatch(handle, batch));
+        } catch (NotAllWritten e) {
+            return jdbi.inTransaction(handle -> {
+                List<WriteOutcome> outcomes = runBatch(handle, batch);
+                for (int i = 0; allOrNothing && i < outcomes.size(); i++) {
+                    throwUnlessApplied(
+                            batch.table().qualifiedName(), batch.keys().get(i), outcomes.get(i));
+                }
+                return outcomes;
+            });
+        }
     }
 
     /** Thrown inside a batch's own transaction to roll back a bare batch that did not write every row. */
