@@ -878,20 +878,29 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
                 return this;
             }
             if (key.startsWith(FencedConsumerConfig.PREFIX)) {
-                switch (key) {
-                    case FencedConsumerConfig.DEAD_LETTER_TOPIC_CONFIG -> deadLetterTopic(String.valueOf(value));
-                    case FencedConsumerConfig.STALE_RECORDS_CONFIG -> staleRecords(StaleRecordPolicy.fromConfig(value));
-                    case FencedConsumerConfig.STRICT_CONFIG -> strict(parseBoolean(key, value));
-                    case FencedConsumerConfig.POLL_TIMEOUT_MS_CONFIG ->
-                        pollTimeout(Duration.ofMillis(parseLong(key, value)));
-                    case FencedConsumerConfig.CLOSE_TIMEOUT_MS_CONFIG ->
-                        closeTimeout(Duration.ofMillis(parseLong(key, value)));
-                    case FencedConsumerConfig.COMMIT_MAX_RECORDS_CONFIG -> commitMaxRecords(parseLong(key, value));
-                    case FencedConsumerConfig.COMMIT_INTERVAL_MS_CONFIG ->
-                        commitInterval(Duration.ofMillis(parseLong(key, value)));
-                    default ->
-                        throw new IllegalArgumentException(
-                                "unknown setting " + key + "; known: " + FencedConsumerConfig.KEYS);
+                try {
+                    switch (key) {
+                        case FencedConsumerConfig.DEAD_LETTER_TOPIC_CONFIG -> deadLetterTopic(String.valueOf(value));
+                        case FencedConsumerConfig.STALE_RECORDS_CONFIG ->
+                            staleRecords(StaleRecordPolicy.fromConfig(value));
+                        case FencedConsumerConfig.STRICT_CONFIG -> strict(parseBoolean(key, value));
+                        case FencedConsumerConfig.POLL_TIMEOUT_MS_CONFIG ->
+                            pollTimeout(Duration.ofMillis(parseLong(key, value)));
+                        case FencedConsumerConfig.CLOSE_TIMEOUT_MS_CONFIG ->
+                            closeTimeout(Duration.ofMillis(parseLong(key, value)));
+                        case FencedConsumerConfig.COMMIT_MAX_RECORDS_CONFIG -> commitMaxRecords(parseLong(key, value));
+                        case FencedConsumerConfig.COMMIT_INTERVAL_MS_CONFIG ->
+                            commitInterval(Duration.ofMillis(parseLong(key, value)));
+                        default ->
+                            throw new IllegalArgumentException(
+                                    "unknown setting " + key + "; known: " + FencedConsumerConfig.KEYS);
+                    }
+                } catch (IllegalArgumentException e) {
+                    // the builder method names its own parameter; the caller wrote the key
+                    if (e.getMessage() != null && e.getMessage().startsWith(key)) {
+                        throw e;
+                    }
+                    throw new IllegalArgumentException(key + "=" + value + ": " + e.getMessage(), e);
                 }
                 return this;
             }

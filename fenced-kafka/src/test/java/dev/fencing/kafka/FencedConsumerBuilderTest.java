@@ -45,7 +45,11 @@ class FencedConsumerBuilderTest {
                 .hasMessageContaining("'ignore' is not one of dead-letter, drop");
         assertThatThrownBy(() -> builder().property(FencedConsumerConfig.POLL_TIMEOUT_MS_CONFIG, "0"))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("pollTimeout must be positive");
+                .hasMessageContaining(FencedConsumerConfig.POLL_TIMEOUT_MS_CONFIG + "=0: pollTimeout must be positive");
+        assertThatThrownBy(() -> builder().property(FencedConsumerConfig.COMMIT_MAX_RECORDS_CONFIG, -5))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(
+                        FencedConsumerConfig.COMMIT_MAX_RECORDS_CONFIG + "=-5: commitMaxRecords must be >= 0");
         assertThatThrownBy(() -> builder().deadLetterTopic("has space"))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("'has space' is not a legal Kafka topic name");
