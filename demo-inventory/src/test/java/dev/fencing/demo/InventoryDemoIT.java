@@ -9,7 +9,10 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -82,8 +85,9 @@ class InventoryDemoIT {
         assertThat(fenced.report().ordersAccepted()).isPositive();
         assertThat(fenced.staleWritesRejected())
                 .isGreaterThanOrEqualTo(tookOver(fenced, WorkerEvent.PausePoint.READ_WRITE));
-        assertThat(fenced.staleRecordsDropped())
-                .isGreaterThanOrEqualTo(tookOver(fenced, WorkerEvent.PausePoint.WRITE_PUBLISH));
+        // a holder frozen between write and publish publishes late; its record is stale only if the new
+        // holder's record reached Kafka first (the new holder may itself be frozen before publishing)
+        assertThat(fenced.staleRecordsDropped()).isEqualTo(publishedAfterANewerToken(fenced));
         assertThat(fenced.events()).noneMatch(e -> e.kind() == WorkerEvent.Kind.FAILED);
     }
 
@@ -122,6 +126,20 @@ class InventoryDemoIT {
 
         assertThat(code).isEqualTo(InventoryDemo.EXIT_FAILURE);
         assertThat(err.toString(StandardCharsets.UTF_8)).contains("cannot reach Kafka at 127.0.0.1:1 (--kafka)");
+    }
+
+    /** PUBLISHED events, in the order the workers saw them acknowledged, whose token was below an earlier one of the same SKU. */
+    private static long publishedAfterANewerToken(RunResult run) {
+        Map<String, Long> highest = new HashMap<>();
+        return run.events().stream()
+                .filter(e -> e.kind() == WorkerEvent.Kind.PUBLISHED)
+                .sorted(Comparator.comparingLong(WorkerEvent::atMillis))
+                .filter(e -> {
+                    long newest = highest.getOrDefault(e.sku(), 0L);
+                    highest.merge(e.sku(), e.token(), Math::max);
+                    return e.token() < newest;
+                })
+                .count();
     }
 
     private static long tookOver(RunResult run, WorkerEvent.PausePoint point) {
