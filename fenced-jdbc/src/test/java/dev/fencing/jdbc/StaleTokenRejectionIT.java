@@ -270,4 +270,30 @@ class StaleTokenRejectionIT {
         db.jdbi.useHandle(h -> h.execute("UPDATE inventory SET stock = 2 WHERE sku = 'A-2'"));
         assertThat(db.row("A-2")).isEqualTo("2:5");
     }
+
+    @Test
+    void aBatchCalledInsideTheCallersTransactionReportsTruthfullyAndCommitsWithIt() {
+        strict.batch(FencedBatch.builder(inventory)
+                .columns("stock")
+                .build()
+                .add(3, RowKey.of("A-1"), 7)
+                .add(5, RowKey.of("A-2"), 8));
+
+        // Jdbi hands the writer this thread's handle, already in the caller's transaction
+        db.jdbi.useTransaction(h -> {
+            FencedBatch mixed = FencedBatch.builder(inventory)
+                    .columns("stock")
+                    .build()
+                    .add(6, RowKey.of("A-1"), 1)
+                    .add(4, RowKey.of("A-2"), 2);
+            assertThat(strict.tryBatch(mixed))
+                    .containsExactly(new WriteOutcome.Applied(6), new WriteOutcome.Rejected(5, 4));
+            h.execute("UPDATE inventory SET stock = stock + 100 WHERE sku = 'A-1'");
+        });
+
+        assertThat(db.row("A-1"))
+                .as("the batch's row and the caller's statement commit together")
+                .isEqualTo("101:6");
+        assertThat(db.row("A-2")).isEqualTo("8:5");
+    }
 }

@@ -211,6 +211,7 @@ public final class DefaultFencedWriter implements FencedWriter {
         Objects.requireNonNull(handle, "handle");
         Objects.requireNonNull(batch, "batch");
         List<WriteOutcome> outcomes = guarded(batch.table(), null, 0, () -> runBatch(handle, batch));
+        record(batch.table(), outcomes);
         for (int i = 0; i < outcomes.size(); i++) {
             logged(batch.table(), batch.keys().get(i), outcomes.get(i));
         }
@@ -224,22 +225,40 @@ public final class DefaultFencedWriter implements FencedWriter {
     }
 
     /**
-     * Runs the batch in the writer's own transaction: first {@link #bareBatch}, and only if it did not write
-     * every row, the reporting statement in a new transaction. With {@code allOrNothing}, a row that was not
-     * written throws inside that transaction, which rolls back the rows that were.
+     * Runs the batch in a transaction of the writer's own: first {@link #bareBatch}, and only if it did not
+     * write every row, the reporting statement in a new transaction. With {@code allOrNothing}, a row that was
+     * not written throws inside that transaction, which rolls back the rows that were. Counters are recorded
+     * once the transaction has committed.
+     *
+     * <p>When this thread's handle is already in a transaction (a caller's {@code jdbi.useTransaction} around
+     * this call; Jdbi then hands out that handle and joins its transaction), the bare statement could not be
+     * rolled back on its own, so only the reporting statement runs, inside the caller's transaction.
      */
     private List<WriteOutcome> inOwnTransaction(FencedBatch batch, boolean allOrNothing) {
-        try {
-            return jdbi.inTransaction(handle -> bareBatch(handle, batch));
-        } catch (NotAllWritten e) {
-            return jdbi.inTransaction(handle -> {
-                List<WriteOutcome> outcomes = runBatch(handle, batch);
-                for (int i = 0; allOrNothing && i < outcomes.size(); i++) {
-                    throwUnlessApplied(
-                            batch.table().qualifiedName(), batch.keys().get(i), outcomes.get(i));
+        List<WriteOutcome> outcomes = jdbi.withHandle(handle -> {
+            if (!handle.isInTransaction()) {
+                try {
+                    return handle.inTransaction(h -> bareBatch(h, batch));
+                } catch (NotAllWritten e) {
+                    // rolled back: the reporting statement below writes the batch again, in a new transaction
                 }
-                return outcomes;
+            }
+            return handle.inTransaction(h -> {
+                List<WriteOutcome> reported = runBatch(h, batch);
+                for (int i = 0; allOrNothing && i < reported.size(); i++) {
+                    throwUnlessApplied(
+                            batch.table().qualifiedName(), batch.keys().get(i), reported.get(i));
+                }
+                return reported;
             });
+        });
+        record(batch.table(), outcomes);
+        return outcomes;
+    }
+
+    private void record(FencedTable table, List<WriteOutcome> outcomes) {
+        for (WriteOutcome outcome : outcomes) {
+            counters.record(table.qualifiedName(), outcome);
         }
     }
 
@@ -280,9 +299,7 @@ public final class DefaultFencedWriter implements FencedWriter {
         }
         List<WriteOutcome> outcomes = new ArrayList<>(batch.size());
         for (int i = 0; i < batch.size(); i++) {
-            WriteOutcome applied = new WriteOutcome.Applied(batch.tokens().get(i));
-            counters.record(batch.table().qualifiedName(), applied);
-            outcomes.add(applied);
+            outcomes.add(new WriteOutcome.Applied(batch.tokens().get(i)));
         }
         return outcomes;
     }
@@ -393,7 +410,6 @@ public final class DefaultFencedWriter implements FencedWriter {
                     throw changedConcurrently(
                             table.qualifiedName(), batch.keys().get(index), token);
                 }
-                counters.record(table.qualifiedName(), outcome);
                 outcomes[index] = outcome;
             }
             for (int position = 0; position < notWritten.length; position++) {
@@ -401,7 +417,6 @@ public final class DefaultFencedWriter implements FencedWriter {
                     int index = pending.get(position);
                     WriteOutcome outcome =
                             new WriteOutcome.Applied(batch.tokens().get(index));
-                    counters.record(table.qualifiedName(), outcome);
                     outcomes[index] = outcome;
                 }
             }
