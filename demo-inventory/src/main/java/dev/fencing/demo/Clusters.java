@@ -179,19 +179,21 @@ final class Clusters implements AutoCloseable {
      * kills the watchdog before stopping the server.
      */
     private void watchPostmaster() {
-        long backend;
+        java.util.Optional<ProcessHandle> postmaster;
         try (Connection connection = dataSource().getConnection();
                 java.sql.Statement statement = connection.createStatement();
                 java.sql.ResultSet result = statement.executeQuery("SELECT pg_backend_pid()")) {
             result.next();
-            backend = result.getLong(1);
+            // While the connection is open: its backend exits when it closes, and then has no parent to find.
+            // Looking it up after the close lost that race now and then, and the demo ran with no watchdog.
+            postmaster = ProcessHandle.of(result.getLong(1)).flatMap(ProcessHandle::parent);
         } catch (SQLException e) {
             throw new DemoException(
                     "cannot connect to the embedded PostgreSQL at " + jdbcUrl + ": " + e.getMessage(), e);
         }
-        java.util.Optional<ProcessHandle> postmaster = ProcessHandle.of(backend).flatMap(ProcessHandle::parent);
         if (postmaster.isEmpty()) {
-            return; // not on this host's process table: nothing to watch
+            throw new DemoException("cannot find the process of the embedded PostgreSQL at " + jdbcUrl
+                    + " to watch it; it would outlive this JVM if this JVM were killed");
         }
         try {
             Process watchdog = new ProcessBuilder(
