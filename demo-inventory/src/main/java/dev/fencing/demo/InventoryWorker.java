@@ -29,6 +29,7 @@ import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.jdbi.v3.core.Jdbi;
 
@@ -217,8 +218,9 @@ public final class InventoryWorker {
             emit(WorkerEvent.Kind.WRITTEN, sku, token, quantity, stock - quantity);
             pauseHere(WorkerEvent.PausePoint.WRITE_PUBLISH, sku, token);
             String value = "worker=" + worker + ",quantity=" + quantity + ",stock=" + (stock - quantity);
-            producer.send(FencedRecords.create(topic, sku, value, token)).get(30, TimeUnit.SECONDS);
-            emit(WorkerEvent.Kind.PUBLISHED, sku, token, quantity, stock - quantity);
+            RecordMetadata published = producer.send(FencedRecords.create(topic, sku, value, token))
+                    .get(30, TimeUnit.SECONDS);
+            emit(WorkerEvent.Kind.PUBLISHED, sku, token, published.partition(), published.offset());
         } catch (ExecutionException | TimeoutException e) {
             throw new DemoException("worker " + worker + " could not publish the reservation of " + sku, e);
         } finally {

@@ -35,7 +35,7 @@ record WorkerEvent(long atMillis, int worker, Kind kind, String sku, long token,
         WRITTEN,
         /** PostgreSQL refused the write (or the read's claim) as stale: the row carries token {@code a}. */
         REJECTED,
-        /** The reservation is in Kafka, stamped with {@code token}. */
+        /** The reservation is in Kafka, stamped with {@code token}, at partition {@code a}, offset {@code b}. */
         PUBLISHED,
         /** It released the lock (or closed the lost lease). */
         RELEASED,

@@ -128,12 +128,15 @@ class InventoryDemoIT {
         assertThat(err.toString(StandardCharsets.UTF_8)).contains("cannot reach Kafka at 127.0.0.1:1 (--kafka)");
     }
 
-    /** PUBLISHED events, in the order the workers saw them acknowledged, whose token was below an earlier one of the same SKU. */
+    /**
+     * PUBLISHED events whose token is below that of an earlier record of the same SKU in Kafka (one SKU, one
+     * partition; events carry the record's offset): exactly the records the fenced consumer must drop.
+     */
     private static long publishedAfterANewerToken(RunResult run) {
         Map<String, Long> highest = new HashMap<>();
         return run.events().stream()
                 .filter(e -> e.kind() == WorkerEvent.Kind.PUBLISHED)
-                .sorted(Comparator.comparingLong(WorkerEvent::atMillis))
+                .sorted(Comparator.comparing(WorkerEvent::sku).thenComparingLong(WorkerEvent::b))
                 .filter(e -> {
                     long newest = highest.getOrDefault(e.sku(), 0L);
                     highest.merge(e.sku(), e.token(), Math::max);
