@@ -110,6 +110,12 @@ import org.slf4j.LoggerFactory;
  * <p>Not a {@code ConsumerInterceptor}: Kafka logs and swallows an interceptor's exception and passes the
  * records on, which would fail open.
  *
+ * <p>Deserialization: the consumer fetches with Kafka's {@code ByteBufferDeserializer}, so the fence check reads
+ * each key where the fetch put it, and the handler's deserializers get the same bytes through their {@code
+ * ByteBuffer} method; deserializers that read a {@code byte[]} get a copy, as with a plain {@code
+ * KafkaConsumer}. A deserializer that returns the buffer itself (a {@code ByteBufferDeserializer} of your own)
+ * hands the handler a slice of the fetch response: copy what you keep, or the whole response stays in memory.
+ *
  * <p>Failure: a handler exception, a dead-letter write that fails, or a store that cannot load or save
  * stops the loop; {@link #run()} throws it ({@link RecordHandlingException}, {@link DeadLetterException},
  * {@link WatermarkStoreException}) and {@link #start()}'s future completes with it. With the in-memory store
@@ -512,12 +518,13 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         byte[] keyArray;
         int keyOffset;
         int keyLength = keyBuffer.remaining();
-        if (keyBuffer.hasArray()) {
-            keyArray = keyBuffer.array();
-            keyOffset = keyBuffer.arrayOffset() + keyBuffer.position();
-        } else {
+        boolean keyCopied = !keyBuffer.hasArray();
+        if (keyCopied) {
             keyArray = bytes(keyBuffer);
             keyOffset = 0;
+        } else {
+            keyArray = keyBuffer.array();
+            keyOffset = keyBuffer.arrayOffset() + keyBuffer.position();
         }
         PartitionWatermarks.Mark mark = current.find(keyArray, keyOffset, keyLength);
         long watermark = mark == null ? 0 : mark.current();
@@ -540,7 +547,9 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         }
         // A new key is copied before the handler runs: a ByteBuffer or byte[] handler sees the fetched bytes
         // and could change them.
-        byte[] newKey = mark == null ? Arrays.copyOfRange(keyArray, keyOffset, keyOffset + keyLength) : null;
+        byte[] newKey = mark != null
+                ? null
+                : keyCopied ? keyArray : Arrays.copyOfRange(keyArray, keyOffset, keyOffset + keyLength);
         ByteBuffer valueBuffer = record.value();
         int valuePosition = valueBuffer == null ? 0 : valueBuffer.position();
         int valueLimit = valueBuffer == null ? 0 : valueBuffer.limit();
@@ -897,7 +906,8 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
                     }
                 } catch (IllegalArgumentException e) {
                     // the builder method names its own parameter; the caller wrote the key
-                    if (e.getMessage() != null && e.getMessage().startsWith(key)) {
+                    if (!FencedConsumerConfig.KEYS.contains(key)
+                            || (e.getMessage() != null && e.getMessage().startsWith(key))) {
                         throw e;
                     }
                     throw new IllegalArgumentException(key + "=" + value + ": " + e.getMessage(), e);
