@@ -240,27 +240,15 @@ class StaleTokenRejectionIT {
     @Test
     void aBatchWhoseRowsAreAllFreshIsAppliedWholeAndAStaleRowAmongThemIsReported() {
         // all fresh: the bare statement writes every row and nothing is read back
-        FencedBatch fresh = FencedBatch.builder(inventory)
-                .columns("stock")
-                .build()
-                .add(3, RowKey.of("A-1"), 7)
-                .add(4, RowKey.of("A-2"), 8);
+        FencedBatch fresh = twoRows(3, 7, 4, 8);
         assertThat(strict.tryBatch(fresh)).containsExactly(new WriteOutcome.Applied(3), new WriteOutcome.Applied(4));
         assertThat(db.row("A-1")).isEqualTo("7:3");
         assertThat(db.row("A-2")).isEqualTo("8:4");
-        strict.batch(FencedBatch.builder(inventory)
-                .columns("stock")
-                .build()
-                .add(5, RowKey.of("A-1"), 6)
-                .add(5, RowKey.of("A-2"), 6));
+        strict.batch(twoRows(5, 6, 5, 6));
         assertThat(db.row("A-1")).isEqualTo("6:5");
 
         // one stale row: the bare statement's partial write is rolled back, the reporting one says which
-        FencedBatch mixed = FencedBatch.builder(inventory)
-                .columns("stock")
-                .build()
-                .add(6, RowKey.of("A-1"), 1)
-                .add(4, RowKey.of("A-2"), 2);
+        FencedBatch mixed = twoRows(6, 1, 4, 2);
         assertThat(strict.tryBatch(mixed))
                 .containsExactly(new WriteOutcome.Applied(6), new WriteOutcome.Rejected(5, 4));
         assertThat(db.row("A-1")).isEqualTo("1:6");
@@ -273,19 +261,11 @@ class StaleTokenRejectionIT {
 
     @Test
     void aBatchCalledInsideTheCallersTransactionReportsTruthfullyAndCommitsWithIt() {
-        strict.batch(FencedBatch.builder(inventory)
-                .columns("stock")
-                .build()
-                .add(3, RowKey.of("A-1"), 7)
-                .add(5, RowKey.of("A-2"), 8));
+        strict.batch(twoRows(3, 7, 5, 8));
 
         // Jdbi hands the writer this thread's handle, already in the caller's transaction
         db.jdbi.useTransaction(h -> {
-            FencedBatch mixed = FencedBatch.builder(inventory)
-                    .columns("stock")
-                    .build()
-                    .add(6, RowKey.of("A-1"), 1)
-                    .add(4, RowKey.of("A-2"), 2);
+            FencedBatch mixed = twoRows(6, 1, 4, 2);
             assertThat(strict.tryBatch(mixed))
                     .containsExactly(new WriteOutcome.Applied(6), new WriteOutcome.Rejected(5, 4));
             h.execute("UPDATE inventory SET stock = stock + 100 WHERE sku = 'A-1'");
@@ -295,5 +275,14 @@ class StaleTokenRejectionIT {
                 .as("the batch's row and the caller's statement commit together")
                 .isEqualTo("101:6");
         assertThat(db.row("A-2")).isEqualTo("8:5");
+    }
+
+    /** A batch of A-1 (its token and new stock) and A-2. */
+    private static FencedBatch twoRows(long tokenA1, long stockA1, long tokenA2, long stockA2) {
+        return FencedBatch.builder(inventory)
+                .columns("stock")
+                .build()
+                .add(tokenA1, RowKey.of("A-1"), stockA1)
+                .add(tokenA2, RowKey.of("A-2"), stockA2);
     }
 }
