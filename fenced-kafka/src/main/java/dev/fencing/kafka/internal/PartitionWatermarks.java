@@ -32,7 +32,7 @@ public final class PartitionWatermarks {
         table = new Mark[capacityFor(stored.size())];
         stored.forEach((key, token) -> {
             byte[] bytes = key.get();
-            Mark mark = new Mark(bytes, hash(bytes), token);
+            Mark mark = new Mark(bytes, KeyHash.of(bytes), token);
             insert(mark);
             live++;
         });
@@ -98,7 +98,7 @@ public final class PartitionWatermarks {
      */
     public void raise(byte[] key, Mark mark, long token) {
         if (mark == null) {
-            mark = new Mark(key, hash(key), 0); // the caller hands over a key nobody else changes
+            mark = new Mark(key, KeyHash.of(key), 0); // the caller hands over a key nobody else changes
             if ((used + 1) * 2 > table.length) {
                 resize();
             }
@@ -189,10 +189,6 @@ public final class PartitionWatermarks {
             capacity <<= 1;
         }
         return capacity;
-    }
-
-    private static int hash(byte[] key) {
-        return KeyHash.of(key);
     }
 
     private final class RaisedView extends AbstractMap<Bytes, Long> {
