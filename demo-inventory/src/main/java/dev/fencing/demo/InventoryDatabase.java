@@ -1,6 +1,6 @@
 package dev.fencing.demo;
 
-import dev.fencing.jdbc.FencePolicy;
+import dev.fencing.FencePolicy;
 import dev.fencing.jdbc.FencedTable;
 import dev.fencing.jdbc.FencedUpdate;
 import dev.fencing.jdbc.FencedWriter;

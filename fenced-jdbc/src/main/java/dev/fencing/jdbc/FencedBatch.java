@@ -1,5 +1,7 @@
 package dev.fencing.jdbc;
 
+import dev.fencing.FenceTokens;
+import dev.fencing.InvalidFenceTokenException;
 import dev.fencing.jdbc.internal.BatchValues;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -65,9 +67,7 @@ public final class FencedBatch {
     public FencedBatch add(long token, RowKey key, Object... values) {
         Objects.requireNonNull(key, "key");
         Objects.requireNonNull(values, "values");
-        if (token <= 0) {
-            throw new InvalidFenceTokenException(table.qualifiedName(), key, token);
-        }
+        FenceTokens.requirePositive(token, table.qualifiedName() + " key " + key);
         table.requireKey(key);
         if (values.length != columns.size()) {
             throw new IllegalArgumentException("row " + key + " has " + values.length + " values for columns " + columns

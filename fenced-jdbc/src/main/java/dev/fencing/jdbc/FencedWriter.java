@@ -1,5 +1,7 @@
 package dev.fencing.jdbc;
 
+import dev.fencing.FencePolicy;
+import dev.fencing.InvalidFenceTokenException;
 import dev.fencing.jdbc.internal.DefaultFencedWriter;
 import dev.fencing.jdbc.internal.MicrometerWriteCounters;
 import dev.fencing.jdbc.internal.WriteCounters;

@@ -1,5 +1,7 @@
 package dev.fencing.jdbc;
 
+import dev.fencing.FencingException;
+
 /**
  * Root of everything fenced-jdbc throws (unchecked). Carries the table, the row or resource key and the
  * token involved, where known, and keeps its cause.
@@ -14,18 +16,16 @@ package dev.fencing.jdbc;
  * }
  * }</pre>
  */
-public abstract class FencingJdbcException extends RuntimeException {
+public abstract class FencingJdbcException extends FencingException {
     private static final long serialVersionUID = 1L;
 
     private final String table;
     private final String key;
-    private final long token;
 
     protected FencingJdbcException(String message, String table, Object key, long token, Throwable cause) {
-        super(message, cause);
+        super(message, table == null ? null : key == null ? table : table + " key " + key, token, cause);
         this.table = table;
         this.key = key == null ? null : key.toString();
-        this.token = token;
     }
 
     /** The qualified table name (or {@code fencing.watermark}), or {@code null} when none applies. */
@@ -36,10 +36,5 @@ public abstract class FencingJdbcException extends RuntimeException {
     /** The row key or watermark resource key as text, or {@code null} when none applies. */
     public String key() {
         return key;
-    }
-
-    /** The offered token, or 0 when none applies. */
-    public long token() {
-        return token;
     }
 }

@@ -1,5 +1,7 @@
 package dev.fencing.jdbc;
 
+import dev.fencing.FencePolicy;
+
 /**
  * The write was refused because the row (or watermark) carries a token the {@link FencePolicy} does not
  * let the offered token overwrite: a newer lock holder has written it, or (stored equal to offered, under
@@ -39,7 +41,8 @@ public final class StaleFenceException extends FencingJdbcException {
 
     private static String message(String table, Object key, long stored, long offered, FencePolicy policy) {
         String base = "stale fence token refused on " + table + " key " + key + ": stored token " + stored
-                + ", offered token " + offered + " (policy " + policy + " needs stored " + policy.operator()
+                + ", offered token " + offered + " (policy " + policy + " needs stored "
+                + dev.fencing.jdbc.internal.FencedSql.operator(policy)
                 + " offered)";
         if (new WriteOutcome.Rejected(stored, offered).tokensWentBackwards()) {
             return base + ". The stored token is far above the offered one: the token source went backwards"

@@ -22,7 +22,7 @@
  *   <li>{@link dev.fencing.jdbc.FencedWriter}: runs them under a token (also claim-then-run and
  *       watermarks) and returns a {@link dev.fencing.jdbc.WriteOutcome}, or throws a {@link
  *       dev.fencing.jdbc.FencingJdbcException};
- *   <li>{@link dev.fencing.jdbc.FencePolicy}: STRICT ({@code <}) or MONOTONIC ({@code <=}).
+ *   <li>{@link dev.fencing.FencePolicy}: STRICT ({@code <}) or MONOTONIC ({@code <=}).
  * </ul>
  *
  * Tokens are positive {@code long}s from any monotone source; nothing here depends on ZooKeeper.

@@ -2,6 +2,7 @@ package dev.fencing.jdbc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.fencing.FencePolicy;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;

@@ -3,6 +3,7 @@ package dev.fencing.jdbc;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.fencing.InvalidFenceTokenException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -123,7 +124,7 @@ class InvalidInputIT {
         assertThatThrownBy(() -> writer.update(update, token))
                 .isInstanceOfSatisfying(InvalidFenceTokenException.class, e -> {
                     assertThat(e.token()).isEqualTo(token);
-                    assertThat(e.key()).isEqualTo("A-1");
+                    assertThat(e.resource()).isEqualTo("public.inventory key A-1");
                 })
                 .hasMessageContaining("fence token must be > 0, got " + token + " for public.inventory key A-1");
         assertThatThrownBy(() -> writer.tryUpdate(update, token)).isInstanceOf(InvalidFenceTokenException.class);

@@ -1,6 +1,7 @@
 package dev.fencing.jdbc.internal;
 
-import dev.fencing.jdbc.FencePolicy;
+import dev.fencing.FencePolicy;
+import dev.fencing.FenceTokens;
 import dev.fencing.jdbc.FencePredicateFailedException;
 import dev.fencing.jdbc.FencedBatch;
 import dev.fencing.jdbc.FencedRowNotFoundException;
@@ -10,7 +11,6 @@ import dev.fencing.jdbc.FencedUpsert;
 import dev.fencing.jdbc.FencedWriteException;
 import dev.fencing.jdbc.FencedWriter;
 import dev.fencing.jdbc.FencingJdbcException;
-import dev.fencing.jdbc.InvalidFenceTokenException;
 import dev.fencing.jdbc.RowKey;
 import dev.fencing.jdbc.StaleFenceException;
 import dev.fencing.jdbc.WriteOutcome;
@@ -581,9 +581,7 @@ public final class DefaultFencedWriter implements FencedWriter {
     }
 
     private static void requireToken(String table, RowKey key, long token) {
-        if (token <= 0) {
-            throw new InvalidFenceTokenException(table, key, token);
-        }
+        FenceTokens.requirePositive(token, table + " key " + key);
     }
 
     private <T> T withHandle(FencedTable table, RowKey key, long token, HandleCallback<T, RuntimeException> work) {

@@ -1,6 +1,6 @@
 package dev.fencing.jdbc.internal;
 
-import dev.fencing.jdbc.FencePolicy;
+import dev.fencing.FencePolicy;
 import dev.fencing.jdbc.FencedTable;
 import java.util.ArrayList;
 import java.util.List;
@@ -60,7 +60,7 @@ public final class FencedSql {
         String fence = Identifiers.quote(table.fenceColumn());
         return "UPDATE " + table.quotedName() + " SET "
                 + (setClause.isEmpty() ? "" : setClause + ", ") + fence + " = :" + TOKEN
-                + " WHERE " + keyCondition(table, "") + " AND " + fence + " " + policy.operator() + " :" + TOKEN
+                + " WHERE " + keyCondition(table, "") + " AND " + fence + " " + operator(policy) + " :" + TOKEN
                 + (predicate == null ? "" : " AND " + predicate);
     }
 
@@ -109,7 +109,7 @@ public final class FencedSql {
         return "INSERT INTO " + table.quotedName() + " AS fenced_row ("
                 + String.join(", ", insertColumns) + ") VALUES (" + String.join(", ", insertValues) + ")"
                 + " ON CONFLICT (" + String.join(", ", keyColumns) + ") DO UPDATE SET " + String.join(", ", updates)
-                + " WHERE fenced_row." + fence + " " + policy.operator() + " EXCLUDED." + fence;
+                + " WHERE fenced_row." + fence + " " + operator(policy) + " EXCLUDED." + fence;
     }
 
     public static String batchKeys(int i) {
@@ -178,7 +178,7 @@ public final class FencedSql {
                 + " FROM unnest(" + String.join(", ", arrays) + ") WITH ORDINALITY AS input("
                 + String.join(", ", names) + ", ord)"
                 + " WHERE " + String.join(" AND ", join)
-                + " AND fenced_row." + fence + " " + policy.operator() + " " + token;
+                + " AND fenced_row." + fence + " " + operator(policy) + " " + token;
         if (bare) {
             return update;
         }
@@ -195,5 +195,10 @@ public final class FencedSql {
     private static String typedArray(String binding, boolean integral, String type) {
         String bound = "CAST(:" + binding + (integral ? " AS bigint[])" : " AS text[])");
         return "bigint".equals(type) && integral ? bound : "CAST(" + bound + " AS " + type + "[])";
+    }
+
+    /** The SQL comparison between the stored token (left) and the offered token (right) under {@code policy}. */
+    public static String operator(FencePolicy policy) {
+        return policy == FencePolicy.STRICT ? "<" : "<=";
     }
 }
