@@ -130,6 +130,27 @@ class GuardTriggerIT {
         }
     }
 
+    @Test
+    void aTableGuardedByABeforeTriggerOfAnEarlierVersionIsNotReportedAsGuarded() {
+        assertThat(db.inventory().guarded()).isTrue();
+        db.jdbi.useHandle(h -> {
+            h.execute("CREATE TABLE legacy (sku TEXT PRIMARY KEY, last_fence_token BIGINT NOT NULL DEFAULT 0)");
+            h.execute("CREATE TRIGGER fencing_guard BEFORE UPDATE ON legacy FOR EACH ROW"
+                    + " WHEN (NEW.last_fence_token < OLD.last_fence_token)"
+                    + " EXECUTE FUNCTION fencing.guard_fence_token('last_fence_token', 'sku')");
+        });
+        try {
+            FencedTable.Builder legacy = FencedTable.builder().table("legacy").keyColumns("sku");
+            assertThat(legacy.build(db.jdbi).guarded()).isFalse();
+            db.jdbi.useHandle(h -> h.execute("SELECT fencing.protect_table('legacy')"));
+            assertThat(legacy.build(db.jdbi).guarded())
+                    .as("protect_table replaced it")
+                    .isTrue();
+        } finally {
+            db.jdbi.useHandle(h -> h.execute("DROP TABLE legacy"));
+        }
+    }
+
     private static String plainRow() {
         return db.jdbi.withHandle(
                 h -> h.createQuery("SELECT stock || ':' || last_fence_token FROM inventory_plain WHERE sku = 'A-1'")
