@@ -236,6 +236,49 @@ class TransactionsIT {
                 .isEqualTo(7);
     }
 
+    /**
+     * A paused holder (token 7) whose watermark advanced before the next holder's (token 8): with its
+     * effect in the same transaction, the next holder's advance waits for it, so the newer effect lands
+     * last. Advancing first and applying the effect afterwards (check-then-act) lets the paused holder's
+     * effect land on top of the newer one.
+     */
+    @Test
+    void anEffectCommittedWithTheWatermarkLandsBeforeTheNextHoldersWhileCheckThenActLandsAfterIt() throws Exception {
+        String write = "UPDATE inventory_plain SET updated_by = ? WHERE sku = 'A-1'";
+
+        // with the effect in the watermark's transaction
+        CountDownLatch advanced = new CountDownLatch(1);
+        CountDownLatch resume = new CountDownLatch(1);
+        Future<Integer> paused = executor.submit(() -> strict.advanceWatermarkAndRun("report", 7, h -> {
+            advanced.countDown();
+            assertThat(resume.await(TIMEOUT_SECONDS, TimeUnit.SECONDS)).isTrue(); // the pause
+            return h.execute(write, "token 7");
+        }));
+        assertThat(advanced.await(TIMEOUT_SECONDS, TimeUnit.SECONDS)).isTrue();
+        Future<Integer> next =
+                executor.submit(() -> strict.advanceWatermarkAndRun("report", 8, h -> h.execute(write, "token 8")));
+        awaitWaitersOnALock(1);
+        resume.countDown();
+        assertThat(paused.get(TIMEOUT_SECONDS, TimeUnit.SECONDS)).isEqualTo(1);
+        assertThat(next.get(TIMEOUT_SECONDS, TimeUnit.SECONDS)).isEqualTo(1);
+        assertThat(reportWrittenBy()).isEqualTo("token 8");
+
+        // check-then-act: the watermark in one transaction, the effect after it
+        WriteOutcome stale = db.jdbi.inTransaction(h -> strict.tryAdvanceWatermark(h, "report-2", 7));
+        WriteOutcome newer = db.jdbi.inTransaction(h -> strict.tryAdvanceWatermark(h, "report-2", 8));
+        db.jdbi.useHandle(h -> h.execute(write, "token 8"));
+        db.jdbi.useHandle(h -> h.execute(write, "token 7")); // the paused holder resumes
+        assertThat(stale.isApplied()).isTrue();
+        assertThat(newer.isApplied()).isTrue();
+        assertThat(reportWrittenBy()).isEqualTo("token 7");
+    }
+
+    private static String reportWrittenBy() {
+        return db.jdbi.withHandle(h -> h.createQuery("SELECT updated_by FROM inventory_plain WHERE sku = 'A-1'")
+                .mapTo(String.class)
+                .one());
+    }
+
     private static void awaitWaitersOnALock(int waiters) {
         await().atMost(Duration.ofSeconds(TIMEOUT_SECONDS))
                 .until(() -> db.jdbi.withHandle(h -> h.createQuery("SELECT count(*) FROM pg_stat_activity"
