@@ -187,12 +187,12 @@ public final class JdbcBenchmark {
     private double fencedBatches() throws Exception {
         return timed(1, BATCH_ROUND_FACTOR, () -> {
             long first = firstBatchId();
-            FencedBatch batch = FencedBatch.builder(fenced).columns("counter").build();
+            FencedBatch.Builder batch = FencedBatch.builder(fenced).columns("counter");
             long token = tokens.incrementAndGet();
             for (int i = 0; i < BATCH; i++) {
                 batch.add(token, RowKey.of(first + i), first * 7 + i);
             }
-            writer.tryBatch(batch).forEach(this::count);
+            writer.tryBatch(batch.build()).forEach(this::count);
             return BATCH;
         });
     }

@@ -11,9 +11,9 @@
 -- A key's watermark lives under the partition its records go to; adding partitions to a topic moves keys
 -- (and breaks Kafka's per-key order), so don't do that to a fenced topic.
 --
--- V100 and up in this folder belong to fenced-kafka; V1..V99 to the db module. Idempotent.
-
-CREATE SCHEMA IF NOT EXISTS fencing;
+-- V100 and up in this folder belong to fenced-kafka; V1..V99 to the db module. Idempotent. The fencing
+-- schema comes from V1, which always runs first (same location): no CREATE SCHEMA IF NOT EXISTS here, whose
+-- "already exists" notice Flyway would log as a WARN on every fresh database.
 
 CREATE TABLE IF NOT EXISTS fencing.kafka_watermark (
     consumer_group  TEXT        NOT NULL,

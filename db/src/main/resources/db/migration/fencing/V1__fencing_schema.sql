@@ -4,20 +4,38 @@
 --
 -- Shipped by dev.fencing:db on the classpath under db/migration/fencing. Versions V1..V99 in this folder
 -- belong to the db module, V100 and up to fenced-kafka. Every statement is idempotent, so a database that
--- already has parts of the schema (or one migrated by hand) migrates cleanly.
+-- already has parts of the schema (or one migrated by hand) migrates cleanly, and quiet on a fresh database
+-- (no "already exists, skipping" notices, which Flyway logs as WARN).
+--
+-- Both functions run with search_path = pg_catalog, pg_temp: a trigger function runs with the search_path
+-- of whoever issues the UPDATE, and a session that put its own schema first could otherwise shadow
+-- to_jsonb() or the >= operator the guard relies on.
 
-CREATE SCHEMA IF NOT EXISTS fencing;
+-- Not CREATE SCHEMA IF NOT EXISTS: Flyway creates the schema itself when it is the run's default schema
+-- (the separate-history recipe, .schemas("fencing")), and the "already exists" notice would be a WARN.
+DO
+$$
+    BEGIN
+        IF NOT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = 'fencing') THEN
+            CREATE SCHEMA fencing;
+        END IF;
+    END
+$$;
 
 COMMENT ON SCHEMA fencing IS
     'Fencing-token enforcement (dev.fencing:db): guard trigger, protect_table(), watermark table.';
 
 -- Raised as SQLSTATE FE001 so that clients can tell a refused stale write from other errors.
 -- TG_ARGV[0] is the fence column, TG_ARGV[1..] the key columns named in the error.
--- The trigger's WHEN clause (NEW.col < OLD.col) means this runs only for a lowering UPDATE, so it costs
--- nothing on the normal path; the comparison is repeated here so the function stays correct if it is
--- attached without that clause.
+-- Attached as an AFTER ROW trigger (see protect_table): it sees the row as finally stored, after every
+-- BEFORE trigger. A BEFORE guard would fire in name order, so a user's BEFORE trigger named after it
+-- ("zz_...") could lower the token once the guard had passed it. The trigger's WHEN clause
+-- (NEW.col < OLD.col) is evaluated as the row is written and queues nothing unless the UPDATE lowers the
+-- token, so the normal path costs one comparison; the comparison is repeated here so the function stays
+-- correct if it is attached without that clause. Raising in an AFTER trigger fails the whole statement.
 CREATE OR REPLACE FUNCTION fencing.guard_fence_token() RETURNS trigger
-    LANGUAGE plpgsql AS
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp AS
 $$
 DECLARE
     fence_column text := TG_ARGV[0];
@@ -52,7 +70,9 @@ COMMENT ON FUNCTION fencing.guard_fence_token() IS
 
 -- Puts an existing table under the guard: adds the fence column (BIGINT NOT NULL DEFAULT 0, so existing
 -- rows start at 0 and any positive token may claim them) unless it exists, then (re)creates the
--- fencing_guard trigger. Safe to call again. key_columns default to the primary key.
+-- fencing_guard trigger (AFTER UPDATE, so that no other trigger can change the row after the check).
+-- Safe to call again; calling it on a table guarded by an earlier version replaces that trigger.
+-- key_columns default to the primary key.
 --
 --   SELECT fencing.protect_table('public.inventory');
 --   SELECT fencing.protect_table('app.accounts', ARRAY['tenant_id', 'account_id']);
@@ -60,7 +80,8 @@ CREATE OR REPLACE FUNCTION fencing.protect_table(
     target regclass,
     key_columns text[] DEFAULT NULL,
     fence_column text DEFAULT 'last_fence_token') RETURNS void
-    LANGUAGE plpgsql AS
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp AS
 $$
 DECLARE
     keys         text[] := key_columns;
@@ -98,7 +119,15 @@ BEGIN
         END IF;
     END LOOP;
 
-    EXECUTE format('ALTER TABLE %s ADD COLUMN IF NOT EXISTS %I BIGINT NOT NULL DEFAULT 0', target, fence_column);
+    -- checked here rather than with ADD COLUMN IF NOT EXISTS, whose "already exists" notice is noise
+    IF NOT EXISTS (SELECT 1
+                   FROM pg_attribute
+                   WHERE attrelid = target
+                     AND attname = fence_column
+                     AND attnum > 0
+                     AND NOT attisdropped) THEN
+        EXECUTE format('ALTER TABLE %s ADD COLUMN %I BIGINT NOT NULL DEFAULT 0', target, fence_column);
+    END IF;
 
     SELECT a.atttypid::regtype, a.attnotnull
     INTO column_type, not_null
@@ -120,8 +149,10 @@ BEGIN
     INTO trigger_args
     FROM unnest(ARRAY [fence_column] || keys) AS arg;
 
-    EXECUTE format('DROP TRIGGER IF EXISTS fencing_guard ON %s', target);
-    EXECUTE format('CREATE TRIGGER fencing_guard BEFORE UPDATE ON %s FOR EACH ROW '
+    IF EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = target AND tgname = 'fencing_guard') THEN
+        EXECUTE format('DROP TRIGGER fencing_guard ON %s', target);
+    END IF;
+    EXECUTE format('CREATE TRIGGER fencing_guard AFTER UPDATE ON %s FOR EACH ROW '
                        || 'WHEN (NEW.%I < OLD.%I) EXECUTE FUNCTION fencing.guard_fence_token(%s)',
                    target, fence_column, fence_column, trigger_args);
 END

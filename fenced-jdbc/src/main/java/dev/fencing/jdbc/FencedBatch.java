@@ -17,90 +17,48 @@ import java.util.Set;
  * were a single {@link FencedUpdate}. The outcomes come back in the order the rows were added.
  *
  * <pre>{@code
- * FencedBatch batch = FencedBatch.builder(inventory).columns("stock").build()
+ * FencedBatch batch = FencedBatch.builder(inventory).columns("stock")
  *         .add(token, RowKey.of("A-1"), 10)
- *         .add(token, RowKey.of("A-2"), 7);
+ *         .add(token, RowKey.of("A-2"), 7)
+ *         .build();
  * List<WriteOutcome> outcomes = writer.tryBatch(batch); // some may be Rejected or NotFound
- * writer.batch(batch);                                  // all or nothing: rolls back unless all apply
+ * writer.batch(batch);                                  // or all or nothing: throws unless every row applies
  * }</pre>
  *
  * Each column travels as one array: {@code bigint[]} when all its values are whole numbers ({@code
  * Long}, {@code Integer}...), otherwise {@code text[]}; the statement casts it to the column's type. So
- * values must be of a type whose {@code toString()} PostgreSQL reads back: {@link CharSequence}, {@link Number}, {@link
- * Boolean}, {@code UUID}, {@code java.time} values, enums (by name), or {@code null}. A key may appear
- * only once per batch. Not thread-safe while rows are added; hand it to one writer call at a time.
+ * values must be of a type whose {@code toString()} PostgreSQL reads back: {@link CharSequence}, {@link
+ * Number}, {@link Boolean}, {@code UUID}, {@code java.time} values, enums (by name), or {@code null}. A key
+ * may appear only once per batch. Immutable and thread-safe; its {@link Builder} is not thread-safe.
  */
 public final class FencedBatch {
     private final FencedTable table;
     private final List<String> columns;
-    private final List<Long> tokens = new ArrayList<>();
-    private final List<RowKey> keys = new ArrayList<>();
+    private final List<Long> tokens;
+    private final List<RowKey> keys;
     private final List<List<Object>> keyValues;
     private final List<List<Object>> values;
-    private final Set<Object> seenKeys = new HashSet<>();
 
-    private FencedBatch(FencedTable table, List<String> columns) {
-        this.table = table;
-        this.columns = List.copyOf(columns);
-        this.keyValues = new ArrayList<>();
-        for (int i = 0; i < table.keyColumns().size(); i++) {
-            keyValues.add(new ArrayList<>());
+    private FencedBatch(Builder builder) {
+        this.table = builder.table;
+        this.columns = builder.columns;
+        this.tokens = List.copyOf(builder.tokens);
+        this.keys = List.copyOf(builder.keys);
+        this.keyValues = frozen(builder.keyValues);
+        this.values = frozen(builder.values);
+    }
+
+    /** Copies that may hold nulls (a value may be SQL NULL), unmodifiable. */
+    private static List<List<Object>> frozen(List<List<Object>> columns) {
+        List<List<Object>> copy = new ArrayList<>(columns.size());
+        for (List<Object> column : columns) {
+            copy.add(Collections.unmodifiableList(new ArrayList<>(column)));
         }
-        this.values = new ArrayList<>();
-        for (int i = 0; i < columns.size(); i++) {
-            values.add(new ArrayList<>());
-        }
+        return Collections.unmodifiableList(copy);
     }
 
     public static Builder builder(FencedTable table) {
         return new Builder(Objects.requireNonNull(table, "table"));
-    }
-
-    /**
-     * Adds one row: its key, the token it is written under, and one value per column in the order given
-     * to {@link Builder#columns}.
-     *
-     * @throws InvalidFenceTokenException if {@code token <= 0}
-     * @throws IllegalArgumentException on a wrong number of values, an unsupported value type, or a key
-     *     already in the batch
-     */
-    public FencedBatch add(long token, RowKey key, Object... values) {
-        Objects.requireNonNull(key, "key");
-        Objects.requireNonNull(values, "values");
-        FenceTokens.requirePositive(token, table.qualifiedName() + " key " + key);
-        table.requireKey(key);
-        if (values.length != columns.size()) {
-            throw new IllegalArgumentException("row " + key + " has " + values.length + " values for columns " + columns
-                    + ": " + Arrays.toString(values));
-        }
-        for (Object value : values) {
-            if (!BatchValues.integral(value)) {
-                BatchValues.text(value); // refuses a type that cannot travel
-            }
-        }
-        Object identity;
-        if (key.size() == 1) {
-            Object value = key.values().get(0);
-            identity = BatchValues.integral(value) ? (Object) ((Number) value).longValue() : BatchValues.text(value);
-        } else {
-            List<String> keyText = new ArrayList<>(key.size());
-            for (Object value : key.values()) {
-                keyText.add(BatchValues.text(value));
-            }
-            identity = keyText;
-        }
-        if (!seenKeys.add(identity)) {
-            throw new IllegalArgumentException("key " + key + " is already in this batch");
-        }
-        for (int i = 0; i < key.size(); i++) {
-            keyValues.get(i).add(key.values().get(i));
-        }
-        for (int i = 0; i < values.length; i++) {
-            this.values.get(i).add(values[i]);
-        }
-        tokens.add(token);
-        keys.add(key);
-        return this;
     }
 
     public FencedTable table() {
@@ -115,36 +73,54 @@ public final class FencedBatch {
         return keys.size();
     }
 
+    /** The rows' keys, in the order they were added. */
     public List<RowKey> keys() {
-        return Collections.unmodifiableList(keys);
+        return keys;
     }
 
+    /** The rows' tokens, in the order they were added. */
     public List<Long> tokens() {
-        return Collections.unmodifiableList(tokens);
+        return tokens;
     }
 
     /** The values of key column {@code i} for every row, in row order. */
     public List<Object> keyValues(int i) {
-        return Collections.unmodifiableList(keyValues.get(i));
+        return keyValues.get(i);
     }
 
     /** The values of column {@code i} for every row, in row order. */
     public List<Object> values(int i) {
-        return Collections.unmodifiableList(values.get(i));
+        return values.get(i);
     }
 
-    /** Chooses the columns every row of the batch sets. */
+    /** Chooses the columns every row sets, then takes the rows one by one; every call checks its input. */
     public static final class Builder {
         private final FencedTable table;
         private List<String> columns;
+        private final List<Long> tokens = new ArrayList<>();
+        private final List<RowKey> keys = new ArrayList<>();
+        private final List<List<Object>> keyValues = new ArrayList<>();
+        private final List<List<Object>> values = new ArrayList<>();
+        private final Set<Object> seenKeys = new HashSet<>();
 
         private Builder(FencedTable table) {
             this.table = table;
+            for (int i = 0; i < table.keyColumns().size(); i++) {
+                keyValues.add(new ArrayList<>());
+            }
         }
 
-        /** The columns each row sets, in the order {@link FencedBatch#add} takes values. */
+        /**
+         * The columns each row sets, in the order {@link #add} takes values. Called once, before any row.
+         *
+         * @throws IllegalArgumentException naming a column that is unknown, the fence column, a key column
+         *     or named twice
+         */
         public Builder columns(String... columns) {
             Objects.requireNonNull(columns, "columns");
+            if (this.columns != null) {
+                throw new IllegalStateException("columns are already set to " + this.columns);
+            }
             if (columns.length == 0) {
                 throw new IllegalArgumentException("a batch sets at least one column");
             }
@@ -163,15 +139,76 @@ public final class FencedBatch {
                 }
             }
             this.columns = List.of(columns);
+            for (int i = 0; i < columns.length; i++) {
+                values.add(new ArrayList<>());
+            }
             return this;
         }
 
-        /** An empty batch; add rows with {@link FencedBatch#add}. */
+        /**
+         * Adds one row: its key, the token it is written under, and one value per column in the order given
+         * to {@link #columns}.
+         *
+         * @throws InvalidFenceTokenException if {@code token <= 0}
+         * @throws IllegalArgumentException on a wrong number of values, an unsupported value type, or a key
+         *     already in the batch
+         * @throws IllegalStateException when {@link #columns} was not called first
+         */
+        public Builder add(long token, RowKey key, Object... rowValues) {
+            Objects.requireNonNull(key, "key");
+            Objects.requireNonNull(rowValues, "values");
+            if (columns == null) {
+                throw new IllegalStateException("no columns: call columns(...) before adding rows");
+            }
+            FenceTokens.requirePositive(token, table.qualifiedName() + " key " + key);
+            table.requireKey(key);
+            if (rowValues.length != columns.size()) {
+                throw new IllegalArgumentException("row " + key + " has " + rowValues.length + " values for columns "
+                        + columns + ": " + Arrays.toString(rowValues));
+            }
+            for (Object value : rowValues) {
+                if (!BatchValues.integral(value)) {
+                    BatchValues.text(value); // refuses a type that cannot travel
+                }
+            }
+            if (!seenKeys.add(identity(key))) {
+                throw new IllegalArgumentException("key " + key + " is already in this batch");
+            }
+            for (int i = 0; i < key.size(); i++) {
+                keyValues.get(i).add(key.values().get(i));
+            }
+            for (int i = 0; i < rowValues.length; i++) {
+                values.get(i).add(rowValues[i]);
+            }
+            tokens.add(token);
+            keys.add(key);
+            return this;
+        }
+
+        /** The key as the database compares it, so that 7 and 7L count as the same row. */
+        private static Object identity(RowKey key) {
+            if (key.size() == 1) {
+                Object value = key.values().get(0);
+                return BatchValues.integral(value) ? (Object) ((Number) value).longValue() : BatchValues.text(value);
+            }
+            List<String> keyText = new ArrayList<>(key.size());
+            for (Object value : key.values()) {
+                keyText.add(BatchValues.text(value));
+            }
+            return keyText;
+        }
+
+        /**
+         * The immutable batch of the rows added so far (possibly none); the builder may go on to build a
+         * larger one.
+         *
+         * @throws IllegalStateException when {@link #columns} was not called
+         */
         public FencedBatch build() {
             if (columns == null) {
                 throw new IllegalStateException("no columns: call columns(...)");
             }
-            return new FencedBatch(table, columns);
+            return new FencedBatch(this);
         }
     }
 }

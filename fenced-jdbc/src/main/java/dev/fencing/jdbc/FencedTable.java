@@ -106,8 +106,9 @@ public final class FencedTable {
     }
 
     /**
-     * Whether the db module's {@code fencing_guard} trigger was on the table when it was checked. Without
-     * it, fenced-jdbc's writes are still fenced, but a writer that bypasses the library can lower tokens.
+     * Whether the db module's {@code fencing_guard} trigger (enabled, AFTER UPDATE, as {@code
+     * fencing.protect_table} installs it) was on the table when it was checked. Without it, fenced-jdbc's
+     * writes are still fenced, but a writer that bypasses the library can lower tokens.
      */
     public boolean guarded() {
         return guarded;
@@ -295,7 +296,10 @@ public final class FencedTable {
             }
             boolean guarded = handle.createQuery("SELECT EXISTS (SELECT 1 FROM pg_trigger"
                             + " WHERE tgrelid = to_regclass(format('%I.%I', :schema, :table))"
-                            + " AND tgname = 'fencing_guard' AND NOT tgisinternal AND tgenabled <> 'D')")
+                            // an AFTER trigger (bit 1 of tgtype is BEFORE): a BEFORE guard, from an earlier
+                            // version, can be undone by a user's BEFORE trigger that fires after it
+                            + " AND tgname = 'fencing_guard' AND NOT tgisinternal AND tgenabled <> 'D'"
+                            + " AND (tgtype::int & 2) = 0)")
                     .bind("schema", schema)
                     .bind("table", table)
                     .mapTo(Boolean.class)
@@ -309,7 +313,7 @@ public final class FencedTable {
                         fenceColumn);
             } else {
                 log.warn(
-                        "fenced table {} checked: key {}, fence column {}, but no fencing_guard trigger:"
+                        "fenced table {} checked: key {}, fence column {}, but no enabled AFTER fencing_guard trigger:"
                                 + " writers that bypass fenced-jdbc can lower tokens; run"
                                 + " SELECT fencing.protect_table('{}')",
                         qualified,

@@ -29,8 +29,12 @@ import java.util.Set;
  *
  * Column names are checked against the table and quoted. Expressions and predicates are SQL written by
  * the developer, like the SQL given to Jdbi: they must be constants in the code, with every value passed
- * through {@link Builder#bind} (a fragment containing {@code ;} or a comment is refused). Every {@code
- * :name} they use must be bound and every binding used. Immutable and thread-safe; reuse it.
+ * through {@link Builder#bind}. Each fragment is read the way PostgreSQL's lexer reads it (dollar quotes,
+ * {@code E''}, {@code U&''} and bit strings, quoted identifiers) and refused, with a message naming it,
+ * unless it is one self-contained expression: literals closed, parentheses balanced, no {@code ;}, no
+ * comment, no backslash in a {@code '...'} string (its meaning depends on {@code
+ * standard_conforming_strings}), no {@code $1}. Every {@code :name} they use must be bound and every
+ * binding used. Immutable and thread-safe; reuse it.
  */
 public final class FencedUpdate {
     private final FencedTable table;

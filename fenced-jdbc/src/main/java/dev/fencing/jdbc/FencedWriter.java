@@ -30,19 +30,36 @@ import org.jdbi.v3.core.Jdbi;
  * FencedUpdate reserve = FencedUpdate.builder(inventory).key("A-1")
  *         .setExpression("stock", "stock - :qty").where("stock >= :qty").bind("qty", 3).build();
  *
- * WriteOutcome outcome = writer.tryUpdate(reserve, lease.token());   // Applied, Rejected, NotFound, PredicateFailed
- * writer.update(reserve, lease.token());                             // or: throws StaleFenceException, ...
+ * WriteOutcome outcome = writer.tryUpdate(reserve, lease.token()); // Applied, Rejected, NotFound, PredicateFailed
  *
  * writer.claimAndRun(inventory, RowKey.of("A-1"), lease.token(), handle -> {
  *     handle.execute("INSERT INTO reservation (sku, qty) VALUES (?, ?)", "A-1", 3);
  *     return null;                                  // claimed row and statements commit together
  * });
- * writer.advanceWatermark("s3://bucket/report.csv", lease.token());
+ * writer.advanceWatermarkAndRun("report:2024-06", lease.token(), handle -> {
+ *     handle.execute("INSERT INTO report_line (report, line) VALUES (?, ?)", "2024-06", "...");
+ *     return null;                                  // watermark and effect commit together
+ * });
  * }</pre>
+ *
+ * <p><b>Transactions.</b> A method that takes a {@link Handle} runs on it, inside its transaction if one is
+ * open. A method without one runs on this thread's handle as Jdbi hands it out: inside the caller's {@code
+ * jdbi.useTransaction(...)} / {@code inTransaction(...)} that is the caller's handle, and the write joins
+ * the caller's transaction (it commits or rolls back with it; nothing is committed separately). Outside
+ * one, a single-row write runs as auto-committed statements, and {@link #tryBatch(FencedBatch)}, {@link
+ * #batch}, {@link #claimAndRun} and {@link #advanceWatermarkAndRun} open a transaction of their own and
+ * commit it. {@link #batch} is all or nothing in both cases: in a caller's transaction it writes under a
+ * savepoint and rolls back to it when a row is not applied, leaving the caller's transaction usable.
  *
  * <p>Every method refuses a token {@code <= 0} with {@link InvalidFenceTokenException} before any SQL
  * runs. The {@code try...} methods return a {@link WriteOutcome}; their twins throw the matching {@link
  * FencingJdbcException}. Database failures surface as {@link FencedWriteException}.
+ *
+ * <p><b>What is fenced.</b> Only what the database commits in the same transaction as the fenced write. A
+ * watermark advanced in one transaction and an external resource touched afterwards is check-then-act: a
+ * holder that paused between the two still touches the resource after the next holder. Use {@link
+ * #advanceWatermarkAndRun} (or {@link #tryAdvanceWatermark} on your transaction's handle) for effects in
+ * the same database, and make a resource outside it check the token itself.
  *
  * <p>How a single-row write runs: first as the bare fenced statement, whose update count says whether it
  * applied (the common case, at the cost of a plain UPDATE). Only when it wrote nothing does the writer
@@ -52,10 +69,10 @@ import org.jdbi.v3.core.Jdbi;
  * snapshot admits the token yet the write did not apply (a transaction committed a change to the row while
  * the statement ran), the reporting statement is run again, up to a few times, so the outcome is truthful.
  * The decision to write is always the database's, made under the row lock; nothing is read before a
- * write. A batch in the writer's own transaction ({@link #tryBatch(FencedBatch)}, {@link #batch}) runs first
- * as the bare fenced UPDATE of all its rows; when its update count says every row was written, it commits.
- * Otherwise that transaction is rolled back and the batch runs again, in a new one, as one statement that
- * writes and reports the rows it did not write. On the caller's handle only the reporting statement runs.
+ * write. A batch in a transaction of the writer's own runs first as the bare fenced UPDATE of all its rows;
+ * when its update count says every row was written, it commits. Otherwise that transaction is rolled back
+ * and the batch runs again, in a new one, as one statement that writes and reports the rows it did not
+ * write. In a caller's transaction {@link #tryBatch} runs only the reporting statement.
  *
  * <p>Writes assume PostgreSQL's default READ COMMITTED isolation: a fenced UPDATE that meets a row another
  * transaction is changing waits for it and then re-checks the fence against the committed row. Under
@@ -74,7 +91,7 @@ public interface FencedWriter {
 
     FencePolicy policy();
 
-    /** Runs the update in its own transaction and reports what happened. */
+    /** Runs the update on this thread's handle (see Transactions above) and reports what happened. */
     WriteOutcome tryUpdate(FencedUpdate update, long token);
 
     /** Runs the update on the caller's handle (and inside the caller's transaction, if one is open). */
@@ -93,15 +110,21 @@ public interface FencedWriter {
     /** @throws StaleFenceException when the row exists with a token the policy does not let this one overwrite */
     void upsert(FencedUpsert upsert, long token);
 
-    /** Runs every row of the batch in one statement; outcomes in the order rows were added. */
+    /**
+     * Runs every row of the batch in one statement; outcomes in the order rows were added. Each row is
+     * applied or not on its own. If it throws, outside a caller's transaction nothing was written; inside
+     * one, rows may have been written in it (Jdbi's {@code inTransaction} rolls back when the exception
+     * leaves it).
+     */
     List<WriteOutcome> tryBatch(FencedBatch batch);
 
     /** Like {@link #tryBatch(FencedBatch)}, on the caller's handle (and transaction, if one is open). */
     List<WriteOutcome> tryBatch(Handle handle, FencedBatch batch);
 
     /**
-     * All or nothing: runs the batch in a transaction and commits only if every row applied; otherwise
-     * rolls back and throws for the first row that did not apply.
+     * All or nothing: every row is applied, or none is and the exception for the first row that was not
+     * applied is thrown. Outside a caller's transaction it commits its own; inside one, a savepoint undoes
+     * the batch's rows alone and the caller's transaction goes on.
      */
     void batch(FencedBatch batch);
 
@@ -114,12 +137,15 @@ public interface FencedWriter {
     WriteOutcome tryClaim(Handle handle, FencedTable table, RowKey key, long token);
 
     /**
-     * Claim-then-run: opens a transaction, claims the row (fenced UPDATE of its fence column, which also
-     * locks it), then runs the callback's statements in the same transaction, and commits. If the claim is
-     * refused nothing runs and the matching exception is thrown; if the callback throws, or the connection
-     * dies, everything (the claim included) is rolled back. A competing holder with a higher token waits
-     * for the row lock and wins after this commits; one with a lower token is refused. Exceptions of the
-     * callback propagate unchanged.
+     * Claim-then-run: claims the row (fenced UPDATE of its fence column, which also locks it), then runs
+     * the callback's statements on the same handle in the same transaction. On this thread's handle: inside
+     * a caller's transaction it joins that transaction and commits nothing itself; otherwise it opens a
+     * transaction and commits it. A statement of the writer's inside the callback uses the same handle, so
+     * it does not wait on the claim's own row lock. If the claim is refused nothing runs and the matching
+     * exception is thrown; if the callback throws, or the connection dies, the claim and the callback's
+     * statements are rolled back (in a caller's transaction, when the exception leaves it). A competing
+     * holder with a higher token waits for the row lock and wins after this commits; one with a lower token
+     * is refused. Exceptions of the callback propagate unchanged.
      *
      * <p>Under {@link FencePolicy#STRICT} a token claims a row once; use {@link FencePolicy#MONOTONIC} to
      * run several transactions under one grant.
@@ -128,16 +154,26 @@ public interface FencedWriter {
             throws X;
 
     /**
-     * Advances the watermark of a resource that is not a row ({@code fencing.watermark}): inserts it or
-     * raises it to the token, if the policy admits it. Use its outcome to decide whether to touch the
-     * resource; for a resource that can be changed in the same transaction, use the handle variant.
+     * Advances the watermark of {@code resourceKey} ({@code fencing.watermark}: inserts it or raises it to
+     * the token, if the policy admits it) and, only if it advanced, runs {@code effect} on the same handle
+     * in the same transaction, so that the effect commits with the watermark or not at all. A holder whose
+     * token is overtaken while it is paused is refused at the watermark, before its effect runs, or, if it
+     * advanced first, holds the watermark row locked until it commits and the next holder's advance
+     * waits for it. Transactions and exceptions as for {@link #claimAndRun}.
+     *
+     * <p>Only statements in {@code effect} are fenced. Touching a resource outside the database after this
+     * returns is not: a pause between the two lets a stale holder act after the next one.
+     *
+     * @throws StaleFenceException when the watermark holds a token the policy does not let this one overwrite
      */
-    WriteOutcome tryAdvanceWatermark(String resourceKey, long token);
+    <R, X extends Exception> R advanceWatermarkAndRun(String resourceKey, long token, HandleCallback<R, X> effect)
+            throws X;
 
+    /**
+     * Advances the watermark on the caller's handle, inside its transaction: the caller's statements in the
+     * same transaction are fenced with it. Prefer {@link #advanceWatermarkAndRun}.
+     */
     WriteOutcome tryAdvanceWatermark(Handle handle, String resourceKey, long token);
-
-    /** @throws StaleFenceException when the watermark holds a token the policy does not let this one overwrite */
-    void advanceWatermark(String resourceKey, long token);
 
     /** Options for a {@link FencedWriter}; every setter checks its value. */
     final class Builder {

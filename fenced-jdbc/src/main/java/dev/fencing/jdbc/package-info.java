@@ -4,8 +4,8 @@
  * as the write.
  *
  * <pre>{@code
- * // once: Flyway with classpath:db/migration/fencing beside the service's migrations, then in a migration
- * //   SELECT fencing.protect_table('inventory');
+ * // once: the db module's migrations (classpath:db/migration/fencing; the README's Flyway recipes), then
+ * // in a migration of the service's:   SELECT fencing.protect_table('inventory');
  * FencedTable inventory = FencedTable.builder().table("inventory").keyColumns("sku").build(jdbi);
  * FencedWriter writer = FencedWriter.builder(jdbi).build();           // FencePolicy.STRICT
  *
@@ -20,7 +20,7 @@
  *   <li>{@link dev.fencing.jdbc.FencedUpdate}, {@link dev.fencing.jdbc.FencedUpsert}, {@link
  *       dev.fencing.jdbc.FencedBatch}: what to write;
  *   <li>{@link dev.fencing.jdbc.FencedWriter}: runs them under a token (also claim-then-run and
- *       watermarks) and returns a {@link dev.fencing.jdbc.WriteOutcome}, or throws a {@link
+ *       watermark-then-run, whose statements commit with the fenced write) and returns a {@link dev.fencing.jdbc.WriteOutcome}, or throws a {@link
  *       dev.fencing.jdbc.FencingJdbcException};
  *   <li>{@link dev.fencing.FencePolicy}: STRICT ({@code <}) or MONOTONIC ({@code <=}).
  * </ul>

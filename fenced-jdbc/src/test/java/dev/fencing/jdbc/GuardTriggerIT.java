@@ -59,6 +59,105 @@ class GuardTriggerIT {
         assertThat(twin).isEqualTo("0:3");
     }
 
+    /**
+     * PostgreSQL fires BEFORE triggers in name order: a user's trigger named after {@code fencing_guard}
+     * runs after a BEFORE guard and can lower the token it had checked. The guard is an AFTER trigger, so
+     * it sees the row as stored.
+     */
+    @Test
+    void aUserTriggerThatFiresAfterTheGuardInNameOrderCannotLowerTheToken() {
+        db.jdbi.useHandle(h -> {
+            h.execute("CREATE FUNCTION lower_token() RETURNS trigger LANGUAGE plpgsql AS"
+                    + " $$ BEGIN NEW.last_fence_token := 1; RETURN NEW; END $$");
+            h.execute("CREATE TRIGGER zz_lower_token BEFORE UPDATE ON inventory FOR EACH ROW"
+                    + " EXECUTE FUNCTION lower_token()");
+            h.execute("CREATE TRIGGER zz_lower_token BEFORE UPDATE ON inventory_plain FOR EACH ROW"
+                    + " EXECUTE FUNCTION lower_token()");
+        });
+        try {
+            // a raw update that raises the token, and a fenced one under a fresh token
+            assertThatThrownBy(() -> db.jdbi.useHandle(
+                            h -> h.execute("UPDATE inventory SET stock = 0, last_fence_token = 10 WHERE sku = 'A-1'")))
+                    .hasMessageContaining("stored token 9, offered token 1");
+            FencedWriter writer = FencedWriter.builder(db.jdbi).build();
+            FencedUpdate update = FencedUpdate.builder(db.inventory())
+                    .key("A-1")
+                    .set("stock", 0)
+                    .build();
+            assertThatThrownBy(() -> writer.tryUpdate(update, 11))
+                    .isInstanceOf(FencedWriteException.class)
+                    .hasMessageContaining("stored token 9, offered token 1");
+            assertThat(db.row("A-1")).isEqualTo("7:9");
+
+            // the unprotected twin: the same trigger takes the row back to token 1
+            db.jdbi.useHandle(
+                    h -> h.execute("UPDATE inventory_plain SET stock = 0, last_fence_token = 10 WHERE sku = 'A-1'"));
+            assertThat(plainRow()).isEqualTo("0:1");
+        } finally {
+            db.jdbi.useHandle(h -> {
+                h.execute("DROP TRIGGER zz_lower_token ON inventory");
+                h.execute("DROP TRIGGER zz_lower_token ON inventory_plain");
+                h.execute("DROP FUNCTION lower_token()");
+            });
+        }
+    }
+
+    /**
+     * A trigger function runs with the search_path of the session that issues the UPDATE. A session that
+     * puts its own schema first could shadow {@code to_jsonb} (or {@code >=}) and make every row read as
+     * token 0, so that any lowering passes; the guard's own search_path keeps the catalog's functions.
+     */
+    @Test
+    void aSessionThatShadowsTheGuardsFunctionsCannotLowerTheToken() {
+        db.jdbi.useHandle(h -> {
+            h.execute("CREATE SCHEMA IF NOT EXISTS shadow");
+            h.execute("CREATE OR REPLACE FUNCTION shadow.to_jsonb(anyelement) RETURNS jsonb LANGUAGE sql AS"
+                    + " $$ SELECT '{\"last_fence_token\": 0}'::jsonb $$");
+        });
+        try {
+            assertThatThrownBy(() -> db.jdbi.useHandle(h -> {
+                        h.execute("SET search_path = shadow, pg_catalog, public");
+                        try {
+                            h.execute(String.format(LOWER, "inventory"));
+                        } finally {
+                            h.execute("RESET search_path");
+                        }
+                    }))
+                    .hasMessageContaining("stored token 9, offered token 3");
+            assertThat(db.row("A-1")).isEqualTo("7:9");
+        } finally {
+            db.jdbi.useHandle(h -> h.execute("DROP SCHEMA shadow CASCADE"));
+        }
+    }
+
+    @Test
+    void aTableGuardedByABeforeTriggerOfAnEarlierVersionIsNotReportedAsGuarded() {
+        assertThat(db.inventory().guarded()).isTrue();
+        db.jdbi.useHandle(h -> {
+            h.execute("CREATE TABLE legacy (sku TEXT PRIMARY KEY, last_fence_token BIGINT NOT NULL DEFAULT 0)");
+            h.execute("CREATE TRIGGER fencing_guard BEFORE UPDATE ON legacy FOR EACH ROW"
+                    + " WHEN (NEW.last_fence_token < OLD.last_fence_token)"
+                    + " EXECUTE FUNCTION fencing.guard_fence_token('last_fence_token', 'sku')");
+        });
+        try {
+            FencedTable.Builder legacy = FencedTable.builder().table("legacy").keyColumns("sku");
+            assertThat(legacy.build(db.jdbi).guarded()).isFalse();
+            db.jdbi.useHandle(h -> h.execute("SELECT fencing.protect_table('legacy')"));
+            assertThat(legacy.build(db.jdbi).guarded())
+                    .as("protect_table replaced it")
+                    .isTrue();
+        } finally {
+            db.jdbi.useHandle(h -> h.execute("DROP TABLE legacy"));
+        }
+    }
+
+    private static String plainRow() {
+        return db.jdbi.withHandle(
+                h -> h.createQuery("SELECT stock || ':' || last_fence_token FROM inventory_plain WHERE sku = 'A-1'")
+                        .mapTo(String.class)
+                        .one());
+    }
+
     @Test
     void rawUpdatesThatKeepOrRaiseTheTokenStillPass() {
         db.jdbi.useHandle(h -> {

@@ -98,7 +98,7 @@ class InvalidInputIT {
                 .hasMessageContaining("set by the writer");
         assertThatThrownBy(() -> FencedUpdate.builder(inventory).where("true; DELETE FROM inventory"))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("without ';'");
+                .hasMessageContaining("';', which would end the statement");
         assertThatThrownBy(() -> FencedUpdate.builder(inventory)
                         .key("A-1")
                         .setExpression("stock", "stock - :qty")
@@ -129,15 +129,17 @@ class InvalidInputIT {
                 .hasMessageContaining("fence token must be > 0, got " + token + " for public.inventory key A-1");
         assertThatThrownBy(() -> writer.tryUpdate(update, token)).isInstanceOf(InvalidFenceTokenException.class);
         assertThatThrownBy(() -> writer.tryUpsert(upsert, token)).isInstanceOf(InvalidFenceTokenException.class);
-        assertThatThrownBy(() ->
-                        FencedBatch.builder(inventory).columns("stock").build().add(token, RowKey.of("A-1"), 0))
+        assertThatThrownBy(() -> FencedBatch.builder(inventory).columns("stock").add(token, RowKey.of("A-1"), 0))
                 .isInstanceOf(InvalidFenceTokenException.class);
         assertThatThrownBy(() -> writer.claimAndRun(inventory, RowKey.of("A-1"), token, h -> {
                     callbackRan.set(true);
                     return h.execute("UPDATE inventory SET stock = 0");
                 }))
                 .isInstanceOf(InvalidFenceTokenException.class);
-        assertThatThrownBy(() -> writer.tryAdvanceWatermark("report.csv", token))
+        assertThatThrownBy(() -> writer.advanceWatermarkAndRun("report.csv", token, h -> {
+                    callbackRan.set(true);
+                    return null;
+                }))
                 .isInstanceOf(InvalidFenceTokenException.class)
                 .hasMessageContaining("fencing.watermark key report.csv");
 

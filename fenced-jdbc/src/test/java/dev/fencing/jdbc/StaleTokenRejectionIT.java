@@ -108,10 +108,10 @@ class StaleTokenRejectionIT {
         strict.update(take(1), 30);
         FencedBatch batch = FencedBatch.builder(inventory)
                 .columns("stock")
-                .build()
                 .add(29, RowKey.of("A-1"), 100) // stale
                 .add(5, RowKey.of("A-2"), 200) // fresh for A-2
-                .add(5, RowKey.of("nope"), 300);
+                .add(5, RowKey.of("nope"), 300)
+                .build();
         assertThat(strict.tryBatch(batch))
                 .containsExactly(
                         new WriteOutcome.Rejected(30, 29), new WriteOutcome.Applied(5), new WriteOutcome.NotFound(5));
@@ -119,16 +119,17 @@ class StaleTokenRejectionIT {
         assertThat(db.row("A-2")).isEqualTo("200:5");
         assertThatThrownBy(() -> strict.batch(FencedBatch.builder(inventory)
                         .columns("stock")
-                        .build()
                         .add(6, RowKey.of("A-2"), 1)
-                        .add(29, RowKey.of("A-1"), 1)))
+                        .add(29, RowKey.of("A-1"), 1)
+                        .build()))
                 .isInstanceOf(StaleFenceException.class);
         assertThat(db.row("A-2"))
                 .as("all or nothing: the fresh row rolled back")
                 .isEqualTo("200:5");
 
-        strict.advanceWatermark("report.csv", 12);
-        assertThat(strict.tryAdvanceWatermark("report.csv", 11)).isEqualTo(new WriteOutcome.Rejected(12, 11));
+        strict.advanceWatermarkAndRun("report.csv", 12, h -> null);
+        WriteOutcome stale = db.jdbi.inTransaction(h -> strict.tryAdvanceWatermark(h, "report.csv", 11));
+        assertThat(stale).isEqualTo(new WriteOutcome.Rejected(12, 11));
         assertThat(watermark("report.csv")).isEqualTo(12);
 
         // the same writes without the fence: nothing stops them
@@ -282,8 +283,8 @@ class StaleTokenRejectionIT {
     private static FencedBatch twoRows(long tokenA1, long stockA1, long tokenA2, long stockA2) {
         return FencedBatch.builder(inventory)
                 .columns("stock")
-                .build()
                 .add(tokenA1, RowKey.of("A-1"), stockA1)
-                .add(tokenA2, RowKey.of("A-2"), stockA2);
+                .add(tokenA2, RowKey.of("A-2"), stockA2)
+                .build();
     }
 }

@@ -1,0 +1,184 @@
+package dev.fencing.db;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.fencing.testsupport.PostgresEndpoint;
+import dev.fencing.testsupport.PostgresServers;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Supplier;
+import org.flywaydb.core.Flyway;
+import org.flywaydb.core.api.FlywayException;
+import org.flywaydb.core.api.output.MigrateResult;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Issue 15 item 2 and issue 9 fenced-jdbc item 7: each Flyway recipe of the README, run as written, for
+ * both layouts of a service's own migrations (in Flyway's default {@code classpath:db/migration}, which
+ * contains the toolkit's {@code db/migration/fencing}, and elsewhere), and quiet: Flyway logs no WARN.
+ */
+class FlywayRecipesIT {
+    static final String TOOLKIT = "classpath:db/migration/fencing";
+
+    private PostgresEndpoint db;
+
+    @BeforeEach
+    void createDatabase() {
+        db = PostgresServers.shared().createDatabase("recipes_it");
+    }
+
+    @AfterEach
+    void dropDatabase() {
+        db.close();
+    }
+
+    /** Recipe 1, layout 1: yours in classpath:db/migration (from V1000); Flyway finds the toolkit's inside it. */
+    @Test
+    void oneHistoryWithYoursInTheDefaultLocationFindsTheToolkitsByTheRecursiveScan() throws SQLException {
+        String log = warnings(() -> Flyway.configure()
+                .dataSource(db.jdbcUrl(), db.user(), db.password())
+                .locations("classpath:db/migration")
+                .load()
+                .migrate());
+
+        assertThat(log).doesNotContain("WARN");
+        assertThat(history("flyway_schema_history")).startsWith("1", "100").endsWith("1000");
+        assertGuarded();
+    }
+
+    /** Recipe 1, layout 2: yours elsewhere (from V1000); both locations named. */
+    @Test
+    void oneHistoryWithYoursElsewhereNamesBothLocations() throws SQLException {
+        String log = warnings(() -> Flyway.configure()
+                .dataSource(db.jdbcUrl(), db.user(), db.password())
+                .locations("classpath:db/elsewhere", TOOLKIT)
+                .load()
+                .migrate());
+
+        execute("INSERT INTO inventory VALUES ('A-1', 10)");
+        assertThat(log).doesNotContain("WARN");
+        assertThat(history("flyway_schema_history")).startsWith("1", "100").endsWith("1000");
+        assertGuarded();
+    }
+
+    /**
+     * Recipe 2: a service already in production with its own history from V1 adopts the toolkit. The
+     * toolkit runs first with its history in its own schema, so the service's non-empty schema and its
+     * numbering do not matter, and V1 is not skipped by a baseline.
+     */
+    @Test
+    void separateHistoryInTheFencingSchemaWorksOnAServiceDatabaseNumberedFromOne() throws SQLException {
+        // given: the service's database, migrated to its V1 before it adopted the toolkit, with data
+        Flyway service = Flyway.configure()
+                .dataSource(db.jdbcUrl(), db.user(), db.password())
+                .locations("classpath:db/app")
+                .target("1")
+                .load();
+        service.migrate();
+        execute("INSERT INTO inventory VALUES ('A-1', 10)");
+
+        // the recipes that do not work: a plain second history on the non-empty schema fails, and with
+        // baselineOnMigrate at the default baseline version 1 the toolkit's V1 is skipped (here V100 then
+        // fails for want of the fencing schema; without V100 the run would "succeed" with nothing installed)
+        assertThatThrownBy(() -> Flyway.configure()
+                        .dataSource(db.jdbcUrl(), db.user(), db.password())
+                        .locations(TOOLKIT)
+                        .table("fencing_schema_history")
+                        .load()
+                        .migrate())
+                .isInstanceOf(FlywayException.class)
+                .hasMessageContaining("non-empty schema");
+        assertThatThrownBy(() -> Flyway.configure()
+                        .dataSource(db.jdbcUrl(), db.user(), db.password())
+                        .locations(TOOLKIT)
+                        .table("fencing_schema_history")
+                        .baselineOnMigrate(true)
+                        .load()
+                        .migrate())
+                .isInstanceOf(FlywayException.class)
+                .hasMessageContaining("V100");
+        assertThat(queryStrings("SELECT version FROM fencing_schema_history ORDER BY installed_rank"))
+                .as("V1 was never run: the baseline took its place")
+                .containsExactly("1");
+        assertThat(queryStrings("SELECT type FROM fencing_schema_history")).containsExactly("BASELINE");
+        execute("DROP TABLE fencing_schema_history");
+
+        // when: the recipe: the toolkit first, its history in schema fencing; then the service as before
+        String log = warnings(() -> {
+            Flyway.configure()
+                    .dataSource(db.jdbcUrl(), db.user(), db.password())
+                    .schemas("fencing")
+                    .locations(TOOLKIT)
+                    .load()
+                    .migrate();
+            return Flyway.configure()
+                    .dataSource(db.jdbcUrl(), db.user(), db.password())
+                    .locations("classpath:db/app")
+                    .load()
+                    .migrate();
+        });
+
+        // then
+        assertThat(log).doesNotContain("WARN");
+        assertThat(history("fencing.flyway_schema_history")).contains("1", "100");
+        assertThat(history("flyway_schema_history")).containsExactly("1", "2");
+        assertGuarded();
+    }
+
+    /** The guard is on inventory: a raw UPDATE lowering the token is refused. */
+    private void assertGuarded() throws SQLException {
+        execute("INSERT INTO inventory VALUES ('G-1', 1) ON CONFLICT DO NOTHING");
+        execute("UPDATE inventory SET last_fence_token = 5 WHERE sku = 'G-1'");
+        assertThatThrownBy(() -> execute("UPDATE inventory SET last_fence_token = 4 WHERE sku = 'G-1'"))
+                .hasMessageContaining("stored token 5, offered token 4");
+    }
+
+    /** Runs the migration with System.err captured (slf4j-simple, the tests' binding, logs there). */
+    private static String warnings(Supplier<MigrateResult> migration) {
+        PrintStream original = System.err;
+        ByteArrayOutputStream captured = new ByteArrayOutputStream();
+        System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
+        try {
+            assertThat(migration.get().success).isTrue();
+        } finally {
+            System.setErr(original);
+        }
+        String log = captured.toString(StandardCharsets.UTF_8);
+        original.print(log);
+        return log;
+    }
+
+    private List<String> history(String table) throws SQLException {
+        return queryStrings("SELECT version FROM " + table + " WHERE version IS NOT NULL AND success"
+                + " AND type <> 'SCHEMA' ORDER BY installed_rank");
+    }
+
+    private void execute(String sql) throws SQLException {
+        try (Connection connection = db.dataSource().getConnection();
+                Statement statement = connection.createStatement()) {
+            statement.execute(sql);
+        }
+    }
+
+    private List<String> queryStrings(String sql) throws SQLException {
+        try (Connection connection = db.dataSource().getConnection();
+                Statement statement = connection.createStatement();
+                ResultSet rs = statement.executeQuery(sql)) {
+            List<String> values = new ArrayList<>();
+            while (rs.next()) {
+                values.add(rs.getString(1));
+            }
+            return values;
+        }
+    }
+}

@@ -1,0 +1,1 @@
+SELECT fencing.protect_table('inventory');

@@ -1,0 +1,193 @@
+package dev.fencing.jdbc.internal;
+
+import dev.fencing.FencePolicy;
+import dev.fencing.jdbc.FencedBatch;
+import dev.fencing.jdbc.FencedTable;
+import dev.fencing.jdbc.WriteOutcome;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.statement.Query;
+import org.jdbi.v3.core.statement.SqlStatement;
+import org.jdbi.v3.core.statement.Update;
+
+/**
+ * A {@link FencedBatch} as one statement on a handle: either the bare fenced UPDATE of all its rows, which
+ * only says whether every row was written, or the reporting statement, which writes and returns the rows it
+ * did not write with their stored tokens. Transactions are the caller's (DefaultFencedWriter's). Thread-safe.
+ */
+final class BatchWrite {
+    private final FencePolicy policy;
+    private final StatementCache statements;
+
+    BatchWrite(FencePolicy policy, StatementCache statements) {
+        this.policy = policy;
+        this.statements = statements;
+    }
+
+    /**
+     * The bare fenced UPDATE of every row: {@code true} when its update count says every row was written
+     * (the key is unique and appears once per batch), and nothing is read back. On {@code false} some rows
+     * may have been written: the caller rolls back.
+     */
+    boolean writeAll(Handle handle, FencedBatch batch) {
+        BatchShape shape = BatchShape.of(batch);
+        String sql = statements.get(
+                shape.key("bare batch", batch),
+                () -> FencedSql.batch(
+                        batch.table(),
+                        batch.columns(),
+                        policy,
+                        shape.integralKeys,
+                        shape.integralValues,
+                        shape.oneToken,
+                        true));
+        List<Integer> rows = new ArrayList<>(batch.size());
+        for (int i = 0; i < batch.size(); i++) {
+            rows.add(i);
+        }
+        Update update = handle.createUpdate(sql);
+        bind(update, batch, shape, rows);
+        return update.execute() == batch.size();
+    }
+
+    static List<WriteOutcome> allApplied(FencedBatch batch) {
+        List<WriteOutcome> outcomes = new ArrayList<>(batch.size());
+        for (long token : batch.tokens()) {
+            outcomes.add(new WriteOutcome.Applied(token));
+        }
+        return outcomes;
+    }
+
+    /**
+     * The reporting statement: writes what the policy admits and returns one outcome per row. A row whose
+     * snapshot admitted the token but was not written (changed while the statement ran) is written again,
+     * alone with the others like it, up to {@link SingleRowWrite#MAX_ATTEMPTS} times; the rows written by an
+     * earlier attempt stay written, so a failure after that leaves them in the handle's transaction.
+     */
+    List<WriteOutcome> writeAndReport(Handle handle, FencedBatch batch) {
+        FencedTable table = batch.table();
+        WriteOutcome[] outcomes = new WriteOutcome[batch.size()];
+        List<Integer> pending = new ArrayList<>(batch.size());
+        for (int i = 0; i < batch.size(); i++) {
+            pending.add(i);
+        }
+        BatchShape shape = BatchShape.of(batch);
+        String sql = statements.get(
+                shape.key("batch", batch),
+                () -> FencedSql.batch(
+                        table,
+                        batch.columns(),
+                        policy,
+                        shape.integralKeys,
+                        shape.integralValues,
+                        shape.oneToken,
+                        false));
+        for (int attempt = 1; !pending.isEmpty(); attempt++) {
+            Query query = handle.createQuery(sql);
+            bind(query, batch, shape, pending);
+            query.bind(FencedSql.BATCH_SIZE, (long) pending.size());
+            // only the rows that were not written come back; every other pending row was applied
+            List<long[]> rows = query.map((rs, ctx) -> {
+                        long ord = rs.getLong("ord");
+                        long stored = rs.getLong("stored");
+                        return rs.wasNull() ? new long[] {ord} : new long[] {ord, stored};
+                    })
+                    .list();
+            boolean[] notWritten = new boolean[pending.size()];
+            List<Integer> again = new ArrayList<>();
+            for (long[] row : rows) {
+                int position = (int) row[0] - 1;
+                notWritten[position] = true;
+                int index = pending.get(position);
+                long token = batch.tokens().get(index);
+                if (row.length == 1) {
+                    outcomes[index] = new WriteOutcome.NotFound(token);
+                } else if (!policy.admits(row[1], token)) {
+                    outcomes[index] = new WriteOutcome.Rejected(row[1], token);
+                } else if (attempt < SingleRowWrite.MAX_ATTEMPTS) {
+                    again.add(index);
+                } else {
+                    throw OutcomeExceptions.changedConcurrently(
+                            table.qualifiedName(), batch.keys().get(index), token, SingleRowWrite.MAX_ATTEMPTS);
+                }
+            }
+            for (int position = 0; position < notWritten.length; position++) {
+                if (!notWritten[position]) {
+                    int index = pending.get(position);
+                    outcomes[index] = new WriteOutcome.Applied(batch.tokens().get(index));
+                }
+            }
+            pending = again;
+        }
+        return Arrays.asList(outcomes);
+    }
+
+    /** Binds the token(s), keys and values of the batch's {@code rows}. */
+    private static void bind(SqlStatement<?> statement, FencedBatch batch, BatchShape shape, List<Integer> rows) {
+        if (shape.oneToken) {
+            statement.bind(FencedSql.TOKEN, shape.firstToken);
+        } else {
+            List<Long> tokens = new ArrayList<>(rows.size());
+            for (int row : rows) {
+                tokens.add(batch.tokens().get(row));
+            }
+            statement.bindArray(FencedSql.BATCH_TOKENS, Long.class, tokens);
+        }
+        for (int k = 0; k < shape.integralKeys.length; k++) {
+            bindColumn(statement, FencedSql.batchKeys(k), shape.integralKeys[k], batch.keyValues(k), rows);
+        }
+        for (int c = 0; c < shape.integralValues.length; c++) {
+            bindColumn(statement, FencedSql.batchValues(c), shape.integralValues[c], batch.values(c), rows);
+        }
+    }
+
+    private static void bindColumn(
+            SqlStatement<?> statement, String name, boolean integral, List<Object> values, List<Integer> rows) {
+        if (integral) {
+            statement.bindArray(name, Long.class, BatchValues.longs(values, rows));
+        } else {
+            statement.bindArray(name, String.class, BatchValues.texts(values, rows));
+        }
+    }
+
+    /** How a batch's columns travel and whether it has one token; part of its statement's cache key. */
+    private static final class BatchShape {
+        final boolean[] integralKeys;
+        final boolean[] integralValues;
+        final boolean oneToken;
+        final long firstToken;
+
+        private BatchShape(boolean[] integralKeys, boolean[] integralValues, boolean oneToken, long firstToken) {
+            this.integralKeys = integralKeys;
+            this.integralValues = integralValues;
+            this.oneToken = oneToken;
+            this.firstToken = firstToken;
+        }
+
+        static BatchShape of(FencedBatch batch) {
+            boolean[] integralKeys = new boolean[batch.table().keyColumns().size()];
+            for (int k = 0; k < integralKeys.length; k++) {
+                integralKeys[k] = BatchValues.integral(batch.keyValues(k));
+            }
+            boolean[] integralValues = new boolean[batch.columns().size()];
+            for (int c = 0; c < integralValues.length; c++) {
+                integralValues[c] = BatchValues.integral(batch.values(c));
+            }
+            long firstToken = batch.size() == 0 ? 0 : batch.tokens().get(0);
+            boolean oneToken = true;
+            for (long token : batch.tokens()) {
+                oneToken &= token == firstToken;
+            }
+            return new BatchShape(integralKeys, integralValues, oneToken, firstToken);
+        }
+
+        StatementCache.Key key(String kind, FencedBatch batch) {
+            return new StatementCache.Key(
+                    kind,
+                    batch.table(),
+                    List.of(batch.columns(), Arrays.toString(integralKeys), Arrays.toString(integralValues), oneToken));
+        }
+    }
+}

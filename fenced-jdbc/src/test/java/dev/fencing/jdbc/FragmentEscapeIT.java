@@ -1,0 +1,90 @@
+package dev.fencing.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.fencing.FencePolicy;
+import dev.fencing.jdbc.internal.FencedSql;
+import org.jdbi.v3.core.statement.UnableToExecuteStatementException;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Issue 9, fenced-jdbc item 1: a predicate that PostgreSQL reads as closing the library's parenthesis
+ * turns the fenced UPDATE into {@code ... AND fence < :token AND (x) OR (TRUE ...)}, which on a table
+ * without the guard trigger overwrites every row under any token. The same statement text, run directly
+ * on the unprotected twin, shows the damage; the builder refuses the fragment before it reaches a statement.
+ */
+class FragmentEscapeIT {
+    static FencingDatabase db;
+
+    @BeforeAll
+    static void database() {
+        db = FencingDatabase.create("fragment_it", 2);
+    }
+
+    @AfterAll
+    static void dropDatabase() {
+        db.close();
+    }
+
+    @BeforeEach
+    void rowsAtTokenNine() {
+        db.reset("A-1", "A-2", "A-3");
+        db.jdbi.useHandle(h -> h.execute("UPDATE inventory_plain SET last_fence_token = 9"));
+    }
+
+    @ParameterizedTest
+    @ValueSource(
+            strings = {
+                "updated_by <> $$'$$) OR (TRUE OR updated_by = $$'$$",
+                "updated_by <> E'\\'') OR (TRUE OR updated_by = E'\\''",
+                "updated_by <> $t$'$t$) OR (TRUE OR updated_by = $t$'$t$",
+            })
+    void aFragmentThatEscapesItsParenthesesIsRefusedThoughItsStatementWouldOverwriteEveryRow(String attack) {
+        FencedTable plain =
+                FencedTable.builder().table("inventory_plain").keyColumns("sku").build(db.jdbi);
+
+        // the counterfactual: the statement this predicate would produce, token 1 against stored 9
+        String sql = FencedSql.bareUpdate(plain, "\"stock\" = 0", "(" + attack + ")", FencePolicy.STRICT);
+        int overwritten = db.jdbi.withHandle(h -> h.createUpdate(sql)
+                .bind(FencedSql.keyBinding(0), "A-1")
+                .bind(FencedSql.TOKEN, 1L)
+                .execute());
+        assertThat(overwritten)
+                .as("every row, though the token is stale and the key names one")
+                .isEqualTo(3);
+
+        // the fix: the fragment never reaches a statement
+        assertThatThrownBy(() ->
+                        FencedUpdate.builder(plain).key("A-1").set("stock", 0).where(attack))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("predicate '" + attack + "' is refused");
+    }
+
+    @Test
+    void postgresReadsABackslashInAStandardStringDependingOnTheSessionAndRefusesUnicodeStringsWhenItEscapes() {
+        // why the lexer refuses '\' in '...' and accepts it in U&'...'
+        // on a connection of its own, outside the pool: the setting must not leak into other tests
+        org.jdbi.v3.core.Jdbi.create(db.database.dataSource()).useHandle(h -> {
+            h.execute("SET standard_conforming_strings = on");
+            assertThat(h.createQuery("SELECT length('\\')").mapTo(Integer.class).one())
+                    .isEqualTo(1);
+            h.execute("SET standard_conforming_strings = off");
+            assertThat(h.createQuery("SELECT length('\\'')")
+                            .mapTo(Integer.class)
+                            .one())
+                    .as("the same quote now stays inside the string")
+                    .isEqualTo(1);
+            assertThatThrownBy(() -> h.createQuery("SELECT U&'\\0061'")
+                            .mapTo(String.class)
+                            .one())
+                    .isInstanceOf(UnableToExecuteStatementException.class)
+                    .hasMessageContaining("Unicode escapes");
+        });
+    }
+}
