@@ -100,6 +100,37 @@ final class Clusters implements AutoCloseable {
         }
     }
 
+    /** Deletes topics this demo created; waits until Kafka confirms. */
+    void deleteTopics(List<String> names) {
+        try (Admin admin = admin()) {
+            admin.deleteTopics(names).all().get(30, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new DemoException("interrupted while deleting topics " + names, e);
+        } catch (ExecutionException | TimeoutException e) {
+            throw new DemoException("could not delete topics " + names + " on Kafka at " + kafkaBootstrap, e);
+        }
+    }
+
+    /** Deletes the ZooKeeper node {@code path} and everything under it (the lock nodes of one run). */
+    void deleteLockTree(String path) {
+        CuratorFramework client = CuratorFrameworkFactory.builder()
+                .connectString(zookeeperConnect)
+                .connectionTimeoutMs(CONNECT_TIMEOUT_SECONDS * 1_000)
+                .retryPolicy(new RetryOneTime(100))
+                .build();
+        try {
+            client.start();
+            if (client.checkExists().forPath(path) != null) {
+                client.delete().deletingChildrenIfNeeded().forPath(path);
+            }
+        } catch (Exception e) {
+            throw new DemoException("could not delete " + path + " on ZooKeeper at " + zookeeperConnect, e);
+        } finally {
+            client.close();
+        }
+    }
+
     @Override
     public void close() {
         for (int i = started.size() - 1; i >= 0; i--) {

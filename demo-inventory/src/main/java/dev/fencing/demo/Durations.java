@@ -23,6 +23,10 @@ final class Durations implements ITypeConverter<Duration> {
     /** @throws TypeConversionException naming the value when it is not a duration */
     static Duration parse(String value) {
         String text = value == null ? "" : value.trim().toLowerCase(Locale.ROOT);
+        if (text.startsWith("-")) {
+            throw new TypeConversionException(
+                    "'" + value + "' is negative; a duration here is zero or more, for example 500ms or 2s");
+        }
         Matcher matcher = SIMPLE.matcher(text);
         if (matcher.matches()) {
             double amount = Double.parseDouble(matcher.group(1));
@@ -35,7 +39,12 @@ final class Durations implements ITypeConverter<Duration> {
             return Duration.ofMillis(Math.round(millis));
         }
         try {
-            return Duration.parse(value.trim());
+            Duration parsed = Duration.parse(value.trim());
+            if (parsed.isNegative()) {
+                throw new TypeConversionException(
+                        "'" + value + "' is negative; a duration here is zero or more, for example 500ms or 2s");
+            }
+            return parsed;
         } catch (DateTimeParseException | NullPointerException e) {
             throw new TypeConversionException(
                     "'" + value + "' is not a duration; use for example 500ms, 2s, 1.5s, 2m or PT2S");
