@@ -110,11 +110,12 @@ class InventoryDemoIT {
     @Test
     void aRunInWhichNoPauseLandedExitsOneInsteadOfPassingVacuously() throws IOException {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
 
         // when: the fenced run alone, with its first pause due only after the run has ended
         int code = InventoryDemo.execute(
                 new PrintStream(out, true, StandardCharsets.UTF_8),
-                new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8),
                 "--zookeeper",
                 clusters.zookeeperConnect(),
                 "--jdbc-url",
@@ -138,7 +139,9 @@ class InventoryDemoIT {
 
         // then: every invariant held, and still the demo fails, saying why
         String output = out.toString(StandardCharsets.UTF_8);
-        assertThat(output).containsPattern("invariants hold\\s+yes");
+        assertThat(output)
+                .as("errors: %s", err.toString(StandardCharsets.UTF_8))
+                .containsPattern("invariants hold\\s+yes");
         assertThat(code).isEqualTo(InventoryDemo.EXIT_FAILURE);
         assertThat(output.strip().lines().reduce((a, b) -> b).orElseThrow())
                 .startsWith("The fenced run proves nothing: 0 of its 0 pauses landed");
