@@ -29,6 +29,7 @@ import org.junit.jupiter.api.io.TempDir;
 class WorkerCleanupIT {
     private static final Pattern POSTGRES =
             Pattern.compile("embedded PostgreSQL at jdbc:postgresql://([^:/]+):(\\d+)/");
+    private static final Pattern DATA = Pattern.compile("embedded servers' data in (\\S+)");
     private static final Pattern FROZEN = Pattern.compile("SIGSTOP worker (\\d+) \\(pid (\\d+)\\)");
 
     @TempDir
@@ -68,10 +69,12 @@ class WorkerCleanupIT {
         coordinator.process.destroyForcibly();
 
         // then: the resumer sends SIGCONT as soon as the coordinator is gone, and every worker exits on its own
-        await().atMost(Duration.ofSeconds(20))
+        await().atMost(Duration.ofSeconds(30))
                 .untilAsserted(() -> assertThat(coordinator.workers).noneMatch(WorkerCleanupIT::running));
-        // and the embedded PostgreSQL (a daemon, not a child) is stopped by its watchdog
+        // and the embedded PostgreSQL (a daemon, not a child) is stopped by its watchdog, which then removes
+        // the servers' data
         await().atMost(Duration.ofSeconds(30)).until(() -> !running(coordinator.postgres));
+        await().atMost(Duration.ofSeconds(30)).until(() -> !Files.exists(coordinator.data()));
     }
 
     private record Coordinator(
@@ -79,7 +82,16 @@ class WorkerCleanupIT {
             List<ProcessHandle> workers,
             List<ProcessHandle> descendants,
             ProcessHandle postgres,
-            Queue<String> lines) {}
+            Queue<String> lines) {
+        Path data() {
+            return lines.stream()
+                    .map(DATA::matcher)
+                    .filter(Matcher::find)
+                    .map(m -> Path.of(m.group(1)))
+                    .findFirst()
+                    .orElseThrow();
+        }
+    }
 
     private Coordinator startCoordinatorAndFreezeAWorker(String pause) throws IOException {
         Path log = directory.resolve("coordinator.log");
@@ -115,7 +127,7 @@ class WorkerCleanupIT {
         reader.start();
 
         long[] frozenPid = new long[1];
-        await().atMost(Duration.ofSeconds(90)).until(() -> {
+        await().atMost(Duration.ofSeconds(180)).until(() -> {
             for (String line : lines) {
                 Matcher matcher = FROZEN.matcher(line);
                 if (matcher.find()) {
