@@ -44,7 +44,21 @@ final class ScenarioRunner {
     /** Warms the servers up for {@code length}, so the first run is not measured on cold servers. */
     void warmUp(Duration length) {
         progress.printf("warming the servers up for %s%n", Durations.format(length));
-        Warmup.run(clusters, jdbi, length);
+        List<String> created = Warmup.run(clusters, jdbi, length);
+        if (settings.keep()) {
+            return;
+        }
+        try {
+            if (settings.kafkaBootstrap() != null) {
+                clusters.deleteTopics(List.of(created.get(0)));
+            }
+            if (settings.zookeeperConnect() != null) {
+                clusters.deleteLockTree(created.get(1));
+            }
+        } catch (RuntimeException e) {
+            progress.println("could not remove the warm-up's topic " + created.get(0) + " or lock nodes under "
+                    + created.get(1) + ": " + e.getMessage());
+        }
     }
 
     /**
