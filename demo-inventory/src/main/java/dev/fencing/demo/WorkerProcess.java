@@ -144,10 +144,19 @@ final class WorkerProcess implements AutoCloseable {
         }
     }
 
-    /** Waits for the worker to exit on its own. */
+    /**
+     * Waits for the worker to exit on its own, and for its last events to be read: the process can be gone
+     * while its final lines (a rejected write, a publish) still sit in the pipe, and counting before they are
+     * read loses them.
+     */
     boolean awaitExit(Duration timeout) {
         try {
-            return process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            long deadline = System.nanoTime() + timeout.toNanos();
+            if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+                return false;
+            }
+            reader.join(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
+            return !reader.isAlive();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return false;
