@@ -10,6 +10,14 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryOneTime;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -108,7 +116,9 @@ class InventoryDemoIT {
     }
 
     @Test
-    void aRunInWhichNoPauseLandedExitsOneInsteadOfPassingVacuously() throws IOException {
+    void aRunInWhichNoPauseLandedExitsOneInsteadOfPassingVacuously() throws Exception {
+        Set<String> topicsBefore = topics();
+        List<String> lockRunsBefore = lockRuns();
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteArrayOutputStream err = new ByteArrayOutputStream();
 
@@ -145,6 +155,29 @@ class InventoryDemoIT {
         assertThat(code).isEqualTo(InventoryDemo.EXIT_FAILURE);
         assertThat(output.strip().lines().reduce((a, b) -> b).orElseThrow())
                 .startsWith("The fenced run proves nothing: 0 of its 0 pauses landed");
+        // and, the servers being external to that run, it removed the topics and lock nodes it created
+        assertThat(topics()).isEqualTo(topicsBefore);
+        assertThat(lockRuns()).isEqualTo(lockRunsBefore);
+    }
+
+    private static Set<String> topics() throws Exception {
+        try (Admin admin =
+                Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, clusters.kafkaBootstrap()))) {
+            return admin.listTopics().names().get(30, TimeUnit.SECONDS);
+        }
+    }
+
+    private static List<String> lockRuns() throws Exception {
+        try (CuratorFramework client =
+                CuratorFrameworkFactory.newClient(clusters.zookeeperConnect(), new RetryOneTime(100))) {
+            client.start();
+            client.blockUntilConnected(30, TimeUnit.SECONDS);
+            return client.checkExists().forPath("/fencing-demo") == null
+                    ? List.of()
+                    : client.getChildren().forPath("/fencing-demo").stream()
+                            .sorted()
+                            .toList();
+        }
     }
 
     @Test
