@@ -4,6 +4,7 @@ import dev.fencing.testsupport.EmbeddedKafka;
 import dev.fencing.testsupport.EmbeddedPostgresServer;
 import dev.fencing.testsupport.EmbeddedZooKeeper;
 import java.io.PrintStream;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
@@ -28,6 +29,7 @@ final class Clusters implements AutoCloseable {
     private static final int CONNECT_TIMEOUT_SECONDS = 10;
 
     private final List<AutoCloseable> started = new ArrayList<>();
+    private RunDirectory runDirectory;
     private String zookeeperConnect;
     private String jdbcUrl;
     private String jdbcUser;
@@ -44,6 +46,13 @@ final class Clusters implements AutoCloseable {
     static Clusters open(DemoSettings settings, PrintStream progress) {
         Clusters clusters = new Clusters();
         try {
+            if (settings.zookeeperConnect() == null
+                    || settings.jdbcUrl() == null
+                    || settings.kafkaBootstrap() == null) {
+                RunDirectory.removeAbandoned(Path.of(System.getProperty("java.io.tmpdir")), progress);
+                clusters.runDirectory = RunDirectory.create();
+                progress.println("  embedded servers' data in " + clusters.runDirectory.path());
+            }
             clusters.openZooKeeper(settings, progress);
             clusters.openPostgres(settings, progress);
             clusters.openKafka(settings, progress);
@@ -100,6 +109,37 @@ final class Clusters implements AutoCloseable {
         }
     }
 
+    /** Deletes topics this demo created; waits until Kafka confirms. */
+    void deleteTopics(List<String> names) {
+        try (Admin admin = admin()) {
+            admin.deleteTopics(names).all().get(30, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new DemoException("interrupted while deleting topics " + names, e);
+        } catch (ExecutionException | TimeoutException e) {
+            throw new DemoException("could not delete topics " + names + " on Kafka at " + kafkaBootstrap, e);
+        }
+    }
+
+    /** Deletes the ZooKeeper node {@code path} and everything under it (the lock nodes of one run). */
+    void deleteLockTree(String path) {
+        CuratorFramework client = CuratorFrameworkFactory.builder()
+                .connectString(zookeeperConnect)
+                .connectionTimeoutMs(CONNECT_TIMEOUT_SECONDS * 1_000)
+                .retryPolicy(new RetryOneTime(100))
+                .build();
+        try {
+            client.start();
+            if (client.checkExists().forPath(path) != null) {
+                client.delete().deletingChildrenIfNeeded().forPath(path);
+            }
+        } catch (Exception e) {
+            throw new DemoException("could not delete " + path + " on ZooKeeper at " + zookeeperConnect, e);
+        } finally {
+            client.close();
+        }
+    }
+
     @Override
     public void close() {
         for (int i = started.size() - 1; i >= 0; i--) {
@@ -110,11 +150,17 @@ final class Clusters implements AutoCloseable {
             }
         }
         started.clear();
+        if (runDirectory != null) {
+            runDirectory.delete();
+            runDirectory = null;
+        }
     }
 
     private void openZooKeeper(DemoSettings settings, PrintStream progress) {
         if (settings.zookeeperConnect() == null) {
-            EmbeddedZooKeeper zk = EmbeddedZooKeeper.builder().build();
+            EmbeddedZooKeeper zk = EmbeddedZooKeeper.builder()
+                    .dataDirectory(runDirectory.path().resolve("zookeeper"))
+                    .build();
             started.add(zk);
             zookeeperConnect = zk.connectString();
             progress.println("  embedded ZooKeeper at " + zookeeperConnect);
@@ -148,7 +194,9 @@ final class Clusters implements AutoCloseable {
 
     private void openPostgres(DemoSettings settings, PrintStream progress) {
         if (settings.jdbcUrl() == null) {
-            EmbeddedPostgresServer server = EmbeddedPostgresServer.builder().build();
+            EmbeddedPostgresServer server = EmbeddedPostgresServer.builder()
+                    .dataDirectoryParent(runDirectory.path())
+                    .build();
             started.add(server);
             jdbcUrl = server.jdbcUrl();
             jdbcUser = server.user();
@@ -203,10 +251,12 @@ final class Clusters implements AutoCloseable {
                             // when this JVM dies, however it dies. Polling this JVM's pid with kill -0
                             // was fooled when the pid was reused (pid_max is 32768 here, and threads
                             // draw from the same ids).
-                            "trap '' INT TERM HUP; cat >/dev/null; kill -INT "
-                                    + postmaster.get().pid() + "; sleep 10; kill -QUIT "
+                            // Then it removes the run's server data, which this JVM can no longer do.
+                            "trap '' INT TERM HUP; cat >/dev/null; pg="
                                     + postmaster.get().pid()
-                                    + " 2>/dev/null")
+                                    + "; kill -INT $pg; i=0; while kill -0 $pg 2>/dev/null && [ $i -lt 20 ];"
+                                    + " do sleep 0.5; i=$((i+1)); done; kill -QUIT $pg 2>/dev/null; sleep 1;"
+                                    + " rm -rf '" + runDirectory.path() + "'")
                     .redirectErrorStream(true)
                     .redirectOutput(ProcessBuilder.Redirect.DISCARD)
                     .start();
@@ -218,7 +268,9 @@ final class Clusters implements AutoCloseable {
 
     private void openKafka(DemoSettings settings, PrintStream progress) {
         if (settings.kafkaBootstrap() == null) {
-            EmbeddedKafka kafka = EmbeddedKafka.builder().build();
+            EmbeddedKafka kafka = EmbeddedKafka.builder()
+                    .logDirectoryParent(runDirectory.path())
+                    .build();
             started.add(kafka);
             kafkaBootstrap = kafka.bootstrapServers();
             progress.println("  embedded Kafka at " + kafkaBootstrap);

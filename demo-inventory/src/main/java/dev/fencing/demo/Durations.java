@@ -10,10 +10,10 @@ import picocli.CommandLine.TypeConversionException;
 
 /**
  * Parses the durations users type on the command line: {@code 500ms}, {@code 2s}, {@code 1.5s}, {@code 2m},
- * or ISO-8601 ({@code PT2S}). Stateless and thread-safe.
+ * {@code 1h}, or ISO-8601 ({@code PT2S}). Stateless and thread-safe.
  */
 final class Durations implements ITypeConverter<Duration> {
-    private static final Pattern SIMPLE = Pattern.compile("(\\d+(?:\\.\\d+)?)(ms|s|m)");
+    private static final Pattern SIMPLE = Pattern.compile("(\\d+(?:\\.\\d+)?)(ms|s|m|h)");
 
     @Override
     public Duration convert(String value) {
@@ -23,6 +23,10 @@ final class Durations implements ITypeConverter<Duration> {
     /** @throws TypeConversionException naming the value when it is not a duration */
     static Duration parse(String value) {
         String text = value == null ? "" : value.trim().toLowerCase(Locale.ROOT);
+        if (text.startsWith("-")) {
+            throw new TypeConversionException(
+                    "'" + value + "' is negative; a duration here is zero or more, for example 500ms or 2s");
+        }
         Matcher matcher = SIMPLE.matcher(text);
         if (matcher.matches()) {
             double amount = Double.parseDouble(matcher.group(1));
@@ -30,15 +34,21 @@ final class Durations implements ITypeConverter<Duration> {
                     switch (matcher.group(2)) {
                         case "ms" -> amount;
                         case "s" -> amount * 1_000;
-                        default -> amount * 60_000;
+                        case "m" -> amount * 60_000;
+                        default -> amount * 3_600_000;
                     };
             return Duration.ofMillis(Math.round(millis));
         }
         try {
-            return Duration.parse(value.trim());
+            Duration parsed = Duration.parse(value.trim());
+            if (parsed.isNegative()) {
+                throw new TypeConversionException(
+                        "'" + value + "' is negative; a duration here is zero or more, for example 500ms or 2s");
+            }
+            return parsed;
         } catch (DateTimeParseException | NullPointerException e) {
             throw new TypeConversionException(
-                    "'" + value + "' is not a duration; use for example 500ms, 2s, 1.5s, 2m or PT2S");
+                    "'" + value + "' is not a duration; use for example 500ms, 2s, 1.5s, 2m, 1h or PT2S");
         }
     }
 

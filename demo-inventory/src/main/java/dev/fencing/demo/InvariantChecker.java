@@ -1,6 +1,7 @@
 package dev.fencing.demo;
 
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -13,11 +14,20 @@ import java.util.TreeMap;
  * <ol>
  *   <li>initial stock − final stock = the sum of the quantities of the accepted orders (every unit sold
  *       left the shelf exactly once);
- *   <li>stock never negative: the final stock, and the stock every order left behind ({@code stock_read −
- *       quantity}), are &gt;= 0;
+ *   <li>no stale write accepted: no order was written under a token lower than one already written to its
+ *       SKU (orders in id order, which is commit order per SKU: each write holds the stock row's lock);
+ *   <li>no stale record applied: the consumer applied no record whose token was lower than one it had
+ *       already applied for the same SKU;
  *   <li>the stock projection built from the Kafka events equals the final stock in the database (a SKU
- *       without any event projects to its initial stock).
+ *       without any event projects to its initial stock);
+ *   <li>a sanity check, not a finding: the final stock, and the stock every order left behind ({@code
+ *       stock_read − quantity}), are &gt;= 0. Workers refuse to sell below zero in every mode, so this
+ *       fails only if the demo itself is broken.
  * </ol>
+ *
+ * <p>Cross-checks of the fenced run against what the coordinator saw ({@link #crossCheck}): at least one
+ * rejected stale write per pause that landed between a read and its write, and exactly as many records
+ * dropped by the consumer as records published after a newer token of their SKU.
  *
  * <p>The measures:
  *
@@ -33,24 +43,38 @@ import java.util.TreeMap;
  * Stateless and thread-safe.
  *
  * <pre>{@code
- * InvariantReport report = new InvariantChecker().check(database.snapshot(), projection.stock());
+ * InvariantReport report = new InvariantChecker().check(audit.snapshot(), projection.stock(), projection.staleApplied());
  * }</pre>
  */
 final class InvariantChecker {
 
-    /** Checks {@code snapshot} against itself and against {@code projection} (SKU to projected stock). */
-    public InvariantReport check(InventorySnapshot snapshot, Map<String, Integer> projection) {
+    /**
+     * Checks {@code snapshot} against itself and against {@code projection} (SKU to projected stock).
+     *
+     * @param staleRecordsApplied records the consumer applied although it had applied a newer token of
+     *     their SKU before (counted by the projection from the records' own token headers)
+     */
+    public InvariantReport check(
+            InventorySnapshot snapshot, Map<String, Integer> projection, long staleRecordsApplied) {
         Map<String, Integer> sold = new TreeMap<>();
+        Map<String, Long> newestWritten = new TreeMap<>();
         int lostUpdates = 0;
+        int staleWritesAccepted = 0;
         List<String> violations = new ArrayList<>();
         for (InventorySnapshot.Order order : snapshot.orders()) {
             sold.merge(order.sku(), order.quantity(), Integer::sum);
+            long newest = newestWritten.getOrDefault(order.sku(), 0L);
+            if (order.token() < newest) {
+                staleWritesAccepted++;
+            } else {
+                newestWritten.put(order.sku(), order.token());
+            }
             if (order.stockReplaced() != order.stockRead()) {
                 lostUpdates++;
             }
             if (order.stockRead() - order.quantity() < 0) {
-                violations.add(order.sku() + ": an order of " + order.quantity() + " under token " + order.token()
-                        + " left the stock at " + (order.stockRead() - order.quantity()));
+                violations.add("sanity check: " + order.sku() + ": an order of " + order.quantity() + " under token "
+                        + order.token() + " left the stock at " + (order.stockRead() - order.quantity()));
             }
             if (!snapshot.initialStock().containsKey(order.sku())) {
                 violations.add("an order names unknown SKU " + order.sku());
@@ -70,14 +94,82 @@ final class InvariantChecker {
                         + " units left the shelf, but orders sold " + skuSold);
             }
             if (finalStock < 0) {
-                violations.add(sku + ": final stock is negative (" + finalStock + ")");
+                violations.add("sanity check: " + sku + ": final stock is negative (" + finalStock + ")");
             }
             int projected = projection.getOrDefault(sku, initial);
             if (projected != finalStock) {
                 violations.add(sku + ": the Kafka projection says " + projected + ", the database " + finalStock);
             }
         }
-        return new InvariantReport(snapshot.orders().size(), unitsSold, oversold, lostUpdates, violations);
+        if (staleWritesAccepted > 0) {
+            violations.add(staleWritesAccepted + " stale write(s) accepted: orders written under a token lower than"
+                    + " one already written to their SKU");
+        }
+        if (staleRecordsApplied > 0) {
+            violations.add(staleRecordsApplied + " stale record(s) applied by the consumer after a newer token of"
+                    + " their SKU");
+        }
+        return new InvariantReport(
+                snapshot.orders().size(),
+                unitsSold,
+                oversold,
+                lostUpdates,
+                staleWritesAccepted,
+                staleRecordsApplied,
+                violations);
+    }
+
+    /**
+     * The fenced run's cross-checks between the database, the consumer and what the coordinator saw; one
+     * line per failed check, empty when they hold (and always for the other modes, where nothing is
+     * rejected or dropped).
+     *
+     * @param pauses the run's pauses
+     * @param staleWritesRejected claims and writes PostgreSQL refused as stale
+     * @param staleRecordsDropped records the fenced consumer dropped
+     * @param events the workers' events, {@code PUBLISHED} ones carrying partition and offset
+     */
+    public static List<String> crossCheck(
+            Mode mode,
+            List<RunRecorder.Pause> pauses,
+            long staleWritesRejected,
+            long staleRecordsDropped,
+            List<WorkerEvent> events) {
+        if (mode != Mode.FENCED) {
+            return List.of();
+        }
+        List<String> violations = new ArrayList<>();
+        long landedBeforeWrite = pauses.stream()
+                .filter(p -> p.landed() && p.point() != WorkerEvent.PausePoint.WRITE_PUBLISH)
+                .count();
+        if (staleWritesRejected < landedBeforeWrite) {
+            violations.add("cross-check: " + landedBeforeWrite + " pauses landed between a read and its write, but"
+                    + " PostgreSQL rejected only " + staleWritesRejected + " stale writes");
+        }
+        long publishedLate = publishedAfterANewerToken(events);
+        if (staleRecordsDropped != publishedLate) {
+            violations.add("cross-check: " + publishedLate + " records reached Kafka after a newer token of their SKU,"
+                    + " but the consumer dropped " + staleRecordsDropped);
+        }
+        return violations;
+    }
+
+    /**
+     * {@code PUBLISHED} events whose token is below that of an earlier record of the same SKU in Kafka (a
+     * SKU's records share one partition; events carry the record's offset in {@code b}): exactly the records
+     * a stale-dropping consumer must drop.
+     */
+    static long publishedAfterANewerToken(List<WorkerEvent> events) {
+        Map<String, Long> highest = new TreeMap<>();
+        return events.stream()
+                .filter(e -> e.kind() == WorkerEvent.Kind.PUBLISHED)
+                .sorted(Comparator.comparing(WorkerEvent::sku).thenComparingLong(WorkerEvent::b))
+                .filter(e -> {
+                    long newest = highest.getOrDefault(e.sku(), 0L);
+                    highest.merge(e.sku(), e.token(), Math::max);
+                    return e.token() < newest;
+                })
+                .count();
     }
 
     /**
@@ -87,12 +179,34 @@ final class InvariantChecker {
      * @param unitsSold the sum of their quantities
      * @param oversoldUnits see {@link InvariantChecker}
      * @param lostUpdates see {@link InvariantChecker}
+     * @param staleWritesAccepted orders written under a token lower than one already written to their SKU
+     * @param staleRecordsApplied records the consumer applied after a newer token of their SKU
      * @param violations one readable line per broken invariant and SKU; empty when all hold
      */
     public record InvariantReport(
-            int ordersAccepted, int unitsSold, int oversoldUnits, int lostUpdates, List<String> violations) {
+            int ordersAccepted,
+            int unitsSold,
+            int oversoldUnits,
+            int lostUpdates,
+            long staleWritesAccepted,
+            long staleRecordsApplied,
+            List<String> violations) {
         public InvariantReport {
             violations = List.copyOf(violations);
+        }
+
+        /** This report with {@code more} violations added. */
+        public InvariantReport withViolations(List<String> more) {
+            List<String> all = new ArrayList<>(violations);
+            all.addAll(more);
+            return new InvariantReport(
+                    ordersAccepted,
+                    unitsSold,
+                    oversoldUnits,
+                    lostUpdates,
+                    staleWritesAccepted,
+                    staleRecordsApplied,
+                    all);
         }
 
         public boolean invariantsHold() {
@@ -101,7 +215,11 @@ final class InvariantChecker {
 
         /** Whether the checker saw the damage the demo is about: oversold units, lost updates or a broken invariant. */
         public boolean anomalyDetected() {
-            return oversoldUnits > 0 || lostUpdates > 0 || !violations.isEmpty();
+            return oversoldUnits > 0
+                    || lostUpdates > 0
+                    || staleWritesAccepted > 0
+                    || staleRecordsApplied > 0
+                    || !violations.isEmpty();
         }
     }
 }

@@ -6,9 +6,6 @@ import dev.fencing.jdbc.FencedUpdate;
 import dev.fencing.jdbc.FencedWriter;
 import dev.fencing.jdbc.RowKey;
 import dev.fencing.jdbc.WriteOutcome;
-import java.util.List;
-import java.util.Map;
-import java.util.TreeMap;
 import javax.sql.DataSource;
 import org.flywaydb.core.Flyway;
 import org.jdbi.v3.core.Handle;
@@ -22,8 +19,10 @@ import org.jdbi.v3.core.Jdbi;
  * orders (id BIGSERIAL, sku, quantity, token, worker, stock_read, stock_replaced, created_at)
  * </pre>
  *
- * The coordinator creates them ({@link #prepare}) and reads them back ({@link #snapshot}); workers read
- * through {@link #read} and write through {@link #write}, the two places where the modes differ. Thread-safe.
+ * The workload's side of the database: the coordinator creates the tables ({@link #prepare}); workers read
+ * through {@link #read} and write through {@link #write}, the two places where the modes differ. The
+ * checker does not read through this class: {@link InventoryAudit} reads the same tables with its own SQL,
+ * so nothing the workload code gets wrong can hide from the check. Thread-safe.
  */
 final class InventoryDatabase {
     private final Jdbi jdbi;
@@ -40,7 +39,7 @@ final class InventoryDatabase {
 
     /** {@code demo_unfenced} or {@code demo_fenced}. */
     static String schemaOf(Mode mode) {
-        return "demo_" + mode.label();
+        return "demo_" + mode.label().replace('-', '_');
     }
 
     /** The name of SKU number {@code index} (from 0). */
@@ -171,32 +170,6 @@ final class InventoryDatabase {
                         .execute();
             }
             return outcome;
-        });
-    }
-
-    /** Everything the invariant checker needs, read in one transaction. */
-    InventorySnapshot snapshot() {
-        return jdbi.inTransaction(handle -> {
-            Map<String, Integer> initial = new TreeMap<>();
-            Map<String, Integer> finals = new TreeMap<>();
-            handle.createQuery("SELECT sku, initial_stock, stock FROM " + schema + ".stock")
-                    .mapToMap()
-                    .forEach(row -> {
-                        initial.put((String) row.get("sku"), ((Number) row.get("initial_stock")).intValue());
-                        finals.put((String) row.get("sku"), ((Number) row.get("stock")).intValue());
-                    });
-            List<InventorySnapshot.Order> orders = handle.createQuery(
-                            "SELECT sku, quantity, token, worker, stock_read, stock_replaced FROM " + schema
-                                    + ".orders ORDER BY id")
-                    .map((rs, ctx) -> new InventorySnapshot.Order(
-                            rs.getString("sku"),
-                            rs.getInt("quantity"),
-                            rs.getLong("token"),
-                            rs.getInt("worker"),
-                            rs.getInt("stock_read"),
-                            rs.getInt("stock_replaced")))
-                    .list();
-            return InventorySnapshot.of(initial, finals, orders);
         });
     }
 

@@ -37,6 +37,7 @@ final class PauseInjector {
     private final Random random;
     private final PrintStream progress;
     private final String label;
+    private final Mode mode;
     private final Map<Integer, CompletableFuture<WorkerEvent>> claims = new ConcurrentHashMap<>();
     private final CountDownLatch stop = new CountDownLatch(1);
     private volatile boolean pausing;
@@ -49,14 +50,15 @@ final class PauseInjector {
             Duration pauseEvery,
             long seed,
             PrintStream progress,
-            String label) {
+            Mode mode) {
         this.workers = List.copyOf(workers);
         this.recorder = recorder;
         this.pause = pause;
         this.pauseEvery = pauseEvery;
         this.random = new Random(seed);
         this.progress = progress;
-        this.label = label;
+        this.mode = mode;
+        this.label = mode.label();
     }
 
     void start() {
@@ -98,8 +100,7 @@ final class PauseInjector {
         try {
             while (!stop.await(pauseEvery.toMillis(), TimeUnit.MILLISECONDS)) {
                 WorkerProcess worker = workers.get(random.nextInt(workers.size()));
-                WorkerEvent.PausePoint point =
-                        index % 2 == 1 ? WorkerEvent.PausePoint.WRITE_PUBLISH : WorkerEvent.PausePoint.READ_WRITE;
+                WorkerEvent.PausePoint point = pointOf(mode, index);
                 if (pauseAt(worker, point)) {
                     index++;
                 }
@@ -107,6 +108,30 @@ final class PauseInjector {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+    }
+
+    /**
+     * Where the {@code index}-th pause (from 0) falls: alternately between read and write and between write
+     * and publish; in lease-check mode every other read-write pause, starting with the first, falls right
+     * after the lease check instead of right before it, to show both sides of the check.
+     */
+    static WorkerEvent.PausePoint pointOf(Mode mode, int index) {
+        if (index % 2 == 1) {
+            return WorkerEvent.PausePoint.WRITE_PUBLISH;
+        }
+        if (mode == Mode.LEASE_CHECK && (index / 2) % 2 == 0) {
+            return WorkerEvent.PausePoint.AFTER_LEASE_CHECK;
+        }
+        return WorkerEvent.PausePoint.READ_WRITE;
+    }
+
+    /** Where {@code point} is, in words. */
+    static String describe(WorkerEvent.PausePoint point) {
+        return switch (point) {
+            case READ_WRITE -> "between read and write";
+            case AFTER_LEASE_CHECK -> "after the lease check, before the write";
+            case WRITE_PUBLISH -> "between write and publish";
+        };
     }
 
     /** Arms {@code worker}, waits for it to reach {@code point}, freezes it. False if it never got there. */
@@ -139,8 +164,7 @@ final class PauseInjector {
             throws InterruptedException {
         int mark = recorder.size();
         long start = System.currentTimeMillis();
-        String where =
-                point == WorkerEvent.PausePoint.READ_WRITE ? "between read and write" : "between write and publish";
+        String where = describe(point);
         worker.freeze(pause.multipliedBy(2).plusSeconds(5));
         progress.printf(
                 Locale.ROOT,
@@ -155,8 +179,9 @@ final class PauseInjector {
         WorkerEvent next;
         try {
             Thread.sleep(pause.toMillis()); // the coordinator waits; the worker is the one frozen
-            WorkerEvent.Kind takeover =
-                    point == WorkerEvent.PausePoint.READ_WRITE ? WorkerEvent.Kind.WRITTEN : WorkerEvent.Kind.PUBLISHED;
+            WorkerEvent.Kind takeover = point == WorkerEvent.PausePoint.WRITE_PUBLISH
+                    ? WorkerEvent.Kind.PUBLISHED
+                    : WorkerEvent.Kind.WRITTEN;
             next = recorder.await(
                     mark, e -> e.kind() == takeover && e.sku().equals(at.sku()) && e.token() > at.token(), pause);
         } finally {

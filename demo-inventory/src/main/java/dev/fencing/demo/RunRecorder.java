@@ -34,7 +34,12 @@ final class RunRecorder {
             WorkerEvent.PausePoint point,
             long startMillis,
             long endMillis,
-            long nextToken) {}
+            long nextToken) {
+        /** Whether another worker took the SKU over (wrote, or published, under a newer token) meanwhile. */
+        boolean landed() {
+            return nextToken > 0;
+        }
+    }
 
     synchronized void add(WorkerEvent event) {
         events.add(event);

@@ -36,7 +36,24 @@ record RunResult(
         pauses = List.copyOf(pauses);
     }
 
-    /** Operations per second of workload time, pauses included. */
+    /** SIGSTOPs sent. */
+    public int pausesInjected() {
+        return pauses.size();
+    }
+
+    /** Pauses during which another worker took the SKU over: the ones that test anything. */
+    public long pausesLanded() {
+        return pauses.stream().filter(RunRecorder.Pause::landed).count();
+    }
+
+    /** Lease-check mode: writes that {@code lease.ensureValid()} stopped. */
+    public long leaseCheckRefusals() {
+        return events.stream()
+                .filter(e -> e.kind() == WorkerEvent.Kind.LEASE_CHECK_REFUSED)
+                .count();
+    }
+
+    /** Operations per second of workload time, pauses included. Not a benchmark: the pauses dominate it. */
     public double opsPerSecond() {
         return workloadSeconds <= 0 ? 0 : operations / workloadSeconds;
     }

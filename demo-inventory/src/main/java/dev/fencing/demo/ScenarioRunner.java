@@ -1,5 +1,6 @@
 package dev.fencing.demo;
 
+import dev.fencing.kafka.FencedConsumerConfig;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -43,7 +44,21 @@ final class ScenarioRunner {
     /** Warms the servers up for {@code length}, so the first run is not measured on cold servers. */
     void warmUp(Duration length) {
         progress.printf("warming the servers up for %s%n", Durations.format(length));
-        Warmup.run(clusters, jdbi, length);
+        List<String> created = Warmup.run(clusters, jdbi, length);
+        if (settings.keep()) {
+            return;
+        }
+        try {
+            if (settings.kafkaBootstrap() != null) {
+                clusters.deleteTopics(List.of(created.get(0)));
+            }
+            if (settings.zookeeperConnect() != null) {
+                clusters.deleteLockTree(created.get(1));
+            }
+        } catch (RuntimeException e) {
+            progress.println("could not remove the warm-up's topic " + created.get(0) + " or lock nodes under "
+                    + created.get(1) + ": " + e.getMessage());
+        }
     }
 
     /**
@@ -56,13 +71,50 @@ final class ScenarioRunner {
         String lockRoot = "/fencing-demo/" + tag + "/" + label;
         InventoryDatabase database = new InventoryDatabase(jdbi, mode);
         database.prepare(settings.skus(), settings.initialStock());
+        // Both topics exist before anyone produces or consumes: the embedded broker does not create topics
+        // on demand, and the fenced consumer sends records it cannot read to <topic>.dlt.
+        String deadLetters = topic + FencedConsumerConfig.DEAD_LETTER_SUFFIX;
         clusters.createTopic(topic, PARTITIONS);
+        clusters.createTopic(deadLetters, 1);
+        try {
+            return run(mode, label, topic, lockRoot, database);
+        } finally {
+            removeLeftovers(topic, deadLetters, lockRoot);
+        }
+    }
+
+    /** Against external servers and without --keep: removes the topics, lock nodes and watermarks of a run. */
+    private void removeLeftovers(String topic, String deadLetters, String lockRoot) {
+        if (settings.keep()) {
+            return;
+        }
+        try {
+            if (settings.kafkaBootstrap() != null) {
+                clusters.deleteTopics(List.of(topic, deadLetters));
+            }
+            if (settings.zookeeperConnect() != null) {
+                clusters.deleteLockTree(lockRoot.substring(0, lockRoot.lastIndexOf('/')));
+            }
+            if (settings.jdbcUrl() != null) {
+                String group = StockProjection.groupOf(topic);
+                jdbi.useHandle(handle -> {
+                    handle.execute("DELETE FROM fencing.kafka_watermark WHERE consumer_group = ?", group);
+                    handle.execute("DELETE FROM fencing.kafka_offset WHERE consumer_group = ?", group);
+                });
+            }
+        } catch (RuntimeException e) {
+            progress.println("could not remove what the run created (" + e.getMessage() + "); remove topic " + topic
+                    + ", its .dlt and lock nodes under " + lockRoot + " by hand");
+        }
+    }
+
+    private RunResult run(Mode mode, String label, String topic, String lockRoot, InventoryDatabase database) {
 
         RunRecorder recorder = new RunRecorder();
         AtomicReference<PauseInjector> injector = new AtomicReference<>();
         List<WorkerProcess> workers = new ArrayList<>();
         progress.printf("[%s] starting %d worker JVMs%n", label, settings.workers());
-        try (StockProjection projection = StockProjection.start(mode, clusters.kafkaBootstrap(), topic)) {
+        try (StockProjection projection = StockProjection.start(mode, clusters.kafkaBootstrap(), topic, jdbi)) {
             for (int id = 1; id <= settings.workers(); id++) {
                 WorkerProcess worker = WorkerProcess.start(
                         id,
@@ -80,8 +132,14 @@ final class ScenarioRunner {
                 workers.add(worker);
             }
             injector.set(new PauseInjector(
-                    workers, recorder, settings.pause(), settings.pauseEvery(), settings.seed(), progress, label));
+                    workers, recorder, settings.pause(), settings.pauseEvery(), settings.seed(), progress, mode));
             awaitReady(recorder, workers, label);
+            for (WorkerEvent ready : recorder.events()) {
+                if (ready.kind() == WorkerEvent.Kind.READY) {
+                    SessionTimeouts.requirePauseLonger(
+                            settings.pause(), settings.sessionTimeout(), Duration.ofMillis(ready.a()));
+                }
+            }
 
             long start = System.currentTimeMillis();
             workers.forEach(worker -> worker.send("START"));
@@ -108,15 +166,18 @@ final class ScenarioRunner {
             progress.printf("[%s] workload ended (%s) after %.1fs%n", label, ending, (end - start) / 1000.0);
 
             projection.awaitCaughtUp(recorder.count(WorkerEvent.Kind.PUBLISHED), PROJECTION_TIMEOUT);
-            InvariantChecker.InvariantReport report =
-                    new InvariantChecker().check(database.snapshot(), projection.stock());
+            long rejected = recorder.count(WorkerEvent.Kind.REJECTED);
+            InvariantChecker.InvariantReport report = new InvariantChecker()
+                    .check(new InventoryAudit(jdbi, mode).snapshot(), projection.stock(), projection.staleApplied())
+                    .withViolations(InvariantChecker.crossCheck(
+                            mode, recorder.pauses(), rejected, projection.dropped(), recorder.events()));
             for (String violation : report.violations()) {
                 progress.printf("[%s] invariant broken: %s%n", label, violation);
             }
             return new RunResult(
                     mode,
                     report,
-                    recorder.count(WorkerEvent.Kind.REJECTED),
+                    rejected,
                     projection.dropped(),
                     recorder.count(WorkerEvent.Kind.RELEASED),
                     (end - start) / 1000.0,

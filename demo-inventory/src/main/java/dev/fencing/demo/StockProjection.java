@@ -1,6 +1,8 @@
 package dev.fencing.demo;
 
+import dev.fencing.kafka.FenceTokenHeader;
 import dev.fencing.kafka.FencedConsumer;
+import dev.fencing.kafka.PostgresWatermarkStore;
 import dev.fencing.kafka.StaleRecordPolicy;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -17,12 +19,16 @@ import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.StringDeserializer;
+import org.jdbi.v3.core.Jdbi;
 
 /**
  * The downstream service: builds each SKU's stock from the reservation events in Kafka (the last event's
  * {@code stock=} value wins). In {@link Mode#FENCED} it is fenced-kafka's {@link FencedConsumer}, which drops
  * a record whose token is older than one already applied for the SKU; in {@link Mode#UNFENCED} it is a plain
- * poll loop that applies everything in the order it arrives.
+ * poll loop that applies everything in the order it arrives. In both modes it counts the records it applied
+ * whose token is lower than one it had already applied for the same SKU: stale records that got through.
+ * The fenced consumer keeps its watermarks in PostgreSQL ({@link PostgresWatermarkStore}), so they would
+ * survive a restart.
  *
  * <p>Thread-safe: records are applied on the consumer's thread, the counts and {@link #stock()} may be read
  * from any.
@@ -32,6 +38,8 @@ final class StockProjection implements AutoCloseable {
 
     private final Map<String, Integer> stock = new ConcurrentHashMap<>();
     private final AtomicLong applied = new AtomicLong();
+    private final AtomicLong staleApplied = new AtomicLong();
+    private final Map<String, Long> newestApplied = new ConcurrentHashMap<>();
     private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
     private final Mode mode;
     private final String topic;
@@ -46,23 +54,26 @@ final class StockProjection implements AutoCloseable {
     }
 
     /** Subscribes to {@code topic} from its beginning and applies records on a thread of its own. */
-    static StockProjection start(Mode mode, String bootstrapServers, String topic) {
+    static StockProjection start(Mode mode, String bootstrapServers, String topic, Jdbi jdbi) {
         StockProjection projection = new StockProjection(mode, topic);
         Map<String, Object> config = Map.of(
                 ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
                 bootstrapServers,
                 ConsumerConfig.GROUP_ID_CONFIG,
-                "demo-projection-" + topic,
+                groupOf(topic),
                 ConsumerConfig.AUTO_OFFSET_RESET_CONFIG,
-                "earliest");
+                "earliest",
+                ConsumerConfig.ISOLATION_LEVEL_CONFIG,
+                "read_committed");
         if (mode == Mode.FENCED) {
             projection.fenced = FencedConsumer.builder(new StringDeserializer(), new StringDeserializer())
                     .properties(config)
                     .topics(topic)
                     .staleRecords(StaleRecordPolicy.DROP)
+                    .watermarkStore(PostgresWatermarkStore.create(jdbi))
                     .pollTimeout(Duration.ofMillis(100))
                     .meterRegistry(projection.meters)
-                    .handler((record, token) -> projection.apply(record.key(), record.value()))
+                    .handler((record, token) -> projection.apply(record.key(), record.value(), token))
                     .build();
             projection.loop = projection.fenced.start();
         } else {
@@ -78,9 +89,19 @@ final class StockProjection implements AutoCloseable {
         return projection;
     }
 
+    /** The consumer group of the projection of {@code topic}. */
+    static String groupOf(String topic) {
+        return "demo-projection-" + topic;
+    }
+
     /** Records applied to the projection so far. */
     long applied() {
         return applied.get();
+    }
+
+    /** Records applied although their token was lower than one already applied for their SKU. */
+    long staleApplied() {
+        return staleApplied.get();
     }
 
     /** Records the fenced consumer dropped as stale so far (always 0 for the plain consumer). */
@@ -137,7 +158,9 @@ final class StockProjection implements AutoCloseable {
             while (!closing) {
                 ConsumerRecords<String, String> records = plain.poll(Duration.ofMillis(100));
                 for (ConsumerRecord<String, String> record : records) {
-                    apply(record.key(), record.value());
+                    // The plain consumer does not look at the token; the projection reads it only to count
+                    // the stale records that got through.
+                    apply(record.key(), record.value(), FenceTokenHeader.read(record.headers()));
                 }
             }
         } catch (WakeupException e) {
@@ -149,7 +172,13 @@ final class StockProjection implements AutoCloseable {
         }
     }
 
-    private void apply(String sku, String value) {
+    private void apply(String sku, String value, long token) {
+        long newest = newestApplied.getOrDefault(sku, 0L);
+        if (token < newest) {
+            staleApplied.incrementAndGet();
+        } else {
+            newestApplied.put(sku, token);
+        }
         for (String field : value.split(",")) {
             if (field.startsWith("stock=")) {
                 stock.put(sku, Integer.parseInt(field.substring("stock=".length())));

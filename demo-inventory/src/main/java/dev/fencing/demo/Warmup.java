@@ -31,7 +31,11 @@ final class Warmup {
 
     private Warmup() {}
 
-    static void run(Clusters clusters, Jdbi jdbi, Duration length) {
+    /**
+     * Warms up; returns what it created on the servers: its topic and the root of its lock nodes, for the
+     * caller to remove from external servers.
+     */
+    static List<String> run(Clusters clusters, Jdbi jdbi, Duration length) {
         String tag = Long.toString(System.currentTimeMillis(), 36);
         String topic = "demo-inventory-warmup-" + tag;
         clusters.createTopic(topic, 1);
@@ -76,6 +80,7 @@ final class Warmup {
             for (Thread thread : threads) {
                 thread.join();
             }
+            return List.of(topic, "/fencing-demo/" + tag);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new DemoException("interrupted during the warm-up", e);

@@ -20,7 +20,10 @@ record WorkerEvent(long atMillis, int worker, Kind kind, String sku, long token,
 
     /** What happened; {@code a} and {@code b} as noted. */
     public enum Kind {
-        /** The worker is connected to all three servers and waits for START. */
+        /**
+         * The worker is connected to all three servers and waits for START; {@code a} is the session timeout
+         * ZooKeeper granted it, in milliseconds (the server may grant more or less than was asked).
+         */
         READY,
         /**
          * It holds the SKU's lock under {@code token}; {@code a} is the stock it read, or -1 when the fenced
@@ -33,8 +36,21 @@ record WorkerEvent(long atMillis, int worker, Kind kind, String sku, long token,
         POINT,
         /** The database accepted its write of {@code a} units; the stock is now {@code b}. */
         WRITTEN,
-        /** PostgreSQL refused the write (or the read's claim) as stale: the row carries token {@code a}. */
+        /**
+         * PostgreSQL refused the write as stale: the row carries token {@code a}. {@code b} is 1 when it was
+         * the claim at the read that was refused (nothing was read or written), 0 for the write itself.
+         */
         REJECTED,
+        /**
+         * Lease-check mode: {@code lease.ensureValid()} right before the write found the lease lost, and the
+         * worker wrote nothing.
+         */
+        LEASE_CHECK_REFUSED,
+        /**
+         * The lock's listener reported that the lease under {@code token} became invalid (the session was
+         * suspended or lost). The worker does not act on it: it is only the mark where the lock really ended.
+         */
+        LEASE_LOST,
         /** The reservation is in Kafka, stamped with {@code token}, at partition {@code a}, offset {@code b}. */
         PUBLISHED,
         /** It released the lock (or closed the lost lease). */
@@ -48,7 +64,12 @@ record WorkerEvent(long atMillis, int worker, Kind kind, String sku, long token,
         /** After reading the stock, before writing the decrement: the stale write overwrites a newer one. */
         READ_WRITE,
         /** After the write, before publishing to Kafka: the stale record lands after a newer one. */
-        WRITE_PUBLISH
+        WRITE_PUBLISH,
+        /**
+         * Lease-check mode only: after {@code lease.ensureValid()} passed, before the write. The check cannot
+         * see a pause that has not happened yet.
+         */
+        AFTER_LEASE_CHECK
     }
 
     /** The line a worker prints. SKUs and messages must not contain tabs or newlines. */

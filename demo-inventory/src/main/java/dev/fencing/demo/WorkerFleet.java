@@ -16,6 +16,8 @@ final class WorkerFleet {
     private static final List<WorkerProcess> WORKERS = new ArrayList<>();
     private static final List<AutoCloseable> RESOURCES = new ArrayList<>();
     private static boolean hooked;
+    private static volatile boolean finished;
+    private static volatile Runnable onInterrupt = () -> {};
 
     private WorkerFleet() {}
 
@@ -32,6 +34,17 @@ final class WorkerFleet {
     static synchronized void unregister(Object workerOrResource) {
         WORKERS.remove(workerOrResource);
         RESOURCES.remove(workerOrResource);
+    }
+
+    /** What to say when the process ends (Ctrl-C, SIGTERM) before {@link #finished()} was called. */
+    static synchronized void onInterrupt(Runnable message) {
+        hook();
+        onInterrupt = message;
+    }
+
+    /** The program reached its end normally: the shutdown hook no longer reports an interruption. */
+    static void finished() {
+        finished = true;
     }
 
     /** Thaws and kills every registered worker, then closes the resources, newest first. */
@@ -62,7 +75,15 @@ final class WorkerFleet {
 
     private static void hook() {
         if (!hooked) {
-            Runtime.getRuntime().addShutdownHook(new Thread(WorkerFleet::cleanUp, "demo-cleanup"));
+            Runtime.getRuntime()
+                    .addShutdownHook(new Thread(
+                            () -> {
+                                cleanUp();
+                                if (!finished) {
+                                    onInterrupt.run();
+                                }
+                            },
+                            "demo-cleanup"));
             hooked = true;
         }
     }

@@ -22,9 +22,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Freezing is {@code kill -STOP <pid>}: every thread of the JVM stops, ZooKeeper heartbeats included, so
  * the session really expires (a {@code Thread.sleep} would not do that). Each freeze also starts a small
- * resumer process, {@code sh -c 'sleep <limit>; kill -CONT <pid>'}, that ignores SIGINT, SIGTERM and SIGHUP:
- * if this JVM dies in any way while a worker is frozen (even by SIGKILL), the resumer still thaws the worker,
- * which then sees its standard input end and exits. {@link #thaw()} kills the resumer once it is not needed.
+ * resumer process that ignores SIGINT, SIGTERM and SIGHUP and sends SIGCONT as soon as its standard input (a
+ * pipe from this JVM) ends, or after a time limit: if this JVM dies in any way while a worker is frozen (even
+ * by SIGKILL), the resumer thaws the worker at once, which then sees its own standard input end and exits. {@link #thaw()} kills the resumer once it is not needed.
  *
  * <p>Thread-safe.
  */
@@ -47,7 +47,7 @@ final class WorkerProcess implements AutoCloseable {
     }
 
     /**
-     * Starts {@code java -cp <this JVM's class path> dev.fencing.demo.InventoryWorker args...}.
+     * Starts {@code java -cp <this JVM's class path> dev.fencing.demo.WorkerMain args...}.
      *
      * @param environment added to the child's environment (the JDBC password goes here, not on the command line)
      * @param log where the worker's standard error goes
@@ -64,7 +64,7 @@ final class WorkerProcess implements AutoCloseable {
         command.add("-Dorg.slf4j.simpleLogger.showDateTime=true");
         command.add("-cp");
         command.add(System.getProperty("java.class.path"));
-        command.add(InventoryWorker.class.getName());
+        command.add(WorkerMain.class.getName());
         command.addAll(args);
         ProcessBuilder builder = new ProcessBuilder(command)
                 .redirectError(ProcessBuilder.Redirect.appendTo(log.toFile()))
@@ -109,7 +109,13 @@ final class WorkerProcess implements AutoCloseable {
     synchronized void freeze(Duration limit) {
         long seconds = Math.max(1, (limit.toMillis() + 999) / 1_000);
         try {
-            resumer = new ProcessBuilder("sh", "-c", "trap '' INT TERM HUP; sleep " + seconds + "; kill -CONT " + pid())
+            // Resumes the worker as soon as its standard input, a pipe only this JVM holds open, ends (this
+            // JVM died, however it died), and after the limit in any case.
+            resumer = new ProcessBuilder(
+                            "sh",
+                            "-c",
+                            "trap '' INT TERM HUP; (sleep " + seconds + "; kill -CONT " + pid()
+                                    + ") & cat >/dev/null; kill -CONT " + pid())
                     .redirectErrorStream(true)
                     .redirectOutput(ProcessBuilder.Redirect.DISCARD)
                     .start();
@@ -129,14 +135,28 @@ final class WorkerProcess implements AutoCloseable {
         if (resumer != null) {
             resumer.descendants().forEach(ProcessHandle::destroyForcibly); // its sleep
             resumer.destroyForcibly();
+            try {
+                resumer.getOutputStream().close();
+            } catch (IOException e) {
+                // the pipe to a killed process: nothing to flush
+            }
             resumer = null;
         }
     }
 
-    /** Waits for the worker to exit on its own. */
+    /**
+     * Waits for the worker to exit on its own, and for its last events to be read: the process can be gone
+     * while its final lines (a rejected write, a publish) still sit in the pipe, and counting before they are
+     * read loses them.
+     */
     boolean awaitExit(Duration timeout) {
         try {
-            return process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            long deadline = System.nanoTime() + timeout.toNanos();
+            if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+                return false;
+            }
+            reader.join(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
+            return !reader.isAlive();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return false;

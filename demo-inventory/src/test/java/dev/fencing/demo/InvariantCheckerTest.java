@@ -22,7 +22,7 @@ class InvariantCheckerTest {
                 List.of(order("a-1", 2, 1, 10, 10), order("a-1", 3, 2, 8, 8)));
 
         // when
-        InvariantChecker.InvariantReport report = checker.check(snapshot, Map.of("a-1", 5));
+        InvariantChecker.InvariantReport report = checker.check(snapshot, Map.of("a-1", 5), 0);
 
         // then: a-2 has no events and projects to its initial stock
         assertThat(report.invariantsHold()).isTrue();
@@ -39,14 +39,85 @@ class InvariantCheckerTest {
         InventorySnapshot snapshot = InventorySnapshot.of(
                 Map.of("a-1", 10), Map.of("a-1", 8), List.of(order("a-1", 3, 2, 10, 10), order("a-1", 2, 1, 10, 7)));
 
-        InvariantChecker.InvariantReport report = checker.check(snapshot, Map.of("a-1", 8));
+        InvariantChecker.InvariantReport report = checker.check(snapshot, Map.of("a-1", 8), 0);
 
         assertThat(report.lostUpdates()).isEqualTo(1);
         assertThat(report.oversoldUnits()).isZero();
         assertThat(report.invariantsHold()).isFalse();
+        assertThat(report.staleWritesAccepted()).isEqualTo(1);
         assertThat(report.violations())
-                .containsExactly("a-1: initial 10 - final 8 = 2 units left the shelf, but orders sold 5");
+                .containsExactly(
+                        "a-1: initial 10 - final 8 = 2 units left the shelf, but orders sold 5",
+                        "1 stale write(s) accepted: orders written under a token lower than one already written to"
+                                + " their SKU");
         assertThat(report.anomalyDetected()).isTrue();
+    }
+
+    @Test
+    void countsAStaleWriteAcceptedPerSkuInCommitOrderEvenWithoutALostUpdate() {
+        // given: on a-1, token 5 writes after token 6 (it re-read, so nothing was erased); a-2's token 1 is
+        // lower than a-1's tokens but a different SKU
+        InventorySnapshot snapshot = InventorySnapshot.of(
+                Map.of("a-1", 10, "a-2", 10),
+                Map.of("a-1", 7, "a-2", 9),
+                List.of(order("a-1", 2, 6, 10, 10), order("a-2", 1, 1, 10, 10), order("a-1", 1, 5, 8, 8)));
+
+        InvariantChecker.InvariantReport report = checker.check(snapshot, Map.of("a-1", 7, "a-2", 9), 0);
+
+        assertThat(report.staleWritesAccepted()).isEqualTo(1);
+        assertThat(report.lostUpdates()).isZero();
+        assertThat(report.invariantsHold()).isFalse();
+        assertThat(report.anomalyDetected()).isTrue();
+    }
+
+    @Test
+    void aStaleRecordAppliedByTheConsumerBreaksAnInvariant() {
+        InventorySnapshot snapshot = InventorySnapshot.of(Map.of("a-1", 10), Map.of("a-1", 10), List.of());
+
+        InvariantChecker.InvariantReport report = checker.check(snapshot, Map.of(), 2);
+
+        assertThat(report.staleRecordsApplied()).isEqualTo(2);
+        assertThat(report.violations())
+                .containsExactly("2 stale record(s) applied by the consumer after a newer token of their SKU");
+        assertThat(report.anomalyDetected()).isTrue();
+    }
+
+    private static RunRecorder.Pause pause(WorkerEvent.PausePoint point, long nextToken) {
+        return new RunRecorder.Pause(1, "a-1", 3, point, 0, 10, nextToken);
+    }
+
+    private static WorkerEvent published(long token, long offset) {
+        return new WorkerEvent(offset, 2, WorkerEvent.Kind.PUBLISHED, "a-1", token, 0, offset);
+    }
+
+    @Test
+    void crossCheckWantsARejectionForEveryPauseThatLandedBeforeAWrite() {
+        List<RunRecorder.Pause> pauses = List.of(
+                pause(WorkerEvent.PausePoint.READ_WRITE, 4),
+                pause(WorkerEvent.PausePoint.READ_WRITE, 0), // nobody took over: no rejection owed
+                pause(WorkerEvent.PausePoint.WRITE_PUBLISH, 5));
+
+        assertThat(InvariantChecker.crossCheck(Mode.FENCED, pauses, 1, 0, List.of()))
+                .isEmpty();
+        assertThat(InvariantChecker.crossCheck(Mode.FENCED, pauses, 0, 0, List.of()))
+                .containsExactly("cross-check: 1 pauses landed between a read and its write, but PostgreSQL"
+                        + " rejected only 0 stale writes");
+        // the other modes reject and drop nothing by design
+        assertThat(InvariantChecker.crossCheck(Mode.UNFENCED, pauses, 0, 0, List.of()))
+                .isEmpty();
+    }
+
+    @Test
+    void crossCheckWantsExactlyTheRecordsPublishedAfterANewerTokenDropped() {
+        // offsets 0..3: tokens 1, 3, 2 (late), 4
+        List<WorkerEvent> events = List.of(published(1, 0), published(3, 1), published(2, 2), published(4, 3));
+
+        assertThat(InvariantChecker.publishedAfterANewerToken(events)).isEqualTo(1);
+        assertThat(InvariantChecker.crossCheck(Mode.FENCED, List.of(), 0, 1, events))
+                .isEmpty();
+        assertThat(InvariantChecker.crossCheck(Mode.FENCED, List.of(), 0, 0, events))
+                .containsExactly("cross-check: 1 records reached Kafka after a newer token of their SKU, but the"
+                        + " consumer dropped 0");
     }
 
     @Test
@@ -60,7 +131,7 @@ class InvariantCheckerTest {
                         order("a-1", 2, 1, 4, 2), // stale: 4 -> 2 again, erasing token 2's sale
                         order("a-1", 2, 3, 2, 2))); // 2 -> 0
 
-        InvariantChecker.InvariantReport report = checker.check(snapshot, Map.of("a-1", 0));
+        InvariantChecker.InvariantReport report = checker.check(snapshot, Map.of("a-1", 0), 0);
 
         assertThat(report.unitsSold()).isEqualTo(6);
         assertThat(report.oversoldUnits()).isEqualTo(2);
@@ -73,7 +144,7 @@ class InvariantCheckerTest {
         InventorySnapshot snapshot =
                 InventorySnapshot.of(Map.of("a-1", 10), Map.of("a-1", 7), List.of(order("a-1", 3, 1, 10, 10)));
 
-        InvariantChecker.InvariantReport report = checker.check(snapshot, Map.of("a-1", 9));
+        InvariantChecker.InvariantReport report = checker.check(snapshot, Map.of("a-1", 9), 0);
 
         assertThat(report.lostUpdates()).isZero();
         assertThat(report.oversoldUnits()).isZero();
@@ -86,10 +157,12 @@ class InvariantCheckerTest {
         InventorySnapshot snapshot =
                 InventorySnapshot.of(Map.of("a-1", 1), Map.of("a-1", -1), List.of(order("a-1", 2, 1, 1, 1)));
 
-        InvariantChecker.InvariantReport report = checker.check(snapshot, Map.of("a-1", -1));
+        InvariantChecker.InvariantReport report = checker.check(snapshot, Map.of("a-1", -1), 0);
 
         assertThat(report.violations())
-                .contains("a-1: an order of 2 under token 1 left the stock at -1", "a-1: final stock is negative (-1)");
+                .contains(
+                        "sanity check: a-1: an order of 2 under token 1 left the stock at -1",
+                        "sanity check: a-1: final stock is negative (-1)");
         assertThat(report.oversoldUnits()).isEqualTo(1);
     }
 
@@ -97,7 +170,8 @@ class InvariantCheckerTest {
     void aSkuWithoutEventsMustStillBeAtItsInitialStock() {
         InventorySnapshot snapshot = InventorySnapshot.of(Map.of("a-1", 10), Map.of("a-1", 10), List.of());
 
-        assertThat(checker.check(snapshot, Map.of()).invariantsHold()).isTrue();
-        assertThat(checker.check(snapshot, Map.of("a-1", 3)).invariantsHold()).isFalse();
+        assertThat(checker.check(snapshot, Map.of(), 0).invariantsHold()).isTrue();
+        assertThat(checker.check(snapshot, Map.of("a-1", 3), 0).invariantsHold())
+                .isFalse();
     }
 }

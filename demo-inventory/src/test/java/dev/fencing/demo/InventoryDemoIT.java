@@ -9,10 +9,15 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Comparator;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryOneTime;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -38,9 +43,11 @@ class InventoryDemoIT {
             Duration.ofMillis(1_500),
             Duration.ofMillis(20),
             7,
-            List.of(Mode.UNFENCED, Mode.FENCED),
+            List.of(Mode.UNFENCED, Mode.LEASE_CHECK, Mode.FENCED),
             null,
-            null);
+            null,
+            1,
+            false);
 
     private static Clusters clusters;
     private static Path logs;
@@ -59,36 +66,118 @@ class InventoryDemoIT {
     }
 
     @Test
-    void fencingKeepsEveryInvariantUnderTheSamePausesThatBreakTheUnfencedRun() {
+    void fencingKeepsEveryInvariantUnderTheSamePausesThatBreakTheUnfencedAndLeaseCheckRuns() {
         ScenarioRunner runner = new ScenarioRunner(SHORT, clusters, logs, System.out);
 
         // when
         RunResult unfenced = runner.run(Mode.UNFENCED);
+        RunResult leaseCheck = runner.run(Mode.LEASE_CHECK);
         RunResult fenced = runner.run(Mode.FENCED);
-        System.out.print(Reports.table(List.of(unfenced, fenced)));
+        System.out.print(Reports.table(List.of(unfenced, leaseCheck, fenced)));
 
-        // then: every run froze a lock holder between its read and its write, and someone else took the SKU over
+        // then: every run froze a lock holder before its write, and someone else took the SKU over
         assertThat(tookOver(unfenced, WorkerEvent.PausePoint.READ_WRITE)).isPositive();
+        assertThat(tookOver(leaseCheck, WorkerEvent.PausePoint.AFTER_LEASE_CHECK))
+                .isPositive();
         assertThat(tookOver(fenced, WorkerEvent.PausePoint.READ_WRITE)).isPositive();
+        assertThat(Verdict.of(List.of(unfenced, leaseCheck, fenced), 1).failures())
+                .isEmpty();
 
-        // unfenced: the paused holder's late read-modify-write erased the new holder's decrement
+        // unfenced: the paused holder's late read-modify-write was accepted and erased the new holder's decrement
         assertThat(unfenced.report().anomalyDetected()).isTrue();
         assertThat(unfenced.report().invariantsHold()).isFalse();
+        assertThat(unfenced.report().staleWritesAccepted())
+                .isGreaterThanOrEqualTo(tookOver(unfenced, WorkerEvent.PausePoint.READ_WRITE));
         assertThat(unfenced.report().lostUpdates()).isPositive();
         assertThat(unfenced.staleWritesRejected()).isZero();
+        // the plain consumer applies every record that reached Kafka after a newer one of its SKU
+        assertThat(unfenced.report().staleRecordsApplied())
+                .isEqualTo(InvariantChecker.publishedAfterANewerToken(unfenced.events()));
+
+        // lease-check: the check cannot see a pause that falls right after it; those stale writes get through
+        assertThat(leaseCheck.report().staleWritesAccepted())
+                .isGreaterThanOrEqualTo(tookOver(leaseCheck, WorkerEvent.PausePoint.AFTER_LEASE_CHECK));
+        assertThat(leaseCheck.report().invariantsHold()).isFalse();
 
         // fenced: PostgreSQL refused every such late write, the consumer every late record
         assertThat(fenced.report().violations()).isEmpty();
         assertThat(fenced.report().invariantsHold()).isTrue();
         assertThat(fenced.report().oversoldUnits()).isZero();
         assertThat(fenced.report().lostUpdates()).isZero();
+        assertThat(fenced.report().staleWritesAccepted()).isZero();
+        assertThat(fenced.report().staleRecordsApplied()).isZero();
         assertThat(fenced.report().ordersAccepted()).isPositive();
         assertThat(fenced.staleWritesRejected())
                 .isGreaterThanOrEqualTo(tookOver(fenced, WorkerEvent.PausePoint.READ_WRITE));
         // a holder frozen between write and publish publishes late; its record is stale only if the new
         // holder's record reached Kafka first (the new holder may itself be frozen before publishing)
-        assertThat(fenced.staleRecordsDropped()).isEqualTo(publishedAfterANewerToken(fenced));
+        assertThat(fenced.staleRecordsDropped()).isEqualTo(InvariantChecker.publishedAfterANewerToken(fenced.events()));
         assertThat(fenced.events()).noneMatch(e -> e.kind() == WorkerEvent.Kind.FAILED);
+    }
+
+    @Test
+    void aRunInWhichNoPauseLandedExitsOneInsteadOfPassingVacuously() throws Exception {
+        Set<String> topicsBefore = topics();
+        List<String> lockRunsBefore = lockRuns();
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+
+        // when: the fenced run alone, with its first pause due only after the run has ended
+        int code = InventoryDemo.execute(
+                new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8),
+                "--zookeeper",
+                clusters.zookeeperConnect(),
+                "--jdbc-url",
+                clusters.jdbcUrl(),
+                "--jdbc-user",
+                clusters.jdbcUser(),
+                "--kafka",
+                clusters.kafkaBootstrap(),
+                "--mode",
+                "fenced",
+                "--workers",
+                "2",
+                "--skus",
+                "1",
+                "--duration",
+                "3s",
+                "--pause-every",
+                "1h",
+                "--html",
+                logs.resolve("vacuous.html").toString());
+
+        // then: every invariant held, and still the demo fails, saying why
+        String output = out.toString(StandardCharsets.UTF_8);
+        assertThat(output)
+                .as("errors: %s", err.toString(StandardCharsets.UTF_8))
+                .containsPattern("invariants hold\\s+yes");
+        assertThat(code).isEqualTo(InventoryDemo.EXIT_FAILURE);
+        assertThat(output.strip().lines().reduce((a, b) -> b).orElseThrow())
+                .startsWith("The fenced run proves nothing: 0 of its 0 pauses landed");
+        // and, the servers being external to that run, it removed the topics and lock nodes it created
+        assertThat(topics()).isEqualTo(topicsBefore);
+        assertThat(lockRuns()).isEqualTo(lockRunsBefore);
+    }
+
+    private static Set<String> topics() throws Exception {
+        try (Admin admin =
+                Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, clusters.kafkaBootstrap()))) {
+            return admin.listTopics().names().get(30, TimeUnit.SECONDS);
+        }
+    }
+
+    private static List<String> lockRuns() throws Exception {
+        try (CuratorFramework client =
+                CuratorFrameworkFactory.newClient(clusters.zookeeperConnect(), new RetryOneTime(100))) {
+            client.start();
+            client.blockUntilConnected(30, TimeUnit.SECONDS);
+            return client.checkExists().forPath("/fencing-demo") == null
+                    ? List.of()
+                    : client.getChildren().forPath("/fencing-demo").stream()
+                            .sorted()
+                            .toList();
+        }
     }
 
     @Test
@@ -126,23 +215,6 @@ class InventoryDemoIT {
 
         assertThat(code).isEqualTo(InventoryDemo.EXIT_FAILURE);
         assertThat(err.toString(StandardCharsets.UTF_8)).contains("cannot reach Kafka at 127.0.0.1:1 (--kafka)");
-    }
-
-    /**
-     * PUBLISHED events whose token is below that of an earlier record of the same SKU in Kafka (one SKU, one
-     * partition; events carry the record's offset): exactly the records the fenced consumer must drop.
-     */
-    private static long publishedAfterANewerToken(RunResult run) {
-        Map<String, Long> highest = new HashMap<>();
-        return run.events().stream()
-                .filter(e -> e.kind() == WorkerEvent.Kind.PUBLISHED)
-                .sorted(Comparator.comparing(WorkerEvent::sku).thenComparingLong(WorkerEvent::b))
-                .filter(e -> {
-                    long newest = highest.getOrDefault(e.sku(), 0L);
-                    highest.merge(e.sku(), e.token(), Math::max);
-                    return e.token() < newest;
-                })
-                .count();
     }
 
     private static long tookOver(RunResult run, WorkerEvent.PausePoint point) {

@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine.ParameterException;
 
 class InventoryDemoTest {
@@ -129,7 +130,7 @@ class InventoryDemoTest {
         int code = run("--mode", "sometimes");
 
         assertThat(code).isEqualTo(InventoryDemo.EXIT_USAGE);
-        assertThat(errors()).contains("--mode must be unfenced, fenced or both, got 'sometimes'");
+        assertThat(errors()).contains("--mode must be unfenced, lease-check, fenced, both or all, got 'sometimes'");
     }
 
     @Test
@@ -143,6 +144,8 @@ class InventoryDemoTest {
     void parsesModes() {
         assertThat(DemoSettings.parseModes("both")).isEqualTo(List.of(Mode.UNFENCED, Mode.FENCED));
         assertThat(DemoSettings.parseModes("unfenced")).isEqualTo(List.of(Mode.UNFENCED));
+        assertThat(DemoSettings.parseModes("lease-check")).isEqualTo(List.of(Mode.LEASE_CHECK));
+        assertThat(DemoSettings.parseModes("all")).isEqualTo(List.of(Mode.UNFENCED, Mode.LEASE_CHECK, Mode.FENCED));
     }
 
     @Test
@@ -151,6 +154,7 @@ class InventoryDemoTest {
         assertThat(Durations.parse("2s")).isEqualTo(Duration.ofSeconds(2));
         assertThat(Durations.parse("1.5s")).isEqualTo(Duration.ofMillis(1_500));
         assertThat(Durations.parse("2m")).isEqualTo(Duration.ofMinutes(2));
+        assertThat(Durations.parse("1h")).isEqualTo(Duration.ofHours(1));
         assertThat(Durations.parse("PT0.25S")).isEqualTo(Duration.ofMillis(250));
     }
 
@@ -174,6 +178,90 @@ class InventoryDemoTest {
                         DemoSettings.SEED_FLAG,
                         DemoSettings.MODE_FLAG,
                         DemoSettings.JSON_FLAG,
-                        DemoSettings.HTML_FLAG);
+                        DemoSettings.HTML_FLAG,
+                        DemoSettings.MIN_LANDED_PAUSES_FLAG,
+                        DemoSettings.KEEP_FLAG)
+                .contains("1 to 32", "1s to 10s", "500ms tickTime");
+    }
+
+    /** The last line of standard error: what a terminal leaves in view. */
+    private String lastErrorLine() {
+        String[] lines = errors().strip().split("\n");
+        return lines[lines.length - 1];
+    }
+
+    @Test
+    void aFlagErrorIsOneLinePrintedLastWithoutTheFullUsage() {
+        int code = run("--workers", "0");
+
+        assertThat(code).isEqualTo(InventoryDemo.EXIT_USAGE);
+        assertThat(lastErrorLine()).isEqualTo("demo-inventory: --workers must be between 1 and 32, got 0");
+        assertThat(errors().lines().count()).isEqualTo(2);
+    }
+
+    @Test
+    void aWordWhereANumberBelongsIsCalledThatInPlainWords() {
+        int code = run("--seed", "forty-two");
+
+        assertThat(code).isEqualTo(InventoryDemo.EXIT_USAGE);
+        assertThat(lastErrorLine())
+                .contains("--seed", "'forty-two' is not a whole number")
+                .doesNotContain("long");
+        assertThat(run("--workers", "many")).isEqualTo(InventoryDemo.EXIT_USAGE);
+        assertThat(lastErrorLine()).contains("'many' is not a whole number").doesNotContain(" int");
+    }
+
+    @Test
+    void aNegativeDurationIsCalledNegative() {
+        int code = run("--work", "-1s");
+
+        assertThat(code).isEqualTo(InventoryDemo.EXIT_USAGE);
+        assertThat(lastErrorLine()).contains("--work", "'-1s' is negative").doesNotContain("not a duration");
+        assertThat(run("--work", "PT-1S")).isEqualTo(InventoryDemo.EXIT_USAGE);
+        assertThat(lastErrorLine()).contains("'PT-1S' is negative");
+    }
+
+    @Test
+    void aSessionTimeoutTheEmbeddedZooKeeperCannotGrantIsRefusedWithTheReason() {
+        int code = run("--session-timeout", "30s", "--pause", "40s");
+
+        assertThat(code).isEqualTo(InventoryDemo.EXIT_USAGE);
+        assertThat(lastErrorLine())
+                .isEqualTo("demo-inventory: --session-timeout 30s is more than the embedded ZooKeeper grants: at most"
+                        + " 20 x its 500ms tickTime = 10s; use --zookeeper with a server whose maxSessionTimeout"
+                        + " allows more");
+        // with an external server, the demo reads what it grants instead
+        assertThat(InventoryDemo.parse("--zookeeper", "zk:2181", "--session-timeout", "30s", "--pause", "40s")
+                        .sessionTimeout())
+                .isEqualTo(Duration.ofSeconds(30));
+    }
+
+    @Test
+    void aMinimumOfLandedPausesBelowOneIsRefused() {
+        assertThat(run("--min-landed-pauses", "0")).isEqualTo(InventoryDemo.EXIT_USAGE);
+        assertThat(lastErrorLine()).isEqualTo("demo-inventory: --min-landed-pauses must be between 1 and 1000, got 0");
+    }
+
+    @Test
+    void anOutputPathInAMissingDirectoryStopsTheDemoBeforeAnyServerStarts(@TempDir Path directory) {
+        Path json = directory.resolve("no-such-dir/summary.json");
+
+        int code = run("--json", json.toString());
+
+        assertThat(code).isEqualTo(InventoryDemo.EXIT_USAGE);
+        assertThat(lastErrorLine())
+                .isEqualTo("demo-inventory: --json " + json + ": directory " + json.getParent()
+                        + " does not exist; create it first or choose another file");
+        assertThat(out.toString(StandardCharsets.UTF_8)).doesNotContain("starting embedded servers");
+        assertThat(json.getParent()).doesNotExist();
+    }
+
+    @Test
+    void anHtmlPathThatIsADirectoryStopsTheDemoBeforeAnyServerStarts(@TempDir Path directory) {
+        int code = run("--html", directory.toString());
+
+        assertThat(code).isEqualTo(InventoryDemo.EXIT_USAGE);
+        assertThat(lastErrorLine()).isEqualTo("demo-inventory: --html " + directory + " is a directory; name a file");
+        assertThat(out.toString(StandardCharsets.UTF_8)).doesNotContain("starting embedded servers");
     }
 }

@@ -7,9 +7,16 @@ import org.junit.jupiter.api.Test;
 
 class ReportsTest {
 
-    private static RunResult run(Mode mode, int oversold, int lost, long rejected, long dropped, long operations) {
+    private static RunResult run(
+            Mode mode, int oversold, int lost, long rejected, long dropped, long operations, long staleAccepted) {
         InvariantChecker.InvariantReport report = new InvariantChecker.InvariantReport(
-                10, 20, oversold, lost, oversold + lost > 0 ? List.of("broken") : List.of());
+                10,
+                20,
+                oversold,
+                lost,
+                staleAccepted,
+                staleAccepted,
+                oversold + lost > 0 ? List.of("broken") : List.of());
         WorkerEvent locked = new WorkerEvent(1_000, 1, WorkerEvent.Kind.LOCKED, "sku-1", 7, 5, 0);
         WorkerEvent rejectedWrite = new WorkerEvent(1_500, 1, WorkerEvent.Kind.REJECTED, "sku-1", 7, 8, 0);
         WorkerEvent released = new WorkerEvent(1_600, 1, WorkerEvent.Kind.RELEASED, "sku-1", 7, 0, 0);
@@ -29,42 +36,111 @@ class ReportsTest {
                 List.of(pause));
     }
 
-    @Test
-    void writesTheJsonSummaryInTheDocumentedShape() {
-        String json = Reports.json(List.of(run(Mode.UNFENCED, 3, 2, 0, 0, 25), run(Mode.FENCED, 0, 0, 2, 1, 24)));
-
-        assertThat(json.trim())
-                .isEqualTo("{\"runs\":["
-                        + "{\"mode\":\"unfenced\",\"ordersAccepted\":10,\"unitsSold\":20,\"oversoldUnits\":3,"
-                        + "\"lostUpdates\":2,\"staleWritesRejected\":0,\"staleRecordsDropped\":0,"
-                        + "\"opsPerSecond\":12.50,\"invariantsHold\":false},"
-                        + "{\"mode\":\"fenced\",\"ordersAccepted\":10,\"unitsSold\":20,\"oversoldUnits\":0,"
-                        + "\"lostUpdates\":0,\"staleWritesRejected\":2,\"staleRecordsDropped\":1,"
-                        + "\"opsPerSecond\":12.00,\"invariantsHold\":true}]}");
+    /** Worker 1 (token 7) is frozen and not taken over; worker 2 (token 8) is frozen and taken over by token 9, ... */
+    private static RunResult harmfulRun(Mode mode) {
+        List<WorkerEvent> events = List.of(
+                new WorkerEvent(1_000, 2, WorkerEvent.Kind.LOCKED, "sku-1", 8, 10, 0),
+                new WorkerEvent(1_300, 1, WorkerEvent.Kind.LOCKED, "sku-1", 9, 10, 0), // 8's session ended
+                new WorkerEvent(1_400, 1, WorkerEvent.Kind.WRITTEN, "sku-1", 9, 1, 9),
+                new WorkerEvent(1_450, 1, WorkerEvent.Kind.RELEASED, "sku-1", 9, 0, 0),
+                new WorkerEvent(1_700, 2, WorkerEvent.Kind.LEASE_LOST, "sku-1", 8, 0, 0),
+                new WorkerEvent(1_650, 2, WorkerEvent.Kind.WRITTEN, "sku-1", 8, 2, 8), // ... and writes stale
+                new WorkerEvent(1_800, 2, WorkerEvent.Kind.RELEASED, "sku-1", 8, 0, 0),
+                new WorkerEvent(2_000, 1, WorkerEvent.Kind.LOCKED, "sku-2", 4, -1, 0),
+                new WorkerEvent(2_000, 1, WorkerEvent.Kind.REJECTED, "sku-2", 4, 5, 1), // claim refused at read
+                new WorkerEvent(2_010, 1, WorkerEvent.Kind.RELEASED, "sku-2", 4, 0, 0));
+        List<RunRecorder.Pause> pauses = List.of(
+                new RunRecorder.Pause(2, "sku-1", 8, WorkerEvent.PausePoint.READ_WRITE, 1_050, 1_600, 9),
+                new RunRecorder.Pause(1, "sku-2", 3, WorkerEvent.PausePoint.WRITE_PUBLISH, 2_100, 2_500, 0));
+        InvariantChecker.InvariantReport report =
+                new InvariantChecker.InvariantReport(2, 3, 0, 1, 1, 0, List.of("1 stale write(s) accepted"));
+        return new RunResult(mode, report, 1, 0, 3, 2.0, 2, 1_000, 3_000, events, pauses);
     }
 
     @Test
-    void printsBothModesSideBySideWithTheThroughputRatio() {
-        String table = Reports.table(List.of(run(Mode.UNFENCED, 3, 2, 0, 0, 25), run(Mode.FENCED, 0, 0, 2, 1, 24)));
+    void writesTheJsonSummaryWithTheOldKeysAndTheNewOnes() {
+        String json = Reports.json(
+                List.of(run(Mode.UNFENCED, 3, 2, 0, 0, 25, 4), run(Mode.FENCED, 0, 0, 2, 1, 24, 0)),
+                DemoSettings.defaults());
+
+        assertThat(json)
+                .startsWith("{\"settings\":{\"zookeeper\":null,\"jdbcUrl\":null,\"jdbcUser\":\"postgres\","
+                        + "\"kafka\":null,\"workers\":4,\"skus\":2,\"initialStock\":150,\"durationMs\":40000,"
+                        + "\"pauseMs\":3000,\"pauseEveryMs\":1000,\"sessionTimeoutMs\":2000,\"workMs\":80,"
+                        + "\"seed\":42,\"modes\":[\"unfenced\",\"fenced\"],\"json\":null,")
+                .contains("\"minLandedPauses\":1,\"keep\":false},\"runs\":[")
+                .contains("{\"mode\":\"unfenced\",\"ordersAccepted\":10,\"unitsSold\":20,\"oversoldUnits\":3,"
+                        + "\"lostUpdates\":2,\"staleWritesRejected\":0,\"staleRecordsDropped\":0,"
+                        + "\"opsPerSecond\":12.50,\"invariantsHold\":false,\"pausesInjected\":1,\"pausesLanded\":1,"
+                        + "\"staleWritesAccepted\":4,\"staleRecordsApplied\":4,\"leaseCheckRefusals\":0,"
+                        + "\"violations\":[\"broken\"],\"startEpochMs\":1000,\"pauses\":["
+                        + "{\"worker\":1,\"sku\":\"sku-1\",\"point\":\"READ_WRITE\",\"token\":7,\"takeoverToken\":8,"
+                        + "\"startMs\":100,\"endMs\":400}]}")
+                .contains("{\"mode\":\"fenced\",\"ordersAccepted\":10,\"unitsSold\":20,\"oversoldUnits\":0,"
+                        + "\"lostUpdates\":0,\"staleWritesRejected\":2,\"staleRecordsDropped\":1,"
+                        + "\"opsPerSecond\":12.00,\"invariantsHold\":true,\"pausesInjected\":1,")
+                .doesNotContain("password");
+    }
+
+    @Test
+    void printsTheModesSideBySideWithBothColumnsMeasured() {
+        String table =
+                Reports.table(List.of(run(Mode.UNFENCED, 3, 2, 0, 0, 25, 4), run(Mode.FENCED, 0, 0, 2, 1, 24, 0)));
 
         assertThat(table)
                 .containsPattern("\\s+unfenced\\s+fenced\n")
                 .containsPattern("oversold units\\s+3\\s+0\n")
                 .containsPattern("lost updates\\s+2\\s+0\n")
+                .containsPattern("stale writes accepted\\s+4\\s+0\n")
                 .containsPattern("stale writes rejected by PostgreSQL\\s+0\\s+2\n")
+                .containsPattern("writes stopped by the lease check\\s+-\\s+-\n")
+                .containsPattern("stale records applied by the consumer\\s+4\\s+0\n")
                 .containsPattern("stale records dropped by the consumer\\s+0\\s+1\n")
-                .containsPattern("ops/s\\s+12.5\\s+12.0\n")
+                .containsPattern("pauses landed \\(SKU taken over\\)\\s+1\\s+1\n")
+                .containsPattern("ops/s \\(not a benchmark: pauses dominate\\)\\s+12.5\\s+12.0\n")
                 .containsPattern("invariants hold\\s+NO\\s+yes\n")
-                .contains("fenced/unfenced throughput: 0.96");
+                .doesNotContain("throughput");
     }
 
     @Test
     void theHtmlReportIsSelfContainedWithATimelineLabelledByToken() {
-        String html = Reports.html(List.of(run(Mode.FENCED, 0, 0, 1, 0, 24)), DemoSettings.defaults());
+        String html = Reports.html(List.of(run(Mode.FENCED, 0, 0, 1, 0, 24, 0)), DemoSettings.defaults());
 
         assertThat(html)
                 .contains("<svg", "SIGSTOP sku-1 t7", "stale write of sku-1 under token 7 rejected: row has token 8")
                 .contains("<title>sku-1 token 7, 600 ms</title>")
                 .doesNotContain("http://cdn", "https://", "<script", "<link");
+    }
+
+    @Test
+    void theTimelineShowsTheHarmWhereItHappened() {
+        String svg = Reports.html(List.of(harmfulRun(Mode.UNFENCED)), DemoSettings.defaults());
+
+        // the stale write of token 8 after token 9 had written sku-1: its own colour and mark
+        assertThat(svg)
+                .contains("<rect class=\"hold stale-accepted\"", "fill=\"" + HtmlTimeline.STALE_ACCEPTED + "\"")
+                .contains("<g class=\"stale-accepted\">", "stale write of sku-1 under token 8 ACCEPTED");
+        // token 9's write is not stale
+        assertThat(svg).containsOnlyOnce("<rect class=\"hold stale-accepted\"");
+        // the lease-lost mark, and token 8's bar ends where token 9 was granted the lock (1300), hatched after
+        assertThat(svg).contains("<g class=\"lease-lost\">", "lease lost: sku-1 token 8");
+        assertThat(svg).contains("<rect class=\"hold passed-on\"", "sku-1 token 8: the lock had passed on");
+        // a landed pause and one nobody took over, drawn differently
+        assertThat(svg).contains("<rect class=\"pause-landed\"", "taken over by token 9");
+        assertThat(svg)
+                .contains("<rect class=\"pause-unlanded\"", "stroke-dasharray", "SIGSTOP sku-2 t3 (not taken over)");
+        // the claim refused at the read is labelled as such
+        assertThat(svg).contains("<g class=\"claim-refused\">", "claim refused at read");
+        assertThat(svg).doesNotContain("class=\"write-rejected\"");
+    }
+
+    @Test
+    void staleWritesAreThoseUnderATokenLowerThanOneAlreadyWrittenToTheSameSku() {
+        List<WorkerEvent> events = List.of(
+                new WorkerEvent(1, 1, WorkerEvent.Kind.WRITTEN, "a", 5, 1, 0),
+                new WorkerEvent(2, 2, WorkerEvent.Kind.WRITTEN, "b", 2, 1, 0),
+                new WorkerEvent(3, 3, WorkerEvent.Kind.WRITTEN, "a", 4, 1, 0));
+
+        assertThat(HtmlTimeline.staleWrites(events)).containsExactly("3/a/4");
     }
 }

@@ -29,6 +29,7 @@ import org.junit.jupiter.api.io.TempDir;
 class WorkerCleanupIT {
     private static final Pattern POSTGRES =
             Pattern.compile("embedded PostgreSQL at jdbc:postgresql://([^:/]+):(\\d+)/");
+    private static final Pattern DATA = Pattern.compile("embedded servers' data in (\\S+)");
     private static final Pattern FROZEN = Pattern.compile("SIGSTOP worker (\\d+) \\(pid (\\d+)\\)");
 
     @TempDir
@@ -44,7 +45,7 @@ class WorkerCleanupIT {
 
     @Test
     void ctrlCThawsAndStopsEveryWorkerAndTheEmbeddedServers() throws IOException {
-        Coordinator coordinator = startCoordinatorAndFreezeAWorker();
+        Coordinator coordinator = startCoordinatorAndFreezeAWorker("3s");
 
         // when: Ctrl-C, as a terminal sends it
         signal("INT", coordinator.process.pid());
@@ -54,26 +55,45 @@ class WorkerCleanupIT {
         await().atMost(Duration.ofSeconds(10))
                 .untilAsserted(() -> assertThat(coordinator.descendants).noneMatch(WorkerCleanupIT::running));
         await().atMost(Duration.ofSeconds(30)).until(() -> !running(coordinator.postgres));
+        // and it says so
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(coordinator.lines)
+                .anyMatch(line -> line.startsWith("demo-inventory: interrupted")));
     }
 
     @Test
     void aKilledCoordinatorLeavesNoWorkerFrozenOrRunning() throws IOException {
-        Coordinator coordinator = startCoordinatorAndFreezeAWorker();
+        // a 30 s pause: the resumer's own time limit (2 x 30 s + 5 s) is far beyond the wait below
+        Coordinator coordinator = startCoordinatorAndFreezeAWorker("30s");
 
         // when: SIGKILL, no shutdown hook runs
         coordinator.process.destroyForcibly();
 
-        // then: the resumer sends SIGCONT (after at most 2 x pause + 5 s), and every worker exits on its own
-        await().atMost(Duration.ofSeconds(40))
+        // then: the resumer sends SIGCONT as soon as the coordinator is gone, and every worker exits on its own
+        await().atMost(Duration.ofSeconds(30))
                 .untilAsserted(() -> assertThat(coordinator.workers).noneMatch(WorkerCleanupIT::running));
-        // and the embedded PostgreSQL (a daemon, not a child) is stopped by its watchdog
+        // and the embedded PostgreSQL (a daemon, not a child) is stopped by its watchdog, which then removes
+        // the servers' data
         await().atMost(Duration.ofSeconds(30)).until(() -> !running(coordinator.postgres));
+        await().atMost(Duration.ofSeconds(30)).until(() -> !Files.exists(coordinator.data()));
     }
 
     private record Coordinator(
-            Process process, List<ProcessHandle> workers, List<ProcessHandle> descendants, ProcessHandle postgres) {}
+            Process process,
+            List<ProcessHandle> workers,
+            List<ProcessHandle> descendants,
+            ProcessHandle postgres,
+            Queue<String> lines) {
+        Path data() {
+            return lines.stream()
+                    .map(DATA::matcher)
+                    .filter(Matcher::find)
+                    .map(m -> Path.of(m.group(1)))
+                    .findFirst()
+                    .orElseThrow();
+        }
+    }
 
-    private Coordinator startCoordinatorAndFreezeAWorker() throws IOException {
+    private Coordinator startCoordinatorAndFreezeAWorker(String pause) throws IOException {
         Path log = directory.resolve("coordinator.log");
         Process process = new ProcessBuilder(
                         Path.of(System.getProperty("java.home"), "bin", "java").toString(),
@@ -91,7 +111,7 @@ class WorkerCleanupIT {
                         "--duration",
                         "120s",
                         "--pause",
-                        "3s",
+                        pause,
                         "--session-timeout",
                         "2s",
                         "--pause-every",
@@ -107,7 +127,7 @@ class WorkerCleanupIT {
         reader.start();
 
         long[] frozenPid = new long[1];
-        await().atMost(Duration.ofSeconds(90)).until(() -> {
+        await().atMost(Duration.ofSeconds(180)).until(() -> {
             for (String line : lines) {
                 Matcher matcher = FROZEN.matcher(line);
                 if (matcher.find()) {
@@ -127,7 +147,7 @@ class WorkerCleanupIT {
         List<ProcessHandle> descendants = process.descendants().toList();
         started.addAll(descendants);
         List<ProcessHandle> workers = descendants.stream()
-                .filter(p -> commandLine(p).contains(InventoryWorker.class.getName()))
+                .filter(p -> commandLine(p).contains(WorkerMain.class.getName()))
                 .toList();
         assertThat(workers)
                 .extracting(ProcessHandle::pid)
@@ -148,7 +168,7 @@ class WorkerCleanupIT {
                 .findFirst()
                 .orElseThrow();
         started.add(postgres);
-        return new Coordinator(process, workers, descendants, postgres);
+        return new Coordinator(process, workers, descendants, postgres, lines);
     }
 
     private static void copy(Process process, Queue<String> lines, Path log) {

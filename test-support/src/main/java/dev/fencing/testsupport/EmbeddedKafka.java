@@ -53,7 +53,9 @@ public final class EmbeddedKafka implements KafkaEndpoint {
 
     private EmbeddedKafka(Builder builder) {
         try {
-            this.logDirectory = Files.createTempDirectory("fencing-kafka-");
+            this.logDirectory = builder.logDirectoryParent == null
+                    ? Files.createTempDirectory("fencing-kafka-")
+                    : Files.createTempDirectory(builder.logDirectoryParent, "fencing-kafka-");
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -197,8 +199,22 @@ public final class EmbeddedKafka implements KafkaEndpoint {
     public static final class Builder {
         private int port = -1;
         private final Map<String, String> overrides = new HashMap<>();
+        private Path logDirectoryParent;
 
         private Builder() {}
+
+        /**
+         * Where the broker's temporary log directory is created (it is still deleted on {@link #close()});
+         * by default the system's temporary directory. The directory must exist.
+         */
+        public Builder logDirectoryParent(Path parent) {
+            Objects.requireNonNull(parent, "parent");
+            if (!Files.isDirectory(parent)) {
+                throw new IllegalArgumentException("logDirectoryParent " + parent + " is not a directory");
+            }
+            this.logDirectoryParent = parent;
+            return this;
+        }
 
         /** A fixed client port; by default a free one is picked. */
         public Builder port(int port) {

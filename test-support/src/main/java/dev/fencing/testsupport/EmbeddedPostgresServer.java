@@ -3,6 +3,8 @@ package dev.fencing.testsupport;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
@@ -33,6 +35,11 @@ public final class EmbeddedPostgresServer implements PostgresEndpoint {
         EmbeddedPostgres.Builder pg = EmbeddedPostgres.builder();
         builder.serverConfig.forEach(pg::setServerConfig);
         try {
+            if (builder.dataDirectoryParent != null) {
+                // still a fresh directory per server, deleted on close like the default one
+                pg.setDataDirectory(Files.createTempDirectory(builder.dataDirectoryParent, "epg"));
+                pg.setCleanDataDirectory(true);
+            }
             this.postgres = pg.start();
         } catch (IOException e) {
             throw new UncheckedIOException("embedded PostgreSQL failed to start: " + e.getMessage(), e);
@@ -79,6 +86,7 @@ public final class EmbeddedPostgresServer implements PostgresEndpoint {
     /** Options for an {@link EmbeddedPostgresServer}; every setter checks its value. */
     public static final class Builder {
         private final Map<String, String> serverConfig = new LinkedHashMap<>();
+        private Path dataDirectoryParent;
 
         private Builder() {
             serverConfig.put("fsync", "off");
@@ -96,6 +104,19 @@ public final class EmbeddedPostgresServer implements PostgresEndpoint {
             serverConfig.put("fsync", value);
             serverConfig.put("synchronous_commit", value);
             serverConfig.put("full_page_writes", value);
+            return this;
+        }
+
+        /**
+         * Where the server's temporary data directory is created (it is still deleted on {@link #close()});
+         * by default the system's temporary directory. The directory must exist.
+         */
+        public Builder dataDirectoryParent(Path parent) {
+            Objects.requireNonNull(parent, "parent");
+            if (!Files.isDirectory(parent)) {
+                throw new IllegalArgumentException("dataDirectoryParent " + parent + " is not a directory");
+            }
+            this.dataDirectoryParent = parent;
             return this;
         }
 

@@ -5,8 +5,11 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.fencing.jdbc.WriteOutcome;
 import dev.fencing.kafka.FencedRecords;
 import dev.fencing.lock.FencedLock;
+import dev.fencing.lock.FencedLockListener;
 import dev.fencing.lock.FencedLocks;
 import dev.fencing.lock.Lease;
+import dev.fencing.lock.LeaseLoss;
+import dev.fencing.lock.LeaseLostException;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -34,7 +37,7 @@ import org.apache.kafka.common.serialization.StringSerializer;
 import org.jdbi.v3.core.Jdbi;
 
 /**
- * The main class of a worker JVM, started by the coordinator ({@link WorkerProcess}) with the same class
+ * The entry point of a worker JVM, started by the coordinator ({@link WorkerProcess}) with the same class
  * path. It loops: lock a SKU (lock-client), read its stock (fenced: after claiming the row with the lock's
  * token, see {@link InventoryDatabase#read}), do a little work, write the decrement and an order row
  * (fenced-jdbc or a plain UPDATE, see {@link InventoryDatabase#write}), publish the reservation to Kafka
@@ -51,7 +54,7 @@ import org.jdbi.v3.core.Jdbi;
  * <p>Arguments are {@code key=value} pairs ({@link #ARGUMENTS}); the JDBC password comes from the
  * environment variable {@value InventoryDemo#JDBC_PASSWORD_ENV}.
  */
-public final class InventoryWorker {
+public final class WorkerMain {
     /** The argument keys, in the order {@link WorkerProcess} passes them. */
     static final String[] ARGUMENTS = {
         "worker",
@@ -80,10 +83,10 @@ public final class InventoryWorker {
     private final BlockingQueue<String> goSignals = new LinkedBlockingQueue<>();
     private volatile boolean stopping;
 
-    private InventoryWorker(Map<String, String> args, PrintStream out) {
+    private WorkerMain(Map<String, String> args, PrintStream out) {
         this.args = args;
         this.worker = Integer.parseInt(require(args, "worker"));
-        this.mode = Mode.valueOf(require(args, "mode").toUpperCase(java.util.Locale.ROOT));
+        this.mode = Mode.fromLabel(require(args, "mode"));
         this.out = out;
     }
 
@@ -97,7 +100,7 @@ public final class InventoryWorker {
             }
             args.put(arg.substring(0, eq), arg.substring(eq + 1));
         }
-        InventoryWorker worker = new InventoryWorker(args, System.out);
+        WorkerMain worker = new WorkerMain(args, System.out);
         worker.watchParent();
         try {
             worker.run();
@@ -149,7 +152,22 @@ public final class InventoryWorker {
         try (HikariDataSource dataSource = new HikariDataSource(pool);
                 KafkaProducer<String, String> producer =
                         new KafkaProducer<>(producerConfig, new StringSerializer(), new StringSerializer());
-                FencedLocks locks = FencedLocks.builder(curator).build()) {
+                FencedLocks locks = FencedLocks.builder(curator)
+                        .listener(new FencedLockListener() {
+                            @Override
+                            public void leaseInvalidated(Lease lease, LeaseLoss cause) {
+                                // Only a mark for the timeline: the worker does not act on it (in the fenced
+                                // mode the resource refuses what it sends anyway; in the others, that is the point).
+                                String path = lease.path();
+                                emit(
+                                        WorkerEvent.Kind.LEASE_LOST,
+                                        path.substring(path.lastIndexOf('/') + 1),
+                                        lease.token(),
+                                        0,
+                                        0);
+                            }
+                        })
+                        .build()) {
             if (!curator.blockUntilConnected(30, TimeUnit.SECONDS)) {
                 throw new DemoException("worker " + worker + " could not reach ZooKeeper at "
                         + require(args, "zookeeper") + " within 30 s");
@@ -157,7 +175,9 @@ public final class InventoryWorker {
             InventoryDatabase database = new InventoryDatabase(Jdbi.create(dataSource), mode);
             database.openWriter();
             producer.partitionsFor(topic); // connect before START, so the first operation is not slow
-            emit(WorkerEvent.Kind.READY, "", 0, 0, 0);
+            // What the server granted, not what was asked: the server clamps it to [2, 20] x its tickTime.
+            int granted = grantedSessionTimeout(curator);
+            emit(WorkerEvent.Kind.READY, "", 0, granted, 0);
             started.await();
             while (!stopping) {
                 String sku = InventoryDatabase.sku(random.nextInt(skus));
@@ -172,6 +192,14 @@ public final class InventoryWorker {
             Thread.currentThread().interrupt();
         } finally {
             curator.close();
+        }
+    }
+
+    private int grantedSessionTimeout(CuratorFramework curator) {
+        try {
+            return curator.getZookeeperClient().getZooKeeper().getSessionTimeout();
+        } catch (Exception e) { // Curator declares Exception
+            throw new DemoException("worker " + worker + " cannot read its ZooKeeper session timeout", e);
         }
     }
 
@@ -191,7 +219,7 @@ public final class InventoryWorker {
             if (read.claim() instanceof WriteOutcome.Rejected rejected) {
                 // Fenced: a newer holder already claimed the row; this lease is stale, write nothing.
                 emit(WorkerEvent.Kind.LOCKED, sku, token, -1, 0);
-                emit(WorkerEvent.Kind.REJECTED, sku, token, rejected.storedToken(), 0);
+                emit(WorkerEvent.Kind.REJECTED, sku, token, rejected.storedToken(), 1);
                 return;
             }
             if (!read.claim().isApplied()) {
@@ -207,6 +235,15 @@ public final class InventoryWorker {
             }
             Thread.sleep(workMs); // "a little work": pricing, fraud check... The lease is not re-checked after it.
             pauseHere(WorkerEvent.PausePoint.READ_WRITE, sku, token);
+            if (mode == Mode.LEASE_CHECK) {
+                try {
+                    lease.ensureValid();
+                } catch (LeaseLostException e) {
+                    emit(WorkerEvent.Kind.LEASE_CHECK_REFUSED, sku, token, 0, 0);
+                    return;
+                }
+                pauseHere(WorkerEvent.PausePoint.AFTER_LEASE_CHECK, sku, token);
+            }
             WriteOutcome outcome = database.write(sku, token, worker, quantity, stock);
             if (outcome instanceof WriteOutcome.Rejected rejected) {
                 emit(WorkerEvent.Kind.REJECTED, sku, token, rejected.storedToken(), 0);

@@ -1,0 +1,64 @@
+package dev.fencing.demo;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * The demo's exit decision, as a pure function of the runs: a run proves something only if enough of its
+ * pauses landed (another worker took the SKU over while the paused one was frozen), and the fenced run
+ * must keep every invariant and cross-check. Stateless and thread-safe.
+ *
+ * <pre>{@code
+ * Verdict verdict = Verdict.of(runs, settings.minLandedPauses());
+ * if (!verdict.passed()) verdict.failures().forEach(System.out::println);
+ * }</pre>
+ *
+ * @param failures one plain sentence per reason to exit with {@link InventoryDemo#EXIT_FAILURE}
+ * @param notes sentences worth printing that do not fail the run
+ */
+record Verdict(List<String> failures, List<String> notes) {
+    Verdict {
+        failures = List.copyOf(failures);
+        notes = List.copyOf(notes);
+    }
+
+    static Verdict of(List<RunResult> runs, int minLandedPauses) {
+        List<String> failures = new ArrayList<>();
+        List<String> notes = new ArrayList<>();
+        for (RunResult run : runs) {
+            String label = run.mode().label();
+            if (run.pausesLanded() < minLandedPauses) {
+                failures.add(String.format(
+                        Locale.ROOT,
+                        "The %s run proves nothing: %d of its %d pauses landed (a newer token wrote the SKU while"
+                                + " the paused worker was frozen), fewer than %s %d; give it a longer %s, fewer"
+                                + " %s or more frequent pauses (%s).",
+                        label,
+                        run.pausesLanded(),
+                        run.pausesInjected(),
+                        DemoSettings.MIN_LANDED_PAUSES_FLAG,
+                        minLandedPauses,
+                        DemoSettings.DURATION_FLAG,
+                        DemoSettings.SKUS_FLAG,
+                        DemoSettings.PAUSE_EVERY_FLAG));
+            }
+            if (run.mode() == Mode.FENCED && !run.report().invariantsHold()) {
+                failures.add("The fenced run broke an invariant or a cross-check (listed above): that is a bug in"
+                        + " the fencing toolkit or in the demo.");
+            }
+            if (run.mode() != Mode.FENCED
+                    && run.pausesLanded() > 0
+                    && !run.report().anomalyDetected()) {
+                notes.add("note: the " + label + " run shows no stale write, lost update or oversold unit this time;"
+                        + " give it more pauses (" + DemoSettings.PAUSE_EVERY_FLAG + "), fewer SKUs or a longer "
+                        + DemoSettings.DURATION_FLAG + ".");
+            }
+        }
+        return new Verdict(failures, notes);
+    }
+
+    boolean passed() {
+        return failures.isEmpty();
+    }
+}
