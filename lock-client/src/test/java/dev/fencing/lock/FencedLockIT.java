@@ -44,7 +44,7 @@ class FencedLockIT {
     }
 
     @Test
-    void firstGrantOfAFreshLockHasTokenOneAndItsParentIsPersistent() throws Exception {
+    void firstGrantOfAFreshLockHasTokenOneAndItsParentCarriesTheMarkerAndHistory() throws Exception {
         CuratorFramework client = clients.newClient(Duration.ofSeconds(10));
         FencedLock lock = clients.locks(client).lock(path);
 
@@ -54,10 +54,8 @@ class FencedLockIT {
             assertThat(lease.isValid()).isTrue();
             assertThat(lease.verify()).isTrue();
         }
-        Stat parent = client.checkExists().forPath(path);
-        assertThat(parent.getEphemeralOwner())
-                .as("0 means PERSISTENT, not CONTAINER")
-                .isZero();
+        assertThat(client.getChildren().forPath(path)).containsExactly("fencing-base-0");
+        assertThat(client.checkExists().forPath("/fencing-lock-history" + path)).isNotNull();
         try (Lease again = lock.acquire()) {
             assertThat(again.token()).isEqualTo(2);
         }
@@ -125,12 +123,12 @@ class FencedLockIT {
     @Test
     void refusesToIssueTokensWhenTheSequenceNearsItsWrap() {
         CuratorFramework client = clients.newClient(Duration.ofSeconds(10));
-        // a margin that leaves room for sequences 0..2 only, so the wrap guard is reached quickly
+        // a margin that leaves room for sequences up to 2 only (0 is the marker's), so the guard is reached quickly
         FencedLocks locks = clients.track(FencedLocks.builder(client)
                 .sequenceWrapMargin(Integer.MAX_VALUE - 2)
                 .build());
         FencedLock lock = locks.lock(path);
-        for (int expected = 1; expected <= 3; expected++) {
+        for (int expected = 1; expected <= 2; expected++) {
             assertThat(lock.runLocked(Lease::token)).isEqualTo(expected);
         }
 
@@ -151,9 +149,12 @@ class FencedLockIT {
 
         assertThatThrownBy(() -> locks.lock("")).hasMessageContaining("must not be empty");
         assertThatThrownBy(() -> locks.lock("no-slash")).hasMessageContaining("'no-slash'");
-        assertThatThrownBy(() -> locks.lock(path, TokenSource.ZXID))
-                .hasMessageContaining(path)
-                .hasMessageContaining("SEQUENCE");
+        try (Lease held = lock.acquire()) {
+            assertThatThrownBy(() -> locks.lock(path, TokenSource.ZXID))
+                    .hasMessageContaining(path)
+                    .hasMessageContaining("SEQUENCE");
+        }
+        assertThatThrownBy(() -> locks.lock("/fencing-lock-history/x")).hasMessageContaining("history");
         assertThatThrownBy(() -> lock.tryAcquire(Duration.ZERO)).hasMessageContaining("PT0S");
         assertThatThrownBy(() -> lock.tryAcquire(Duration.ofSeconds(-1))).hasMessageContaining("PT-1S");
         assertThatThrownBy(() -> lock.tryAcquire(null)).isInstanceOf(NullPointerException.class);

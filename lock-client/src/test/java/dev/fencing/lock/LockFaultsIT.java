@@ -69,7 +69,7 @@ class LockFaultsIT {
     }
 
     @Test
-    void deletingTheParentMakesSequenceTokensGoBackwardsAndSaysWhyButZxidTokensStillRise() throws Exception {
+    void aRecursivelyDeletedParentIsRecreatedWithTokensAboveEveryEarlierGrantAndZxidTokensStillRise() throws Exception {
         try (EmbeddedZooKeeper zk = EmbeddedZooKeeper.builder().build();
                 ZooKeeperClients clients = new ZooKeeperClients(zk.connectString())) {
             RecordingListener listener = new RecordingListener();
@@ -84,26 +84,45 @@ class LockFaultsIT {
                 sequenceBefore = sequence.runLocked(Lease::token);
                 zxidBefore = zxid.runLocked(Lease::token);
             }
+            assertThat(sequenceBefore).isEqualTo(5);
 
-            // an operator "cleans up" the lock parents while nobody holds them
+            // a plain delete cannot remove the parent: its marker keeps it non-empty
+            assertThatThrownBy(() -> client.delete().forPath("/it/deleted/sequence"))
+                    .isInstanceOf(KeeperException.NotEmptyException.class);
+            // an operator "cleans up" the lock parents recursively while nobody holds them
             client.delete().deletingChildrenIfNeeded().forPath("/it/deleted/sequence");
             client.delete().deletingChildrenIfNeeded().forPath("/it/deleted/zxid");
 
             long sequenceAfter = sequence.runLocked(Lease::token);
             long zxidAfter = zxid.runLocked(Lease::token);
-            assertThat(sequenceAfter).isEqualTo(1).isLessThan(sequenceBefore);
+            assertThat(sequenceAfter).isGreaterThan(sequenceBefore);
+            assertThat(sequence.runLocked(Lease::token)).isEqualTo(sequenceAfter + 1);
             assertThat(zxidAfter).isGreaterThan(zxidBefore);
-            long highestBefore = sequenceBefore;
-            assertThat(listener.regressions).singleElement().satisfies(r -> {
-                assertThat(r.path()).isEqualTo("/it/deleted/sequence");
-                assertThat(r.previous()).isEqualTo(highestBefore);
-                assertThat(r.current()).isEqualTo(1);
-                assertThat(r.explanation())
-                        .contains("went backwards", "deleted and recreated", "will refuse every write", "ZXID");
-            });
-            assertThat(client.checkExists().forPath("/it/deleted/sequence").getEphemeralOwner())
-                    .as("recreated PERSISTENT")
-                    .isZero();
+            assertThat(listener.regressions).isEmpty();
+        }
+    }
+
+    @Test
+    void aParentMadeByAPlainCuratorLockIsRefusedNamingThePathWhileZxidLocksUseIt() throws Exception {
+        try (EmbeddedZooKeeper zk = EmbeddedZooKeeper.builder().build();
+                ZooKeeperClients clients = new ZooKeeperClients(zk.connectString())) {
+            CuratorFramework client = clients.newClient(Duration.ofSeconds(10));
+            InterProcessMutex plain = new InterProcessMutex(client, "/it/foreign");
+            plain.acquire();
+            plain.release();
+            FencedLocks locks = clients.locks(client);
+
+            assertThatThrownBy(() -> locks.lock("/it/foreign").acquire())
+                    .isInstanceOf(ForeignLockParentException.class)
+                    .hasMessageContaining("/it/foreign")
+                    .hasMessageContaining("fencing-base-")
+                    .hasMessageContaining("TokenSource.ZXID");
+            assertThat(client.getChildren().forPath("/it/foreign"))
+                    .as("the refused grant released its node")
+                    .isEmpty();
+            // an operator who knows the history adopts the parent by creating its marker
+            client.create().forPath("/it/foreign/fencing-base-100");
+            assertThat(locks.lock("/it/foreign").runLocked(Lease::token)).isGreaterThan(100);
         }
     }
 
@@ -154,6 +173,13 @@ class LockFaultsIT {
 
             assertThat(client.checkExists().forPath("/it/reaper/fenced")).isNotNull();
             assertThat(fenced.runLocked(Lease::token)).isGreaterThan(first);
+
+            // a ZXID lock's parent is a CONTAINER: reaped when unused, which its tokens do not mind
+            FencedLock byZxid = clients.locks(client).lock("/it/reaper/zxid", TokenSource.ZXID);
+            long zxidFirst = byZxid.runLocked(Lease::token);
+            await().atMost(Duration.ofSeconds(10))
+                    .until(() -> client.checkExists().forPath("/it/reaper/zxid") == null);
+            assertThat(byZxid.runLocked(Lease::token)).isGreaterThan(zxidFirst);
         }
     }
 
@@ -169,7 +195,10 @@ class LockFaultsIT {
 
             try (Lease lease = locks.lock("/it/acl/orders").acquire()) {
                 String node = "/it/acl/orders/"
-                        + owner.getChildren().forPath("/it/acl/orders").get(0);
+                        + owner.getChildren().forPath("/it/acl/orders").stream()
+                                .filter(child -> child.contains("lock-"))
+                                .findFirst()
+                                .orElseThrow();
 
                 assertThatThrownBy(() -> stranger.delete().forPath(node))
                         .isInstanceOf(KeeperException.NoAuthException.class);
@@ -185,7 +214,10 @@ class LockFaultsIT {
             FencedLock open = clients.locks(owner).lock("/it/acl/open");
             try (Lease lease = open.acquire()) {
                 String node = "/it/acl/open/"
-                        + owner.getChildren().forPath("/it/acl/open").get(0);
+                        + owner.getChildren().forPath("/it/acl/open").stream()
+                                .filter(child -> child.contains("lock-"))
+                                .findFirst()
+                                .orElseThrow();
                 stranger.delete().forPath(node);
                 assertThat(lease.verify()).isFalse();
             }

@@ -9,13 +9,15 @@ public final class SequenceTokens {
     private SequenceTokens() {}
 
     /**
-     * The token for a lock node: its sequence number plus one, since ZooKeeper numbers a fresh parent's
-     * first child 0 while protected resources store 0 as "never written".
+     * The token for a lock node: its parent's base (see {@link LockParents}) plus its sequence number.
+     * The marker is always the first child of a library-made parent, so it takes sequence 0 and the
+     * first lock node gets 1: with base 0, the token is the sequence number, and never 0, which
+     * protected resources store as "never written".
      *
      * @throws FenceTokenExhaustedException when the sequence is negative (wrapped) or within {@code
      *     wrapMargin} of {@code Integer.MAX_VALUE}
      */
-    public static long token(String lockPath, String nodePath, int wrapMargin) {
+    public static long token(String lockPath, String nodePath, long base, int wrapMargin) {
         int at = nodePath.lastIndexOf(LOCK_NAME);
         if (at < 0) {
             throw new IllegalStateException("lock node " + nodePath + " has no '" + LOCK_NAME + "' sequence suffix");
@@ -38,6 +40,6 @@ public final class SequenceTokens {
                             + " every stored token) or use TokenSource.ZXID",
                     lockPath);
         }
-        return sequence + 1;
+        return Math.addExact(base, sequence);
     }
 }

@@ -9,18 +9,20 @@ import org.junit.jupiter.api.Test;
 class SequenceTokensTest {
 
     @Test
-    void tokenIsSequencePlusOneSoTheFirstChildOfAFreshParentGetsOne() {
-        assertThat(SequenceTokens.token("/locks/a", "/locks/a/_c_1f2e-lock-0000000000", 10))
+    void tokenIsTheSequenceNumberAboveTheParentsBase() {
+        assertThat(SequenceTokens.token("/locks/a", "/locks/a/_c_1f2e-lock-0000000001", 0, 10))
                 .isEqualTo(1);
-        assertThat(SequenceTokens.token("/locks/a", "/locks/a/_c_1f2e-lock-0000000041", 10))
-                .isEqualTo(42);
+        assertThat(SequenceTokens.token("/locks/a", "/locks/a/_c_1f2e-lock-0000000041", 0, 10))
+                .isEqualTo(41);
+        assertThat(SequenceTokens.token("/locks/a", "/locks/a/_c_1f2e-lock-0000000003", 4_294_967_300L, 10))
+                .isEqualTo(4_294_967_303L);
     }
 
     @Test
     void refusesATokenWithinTheWrapMargin() {
-        assertThat(SequenceTokens.token("/locks/a", "/locks/a/_c_x-lock-2147483637", 10))
-                .isEqualTo(2147483638L);
-        assertThatThrownBy(() -> SequenceTokens.token("/locks/a", "/locks/a/_c_x-lock-2147483638", 10))
+        assertThat(SequenceTokens.token("/locks/a", "/locks/a/_c_x-lock-2147483637", 0, 10))
+                .isEqualTo(2147483637L);
+        assertThatThrownBy(() -> SequenceTokens.token("/locks/a", "/locks/a/_c_x-lock-2147483638", 0, 10))
                 .isInstanceOf(FenceTokenExhaustedException.class)
                 .hasMessageContaining("/locks/a")
                 .hasMessageContaining("2147483638")
@@ -29,7 +31,7 @@ class SequenceTokensTest {
 
     @Test
     void refusesAWrappedNegativeSequence() {
-        assertThatThrownBy(() -> SequenceTokens.token("/locks/a", "/locks/a/_c_x-lock--2147483648", 0))
+        assertThatThrownBy(() -> SequenceTokens.token("/locks/a", "/locks/a/_c_x-lock--2147483648", 0, 0))
                 .isInstanceOf(FenceTokenExhaustedException.class)
                 .hasMessageContaining("-2147483648");
     }
