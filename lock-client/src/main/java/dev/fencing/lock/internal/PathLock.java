@@ -118,7 +118,11 @@ final class PathLock {
         } catch (InterruptedException e) {
             releaseQuietly(null);
             Thread.currentThread().interrupt();
-            throw new LockInterruptedException("interrupted while reading lock node " + node, path, 0, e);
+            throw new LockInterruptedException(
+                    "interrupted while reading lock node " + node + " of " + path + "; no token was issued",
+                    path,
+                    0,
+                    e);
         } catch (RuntimeException e) {
             releaseQuietly(null);
             throw e;
@@ -212,8 +216,8 @@ final class PathLock {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new LockInterruptedException(
-                    "interrupted while verifying the lease with fence token " + hold.token + "; the lease is"
-                            + " unchanged",
+                    "interrupted while verifying the lease on " + path + " with fence token " + hold.token
+                            + "; the lease is unchanged",
                     path,
                     hold.token,
                     e);
