@@ -169,7 +169,7 @@ class LockRegistryIT {
     @Test
     void lockStateOfManyPathsIsDroppedOnceUnusedWhileReEntryStillSharesIt() {
         LockRegistry registry = registry(client(), new RecordingListener());
-        for (int i = 0; i < 500; i++) {
+        for (int i = 0; i < 200; i++) {
             registry.lock(path + "/sku-" + i, TokenSource.SEQUENCE).runLocked(Lease::token);
         }
         assertThat(registry.liveLocks()).isZero();
