@@ -12,9 +12,9 @@ public interface FencedLockListener {
 
     /**
      * A grant of {@code lockPath} got a token lower than one this process had seen before on that
-     * path. With {@link TokenSource#SEQUENCE} this means the lock's parent node was deleted and
-     * recreated, so its sequence counter restarted: resources that stored the higher token will
-     * refuse writes under the new one until tokens pass it again.
+     * path (while the path was in use here). With {@link TokenSource#SEQUENCE} the library prevents
+     * this itself unless someone deleted the parent's history too or set its marker by hand to a base
+     * that is too low; with {@link TokenSource#ZXID}, the client now talks to another ensemble.
      *
      * @param explanation the same plain-words explanation the library logs
      */

@@ -6,21 +6,30 @@ package dev.fencing.lock;
  */
 public enum TokenSource {
     /**
-     * The holder node's sequence number plus one (ZooKeeper numbers the first child of a fresh parent
-     * 0, and protected resources start at 0, so tokens start at 1). Small, readable, and strictly
-     * increasing per lock path for as long as the lock's parent node lives: the library creates
-     * parents PERSISTENT so ZooKeeper never reaps them. If an operator deletes the parent anyway, the
-     * sequence restarts and tokens go backwards; resources then refuse the new holder (safe, not
-     * live) and {@link FencedLockListener#tokenRegressed} says why. The counter is the parent's
-     * 32-bit {@code cversion}, bumped by every child create and delete; the library refuses to issue
-     * tokens as it nears its wrap (see {@link FencedLocks.Builder#sequenceWrapMargin(int)}).
+     * The holder node's sequence number: 1 for the first grant of a fresh lock, small and readable.
+     * The library creates the lock's parent with a marker child (which takes sequence 0 and keeps the
+     * parent from ever being empty, so ZooKeeper's container reaper never deletes it and a plain
+     * {@code delete} fails) and remembers the path under {@code /fencing-lock-history}. Tokens are
+     * strictly increasing per lock path, also across a recursive deletion of the parent: a parent the
+     * library finds deleted is created again with a base above every token granted before (token =
+     * base + sequence), at the cost of large tokens from then on. A parent without the marker (a plain
+     * Curator lock's CONTAINER parent, one made by hand) is refused with {@link
+     * ForeignLockParentException}: nothing is known about the tokens granted under it.
+     *
+     * <p>Not covered: deleting the history node together with the parent makes the next grant look
+     * like the first one, with token 1. Protect both with ACLs, or use {@link #ZXID}.
+     *
+     * <p>The counter is the parent's 32-bit {@code cversion}, bumped by every child create and delete;
+     * the library refuses to issue tokens as it nears its wrap (see {@link
+     * FencedLocks.Builder#sequenceWrapMargin(int)}).
      */
     SEQUENCE,
 
     /**
      * The holder node's {@code czxid}: the 64-bit id of the transaction that created it (leader epoch
      * in the high 32 bits). Strictly increasing across parent deletion, leader failover and server
-     * restarts, and comparable across lock paths; large numbers.
+     * restarts, and comparable across lock paths; large numbers. Needs nothing of the parent, so the
+     * library creates ZXID parents as CONTAINERs, which ZooKeeper deletes once unused.
      */
     ZXID
 }

@@ -204,6 +204,10 @@ class LockFaultsIT {
                         .isInstanceOf(KeeperException.NoAuthException.class);
                 assertThatThrownBy(() -> stranger.create().forPath("/it/acl/orders/intruder"))
                         .isInstanceOf(KeeperException.NoAuthException.class);
+                assertThatThrownBy(() -> stranger.delete().forPath("/it/acl/orders/fencing-base-0"))
+                        .isInstanceOf(KeeperException.NoAuthException.class);
+                assertThatThrownBy(() -> stranger.delete().forPath("/fencing-lock-history/it/acl/orders"))
+                        .isInstanceOf(KeeperException.NoAuthException.class);
                 FencedLock strangerLock = clients.locks(stranger).lock("/it/acl/orders");
                 assertThatThrownBy(() -> strangerLock.tryAcquire(Duration.ofSeconds(2)))
                         .isInstanceOf(LockAcquisitionException.class)

@@ -42,11 +42,13 @@ import org.slf4j.LoggerFactory;
  * #HISTORY_ROOT} or of {@code /}) makes the next creation look like the first one again, with base 0.
  * {@link dev.fencing.lock.TokenSource#ZXID} has no such limit.
  *
- * <p>Measured alternatives: a base taken from the parent's own {@code czxid} on every creation keeps the
- * guarantee without a history node, but gives even a brand-new lock tokens above 2^32; refusing to
- * re-create a parent that existed before needs the same history node and leaves the lock dead until an
- * operator steps in. Reading the base costs nothing on the acquire path: Curator lists the parent's
- * children after the holder's create in any case, and the marker is among them.
+ * <p>Alternatives considered: a base taken from the parent's own {@code czxid} on every creation keeps
+ * the guarantee without a history node, but gives even a brand-new lock zxid-sized tokens, so the token
+ * would no longer be the sequence number in the normal case; refusing to re-create a parent that existed
+ * before needs the same history node to know that it existed, and leaves the lock dead until an operator
+ * steps in. Reading the base costs nothing on the acquire path: Curator lists the parent's children after
+ * the holder's create in any case, and the marker is among them (the creation of a parent, once per
+ * path, costs a history read and one multi instead of one create).
  */
 public final class LockParents {
     /** Where the library remembers which SEQUENCE lock paths it has created. */

@@ -76,9 +76,10 @@ final class TokenLockDriver extends StandardLockInternalsDriver {
     public PredicateResults getsTheLock(
             CuratorFramework client, List<String> children, String sequenceNodeName, int maxLeases) throws Exception {
         PredicateResults result = super.getsTheLock(client, children, sequenceNodeName, maxLeases);
-        if (result.getsTheLock()) {
+        Attempt attempt = attempts.get();
+        if (result.getsTheLock() && attempt != null) {
             // this listing was read after our create and holds our node, so it is of our node's parent
-            attempts.get().base = LockParents.base(children);
+            attempt.base = LockParents.base(children);
         }
         return result;
     }
