@@ -158,19 +158,45 @@ public final class LockRegistry implements AutoCloseable {
                     MIN_DEFAULT_TOLERANCE_NANOS, TimeUnit.MILLISECONDS.toNanos(negotiatedSessionTimeoutMillis) / 3);
         }
         holds.add(hold);
-        LeaseLoss loss = null;
-        if (closed) {
-            loss = LeaseLoss.LOCKS_CLOSED;
-        } else if (pausedTooLong()) {
-            loss = LeaseLoss.PAUSE_DETECTED;
-        } else if (disruptions.get() != disruptionsBeforeCreate) {
-            loss = lastDisruption;
-        } else if (currentSessionId() != hold.sessionId) {
-            loss = LeaseLoss.SESSION_LOST;
-        }
+        LeaseLoss loss = lossAtRegistration(
+                closed,
+                pausedTooLong(),
+                disruptionsBeforeCreate,
+                disruptions.get(),
+                lastDisruption,
+                hold.sessionId,
+                currentSessionId());
         if (loss != null) {
             invalidate(hold, loss);
         }
+    }
+
+    /**
+     * Why a hold that has just been registered is already invalid, or null if it is not. The session
+     * check catches an expiry whose LOST event Curator has not delivered yet: the client may already
+     * run a new session while the old one's node, ours, is gone.
+     */
+    static LeaseLoss lossAtRegistration(
+            boolean closed,
+            boolean paused,
+            long disruptionsBeforeCreate,
+            long disruptionsNow,
+            LeaseLoss lastDisruption,
+            long nodeOwnerSession,
+            long currentSession) {
+        if (closed) {
+            return LeaseLoss.LOCKS_CLOSED;
+        }
+        if (paused) {
+            return LeaseLoss.PAUSE_DETECTED;
+        }
+        if (disruptionsNow != disruptionsBeforeCreate) {
+            return lastDisruption;
+        }
+        if (currentSession != nodeOwnerSession || nodeOwnerSession == 0) {
+            return LeaseLoss.SESSION_LOST;
+        }
+        return null;
     }
 
     long disruptions() {
