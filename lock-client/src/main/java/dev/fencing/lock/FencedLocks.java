@@ -99,8 +99,9 @@ public final class FencedLocks implements AutoCloseable {
         }
 
         /**
-         * ACL for lock nodes and for the lock parents this library creates (see {@link
-         * ZooKeeperDigest}). By default the client's own ACL provider decides.
+         * ACL for lock nodes and for what this library creates around them: lock parents, their
+         * markers and history nodes, and missing ancestors (see {@link ZooKeeperDigest}). By default
+         * the client's own ACL provider decides.
          */
         public Builder acl(List<ACL> acl) {
             Objects.requireNonNull(acl, "acl");
