@@ -8,7 +8,8 @@ import org.apache.curator.retry.ExponentialBackoffRetry;
 /**
  * A lock holder in its own JVM, for {@link PausedHolderIT} to freeze with SIGSTOP. Prints {@code HELD
  * <token>}, then checks its lease the way a careful holder does between steps, and when it finds the
- * lease gone prints {@code LOST <cause>}, then {@code VERIFY <true|false>}. Arguments: connect string,
+ * lease gone prints {@code LOST <cause>}, then {@code NODE_OWNED <true|false>} (whether a lock node of
+ * this client's current session still exists, as ZooKeeper sees it), then {@code VERIFY <true|false>}. Arguments: connect string,
  * lock path, session timeout in ms, and optionally the pause tolerance in ms.
  */
 public final class PausedHolderMain {
@@ -36,9 +37,21 @@ public final class PausedHolderMain {
                 Thread.sleep(5); // the holder's "work" between checks; the freeze comes from outside
             }
             System.out.println("LOST " + lease.lossCause() + " after " + checks + " checks");
+            System.out.println("NODE_OWNED " + ownsALockNode(client, path));
             System.out.println("VERIFY " + lease.verify());
             System.out.flush();
         }
+    }
+
+    private static boolean ownsALockNode(CuratorFramework client, String path) throws Exception {
+        long session = client.getZookeeperClient().getZooKeeper().getSessionId();
+        for (String child : client.getChildren().forPath(path)) {
+            var stat = client.checkExists().forPath(path + "/" + child);
+            if (child.contains("lock-") && stat != null && stat.getEphemeralOwner() == session) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static FencedLocks startedLocks(CuratorFramework client, Duration pauseTolerance)
