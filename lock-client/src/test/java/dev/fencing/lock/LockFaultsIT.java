@@ -7,8 +7,14 @@ import static org.awaitility.Awaitility.await;
 import dev.fencing.testsupport.EmbeddedZooKeeper;
 import dev.fencing.testsupport.ZooKeeperSessions;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.zookeeper.KeeperException;
@@ -99,6 +105,52 @@ class LockFaultsIT {
             assertThat(sequence.runLocked(Lease::token)).isEqualTo(sequenceAfter + 1);
             assertThat(zxidAfter).isGreaterThan(zxidBefore);
             assertThat(listener.regressions).isEmpty();
+        }
+    }
+
+    @Test
+    void clientsRacingToRecreateADeletedParentAllGetTokensAboveEveryEarlierGrant() throws Exception {
+        String path = "/it/deleted/raced";
+        try (EmbeddedZooKeeper zk = EmbeddedZooKeeper.builder().build();
+                ZooKeeperClients clients = new ZooKeeperClients(zk.connectString())) {
+            CuratorFramework admin = clients.newClient(Duration.ofSeconds(10));
+            FencedLock first = clients.locks(admin).lock(path);
+            long before = 0;
+            for (int i = 0; i < 5; i++) {
+                before = first.runLocked(Lease::token);
+            }
+            admin.delete().deletingChildrenIfNeeded().forPath(path);
+            List<FencedLock> racers = new ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                racers.add(
+                        clients.locks(clients.newClient(Duration.ofSeconds(10))).lock(path));
+            }
+            CountDownLatch start = new CountDownLatch(1);
+            ExecutorService pool = Executors.newFixedThreadPool(racers.size());
+            try {
+                List<Future<Long>> grants = new ArrayList<>();
+                for (FencedLock racer : racers) {
+                    grants.add(pool.submit(() -> {
+                        start.await();
+                        return racer.runLocked(Lease::token);
+                    }));
+                }
+                start.countDown();
+                List<Long> tokens = new ArrayList<>();
+                for (Future<Long> grant : grants) {
+                    tokens.add(grant.get(60, TimeUnit.SECONDS));
+                }
+
+                long highestBefore = before;
+                assertThat(tokens).doesNotHaveDuplicates().allSatisfy(token -> assertThat(token)
+                        .isGreaterThan(highestBefore));
+                assertThat(admin.getChildren().forPath(path))
+                        .as("one incarnation, one marker")
+                        .singleElement()
+                        .satisfies(child -> assertThat(child).startsWith("fencing-base-"));
+            } finally {
+                pool.shutdownNow();
+            }
         }
     }
 

@@ -5,6 +5,8 @@ import java.util.List;
 import java.util.OptionalLong;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.transaction.CuratorOp;
+import org.apache.curator.framework.api.transaction.CuratorTransactionResult;
+import org.apache.curator.framework.api.transaction.OperationType;
 import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
@@ -32,8 +34,8 @@ import org.slf4j.LoggerFactory;
  *       tokens granted under it before, so the grant fails closed.
  *   <li>A recursive delete ({@code deleteall}) removes parent and marker, but not the history node,
  *       which lives elsewhere. When the library finds the parent missing but the history present, the
- *       path was used before: it writes the history node, and the zxid of that write becomes the new
- *       base. Every token granted under an earlier incarnation is below it: such a token is at most the
+ *       path was used before: it writes the history node in a transaction that also proves the parent
+ *       absent, and the zxid of that write becomes the new base. Every token granted under an earlier incarnation is below it: such a token is at most the
  *       old base plus the number of child creates and deletes of the old parent, each a transaction
  *       with its own zxid between the old base and the deletion, and the deletion precedes this write.
  * </ul>
@@ -111,10 +113,11 @@ public final class LockParents {
             } else {
                 Stat written;
                 try {
-                    written =
-                            client.setData().withVersion(previous.getVersion()).forPath(history, new byte[0]);
+                    written = markRecreation(client, history, previous.getVersion(), parent);
                 } catch (KeeperException.BadVersionException | KeeperException.NoNodeException raced) {
                     continue;
+                } catch (KeeperException.NodeExistsException made) {
+                    return; // another contender made it first: just as good
                 }
                 base = written.getMzxid();
                 ops.add(client.transactionOp()
@@ -147,6 +150,29 @@ public final class LockParents {
         }
         throw new IllegalStateException("could not create lock parent " + parent + " in " + CREATE_ATTEMPTS
                 + " attempts: other clients kept creating and deleting it");
+    }
+
+    /**
+     * Writes the history node in the same transaction that checks the parent is absent (a create and a
+     * delete of it), so the write's zxid comes after the deletion of every earlier incarnation. No other
+     * library incarnation can appear before this client's creating transaction, which checks the
+     * version written here: another creator would have had to write the history after this write.
+     */
+    private static Stat markRecreation(CuratorFramework client, String history, int version, String parent)
+            throws Exception {
+        List<CuratorTransactionResult> results = client.transaction()
+                .forOperations(
+                        client.transactionOp().setData().withVersion(version).forPath(history, new byte[0]),
+                        client.transactionOp()
+                                .create()
+                                .withMode(CreateMode.PERSISTENT)
+                                .forPath(parent),
+                        client.transactionOp().delete().forPath(parent));
+        return results.stream()
+                .filter(result -> result.getType() == OperationType.SET_DATA)
+                .findFirst()
+                .orElseThrow()
+                .getResultStat();
     }
 
     private static CuratorOp createOp(CuratorFramework client, List<ACL> acl, String path) throws Exception {
