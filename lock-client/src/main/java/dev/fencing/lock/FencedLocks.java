@@ -34,7 +34,7 @@ import org.apache.zookeeper.data.ACL;
  * client; an open lease's node stays until its owner closes the lease or the session ends.
  */
 public final class FencedLocks implements AutoCloseable {
-    /** Default headroom below the 32-bit wrap of a lock's sequence counter, in create/delete events. */
+    /** Default headroom below the 32-bit wrap of a lock's sequence counter, in child creates. */
     public static final int DEFAULT_SEQUENCE_WRAP_MARGIN = 10_000_000;
 
     private final LockRegistry registry;

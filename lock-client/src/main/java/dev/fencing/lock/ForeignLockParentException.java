@@ -1,10 +1,12 @@
 package dev.fencing.lock;
 
 /**
- * A {@link TokenSource#SEQUENCE} lock's parent node was not made by this library (it has no marker
- * child), so nothing is known about the tokens granted under it before: its sequence counter may have
- * restarted, and a token from it could be lower than one a resource already stored. No token was
- * issued and the lock node was released. The message names the path and the ways out.
+ * A lock's parent node was not made for the lock's token source, so a token from it could be lower
+ * than one a resource already stored: a {@link TokenSource#SEQUENCE} lock found no marker child (the
+ * parent was not made by this library, its sequence counter may have restarted), or a {@link
+ * TokenSource#ZXID} lock found a SEQUENCE lock's marker (a SEQUENCE grant after the zxid token would go
+ * backwards). No token was issued and the lock node was released. The message names the path and the
+ * ways out.
  */
 public class ForeignLockParentException extends FencedLockException {
     private static final long serialVersionUID = 1L;

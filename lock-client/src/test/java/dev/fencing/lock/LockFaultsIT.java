@@ -90,7 +90,7 @@ class LockFaultsIT {
                 sequenceBefore = sequence.runLocked(Lease::token);
                 zxidBefore = zxid.runLocked(Lease::token);
             }
-            assertThat(sequenceBefore).isEqualTo(5);
+            assertThat(sequenceBefore).as("sequences 1 to 5, plus 1").isEqualTo(6);
 
             // a plain delete cannot remove the parent: its marker keeps it non-empty
             assertThatThrownBy(() -> client.delete().forPath("/it/deleted/sequence"))
@@ -101,7 +101,7 @@ class LockFaultsIT {
 
             long sequenceAfter = sequence.runLocked(Lease::token);
             long zxidAfter = zxid.runLocked(Lease::token);
-            assertThat(sequenceAfter).isGreaterThan(sequenceBefore);
+            assertThat(sequenceAfter).isGreaterThan(sequenceBefore).isEqualTo((1L << 31) + 2);
             assertThat(sequence.runLocked(Lease::token)).isEqualTo(sequenceAfter + 1);
             assertThat(zxidAfter).isGreaterThan(zxidBefore);
             assertThat(listener.regressions).isEmpty();

@@ -17,6 +17,7 @@ import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.framework.state.ConnectionStateListener;
 import org.apache.curator.utils.PathUtils;
+import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.data.ACL;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -69,7 +70,7 @@ public final class LockRegistry implements AutoCloseable {
     }
 
     public FencedLock lock(String path, TokenSource source) {
-        validatePath(path);
+        validatePath(client.getNamespace(), path);
         ensureOpen(path);
         PathLock live = locks.get(path);
         if (live != null) {
@@ -84,6 +85,11 @@ public final class LockRegistry implements AutoCloseable {
     }
 
     static void validatePath(String path) {
+        validatePath("", path);
+    }
+
+    /** Validates {@code path} as seen through Curator {@code namespace} (empty for none). */
+    static void validatePath(String namespace, String path) {
         Objects.requireNonNull(path, "lock path");
         if (path.isEmpty()) {
             throw new IllegalArgumentException("lock path must not be empty; use a node such as /locks/<resource>");
@@ -97,8 +103,10 @@ public final class LockRegistry implements AutoCloseable {
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("lock path '" + path + "' is invalid: " + e.getMessage(), e);
         }
-        if (path.equals(LockParents.HISTORY_ROOT) || path.startsWith(LockParents.HISTORY_ROOT + "/")) {
-            throw new IllegalArgumentException("lock path '" + path + "' is inside " + LockParents.HISTORY_ROOT
+        String absolute = ZKPaths.fixForNamespace(namespace, path);
+        if (absolute.equals(LockParents.HISTORY_ROOT) || absolute.startsWith(LockParents.HISTORY_ROOT + "/")) {
+            throw new IllegalArgumentException("lock path '" + path + "' (" + absolute + " in ZooKeeper) is inside "
+                    + LockParents.HISTORY_ROOT
                     + ", where the library keeps the history of its lock parents");
         }
     }

@@ -111,7 +111,7 @@ final class PathLock {
                 czxid = stat.getCzxid();
                 owner = stat.getEphemeralOwner();
             }
-            token = source == TokenSource.SEQUENCE ? sequenceToken(node, attempt) : czxid;
+            token = source == TokenSource.SEQUENCE ? sequenceToken(node, attempt) : zxidToken(czxid, attempt);
             FenceTokens.requirePositive(token, "lock " + path);
             sessionId = owner;
             sessionTimeout = registry.client.getZookeeperClient().getZooKeeper().getSessionTimeout();
@@ -156,6 +156,23 @@ final class PathLock {
         return SequenceTokens.token(path, node, attempt.base.getAsLong(), registry.sequenceWrapMargin);
     }
 
+    /**
+     * A ZXID lock refuses a SEQUENCE lock's parent: its zxid token lies far above the sequence, so a
+     * SEQUENCE grant after it, in this process or another, would get a lower token.
+     */
+    private long zxidToken(long czxid, TokenLockDriver.Attempt attempt) {
+        if (attempt.base.isPresent()) {
+            throw new ForeignLockParentException(
+                    "lock parent " + path + " has a '" + LockParents.marker(attempt.base.getAsLong())
+                            + "' marker child: it is the parent of a TokenSource.SEQUENCE lock, whose tokens"
+                            + " (base + sequence + 1) would come out below this grant's zxid token " + czxid
+                            + " if a SEQUENCE holder followed it, so no token was issued. Use"
+                            + " TokenSource.SEQUENCE for this path, or move the ZXID lock to a fresh path",
+                    path);
+        }
+        return czxid;
+    }
+
     /** Only reached when a retried create found its node by GUID and so brought back no Stat. */
     private Stat statOf(String node) throws Exception {
         Stat stat = registry.client.checkExists().forPath(node);
@@ -176,7 +193,7 @@ final class PathLock {
                         + " base that is too low, or the history under " + LockParents.HISTORY_ROOT
                         + " was deleted together with the parent. Resources that stored " + previous
                         + " refuse writes under " + token + " only if no holder with a token between them"
-                        + " writes first: move the lock to a fresh path or use TokenSource.ZXID."
+                        + " writes first: move the lock to a fresh path, with either token source."
                 : "fence token for lock " + path + " went backwards: this grant got zxid " + token
                         + ", an earlier grant got " + previous + ". Zxids never go backwards on one"
                         + " ensemble, so this client now talks to a different ZooKeeper ensemble.";

@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 import dev.fencing.lock.FencedLock;
 import dev.fencing.lock.FencedLockListener;
 import dev.fencing.lock.FencedLocks;
+import dev.fencing.lock.ForeignLockParentException;
 import dev.fencing.lock.Lease;
 import dev.fencing.lock.LeaseLoss;
 import dev.fencing.lock.LockInterruptedException;
@@ -181,9 +182,12 @@ class LockRegistryIT {
             assertThat(registry.liveLocks()).isEqualTo(1);
         }
         assertThat(registry.liveLocks()).isZero();
-        assertThat(registry.lock(path + "/sku-1", TokenSource.ZXID).runLocked(Lease::token))
-                .as("an unused path holds no memory of its token source")
-                .isPositive();
+        assertThatThrownBy(
+                        () -> registry.lock(path + "/sku-1", TokenSource.ZXID).runLocked(Lease::token))
+                .as("an unused path holds no memory of its token source in the heap, but its parent's marker"
+                        + " still refuses a ZXID lock, whose token a later SEQUENCE grant would go below")
+                .isInstanceOf(ForeignLockParentException.class);
+        assertThat(registry.liveLocks()).isZero();
     }
 
     private static Runnable once(ThrowingRunnable action) {
