@@ -33,8 +33,10 @@ public enum TokenSource {
      * in the high 32 bits). Strictly increasing across parent deletion, leader failover and server
      * restarts, and comparable across lock paths; large numbers. Needs nothing of the parent, so the
      * library creates ZXID parents as CONTAINERs, which ZooKeeper deletes once unused. A SEQUENCE
-     * lock's parent (one with a marker) is refused with {@link ForeignLockParentException}: a SEQUENCE
-     * grant after a zxid token on the same path would go backwards.
+     * lock's parent (one with a marker), or a path whose history under {@code /fencing-lock-history}
+     * says SEQUENCE, is refused with {@link ForeignLockParentException}: tokens would go backwards
+     * between the two sources. For that, the first creation of a ZXID parent leaves a small history
+     * node saying {@code zxid}, which makes SEQUENCE locks refuse the path in turn.
      */
     ZXID
 }

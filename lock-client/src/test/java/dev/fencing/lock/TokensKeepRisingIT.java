@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.fencing.lock.internal.LockParents;
 import dev.fencing.testsupport.EmbeddedZooKeeper;
 import java.time.Duration;
 import java.util.List;
@@ -93,6 +94,40 @@ class TokensKeepRisingIT {
             assertThat(next)
                     .as("a later grant on the same lock path must beat an earlier one")
                     .isGreaterThan(first);
+        }
+    }
+
+    /**
+     * The other order in time: a ZXID lock's CONTAINER parent goes (reaped once unused, or deleted), and
+     * a SEQUENCE lock then makes a fresh parent on the same path. Its tokens must not start below the
+     * zxid tokens granted before, and a ZXID lock must not follow a SEQUENCE lock whose re-created
+     * parents' bases may lie above the zxids: the history records the path's token source.
+     */
+    @Test
+    void aPathKeepsTheTokenSourceItWasFirstUsedWithAcrossDeletionsOfItsParent() throws Exception {
+        String zxidPath = "/review/sources/zxid-first";
+        String sequencePath = "/review/sources/sequence-first";
+        try (EmbeddedZooKeeper zk = EmbeddedZooKeeper.builder().build();
+                ZooKeeperClients clients = new ZooKeeperClients(zk.connectString())) {
+            CuratorFramework client = clients.newClient(Duration.ofSeconds(10));
+            FencedLocks locks = clients.locks(client);
+            long zxidToken = locks.lock(zxidPath, TokenSource.ZXID).runLocked(Lease::token);
+            locks.lock(sequencePath).runLocked(Lease::token);
+            client.delete().deletingChildrenIfNeeded().forPath(zxidPath);
+            client.delete().deletingChildrenIfNeeded().forPath(sequencePath);
+
+            assertThatThrownBy(() -> locks.lock(zxidPath).runLocked(Lease::token))
+                    .as("a SEQUENCE grant after zxid token %d", zxidToken)
+                    .isInstanceOf(ForeignLockParentException.class)
+                    .hasMessageContaining(zxidPath)
+                    .hasMessageContaining("ZXID");
+            assertThatThrownBy(() -> locks.lock(sequencePath, TokenSource.ZXID).runLocked(Lease::token))
+                    .isInstanceOf(ForeignLockParentException.class)
+                    .hasMessageContaining(sequencePath)
+                    .hasMessageContaining("SEQUENCE");
+            assertThat(locks.lock(zxidPath, TokenSource.ZXID).runLocked(Lease::token))
+                    .isGreaterThan(zxidToken);
+            assertThat(locks.lock(sequencePath).runLocked(Lease::token)).isGreaterThan(LockParents.INCARNATION_SPAN);
         }
     }
 

@@ -1,5 +1,6 @@
 package dev.fencing.lock.internal;
 
+import dev.fencing.lock.ForeignLockParentException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -35,6 +36,11 @@ import org.slf4j.LoggerFactory;
  *       made by hand or by an older version, or a marker deleted by hand): nothing is known about the
  *       tokens granted under it before, so the grant fails closed. A ZXID lock refuses a parent with a
  *       marker, for the same reason the other way round (its zxid tokens lie far above the sequence).
+ *   <li>A path keeps the token source it was first used with, also across deletions of its parent:
+ *       a ZXID lock that creates its CONTAINER parent first records {@value #ZXID_HISTORY} as the
+ *       path's history (once per path), and each source refuses to create a parent on a path whose
+ *       history names the other (a SEQUENCE base after zxid tokens would start far below them; a
+ *       re-created SEQUENCE parent's base can lie above the zxids).
  *   <li>A recursive delete ({@code deleteall}) removes parent and marker, but not the history node,
  *       which lives elsewhere. When the library finds the parent missing but the history present, it
  *       creates the parent in one multi that sets the history's data to {@code stored base + 2^31}
@@ -86,6 +92,9 @@ public final class LockParents {
      * any token the previous incarnation can grant above its base (see the class comment).
      */
     public static final long INCARNATION_SPAN = 1L << 31;
+
+    /** The history data of a path first used by a ZXID lock. */
+    public static final String ZXID_HISTORY = "zxid";
 
     private static final int CREATE_ATTEMPTS = 10;
 
@@ -172,6 +181,14 @@ public final class LockParents {
             } catch (KeeperException.NoNodeException firstTime) {
                 data = null;
             }
+            if (isZxidHistory(data)) {
+                throw new ForeignLockParentException(
+                        "lock path " + absolute + " was used with TokenSource.ZXID (history node " + history
+                                + "): a SEQUENCE token on it would be far below the zxid tokens granted before,"
+                                + " so no parent was created and no token issued. Keep TokenSource.ZXID for this"
+                                + " path, or move the SEQUENCE lock to a fresh path",
+                        parent);
+            }
             long base = data == null ? 0 : nextBase(history, data, stat.getMzxid());
             byte[] stored = Long.toString(base).getBytes(StandardCharsets.US_ASCII);
             List<CuratorOp> ops = new ArrayList<>();
@@ -211,6 +228,58 @@ public final class LockParents {
         }
         throw new IllegalStateException("could not create lock parent " + absolute + " in " + CREATE_ATTEMPTS
                 + " attempts: other clients kept creating and deleting it");
+    }
+
+    /**
+     * Creates the CONTAINER parent of a ZXID lock, after making sure the path's history (created with
+     * data {@value #ZXID_HISTORY} if missing) does not name a SEQUENCE lock: a re-created SEQUENCE
+     * parent's base may lie above the zxids, so a ZXID token after it could go backwards.
+     */
+    static void createZxidParent(CuratorFramework client, String parent, List<ACL> acl) throws Exception {
+        CuratorFramework root = client.usingNamespace(null);
+        String absolute = ZKPaths.fixForNamespace(client.getNamespace(), parent);
+        String history = historyOf(absolute);
+        byte[] data;
+        try {
+            data = root.getData().forPath(history);
+        } catch (KeeperException.NoNodeException firstTime) {
+            ensureAncestors(root, history, acl);
+            try {
+                var builder = root.create().withMode(CreateMode.PERSISTENT);
+                byte[] zxid = ZXID_HISTORY.getBytes(StandardCharsets.US_ASCII);
+                if (acl != null) {
+                    builder.withACL(acl).forPath(history, zxid);
+                } else {
+                    builder.forPath(history, zxid);
+                }
+                data = zxid;
+            } catch (KeeperException.NodeExistsException raced) {
+                data = root.getData().forPath(history);
+            }
+        }
+        if (!isZxidHistory(data)) {
+            throw new ForeignLockParentException(
+                    "lock path " + absolute + " was used with TokenSource.SEQUENCE (history node " + history
+                            + "): its parent was deleted, and a re-created SEQUENCE parent's tokens may lie above"
+                            + " zxid tokens, so no parent was created and no token issued. Keep"
+                            + " TokenSource.SEQUENCE for this path, or move the ZXID lock to a fresh path",
+                    parent);
+        }
+        try {
+            var builder = client.create().creatingParentContainersIfNeeded().withMode(CreateMode.CONTAINER);
+            if (acl != null) {
+                builder.withACL(acl, true).forPath(parent);
+            } else {
+                builder.forPath(parent);
+            }
+            LOG.debug("created CONTAINER lock parent {} for ZXID tokens", absolute);
+        } catch (KeeperException.NodeExistsException raced) {
+            // another contender created it first: just as good
+        }
+    }
+
+    private static boolean isZxidHistory(byte[] data) {
+        return data != null && ZXID_HISTORY.equals(new String(data, StandardCharsets.US_ASCII));
     }
 
     private static CuratorOp createOp(CuratorFramework client, List<ACL> acl, String path, byte[] data)

@@ -81,6 +81,8 @@ final class PathLock {
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                     throw new LockInterruptedException(path, e);
+                } catch (ForeignLockParentException e) {
+                    throw e; // refused before any lock node was made: the message says why
                 } catch (Exception e) {
                     throw new LockAcquisitionException("could not acquire lock " + path + ": " + e, path, e);
                 }

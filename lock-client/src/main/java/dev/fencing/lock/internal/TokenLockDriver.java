@@ -10,8 +10,6 @@ import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.data.Stat;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Creates lock nodes the way the standard driver does (ephemeral sequential, GUID-protected), and on
@@ -19,10 +17,10 @@ import org.slf4j.LoggerFactory;
  * count of connection disruptions seen before the create, the create's Stat (czxid and the owning
  * session), and the token base named by the parent's marker among the children Curator lists anyway.
  * A missing parent is created the way its token source needs (see {@link LockParents}): SEQUENCE
- * parents with their marker and history, ZXID parents as CONTAINERs that ZooKeeper may reap when unused.
+ * parents with their marker and history, ZXID parents as CONTAINERs that ZooKeeper may reap when unused,
+ * after recording in the history that the path is a ZXID lock's.
  */
 final class TokenLockDriver extends StandardLockInternalsDriver {
-    private static final Logger LOG = LoggerFactory.getLogger(TokenLockDriver.class);
 
     /** What one acquire attempt learned; written and read by the acquiring thread only. */
     static final class Attempt {
@@ -93,18 +91,8 @@ final class TokenLockDriver extends StandardLockInternalsDriver {
     private void createParent(CuratorFramework client, String parent) throws Exception {
         if (source == TokenSource.SEQUENCE) {
             LockParents.createSequenceParent(client, parent, registry.acl);
-            return;
-        }
-        try {
-            var builder = client.create().creatingParentContainersIfNeeded().withMode(CreateMode.CONTAINER);
-            if (registry.acl != null) {
-                builder.withACL(registry.acl, true).forPath(parent);
-            } else {
-                builder.forPath(parent);
-            }
-            LOG.debug("created CONTAINER lock parent {} for ZXID tokens", parent);
-        } catch (KeeperException.NodeExistsException raced) {
-            // another contender created it first: just as good
+        } else {
+            LockParents.createZxidParent(client, parent, registry.acl);
         }
     }
 }
