@@ -45,7 +45,11 @@ public interface FencedLock {
      * @throws LockInterruptedException if interrupted while waiting (the interrupt flag is restored)
      * @throws LockAcquisitionException if ZooKeeper fails beyond the client's retry policy
      * @throws FenceTokenExhaustedException if the sequence counter nears its wrap
+     * @throws ForeignLockParentException if a SEQUENCE lock's parent was not made by this library
      * @throws LeaseLostException if this thread re-enters a lock whose lease was invalidated
+     * @throws IllegalStateException if the {@link FencedLocks} that made this lock is closed
+     * @return the lease; already invalid (see {@link Lease#lossCause()}) if the connection was
+     *     suspended or lost, or this JVM paused, between the lock node's creation and the grant
      */
     Lease acquire();
 

@@ -2,7 +2,9 @@ package dev.fencing.lock;
 
 /**
  * Told when something happens to a lock that the holder must act on. Called on Curator's event
- * thread or the pause detector's thread: return quickly, and do not acquire locks from here.
+ * thread, the pause detector's thread, the thread closing the {@link FencedLocks}, or the acquiring
+ * thread (for a grant that was disrupted before it was registered): return quickly, and do not acquire
+ * locks from here.
  * Exceptions thrown by a listener are logged and ignored.
  */
 public interface FencedLockListener {
@@ -12,9 +14,9 @@ public interface FencedLockListener {
 
     /**
      * A grant of {@code lockPath} got a token lower than one this process had seen before on that
-     * path. With {@link TokenSource#SEQUENCE} this means the lock's parent node was deleted and
-     * recreated, so its sequence counter restarted: resources that stored the higher token will
-     * refuse writes under the new one until tokens pass it again.
+     * path (while the path was in use here). With {@link TokenSource#SEQUENCE} the library prevents
+     * this itself unless someone deleted the parent's history too or set its marker by hand to a base
+     * that is too low; with {@link TokenSource#ZXID}, the client now talks to another ensemble.
      *
      * @param explanation the same plain-words explanation the library logs
      */

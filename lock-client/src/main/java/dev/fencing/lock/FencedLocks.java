@@ -24,11 +24,17 @@ import org.apache.zookeeper.data.ACL;
  * }
  * }</pre>
  *
- * Thread-safe. Closing it stops the pause detector and the connection listener; it does not close the
- * Curator client, and leases still open stay held until closed.
+ * Thread-safe. A {@link FencedLock} is a cheap handle: keep it or ask again, as you like. The state
+ * behind a lock path lives only while some thread acquires or holds it, so locking millions of paths
+ * (one per SKU) does not grow the heap; see the README for what stays in ZooKeeper.
+ *
+ * <p>{@link #close()} stops the pause detector and the connection listener, invalidates every open lease
+ * with {@link LeaseLoss#LOCKS_CLOSED} (nothing watches them any more) and refuses {@code lock} and
+ * {@code acquire} from then on with an {@link IllegalStateException}. It does not close the Curator
+ * client; an open lease's node stays until its owner closes the lease or the session ends.
  */
 public final class FencedLocks implements AutoCloseable {
-    /** Default headroom below the 32-bit wrap of a lock's sequence counter, in create/delete events. */
+    /** Default headroom below the 32-bit wrap of a lock's sequence counter, in child creates. */
     public static final int DEFAULT_SEQUENCE_WRAP_MARGIN = 10_000_000;
 
     private final LockRegistry registry;
@@ -50,7 +56,14 @@ public final class FencedLocks implements AutoCloseable {
         return lock(path, defaultTokenSource);
     }
 
-    /** The lock at {@code path}, with the given token source. All users of one path must pick the same source. */
+    /**
+     * The lock at {@code path}, with the given token source. All users of one path must pick the same
+     * source; a path in use in this process with the other source is refused.
+     *
+     * @throws IllegalArgumentException if the path is malformed, {@code /}, inside {@value
+     *     dev.fencing.lock.internal.LockParents#HISTORY_ROOT}, or in use with the other source
+     * @throws IllegalStateException if these locks are closed
+     */
     public FencedLock lock(String path, TokenSource tokenSource) {
         Objects.requireNonNull(tokenSource, "tokenSource");
         return registry.lock(path, tokenSource);
@@ -86,8 +99,9 @@ public final class FencedLocks implements AutoCloseable {
         }
 
         /**
-         * ACL for lock nodes and for the lock parents this library creates (see {@link
-         * ZooKeeperDigest}). By default the client's own ACL provider decides.
+         * ACL for lock nodes and for what this library creates around them: lock parents, their
+         * markers and history nodes, and missing ancestors (see {@link ZooKeeperDigest}). By default
+         * the client's own ACL provider decides.
          */
         public Builder acl(List<ACL> acl) {
             Objects.requireNonNull(acl, "acl");

@@ -9,8 +9,9 @@ package dev.fencing.lock;
  * token.
  *
  * <p>The lease turns invalid, for good, when the client's connection is suspended, its session is
- * lost, or this JVM is seen to have stopped for longer than the pause tolerance; the {@link
- * FencedLockListener} is told. A holder that finds its lease invalid should stop writing and close
+ * lost, this JVM is seen to have stopped for longer than the pause tolerance, or its {@link
+ * FencedLocks} is closed; the {@link FencedLockListener} is told. One of these events between the
+ * creation of the holder's node and the grant yields a lease that is invalid from the start. A holder that finds its lease invalid should stop writing and close
  * it; to continue, acquire again (with a new, greater token).
  *
  * <p>Thread-safe for reads; {@link #close()} must be called by the thread that acquired the lock
@@ -42,8 +43,13 @@ public interface Lease extends AutoCloseable {
     void ensureValid();
 
     /**
-     * Asks the server (one round trip) whether the holder's node still exists and belongs to this
-     * session. A false answer, or no answer, invalidates the lease with {@link LeaseLoss#NODE_GONE}.
+     * Asks the server whether the holder's node still exists and belongs to this session: first a
+     * {@code sync} (so a lagging follower cannot report a deleted node as present), then a read. A
+     * false answer, or no answer within a session timeout, invalidates the lease with {@link
+     * LeaseLoss#NODE_GONE}.
+     *
+     * @throws LockInterruptedException if interrupted meanwhile: the interrupt flag stays set and the
+     *     lease is left as it was
      */
     boolean verify();
 

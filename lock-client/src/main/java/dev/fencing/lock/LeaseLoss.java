@@ -12,5 +12,7 @@ public enum LeaseLoss {
      */
     PAUSE_DETECTED,
     /** {@link Lease#verify()} asked the server: the holder's node is gone or belongs to another session. */
-    NODE_GONE
+    NODE_GONE,
+    /** The {@link FencedLocks} that made the lock was closed: nothing watches the lease any more. */
+    LOCKS_CLOSED
 }

@@ -6,21 +6,37 @@ package dev.fencing.lock;
  */
 public enum TokenSource {
     /**
-     * The holder node's sequence number plus one (ZooKeeper numbers the first child of a fresh parent
-     * 0, and protected resources start at 0, so tokens start at 1). Small, readable, and strictly
-     * increasing per lock path for as long as the lock's parent node lives: the library creates
-     * parents PERSISTENT so ZooKeeper never reaps them. If an operator deletes the parent anyway, the
-     * sequence restarts and tokens go backwards; resources then refuse the new holder (safe, not
-     * live) and {@link FencedLockListener#tokenRegressed} says why. The counter is the parent's
-     * 32-bit {@code cversion}, bumped by every child create and delete; the library refuses to issue
-     * tokens as it nears its wrap (see {@link FencedLocks.Builder#sequenceWrapMargin(int)}).
+     * The holder node's sequence number + 1: 2 for the first grant of a fresh lock, small and readable.
+     * The library creates the lock's parent with a marker child (which takes sequence 0 and keeps the
+     * parent from ever being empty, so ZooKeeper's container reaper never deletes it and a plain
+     * {@code delete} fails) and a history node under {@code /fencing-lock-history} holding the parent's
+     * base. Tokens are strictly increasing per lock path, also across a recursive deletion of the
+     * parent: a parent the library finds deleted is created again with a base {@code 2^31} above the
+     * previous one, above every token granted before (token = base + sequence + 1), at the cost of large
+     * tokens from then on. With base 0 the token equals the earlier lock-client's ({@code sequence + 1}),
+     * so clients of both versions on one parent never collide. A parent without the marker (a plain
+     * Curator lock's CONTAINER parent, one made by hand) is refused with {@link
+     * ForeignLockParentException}: nothing is known about the tokens granted under it.
+     *
+     * <p>Not covered: deleting the history node together with the parent makes the next grant look
+     * like the first one, with token 2; so does a recreation through a client whose connect string has a
+     * different chroot (a Curator namespace is accounted for). Protect both with ACLs, or use {@link
+     * #ZXID}.
+     *
+     * <p>The counter is the parent's 32-bit child-create count (deletes do not advance it); the library
+     * refuses to issue tokens as it nears its wrap (see {@link FencedLocks.Builder#sequenceWrapMargin(int)}).
      */
     SEQUENCE,
 
     /**
      * The holder node's {@code czxid}: the 64-bit id of the transaction that created it (leader epoch
      * in the high 32 bits). Strictly increasing across parent deletion, leader failover and server
-     * restarts, and comparable across lock paths; large numbers.
+     * restarts, and comparable across lock paths; large numbers. Needs nothing of the parent, so the
+     * library creates ZXID parents as CONTAINERs, which ZooKeeper deletes once unused. A SEQUENCE
+     * lock's parent (one with a marker), or a path whose history under {@code /fencing-lock-history}
+     * says SEQUENCE, is refused with {@link ForeignLockParentException}: tokens would go backwards
+     * between the two sources. For that, the first creation of a ZXID parent leaves a small history
+     * node saying {@code zxid}, which makes SEQUENCE locks refuse the path in turn.
      */
     ZXID
 }

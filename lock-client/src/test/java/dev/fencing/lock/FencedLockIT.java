@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.fencing.testsupport.ZooKeeperEndpoint;
 import dev.fencing.testsupport.ZooKeeperServers;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -44,23 +45,40 @@ class FencedLockIT {
     }
 
     @Test
-    void firstGrantOfAFreshLockHasTokenOneAndItsParentIsPersistent() throws Exception {
+    void firstGrantOfAFreshLockHasTokenTwoSinceTheMarkerTookSequenceZeroAndItsParentCarriesMarkerAndHistory()
+            throws Exception {
         CuratorFramework client = clients.newClient(Duration.ofSeconds(10));
         FencedLock lock = clients.locks(client).lock(path);
 
         try (Lease lease = lock.acquire()) {
-            assertThat(lease.token()).isEqualTo(1);
+            assertThat(lease.token()).isEqualTo(2);
             assertThat(lease.path()).isEqualTo(path);
             assertThat(lease.isValid()).isTrue();
             assertThat(lease.verify()).isTrue();
         }
-        Stat parent = client.checkExists().forPath(path);
-        assertThat(parent.getEphemeralOwner())
-                .as("0 means PERSISTENT, not CONTAINER")
-                .isZero();
+        assertThat(client.getChildren().forPath(path)).containsExactly("fencing-base-0");
+        assertThat(new String(client.getData().forPath("/fencing-lock-history" + path), StandardCharsets.US_ASCII))
+                .isEqualTo("0");
         try (Lease again = lock.acquire()) {
-            assertThat(again.token()).isEqualTo(2);
+            assertThat(again.token()).isEqualTo(3);
         }
+    }
+
+    /** Measures what the README says about the counter behind SEQUENCE tokens. */
+    @Test
+    void theSequenceCountsChildCreatesButNotDeletesWhileCversionCountsBoth() throws Exception {
+        CuratorFramework client = clients.newClient(Duration.ofSeconds(10));
+        FencedLock lock = clients.locks(client).lock(path);
+        assertThat(lock.runLocked(Lease::token)).isEqualTo(2); // marker create, lock node create and delete
+        client.create().forPath(path + "/by-hand");
+        client.delete().forPath(path + "/by-hand");
+
+        assertThat(lock.runLocked(Lease::token))
+                .as("3 creates before this node: sequence 3, token 4 (deletes counted would give 6)")
+                .isEqualTo(4);
+        assertThat(client.checkExists().forPath(path).getCversion())
+                .as("4 creates and 3 deletes")
+                .isEqualTo(7);
     }
 
     @Test
@@ -125,12 +143,12 @@ class FencedLockIT {
     @Test
     void refusesToIssueTokensWhenTheSequenceNearsItsWrap() {
         CuratorFramework client = clients.newClient(Duration.ofSeconds(10));
-        // a margin that leaves room for sequences 0..2 only, so the wrap guard is reached quickly
+        // a margin that leaves room for sequences up to 2 only (0 is the marker's), so the guard is reached quickly
         FencedLocks locks = clients.track(FencedLocks.builder(client)
                 .sequenceWrapMargin(Integer.MAX_VALUE - 2)
                 .build());
         FencedLock lock = locks.lock(path);
-        for (int expected = 1; expected <= 3; expected++) {
+        for (int expected = 2; expected <= 3; expected++) { // sequences 1 and 2
             assertThat(lock.runLocked(Lease::token)).isEqualTo(expected);
         }
 
@@ -151,9 +169,12 @@ class FencedLockIT {
 
         assertThatThrownBy(() -> locks.lock("")).hasMessageContaining("must not be empty");
         assertThatThrownBy(() -> locks.lock("no-slash")).hasMessageContaining("'no-slash'");
-        assertThatThrownBy(() -> locks.lock(path, TokenSource.ZXID))
-                .hasMessageContaining(path)
-                .hasMessageContaining("SEQUENCE");
+        try (Lease held = lock.acquire()) {
+            assertThatThrownBy(() -> locks.lock(path, TokenSource.ZXID))
+                    .hasMessageContaining(path)
+                    .hasMessageContaining("SEQUENCE");
+        }
+        assertThatThrownBy(() -> locks.lock("/fencing-lock-history/x")).hasMessageContaining("history");
         assertThatThrownBy(() -> lock.tryAcquire(Duration.ZERO)).hasMessageContaining("PT0S");
         assertThatThrownBy(() -> lock.tryAcquire(Duration.ofSeconds(-1))).hasMessageContaining("PT-1S");
         assertThatThrownBy(() -> lock.tryAcquire(null)).isInstanceOf(NullPointerException.class);

@@ -7,8 +7,14 @@ import static org.awaitility.Awaitility.await;
 import dev.fencing.testsupport.EmbeddedZooKeeper;
 import dev.fencing.testsupport.ZooKeeperSessions;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.zookeeper.KeeperException;
@@ -69,7 +75,7 @@ class LockFaultsIT {
     }
 
     @Test
-    void deletingTheParentMakesSequenceTokensGoBackwardsAndSaysWhyButZxidTokensStillRise() throws Exception {
+    void aRecursivelyDeletedParentIsRecreatedWithTokensAboveEveryEarlierGrantAndZxidTokensStillRise() throws Exception {
         try (EmbeddedZooKeeper zk = EmbeddedZooKeeper.builder().build();
                 ZooKeeperClients clients = new ZooKeeperClients(zk.connectString())) {
             RecordingListener listener = new RecordingListener();
@@ -84,26 +90,91 @@ class LockFaultsIT {
                 sequenceBefore = sequence.runLocked(Lease::token);
                 zxidBefore = zxid.runLocked(Lease::token);
             }
+            assertThat(sequenceBefore).as("sequences 1 to 5, plus 1").isEqualTo(6);
 
-            // an operator "cleans up" the lock parents while nobody holds them
+            // a plain delete cannot remove the parent: its marker keeps it non-empty
+            assertThatThrownBy(() -> client.delete().forPath("/it/deleted/sequence"))
+                    .isInstanceOf(KeeperException.NotEmptyException.class);
+            // an operator "cleans up" the lock parents recursively while nobody holds them
             client.delete().deletingChildrenIfNeeded().forPath("/it/deleted/sequence");
             client.delete().deletingChildrenIfNeeded().forPath("/it/deleted/zxid");
 
             long sequenceAfter = sequence.runLocked(Lease::token);
             long zxidAfter = zxid.runLocked(Lease::token);
-            assertThat(sequenceAfter).isEqualTo(1).isLessThan(sequenceBefore);
+            assertThat(sequenceAfter).isGreaterThan(sequenceBefore).isEqualTo((1L << 31) + 2);
+            assertThat(sequence.runLocked(Lease::token)).isEqualTo(sequenceAfter + 1);
             assertThat(zxidAfter).isGreaterThan(zxidBefore);
-            long highestBefore = sequenceBefore;
-            assertThat(listener.regressions).singleElement().satisfies(r -> {
-                assertThat(r.path()).isEqualTo("/it/deleted/sequence");
-                assertThat(r.previous()).isEqualTo(highestBefore);
-                assertThat(r.current()).isEqualTo(1);
-                assertThat(r.explanation())
-                        .contains("went backwards", "deleted and recreated", "will refuse every write", "ZXID");
-            });
-            assertThat(client.checkExists().forPath("/it/deleted/sequence").getEphemeralOwner())
-                    .as("recreated PERSISTENT")
-                    .isZero();
+            assertThat(listener.regressions).isEmpty();
+        }
+    }
+
+    @Test
+    void clientsRacingToRecreateADeletedParentAllGetTokensAboveEveryEarlierGrant() throws Exception {
+        String path = "/it/deleted/raced";
+        try (EmbeddedZooKeeper zk = EmbeddedZooKeeper.builder().build();
+                ZooKeeperClients clients = new ZooKeeperClients(zk.connectString())) {
+            CuratorFramework admin = clients.newClient(Duration.ofSeconds(10));
+            FencedLock first = clients.locks(admin).lock(path);
+            long before = 0;
+            for (int i = 0; i < 5; i++) {
+                before = first.runLocked(Lease::token);
+            }
+            admin.delete().deletingChildrenIfNeeded().forPath(path);
+            List<FencedLock> racers = new ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                racers.add(
+                        clients.locks(clients.newClient(Duration.ofSeconds(10))).lock(path));
+            }
+            CountDownLatch start = new CountDownLatch(1);
+            ExecutorService pool = Executors.newFixedThreadPool(racers.size());
+            try {
+                List<Future<Long>> grants = new ArrayList<>();
+                for (FencedLock racer : racers) {
+                    grants.add(pool.submit(() -> {
+                        start.await();
+                        return racer.runLocked(Lease::token);
+                    }));
+                }
+                start.countDown();
+                List<Long> tokens = new ArrayList<>();
+                for (Future<Long> grant : grants) {
+                    tokens.add(grant.get(60, TimeUnit.SECONDS));
+                }
+
+                long highestBefore = before;
+                assertThat(tokens).doesNotHaveDuplicates().allSatisfy(token -> assertThat(token)
+                        .isGreaterThan(highestBefore));
+                assertThat(admin.getChildren().forPath(path))
+                        .as("one incarnation, one marker")
+                        .singleElement()
+                        .satisfies(child -> assertThat(child).startsWith("fencing-base-"));
+            } finally {
+                pool.shutdownNow();
+            }
+        }
+    }
+
+    @Test
+    void aParentMadeByAPlainCuratorLockIsRefusedNamingThePathWhileZxidLocksUseIt() throws Exception {
+        try (EmbeddedZooKeeper zk = EmbeddedZooKeeper.builder().build();
+                ZooKeeperClients clients = new ZooKeeperClients(zk.connectString())) {
+            CuratorFramework client = clients.newClient(Duration.ofSeconds(10));
+            InterProcessMutex plain = new InterProcessMutex(client, "/it/foreign");
+            plain.acquire();
+            plain.release();
+            FencedLocks locks = clients.locks(client);
+
+            assertThatThrownBy(() -> locks.lock("/it/foreign").acquire())
+                    .isInstanceOf(ForeignLockParentException.class)
+                    .hasMessageContaining("/it/foreign")
+                    .hasMessageContaining("fencing-base-")
+                    .hasMessageContaining("TokenSource.ZXID");
+            assertThat(client.getChildren().forPath("/it/foreign"))
+                    .as("the refused grant released its node")
+                    .isEmpty();
+            // an operator who knows the history adopts the parent by creating its marker
+            client.create().forPath("/it/foreign/fencing-base-100");
+            assertThat(locks.lock("/it/foreign").runLocked(Lease::token)).isGreaterThan(100);
         }
     }
 
@@ -154,6 +225,13 @@ class LockFaultsIT {
 
             assertThat(client.checkExists().forPath("/it/reaper/fenced")).isNotNull();
             assertThat(fenced.runLocked(Lease::token)).isGreaterThan(first);
+
+            // a ZXID lock's parent is a CONTAINER: reaped when unused, which its tokens do not mind
+            FencedLock byZxid = clients.locks(client).lock("/it/reaper/zxid", TokenSource.ZXID);
+            long zxidFirst = byZxid.runLocked(Lease::token);
+            await().atMost(Duration.ofSeconds(10))
+                    .until(() -> client.checkExists().forPath("/it/reaper/zxid") == null);
+            assertThat(byZxid.runLocked(Lease::token)).isGreaterThan(zxidFirst);
         }
     }
 
@@ -169,11 +247,18 @@ class LockFaultsIT {
 
             try (Lease lease = locks.lock("/it/acl/orders").acquire()) {
                 String node = "/it/acl/orders/"
-                        + owner.getChildren().forPath("/it/acl/orders").get(0);
+                        + owner.getChildren().forPath("/it/acl/orders").stream()
+                                .filter(child -> child.contains("lock-"))
+                                .findFirst()
+                                .orElseThrow();
 
                 assertThatThrownBy(() -> stranger.delete().forPath(node))
                         .isInstanceOf(KeeperException.NoAuthException.class);
                 assertThatThrownBy(() -> stranger.create().forPath("/it/acl/orders/intruder"))
+                        .isInstanceOf(KeeperException.NoAuthException.class);
+                assertThatThrownBy(() -> stranger.delete().forPath("/it/acl/orders/fencing-base-0"))
+                        .isInstanceOf(KeeperException.NoAuthException.class);
+                assertThatThrownBy(() -> stranger.delete().forPath("/fencing-lock-history/it/acl/orders"))
                         .isInstanceOf(KeeperException.NoAuthException.class);
                 FencedLock strangerLock = clients.locks(stranger).lock("/it/acl/orders");
                 assertThatThrownBy(() -> strangerLock.tryAcquire(Duration.ofSeconds(2)))
@@ -185,7 +270,10 @@ class LockFaultsIT {
             FencedLock open = clients.locks(owner).lock("/it/acl/open");
             try (Lease lease = open.acquire()) {
                 String node = "/it/acl/open/"
-                        + owner.getChildren().forPath("/it/acl/open").get(0);
+                        + owner.getChildren().forPath("/it/acl/open").stream()
+                                .filter(child -> child.contains("lock-"))
+                                .findFirst()
+                                .orElseThrow();
                 stranger.delete().forPath(node);
                 assertThat(lease.verify()).isFalse();
             }

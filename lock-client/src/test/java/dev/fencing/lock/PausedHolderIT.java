@@ -47,8 +47,10 @@ class PausedHolderIT {
                     signal("CONT", holder.pid());
 
                     String lost = lines.poll(30, TimeUnit.SECONDS);
+                    String nodeOwned = lines.poll(30, TimeUnit.SECONDS);
                     String verify = lines.poll(30, TimeUnit.SECONDS);
                     assertThat(lost).as("child after SIGCONT").startsWith("LOST ");
+                    assertThat(nodeOwned).startsWith("NODE_OWNED ");
                     assertThat(verify).isEqualTo("VERIFY false");
                     assertThat(successor.verify())
                             .as("the new holder still holds the lock")
@@ -63,7 +65,48 @@ class PausedHolderIT {
         }
     }
 
+    /**
+     * A pause far shorter than the session timeout: ZooKeeper and Curator see nothing wrong (the holder's
+     * node and session survive), so only the pause detector can tell the holder that its lease may have
+     * outlived its safety margin.
+     */
+    @Test
+    void aPauseLongerThanTheToleranceButShorterThanTheSessionIsReportedAsPauseDetected() throws Exception {
+        String path = "/it/paused-briefly";
+        try (EmbeddedZooKeeper zk = EmbeddedZooKeeper.builder().build()) {
+            Process holder = startHolder(zk.connectString(), path, 10_000, 300L);
+            try {
+                BlockingQueue<String> lines = readLines(holder);
+                String held = lines.poll(60, TimeUnit.SECONDS);
+                assertThat(held).as("child's first line").startsWith("HELD ");
+
+                signal("STOP", holder.pid());
+                // the fault itself, not a wait for a condition: a 1.5 s stop, five times the 300 ms
+                // tolerance and well inside the 10 s session
+                Thread.sleep(1_500);
+                signal("CONT", holder.pid());
+
+                String lost = lines.poll(20, TimeUnit.SECONDS);
+                assertThat(lost).as("child after SIGCONT").startsWith("LOST PAUSE_DETECTED ");
+                assertThat(lines.poll(20, TimeUnit.SECONDS))
+                        .as("the holder's node and session survived: ZooKeeper saw nothing")
+                        .isEqualTo("NODE_OWNED true");
+                assertThat(lines.poll(20, TimeUnit.SECONDS)).isEqualTo("VERIFY false");
+                assertThat(holder.waitFor(30, TimeUnit.SECONDS)).isTrue();
+                assertThat(holder.exitValue()).isZero();
+            } finally {
+                signal("CONT", holder.pid());
+                holder.destroyForcibly();
+            }
+        }
+    }
+
     private static Process startHolder(String connect, String path) throws IOException {
+        return startHolder(connect, path, SESSION_TIMEOUT_MS, null);
+    }
+
+    private static Process startHolder(String connect, String path, int sessionTimeoutMs, Long pauseToleranceMs)
+            throws IOException {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         List<String> command = new ArrayList<>(List.of(
                 java,
@@ -73,7 +116,10 @@ class PausedHolderIT {
                 PausedHolderMain.class.getName(),
                 connect,
                 path,
-                Integer.toString(SESSION_TIMEOUT_MS)));
+                Integer.toString(sessionTimeoutMs)));
+        if (pauseToleranceMs != null) {
+            command.add(Long.toString(pauseToleranceMs));
+        }
         File log = Path.of("target", "paused-holder.log").toFile();
         return new ProcessBuilder(command)
                 .redirectError(ProcessBuilder.Redirect.to(log))

@@ -8,7 +8,9 @@ import org.apache.curator.retry.ExponentialBackoffRetry;
 /**
  * A lock holder in its own JVM, for {@link PausedHolderIT} to freeze with SIGSTOP. Prints {@code HELD
  * <token>}, then checks its lease the way a careful holder does between steps, and when it finds the
- * lease gone prints {@code LOST <cause>}, then {@code VERIFY <true|false>}.
+ * lease gone prints {@code LOST <cause>}, then {@code NODE_OWNED <true|false>} (whether a lock node of
+ * this client's current session still exists, as ZooKeeper sees it), then {@code VERIFY <true|false>}. Arguments: connect string,
+ * lock path, session timeout in ms, and optionally the pause tolerance in ms.
  */
 public final class PausedHolderMain {
     private PausedHolderMain() {}
@@ -17,13 +19,14 @@ public final class PausedHolderMain {
         String connect = args[0];
         String path = args[1];
         int sessionTimeoutMs = Integer.parseInt(args[2]);
+        Duration pauseTolerance = args.length > 3 ? Duration.ofMillis(Long.parseLong(args[3])) : null;
         try (CuratorFramework client = CuratorFrameworkFactory.builder()
                         .connectString(connect)
                         .sessionTimeoutMs(sessionTimeoutMs)
                         .connectionTimeoutMs(sessionTimeoutMs)
                         .retryPolicy(new ExponentialBackoffRetry(50, 3, 500))
                         .build();
-                FencedLocks locks = startedLocks(client);
+                FencedLocks locks = startedLocks(client, pauseTolerance);
                 Lease lease = locks.lock(path).acquire()) {
             System.out.println("HELD " + lease.token());
             System.out.flush();
@@ -34,18 +37,35 @@ public final class PausedHolderMain {
                 Thread.sleep(5); // the holder's "work" between checks; the freeze comes from outside
             }
             System.out.println("LOST " + lease.lossCause() + " after " + checks + " checks");
+            System.out.println("NODE_OWNED " + ownsALockNode(client, path));
             System.out.println("VERIFY " + lease.verify());
             System.out.flush();
         }
     }
 
-    private static FencedLocks startedLocks(CuratorFramework client) throws InterruptedException {
+    private static boolean ownsALockNode(CuratorFramework client, String path) throws Exception {
+        long session = client.getZookeeperClient().getZooKeeper().getSessionId();
+        for (String child : client.getChildren().forPath(path)) {
+            var stat = client.checkExists().forPath(path + "/" + child);
+            if (child.contains("lock-") && stat != null && stat.getEphemeralOwner() == session) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static FencedLocks startedLocks(CuratorFramework client, Duration pauseTolerance)
+            throws InterruptedException {
         client.start();
         if (!client.blockUntilConnected(
                 (int) Duration.ofSeconds(20).toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)) {
             throw new IllegalStateException(
                     "could not connect to " + client.getZookeeperClient().getCurrentConnectionString());
         }
-        return FencedLocks.builder(client).build();
+        FencedLocks.Builder builder = FencedLocks.builder(client);
+        if (pauseTolerance != null) {
+            builder.pauseTolerance(pauseTolerance);
+        }
+        return builder.build();
     }
 }

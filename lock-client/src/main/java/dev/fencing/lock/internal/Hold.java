@@ -6,7 +6,7 @@ import java.util.concurrent.atomic.AtomicReference;
 
 /** One thread's hold of one lock, shared by its re-entrant leases. */
 final class Hold {
-    final DefaultFencedLock lock;
+    final PathLock lock;
     final String nodePath;
     final long token;
     final long sessionId;
@@ -14,7 +14,7 @@ final class Hold {
     final AtomicInteger entries = new AtomicInteger(1);
     private final AtomicReference<LeaseLoss> loss = new AtomicReference<>();
 
-    Hold(DefaultFencedLock lock, String nodePath, long token, long sessionId, Thread owner) {
+    Hold(PathLock lock, String nodePath, long token, long sessionId, Thread owner) {
         this.lock = lock;
         this.nodePath = nodePath;
         this.token = token;

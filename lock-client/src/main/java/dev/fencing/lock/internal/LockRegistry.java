@@ -11,21 +11,25 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.framework.state.ConnectionStateListener;
 import org.apache.curator.utils.PathUtils;
+import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.data.ACL;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Shared state of the locks made on one client: the lock instances (one per path, so re-entry works
- * however the caller looks the lock up), the live holds, and the two things that invalidate them.
+ * Shared state of the locks made on one client: the path locks in use (one per path, so re-entry works
+ * however the caller looks the lock up, dropped when unused so millions of paths do not fill the
+ * heap), the live holds, and the three things that invalidate them: connection events, pauses of this
+ * JVM, and {@link #close()}.
  */
 public final class LockRegistry implements AutoCloseable {
-    private static final Logger log = LoggerFactory.getLogger(LockRegistry.class);
+    private static final Logger LOG = LoggerFactory.getLogger(LockRegistry.class);
     private static final long MIN_DEFAULT_TOLERANCE_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
 
     final CuratorFramework client;
@@ -33,14 +37,19 @@ public final class LockRegistry implements AutoCloseable {
     final FencedLockListener listener;
     final int sequenceWrapMargin;
 
-    private final ConcurrentMap<String, DefaultFencedLock> locks = new ConcurrentHashMap<>();
+    private final ConcurrentMap<String, PathLock> locks = new ConcurrentHashMap<>();
     private final Set<Hold> holds = ConcurrentHashMap.newKeySet();
     private final ConnectionStateListener stateListener = this::stateChanged;
     private final Long explicitToleranceNanos;
     private final Thread pauseDetector;
+    /** Counts SUSPENDED, LOST and detected pauses; an acquire that saw it change must not hand out a valid lease. */
+    private final AtomicLong disruptions = new AtomicLong();
+
+    private volatile LeaseLoss lastDisruption = LeaseLoss.CONNECTION_SUSPENDED;
     private volatile long toleranceNanos;
     private volatile long lastTickNanos = System.nanoTime();
     private volatile boolean closed;
+    private volatile Runnable beforeRegistering = () -> {};
 
     public LockRegistry(
             CuratorFramework client,
@@ -61,17 +70,26 @@ public final class LockRegistry implements AutoCloseable {
     }
 
     public FencedLock lock(String path, TokenSource source) {
-        validatePath(path);
-        DefaultFencedLock lock = locks.computeIfAbsent(path, p -> new DefaultFencedLock(this, p, source));
-        if (lock.tokenSource() != source) {
-            throw new IllegalArgumentException("lock path '" + path + "' is already used with token source "
-                    + lock.tokenSource() + " in this process, not " + source
-                    + "; all users of one lock path must use the same token source");
+        validatePath(client.getNamespace(), path);
+        ensureOpen(path);
+        PathLock live = locks.get(path);
+        if (live != null) {
+            requireSameSource(live, source);
         }
-        return lock;
+        return new LockHandle(this, path, source);
+    }
+
+    /** The number of lock paths with state in this process: those being acquired or held. */
+    public int liveLocks() {
+        return locks.size();
     }
 
     static void validatePath(String path) {
+        validatePath("", path);
+    }
+
+    /** Validates {@code path} as seen through Curator {@code namespace} (empty for none). */
+    static void validatePath(String namespace, String path) {
         Objects.requireNonNull(path, "lock path");
         if (path.isEmpty()) {
             throw new IllegalArgumentException("lock path must not be empty; use a node such as /locks/<resource>");
@@ -85,14 +103,120 @@ public final class LockRegistry implements AutoCloseable {
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("lock path '" + path + "' is invalid: " + e.getMessage(), e);
         }
+        String absolute = ZKPaths.fixForNamespace(namespace, path);
+        if (absolute.equals(LockParents.HISTORY_ROOT) || absolute.startsWith(LockParents.HISTORY_ROOT + "/")) {
+            throw new IllegalArgumentException("lock path '" + path + "' (" + absolute + " in ZooKeeper) is inside "
+                    + LockParents.HISTORY_ROOT
+                    + ", where the library keeps the history of its lock parents");
+        }
     }
 
-    void register(Hold hold, int negotiatedSessionTimeoutMillis) {
+    private void ensureOpen(String path) {
+        if (closed) {
+            throw new IllegalStateException("these FencedLocks are closed; lock " + path + " cannot be acquired");
+        }
+    }
+
+    private static void requireSameSource(PathLock lock, TokenSource source) {
+        if (lock.tokenSource() != source) {
+            throw new IllegalArgumentException("lock path '" + lock.path() + "' is in use with token source "
+                    + lock.tokenSource() + " in this process, not " + source
+                    + "; all users of one lock path must use the same token source");
+        }
+    }
+
+    /** The path's shared lock, counted as used until {@link #checkin}. */
+    PathLock checkout(String path, TokenSource source) {
+        ensureOpen(path);
+        return locks.compute(path, (p, lock) -> {
+            PathLock current = lock != null ? lock : new PathLock(this, p, source);
+            requireSameSource(current, source);
+            current.users++;
+            return current;
+        });
+    }
+
+    void checkin(PathLock lock) {
+        locks.computeIfPresent(lock.path(), (p, current) -> {
+            if (current != lock) {
+                return current;
+            }
+            current.users--;
+            return current.users == 0 ? null : current;
+        });
+    }
+
+    /** Test hook: runs on the acquiring thread after Curator granted the lock, before the hold is registered. */
+    void beforeRegistering(Runnable hook) {
+        this.beforeRegistering = Objects.requireNonNull(hook);
+    }
+
+    void beforeRegistering() {
+        beforeRegistering.run();
+    }
+
+    /**
+     * Registers a new hold, then invalidates it at once if anything happened since its node was created
+     * that would have invalidated it had it been registered then. Registering first and checking after
+     * leaves no gap: an event either finds the hold in the set or changes what is checked here.
+     */
+    void register(Hold hold, int negotiatedSessionTimeoutMillis, long disruptionsBeforeCreate) {
         if (explicitToleranceNanos == null && negotiatedSessionTimeoutMillis > 0) {
             toleranceNanos = Math.max(
                     MIN_DEFAULT_TOLERANCE_NANOS, TimeUnit.MILLISECONDS.toNanos(negotiatedSessionTimeoutMillis) / 3);
         }
         holds.add(hold);
+        LeaseLoss loss = lossAtRegistration(
+                closed,
+                pausedTooLong(),
+                disruptionsBeforeCreate,
+                disruptions.get(),
+                lastDisruption,
+                hold.sessionId,
+                currentSessionId());
+        if (loss != null) {
+            invalidate(hold, loss);
+        }
+    }
+
+    /**
+     * Why a hold that has just been registered is already invalid, or null if it is not. The session
+     * check catches an expiry whose LOST event Curator has not delivered yet: the client may already
+     * run a new session while the old one's node, ours, is gone.
+     */
+    static LeaseLoss lossAtRegistration(
+            boolean closed,
+            boolean paused,
+            long disruptionsBeforeCreate,
+            long disruptionsNow,
+            LeaseLoss lastDisruption,
+            long nodeOwnerSession,
+            long currentSession) {
+        if (closed) {
+            return LeaseLoss.LOCKS_CLOSED;
+        }
+        if (paused) {
+            return LeaseLoss.PAUSE_DETECTED;
+        }
+        if (disruptionsNow != disruptionsBeforeCreate) {
+            return lastDisruption;
+        }
+        if (currentSession != nodeOwnerSession || nodeOwnerSession == 0) {
+            return LeaseLoss.SESSION_LOST;
+        }
+        return null;
+    }
+
+    long disruptions() {
+        return disruptions.get();
+    }
+
+    private long currentSessionId() {
+        try {
+            return client.getZookeeperClient().getZooKeeper().getSessionId();
+        } catch (Exception e) {
+            return 0;
+        }
     }
 
     void unregister(Hold hold) {
@@ -108,7 +232,7 @@ public final class LockRegistry implements AutoCloseable {
         if (!hold.invalidate(cause)) {
             return;
         }
-        log.warn(
+        LOG.warn(
                 "lease on {} with fence token {} invalidated: {}; the holder must stop writing under it",
                 hold.lock.path(),
                 hold.token,
@@ -116,11 +240,14 @@ public final class LockRegistry implements AutoCloseable {
         try {
             listener.leaseInvalidated(new DefaultLease(hold, true), cause);
         } catch (RuntimeException e) {
-            log.error("lease listener failed for {} token {}", hold.lock.path(), hold.token, e);
+            LOG.error("lease listener failed for {} token {}", hold.lock.path(), hold.token, e);
         }
     }
 
-    private void invalidateAll(LeaseLoss cause) {
+    /** Counts the disruption first, then invalidates: see {@link #register}. */
+    private void disrupted(LeaseLoss cause) {
+        lastDisruption = cause;
+        disruptions.incrementAndGet();
         for (Hold hold : holds) {
             invalidate(hold, cause);
         }
@@ -128,9 +255,9 @@ public final class LockRegistry implements AutoCloseable {
 
     private void stateChanged(CuratorFramework client, ConnectionState state) {
         switch (state) {
-            case SUSPENDED -> invalidateAll(LeaseLoss.CONNECTION_SUSPENDED);
-            case LOST -> invalidateAll(LeaseLoss.SESSION_LOST);
-            default -> log.info("ZooKeeper connection {}", state);
+            case SUSPENDED -> disrupted(LeaseLoss.CONNECTION_SUSPENDED);
+            case LOST -> disrupted(LeaseLoss.SESSION_LOST);
+            default -> LOG.info("ZooKeeper connection {}", state);
         }
     }
 
@@ -140,22 +267,32 @@ public final class LockRegistry implements AutoCloseable {
             long tick = Math.max(TimeUnit.MILLISECONDS.toNanos(5), Math.min(tolerance / 4, 50_000_000L));
             LockSupport.parkNanos(tick);
             long now = System.nanoTime();
-            // Invalidate before moving the tick forward, so no holder sees a fresh tick with a stale lease.
-            if (now - lastTickNanos > tolerance && !holds.isEmpty()) {
-                log.warn(
-                        "this JVM was stopped for {} ms, longer than the pause tolerance of {} ms",
-                        TimeUnit.NANOSECONDS.toMillis(now - lastTickNanos),
-                        TimeUnit.NANOSECONDS.toMillis(tolerance));
-                invalidateAll(LeaseLoss.PAUSE_DETECTED);
+            // Count and invalidate before moving the tick forward, so no holder sees a fresh tick with a
+            // stale lease; count even with no holds, for acquires that are about to register one.
+            if (now - lastTickNanos > tolerance) {
+                if (!holds.isEmpty()) {
+                    LOG.warn(
+                            "this JVM was stopped for {} ms, longer than the pause tolerance of {} ms",
+                            TimeUnit.NANOSECONDS.toMillis(now - lastTickNanos),
+                            TimeUnit.NANOSECONDS.toMillis(tolerance));
+                }
+                disrupted(LeaseLoss.PAUSE_DETECTED);
             }
             lastTickNanos = now;
         }
     }
 
+    /**
+     * Stops watching, invalidates every open lease with {@link LeaseLoss#LOCKS_CLOSED} (their nodes stay
+     * until their owners close them or the session ends) and refuses acquires from now on.
+     */
     @Override
     public void close() {
         closed = true;
         client.getConnectionStateListenable().removeListener(stateListener);
         pauseDetector.interrupt();
+        for (Hold hold : holds) {
+            invalidate(hold, LeaseLoss.LOCKS_CLOSED);
+        }
     }
 }

@@ -9,13 +9,16 @@ public final class SequenceTokens {
     private SequenceTokens() {}
 
     /**
-     * The token for a lock node: its sequence number plus one, since ZooKeeper numbers a fresh parent's
-     * first child 0 while protected resources store 0 as "never written".
+     * The token for a lock node: its parent's base (see {@link LockParents}) plus its sequence number
+     * plus 1. With base 0 this is the earlier lock-client's formula, so a client of either version on the
+     * same parent hands out strictly increasing tokens in node order, and never 0, which protected
+     * resources store as "never written". The marker is the first child of a library-made parent and
+     * takes sequence 0, so the first grant of a fresh lock gets token 2.
      *
      * @throws FenceTokenExhaustedException when the sequence is negative (wrapped) or within {@code
      *     wrapMargin} of {@code Integer.MAX_VALUE}
      */
-    public static long token(String lockPath, String nodePath, int wrapMargin) {
+    public static long token(String lockPath, String nodePath, long base, int wrapMargin) {
         int at = nodePath.lastIndexOf(LOCK_NAME);
         if (at < 0) {
             throw new IllegalStateException("lock node " + nodePath + " has no '" + LOCK_NAME + "' sequence suffix");
@@ -35,9 +38,9 @@ public final class SequenceTokens {
                             + ", within " + wrapMargin + " events of the 32-bit wrap at " + Integer.MAX_VALUE
                             + "; after the wrap ZooKeeper would hand out negative and repeating numbers, so no"
                             + " token was issued. Move the lock to a new path (make sure its tokens start above"
-                            + " every stored token) or use TokenSource.ZXID",
+                            + " every stored token) or use TokenSource.ZXID on a new path",
                     lockPath);
         }
-        return sequence + 1;
+        return Math.addExact(Math.addExact(base, sequence), 1);
     }
 }

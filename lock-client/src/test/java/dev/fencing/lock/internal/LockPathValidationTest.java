@@ -27,4 +27,14 @@ class LockPathValidationTest {
                 .isInstanceOf(NullPointerException.class)
                 .hasMessageContaining("lock path");
     }
+
+    @Test
+    void rejectsAPathThatLandsInTheHistoryThroughItsNamespace() {
+        assertThatThrownBy(() -> LockRegistry.validatePath("fencing-lock-history", "/locks/a"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("'/locks/a'")
+                .hasMessageContaining("/fencing-lock-history/locks/a");
+        assertThatCode(() -> LockRegistry.validatePath("shop", "/fencing-lock-history-not/a"))
+                .doesNotThrowAnyException();
+    }
 }

@@ -1,0 +1,305 @@
+package dev.fencing.lock.internal;
+
+import dev.fencing.FenceTokens;
+import dev.fencing.lock.ForeignLockParentException;
+import dev.fencing.lock.Lease;
+import dev.fencing.lock.LeaseLoss;
+import dev.fencing.lock.LeaseLostException;
+import dev.fencing.lock.LockAcquisitionException;
+import dev.fencing.lock.LockInterruptedException;
+import dev.fencing.lock.TokenSource;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.data.Stat;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The state of one lock path in this process while anyone uses it: Curator's mutex, the threads'
+ * holds, and the highest token seen. {@link LockRegistry} drops it when the last user leaves.
+ */
+final class PathLock {
+    private static final Logger LOG = LoggerFactory.getLogger(PathLock.class);
+
+    private final LockRegistry registry;
+    private final String path;
+    private final TokenSource source;
+    private final TokenLockDriver driver;
+    private final TokenMutex mutex;
+    private final ConcurrentMap<Thread, Hold> holds = new ConcurrentHashMap<>();
+    private final AtomicLong highestToken = new AtomicLong();
+    /** Acquires in flight plus live holds; changed only inside the registry's map compute for this path. */
+    int users;
+
+    PathLock(LockRegistry registry, String path, TokenSource source) {
+        this.registry = registry;
+        this.path = path;
+        this.source = source;
+        this.driver = new TokenLockDriver(registry, source);
+        this.mutex = new TokenMutex(registry.client, path, driver);
+    }
+
+    String path() {
+        return path;
+    }
+
+    TokenSource tokenSource() {
+        return source;
+    }
+
+    /**
+     * Acquires for the calling thread, which has checked this lock out of the registry; the checkout is
+     * handed to the new hold, or given back here if there is none.
+     */
+    Optional<Lease> acquire(Duration timeout) {
+        boolean keepCheckout = false;
+        try {
+            Thread me = Thread.currentThread();
+            Hold held = holds.get(me);
+            if (held != null) {
+                if (!isValid(held)) {
+                    throw new LeaseLostException(path, held.token, held.loss());
+                }
+                held.entries.incrementAndGet();
+                return Optional.of(new DefaultLease(held, false));
+            }
+            TokenLockDriver.Attempt attempt = driver.begin();
+            try {
+                try {
+                    if (timeout == null) {
+                        mutex.acquire();
+                    } else if (!mutex.acquire(timeout.toNanos(), TimeUnit.NANOSECONDS)) {
+                        return Optional.empty();
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new LockInterruptedException(path, e);
+                } catch (ForeignLockParentException e) {
+                    throw e; // refused before any lock node was made: the message says why
+                } catch (Exception e) {
+                    throw new LockAcquisitionException("could not acquire lock " + path + ": " + e, path, e);
+                }
+                Hold hold = grant(me, attempt);
+                keepCheckout = true;
+                return Optional.of(new DefaultLease(hold, false));
+            } finally {
+                driver.end();
+            }
+        } finally {
+            if (!keepCheckout) {
+                registry.checkin(this);
+            }
+        }
+    }
+
+    private Hold grant(Thread me, TokenLockDriver.Attempt attempt) {
+        String node = mutex.heldNodePath();
+        long token;
+        long sessionId;
+        int sessionTimeout;
+        try {
+            long czxid = attempt.czxid;
+            long owner = attempt.ephemeralOwner;
+            if (!node.equals(attempt.nodePath) || czxid == 0) {
+                // a retried create found its node by GUID and brought back no Stat
+                Stat stat = statOf(node);
+                czxid = stat.getCzxid();
+                owner = stat.getEphemeralOwner();
+            }
+            token = source == TokenSource.SEQUENCE ? sequenceToken(node, attempt) : zxidToken(czxid, attempt);
+            FenceTokens.requirePositive(token, "lock " + path);
+            sessionId = owner;
+            sessionTimeout = registry.client.getZookeeperClient().getZooKeeper().getSessionTimeout();
+        } catch (InterruptedException e) {
+            releaseQuietly(null);
+            Thread.currentThread().interrupt();
+            throw new LockInterruptedException(
+                    "interrupted while reading lock node " + node + " of " + path + "; no token was issued",
+                    path,
+                    0,
+                    e);
+        } catch (RuntimeException e) {
+            releaseQuietly(null);
+            throw e;
+        } catch (Exception e) {
+            releaseQuietly(null);
+            throw new LockAcquisitionException("could not read the token of lock node " + node, path, e);
+        }
+        registry.beforeRegistering();
+        Hold hold = new Hold(this, node, token, sessionId, me);
+        holds.put(me, hold);
+        registry.register(hold, sessionTimeout, attempt.disruptionsBeforeCreate);
+        noteToken(token);
+        LOG.debug("acquired {} with fence token {}", path, token);
+        return hold;
+    }
+
+    private long sequenceToken(String node, TokenLockDriver.Attempt attempt) {
+        if (attempt.base.isEmpty()) {
+            String parent = path;
+            throw new ForeignLockParentException(
+                    "lock parent " + parent + " has no '" + LockParents.MARKER_PREFIX + "<n>' marker child, so it"
+                            + " was not made by this library: a plain Curator lock's CONTAINER parent, a node"
+                            + " made by hand or by an older lock-client, or its marker was deleted. Its sequence"
+                            + " counter may have restarted since tokens were last granted under it, so no token"
+                            + " was issued. Move the lock to a fresh path, or use TokenSource.ZXID, or, if you"
+                            + " know that no token above N was ever stored by the resources this lock protects,"
+                            + " create the marker by hand: create " + parent + "/" + LockParents.MARKER_PREFIX
+                            + "N (N = 0 if the parent was never deleted since its first grant)",
+                    parent);
+        }
+        return SequenceTokens.token(path, node, attempt.base.getAsLong(), registry.sequenceWrapMargin);
+    }
+
+    /**
+     * A ZXID lock refuses a SEQUENCE lock's parent: its zxid token lies far above the sequence, so a
+     * SEQUENCE grant after it, in this process or another, would get a lower token.
+     */
+    private long zxidToken(long czxid, TokenLockDriver.Attempt attempt) {
+        if (attempt.base.isPresent()) {
+            throw new ForeignLockParentException(
+                    "lock parent " + path + " has a '" + LockParents.marker(attempt.base.getAsLong())
+                            + "' marker child: it is the parent of a TokenSource.SEQUENCE lock, whose tokens"
+                            + " (base + sequence + 1) would come out below this grant's zxid token " + czxid
+                            + " if a SEQUENCE holder followed it, so no token was issued. Use"
+                            + " TokenSource.SEQUENCE for this path, or move the ZXID lock to a fresh path",
+                    path);
+        }
+        return czxid;
+    }
+
+    /** Only reached when a retried create found its node by GUID and so brought back no Stat. */
+    private Stat statOf(String node) throws Exception {
+        Stat stat = registry.client.checkExists().forPath(node);
+        if (stat == null) {
+            throw new IllegalStateException("lock node " + node + " vanished right after it was granted");
+        }
+        return stat;
+    }
+
+    private void noteToken(long token) {
+        long previous = highestToken.getAndAccumulate(token, Math::max);
+        if (token >= previous) {
+            return;
+        }
+        String explanation = source == TokenSource.SEQUENCE
+                ? "fence token for lock " + path + " went backwards: this grant got " + token
+                        + ", an earlier grant got " + previous + ". Its parent's marker was set by hand to a"
+                        + " base that is too low, or the history under " + LockParents.HISTORY_ROOT
+                        + " was deleted together with the parent. Resources that stored " + previous
+                        + " refuse writes under " + token + " only if no holder with a token between them"
+                        + " writes first: move the lock to a fresh path, with either token source."
+                : "fence token for lock " + path + " went backwards: this grant got zxid " + token
+                        + ", an earlier grant got " + previous + ". Zxids never go backwards on one"
+                        + " ensemble, so this client now talks to a different ZooKeeper ensemble.";
+        LOG.warn(explanation);
+        try {
+            registry.listener.tokenRegressed(path, previous, token, explanation);
+        } catch (RuntimeException e) {
+            LOG.error("lock listener failed for {} token {}", path, token, e);
+        }
+    }
+
+    boolean isValid(Hold hold) {
+        if (hold.loss() != null) {
+            return false;
+        }
+        if (registry.pausedTooLong()) {
+            registry.invalidate(hold, LeaseLoss.PAUSE_DETECTED);
+            return false;
+        }
+        return true;
+    }
+
+    /**
+     * Syncs the server this client talks to with the leader, then reads the holder's node. An interrupt
+     * leaves the lease as it was and the interrupt flag set.
+     */
+    boolean verify(Hold hold) {
+        try {
+            if (sync(hold.nodePath)) {
+                Stat stat = registry.client.checkExists().forPath(hold.nodePath);
+                long session =
+                        registry.client.getZookeeperClient().getZooKeeper().getSessionId();
+                if (stat != null && stat.getEphemeralOwner() == hold.sessionId && session == hold.sessionId) {
+                    return isValid(hold);
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new LockInterruptedException(
+                    "interrupted while verifying the lease on " + path + " with fence token " + hold.token
+                            + "; the lease is unchanged",
+                    path,
+                    hold.token,
+                    e);
+        } catch (Exception e) {
+            LOG.debug("could not verify lease on {} token {}: {}", path, hold.token, e.toString());
+        }
+        registry.invalidate(hold, LeaseLoss.NODE_GONE);
+        return false;
+    }
+
+    /** Curator runs sync only in the background; wait for it, at most a session timeout. */
+    private boolean sync(String node) throws Exception {
+        if (Thread.interrupted()) {
+            throw new InterruptedException();
+        }
+        CountDownLatch synced = new CountDownLatch(1);
+        AtomicInteger resultCode = new AtomicInteger(Integer.MIN_VALUE);
+        registry.client
+                .sync()
+                .inBackground((client, event) -> {
+                    resultCode.set(event.getResultCode());
+                    synced.countDown();
+                })
+                .forPath(node);
+        int timeout = registry.client.getZookeeperClient().getZooKeeper().getSessionTimeout();
+        return synced.await(Math.max(timeout, 1_000), TimeUnit.MILLISECONDS)
+                && resultCode.get() == KeeperException.Code.OK.intValue();
+    }
+
+    void exit(Hold hold) {
+        if (hold.entries.decrementAndGet() > 0) {
+            return;
+        }
+        holds.remove(hold.owner, hold);
+        registry.unregister(hold);
+        try {
+            releaseQuietly(hold);
+        } finally {
+            registry.checkin(this);
+        }
+    }
+
+    private void releaseQuietly(Hold hold) {
+        // an interrupted thread still releases: Curator's delete would fail at once on the flag
+        boolean interrupted = Thread.interrupted();
+        try {
+            mutex.release();
+        } catch (InterruptedException e) {
+            interrupted = true;
+        } catch (Exception e) {
+            // The node goes with the session if Curator's guaranteed delete cannot remove it now.
+            if (hold == null || hold.loss() == null) {
+                LOG.warn(
+                        "could not release lock {}: {}; ZooKeeper deletes the node when the session ends",
+                        path,
+                        e.toString());
+            } else {
+                LOG.debug("release of lost lease on {} token {} failed: {}", path, hold.token, e.toString());
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+}

@@ -1,0 +1,237 @@
+package dev.fencing.lock.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import dev.fencing.lock.FencedLock;
+import dev.fencing.lock.FencedLockListener;
+import dev.fencing.lock.FencedLocks;
+import dev.fencing.lock.ForeignLockParentException;
+import dev.fencing.lock.Lease;
+import dev.fencing.lock.LeaseLoss;
+import dev.fencing.lock.LockInterruptedException;
+import dev.fencing.lock.TokenSource;
+import dev.fencing.testsupport.EmbeddedZooKeeper;
+import dev.fencing.testsupport.ZooKeeperSessions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.state.ConnectionState;
+import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.apache.zookeeper.ZooKeeper;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+
+/** The registry's own promises, some through its test hook between a grant and its registration. */
+class LockRegistryIT {
+    private final List<AutoCloseable> opened = new ArrayList<>();
+    private EmbeddedZooKeeper zk;
+    private String path;
+
+    record Invalidation(long token, LeaseLoss cause) {}
+
+    static final class RecordingListener implements FencedLockListener {
+        final List<Invalidation> invalidations = new CopyOnWriteArrayList<>();
+
+        @Override
+        public void leaseInvalidated(Lease lease, LeaseLoss cause) {
+            invalidations.add(new Invalidation(lease.token(), cause));
+        }
+    }
+
+    @BeforeEach
+    void start(TestInfo test) {
+        zk = EmbeddedZooKeeper.builder().build();
+        path = "/it/registry/" + test.getTestMethod().orElseThrow().getName();
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        for (int i = opened.size() - 1; i >= 0; i--) {
+            opened.get(i).close();
+        }
+        zk.close();
+    }
+
+    @Test
+    void aSessionLostBetweenGrantAndRegistrationLeavesTheLeaseInvalidWhileTheNextHolderHasTheLock() {
+        CuratorFramework client = client();
+        LockRegistry registry = registry(client, new RecordingListener());
+        FencedLock next = registry(client(), new RecordingListener()).lock(path, TokenSource.SEQUENCE);
+        AtomicReference<Lease> successor = new AtomicReference<>();
+        AtomicBoolean lost = new AtomicBoolean();
+        client.getConnectionStateListenable().addListener((c, state) -> {
+            if (state == ConnectionState.LOST) {
+                lost.set(true);
+            }
+        });
+        registry.beforeRegistering(once(() -> {
+            // the holder "freezes" here: its session expires and another client takes the lock
+            ZooKeeper handle = zooKeeper(client);
+            ZooKeeperSessions.expire(zk.connectString(), handle.getSessionId(), handle.getSessionPasswd());
+            await().atMost(Duration.ofSeconds(20)).untilTrue(lost);
+            successor.set(next.tryAcquire(Duration.ofSeconds(20)).orElseThrow());
+        }));
+
+        Lease lease = registry.lock(path, TokenSource.SEQUENCE).acquire();
+
+        assertThat(successor.get().token()).isEqualTo(lease.token() + 1);
+        assertThat(successor.get().verify()).isTrue();
+        assertThat(lease.isValid()).as("a lease whose node is gone").isFalse();
+        assertThat(lease.lossCause()).isIn(LeaseLoss.CONNECTION_SUSPENDED, LeaseLoss.SESSION_LOST);
+        lease.close();
+        successor.get().close();
+    }
+
+    @Test
+    void aSuspensionBetweenGrantAndRegistrationInvalidatesTheLeaseEvenThoughTheSessionSurvived() {
+        CuratorFramework client = client();
+        RecordingListener listener = new RecordingListener();
+        LockRegistry registry = registry(client, listener);
+        AtomicBoolean suspended = new AtomicBoolean();
+        AtomicBoolean reconnected = new AtomicBoolean();
+        client.getConnectionStateListenable().addListener((c, state) -> {
+            if (state == ConnectionState.SUSPENDED) {
+                suspended.set(true);
+            } else if (state == ConnectionState.RECONNECTED) {
+                reconnected.set(true);
+            }
+        });
+        AtomicReference<Long> sessionBefore = new AtomicReference<>();
+        registry.beforeRegistering(once(() -> {
+            sessionBefore.set(zooKeeper(client).getSessionId());
+            zk.stop();
+            await().atMost(Duration.ofSeconds(20)).untilTrue(suspended);
+            zk.restart();
+            await().atMost(Duration.ofSeconds(30)).untilTrue(reconnected);
+        }));
+
+        Lease lease = registry.lock(path, TokenSource.SEQUENCE).acquire();
+
+        assertThat(zooKeeper(client).getSessionId())
+                .as("same session: only the suspension can tell")
+                .isEqualTo(sessionBefore.get());
+        assertThat(lease.isValid()).isFalse();
+        assertThat(lease.lossCause()).isEqualTo(LeaseLoss.CONNECTION_SUSPENDED);
+        assertThat(listener.invalidations)
+                .containsExactly(new Invalidation(lease.token(), LeaseLoss.CONNECTION_SUSPENDED));
+        lease.close();
+    }
+
+    @Test
+    void anInterruptDuringVerifyKeepsTheFlagAndLeavesTheLeaseValid() {
+        LockRegistry registry = registry(client(), new RecordingListener());
+        try (Lease lease = registry.lock(path, TokenSource.SEQUENCE).acquire()) {
+            Thread.currentThread().interrupt();
+
+            assertThatThrownBy(lease::verify)
+                    .isInstanceOf(LockInterruptedException.class)
+                    .hasMessageContaining(path)
+                    .hasMessageContaining(Long.toString(lease.token()));
+
+            assertThat(Thread.interrupted()).as("interrupt flag kept").isTrue();
+            assertThat(lease.isValid()).isTrue();
+            assertThat(lease.verify()).isTrue();
+        }
+    }
+
+    @Test
+    void closingInvalidatesOpenLeasesWithTheirCauseAndRefusesAcquires() {
+        CuratorFramework client = client();
+        RecordingListener listener = new RecordingListener();
+        LockRegistry registry = registry(client, listener);
+        FencedLock lock = registry.lock(path, TokenSource.SEQUENCE);
+        Lease lease = lock.acquire();
+
+        registry.close();
+
+        assertThat(lease.isValid()).isFalse();
+        assertThat(lease.lossCause()).isEqualTo(LeaseLoss.LOCKS_CLOSED);
+        assertThat(listener.invalidations).containsExactly(new Invalidation(lease.token(), LeaseLoss.LOCKS_CLOSED));
+        assertThatThrownBy(lock::acquire)
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining(path)
+                .hasMessageContaining("closed");
+        assertThatThrownBy(() -> registry.lock(path, TokenSource.SEQUENCE)).isInstanceOf(IllegalStateException.class);
+        // the holder still releases its node by closing the lease
+        lease.close();
+        FencedLock other = registry(client(), new RecordingListener()).lock(path, TokenSource.SEQUENCE);
+        assertThat(other.tryAcquire(Duration.ofSeconds(5))).hasValueSatisfying(Lease::close);
+    }
+
+    @Test
+    void lockStateOfManyPathsIsDroppedOnceUnusedWhileReEntryStillSharesIt() {
+        LockRegistry registry = registry(client(), new RecordingListener());
+        for (int i = 0; i < 200; i++) {
+            registry.lock(path + "/sku-" + i, TokenSource.SEQUENCE).runLocked(Lease::token);
+        }
+        assertThat(registry.liveLocks()).isZero();
+
+        try (Lease outer = registry.lock(path + "/sku-1", TokenSource.SEQUENCE).acquire();
+                Lease inner =
+                        registry.lock(path + "/sku-1", TokenSource.SEQUENCE).acquire()) {
+            assertThat(inner.token()).isEqualTo(outer.token());
+            assertThat(registry.liveLocks()).isEqualTo(1);
+        }
+        assertThat(registry.liveLocks()).isZero();
+        assertThatThrownBy(
+                        () -> registry.lock(path + "/sku-1", TokenSource.ZXID).runLocked(Lease::token))
+                .as("an unused path holds no memory of its token source in the heap, but its parent's marker"
+                        + " still refuses a ZXID lock, whose token a later SEQUENCE grant would go below")
+                .isInstanceOf(ForeignLockParentException.class);
+        assertThat(registry.liveLocks()).isZero();
+    }
+
+    private static Runnable once(ThrowingRunnable action) {
+        AtomicBoolean done = new AtomicBoolean();
+        return () -> {
+            if (done.compareAndSet(false, true)) {
+                try {
+                    action.run();
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            }
+        };
+    }
+
+    @FunctionalInterface
+    private interface ThrowingRunnable {
+        void run() throws Exception;
+    }
+
+    private static ZooKeeper zooKeeper(CuratorFramework client) {
+        try {
+            return client.getZookeeperClient().getZooKeeper();
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private CuratorFramework client() {
+        CuratorFramework client = CuratorFrameworkFactory.builder()
+                .connectString(zk.connectString())
+                .sessionTimeoutMs(10_000)
+                .connectionTimeoutMs(5_000)
+                .retryPolicy(new ExponentialBackoffRetry(50, 10, 1_000))
+                .build();
+        client.start();
+        opened.add(client);
+        return client;
+    }
+
+    private LockRegistry registry(CuratorFramework client, FencedLockListener listener) {
+        LockRegistry registry =
+                new LockRegistry(client, null, null, listener, FencedLocks.DEFAULT_SEQUENCE_WRAP_MARGIN);
+        opened.add(registry);
+        return registry;
+    }
+}
