@@ -62,6 +62,8 @@ final class StockProjection implements AutoCloseable {
                     .staleRecords(StaleRecordPolicy.DROP)
                     .pollTimeout(Duration.ofMillis(100))
                     .meterRegistry(projection.meters)
+                    // the projection lives as long as the demo's run and is rebuilt from the topic each time
+                    .heapOnlyWatermarksLostOnRestart()
                     .handler((record, token) -> projection.apply(record.key(), record.value()))
                     .build();
             projection.loop = projection.fenced.start();

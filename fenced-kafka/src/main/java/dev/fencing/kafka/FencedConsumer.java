@@ -1,6 +1,8 @@
 package dev.fencing.kafka;
 
+import dev.fencing.FencePolicy;
 import dev.fencing.kafka.internal.ConsumerMeters;
+import dev.fencing.kafka.internal.FenceDecision;
 import dev.fencing.kafka.internal.Keys;
 import dev.fencing.kafka.internal.PartitionWatermarks;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -11,7 +13,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
+import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -24,6 +28,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -43,6 +48,7 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.ByteBufferDeserializer;
 import org.apache.kafka.common.serialization.Deserializer;
+import org.apache.kafka.common.utils.Bytes;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -62,16 +68,18 @@ import org.slf4j.LoggerFactory;
  * consumer keeps per key the highest accepted token (its watermark) and refuses any record below it.
  *
  * <pre>{@code
- * try (FencedConsumer<String, String> consumer = FencedConsumer.builder(new StringDeserializer(), new StringDeserializer())
+ * // the consumer runs until close(): keep it for the life of the service, not in a try-with-resources
+ * FencedConsumer<String, String> consumer = FencedConsumer.builder(new StringDeserializer(), new StringDeserializer())
  *         .properties(Map.of(
  *                 ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, "kafka:9092",
  *                 ConsumerConfig.GROUP_ID_CONFIG, "inventory-applier",
  *                 ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest"))
- *         .topics("inventory")
- *         .handler((record, token) -> inventory.apply(record.key(), record.value()))
- *         .build()) {
- *     CompletableFuture<Void> stopped = consumer.start(); // or consumer.run() on a thread of yours
- *     ...
+ *         .topics("inventory") // "inventory" and "inventory.dlt" must exist
+ *         .transactionalHandler(PostgresWatermarkStore.create(jdbi), (handle, record, token) ->
+ *                 handle.execute("UPDATE stock SET reserved = reserved + 1 WHERE sku = ?", record.key()))
+ *         .build();
+ * CompletableFuture<Void> stopped = consumer.start(); // or consumer.run() on a thread of yours
+ * // on shutdown: consumer.close();
  * }
  * }</pre>
  *
@@ -79,8 +87,9 @@ import org.slf4j.LoggerFactory;
  *
  * <ul>
  *   <li>Order: one poll thread handles records one at a time, in offset order per partition, so in order
- *       per key. Equal tokens are accepted ({@value FencedConsumerConfig#STRICT_CONFIG}{@code =false}), so a
- *       holder may publish several records under one grant; strict mode refuses them.
+ *       per key. Equal tokens are accepted ({@link FencePolicy#MONOTONIC}, the default), so a holder may
+ *       publish several records under one grant; {@link FencePolicy#STRICT} ({@value
+ *       FencedConsumerConfig#POLICY_CONFIG}{@code =strict}) refuses them.
  *   <li>Nothing silently discarded: a record without a key, without a {@value FenceTokenHeader#NAME} header,
  *       with an unreadable one, or that the deserializers refuse, goes to the dead-letter topic, with the
  *       {@link DeadLetterHeaders} saying why and where it came from. Stale records go there too, unless
@@ -88,19 +97,23 @@ import org.slf4j.LoggerFactory;
  *   <li>Offsets: committed manually, only up to records whose handling finished (dead-lettered and dropped
  *       records count as finished once the dead-letter write is acknowledged). {@code enable.auto.commit}
  *       is refused.
- *   <li>Watermarks: kept in a {@link WatermarkStore}; a newly assigned partition's watermarks and offset
- *       are loaded inside the rebalance callback, before any of its records is handled. With {@link
- *       PostgresWatermarkStore} and a {@link TransactionalRecordHandler} each batch (handler effects,
- *       watermarks, offsets) is one transaction: a crash and restart neither applies a record twice nor
- *       accepts a stale one. Without a store (the default) the watermarks live in this consumer's heap only
- *       and are lost with it: fine for a single long-lived consumer, not across restarts or members; see
- *       {@link Builder#watermarkStore}.
- *   <li>Memory: with a {@link WatermarkStore}, the consumer holds the watermarks of the partitions it owns
- *       now and drops them when a partition is revoked, so its memory is proportional to the distinct keys of
- *       its partitions (about 90 bytes per key of 10 bytes: 100,000 keys take about 9 MB), never to the
- *       number of records. The {@link InMemoryWatermarkStore} keeps every key it has seen (about as much again); the
- *       PostgreSQL store keeps them on disk and the consumer loads only its partitions' keys. Without a store
- *       (the default) the consumer keeps every key it has seen, once.
+ *   <li>Watermarks: kept in a {@link WatermarkStore}, which the builder requires: {@link
+ *       PostgresWatermarkStore} (durable, shared by the group), {@link InMemoryWatermarkStore} (one JVM), or the
+ *       explicit opt-in {@link Builder#heapOnlyWatermarksLostOnRestart()}, which loses them on every restart.
+ *       With {@link PostgresWatermarkStore} and a {@link TransactionalRecordHandler} each unit (handler
+ *       effects, watermarks, offsets) is one transaction: a crash and restart neither applies a record twice
+ *       nor accepts a stale one. Each unit first claims its partitions in the store (see {@link
+ *       WatermarkStore#claim}), so a member expelled from the group waits or fails before its handler runs on
+ *       records of a partition another member committed. On assignment the consumer stops with {@link
+ *       StoreBehindKafkaException} if the group's committed offset in Kafka is ahead of the store's.
+ *   <li>Memory: the consumer holds watermarks only for the partitions it owns and drops them when a
+ *       partition is revoked or lost. A lazily loading store ({@link WatermarkStore#loadsLazily()}, the
+ *       PostgreSQL one) costs one offset read at assignment, and each key's watermark is loaded, in one query
+ *       per poll, when its records arrive. Per partition at most {@value
+ *       FencedConsumerConfig#WATERMARK_CACHE_MAX_KEYS_CONFIG} watermarks are held (about 90 bytes each for
+ *       10-byte keys); above that they are dropped at the end of a unit and, with a store, loaded again as
+ *       their keys come back (heap-only: forgotten). The {@link InMemoryWatermarkStore} itself keeps every key
+ *       it was given.
  *   <li>Units of work: by default each poll's records are one unit (one store commit, one offset commit).
  *       {@value FencedConsumerConfig#COMMIT_MAX_RECORDS_CONFIG} lets a unit span several polls, which
  *       amortizes the store's commit (each key's watermark is written once per unit); a rebalance during a
@@ -116,9 +129,12 @@ import org.slf4j.LoggerFactory;
  * KafkaConsumer}. A deserializer that returns the buffer itself (a {@code ByteBufferDeserializer} of your own)
  * hands the handler a slice of the fetch response: copy what you keep, or the whole response stays in memory.
  *
- * <p>Failure: a handler exception, a dead-letter write that fails, or a store that cannot load or save
- * stops the loop; {@link #run()} throws it ({@link RecordHandlingException}, {@link DeadLetterException},
- * {@link WatermarkStoreException}) and {@link #start()}'s future completes with it. With the in-memory store
+ * <p>Failure: a handler exception or {@code Error} (the unit is rolled back either way), a dead-letter write
+ * that fails or exceeds {@value FencedConsumerConfig#DEAD_LETTER_TIMEOUT_MS_CONFIG}, a store that cannot
+ * load or save, a missing topic or dead-letter topic at start, or a store behind Kafka stops the loop; {@link
+ * #run()} throws it ({@link RecordHandlingException}, {@link DeadLetterException}, {@link
+ * WatermarkStoreException}, {@link MissingTopicException}, {@link StoreBehindKafkaException}) and {@link
+ * #start()}'s future completes with it. Records are read {@code read_committed} only. With the in-memory store
  * or a plain handler, delivery is at least once: a crash between the handler and the offset commit replays
  * records, and a replayed record with the watermark's token is accepted again.
  *
@@ -151,11 +167,13 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
     private final Map<TopicPartition, PartitionWatermarks> parked; // given-away partitions, when store is null
     private final TransactionalRecordHandler<Object, K, V> handler;
     private final boolean transactional;
-    private final boolean strict;
+    private final FencePolicy policy;
     private final StaleRecordPolicy stalePolicy;
     private final String deadLetterTopic;
     private final Duration pollTimeout;
     private final Duration closeTimeout;
+    private final Duration deadLetterTimeout;
+    private final int watermarkCacheMaxKeys;
     private final long commitMaxRecords;
     private final Duration commitInterval;
     private final KafkaConsumer<ByteBuffer, ByteBuffer> consumer;
@@ -171,6 +189,8 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
     private boolean unitOpen;
     private boolean unitAborted;
     private volatile Set<TopicPartition> assignment = Set.of();
+    // What a rebalance callback threw: Kafka rethrows it from poll() wrapped in its own generic error.
+    private FencedKafkaException rebalanceFailure;
 
     private final Object lock = new Object();
     private volatile State state = State.NEW;
@@ -188,20 +208,25 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         this.parked = builder.store == null ? new HashMap<>() : null;
         this.handler = builder.handler;
         this.transactional = builder.transactional;
-        this.strict = builder.strict;
+        this.policy = builder.policy;
         this.stalePolicy = builder.stalePolicy;
         this.deadLetterTopic = builder.deadLetterTopic;
         this.pollTimeout = builder.pollTimeout;
         this.closeTimeout = builder.closeTimeout;
+        this.deadLetterTimeout = builder.deadLetterTimeout;
+        this.watermarkCacheMaxKeys = builder.watermarkCacheMaxKeys;
         this.commitMaxRecords = builder.commitMaxRecords;
         this.commitInterval = builder.commitInterval;
 
         Map<String, Object> consumerConfig = new HashMap<>(builder.kafka);
         consumerConfig.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        // records of aborted producer transactions must never reach the handler (nor raise a watermark)
+        consumerConfig.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         // ByteBufferDeserializer hands over the fetched bytes in place: no copy before the fence check, and the
         // handler's deserializers read the same bytes (their ByteBuffer method) once
         this.consumer = new KafkaConsumer<>(consumerConfig, new ByteBufferDeserializer(), new ByteBufferDeserializer());
-        this.deadLetterConfig = deadLetterProducerConfig(builder.kafka, builder.deadLetterProducer, clientId);
+        this.deadLetterConfig =
+                deadLetterProducerConfig(builder.kafka, builder.deadLetterProducer, clientId, deadLetterTimeout);
         this.meters = new ConsumerMeters(builder.meterRegistry, groupId, clientId, () -> heldCount);
     }
 
@@ -227,18 +252,19 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
             pollThread = Thread.currentThread();
         }
         LOG.info(
-                "fenced consumer {} of group {} starting on {} (store {}, strict {}, stale records {})",
+                "fenced consumer {} of group {} starting on {} (store {}, policy {}, stale records {})",
                 clientId,
                 groupId,
                 topics,
                 store == null ? "none: this consumer's heap" : store.getClass().getSimpleName(),
-                strict,
+                policy,
                 stalePolicy.configValue());
         try {
             deadLetters = new KafkaProducer<>(deadLetterConfig, new ByteArraySerializer(), new ByteArraySerializer());
+            requireTopicsExist();
             consumer.subscribe(topics, new Rebalance());
             while (state == State.RUNNING) {
-                ConsumerRecords<ByteBuffer, ByteBuffer> records = consumer.poll(pollTimeout);
+                ConsumerRecords<ByteBuffer, ByteBuffer> records = poll(pollTimeout);
                 if (!records.isEmpty()) {
                     handleBatch(records);
                 }
@@ -323,24 +349,28 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         }
     }
 
+    /**
+     * Releases everything, each step bounded by {@code closeTimeout} and none of them able to stop the others
+     * or to replace the loop's own failure: it never throws.
+     */
     private void shutDown() {
         try {
             if (!finishedOffsets.isEmpty()) {
                 try {
-                    consumer.commitSync(finishedOffsets);
+                    consumer.commitSync(finishedOffsets, closeTimeout);
                 } catch (KafkaException e) {
                     logCommitFailure("final offset commit of " + clientId, e);
                 }
             }
-            consumer.close();
-        } catch (KafkaException e) {
-            LOG.debug("closing Kafka consumer {} failed: {}", clientId, e.toString());
+            quietly("the Kafka consumer", () -> consumer.close(CloseOptions.timeout(closeTimeout)));
+        } catch (RuntimeException e) {
+            LOG.warn("closing Kafka consumer {} failed: {}", clientId, e.toString());
         } finally {
             if (deadLetters != null) {
-                deadLetters.close();
+                quietly("the dead-letter producer", () -> deadLetters.close(closeTimeout));
             }
-            keyDeserializer.close();
-            valueDeserializer.close();
+            quietly("the key deserializer", keyDeserializer::close);
+            quietly("the value deserializer", valueDeserializer::close);
             watermarks.clear();
             if (parked != null) {
                 parked.clear();
@@ -349,6 +379,14 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
             assignment = Set.of();
             stopped.countDown();
             LOG.info("fenced consumer {} of group {} stopped", clientId, groupId);
+        }
+    }
+
+    private void quietly(String what, Runnable close) {
+        try {
+            close.run();
+        } catch (RuntimeException e) {
+            LOG.warn("fenced consumer {} of group {}: closing {} failed: {}", clientId, groupId, what, e.toString());
         }
     }
 
@@ -362,6 +400,51 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         } else {
             LOG.debug("{} to Kafka failed (the store has the offsets): {}", what, e.toString());
         }
+    }
+
+    /** {@code consumer.poll}, except that a failure of our rebalance callback is thrown as itself. */
+    private ConsumerRecords<ByteBuffer, ByteBuffer> poll(Duration timeout) {
+        try {
+            return consumer.poll(timeout);
+        } catch (KafkaException e) {
+            FencedKafkaException failure = rebalanceFailure;
+            if (failure != null) {
+                rebalanceFailure = null;
+                throw failure;
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * Fails at once when a subscribed topic or a dead-letter topic is missing: otherwise the first refused
+     * record would block its dead-letter write for {@code max.block.ms} and then stop the consumer.
+     */
+    private void requireTopicsExist() {
+        Set<String> existing = consumer.listTopics().keySet();
+        for (String topic : topics) {
+            if (!existing.contains(topic)) {
+                throw new MissingTopicException(topic, "it is subscribed by group " + groupId, bootstrapServers());
+            }
+            String deadLetterOf = deadLetterTopicOf(topic);
+            if (!existing.contains(deadLetterOf)) {
+                throw new MissingTopicException(
+                        deadLetterOf,
+                        "it is the dead-letter topic of " + topic + " for group " + groupId,
+                        bootstrapServers());
+            }
+        }
+    }
+
+    private String bootstrapServers() {
+        Object servers = deadLetterConfig.get(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG);
+        return servers instanceof List<?> list
+                ? String.join(",", list.stream().map(String::valueOf).toList())
+                : String.valueOf(servers);
+    }
+
+    private String deadLetterTopicOf(String topic) {
+        return deadLetterTopic.isEmpty() ? topic + FencedConsumerConfig.DEAD_LETTER_SUFFIX : deadLetterTopic;
     }
 
     private void handleBatch(ConsumerRecords<ByteBuffer, ByteBuffer> records) {
@@ -387,7 +470,9 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
                 throw batch.failure;
             }
             return;
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
+            // an Error from the handler rolls the unit back like an exception: the store's transaction is
+            // undone, so the watermarks in memory must be too
             rollback(batch);
             throw e;
         } finally {
@@ -396,6 +481,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         int held = heldCount;
         for (PartitionBatch p : batch.partitions.values()) {
             held += p.watermarks.commit();
+            held -= p.watermarks.evictIfAbove(watermarkCacheMaxKeys, store != null);
             if (p.nextOffset >= 0) { // -1: a plain handler failed on the partition's first record
                 storedOffsets.put(p.partition, p.nextOffset);
                 finishedOffsets.put(p.partition, new OffsetAndMetadata(p.nextOffset));
@@ -429,7 +515,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
                 && System.nanoTime() < deadline
                 && state == State.RUNNING) {
             try {
-                records = consumer.poll(Duration.ZERO);
+                records = poll(Duration.ZERO);
             } catch (WakeupException e) {
                 if (unitAborted) {
                     throw new UnitAbortedException(); // the same poll revoked partitions of this unit
@@ -466,21 +552,22 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
 
     /** Returns false if a plain handler failed: the unit stops at that record. */
     private boolean handlePolled(Object tx, ConsumerRecords<ByteBuffer, ByteBuffer> records, Batch batch) {
-        for (TopicPartition partition : records.partitions()) {
-            PartitionBatch p = batch.partitions.get(partition);
-            if (p == null) {
-                PartitionWatermarks current = watermarks.get(partition);
-                if (current == null) {
-                    throw new IllegalStateException("records of " + partition + " arrived before its watermarks");
-                }
-                current.begin();
-                p = new PartitionBatch(partition, current);
-                batch.partitions.put(partition, p);
+        Set<TopicPartition> polled = records.partitions();
+        if (polled.size() > 1) {
+            // claims lock rows: take them in one global order so two members never wait on each other
+            List<TopicPartition> ordered = new ArrayList<>(polled);
+            ordered.sort(PARTITION_ORDER);
+            for (TopicPartition partition : ordered) {
+                open(tx, partition, records.records(partition).get(0).offset(), batch);
             }
-            for (ConsumerRecord<ByteBuffer, ByteBuffer> record : records.records(partition)) {
-                if (p.firstOffset < 0) {
-                    p.firstOffset = record.offset();
-                }
+        }
+        for (TopicPartition partition : polled) {
+            List<ConsumerRecord<ByteBuffer, ByteBuffer>> partitionRecords = records.records(partition);
+            PartitionBatch p = open(tx, partition, partitionRecords.get(0).offset(), batch);
+            if (!p.watermarks.complete()) {
+                loadMissingKeys(p, partitionRecords);
+            }
+            for (ConsumerRecord<ByteBuffer, ByteBuffer> record : partitionRecords) {
                 if (!handleRecord(tx, record, p.watermarks, p, batch)) {
                     return false;
                 }
@@ -491,6 +578,65 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         return true;
     }
 
+    /**
+     * The unit's state of a partition, made when its first record arrives. With a store the unit first claims
+     * the partition: it locks the partition's stored progress until the unit ends and checks that nobody
+     * committed it since this consumer loaded it, so a member that was expelled from the group (a zombie)
+     * waits or fails here, before its handler touches any record of the partition.
+     */
+    private PartitionBatch open(Object tx, TopicPartition partition, long firstOffset, Batch batch) {
+        PartitionBatch p = batch.partitions.get(partition);
+        if (p != null) {
+            return p;
+        }
+        PartitionWatermarks current = watermarks.get(partition);
+        if (current == null) {
+            throw new IllegalStateException("records of " + partition + " arrived before its watermarks");
+        }
+        // in the unit before the claim: if the claim fails, the rewind must still seek back to these records
+        p = new PartitionBatch(partition, current);
+        p.firstOffset = firstOffset;
+        batch.partitions.put(partition, p);
+        current.begin();
+        if (store != null) {
+            store.claim(tx, groupId, partition, storedOffsets.getOrDefault(partition, -1L));
+        }
+        return p;
+    }
+
+    /**
+     * Lazy loading: gives every key of these records that the partition's table does not hold a mark, with
+     * its stored token or none, in one store call. Runs after the partition's claim, so what the store returns
+     * cannot be overtaken by another member's commit during this unit.
+     */
+    private void loadMissingKeys(PartitionBatch p, List<ConsumerRecord<ByteBuffer, ByteBuffer>> records) {
+        Set<Bytes> missing = null;
+        for (ConsumerRecord<ByteBuffer, ByteBuffer> record : records) {
+            ByteBuffer key = record.key();
+            if (key == null) {
+                continue;
+            }
+            byte[] array = key.hasArray() ? key.array() : bytes(key);
+            int offset = key.hasArray() ? key.arrayOffset() + key.position() : 0;
+            int length = key.remaining();
+            if (p.watermarks.find(array, offset, length) == null) {
+                if (missing == null) {
+                    missing = new HashSet<>();
+                }
+                // a copy: the handler may change the fetched bytes, the table keeps this array
+                missing.add(Bytes.wrap(Arrays.copyOfRange(array, offset, offset + length)));
+            }
+        }
+        if (missing == null) {
+            return;
+        }
+        Map<Bytes, Long> found = store.loadWatermarks(groupId, p.partition, missing);
+        for (Bytes key : missing) {
+            p.watermarks.load(key.get(), found.getOrDefault(key, 0L));
+        }
+        heldCount += found.size();
+    }
+
     /** Returns false if the handler failed and the batch must stop here (plain handlers only). */
     private boolean handleRecord(
             Object tx,
@@ -498,51 +644,28 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
             PartitionWatermarks current,
             PartitionBatch p,
             Batch batch) {
-        if (record.key() == null) {
-            deadLetter(record, DeadLetterReason.MISSING_KEY, "record has no key", p, batch);
-            return true;
-        }
-        Header header = record.headers().lastHeader(FenceTokenHeader.NAME);
-        if (header == null) {
-            deadLetter(record, DeadLetterReason.MISSING_TOKEN, "no " + FenceTokenHeader.NAME + " header", p, batch);
-            return true;
-        }
-        long token;
-        try {
-            token = FenceTokenHeader.decode(header.value());
-        } catch (InvalidFenceTokenException e) {
-            deadLetter(record, DeadLetterReason.UNREADABLE_TOKEN, e.getMessage(), p, batch);
-            return true;
-        }
         ByteBuffer keyBuffer = record.key();
-        byte[] keyArray;
-        int keyOffset;
-        int keyLength = keyBuffer.remaining();
-        boolean keyCopied = !keyBuffer.hasArray();
-        if (keyCopied) {
-            keyArray = bytes(keyBuffer);
-            keyOffset = 0;
-        } else {
-            keyArray = keyBuffer.array();
-            keyOffset = keyBuffer.arrayOffset() + keyBuffer.position();
-        }
-        PartitionWatermarks.Mark mark = current.find(keyArray, keyOffset, keyLength);
-        long watermark = mark == null ? 0 : mark.current();
-        if (token < watermark || (strict && token == watermark)) {
-            String detail = "token " + token + " is " + (token < watermark ? "older than" : "equal to") + " watermark "
-                    + watermark + " of key " + Keys.describe(bytes(keyBuffer));
-            if (stalePolicy == StaleRecordPolicy.DEAD_LETTER) {
-                deadLetter(record, DeadLetterReason.STALE_TOKEN, detail, p, batch);
+        byte[] keyArray = null;
+        int keyOffset = 0;
+        int keyLength = 0;
+        boolean keyCopied = false;
+        PartitionWatermarks.Mark mark = null;
+        if (keyBuffer != null) {
+            keyLength = keyBuffer.remaining();
+            keyCopied = !keyBuffer.hasArray();
+            if (keyCopied) {
+                keyArray = bytes(keyBuffer);
             } else {
-                p.dropped++;
-                LOG.debug(
-                        "group {} dropped {}-{}@{}: {}",
-                        groupId,
-                        record.topic(),
-                        record.partition(),
-                        record.offset(),
-                        detail);
+                keyArray = keyBuffer.array();
+                keyOffset = keyBuffer.arrayOffset() + keyBuffer.position();
             }
+            mark = current.find(keyArray, keyOffset, keyLength);
+        }
+        long watermark = mark == null ? 0 : mark.current();
+        Header header = record.headers().lastHeader(FenceTokenHeader.NAME);
+        long token = FenceDecision.decide(keyBuffer != null, header, watermark, policy);
+        if (!FenceDecision.accepted(token)) {
+            refuse(record, token, header, watermark, p, batch);
             return true;
         }
         // A new key is copied before the handler runs: a ByteBuffer or byte[] handler sees the fetched bytes
@@ -569,7 +692,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         }
         try {
             handler.handle(tx, typed, token);
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
             RecordHandlingException failure = new RecordHandlingException(p.partition, record.offset(), token, e);
             if (transactional) {
                 throw failure;
@@ -580,6 +703,49 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         current.raise(newKey, mark, token);
         p.accepted++;
         return true;
+    }
+
+    /** The slow path: what a refused record gets, with a detail a person can act on. */
+    private void refuse(
+            ConsumerRecord<ByteBuffer, ByteBuffer> record,
+            long verdict,
+            Header header,
+            long watermark,
+            PartitionBatch p,
+            Batch batch) {
+        DeadLetterReason reason = FenceDecision.reason(verdict);
+        String detail =
+                switch (reason) {
+                    case MISSING_KEY -> "record has no key";
+                    case MISSING_TOKEN -> "no " + FenceTokenHeader.NAME + " header";
+                    case UNREADABLE_TOKEN -> unreadable(header);
+                    default -> {
+                        long token = FenceTokenHeader.decode(header.value());
+                        yield "token " + token + " is " + (token < watermark ? "older than" : "equal to")
+                                + " watermark " + watermark + " of key " + Keys.describe(bytes(record.key()));
+                    }
+                };
+        if (reason == DeadLetterReason.STALE_TOKEN && stalePolicy == StaleRecordPolicy.DROP) {
+            p.dropped++;
+            LOG.debug(
+                    "group {} dropped {}-{}@{}: {}",
+                    groupId,
+                    record.topic(),
+                    record.partition(),
+                    record.offset(),
+                    detail);
+            return;
+        }
+        deadLetter(record, reason, detail, p, batch);
+    }
+
+    private static String unreadable(Header header) {
+        try {
+            FenceTokenHeader.decode(header.value());
+            return "unreadable " + FenceTokenHeader.NAME + " header";
+        } catch (UnreadableFenceTokenException e) {
+            return e.getMessage();
+        }
     }
 
     private ConsumerRecord<K, V> deserialize(ConsumerRecord<ByteBuffer, ByteBuffer> record) {
@@ -605,8 +771,19 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
             String detail,
             PartitionBatch p,
             Batch batch) {
-        String topic =
-                deadLetterTopic.isEmpty() ? record.topic() + FencedConsumerConfig.DEAD_LETTER_SUFFIX : deadLetterTopic;
+        String topic = deadLetterTopicOf(record.topic());
+        String origin = record.topic() + "-" + record.partition() + " offset " + record.offset();
+        if (batch.deadLetterDeadline == 0) {
+            batch.deadLetterDeadline = System.nanoTime() + deadLetterTimeout.toNanos();
+        } else if (System.nanoTime() - batch.deadLetterDeadline > 0) {
+            awaitDeadLetters(batch); // names the first write that failed or is late, if one did
+            throw new DeadLetterException(
+                    topic,
+                    origin,
+                    "the unit's dead-letter writes took longer than "
+                            + FencedConsumerConfig.DEAD_LETTER_TIMEOUT_MS_CONFIG + "=" + deadLetterTimeout.toMillis(),
+                    null);
+        }
         Headers headers = new RecordHeaders(record.headers().toArray());
         headers.add(DeadLetterHeaders.REASON, utf8(reason.name()));
         headers.add(DeadLetterHeaders.DETAIL, utf8(detail));
@@ -624,13 +801,13 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
                 reason,
                 detail);
         try {
-            batch.deadLetterWrites.add(deadLetters.send(
-                    new ProducerRecord<>(topic, null, null, bytes(record.key()), bytes(record.value()), headers)));
+            batch.deadLetterWrites.add(new DeadLetterWrite(
+                    topic,
+                    origin,
+                    deadLetters.send(new ProducerRecord<>(
+                            topic, null, null, bytes(record.key()), bytes(record.value()), headers))));
         } catch (KafkaException e) {
-            throw new DeadLetterException(
-                    "could not send " + record.topic() + "-" + record.partition() + "@" + record.offset() + " to "
-                            + topic,
-                    e);
+            throw new DeadLetterException(topic, origin, "the send failed: " + e, e);
         }
         p.deadLettered.merge(reason, 1, Integer::sum);
     }
@@ -639,15 +816,25 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         if (batch.deadLetterWrites.isEmpty()) {
             return;
         }
-        deadLetters.flush();
-        for (Future<RecordMetadata> write : batch.deadLetterWrites) {
+        // no flush(): it has no timeout. linger.ms=0 sends at once; each wait gets what is left of the deadline,
+        // and the first write that fails or is late stops the unit
+        for (DeadLetterWrite write : batch.deadLetterWrites) {
+            long left = batch.deadLetterDeadline - System.nanoTime();
             try {
-                write.get();
+                write.ack().get(Math.max(0, left), TimeUnit.NANOSECONDS);
             } catch (ExecutionException e) {
-                throw new DeadLetterException("dead-letter write failed: " + e.getCause(), e.getCause());
+                throw new DeadLetterException(
+                        write.topic(), write.origin(), "the write failed: " + e.getCause(), e.getCause());
+            } catch (java.util.concurrent.TimeoutException e) {
+                throw new DeadLetterException(
+                        write.topic(),
+                        write.origin(),
+                        "not acknowledged within " + FencedConsumerConfig.DEAD_LETTER_TIMEOUT_MS_CONFIG + "="
+                                + deadLetterTimeout.toMillis(),
+                        e);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                throw new DeadLetterException("interrupted while writing dead letters", e);
+                throw new DeadLetterException(write.topic(), write.origin(), "interrupted", e);
             }
         }
     }
@@ -668,13 +855,18 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
                 consumer.seek(p.partition, p.firstOffset); // the rolled-back watermarks are right as they are
                 continue;
             }
-            assign(p.partition);
+            assign(p.partition, consumer.committed(Set.of(p.partition)).get(p.partition));
             long stored = storedOffsets.get(p.partition);
             consumer.seek(p.partition, stored >= 0 ? stored : p.firstOffset);
         }
     }
 
-    private void assign(TopicPartition partition) {
+    /**
+     * Takes over a partition. With a store, {@code kafkaCommitted} (read before the store, so that a commit
+     * racing with this never looks ahead) is the group's offset in Kafka: if it is ahead of the store's, some
+     * member handled records without this store, whose watermarks therefore miss their tokens.
+     */
+    private void assign(TopicPartition partition, OffsetAndMetadata kafkaCommitted) {
         if (store == null) {
             PartitionWatermarks kept = parked.remove(partition);
             PartitionWatermarks own = kept != null ? kept : new PartitionWatermarks(Map.of());
@@ -685,19 +877,28 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
             LOG.info("group {} took {} with {} watermarks kept from before", groupId, partition, own.size());
             return;
         }
-        PartitionState loaded = store.load(groupId, partition);
-        PartitionWatermarks previous = watermarks.put(partition, new PartitionWatermarks(loaded.watermarks()));
-        heldCount += loaded.watermarks().size() - (previous == null ? 0 : previous.size());
+        long started = System.nanoTime();
+        PartitionState loaded = store.loadsLazily()
+                ? new PartitionState(store.loadOffset(groupId, partition), Map.of())
+                : store.load(groupId, partition);
+        if (kafkaCommitted != null && kafkaCommitted.offset() > Math.max(0, loaded.nextOffset())) {
+            throw new StoreBehindKafkaException(groupId, partition, loaded.nextOffset(), kafkaCommitted.offset());
+        }
+        PartitionWatermarks table =
+                store.loadsLazily() ? PartitionWatermarks.lazy() : new PartitionWatermarks(loaded.watermarks());
+        PartitionWatermarks previous = watermarks.put(partition, table);
+        heldCount += table.size() - (previous == null ? 0 : previous.size());
         storedOffsets.put(partition, loaded.nextOffset());
         finishedOffsets.remove(partition);
         if (loaded.nextOffset() >= 0) {
             consumer.seek(partition, loaded.nextOffset());
         }
         LOG.info(
-                "group {} took {} with {} watermarks, next offset {}",
+                "group {} took {} in {} ms with {}, next offset {}",
                 groupId,
                 partition,
-                loaded.watermarks().size(),
+                (System.nanoTime() - started) / 1_000_000,
+                store.loadsLazily() ? "watermarks loaded as keys arrive" : table.size() + " watermarks",
                 loaded.nextOffset() >= 0 ? loaded.nextOffset() : "from Kafka");
     }
 
@@ -750,7 +951,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
     }
 
     private static Map<String, Object> deadLetterProducerConfig(
-            Map<String, Object> consumerConfig, Map<String, Object> overrides, String clientId) {
+            Map<String, Object> consumerConfig, Map<String, Object> overrides, String clientId, Duration timeout) {
         Map<String, Object> config = new HashMap<>();
         for (Map.Entry<String, Object> entry : consumerConfig.entrySet()) {
             String key = entry.getKey();
@@ -766,6 +967,8 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         config.put(ProducerConfig.ACKS_CONFIG, "all");
         config.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
         config.put(ProducerConfig.LINGER_MS_CONFIG, 0);
+        // a send that waits for metadata (a missing topic) blocks the poll thread: at most the unit's deadline
+        config.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, timeout.toMillis());
         config.putAll(overrides);
         return config;
     }
@@ -803,16 +1006,36 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         @Override
         public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
             abortOpenUnit();
-            for (TopicPartition partition : partitions) {
-                assign(partition);
+            try {
+                Map<TopicPartition, OffsetAndMetadata> committed =
+                        store == null || partitions.isEmpty() ? Map.of() : consumer.committed(Set.copyOf(partitions));
+                for (TopicPartition partition : partitions) {
+                    assign(partition, committed.get(partition));
+                }
+            } catch (FencedKafkaException e) {
+                rebalanceFailure = e;
+                throw e;
+            } catch (KafkaException e) {
+                throw e; // wakeup, or Kafka's own failure: poll() throws it as it is
+            } catch (RuntimeException e) {
+                rebalanceFailure = new WatermarkStoreException(
+                        "could not load the watermarks of " + partitions + " for group " + groupId + ": " + e, e);
+                throw rebalanceFailure;
+            } finally {
+                assignment = Set.copyOf(watermarks.keySet());
             }
-            assignment = Set.copyOf(watermarks.keySet());
         }
     }
 
+    private record DeadLetterWrite(String topic, String origin, Future<RecordMetadata> ack) {}
+
+    private static final Comparator<TopicPartition> PARTITION_ORDER =
+            Comparator.comparing(TopicPartition::topic).thenComparingInt(TopicPartition::partition);
+
     private static final class Batch {
         final Map<TopicPartition, PartitionBatch> partitions = new LinkedHashMap<>();
-        final List<Future<RecordMetadata>> deadLetterWrites = new ArrayList<>();
+        final List<DeadLetterWrite> deadLetterWrites = new ArrayList<>();
+        long deadLetterDeadline; // System.nanoTime() by which the unit's dead letters are written; 0: none yet
         long records;
         RecordHandlingException failure;
     }
@@ -845,11 +1068,15 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         private WatermarkStore<Object> store;
         private TransactionalRecordHandler<Object, K, V> handler;
         private boolean transactional;
-        private boolean strict = FencedConsumerConfig.DEFAULT_STRICT;
+        private boolean heapOnly;
+        private FencePolicy policy = FencePolicy.MONOTONIC;
+        private String policyKey; // which of fencing.policy / fencing.strict set it, to refuse both
         private StaleRecordPolicy stalePolicy = StaleRecordPolicy.DEAD_LETTER;
         private String deadLetterTopic = FencedConsumerConfig.DEFAULT_DEAD_LETTER_TOPIC;
         private Duration pollTimeout = Duration.ofMillis(FencedConsumerConfig.DEFAULT_POLL_TIMEOUT_MS);
         private Duration closeTimeout = Duration.ofMillis(FencedConsumerConfig.DEFAULT_CLOSE_TIMEOUT_MS);
+        private Duration deadLetterTimeout = Duration.ofMillis(FencedConsumerConfig.DEFAULT_DEAD_LETTER_TIMEOUT_MS);
+        private int watermarkCacheMaxKeys = FencedConsumerConfig.DEFAULT_WATERMARK_CACHE_MAX_KEYS;
         private long commitMaxRecords = FencedConsumerConfig.DEFAULT_COMMIT_MAX_RECORDS;
         private Duration commitInterval = Duration.ofMillis(FencedConsumerConfig.DEFAULT_COMMIT_INTERVAL_MS);
         private MeterRegistry meterRegistry = Metrics.globalRegistry;
@@ -892,11 +1119,22 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
                         case FencedConsumerConfig.DEAD_LETTER_TOPIC_CONFIG -> deadLetterTopic(String.valueOf(value));
                         case FencedConsumerConfig.STALE_RECORDS_CONFIG ->
                             staleRecords(StaleRecordPolicy.fromConfig(value));
-                        case FencedConsumerConfig.STRICT_CONFIG -> strict(parseBoolean(key, value));
+                        case FencedConsumerConfig.POLICY_CONFIG -> {
+                            requireOnePolicyKey(key);
+                            fencePolicy(parsePolicy(key, value));
+                        }
+                        case FencedConsumerConfig.STRICT_CONFIG -> {
+                            requireOnePolicyKey(key);
+                            fencePolicy(parseBoolean(key, value) ? FencePolicy.STRICT : FencePolicy.MONOTONIC);
+                        }
                         case FencedConsumerConfig.POLL_TIMEOUT_MS_CONFIG ->
                             pollTimeout(Duration.ofMillis(parseLong(key, value)));
                         case FencedConsumerConfig.CLOSE_TIMEOUT_MS_CONFIG ->
                             closeTimeout(Duration.ofMillis(parseLong(key, value)));
+                        case FencedConsumerConfig.DEAD_LETTER_TIMEOUT_MS_CONFIG ->
+                            deadLetterTimeout(Duration.ofMillis(parseLong(key, value)));
+                        case FencedConsumerConfig.WATERMARK_CACHE_MAX_KEYS_CONFIG ->
+                            watermarkCacheMaxKeys(Math.toIntExact(parseLong(key, value)));
                         case FencedConsumerConfig.COMMIT_MAX_RECORDS_CONFIG -> commitMaxRecords(parseLong(key, value));
                         case FencedConsumerConfig.COMMIT_INTERVAL_MS_CONFIG ->
                             commitInterval(Duration.ofMillis(parseLong(key, value)));
@@ -920,6 +1158,15 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
                         throw new IllegalArgumentException(key + "=true is refused: the fenced consumer commits"
                                 + " offsets itself, only for records whose handling finished");
                     }
+                }
+                case ConsumerConfig.ISOLATION_LEVEL_CONFIG -> {
+                    String level = String.valueOf(value).trim().toLowerCase(Locale.ROOT);
+                    if (!level.equals("read_committed")) {
+                        throw new IllegalArgumentException(key + "=" + value + " is refused: the fenced consumer reads"
+                                + " read_committed only, or records of aborted producer transactions would be"
+                                + " applied (and raise watermarks) although their producer took them back");
+                    }
+                    kafka.put(key, level);
                 }
                 case ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG ->
                     throw new IllegalArgumentException(key
@@ -971,8 +1218,11 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
             Objects.requireNonNull(store, "store");
             Objects.requireNonNull(handler, "handler");
             requireNoHandler();
-            if (this.store != null) {
-                throw new IllegalStateException("a watermark store is already set; transactionalHandler sets its own");
+            if (this.store != null || heapOnly) {
+                throw new IllegalStateException(
+                        heapOnly
+                                ? "heapOnlyWatermarksLostOnRestart() is set; transactionalHandler needs a store of its own"
+                                : "a watermark store is already set; transactionalHandler sets its own");
             }
             this.store = castStore(store);
             @SuppressWarnings("unchecked")
@@ -983,26 +1233,68 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         }
 
         /**
-         * Where watermarks and offsets are kept, for a {@link #handler}. Default: none; the consumer keeps
-         * its watermarks in its own heap (also those of partitions it gave away, should they come back) and
-         * its offsets in Kafka, which is the cheapest but protects only against stale records this consumer
-         * instance saw the fresher ones of. Share an {@link InMemoryWatermarkStore} among the consumers of a
-         * JVM, or use {@link PostgresWatermarkStore}, for watermarks that follow partitions and survive
-         * restarts.
+         * Where watermarks and offsets are kept, for a {@link #handler}. One of this, {@link
+         * #transactionalHandler} or {@link #heapOnlyWatermarksLostOnRestart()} is required: there is no default,
+         * because a consumer that forgets its watermarks applies stale records after a restart. {@link
+         * PostgresWatermarkStore} survives restarts and is shared by every member of the group; an {@link
+         * InMemoryWatermarkStore} is shared by the consumers of one JVM only.
          */
         public Builder<K, V> watermarkStore(WatermarkStore<?> store) {
             Objects.requireNonNull(store, "store");
             if (transactional) {
                 throw new IllegalStateException("transactionalHandler already set the store");
             }
+            if (heapOnly) {
+                throw new IllegalStateException("heapOnlyWatermarksLostOnRestart() is set; choose one");
+            }
             this.store = castStore(store);
             return this;
         }
 
-        /** {@value FencedConsumerConfig#STRICT_CONFIG}: {@value FencedConsumerConfig#STRICT_DOC} */
-        public Builder<K, V> strict(boolean strict) {
-            this.strict = strict;
+        /**
+         * Opts out of a watermark store: this consumer keeps its watermarks in its own heap and its offsets in
+         * Kafka only. <b>What this loses</b>: every watermark, when the consumer stops (a restart, a crash, a
+         * deployment) and, for a partition that another member owned meanwhile, the fresher tokens that member
+         * accepted. After such a loss the first record of each key is accepted whatever its token, so a stale
+         * record that arrives after the restart (or was still unread in the partition) is <b>applied</b>:
+         * fencing holds only against stale records that follow a fresher one this same consumer instance
+         * accepted. It also keeps the watermarks of partitions it gave away (should they come back), so its
+         * heap grows with every key it has seen. Use it for a single long-lived consumer where that is
+         * acceptable, or for measurements; otherwise give a {@link #watermarkStore}.
+         */
+        public Builder<K, V> heapOnlyWatermarksLostOnRestart() {
+            if (store != null) {
+                throw new IllegalStateException("a watermark store is already set; choose one");
+            }
+            this.heapOnly = true;
             return this;
+        }
+
+        /** {@value FencedConsumerConfig#POLICY_CONFIG}: {@value FencedConsumerConfig#POLICY_DOC} */
+        public Builder<K, V> fencePolicy(FencePolicy policy) {
+            this.policy = Objects.requireNonNull(policy, "policy");
+            return this;
+        }
+
+        private void requireOnePolicyKey(String key) {
+            if (policyKey != null && !policyKey.equals(key)) {
+                throw new IllegalArgumentException(key + " and " + policyKey + " both set the fence policy; keep "
+                        + FencedConsumerConfig.POLICY_CONFIG);
+            }
+            policyKey = key;
+        }
+
+        private static FencePolicy parsePolicy(String key, Object value) {
+            if (value instanceof FencePolicy p) {
+                return p;
+            }
+            String text = String.valueOf(value).trim();
+            for (FencePolicy p : FencePolicy.values()) {
+                if (p.name().equalsIgnoreCase(text)) {
+                    return p;
+                }
+            }
+            throw new IllegalArgumentException(key + " must be strict or monotonic, got '" + value + "'");
         }
 
         /** {@value FencedConsumerConfig#STALE_RECORDS_CONFIG}: {@value FencedConsumerConfig#STALE_RECORDS_DOC} */
@@ -1035,6 +1327,27 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
          */
         public Builder<K, V> closeTimeout(Duration timeout) {
             this.closeTimeout = requirePositive(timeout, "closeTimeout");
+            return this;
+        }
+
+        /**
+         * {@value FencedConsumerConfig#DEAD_LETTER_TIMEOUT_MS_CONFIG}: {@value
+         * FencedConsumerConfig#DEAD_LETTER_TIMEOUT_MS_DOC}
+         */
+        public Builder<K, V> deadLetterTimeout(Duration timeout) {
+            this.deadLetterTimeout = requirePositive(timeout, "deadLetterTimeout");
+            return this;
+        }
+
+        /**
+         * {@value FencedConsumerConfig#WATERMARK_CACHE_MAX_KEYS_CONFIG}: {@value
+         * FencedConsumerConfig#WATERMARK_CACHE_MAX_KEYS_DOC}
+         */
+        public Builder<K, V> watermarkCacheMaxKeys(int maxKeys) {
+            if (maxKeys < 1) {
+                throw new IllegalArgumentException("watermarkCacheMaxKeys must be >= 1, got " + maxKeys);
+            }
+            this.watermarkCacheMaxKeys = maxKeys;
             return this;
         }
 
@@ -1091,6 +1404,13 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
                     throw new IllegalStateException("dead-letter topic " + defaultDeadLetters + " of " + topic
                             + " is also subscribed: its stale records would be read again without their watermarks");
                 }
+            }
+            if (store == null && !heapOnly) {
+                throw new IllegalStateException("a watermark store is required: without one the consumer forgets its"
+                        + " watermarks when it stops and applies stale records after a restart. Either give a durable"
+                        + " store shared by every member of the group, .watermarkStore(PostgresWatermarkStore.create("
+                        + "jdbi)) or .transactionalHandler(PostgresWatermarkStore.create(jdbi), handler), or opt in"
+                        + " to losing them with .heapOnlyWatermarksLostOnRestart()");
             }
             return new FencedConsumer<>(this);
         }

@@ -1,7 +1,9 @@
 package dev.fencing.kafka;
 
+import dev.fencing.kafka.internal.KeyHash;
 import dev.fencing.kafka.internal.KeyTokens;
 import dev.fencing.kafka.internal.PartitionWatermarks;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -65,6 +67,44 @@ public final class InMemoryWatermarkStore implements WatermarkStore<Void> {
                                     stored.watermarks.raise(key.get().clone(), token));
                 }
             }
+        }
+    }
+
+    /** False: loading is a copy within the heap, and it lets the consumer judge a partition's records at once. */
+    @Override
+    public boolean loadsLazily() {
+        return false;
+    }
+
+    @Override
+    public synchronized long loadOffset(String groupId, TopicPartition partition) {
+        Stored stored = partitions.get(new GroupPartition(groupId, partition));
+        return stored == null ? -1 : stored.nextOffset;
+    }
+
+    @Override
+    public synchronized Map<Bytes, Long> loadWatermarks(
+            String groupId, TopicPartition partition, Collection<Bytes> keys) {
+        Stored stored = partitions.get(new GroupPartition(groupId, partition));
+        Map<Bytes, Long> found = new HashMap<>();
+        if (stored != null) {
+            for (Bytes key : keys) {
+                long token = stored.watermarks.get(key.get(), KeyHash.of(key.get()));
+                if (token > 0) {
+                    found.put(key, token);
+                }
+            }
+        }
+        return found;
+    }
+
+    /** Checks the stored offset only: in one JVM there is no transaction to hold a lock for. */
+    @Override
+    public synchronized void claim(Void unit, String groupId, TopicPartition partition, long expectedOffset) {
+        Stored stored = partitions.get(new GroupPartition(groupId, partition));
+        long current = stored == null ? -1 : stored.nextOffset;
+        if (current != expectedOffset) {
+            throw new StalePartitionStateException(groupId, partition, expectedOffset, current);
         }
     }
 
