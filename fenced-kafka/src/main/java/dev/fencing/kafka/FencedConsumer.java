@@ -2,13 +2,18 @@ package dev.fencing.kafka;
 
 import dev.fencing.FencePolicy;
 import dev.fencing.kafka.internal.ConsumerMeters;
+import dev.fencing.kafka.internal.ConsumerSettings;
+import dev.fencing.kafka.internal.DeadLetterWriter;
 import dev.fencing.kafka.internal.FenceDecision;
+import dev.fencing.kafka.internal.FencingSetting;
+import dev.fencing.kafka.internal.FencingSettings;
 import dev.fencing.kafka.internal.Keys;
+import dev.fencing.kafka.internal.OffsetCommitter;
+import dev.fencing.kafka.internal.PartitionOwnership;
 import dev.fencing.kafka.internal.PartitionWatermarks;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Metrics;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -24,8 +29,6 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.consumer.CloseOptions;
@@ -34,18 +37,11 @@ import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.clients.consumer.OffsetAndMetadata;
-import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.header.Header;
-import org.apache.kafka.common.header.Headers;
-import org.apache.kafka.common.header.internals.RecordHeaders;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.ByteBufferDeserializer;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.utils.Bytes;
@@ -164,31 +160,24 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
     private final Deserializer<K> keyDeserializer;
     private final Deserializer<V> valueDeserializer;
     private final WatermarkStore<Object> store; // null: watermarks private to this consumer, offsets in Kafka
-    private final Map<TopicPartition, PartitionWatermarks> parked; // given-away partitions, when store is null
     private final TransactionalRecordHandler<Object, K, V> handler;
     private final boolean transactional;
     private final FencePolicy policy;
     private final StaleRecordPolicy stalePolicy;
-    private final String deadLetterTopic;
     private final Duration pollTimeout;
     private final Duration closeTimeout;
-    private final Duration deadLetterTimeout;
     private final int watermarkCacheMaxKeys;
     private final long commitMaxRecords;
     private final Duration commitInterval;
     private final KafkaConsumer<ByteBuffer, ByteBuffer> consumer;
-    private final Map<String, Object> deadLetterConfig;
-    private KafkaProducer<byte[], byte[]> deadLetters;
+    private final DeadLetterWriter deadLetters;
     private final ConsumerMeters meters;
 
-    // Owned by the poll thread; heldCount is read by other threads.
-    private final Map<TopicPartition, PartitionWatermarks> watermarks = new HashMap<>();
-    private final Map<TopicPartition, Long> storedOffsets = new HashMap<>();
-    private final Map<TopicPartition, OffsetAndMetadata> finishedOffsets = new HashMap<>();
-    private volatile int heldCount;
+    private final OffsetCommitter committer;
+    private final PartitionOwnership ownership;
+    // Owned by the poll thread.
     private boolean unitOpen;
     private boolean unitAborted;
-    private volatile Set<TopicPartition> assignment = Set.of();
     // What a rebalance callback threw: Kafka rethrows it from poll() wrapped in its own generic error.
     private FencedKafkaException rebalanceFailure;
 
@@ -197,37 +186,41 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
     private Thread pollThread;
     private final CountDownLatch stopped = new CountDownLatch(1);
 
-    private FencedConsumer(Builder<K, V> builder) {
-        this.groupId = (String) builder.kafka.get(ConsumerConfig.GROUP_ID_CONFIG);
-        this.clientId = (String) builder.kafka.computeIfAbsent(
-                ConsumerConfig.CLIENT_ID_CONFIG, k -> "fenced-consumer-" + INSTANCES.incrementAndGet());
-        this.topics = List.copyOf(builder.topics);
+    private FencedConsumer(Builder<K, V> builder, ConsumerSettings settings) {
+        this.groupId = settings.groupId();
+        this.clientId = settings.clientId();
+        this.topics = settings.topics();
         this.keyDeserializer = builder.keyDeserializer;
         this.valueDeserializer = builder.valueDeserializer;
         this.store = builder.store;
-        this.parked = builder.store == null ? new HashMap<>() : null;
         this.handler = builder.handler;
         this.transactional = builder.transactional;
-        this.policy = builder.policy;
-        this.stalePolicy = builder.stalePolicy;
-        this.deadLetterTopic = builder.deadLetterTopic;
-        this.pollTimeout = builder.pollTimeout;
-        this.closeTimeout = builder.closeTimeout;
-        this.deadLetterTimeout = builder.deadLetterTimeout;
-        this.watermarkCacheMaxKeys = builder.watermarkCacheMaxKeys;
-        this.commitMaxRecords = builder.commitMaxRecords;
-        this.commitInterval = builder.commitInterval;
+        this.policy = settings.policy();
+        this.stalePolicy = settings.staleRecords();
+        this.pollTimeout = settings.pollTimeout();
+        this.closeTimeout = settings.closeTimeout();
+        this.watermarkCacheMaxKeys = settings.watermarkCacheMaxKeys();
+        this.commitMaxRecords = settings.commitMaxRecords();
+        this.commitInterval = settings.commitInterval();
 
-        Map<String, Object> consumerConfig = new HashMap<>(builder.kafka);
+        Map<String, Object> consumerConfig = new HashMap<>(settings.kafka());
+        consumerConfig.put(ConsumerConfig.CLIENT_ID_CONFIG, clientId);
         consumerConfig.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         // records of aborted producer transactions must never reach the handler (nor raise a watermark)
         consumerConfig.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         // ByteBufferDeserializer hands over the fetched bytes in place: no copy before the fence check, and the
         // handler's deserializers read the same bytes (their ByteBuffer method) once
         this.consumer = new KafkaConsumer<>(consumerConfig, new ByteBufferDeserializer(), new ByteBufferDeserializer());
-        this.deadLetterConfig =
-                deadLetterProducerConfig(builder.kafka, builder.deadLetterProducer, clientId, deadLetterTimeout);
-        this.meters = new ConsumerMeters(builder.meterRegistry, groupId, clientId, () -> heldCount);
+        this.deadLetters = new DeadLetterWriter(
+                groupId,
+                clientId,
+                settings.deadLetterTopic(),
+                settings.deadLetterTimeout(),
+                settings.kafka(),
+                settings.deadLetterProducer());
+        this.committer = new OffsetCommitter(consumer, clientId, store == null);
+        this.ownership = new PartitionOwnership(groupId, store, consumer, committer);
+        this.meters = new ConsumerMeters(builder.meterRegistry, groupId, clientId, ownership::held);
     }
 
     /** A builder for a consumer whose handler sees keys and values made by these deserializers. */
@@ -260,7 +253,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
                 policy,
                 stalePolicy.configValue());
         try {
-            deadLetters = new KafkaProducer<>(deadLetterConfig, new ByteArraySerializer(), new ByteArraySerializer());
+            deadLetters.open();
             requireTopicsExist();
             consumer.subscribe(topics, new Rebalance());
             while (state == State.RUNNING) {
@@ -307,12 +300,12 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
 
     /** Number of watermarks held in memory now: the keys of the partitions this consumer owns. */
     public int heldWatermarks() {
-        return heldCount;
+        return ownership.held();
     }
 
     /** The partitions this consumer owns now (as of its last rebalance); empty before it joins. */
     public Set<TopicPartition> assignment() {
-        return assignment;
+        return ownership.assignment();
     }
 
     /** The client id, also the name of the thread {@link #start()} makes. */
@@ -355,28 +348,15 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
      */
     private void shutDown() {
         try {
-            if (!finishedOffsets.isEmpty()) {
-                try {
-                    consumer.commitSync(finishedOffsets, closeTimeout);
-                } catch (KafkaException e) {
-                    logCommitFailure("final offset commit of " + clientId, e);
-                }
-            }
+            committer.commitFinal(closeTimeout);
             quietly("the Kafka consumer", () -> consumer.close(CloseOptions.timeout(closeTimeout)));
         } catch (RuntimeException e) {
             LOG.warn("closing Kafka consumer {} failed: {}", clientId, e.toString());
         } finally {
-            if (deadLetters != null) {
-                quietly("the dead-letter producer", () -> deadLetters.close(closeTimeout));
-            }
+            quietly("the dead-letter producer", () -> deadLetters.close(closeTimeout));
             quietly("the key deserializer", keyDeserializer::close);
             quietly("the value deserializer", valueDeserializer::close);
-            watermarks.clear();
-            if (parked != null) {
-                parked.clear();
-            }
-            heldCount = 0;
-            assignment = Set.of();
+            ownership.clear();
             stopped.countDown();
             LOG.info("fenced consumer {} of group {} stopped", clientId, groupId);
         }
@@ -387,18 +367,6 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
             close.run();
         } catch (RuntimeException e) {
             LOG.warn("fenced consumer {} of group {}: closing {} failed: {}", clientId, groupId, what, e.toString());
-        }
-    }
-
-    /** Without a store, Kafka's committed offsets are the only record of progress: a failure matters. */
-    private void logCommitFailure(String what, KafkaException e) {
-        if (store == null) {
-            LOG.warn(
-                    "{} to Kafka failed; records after the last committed offset will be handled again: {}",
-                    what,
-                    e.toString());
-        } else {
-            LOG.debug("{} to Kafka failed (the store has the offsets): {}", what, e.toString());
         }
     }
 
@@ -424,31 +392,22 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         Set<String> existing = consumer.listTopics().keySet();
         for (String topic : topics) {
             if (!existing.contains(topic)) {
-                throw new MissingTopicException(topic, "it is subscribed by group " + groupId, bootstrapServers());
+                throw new MissingTopicException(
+                        topic, "it is subscribed by group " + groupId, deadLetters.bootstrapServers());
             }
-            String deadLetterOf = deadLetterTopicOf(topic);
+            String deadLetterOf = deadLetters.topicFor(topic);
             if (!existing.contains(deadLetterOf)) {
                 throw new MissingTopicException(
                         deadLetterOf,
                         "it is the dead-letter topic of " + topic + " for group " + groupId,
-                        bootstrapServers());
+                        deadLetters.bootstrapServers());
             }
         }
     }
 
-    private String bootstrapServers() {
-        Object servers = deadLetterConfig.get(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG);
-        return servers instanceof List<?> list
-                ? String.join(",", list.stream().map(String::valueOf).toList())
-                : String.valueOf(servers);
-    }
-
-    private String deadLetterTopicOf(String topic) {
-        return deadLetterTopic.isEmpty() ? topic + FencedConsumerConfig.DEAD_LETTER_SUFFIX : deadLetterTopic;
-    }
-
     private void handleBatch(ConsumerRecords<ByteBuffer, ByteBuffer> records) {
         Batch batch = new Batch();
+        deadLetters.begin();
         unitOpen = true;
         unitAborted = false;
         try {
@@ -478,13 +437,10 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         } finally {
             unitOpen = false;
         }
-        int held = heldCount;
         for (PartitionBatch p : batch.partitions.values()) {
-            held += p.watermarks.commit();
-            held -= p.watermarks.evictIfAbove(watermarkCacheMaxKeys, store != null);
+            ownership.held(p.watermarks.commit() - p.watermarks.evictIfAbove(watermarkCacheMaxKeys, store != null));
             if (p.nextOffset >= 0) { // -1: a plain handler failed on the partition's first record
-                storedOffsets.put(p.partition, p.nextOffset);
-                finishedOffsets.put(p.partition, new OffsetAndMetadata(p.nextOffset));
+                ownership.finished(p.partition, p.nextOffset);
             }
             meters.accepted(p.partition.topic(), p.accepted);
             meters.dropped(p.partition.topic(), p.dropped);
@@ -492,12 +448,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
                 meters.deadLettered(p.partition.topic(), d.getKey().name(), d.getValue());
             }
         }
-        heldCount = held;
-        consumer.commitAsync(new HashMap<>(finishedOffsets), (offsets, e) -> {
-            if (e != null) {
-                LOG.debug("async offset commit of {} to Kafka failed: {}", clientId, e.toString());
-            }
-        });
+        committer.commitAsync();
         if (batch.failure != null) {
             throw batch.failure;
         }
@@ -525,7 +476,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
             if (unitAborted) {
                 // This poll's records are not in the unit; without a seek their partitions would move past them.
                 for (TopicPartition partition : records.partitions()) {
-                    if (watermarks.containsKey(partition)) {
+                    if (ownership.watermarks(partition) != null) {
                         consumer.seek(
                                 partition, records.records(partition).get(0).offset());
                     }
@@ -536,15 +487,12 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
                 break;
             }
         }
-        awaitDeadLetters(batch);
+        deadLetters.awaitAll();
         List<PartitionProgress> progress = new ArrayList<>(batch.partitions.size());
         for (PartitionBatch p : batch.partitions.values()) {
             if (p.nextOffset >= 0) {
                 progress.add(new PartitionProgress(
-                        p.partition,
-                        storedOffsets.getOrDefault(p.partition, -1L),
-                        p.nextOffset,
-                        p.watermarks.raised()));
+                        p.partition, ownership.storedOffset(p.partition), p.nextOffset, p.watermarks.raised()));
             }
         }
         return progress;
@@ -589,7 +537,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         if (p != null) {
             return p;
         }
-        PartitionWatermarks current = watermarks.get(partition);
+        PartitionWatermarks current = ownership.watermarks(partition);
         if (current == null) {
             throw new IllegalStateException("records of " + partition + " arrived before its watermarks");
         }
@@ -599,7 +547,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         batch.partitions.put(partition, p);
         current.begin();
         if (store != null) {
-            store.claim(tx, groupId, partition, storedOffsets.getOrDefault(partition, -1L));
+            store.claim(tx, groupId, partition, ownership.storedOffset(partition));
         }
         return p;
     }
@@ -634,7 +582,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         for (Bytes key : missing) {
             p.watermarks.load(key.get(), found.getOrDefault(key, 0L));
         }
-        heldCount += found.size();
+        ownership.held(found.size());
     }
 
     /** Returns false if the handler failed and the batch must stop here (plain handlers only). */
@@ -771,72 +719,8 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
             String detail,
             PartitionBatch p,
             Batch batch) {
-        String topic = deadLetterTopicOf(record.topic());
-        String origin = record.topic() + "-" + record.partition() + " offset " + record.offset();
-        if (batch.deadLetterDeadline == 0) {
-            batch.deadLetterDeadline = System.nanoTime() + deadLetterTimeout.toNanos();
-        } else if (System.nanoTime() - batch.deadLetterDeadline > 0) {
-            awaitDeadLetters(batch); // names the first write that failed or is late, if one did
-            throw new DeadLetterException(
-                    topic,
-                    origin,
-                    "the unit's dead-letter writes took longer than "
-                            + FencedConsumerConfig.DEAD_LETTER_TIMEOUT_MS_CONFIG + "=" + deadLetterTimeout.toMillis(),
-                    null);
-        }
-        Headers headers = new RecordHeaders(record.headers().toArray());
-        headers.add(DeadLetterHeaders.REASON, utf8(reason.name()));
-        headers.add(DeadLetterHeaders.DETAIL, utf8(detail));
-        headers.add(DeadLetterHeaders.ORIGIN_TOPIC, utf8(record.topic()));
-        headers.add(DeadLetterHeaders.ORIGIN_PARTITION, utf8(Integer.toString(record.partition())));
-        headers.add(DeadLetterHeaders.ORIGIN_OFFSET, utf8(Long.toString(record.offset())));
-        headers.add(DeadLetterHeaders.GROUP, utf8(groupId));
-        LOG.debug(
-                "group {} dead-letters {}-{}@{} to {} ({}): {}",
-                groupId,
-                record.topic(),
-                record.partition(),
-                record.offset(),
-                topic,
-                reason,
-                detail);
-        try {
-            batch.deadLetterWrites.add(new DeadLetterWrite(
-                    topic,
-                    origin,
-                    deadLetters.send(new ProducerRecord<>(
-                            topic, null, null, bytes(record.key()), bytes(record.value()), headers))));
-        } catch (KafkaException e) {
-            throw new DeadLetterException(topic, origin, "the send failed: " + e, e);
-        }
+        deadLetters.send(record, reason, detail);
         p.deadLettered.merge(reason, 1, Integer::sum);
-    }
-
-    private void awaitDeadLetters(Batch batch) {
-        if (batch.deadLetterWrites.isEmpty()) {
-            return;
-        }
-        // no flush(): it has no timeout. linger.ms=0 sends at once; each wait gets what is left of the deadline,
-        // and the first write that fails or is late stops the unit
-        for (DeadLetterWrite write : batch.deadLetterWrites) {
-            long left = batch.deadLetterDeadline - System.nanoTime();
-            try {
-                write.ack().get(Math.max(0, left), TimeUnit.NANOSECONDS);
-            } catch (ExecutionException e) {
-                throw new DeadLetterException(
-                        write.topic(), write.origin(), "the write failed: " + e.getCause(), e.getCause());
-            } catch (java.util.concurrent.TimeoutException e) {
-                throw new DeadLetterException(
-                        write.topic(),
-                        write.origin(),
-                        "not acknowledged within " + FencedConsumerConfig.DEAD_LETTER_TIMEOUT_MS_CONFIG + "="
-                                + deadLetterTimeout.toMillis(),
-                        e);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new DeadLetterException(write.topic(), write.origin(), "interrupted", e);
-            }
-        }
     }
 
     private void rollback(Batch batch) {
@@ -848,85 +732,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
     /** After a rolled-back unit: reload what the store has and read again from there. */
     private void rewind(Batch batch) {
         for (PartitionBatch p : batch.partitions.values()) {
-            if (!watermarks.containsKey(p.partition) || p.firstOffset < 0) {
-                continue; // revoked meanwhile: its new owner reads it from the store
-            }
-            if (store == null) {
-                consumer.seek(p.partition, p.firstOffset); // the rolled-back watermarks are right as they are
-                continue;
-            }
-            assign(p.partition, consumer.committed(Set.of(p.partition)).get(p.partition));
-            long stored = storedOffsets.get(p.partition);
-            consumer.seek(p.partition, stored >= 0 ? stored : p.firstOffset);
-        }
-    }
-
-    /**
-     * Takes over a partition. With a store, {@code kafkaCommitted} (read before the store, so that a commit
-     * racing with this never looks ahead) is the group's offset in Kafka: if it is ahead of the store's, some
-     * member handled records without this store, whose watermarks therefore miss their tokens.
-     */
-    private void assign(TopicPartition partition, OffsetAndMetadata kafkaCommitted) {
-        if (store == null) {
-            PartitionWatermarks kept = parked.remove(partition);
-            PartitionWatermarks own = kept != null ? kept : new PartitionWatermarks(Map.of());
-            watermarks.put(partition, own);
-            heldCount += own.size();
-            storedOffsets.put(partition, -1L);
-            finishedOffsets.remove(partition);
-            LOG.info("group {} took {} with {} watermarks kept from before", groupId, partition, own.size());
-            return;
-        }
-        long started = System.nanoTime();
-        PartitionState loaded = store.loadsLazily()
-                ? new PartitionState(store.loadOffset(groupId, partition), Map.of())
-                : store.load(groupId, partition);
-        if (kafkaCommitted != null && kafkaCommitted.offset() > Math.max(0, loaded.nextOffset())) {
-            throw new StoreBehindKafkaException(groupId, partition, loaded.nextOffset(), kafkaCommitted.offset());
-        }
-        PartitionWatermarks table =
-                store.loadsLazily() ? PartitionWatermarks.lazy() : new PartitionWatermarks(loaded.watermarks());
-        PartitionWatermarks previous = watermarks.put(partition, table);
-        heldCount += table.size() - (previous == null ? 0 : previous.size());
-        storedOffsets.put(partition, loaded.nextOffset());
-        finishedOffsets.remove(partition);
-        if (loaded.nextOffset() >= 0) {
-            consumer.seek(partition, loaded.nextOffset());
-        }
-        LOG.info(
-                "group {} took {} in {} ms with {}, next offset {}",
-                groupId,
-                partition,
-                (System.nanoTime() - started) / 1_000_000,
-                store.loadsLazily() ? "watermarks loaded as keys arrive" : table.size() + " watermarks",
-                loaded.nextOffset() >= 0 ? loaded.nextOffset() : "from Kafka");
-    }
-
-    private void release(Collection<TopicPartition> partitions, boolean commit) {
-        Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
-        for (TopicPartition partition : partitions) {
-            PartitionWatermarks dropped = watermarks.remove(partition);
-            if (dropped != null) {
-                heldCount -= dropped.size();
-                if (parked != null) {
-                    parked.put(partition, dropped);
-                }
-            }
-            storedOffsets.remove(partition);
-            OffsetAndMetadata finished = finishedOffsets.remove(partition);
-            if (finished != null) {
-                offsets.put(partition, finished);
-            }
-        }
-        if (commit && !offsets.isEmpty()) {
-            try {
-                consumer.commitSync(offsets);
-            } catch (KafkaException e) {
-                logCommitFailure("offset commit on revoke for " + offsets.keySet(), e);
-            }
-        }
-        if (!partitions.isEmpty()) {
-            LOG.info("group {} released {}{}", groupId, partitions, commit ? "" : " (lost)");
+            ownership.reload(p.partition, p.firstOffset);
         }
     }
 
@@ -940,37 +746,10 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         return bytes;
     }
 
-    private static byte[] utf8(String text) {
-        return text.getBytes(StandardCharsets.UTF_8);
-    }
-
     @SuppressWarnings("unchecked")
     private static WatermarkStore<Object> castStore(WatermarkStore<?> store) {
         // Safe: the consumer only passes the store's own unit of work back to the matching handler.
         return (WatermarkStore<Object>) store;
-    }
-
-    private static Map<String, Object> deadLetterProducerConfig(
-            Map<String, Object> consumerConfig, Map<String, Object> overrides, String clientId, Duration timeout) {
-        Map<String, Object> config = new HashMap<>();
-        for (Map.Entry<String, Object> entry : consumerConfig.entrySet()) {
-            String key = entry.getKey();
-            if (key.equals(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG)
-                    || key.equals("client.dns.lookup")
-                    || key.startsWith("security.")
-                    || key.startsWith("sasl.")
-                    || key.startsWith("ssl.")) {
-                config.put(key, entry.getValue());
-            }
-        }
-        config.put(ProducerConfig.CLIENT_ID_CONFIG, clientId + "-dead-letters");
-        config.put(ProducerConfig.ACKS_CONFIG, "all");
-        config.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
-        config.put(ProducerConfig.LINGER_MS_CONFIG, 0);
-        // a send that waits for metadata (a missing topic) blocks the poll thread: at most the unit's deadline
-        config.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, timeout.toMillis());
-        config.putAll(overrides);
-        return config;
     }
 
     private void abortOpenUnit() {
@@ -992,26 +771,20 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         @Override
         public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
             abortOpenUnit();
-            release(partitions, true);
-            assignment = Set.copyOf(watermarks.keySet());
+            ownership.release(partitions, true);
         }
 
         @Override
         public void onPartitionsLost(Collection<TopicPartition> partitions) {
             abortOpenUnit();
-            release(partitions, false);
-            assignment = Set.copyOf(watermarks.keySet());
+            ownership.release(partitions, false);
         }
 
         @Override
         public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
             abortOpenUnit();
             try {
-                Map<TopicPartition, OffsetAndMetadata> committed =
-                        store == null || partitions.isEmpty() ? Map.of() : consumer.committed(Set.copyOf(partitions));
-                for (TopicPartition partition : partitions) {
-                    assign(partition, committed.get(partition));
-                }
+                ownership.assign(partitions);
             } catch (FencedKafkaException e) {
                 rebalanceFailure = e;
                 throw e;
@@ -1021,21 +794,15 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
                 rebalanceFailure = new WatermarkStoreException(
                         "could not load the watermarks of " + partitions + " for group " + groupId + ": " + e, e);
                 throw rebalanceFailure;
-            } finally {
-                assignment = Set.copyOf(watermarks.keySet());
             }
         }
     }
-
-    private record DeadLetterWrite(String topic, String origin, Future<RecordMetadata> ack) {}
 
     private static final Comparator<TopicPartition> PARTITION_ORDER =
             Comparator.comparing(TopicPartition::topic).thenComparingInt(TopicPartition::partition);
 
     private static final class Batch {
         final Map<TopicPartition, PartitionBatch> partitions = new LinkedHashMap<>();
-        final List<DeadLetterWrite> deadLetterWrites = new ArrayList<>();
-        long deadLetterDeadline; // System.nanoTime() by which the unit's dead letters are written; 0: none yet
         long records;
         RecordHandlingException failure;
     }
@@ -1069,16 +836,8 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         private TransactionalRecordHandler<Object, K, V> handler;
         private boolean transactional;
         private boolean heapOnly;
-        private FencePolicy policy = FencePolicy.MONOTONIC;
+        private final Map<FencingSetting<?>, Object> fencing = new HashMap<>(); // given fencing.* values
         private String policyKey; // which of fencing.policy / fencing.strict set it, to refuse both
-        private StaleRecordPolicy stalePolicy = StaleRecordPolicy.DEAD_LETTER;
-        private String deadLetterTopic = FencedConsumerConfig.DEFAULT_DEAD_LETTER_TOPIC;
-        private Duration pollTimeout = Duration.ofMillis(FencedConsumerConfig.DEFAULT_POLL_TIMEOUT_MS);
-        private Duration closeTimeout = Duration.ofMillis(FencedConsumerConfig.DEFAULT_CLOSE_TIMEOUT_MS);
-        private Duration deadLetterTimeout = Duration.ofMillis(FencedConsumerConfig.DEFAULT_DEAD_LETTER_TIMEOUT_MS);
-        private int watermarkCacheMaxKeys = FencedConsumerConfig.DEFAULT_WATERMARK_CACHE_MAX_KEYS;
-        private long commitMaxRecords = FencedConsumerConfig.DEFAULT_COMMIT_MAX_RECORDS;
-        private Duration commitInterval = Duration.ofMillis(FencedConsumerConfig.DEFAULT_COMMIT_INTERVAL_MS);
         private MeterRegistry meterRegistry = Metrics.globalRegistry;
 
         private Builder(Deserializer<K> keyDeserializer, Deserializer<V> valueDeserializer) {
@@ -1114,47 +873,26 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
                 return this;
             }
             if (key.startsWith(FencedConsumerConfig.PREFIX)) {
-                try {
-                    switch (key) {
-                        case FencedConsumerConfig.DEAD_LETTER_TOPIC_CONFIG -> deadLetterTopic(String.valueOf(value));
-                        case FencedConsumerConfig.STALE_RECORDS_CONFIG ->
-                            staleRecords(StaleRecordPolicy.fromConfig(value));
-                        case FencedConsumerConfig.POLICY_CONFIG -> {
-                            requireOnePolicyKey(key);
-                            fencePolicy(parsePolicy(key, value));
-                        }
-                        case FencedConsumerConfig.STRICT_CONFIG -> {
-                            requireOnePolicyKey(key);
-                            fencePolicy(parseBoolean(key, value) ? FencePolicy.STRICT : FencePolicy.MONOTONIC);
-                        }
-                        case FencedConsumerConfig.POLL_TIMEOUT_MS_CONFIG ->
-                            pollTimeout(Duration.ofMillis(parseLong(key, value)));
-                        case FencedConsumerConfig.CLOSE_TIMEOUT_MS_CONFIG ->
-                            closeTimeout(Duration.ofMillis(parseLong(key, value)));
-                        case FencedConsumerConfig.DEAD_LETTER_TIMEOUT_MS_CONFIG ->
-                            deadLetterTimeout(Duration.ofMillis(parseLong(key, value)));
-                        case FencedConsumerConfig.WATERMARK_CACHE_MAX_KEYS_CONFIG ->
-                            watermarkCacheMaxKeys(Math.toIntExact(parseLong(key, value)));
-                        case FencedConsumerConfig.COMMIT_MAX_RECORDS_CONFIG -> commitMaxRecords(parseLong(key, value));
-                        case FencedConsumerConfig.COMMIT_INTERVAL_MS_CONFIG ->
-                            commitInterval(Duration.ofMillis(parseLong(key, value)));
-                        default ->
-                            throw new IllegalArgumentException(
-                                    "unknown setting " + key + "; known: " + FencedConsumerConfig.KEYS);
+                FencingSetting<?> setting = FencingSettings.byKey(key);
+                if (setting == null) {
+                    throw new IllegalArgumentException("unknown setting " + key + "; known: " + FencingSettings.keys());
+                }
+                if (setting == FencingSettings.STRICT) {
+                    requireOnePolicyKey(key);
+                    fencing.put(
+                            FencingSettings.POLICY,
+                            FencingSettings.STRICT.fromProperty(value) ? FencePolicy.STRICT : FencePolicy.MONOTONIC);
+                } else {
+                    if (setting == FencingSettings.POLICY) {
+                        requireOnePolicyKey(key);
                     }
-                } catch (IllegalArgumentException e) {
-                    // the builder method names its own parameter; the caller wrote the key
-                    if (!FencedConsumerConfig.KEYS.contains(key)
-                            || (e.getMessage() != null && e.getMessage().startsWith(key))) {
-                        throw e;
-                    }
-                    throw new IllegalArgumentException(key + "=" + value + ": " + e.getMessage(), e);
+                    fencing.put(setting, setting.fromProperty(value));
                 }
                 return this;
             }
             switch (key) {
                 case ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG -> {
-                    if (parseBoolean(key, value)) {
+                    if (FencingSettings.bool(key, value)) {
                         throw new IllegalArgumentException(key + "=true is refused: the fenced consumer commits"
                                 + " offsets itself, only for records whose handling finished");
                     }
@@ -1272,8 +1010,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
 
         /** {@value FencedConsumerConfig#POLICY_CONFIG}: {@value FencedConsumerConfig#POLICY_DOC} */
         public Builder<K, V> fencePolicy(FencePolicy policy) {
-            this.policy = Objects.requireNonNull(policy, "policy");
-            return this;
+            return set(FencingSettings.POLICY, policy);
         }
 
         private void requireOnePolicyKey(String key) {
@@ -1284,23 +1021,9 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
             policyKey = key;
         }
 
-        private static FencePolicy parsePolicy(String key, Object value) {
-            if (value instanceof FencePolicy p) {
-                return p;
-            }
-            String text = String.valueOf(value).trim();
-            for (FencePolicy p : FencePolicy.values()) {
-                if (p.name().equalsIgnoreCase(text)) {
-                    return p;
-                }
-            }
-            throw new IllegalArgumentException(key + " must be strict or monotonic, got '" + value + "'");
-        }
-
         /** {@value FencedConsumerConfig#STALE_RECORDS_CONFIG}: {@value FencedConsumerConfig#STALE_RECORDS_DOC} */
         public Builder<K, V> staleRecords(StaleRecordPolicy policy) {
-            this.stalePolicy = Objects.requireNonNull(policy, "policy");
-            return this;
+            return set(FencingSettings.STALE_RECORDS, policy);
         }
 
         /**
@@ -1308,26 +1031,19 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
          */
         public Builder<K, V> deadLetterTopic(String topic) {
             Objects.requireNonNull(topic, "topic");
-            String trimmed = topic.trim();
-            if (!trimmed.isEmpty() && !trimmed.matches("[a-zA-Z0-9._-]{1,249}")) {
-                throw new IllegalArgumentException("'" + topic + "' is not a legal Kafka topic name");
-            }
-            this.deadLetterTopic = trimmed;
-            return this;
+            return set(FencingSettings.DEAD_LETTER_TOPIC, topic.trim());
         }
 
         /** {@value FencedConsumerConfig#POLL_TIMEOUT_MS_CONFIG}: {@value FencedConsumerConfig#POLL_TIMEOUT_MS_DOC} */
         public Builder<K, V> pollTimeout(Duration timeout) {
-            this.pollTimeout = requirePositive(timeout, "pollTimeout");
-            return this;
+            return set(FencingSettings.POLL_TIMEOUT, timeout);
         }
 
         /**
          * {@value FencedConsumerConfig#CLOSE_TIMEOUT_MS_CONFIG}: {@value FencedConsumerConfig#CLOSE_TIMEOUT_MS_DOC}
          */
         public Builder<K, V> closeTimeout(Duration timeout) {
-            this.closeTimeout = requirePositive(timeout, "closeTimeout");
-            return this;
+            return set(FencingSettings.CLOSE_TIMEOUT, timeout);
         }
 
         /**
@@ -1335,8 +1051,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
          * FencedConsumerConfig#DEAD_LETTER_TIMEOUT_MS_DOC}
          */
         public Builder<K, V> deadLetterTimeout(Duration timeout) {
-            this.deadLetterTimeout = requirePositive(timeout, "deadLetterTimeout");
-            return this;
+            return set(FencingSettings.DEAD_LETTER_TIMEOUT, timeout);
         }
 
         /**
@@ -1344,11 +1059,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
          * FencedConsumerConfig#WATERMARK_CACHE_MAX_KEYS_DOC}
          */
         public Builder<K, V> watermarkCacheMaxKeys(int maxKeys) {
-            if (maxKeys < 1) {
-                throw new IllegalArgumentException("watermarkCacheMaxKeys must be >= 1, got " + maxKeys);
-            }
-            this.watermarkCacheMaxKeys = maxKeys;
-            return this;
+            return set(FencingSettings.WATERMARK_CACHE_MAX_KEYS, maxKeys);
         }
 
         /**
@@ -1356,19 +1067,14 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
          * FencedConsumerConfig#COMMIT_MAX_RECORDS_DOC}
          */
         public Builder<K, V> commitMaxRecords(long records) {
-            if (records < 0) {
-                throw new IllegalArgumentException("commitMaxRecords must be >= 0, got " + records);
-            }
-            this.commitMaxRecords = records;
-            return this;
+            return set(FencingSettings.COMMIT_MAX_RECORDS, records);
         }
 
         /**
          * {@value FencedConsumerConfig#COMMIT_INTERVAL_MS_CONFIG}: {@value FencedConsumerConfig#COMMIT_INTERVAL_MS_DOC}
          */
         public Builder<K, V> commitInterval(Duration interval) {
-            this.commitInterval = requirePositive(interval, "commitInterval");
-            return this;
+            return set(FencingSettings.COMMIT_INTERVAL, interval);
         }
 
         /** Where the counters go; default Micrometer's global registry. */
@@ -1395,6 +1101,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
             if (handler == null) {
                 throw new IllegalStateException("a handler is required");
             }
+            String deadLetterTopic = get(FencingSettings.DEAD_LETTER_TOPIC);
             if (!deadLetterTopic.isEmpty() && topics.contains(deadLetterTopic)) {
                 throw new IllegalStateException("dead-letter topic " + deadLetterTopic + " is also subscribed");
             }
@@ -1412,42 +1119,41 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
                         + "jdbi)) or .transactionalHandler(PostgresWatermarkStore.create(jdbi), handler), or opt in"
                         + " to losing them with .heapOnlyWatermarksLostOnRestart()");
             }
-            return new FencedConsumer<>(this);
+            String clientId = kafka.containsKey(ConsumerConfig.CLIENT_ID_CONFIG)
+                    ? String.valueOf(kafka.get(ConsumerConfig.CLIENT_ID_CONFIG))
+                    : "fenced-consumer-" + INSTANCES.incrementAndGet();
+            ConsumerSettings settings = new ConsumerSettings(
+                    (String) kafka.get(ConsumerConfig.GROUP_ID_CONFIG),
+                    clientId,
+                    topics,
+                    kafka,
+                    deadLetterProducer,
+                    get(FencingSettings.POLICY),
+                    get(FencingSettings.STALE_RECORDS),
+                    deadLetterTopic,
+                    get(FencingSettings.POLL_TIMEOUT),
+                    get(FencingSettings.CLOSE_TIMEOUT),
+                    get(FencingSettings.DEAD_LETTER_TIMEOUT),
+                    get(FencingSettings.WATERMARK_CACHE_MAX_KEYS),
+                    get(FencingSettings.COMMIT_MAX_RECORDS),
+                    get(FencingSettings.COMMIT_INTERVAL));
+            return new FencedConsumer<>(this, settings);
+        }
+
+        private <T> Builder<K, V> set(FencingSetting<T> setting, T value) {
+            fencing.put(setting, setting.checked(value));
+            return this;
+        }
+
+        private <T> T get(FencingSetting<T> setting) {
+            @SuppressWarnings("unchecked") // put only by set() and property(), each with its setting's type
+            T value = (T) fencing.getOrDefault(setting, setting.defaultValue());
+            return value;
         }
 
         private void requireNoHandler() {
             if (handler != null) {
                 throw new IllegalStateException("a handler is already set");
-            }
-        }
-
-        private static Duration requirePositive(Duration duration, String name) {
-            Objects.requireNonNull(duration, name);
-            if (duration.isNegative() || duration.isZero()) {
-                throw new IllegalArgumentException(name + " must be positive, got " + duration);
-            }
-            return duration;
-        }
-
-        private static boolean parseBoolean(String key, Object value) {
-            if (value instanceof Boolean b) {
-                return b;
-            }
-            String text = String.valueOf(value).trim().toLowerCase(Locale.ROOT);
-            if (text.equals("true") || text.equals("false")) {
-                return Boolean.parseBoolean(text);
-            }
-            throw new IllegalArgumentException(key + " must be true or false, got '" + value + "'");
-        }
-
-        private static long parseLong(String key, Object value) {
-            if (value instanceof Number n) {
-                return n.longValue();
-            }
-            try {
-                return Long.parseLong(String.valueOf(value).trim());
-            } catch (NumberFormatException e) {
-                throw new IllegalArgumentException(key + " must be a whole number, got '" + value + "'", e);
             }
         }
     }

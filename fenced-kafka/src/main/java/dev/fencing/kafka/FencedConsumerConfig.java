@@ -1,7 +1,5 @@
 package dev.fencing.kafka;
 
-import java.util.Set;
-
 /**
  * Keys a user may put among the Kafka consumer properties given to {@link FencedConsumer.Builder#properties}.
  * All start with {@code fencing.}; every other key goes to the {@code KafkaConsumer} unchanged. Their
@@ -90,17 +88,6 @@ public final class FencedConsumerConfig {
     public static final String DEAD_LETTER_SUFFIX = ".dlt";
 
     static final String PREFIX = "fencing.";
-    static final Set<String> KEYS = Set.of(
-            DEAD_LETTER_TOPIC_CONFIG,
-            STALE_RECORDS_CONFIG,
-            POLICY_CONFIG,
-            STRICT_CONFIG,
-            POLL_TIMEOUT_MS_CONFIG,
-            CLOSE_TIMEOUT_MS_CONFIG,
-            DEAD_LETTER_TIMEOUT_MS_CONFIG,
-            WATERMARK_CACHE_MAX_KEYS_CONFIG,
-            COMMIT_MAX_RECORDS_CONFIG,
-            COMMIT_INTERVAL_MS_CONFIG);
 
     private FencedConsumerConfig() {}
 }
