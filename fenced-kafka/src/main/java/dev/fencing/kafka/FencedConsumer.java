@@ -438,7 +438,8 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
 
     /**
      * Settings of a {@link FencedConsumer}; every setter checks its value and fails at once. Required:
-     * {@code bootstrap.servers} and {@code group.id} among the properties, at least one topic, a handler.
+     * {@code bootstrap.servers} and {@code group.id} among the properties, at least one topic, a handler,
+     * and a watermark store (or the explicit {@link #heapOnlyWatermarksLostOnRestart()}).
      */
     public static final class Builder<K, V> {
         private final Deserializer<K> keyDeserializer;
@@ -610,8 +611,9 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
          * accepted. After such a loss the first record of each key is accepted whatever its token, so a stale
          * record that arrives after the restart (or was still unread in the partition) is <b>applied</b>:
          * fencing holds only against stale records that follow a fresher one this same consumer instance
-         * accepted. It also keeps the watermarks of partitions it gave away (should they come back), so its
-         * heap grows with every key it has seen. Use it for a single long-lived consumer where that is
+         * accepted. It also keeps the watermarks of partitions it gave away (should they come back); per
+         * partition at most {@value FencedConsumerConfig#WATERMARK_CACHE_MAX_KEYS_CONFIG}, beyond which they are
+         * forgotten too. Use it for a single long-lived consumer where that is
          * acceptable, or for measurements; otherwise give a {@link #watermarkStore}.
          */
         public Builder<K, V> heapOnlyWatermarksLostOnRestart() {

@@ -22,9 +22,10 @@ import org.apache.kafka.common.utils.Bytes;
  *         .properties(config).topics("orders").watermarkStore(store).handler(handler).build();
  * }</pre>
  *
- * <p>After a restart the store is empty: offsets then come from Kafka's committed offsets, and the first
- * record of each key is accepted whatever its token. Use {@link PostgresWatermarkStore} where a stale record
- * must be refused across restarts too.
+ * <p>After a restart the store is empty. If the group's offsets in Kafka moved on meanwhile, the consumer
+ * stops at assignment with {@link StoreBehindKafkaException} rather than start from an empty store; if
+ * they did not (a new group), the first record of each key is accepted whatever its token. Use {@link
+ * PostgresWatermarkStore} where a stale record must be refused across restarts too.
  *
  * <p>There is no transaction: the handler's effects are not undone if {@link #commit} refuses a batch.
  * Memory: about 60 bytes per key (the key bytes, shared with the consumer, and a slot of an open-addressing

@@ -38,9 +38,12 @@ import org.jdbi.v3.core.transaction.TransactionIsolationLevel;
  *         .build();
  * }</pre>
  *
- * <p>Offsets are saved with a compare-and-set on the offset loaded at assignment, so a consumer that lost
- * its partition in a rebalance but still finishes a batch (a zombie) cannot overwrite the new owner's
- * progress: its transaction fails with {@link StalePartitionStateException} and rolls back. Watermarks only
+ * <p>Each unit of work first {@link #claim claims} its partitions: a transaction-scoped advisory lock per
+ * group and partition, then a check that the stored offset is still the one the consumer loaded. A member
+ * that lost its partition (a zombie) therefore waits for the new owner's unit or fails with {@link
+ * StalePartitionStateException} before its handler runs; offsets are also saved with a compare-and-set on
+ * that offset. Watermarks are read lazily ({@link #loadOffset} at assignment, {@link #loadWatermarks} per
+ * poll for unknown keys), so assigning a partition with a million keys costs one query. Watermarks only
  * go up ({@code GREATEST}). Thread-safe (each call takes its own connection from Jdbi).
  */
 public final class PostgresWatermarkStore implements WatermarkStore<Handle> {

@@ -12,8 +12,11 @@ import org.apache.kafka.common.utils.Bytes;
  * Durable memory of a {@link FencedConsumer}: per consumer group and partition, the highest accepted token
  * of each record key and the offset to read next.
  *
- * <p>The consumer {@link #load loads} a partition when it is assigned, before handling any of its records,
- * and holds its watermarks only while it owns the partition. After each batch it calls {@link #commit}:
+ * <p>When a partition is assigned the consumer reads its offset ({@link #loadOffset}) and, for a store that
+ * does not {@link #loadsLazily() load lazily}, all its watermarks ({@link #load}); a lazily loaded
+ * partition's watermarks are read with {@link #loadWatermarks}, per poll, for the keys the consumer does not
+ * hold, before their records are judged. The consumer holds watermarks only while it owns the partition.
+ * Every unit of work {@link #claim claims} its partitions before handling their records. After each batch it calls {@link #commit}:
  * the store runs the batch's work inside one unit of work of type {@code T} (a database transaction, for
  * a transactional store) and saves what the work returns in the same unit, or nothing at all.
  *
