@@ -57,8 +57,8 @@ final class ScenarioRunner {
         InventoryDatabase database = new InventoryDatabase(jdbi, mode);
         database.prepare(settings.skus(), settings.initialStock());
         clusters.createTopic(topic, PARTITIONS);
-        clusters.createTopic(
-                topic + ".dlt", 1); // the fenced consumer checks at start that its dead-letter topic exists
+        // the fenced consumer checks at start that its dead-letter topic exists
+        clusters.createTopic(topic + ".dlt", 1);
 
         RunRecorder recorder = new RunRecorder();
         AtomicReference<PauseInjector> injector = new AtomicReference<>();
