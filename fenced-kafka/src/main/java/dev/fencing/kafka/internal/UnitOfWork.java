@@ -207,6 +207,12 @@ public final class UnitOfWork<K, V> {
     /** Returns false if a plain handler failed: the unit stops at that record. */
     private boolean handlePolled(Object tx, ConsumerRecords<ByteBuffer, ByteBuffer> records, Batch batch) {
         Set<TopicPartition> polled = records.partitions();
+        // before any claim: a claim that fails leaves the partitions after it unopened, and the rewind must
+        // still seek them back to these records, or the next unit would commit past them
+        for (TopicPartition partition : polled) {
+            batch.polledFirst.putIfAbsent(
+                    partition, records.records(partition).get(0).offset());
+        }
         if (polled.size() > 1) {
             // claims lock rows: take them in one global order so two members never wait on each other
             List<TopicPartition> ordered = new ArrayList<>(polled);
@@ -440,6 +446,12 @@ public final class UnitOfWork<K, V> {
         for (PartitionBatch p : batch.partitions.values()) {
             ownership.reload(p.partition, p.firstOffset);
         }
+        for (Map.Entry<TopicPartition, Long> polled : batch.polledFirst.entrySet()) {
+            // polled but never opened (a claim before it failed): nothing to reload, only the position to undo
+            if (!batch.partitions.containsKey(polled.getKey()) && ownership.watermarks(polled.getKey()) != null) {
+                consumer.seek(polled.getKey(), polled.getValue());
+            }
+        }
     }
 
     /** The buffer's remaining bytes, copied; the buffer is not moved. */
@@ -473,6 +485,8 @@ public final class UnitOfWork<K, V> {
 
     private static final class Batch {
         final Map<TopicPartition, PartitionBatch> partitions = new LinkedHashMap<>();
+        // the first offset polled of every partition in the unit, opened or not
+        final Map<TopicPartition, Long> polledFirst = new HashMap<>();
         long records;
         RecordHandlingException failure;
     }
