@@ -10,7 +10,6 @@ import dev.fencing.kafka.internal.OffsetCommitter;
 import dev.fencing.kafka.internal.PartitionOwnership;
 import dev.fencing.kafka.internal.UnitOfWork;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.Metrics;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -128,7 +127,8 @@ import org.slf4j.LoggerFactory;
  * <p>Dead letters are written at least once: a batch that is rolled back after its dead-letter writes
  * writes them again when it is read again.
  *
- * <p>Metrics (Micrometer, tags {@code group}, {@code topic}): counters {@code fencing.kafka.records.accepted},
+ * <p>Metrics, with a {@link Builder#meterRegistry} (none by default; Micrometer, tags {@code group}, {@code
+ * topic}): counters {@code fencing.kafka.records.accepted},
  * {@code fencing.kafka.records.dropped} (stale, count-and-drop policy), {@code
  * fencing.kafka.records.dead.lettered} (with tag {@code reason}); gauge {@code fencing.kafka.watermarks.held}.
  *
@@ -453,7 +453,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         private boolean heapOnly;
         private final Map<FencingSetting<?>, Object> fencing = new HashMap<>(); // given fencing.* values
         private String policyKey; // which of fencing.policy / fencing.strict set it, to refuse both
-        private MeterRegistry meterRegistry = Metrics.globalRegistry;
+        private MeterRegistry meterRegistry; // null: no meters
 
         private Builder(Deserializer<K> keyDeserializer, Deserializer<V> valueDeserializer) {
             this.keyDeserializer = Objects.requireNonNull(keyDeserializer, "keyDeserializer");
@@ -483,6 +483,16 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
                         || producerKey.equals(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG)
                         || producerKey.equals(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG)) {
                     throw new IllegalArgumentException(key + " is refused: the dead-letter producer writes raw bytes");
+                }
+                String text = String.valueOf(value).trim().toLowerCase(Locale.ROOT);
+                if (producerKey.equals(ProducerConfig.ACKS_CONFIG) && !(text.equals("all") || text.equals("-1"))) {
+                    throw new IllegalArgumentException(key + "=" + value + " is refused: a dead letter counts as"
+                            + " handled once its write is acknowledged, so it must be acknowledged by every in-sync"
+                            + " replica (acks=all), or a broker failure loses it");
+                }
+                if (producerKey.equals(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG) && !FencingSettings.bool(key, value)) {
+                    throw new IllegalArgumentException(key + "=" + value + " is refused: without idempotence a"
+                            + " retried dead-letter write can be reordered or duplicated");
                 }
                 deadLetterProducer.put(producerKey, value);
                 return this;
@@ -693,7 +703,11 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
             return set(FencingSettings.COMMIT_INTERVAL, interval);
         }
 
-        /** Where the counters go; default Micrometer's global registry. */
+        /**
+         * Counts records and watermarks in this registry (the meters are listed in the {@link FencedConsumer}
+         * javadoc). Without one the consumer counts nothing; it never registers in Micrometer's global registry
+         * unasked.
+         */
         public Builder<K, V> meterRegistry(MeterRegistry registry) {
             this.meterRegistry = Objects.requireNonNull(registry, "registry");
             return this;

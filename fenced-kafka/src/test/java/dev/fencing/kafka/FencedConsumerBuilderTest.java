@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.fencing.FencePolicy;
+import io.micrometer.core.instrument.Metrics;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.Map;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -65,6 +67,57 @@ class FencedConsumerBuilderTest {
                         builder().property(FencedConsumerConfig.DEAD_LETTER_PRODUCER_PREFIX + "value.serializer", "x"))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("raw bytes");
+    }
+
+    @Test
+    void refusesDeadLetterProducerSettingsThatCouldLoseADeadLetter() {
+        builder().property(FencedConsumerConfig.DEAD_LETTER_PRODUCER_PREFIX + "acks", "all");
+        builder().property(FencedConsumerConfig.DEAD_LETTER_PRODUCER_PREFIX + "acks", "-1");
+        builder().property(FencedConsumerConfig.DEAD_LETTER_PRODUCER_PREFIX + "enable.idempotence", true);
+        assertThatThrownBy(() -> builder().property(FencedConsumerConfig.DEAD_LETTER_PRODUCER_PREFIX + "acks", "0"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("fencing.dead.letter.producer.acks=0 is refused");
+        assertThatThrownBy(() -> builder().property(FencedConsumerConfig.DEAD_LETTER_PRODUCER_PREFIX + "acks", 1))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("fencing.dead.letter.producer.acks=1 is refused");
+        assertThatThrownBy(() -> builder()
+                        .property(FencedConsumerConfig.DEAD_LETTER_PRODUCER_PREFIX + "enable.idempotence", "false"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("fencing.dead.letter.producer.enable.idempotence=false is refused");
+    }
+
+    @Test
+    void registersNoMetersInTheGlobalRegistryWhenNoRegistryIsGiven() {
+        SimpleMeterRegistry global = new SimpleMeterRegistry();
+        Metrics.addRegistry(global);
+        try {
+            FencedConsumer<String, String> consumer = builder()
+                    .properties(Map.of(
+                            ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, "localhost:1",
+                            ConsumerConfig.GROUP_ID_CONFIG, "g"))
+                    .topics("t")
+                    .handler(HANDLER)
+                    .heapOnlyWatermarksLostOnRestart()
+                    .build();
+            consumer.close();
+            assertThat(global.getMeters()).isEmpty();
+
+            SimpleMeterRegistry given = new SimpleMeterRegistry();
+            builder()
+                    .properties(Map.of(
+                            ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, "localhost:1",
+                            ConsumerConfig.GROUP_ID_CONFIG, "g"))
+                    .topics("t")
+                    .handler(HANDLER)
+                    .heapOnlyWatermarksLostOnRestart()
+                    .meterRegistry(given)
+                    .build()
+                    .close();
+            assertThat(given.find("fencing.kafka.watermarks.held").gauge()).isNotNull();
+            assertThat(global.getMeters()).isEmpty();
+        } finally {
+            Metrics.removeRegistry(global);
+        }
     }
 
     @Test

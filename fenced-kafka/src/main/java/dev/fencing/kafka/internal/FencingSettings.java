@@ -74,7 +74,7 @@ public final class FencingSettings {
             FencedConsumerConfig.WATERMARK_CACHE_MAX_KEYS_CONFIG,
             "watermarkCacheMaxKeys",
             FencedConsumerConfig.DEFAULT_WATERMARK_CACHE_MAX_KEYS,
-            (key, raw) -> Math.toIntExact(whole(key, raw)),
+            FencingSettings::wholeInt,
             n -> n >= 1 ? null : "must be >= 1, got " + n,
             FencedConsumerConfig.WATERMARK_CACHE_MAX_KEYS_DOC));
 
@@ -129,6 +129,15 @@ public final class FencingSettings {
                 (k, raw) -> raw instanceof Duration d ? d : Duration.ofMillis(whole(k, raw)),
                 positive,
                 doc);
+    }
+
+    private static int wholeInt(String key, Object raw) {
+        long n = whole(key, raw);
+        if (n < Integer.MIN_VALUE || n > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException(key + " must be a whole number from " + Integer.MIN_VALUE + " to "
+                    + Integer.MAX_VALUE + ", got '" + raw + "'");
+        }
+        return (int) n;
     }
 
     private static long whole(String key, Object raw) {

@@ -38,6 +38,14 @@ class FencingSettingsTest {
                 .hasMessageContaining("pollTimeout must be positive");
         assertThatThrownBy(() -> FencingSettings.COMMIT_MAX_RECORDS.fromProperty("many"))
                 .hasMessageContaining("fencing.commit.max.records must be a whole number, got 'many'");
+        assertThatThrownBy(() -> FencingSettings.WATERMARK_CACHE_MAX_KEYS.fromProperty("3000000000"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(
+                        "fencing.watermark.cache.max.keys must be a whole number from -2147483648 to 2147483647, got '3000000000'");
+        assertThatThrownBy(() -> FencingSettings.WATERMARK_CACHE_MAX_KEYS.fromProperty(-3_000_000_000L))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(
+                        "fencing.watermark.cache.max.keys must be a whole number from -2147483648 to 2147483647, got '-3000000000'");
         assertThat(FencingSettings.POLL_TIMEOUT.defaultValue())
                 .isEqualTo(Duration.ofMillis(FencedConsumerConfig.DEFAULT_POLL_TIMEOUT_MS));
     }
