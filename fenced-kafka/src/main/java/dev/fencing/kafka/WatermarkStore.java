@@ -93,7 +93,8 @@ public interface WatermarkStore<T> {
      * Called by the consumer inside {@code work} of {@link #commit}, with the unit of work it was given,
      * before the first record of {@code partition} is handled in that unit. Makes the unit the only one that
      * can commit the partition until it ends (a transactional store locks the partition's stored progress
-     * for the rest of the transaction: a second claim waits), and checks that the stored offset still equals
+     * for the rest of the transaction, {@link InMemoryWatermarkStore} holds a lock until its {@link #commit}
+     * ends: a second claim waits), and checks that the stored offset still equals
      * {@code expectedOffset}. This is how a member that was expelled from its group (a zombie) is stopped
      * before its handler acts, rather than at the commit.
      *
