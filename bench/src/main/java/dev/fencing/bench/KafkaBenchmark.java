@@ -288,6 +288,8 @@ public final class KafkaBenchmark {
                 });
         if (store != null) {
             builder.watermarkStore(store);
+        } else {
+            builder.heapOnlyWatermarksLostOnRestart();
         }
         try (FencedConsumer<String, String> consumer = builder.build()) {
             CompletableFuture<Void> stopped = consumer.start();

@@ -9,7 +9,7 @@ public enum DeadLetterReason {
     MISSING_TOKEN,
     /** The header is not 8 bytes holding a positive big-endian long. */
     UNREADABLE_TOKEN,
-    /** The token is older than the key's watermark (or equal, in strict mode). */
+    /** The token is older than the key's watermark (or equal, under FencePolicy.STRICT). */
     STALE_TOKEN,
     /** The record has no key, so it belongs to no resource and has no per-resource order. */
     MISSING_KEY,

@@ -50,20 +50,21 @@ public final class FenceTokenHeader {
     /**
      * The token in a header value.
      *
-     * @throws InvalidFenceTokenException if the value is null, not exactly 8 bytes, or not a positive
+     * @throws UnreadableFenceTokenException if the value is null, not exactly 8 bytes, or not a positive
      *     number
      */
     public static long decode(byte[] value) {
         if (value == null) {
-            throw new InvalidFenceTokenException("header " + NAME + " has no value");
+            throw new UnreadableFenceTokenException("header " + NAME + " has no value", null);
         }
         if (value.length != LENGTH) {
-            throw new InvalidFenceTokenException(
-                    "header " + NAME + " must be exactly " + LENGTH + " bytes, got " + value.length);
+            throw new UnreadableFenceTokenException(
+                    "header " + NAME + " must be exactly " + LENGTH + " bytes, got " + value.length, null);
         }
         long token = (long) BIG_ENDIAN_LONG.get(value, 0);
         if (token <= 0) {
-            throw new InvalidFenceTokenException("header " + NAME + " holds " + token + ", a token must be > 0");
+            throw new UnreadableFenceTokenException(
+                    "header " + NAME + " holds " + token + ", a token must be > 0", null);
         }
         return token;
     }
@@ -72,7 +73,7 @@ public final class FenceTokenHeader {
      * The token of a record, or {@code -1} if it carries no {@value #NAME} header. When the header
      * appears more than once the last one counts, as with {@link Headers#lastHeader(String)}.
      *
-     * @throws InvalidFenceTokenException if the header is present but unreadable
+     * @throws UnreadableFenceTokenException if the header is present but unreadable
      */
     public static long read(Headers headers) {
         Objects.requireNonNull(headers, "headers");

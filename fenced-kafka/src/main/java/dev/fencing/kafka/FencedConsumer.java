@@ -1,18 +1,20 @@
 package dev.fencing.kafka;
 
+import dev.fencing.FencePolicy;
 import dev.fencing.kafka.internal.ConsumerMeters;
-import dev.fencing.kafka.internal.Keys;
-import dev.fencing.kafka.internal.PartitionWatermarks;
+import dev.fencing.kafka.internal.ConsumerSettings;
+import dev.fencing.kafka.internal.DeadLetterWriter;
+import dev.fencing.kafka.internal.FencingSetting;
+import dev.fencing.kafka.internal.FencingSettings;
+import dev.fencing.kafka.internal.OffsetCommitter;
+import dev.fencing.kafka.internal.PartitionOwnership;
+import dev.fencing.kafka.internal.UnitOfWork;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.Metrics;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collection;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -20,27 +22,17 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.clients.consumer.OffsetAndMetadata;
-import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
-import org.apache.kafka.common.header.Header;
-import org.apache.kafka.common.header.Headers;
-import org.apache.kafka.common.header.internals.RecordHeaders;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.ByteBufferDeserializer;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.slf4j.Logger;
@@ -62,16 +54,18 @@ import org.slf4j.LoggerFactory;
  * consumer keeps per key the highest accepted token (its watermark) and refuses any record below it.
  *
  * <pre>{@code
- * try (FencedConsumer<String, String> consumer = FencedConsumer.builder(new StringDeserializer(), new StringDeserializer())
+ * // the consumer runs until close(): keep it for the life of the service, not in a try-with-resources
+ * FencedConsumer<String, String> consumer = FencedConsumer.builder(new StringDeserializer(), new StringDeserializer())
  *         .properties(Map.of(
  *                 ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, "kafka:9092",
  *                 ConsumerConfig.GROUP_ID_CONFIG, "inventory-applier",
  *                 ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest"))
- *         .topics("inventory")
- *         .handler((record, token) -> inventory.apply(record.key(), record.value()))
- *         .build()) {
- *     CompletableFuture<Void> stopped = consumer.start(); // or consumer.run() on a thread of yours
- *     ...
+ *         .topics("inventory") // "inventory" and "inventory.dlt" must exist
+ *         .transactionalHandler(PostgresWatermarkStore.create(jdbi), (handle, record, token) ->
+ *                 handle.execute("UPDATE stock SET reserved = reserved + 1 WHERE sku = ?", record.key()))
+ *         .build();
+ * CompletableFuture<Void> stopped = consumer.start(); // or consumer.run() on a thread of yours
+ * // on shutdown: consumer.close();
  * }
  * }</pre>
  *
@@ -79,8 +73,9 @@ import org.slf4j.LoggerFactory;
  *
  * <ul>
  *   <li>Order: one poll thread handles records one at a time, in offset order per partition, so in order
- *       per key. Equal tokens are accepted ({@value FencedConsumerConfig#STRICT_CONFIG}{@code =false}), so a
- *       holder may publish several records under one grant; strict mode refuses them.
+ *       per key. Equal tokens are accepted ({@link FencePolicy#MONOTONIC}, the default), so a holder may
+ *       publish several records under one grant; {@link FencePolicy#STRICT} ({@value
+ *       FencedConsumerConfig#POLICY_CONFIG}{@code =strict}) refuses them.
  *   <li>Nothing silently discarded: a record without a key, without a {@value FenceTokenHeader#NAME} header,
  *       with an unreadable one, or that the deserializers refuse, goes to the dead-letter topic, with the
  *       {@link DeadLetterHeaders} saying why and where it came from. Stale records go there too, unless
@@ -88,19 +83,23 @@ import org.slf4j.LoggerFactory;
  *   <li>Offsets: committed manually, only up to records whose handling finished (dead-lettered and dropped
  *       records count as finished once the dead-letter write is acknowledged). {@code enable.auto.commit}
  *       is refused.
- *   <li>Watermarks: kept in a {@link WatermarkStore}; a newly assigned partition's watermarks and offset
- *       are loaded inside the rebalance callback, before any of its records is handled. With {@link
- *       PostgresWatermarkStore} and a {@link TransactionalRecordHandler} each batch (handler effects,
- *       watermarks, offsets) is one transaction: a crash and restart neither applies a record twice nor
- *       accepts a stale one. Without a store (the default) the watermarks live in this consumer's heap only
- *       and are lost with it: fine for a single long-lived consumer, not across restarts or members; see
- *       {@link Builder#watermarkStore}.
- *   <li>Memory: with a {@link WatermarkStore}, the consumer holds the watermarks of the partitions it owns
- *       now and drops them when a partition is revoked, so its memory is proportional to the distinct keys of
- *       its partitions (about 90 bytes per key of 10 bytes: 100,000 keys take about 9 MB), never to the
- *       number of records. The {@link InMemoryWatermarkStore} keeps every key it has seen (about as much again); the
- *       PostgreSQL store keeps them on disk and the consumer loads only its partitions' keys. Without a store
- *       (the default) the consumer keeps every key it has seen, once.
+ *   <li>Watermarks: kept in a {@link WatermarkStore}, which the builder requires: {@link
+ *       PostgresWatermarkStore} (durable, shared by the group), {@link InMemoryWatermarkStore} (one JVM), or the
+ *       explicit opt-in {@link Builder#heapOnlyWatermarksLostOnRestart()}, which loses them on every restart.
+ *       With {@link PostgresWatermarkStore} and a {@link TransactionalRecordHandler} each unit (handler
+ *       effects, watermarks, offsets) is one transaction: a crash and restart neither applies a record twice
+ *       nor accepts a stale one. Each unit first claims its partitions in the store (see {@link
+ *       WatermarkStore#claim}), so a member expelled from the group waits or fails before its handler runs on
+ *       records of a partition another member committed. On assignment the consumer stops with {@link
+ *       StoreBehindKafkaException} if the group's committed offset in Kafka is ahead of the store's.
+ *   <li>Memory: the consumer holds watermarks only for the partitions it owns and drops them when a
+ *       partition is revoked or lost. A lazily loading store ({@link WatermarkStore#loadsLazily()}, the
+ *       PostgreSQL one) costs one offset read at assignment, and each key's watermark is loaded, in one query
+ *       per poll, when its records arrive. Per partition at most {@value
+ *       FencedConsumerConfig#WATERMARK_CACHE_MAX_KEYS_CONFIG} watermarks are held (about 90 bytes each for
+ *       10-byte keys); above that they are dropped at the end of a unit and, with a store, loaded again as
+ *       their keys come back (heap-only: forgotten). The {@link InMemoryWatermarkStore} itself keeps every key
+ *       it was given.
  *   <li>Units of work: by default each poll's records are one unit (one store commit, one offset commit).
  *       {@value FencedConsumerConfig#COMMIT_MAX_RECORDS_CONFIG} lets a unit span several polls, which
  *       amortizes the store's commit (each key's watermark is written once per unit); a rebalance during a
@@ -116,16 +115,20 @@ import org.slf4j.LoggerFactory;
  * KafkaConsumer}. A deserializer that returns the buffer itself (a {@code ByteBufferDeserializer} of your own)
  * hands the handler a slice of the fetch response: copy what you keep, or the whole response stays in memory.
  *
- * <p>Failure: a handler exception, a dead-letter write that fails, or a store that cannot load or save
- * stops the loop; {@link #run()} throws it ({@link RecordHandlingException}, {@link DeadLetterException},
- * {@link WatermarkStoreException}) and {@link #start()}'s future completes with it. With the in-memory store
+ * <p>Failure: a handler exception or {@code Error} (the unit is rolled back either way), a dead-letter write
+ * that fails or exceeds {@value FencedConsumerConfig#DEAD_LETTER_TIMEOUT_MS_CONFIG}, a store that cannot
+ * load or save, a missing topic or dead-letter topic at start, or a store behind Kafka stops the loop; {@link
+ * #run()} throws it ({@link RecordHandlingException}, {@link DeadLetterException}, {@link
+ * WatermarkStoreException}, {@link MissingTopicException}, {@link StoreBehindKafkaException}) and {@link
+ * #start()}'s future completes with it. Records are read {@code read_committed} only. With the in-memory store
  * or a plain handler, delivery is at least once: a crash between the handler and the offset commit replays
  * records, and a replayed record with the watermark's token is accepted again.
  *
  * <p>Dead letters are written at least once: a batch that is rolled back after its dead-letter writes
  * writes them again when it is read again.
  *
- * <p>Metrics (Micrometer, tags {@code group}, {@code topic}): counters {@code fencing.kafka.records.accepted},
+ * <p>Metrics, with a {@link Builder#meterRegistry} (none by default; Micrometer, tags {@code group}, {@code
+ * topic}): counters {@code fencing.kafka.records.accepted},
  * {@code fencing.kafka.records.dropped} (stale, count-and-drop policy), {@code
  * fencing.kafka.records.dead.lettered} (with tag {@code reason}); gauge {@code fencing.kafka.watermarks.held}.
  *
@@ -148,61 +151,70 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
     private final Deserializer<K> keyDeserializer;
     private final Deserializer<V> valueDeserializer;
     private final WatermarkStore<Object> store; // null: watermarks private to this consumer, offsets in Kafka
-    private final Map<TopicPartition, PartitionWatermarks> parked; // given-away partitions, when store is null
-    private final TransactionalRecordHandler<Object, K, V> handler;
-    private final boolean transactional;
-    private final boolean strict;
+    private final FencePolicy policy;
     private final StaleRecordPolicy stalePolicy;
-    private final String deadLetterTopic;
     private final Duration pollTimeout;
     private final Duration closeTimeout;
-    private final long commitMaxRecords;
-    private final Duration commitInterval;
     private final KafkaConsumer<ByteBuffer, ByteBuffer> consumer;
-    private final Map<String, Object> deadLetterConfig;
-    private KafkaProducer<byte[], byte[]> deadLetters;
+    private final DeadLetterWriter deadLetters;
     private final ConsumerMeters meters;
 
-    // Owned by the poll thread; heldCount is read by other threads.
-    private final Map<TopicPartition, PartitionWatermarks> watermarks = new HashMap<>();
-    private final Map<TopicPartition, Long> storedOffsets = new HashMap<>();
-    private final Map<TopicPartition, OffsetAndMetadata> finishedOffsets = new HashMap<>();
-    private volatile int heldCount;
-    private boolean unitOpen;
-    private boolean unitAborted;
-    private volatile Set<TopicPartition> assignment = Set.of();
+    private final OffsetCommitter committer;
+    private final PartitionOwnership ownership;
+    private final UnitOfWork<K, V> unit;
+    // Owned by the poll thread.
+    // What a rebalance callback threw: Kafka rethrows it from poll() wrapped in its own generic error.
+    private FencedKafkaException rebalanceFailure;
 
     private final Object lock = new Object();
     private volatile State state = State.NEW;
     private Thread pollThread;
     private final CountDownLatch stopped = new CountDownLatch(1);
 
-    private FencedConsumer(Builder<K, V> builder) {
-        this.groupId = (String) builder.kafka.get(ConsumerConfig.GROUP_ID_CONFIG);
-        this.clientId = (String) builder.kafka.computeIfAbsent(
-                ConsumerConfig.CLIENT_ID_CONFIG, k -> "fenced-consumer-" + INSTANCES.incrementAndGet());
-        this.topics = List.copyOf(builder.topics);
+    private FencedConsumer(Builder<K, V> builder, ConsumerSettings settings) {
+        this.groupId = settings.groupId();
+        this.clientId = settings.clientId();
+        this.topics = settings.topics();
         this.keyDeserializer = builder.keyDeserializer;
         this.valueDeserializer = builder.valueDeserializer;
         this.store = builder.store;
-        this.parked = builder.store == null ? new HashMap<>() : null;
-        this.handler = builder.handler;
-        this.transactional = builder.transactional;
-        this.strict = builder.strict;
-        this.stalePolicy = builder.stalePolicy;
-        this.deadLetterTopic = builder.deadLetterTopic;
-        this.pollTimeout = builder.pollTimeout;
-        this.closeTimeout = builder.closeTimeout;
-        this.commitMaxRecords = builder.commitMaxRecords;
-        this.commitInterval = builder.commitInterval;
+        this.policy = settings.policy();
+        this.stalePolicy = settings.staleRecords();
+        this.pollTimeout = settings.pollTimeout();
+        this.closeTimeout = settings.closeTimeout();
 
-        Map<String, Object> consumerConfig = new HashMap<>(builder.kafka);
+        Map<String, Object> consumerConfig = new HashMap<>(settings.kafka());
+        consumerConfig.put(ConsumerConfig.CLIENT_ID_CONFIG, clientId);
         consumerConfig.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        // records of aborted producer transactions must never reach the handler (nor raise a watermark)
+        consumerConfig.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         // ByteBufferDeserializer hands over the fetched bytes in place: no copy before the fence check, and the
         // handler's deserializers read the same bytes (their ByteBuffer method) once
         this.consumer = new KafkaConsumer<>(consumerConfig, new ByteBufferDeserializer(), new ByteBufferDeserializer());
-        this.deadLetterConfig = deadLetterProducerConfig(builder.kafka, builder.deadLetterProducer, clientId);
-        this.meters = new ConsumerMeters(builder.meterRegistry, groupId, clientId, () -> heldCount);
+        this.deadLetters = new DeadLetterWriter(
+                groupId,
+                clientId,
+                settings.deadLetterTopic(),
+                settings.deadLetterTimeout(),
+                settings.kafka(),
+                settings.deadLetterProducer());
+        this.committer = new OffsetCommitter(consumer, clientId, store == null);
+        this.ownership = new PartitionOwnership(groupId, store, consumer, committer);
+        this.meters = new ConsumerMeters(builder.meterRegistry, groupId, clientId, ownership::held);
+        this.unit = new UnitOfWork<>(
+                settings,
+                store,
+                builder.handler,
+                builder.transactional,
+                keyDeserializer,
+                valueDeserializer,
+                consumer,
+                this::poll,
+                () -> state == State.RUNNING,
+                ownership,
+                committer,
+                deadLetters,
+                meters);
     }
 
     /** A builder for a consumer whose handler sees keys and values made by these deserializers. */
@@ -227,20 +239,21 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
             pollThread = Thread.currentThread();
         }
         LOG.info(
-                "fenced consumer {} of group {} starting on {} (store {}, strict {}, stale records {})",
+                "fenced consumer {} of group {} starting on {} (store {}, policy {}, stale records {})",
                 clientId,
                 groupId,
                 topics,
                 store == null ? "none: this consumer's heap" : store.getClass().getSimpleName(),
-                strict,
+                policy,
                 stalePolicy.configValue());
         try {
-            deadLetters = new KafkaProducer<>(deadLetterConfig, new ByteArraySerializer(), new ByteArraySerializer());
+            deadLetters.open();
+            requireTopicsExist();
             consumer.subscribe(topics, new Rebalance());
             while (state == State.RUNNING) {
-                ConsumerRecords<ByteBuffer, ByteBuffer> records = consumer.poll(pollTimeout);
+                ConsumerRecords<ByteBuffer, ByteBuffer> records = poll(pollTimeout);
                 if (!records.isEmpty()) {
-                    handleBatch(records);
+                    unit.run(records);
                 }
             }
         } catch (WakeupException e) {
@@ -281,12 +294,12 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
 
     /** Number of watermarks held in memory now: the keys of the partitions this consumer owns. */
     public int heldWatermarks() {
-        return heldCount;
+        return ownership.held();
     }
 
     /** The partitions this consumer owns now (as of its last rebalance); empty before it joins. */
     public Set<TopicPartition> assignment() {
-        return assignment;
+        return ownership.assignment();
     }
 
     /** The client id, also the name of the thread {@link #start()} makes. */
@@ -323,424 +336,67 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         }
     }
 
+    /**
+     * Releases everything, each step bounded by {@code closeTimeout} and none of them able to stop the others
+     * or to replace the loop's own failure: it never throws.
+     */
     private void shutDown() {
         try {
-            if (!finishedOffsets.isEmpty()) {
-                try {
-                    consumer.commitSync(finishedOffsets);
-                } catch (KafkaException e) {
-                    logCommitFailure("final offset commit of " + clientId, e);
-                }
-            }
-            consumer.close();
-        } catch (KafkaException e) {
-            LOG.debug("closing Kafka consumer {} failed: {}", clientId, e.toString());
+            committer.commitFinal(closeTimeout);
+            quietly("the Kafka consumer", () -> consumer.close(CloseOptions.timeout(closeTimeout)));
+        } catch (RuntimeException e) {
+            LOG.warn("closing Kafka consumer {} failed: {}", clientId, e.toString());
         } finally {
-            if (deadLetters != null) {
-                deadLetters.close();
-            }
-            keyDeserializer.close();
-            valueDeserializer.close();
-            watermarks.clear();
-            if (parked != null) {
-                parked.clear();
-            }
-            heldCount = 0;
-            assignment = Set.of();
+            quietly("the dead-letter producer", () -> deadLetters.close(closeTimeout));
+            quietly("the key deserializer", keyDeserializer::close);
+            quietly("the value deserializer", valueDeserializer::close);
+            ownership.clear();
             stopped.countDown();
             LOG.info("fenced consumer {} of group {} stopped", clientId, groupId);
         }
     }
 
-    /** Without a store, Kafka's committed offsets are the only record of progress: a failure matters. */
-    private void logCommitFailure(String what, KafkaException e) {
-        if (store == null) {
-            LOG.warn(
-                    "{} to Kafka failed; records after the last committed offset will be handled again: {}",
-                    what,
-                    e.toString());
-        } else {
-            LOG.debug("{} to Kafka failed (the store has the offsets): {}", what, e.toString());
+    private void quietly(String what, Runnable close) {
+        try {
+            close.run();
+        } catch (RuntimeException e) {
+            LOG.warn("fenced consumer {} of group {}: closing {} failed: {}", clientId, groupId, what, e.toString());
         }
     }
 
-    private void handleBatch(ConsumerRecords<ByteBuffer, ByteBuffer> records) {
-        Batch batch = new Batch();
-        unitOpen = true;
-        unitAborted = false;
+    /** {@code consumer.poll}, except that a failure of our rebalance callback is thrown as itself. */
+    private ConsumerRecords<ByteBuffer, ByteBuffer> poll(Duration timeout) {
         try {
-            if (store == null) {
-                handleUnit(null, records, batch);
-            } else {
-                store.commit(groupId, tx -> handleUnit(tx, records, batch));
+            return consumer.poll(timeout);
+        } catch (KafkaException e) {
+            FencedKafkaException failure = rebalanceFailure;
+            if (failure != null) {
+                rebalanceFailure = null;
+                throw failure;
             }
-        } catch (UnitAbortedException e) {
-            rollback(batch);
-            LOG.info("group {}: rebalance during a unit of work; it was rolled back and is read again", groupId);
-            rewind(batch);
-            return;
-        } catch (StalePartitionStateException e) {
-            rollback(batch);
-            LOG.warn("group {}: {}; reloading the batch's partitions from the store", groupId, e.getMessage());
-            rewind(batch);
-            if (batch.failure != null) {
-                throw batch.failure;
-            }
-            return;
-        } catch (RuntimeException e) {
-            rollback(batch);
             throw e;
-        } finally {
-            unitOpen = false;
-        }
-        int held = heldCount;
-        for (PartitionBatch p : batch.partitions.values()) {
-            held += p.watermarks.commit();
-            if (p.nextOffset >= 0) { // -1: a plain handler failed on the partition's first record
-                storedOffsets.put(p.partition, p.nextOffset);
-                finishedOffsets.put(p.partition, new OffsetAndMetadata(p.nextOffset));
-            }
-            meters.accepted(p.partition.topic(), p.accepted);
-            meters.dropped(p.partition.topic(), p.dropped);
-            for (Map.Entry<DeadLetterReason, Integer> d : p.deadLettered.entrySet()) {
-                meters.deadLettered(p.partition.topic(), d.getKey().name(), d.getValue());
-            }
-        }
-        heldCount = held;
-        consumer.commitAsync(new HashMap<>(finishedOffsets), (offsets, e) -> {
-            if (e != null) {
-                LOG.debug("async offset commit of {} to Kafka failed: {}", clientId, e.toString());
-            }
-        });
-        if (batch.failure != null) {
-            throw batch.failure;
         }
     }
 
     /**
-     * One unit of work: the polled records and, with {@value FencedConsumerConfig#COMMIT_MAX_RECORDS_CONFIG},
-     * more polls until the unit is big or old enough. A rebalance inside the unit aborts it.
+     * Fails at once when a subscribed topic or a dead-letter topic is missing: otherwise the first refused
+     * record would block its dead-letter write for {@code max.block.ms} and then stop the consumer.
      */
-    private List<PartitionProgress> handleUnit(Object tx, ConsumerRecords<ByteBuffer, ByteBuffer> first, Batch batch) {
-        long deadline = System.nanoTime() + commitInterval.toNanos();
-        ConsumerRecords<ByteBuffer, ByteBuffer> records = first;
-        while (handlePolled(tx, records, batch)
-                && batch.records < commitMaxRecords
-                && System.nanoTime() < deadline
-                && state == State.RUNNING) {
-            try {
-                records = consumer.poll(Duration.ZERO);
-            } catch (WakeupException e) {
-                if (unitAborted) {
-                    throw new UnitAbortedException(); // the same poll revoked partitions of this unit
-                }
-                break; // close() was called: commit what this unit did, then the loop ends
+    private void requireTopicsExist() {
+        Set<String> existing = consumer.listTopics().keySet();
+        for (String topic : topics) {
+            if (!existing.contains(topic)) {
+                throw new MissingTopicException(
+                        topic, "it is subscribed by group " + groupId, deadLetters.bootstrapServers());
             }
-            if (unitAborted) {
-                // This poll's records are not in the unit; without a seek their partitions would move past them.
-                for (TopicPartition partition : records.partitions()) {
-                    if (watermarks.containsKey(partition)) {
-                        consumer.seek(
-                                partition, records.records(partition).get(0).offset());
-                    }
-                }
-                throw new UnitAbortedException();
-            }
-            if (records.isEmpty()) {
-                break;
+            String deadLetterOf = deadLetters.topicFor(topic);
+            if (!existing.contains(deadLetterOf)) {
+                throw new MissingTopicException(
+                        deadLetterOf,
+                        "it is the dead-letter topic of " + topic + " for group " + groupId,
+                        deadLetters.bootstrapServers());
             }
         }
-        awaitDeadLetters(batch);
-        List<PartitionProgress> progress = new ArrayList<>(batch.partitions.size());
-        for (PartitionBatch p : batch.partitions.values()) {
-            if (p.nextOffset >= 0) {
-                progress.add(new PartitionProgress(
-                        p.partition,
-                        storedOffsets.getOrDefault(p.partition, -1L),
-                        p.nextOffset,
-                        p.watermarks.raised()));
-            }
-        }
-        return progress;
-    }
-
-    /** Returns false if a plain handler failed: the unit stops at that record. */
-    private boolean handlePolled(Object tx, ConsumerRecords<ByteBuffer, ByteBuffer> records, Batch batch) {
-        for (TopicPartition partition : records.partitions()) {
-            PartitionBatch p = batch.partitions.get(partition);
-            if (p == null) {
-                PartitionWatermarks current = watermarks.get(partition);
-                if (current == null) {
-                    throw new IllegalStateException("records of " + partition + " arrived before its watermarks");
-                }
-                current.begin();
-                p = new PartitionBatch(partition, current);
-                batch.partitions.put(partition, p);
-            }
-            for (ConsumerRecord<ByteBuffer, ByteBuffer> record : records.records(partition)) {
-                if (p.firstOffset < 0) {
-                    p.firstOffset = record.offset();
-                }
-                if (!handleRecord(tx, record, p.watermarks, p, batch)) {
-                    return false;
-                }
-                p.nextOffset = record.offset() + 1;
-                batch.records++;
-            }
-        }
-        return true;
-    }
-
-    /** Returns false if the handler failed and the batch must stop here (plain handlers only). */
-    private boolean handleRecord(
-            Object tx,
-            ConsumerRecord<ByteBuffer, ByteBuffer> record,
-            PartitionWatermarks current,
-            PartitionBatch p,
-            Batch batch) {
-        if (record.key() == null) {
-            deadLetter(record, DeadLetterReason.MISSING_KEY, "record has no key", p, batch);
-            return true;
-        }
-        Header header = record.headers().lastHeader(FenceTokenHeader.NAME);
-        if (header == null) {
-            deadLetter(record, DeadLetterReason.MISSING_TOKEN, "no " + FenceTokenHeader.NAME + " header", p, batch);
-            return true;
-        }
-        long token;
-        try {
-            token = FenceTokenHeader.decode(header.value());
-        } catch (InvalidFenceTokenException e) {
-            deadLetter(record, DeadLetterReason.UNREADABLE_TOKEN, e.getMessage(), p, batch);
-            return true;
-        }
-        ByteBuffer keyBuffer = record.key();
-        byte[] keyArray;
-        int keyOffset;
-        int keyLength = keyBuffer.remaining();
-        boolean keyCopied = !keyBuffer.hasArray();
-        if (keyCopied) {
-            keyArray = bytes(keyBuffer);
-            keyOffset = 0;
-        } else {
-            keyArray = keyBuffer.array();
-            keyOffset = keyBuffer.arrayOffset() + keyBuffer.position();
-        }
-        PartitionWatermarks.Mark mark = current.find(keyArray, keyOffset, keyLength);
-        long watermark = mark == null ? 0 : mark.current();
-        if (token < watermark || (strict && token == watermark)) {
-            String detail = "token " + token + " is " + (token < watermark ? "older than" : "equal to") + " watermark "
-                    + watermark + " of key " + Keys.describe(bytes(keyBuffer));
-            if (stalePolicy == StaleRecordPolicy.DEAD_LETTER) {
-                deadLetter(record, DeadLetterReason.STALE_TOKEN, detail, p, batch);
-            } else {
-                p.dropped++;
-                LOG.debug(
-                        "group {} dropped {}-{}@{}: {}",
-                        groupId,
-                        record.topic(),
-                        record.partition(),
-                        record.offset(),
-                        detail);
-            }
-            return true;
-        }
-        // A new key is copied before the handler runs: a ByteBuffer or byte[] handler sees the fetched bytes
-        // and could change them.
-        byte[] newKey = mark != null
-                ? null
-                : keyCopied ? keyArray : Arrays.copyOfRange(keyArray, keyOffset, keyOffset + keyLength);
-        ByteBuffer valueBuffer = record.value();
-        int valuePosition = valueBuffer == null ? 0 : valueBuffer.position();
-        int valueLimit = valueBuffer == null ? 0 : valueBuffer.limit();
-        int keyPosition = keyBuffer.position();
-        int keyLimit = keyBuffer.limit();
-        ConsumerRecord<K, V> typed;
-        try {
-            typed = deserialize(record);
-        } catch (RuntimeException e) {
-            // a deserializer may have read part of a buffer: the dead letter gets all of it
-            keyBuffer.limit(keyLimit).position(keyPosition);
-            if (valueBuffer != null) {
-                valueBuffer.limit(valueLimit).position(valuePosition);
-            }
-            deadLetter(record, DeadLetterReason.UNREADABLE_RECORD, "deserializer failed: " + e, p, batch);
-            return true;
-        }
-        try {
-            handler.handle(tx, typed, token);
-        } catch (RuntimeException e) {
-            RecordHandlingException failure = new RecordHandlingException(p.partition, record.offset(), token, e);
-            if (transactional) {
-                throw failure;
-            }
-            batch.failure = failure;
-            return false;
-        }
-        current.raise(newKey, mark, token);
-        p.accepted++;
-        return true;
-    }
-
-    private ConsumerRecord<K, V> deserialize(ConsumerRecord<ByteBuffer, ByteBuffer> record) {
-        K key = keyDeserializer.deserialize(record.topic(), record.headers(), record.key());
-        V value = valueDeserializer.deserialize(record.topic(), record.headers(), record.value());
-        return new ConsumerRecord<>(
-                record.topic(),
-                record.partition(),
-                record.offset(),
-                record.timestamp(),
-                record.timestampType(),
-                record.serializedKeySize(),
-                record.serializedValueSize(),
-                key,
-                value,
-                record.headers(),
-                record.leaderEpoch());
-    }
-
-    private void deadLetter(
-            ConsumerRecord<ByteBuffer, ByteBuffer> record,
-            DeadLetterReason reason,
-            String detail,
-            PartitionBatch p,
-            Batch batch) {
-        String topic =
-                deadLetterTopic.isEmpty() ? record.topic() + FencedConsumerConfig.DEAD_LETTER_SUFFIX : deadLetterTopic;
-        Headers headers = new RecordHeaders(record.headers().toArray());
-        headers.add(DeadLetterHeaders.REASON, utf8(reason.name()));
-        headers.add(DeadLetterHeaders.DETAIL, utf8(detail));
-        headers.add(DeadLetterHeaders.ORIGIN_TOPIC, utf8(record.topic()));
-        headers.add(DeadLetterHeaders.ORIGIN_PARTITION, utf8(Integer.toString(record.partition())));
-        headers.add(DeadLetterHeaders.ORIGIN_OFFSET, utf8(Long.toString(record.offset())));
-        headers.add(DeadLetterHeaders.GROUP, utf8(groupId));
-        LOG.debug(
-                "group {} dead-letters {}-{}@{} to {} ({}): {}",
-                groupId,
-                record.topic(),
-                record.partition(),
-                record.offset(),
-                topic,
-                reason,
-                detail);
-        try {
-            batch.deadLetterWrites.add(deadLetters.send(
-                    new ProducerRecord<>(topic, null, null, bytes(record.key()), bytes(record.value()), headers)));
-        } catch (KafkaException e) {
-            throw new DeadLetterException(
-                    "could not send " + record.topic() + "-" + record.partition() + "@" + record.offset() + " to "
-                            + topic,
-                    e);
-        }
-        p.deadLettered.merge(reason, 1, Integer::sum);
-    }
-
-    private void awaitDeadLetters(Batch batch) {
-        if (batch.deadLetterWrites.isEmpty()) {
-            return;
-        }
-        deadLetters.flush();
-        for (Future<RecordMetadata> write : batch.deadLetterWrites) {
-            try {
-                write.get();
-            } catch (ExecutionException e) {
-                throw new DeadLetterException("dead-letter write failed: " + e.getCause(), e.getCause());
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new DeadLetterException("interrupted while writing dead letters", e);
-            }
-        }
-    }
-
-    private void rollback(Batch batch) {
-        for (PartitionBatch p : batch.partitions.values()) {
-            p.watermarks.rollback();
-        }
-    }
-
-    /** After a rolled-back unit: reload what the store has and read again from there. */
-    private void rewind(Batch batch) {
-        for (PartitionBatch p : batch.partitions.values()) {
-            if (!watermarks.containsKey(p.partition) || p.firstOffset < 0) {
-                continue; // revoked meanwhile: its new owner reads it from the store
-            }
-            if (store == null) {
-                consumer.seek(p.partition, p.firstOffset); // the rolled-back watermarks are right as they are
-                continue;
-            }
-            assign(p.partition);
-            long stored = storedOffsets.get(p.partition);
-            consumer.seek(p.partition, stored >= 0 ? stored : p.firstOffset);
-        }
-    }
-
-    private void assign(TopicPartition partition) {
-        if (store == null) {
-            PartitionWatermarks kept = parked.remove(partition);
-            PartitionWatermarks own = kept != null ? kept : new PartitionWatermarks(Map.of());
-            watermarks.put(partition, own);
-            heldCount += own.size();
-            storedOffsets.put(partition, -1L);
-            finishedOffsets.remove(partition);
-            LOG.info("group {} took {} with {} watermarks kept from before", groupId, partition, own.size());
-            return;
-        }
-        PartitionState loaded = store.load(groupId, partition);
-        PartitionWatermarks previous = watermarks.put(partition, new PartitionWatermarks(loaded.watermarks()));
-        heldCount += loaded.watermarks().size() - (previous == null ? 0 : previous.size());
-        storedOffsets.put(partition, loaded.nextOffset());
-        finishedOffsets.remove(partition);
-        if (loaded.nextOffset() >= 0) {
-            consumer.seek(partition, loaded.nextOffset());
-        }
-        LOG.info(
-                "group {} took {} with {} watermarks, next offset {}",
-                groupId,
-                partition,
-                loaded.watermarks().size(),
-                loaded.nextOffset() >= 0 ? loaded.nextOffset() : "from Kafka");
-    }
-
-    private void release(Collection<TopicPartition> partitions, boolean commit) {
-        Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
-        for (TopicPartition partition : partitions) {
-            PartitionWatermarks dropped = watermarks.remove(partition);
-            if (dropped != null) {
-                heldCount -= dropped.size();
-                if (parked != null) {
-                    parked.put(partition, dropped);
-                }
-            }
-            storedOffsets.remove(partition);
-            OffsetAndMetadata finished = finishedOffsets.remove(partition);
-            if (finished != null) {
-                offsets.put(partition, finished);
-            }
-        }
-        if (commit && !offsets.isEmpty()) {
-            try {
-                consumer.commitSync(offsets);
-            } catch (KafkaException e) {
-                logCommitFailure("offset commit on revoke for " + offsets.keySet(), e);
-            }
-        }
-        if (!partitions.isEmpty()) {
-            LOG.info("group {} released {}{}", groupId, partitions, commit ? "" : " (lost)");
-        }
-    }
-
-    /** The buffer's remaining bytes, copied; the buffer is not moved. */
-    private static byte[] bytes(ByteBuffer buffer) {
-        if (buffer == null) {
-            return null;
-        }
-        byte[] bytes = new byte[buffer.remaining()];
-        buffer.duplicate().get(bytes);
-        return bytes;
-    }
-
-    private static byte[] utf8(String text) {
-        return text.getBytes(StandardCharsets.UTF_8);
     }
 
     @SuppressWarnings("unchecked")
@@ -749,92 +405,41 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         return (WatermarkStore<Object>) store;
     }
 
-    private static Map<String, Object> deadLetterProducerConfig(
-            Map<String, Object> consumerConfig, Map<String, Object> overrides, String clientId) {
-        Map<String, Object> config = new HashMap<>();
-        for (Map.Entry<String, Object> entry : consumerConfig.entrySet()) {
-            String key = entry.getKey();
-            if (key.equals(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG)
-                    || key.equals("client.dns.lookup")
-                    || key.startsWith("security.")
-                    || key.startsWith("sasl.")
-                    || key.startsWith("ssl.")) {
-                config.put(key, entry.getValue());
-            }
-        }
-        config.put(ProducerConfig.CLIENT_ID_CONFIG, clientId + "-dead-letters");
-        config.put(ProducerConfig.ACKS_CONFIG, "all");
-        config.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
-        config.put(ProducerConfig.LINGER_MS_CONFIG, 0);
-        config.putAll(overrides);
-        return config;
-    }
-
-    private void abortOpenUnit() {
-        if (unitOpen) {
-            unitAborted = true;
-        }
-    }
-
-    /** Rolls back a unit of work that spanned a rebalance. */
-    private static final class UnitAbortedException extends RuntimeException {
-        private static final long serialVersionUID = 1L;
-
-        UnitAbortedException() {
-            super("rebalance during a unit of work", null, false, false);
-        }
-    }
-
     private final class Rebalance implements ConsumerRebalanceListener {
         @Override
         public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
-            abortOpenUnit();
-            release(partitions, true);
-            assignment = Set.copyOf(watermarks.keySet());
+            unit.abortIfOpen();
+            ownership.release(partitions, true);
         }
 
         @Override
         public void onPartitionsLost(Collection<TopicPartition> partitions) {
-            abortOpenUnit();
-            release(partitions, false);
-            assignment = Set.copyOf(watermarks.keySet());
+            unit.abortIfOpen();
+            ownership.release(partitions, false);
         }
 
         @Override
         public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
-            abortOpenUnit();
-            for (TopicPartition partition : partitions) {
-                assign(partition);
+            unit.abortIfOpen();
+            try {
+                ownership.assign(partitions);
+            } catch (FencedKafkaException e) {
+                rebalanceFailure = e;
+                throw e;
+            } catch (KafkaException e) {
+                throw e; // wakeup, or Kafka's own failure: poll() throws it as it is
+            } catch (RuntimeException e) {
+                rebalanceFailure = new WatermarkStoreException(
+                        "could not load the watermarks of " + partitions + " for group " + groupId + ": " + e, e);
+                throw rebalanceFailure;
             }
-            assignment = Set.copyOf(watermarks.keySet());
-        }
-    }
-
-    private static final class Batch {
-        final Map<TopicPartition, PartitionBatch> partitions = new LinkedHashMap<>();
-        final List<Future<RecordMetadata>> deadLetterWrites = new ArrayList<>();
-        long records;
-        RecordHandlingException failure;
-    }
-
-    private static final class PartitionBatch {
-        final TopicPartition partition;
-        final PartitionWatermarks watermarks;
-        final Map<DeadLetterReason, Integer> deadLettered = new HashMap<>();
-        long firstOffset = -1;
-        long nextOffset = -1;
-        long accepted;
-        long dropped;
-
-        PartitionBatch(TopicPartition partition, PartitionWatermarks watermarks) {
-            this.partition = partition;
-            this.watermarks = watermarks;
         }
     }
 
     /**
      * Settings of a {@link FencedConsumer}; every setter checks its value and fails at once. Required:
-     * {@code bootstrap.servers} and {@code group.id} among the properties, at least one topic, a handler.
+     * {@code bootstrap.servers} and {@code group.id} among the properties, at least one topic, a handler,
+     * and a watermark store (or the explicit {@link #heapOnlyWatermarksLostOnRestart()}).
      */
     public static final class Builder<K, V> {
         private final Deserializer<K> keyDeserializer;
@@ -845,14 +450,10 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         private WatermarkStore<Object> store;
         private TransactionalRecordHandler<Object, K, V> handler;
         private boolean transactional;
-        private boolean strict = FencedConsumerConfig.DEFAULT_STRICT;
-        private StaleRecordPolicy stalePolicy = StaleRecordPolicy.DEAD_LETTER;
-        private String deadLetterTopic = FencedConsumerConfig.DEFAULT_DEAD_LETTER_TOPIC;
-        private Duration pollTimeout = Duration.ofMillis(FencedConsumerConfig.DEFAULT_POLL_TIMEOUT_MS);
-        private Duration closeTimeout = Duration.ofMillis(FencedConsumerConfig.DEFAULT_CLOSE_TIMEOUT_MS);
-        private long commitMaxRecords = FencedConsumerConfig.DEFAULT_COMMIT_MAX_RECORDS;
-        private Duration commitInterval = Duration.ofMillis(FencedConsumerConfig.DEFAULT_COMMIT_INTERVAL_MS);
-        private MeterRegistry meterRegistry = Metrics.globalRegistry;
+        private boolean heapOnly;
+        private final Map<FencingSetting<?>, Object> fencing = new HashMap<>(); // given fencing.* values
+        private String policyKey; // which of fencing.policy / fencing.strict set it, to refuse both
+        private MeterRegistry meterRegistry; // null: no meters
 
         private Builder(Deserializer<K> keyDeserializer, Deserializer<V> valueDeserializer) {
             this.keyDeserializer = Objects.requireNonNull(keyDeserializer, "keyDeserializer");
@@ -883,43 +484,52 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
                         || producerKey.equals(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG)) {
                     throw new IllegalArgumentException(key + " is refused: the dead-letter producer writes raw bytes");
                 }
+                String text = String.valueOf(value).trim().toLowerCase(Locale.ROOT);
+                if (producerKey.equals(ProducerConfig.ACKS_CONFIG) && !(text.equals("all") || text.equals("-1"))) {
+                    throw new IllegalArgumentException(key + "=" + value + " is refused: a dead letter counts as"
+                            + " handled once its write is acknowledged, so it must be acknowledged by every in-sync"
+                            + " replica (acks=all), or a broker failure loses it");
+                }
+                if (producerKey.equals(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG) && !FencingSettings.bool(key, value)) {
+                    throw new IllegalArgumentException(key + "=" + value + " is refused: without idempotence a"
+                            + " retried dead-letter write can be reordered or duplicated");
+                }
                 deadLetterProducer.put(producerKey, value);
                 return this;
             }
             if (key.startsWith(FencedConsumerConfig.PREFIX)) {
-                try {
-                    switch (key) {
-                        case FencedConsumerConfig.DEAD_LETTER_TOPIC_CONFIG -> deadLetterTopic(String.valueOf(value));
-                        case FencedConsumerConfig.STALE_RECORDS_CONFIG ->
-                            staleRecords(StaleRecordPolicy.fromConfig(value));
-                        case FencedConsumerConfig.STRICT_CONFIG -> strict(parseBoolean(key, value));
-                        case FencedConsumerConfig.POLL_TIMEOUT_MS_CONFIG ->
-                            pollTimeout(Duration.ofMillis(parseLong(key, value)));
-                        case FencedConsumerConfig.CLOSE_TIMEOUT_MS_CONFIG ->
-                            closeTimeout(Duration.ofMillis(parseLong(key, value)));
-                        case FencedConsumerConfig.COMMIT_MAX_RECORDS_CONFIG -> commitMaxRecords(parseLong(key, value));
-                        case FencedConsumerConfig.COMMIT_INTERVAL_MS_CONFIG ->
-                            commitInterval(Duration.ofMillis(parseLong(key, value)));
-                        default ->
-                            throw new IllegalArgumentException(
-                                    "unknown setting " + key + "; known: " + FencedConsumerConfig.KEYS);
+                FencingSetting<?> setting = FencingSettings.byKey(key);
+                if (setting == null) {
+                    throw new IllegalArgumentException("unknown setting " + key + "; known: " + FencingSettings.keys());
+                }
+                if (setting == FencingSettings.STRICT) {
+                    requireOnePolicyKey(key);
+                    fencing.put(
+                            FencingSettings.POLICY,
+                            FencingSettings.STRICT.fromProperty(value) ? FencePolicy.STRICT : FencePolicy.MONOTONIC);
+                } else {
+                    if (setting == FencingSettings.POLICY) {
+                        requireOnePolicyKey(key);
                     }
-                } catch (IllegalArgumentException e) {
-                    // the builder method names its own parameter; the caller wrote the key
-                    if (!FencedConsumerConfig.KEYS.contains(key)
-                            || (e.getMessage() != null && e.getMessage().startsWith(key))) {
-                        throw e;
-                    }
-                    throw new IllegalArgumentException(key + "=" + value + ": " + e.getMessage(), e);
+                    fencing.put(setting, setting.fromProperty(value));
                 }
                 return this;
             }
             switch (key) {
                 case ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG -> {
-                    if (parseBoolean(key, value)) {
+                    if (FencingSettings.bool(key, value)) {
                         throw new IllegalArgumentException(key + "=true is refused: the fenced consumer commits"
                                 + " offsets itself, only for records whose handling finished");
                     }
+                }
+                case ConsumerConfig.ISOLATION_LEVEL_CONFIG -> {
+                    String level = String.valueOf(value).trim().toLowerCase(Locale.ROOT);
+                    if (!level.equals("read_committed")) {
+                        throw new IllegalArgumentException(key + "=" + value + " is refused: the fenced consumer reads"
+                                + " read_committed only, or records of aborted producer transactions would be"
+                                + " applied (and raise watermarks) although their producer took them back");
+                    }
+                    kafka.put(key, level);
                 }
                 case ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG ->
                     throw new IllegalArgumentException(key
@@ -971,8 +581,11 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
             Objects.requireNonNull(store, "store");
             Objects.requireNonNull(handler, "handler");
             requireNoHandler();
-            if (this.store != null) {
-                throw new IllegalStateException("a watermark store is already set; transactionalHandler sets its own");
+            if (this.store != null || heapOnly) {
+                throw new IllegalStateException(
+                        heapOnly
+                                ? "heapOnlyWatermarksLostOnRestart() is set; transactionalHandler needs a store of its own"
+                                : "a watermark store is already set; transactionalHandler sets its own");
             }
             this.store = castStore(store);
             @SuppressWarnings("unchecked")
@@ -983,32 +596,60 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         }
 
         /**
-         * Where watermarks and offsets are kept, for a {@link #handler}. Default: none; the consumer keeps
-         * its watermarks in its own heap (also those of partitions it gave away, should they come back) and
-         * its offsets in Kafka, which is the cheapest but protects only against stale records this consumer
-         * instance saw the fresher ones of. Share an {@link InMemoryWatermarkStore} among the consumers of a
-         * JVM, or use {@link PostgresWatermarkStore}, for watermarks that follow partitions and survive
-         * restarts.
+         * Where watermarks and offsets are kept, for a {@link #handler}. One of this, {@link
+         * #transactionalHandler} or {@link #heapOnlyWatermarksLostOnRestart()} is required: there is no default,
+         * because a consumer that forgets its watermarks applies stale records after a restart. {@link
+         * PostgresWatermarkStore} survives restarts and is shared by every member of the group; an {@link
+         * InMemoryWatermarkStore} is shared by the consumers of one JVM only.
          */
         public Builder<K, V> watermarkStore(WatermarkStore<?> store) {
             Objects.requireNonNull(store, "store");
             if (transactional) {
                 throw new IllegalStateException("transactionalHandler already set the store");
             }
+            if (heapOnly) {
+                throw new IllegalStateException("heapOnlyWatermarksLostOnRestart() is set; choose one");
+            }
             this.store = castStore(store);
             return this;
         }
 
-        /** {@value FencedConsumerConfig#STRICT_CONFIG}: {@value FencedConsumerConfig#STRICT_DOC} */
-        public Builder<K, V> strict(boolean strict) {
-            this.strict = strict;
+        /**
+         * Opts out of a watermark store: this consumer keeps its watermarks in its own heap and its offsets in
+         * Kafka only. <b>What this loses</b>: every watermark, when the consumer stops (a restart, a crash, a
+         * deployment) and, for a partition that another member owned meanwhile, the fresher tokens that member
+         * accepted. After such a loss the first record of each key is accepted whatever its token, so a stale
+         * record that arrives after the restart (or was still unread in the partition) is <b>applied</b>:
+         * fencing holds only against stale records that follow a fresher one this same consumer instance
+         * accepted. It also keeps the watermarks of partitions it gave away (should they come back); per
+         * partition at most {@value FencedConsumerConfig#WATERMARK_CACHE_MAX_KEYS_CONFIG}, beyond which they are
+         * forgotten too. Use it for a single long-lived consumer where that is
+         * acceptable, or for measurements; otherwise give a {@link #watermarkStore}.
+         */
+        public Builder<K, V> heapOnlyWatermarksLostOnRestart() {
+            if (store != null) {
+                throw new IllegalStateException("a watermark store is already set; choose one");
+            }
+            this.heapOnly = true;
             return this;
+        }
+
+        /** {@value FencedConsumerConfig#POLICY_CONFIG}: {@value FencedConsumerConfig#POLICY_DOC} */
+        public Builder<K, V> fencePolicy(FencePolicy policy) {
+            return set(FencingSettings.POLICY, policy);
+        }
+
+        private void requireOnePolicyKey(String key) {
+            if (policyKey != null && !policyKey.equals(key)) {
+                throw new IllegalArgumentException(key + " and " + policyKey + " both set the fence policy; keep "
+                        + FencedConsumerConfig.POLICY_CONFIG);
+            }
+            policyKey = key;
         }
 
         /** {@value FencedConsumerConfig#STALE_RECORDS_CONFIG}: {@value FencedConsumerConfig#STALE_RECORDS_DOC} */
         public Builder<K, V> staleRecords(StaleRecordPolicy policy) {
-            this.stalePolicy = Objects.requireNonNull(policy, "policy");
-            return this;
+            return set(FencingSettings.STALE_RECORDS, policy);
         }
 
         /**
@@ -1016,26 +657,35 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
          */
         public Builder<K, V> deadLetterTopic(String topic) {
             Objects.requireNonNull(topic, "topic");
-            String trimmed = topic.trim();
-            if (!trimmed.isEmpty() && !trimmed.matches("[a-zA-Z0-9._-]{1,249}")) {
-                throw new IllegalArgumentException("'" + topic + "' is not a legal Kafka topic name");
-            }
-            this.deadLetterTopic = trimmed;
-            return this;
+            return set(FencingSettings.DEAD_LETTER_TOPIC, topic.trim());
         }
 
         /** {@value FencedConsumerConfig#POLL_TIMEOUT_MS_CONFIG}: {@value FencedConsumerConfig#POLL_TIMEOUT_MS_DOC} */
         public Builder<K, V> pollTimeout(Duration timeout) {
-            this.pollTimeout = requirePositive(timeout, "pollTimeout");
-            return this;
+            return set(FencingSettings.POLL_TIMEOUT, timeout);
         }
 
         /**
          * {@value FencedConsumerConfig#CLOSE_TIMEOUT_MS_CONFIG}: {@value FencedConsumerConfig#CLOSE_TIMEOUT_MS_DOC}
          */
         public Builder<K, V> closeTimeout(Duration timeout) {
-            this.closeTimeout = requirePositive(timeout, "closeTimeout");
-            return this;
+            return set(FencingSettings.CLOSE_TIMEOUT, timeout);
+        }
+
+        /**
+         * {@value FencedConsumerConfig#DEAD_LETTER_TIMEOUT_MS_CONFIG}: {@value
+         * FencedConsumerConfig#DEAD_LETTER_TIMEOUT_MS_DOC}
+         */
+        public Builder<K, V> deadLetterTimeout(Duration timeout) {
+            return set(FencingSettings.DEAD_LETTER_TIMEOUT, timeout);
+        }
+
+        /**
+         * {@value FencedConsumerConfig#WATERMARK_CACHE_MAX_KEYS_CONFIG}: {@value
+         * FencedConsumerConfig#WATERMARK_CACHE_MAX_KEYS_DOC}
+         */
+        public Builder<K, V> watermarkCacheMaxKeys(int maxKeys) {
+            return set(FencingSettings.WATERMARK_CACHE_MAX_KEYS, maxKeys);
         }
 
         /**
@@ -1043,22 +693,21 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
          * FencedConsumerConfig#COMMIT_MAX_RECORDS_DOC}
          */
         public Builder<K, V> commitMaxRecords(long records) {
-            if (records < 0) {
-                throw new IllegalArgumentException("commitMaxRecords must be >= 0, got " + records);
-            }
-            this.commitMaxRecords = records;
-            return this;
+            return set(FencingSettings.COMMIT_MAX_RECORDS, records);
         }
 
         /**
          * {@value FencedConsumerConfig#COMMIT_INTERVAL_MS_CONFIG}: {@value FencedConsumerConfig#COMMIT_INTERVAL_MS_DOC}
          */
         public Builder<K, V> commitInterval(Duration interval) {
-            this.commitInterval = requirePositive(interval, "commitInterval");
-            return this;
+            return set(FencingSettings.COMMIT_INTERVAL, interval);
         }
 
-        /** Where the counters go; default Micrometer's global registry. */
+        /**
+         * Counts records and watermarks in this registry (the meters are listed in the {@link FencedConsumer}
+         * javadoc). Without one the consumer counts nothing; it never registers in Micrometer's global registry
+         * unasked.
+         */
         public Builder<K, V> meterRegistry(MeterRegistry registry) {
             this.meterRegistry = Objects.requireNonNull(registry, "registry");
             return this;
@@ -1082,6 +731,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
             if (handler == null) {
                 throw new IllegalStateException("a handler is required");
             }
+            String deadLetterTopic = get(FencingSettings.DEAD_LETTER_TOPIC);
             if (!deadLetterTopic.isEmpty() && topics.contains(deadLetterTopic)) {
                 throw new IllegalStateException("dead-letter topic " + deadLetterTopic + " is also subscribed");
             }
@@ -1092,42 +742,48 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
                             + " is also subscribed: its stale records would be read again without their watermarks");
                 }
             }
-            return new FencedConsumer<>(this);
+            if (store == null && !heapOnly) {
+                throw new IllegalStateException("a watermark store is required: without one the consumer forgets its"
+                        + " watermarks when it stops and applies stale records after a restart. Either give a durable"
+                        + " store shared by every member of the group, .watermarkStore(PostgresWatermarkStore.create("
+                        + "jdbi)) or .transactionalHandler(PostgresWatermarkStore.create(jdbi), handler), or opt in"
+                        + " to losing them with .heapOnlyWatermarksLostOnRestart()");
+            }
+            String clientId = kafka.containsKey(ConsumerConfig.CLIENT_ID_CONFIG)
+                    ? String.valueOf(kafka.get(ConsumerConfig.CLIENT_ID_CONFIG))
+                    : "fenced-consumer-" + INSTANCES.incrementAndGet();
+            ConsumerSettings settings = new ConsumerSettings(
+                    (String) kafka.get(ConsumerConfig.GROUP_ID_CONFIG),
+                    clientId,
+                    topics,
+                    kafka,
+                    deadLetterProducer,
+                    get(FencingSettings.POLICY),
+                    get(FencingSettings.STALE_RECORDS),
+                    deadLetterTopic,
+                    get(FencingSettings.POLL_TIMEOUT),
+                    get(FencingSettings.CLOSE_TIMEOUT),
+                    get(FencingSettings.DEAD_LETTER_TIMEOUT),
+                    get(FencingSettings.WATERMARK_CACHE_MAX_KEYS),
+                    get(FencingSettings.COMMIT_MAX_RECORDS),
+                    get(FencingSettings.COMMIT_INTERVAL));
+            return new FencedConsumer<>(this, settings);
+        }
+
+        private <T> Builder<K, V> set(FencingSetting<T> setting, T value) {
+            fencing.put(setting, setting.checked(value));
+            return this;
+        }
+
+        private <T> T get(FencingSetting<T> setting) {
+            @SuppressWarnings("unchecked") // put only by set() and property(), each with its setting's type
+            T value = (T) fencing.getOrDefault(setting, setting.defaultValue());
+            return value;
         }
 
         private void requireNoHandler() {
             if (handler != null) {
                 throw new IllegalStateException("a handler is already set");
-            }
-        }
-
-        private static Duration requirePositive(Duration duration, String name) {
-            Objects.requireNonNull(duration, name);
-            if (duration.isNegative() || duration.isZero()) {
-                throw new IllegalArgumentException(name + " must be positive, got " + duration);
-            }
-            return duration;
-        }
-
-        private static boolean parseBoolean(String key, Object value) {
-            if (value instanceof Boolean b) {
-                return b;
-            }
-            String text = String.valueOf(value).trim().toLowerCase(Locale.ROOT);
-            if (text.equals("true") || text.equals("false")) {
-                return Boolean.parseBoolean(text);
-            }
-            throw new IllegalArgumentException(key + " must be true or false, got '" + value + "'");
-        }
-
-        private static long parseLong(String key, Object value) {
-            if (value instanceof Number n) {
-                return n.longValue();
-            }
-            try {
-                return Long.parseLong(String.valueOf(value).trim());
-            } catch (NumberFormatException e) {
-                throw new IllegalArgumentException(key + " must be a whole number, got '" + value + "'", e);
             }
         }
     }

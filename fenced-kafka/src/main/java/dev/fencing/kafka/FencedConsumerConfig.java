@@ -1,7 +1,5 @@
 package dev.fencing.kafka;
 
-import java.util.Set;
-
 /**
  * Keys a user may put among the Kafka consumer properties given to {@link FencedConsumer.Builder#properties}.
  * All start with {@code fencing.}; every other key goes to the {@code KafkaConsumer} unchanged. Their
@@ -11,7 +9,7 @@ import java.util.Set;
  * Map<String, Object> config = Map.of(
  *         ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, "kafka:9092",
  *         ConsumerConfig.GROUP_ID_CONFIG, "inventory-applier",
- *         FencedConsumerConfig.STRICT_CONFIG, true,
+ *         FencedConsumerConfig.POLICY_CONFIG, "strict",
  *         FencedConsumerConfig.DEAD_LETTER_TOPIC_CONFIG, "inventory.refused");
  * }</pre>
  */
@@ -19,7 +17,7 @@ public final class FencedConsumerConfig {
     public static final String DEAD_LETTER_TOPIC_CONFIG = "fencing.dead.letter.topic";
     public static final String DEAD_LETTER_TOPIC_DOC = "Topic that receives refused records (missing or unreadable"
             + " token, no key, undeserializable, and stale ones unless fencing.stale.records=drop). Empty: the"
-            + " source topic's name followed by '.dlt'. The topic must exist or be auto-created.";
+            + " source topic's name followed by '.dlt'. The topic must exist when the consumer starts.";
     public static final String DEFAULT_DEAD_LETTER_TOPIC = "";
 
     public static final String STALE_RECORDS_CONFIG = "fencing.stale.records";
@@ -27,11 +25,20 @@ public final class FencedConsumerConfig {
             + " 'dead-letter' sends it to the dead-letter topic, 'drop' only counts and logs it (DEBUG).";
     public static final String DEFAULT_STALE_RECORDS = StaleRecordPolicy.DEAD_LETTER.configValue();
 
+    public static final String POLICY_CONFIG = "fencing.policy";
+    public static final String POLICY_DOC = "How a record's token must compare with its key's watermark (fencing-core's"
+            + " FencePolicy): 'monotonic' accepts an equal token, so a holder may publish several records under one"
+            + " grant; 'strict' refuses it, so each token applies at most one record per key. Older tokens are"
+            + " refused either way.";
+    public static final String DEFAULT_POLICY = "monotonic";
+
+    /**
+     * Kept for configurations written before {@value #POLICY_CONFIG}: {@code true} means {@code
+     * fencing.policy=strict}, {@code false} means {@code monotonic}. Setting both keys is refused.
+     */
     public static final String STRICT_CONFIG = "fencing.strict";
-    public static final String STRICT_DOC = "If true, a record whose token equals its key's watermark is stale too,"
-            + " so each token applies at most one record per key. If false, a holder may publish several records"
-            + " under one token.";
-    public static final boolean DEFAULT_STRICT = false;
+
+    public static final String STRICT_DOC = "Alias of fencing.policy: true is 'strict', false is 'monotonic'.";
 
     public static final String POLL_TIMEOUT_MS_CONFIG = "fencing.poll.timeout.ms";
     public static final String POLL_TIMEOUT_MS_DOC = "Longest time one poll waits for records, in milliseconds.";
@@ -41,6 +48,22 @@ public final class FencedConsumerConfig {
     public static final String CLOSE_TIMEOUT_MS_DOC =
             "How long close() waits for the poll loop to finish its" + " batch and leave the group, in milliseconds.";
     public static final long DEFAULT_CLOSE_TIMEOUT_MS = 30_000;
+
+    public static final String DEAD_LETTER_TIMEOUT_MS_CONFIG = "fencing.dead.letter.timeout.ms";
+    public static final String DEAD_LETTER_TIMEOUT_MS_DOC = "Longest time the dead-letter writes of one unit of work"
+            + " may take altogether (sending, including waiting for metadata, and the acknowledgements), in"
+            + " milliseconds. When it passes, or at the first write that fails, the consumer stops with a"
+            + " DeadLetterException naming the topic and the record's offset, and commits nothing past it. Keep it"
+            + " well below max.poll.interval.ms.";
+    public static final long DEFAULT_DEAD_LETTER_TIMEOUT_MS = 10_000;
+
+    public static final String WATERMARK_CACHE_MAX_KEYS_CONFIG = "fencing.watermark.cache.max.keys";
+    public static final String WATERMARK_CACHE_MAX_KEYS_DOC = "Most watermarks the consumer holds in its heap for"
+            + " one owned partition (about 90 bytes each for 10-byte keys). When a unit of work ends with more, the"
+            + " partition's watermarks are dropped from the heap: with a store they are loaded again, key by key, as"
+            + " their records come back; with heapOnlyWatermarksLostOnRestart() they are lost, and the next record of"
+            + " each dropped key is accepted whatever its token.";
+    public static final int DEFAULT_WATERMARK_CACHE_MAX_KEYS = 1_000_000;
 
     public static final String COMMIT_MAX_RECORDS_CONFIG = "fencing.commit.max.records";
     public static final String COMMIT_MAX_RECORDS_DOC = "Records one unit of work (one store transaction, one offset"
@@ -57,7 +80,9 @@ public final class FencedConsumerConfig {
     /**
      * Prefix for settings of the producer that writes dead letters, for example {@code
      * fencing.dead.letter.producer.compression.type=lz4}. It gets {@code bootstrap.servers} and the security
-     * settings of the consumer, {@code acks=all} and idempotence; these override them.
+     * settings of the consumer, {@code acks=all} and idempotence; these override them, except that {@code
+     * acks} other than {@code all} and {@code enable.idempotence=false} are refused: a dead letter must not
+     * be lost.
      */
     public static final String DEAD_LETTER_PRODUCER_PREFIX = "fencing.dead.letter.producer.";
 
@@ -65,14 +90,6 @@ public final class FencedConsumerConfig {
     public static final String DEAD_LETTER_SUFFIX = ".dlt";
 
     static final String PREFIX = "fencing.";
-    static final Set<String> KEYS = Set.of(
-            DEAD_LETTER_TOPIC_CONFIG,
-            STALE_RECORDS_CONFIG,
-            STRICT_CONFIG,
-            POLL_TIMEOUT_MS_CONFIG,
-            CLOSE_TIMEOUT_MS_CONFIG,
-            COMMIT_MAX_RECORDS_CONFIG,
-            COMMIT_INTERVAL_MS_CONFIG);
 
     private FencedConsumerConfig() {}
 }

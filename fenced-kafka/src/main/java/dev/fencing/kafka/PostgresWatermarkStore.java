@@ -5,6 +5,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -37,9 +38,12 @@ import org.jdbi.v3.core.transaction.TransactionIsolationLevel;
  *         .build();
  * }</pre>
  *
- * <p>Offsets are saved with a compare-and-set on the offset loaded at assignment, so a consumer that lost
- * its partition in a rebalance but still finishes a batch (a zombie) cannot overwrite the new owner's
- * progress: its transaction fails with {@link StalePartitionStateException} and rolls back. Watermarks only
+ * <p>Each unit of work first {@link #claim claims} its partitions: a transaction-scoped advisory lock per
+ * group and partition, then a check that the stored offset is still the one the consumer loaded. A member
+ * that lost its partition (a zombie) therefore waits for the new owner's unit or fails with {@link
+ * StalePartitionStateException} before its handler runs; offsets are also saved with a compare-and-set on
+ * that offset. Watermarks are read lazily ({@link #loadOffset} at assignment, {@link #loadWatermarks} per
+ * poll for unknown keys), so assigning a partition with a million keys costs one query. Watermarks only
  * go up ({@code GREATEST}). Thread-safe (each call takes its own connection from Jdbi).
  */
 public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
@@ -47,6 +51,8 @@ public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
             + " WHERE consumer_group = ? AND topic = ? AND kafka_partition = ?";
     private static final String LOAD_WATERMARKS = "SELECT record_key, fence_token FROM fencing.kafka_watermark"
             + " WHERE consumer_group = ? AND topic = ? AND kafka_partition = ?";
+    private static final String LOAD_SOME_WATERMARKS = "SELECT record_key, fence_token FROM fencing.kafka_watermark"
+            + " WHERE consumer_group = ? AND topic = ? AND kafka_partition = ? AND record_key = ANY(?)";
     private static final String INSERT_OFFSET = "INSERT INTO fencing.kafka_offset"
             + " (consumer_group, topic, kafka_partition, next_offset) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING";
     private static final String UPDATE_OFFSET = "UPDATE fencing.kafka_offset SET next_offset = ?, updated_at = now()"
@@ -67,6 +73,13 @@ public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
             + " ON CONFLICT (consumer_group, topic, kafka_partition, record_key) DO UPDATE"
             + " SET fence_token = GREATEST(fencing.kafka_watermark.fence_token, EXCLUDED.fence_token),"
             + " updated_at = now()";
+
+    /**
+     * A transaction-scoped advisory lock per group and partition: it needs no row (a partition's first unit
+     * has none yet) and no column beyond the V100 schema. Two partitions whose names hash alike share a lock,
+     * which only serializes them.
+     */
+    private static final String LOCK_PARTITION = "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))";
 
     private final Jdbi jdbi;
 
@@ -112,6 +125,52 @@ public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
     }
 
     @Override
+    public long loadOffset(String groupId, TopicPartition partition) {
+        try {
+            return jdbi.withHandle(handle -> storedOffset(handle.getConnection(), groupId, partition));
+        } catch (JdbiException | SQLException e) {
+            throw new WatermarkStoreException(
+                    "could not load the offset of group " + groupId + " " + partition + ": " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public Map<Bytes, Long> loadWatermarks(String groupId, TopicPartition partition, Collection<Bytes> keys) {
+        if (keys.isEmpty()) {
+            return Map.of();
+        }
+        try {
+            return jdbi.withHandle(handle -> {
+                Connection connection = handle.getConnection();
+                byte[][] wanted = new byte[keys.size()][];
+                int i = 0;
+                for (Bytes key : keys) {
+                    wanted[i++] = key.get();
+                }
+                Array keyArray = connection.createArrayOf("bytea", wanted);
+                Map<Bytes, Long> found = new HashMap<>();
+                try (PreparedStatement statement = connection.prepareStatement(LOAD_SOME_WATERMARKS)) {
+                    bindPartition(statement, 1, groupId, partition);
+                    statement.setArray(4, keyArray);
+                    try (ResultSet rows = statement.executeQuery()) {
+                        while (rows.next()) {
+                            found.put(Bytes.wrap(rows.getBytes(1)), rows.getLong(2));
+                        }
+                    }
+                } finally {
+                    keyArray.free();
+                }
+                return found;
+            });
+        } catch (JdbiException | SQLException e) {
+            throw new WatermarkStoreException(
+                    "could not load " + keys.size() + " watermarks of group " + groupId + " " + partition + ": "
+                            + e.getMessage(),
+                    e);
+        }
+    }
+
+    @Override
     public void commit(String groupId, Function<? super Handle, List<PartitionProgress>> work) {
         Objects.requireNonNull(groupId, "groupId");
         try {
@@ -122,6 +181,30 @@ public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
         } catch (JdbiException | SQLException e) {
             throw new WatermarkStoreException(
                     "could not commit a batch of group " + groupId + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Locks the partition for the rest of the transaction and checks its stored offset. The stored offset is
+     * the partition's epoch: every commit moves it, so a unit that loaded an older one belongs to a member that
+     * lost the partition; and a unit that holds the lock makes every other claimant wait until it commits or
+     * rolls back, then fail this check. Either way no two units handle the same records.
+     */
+    @Override
+    public void claim(Handle handle, String groupId, TopicPartition partition, long expectedOffset) {
+        try {
+            Connection connection = handle.getConnection();
+            try (PreparedStatement statement = connection.prepareStatement(LOCK_PARTITION)) {
+                statement.setString(1, groupId + "/" + partition.topic() + "/" + partition.partition());
+                statement.execute();
+            }
+            long stored = storedOffset(connection, groupId, partition);
+            if (stored != expectedOffset) {
+                throw new StalePartitionStateException(groupId, partition, expectedOffset, stored);
+            }
+        } catch (SQLException e) {
+            throw new WatermarkStoreException(
+                    "could not claim " + partition + " for group " + groupId + ": " + e.getMessage(), e);
         }
     }
 

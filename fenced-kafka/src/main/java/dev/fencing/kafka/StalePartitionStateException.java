@@ -18,6 +18,12 @@ public final class StalePartitionStateException extends FencedKafkaException {
         this.partition = partition;
     }
 
+    /** The partition could not be claimed for another reason than its offset; {@code why} says which. */
+    public StalePartitionStateException(String groupId, TopicPartition partition, String why) {
+        super("group " + groupId + " " + partition + ": " + why + "; the unit is rolled back and read again");
+        this.partition = partition;
+    }
+
     public TopicPartition partition() {
         return partition;
     }

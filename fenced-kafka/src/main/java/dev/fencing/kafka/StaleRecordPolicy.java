@@ -20,7 +20,12 @@ public enum StaleRecordPolicy {
         return configValue;
     }
 
-    static StaleRecordPolicy fromConfig(Object value) {
+    /**
+     * The policy a {@value FencedConsumerConfig#STALE_RECORDS_CONFIG} value selects.
+     *
+     * @throws IllegalArgumentException if it selects none
+     */
+    public static StaleRecordPolicy fromConfig(Object value) {
         String text = String.valueOf(value).trim().toLowerCase(Locale.ROOT);
         for (StaleRecordPolicy policy : values()) {
             if (policy.configValue.equals(text)) {

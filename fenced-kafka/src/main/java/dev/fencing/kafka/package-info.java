@@ -17,10 +17,11 @@
  *
  * FencedConsumer<String, String> consumer = FencedConsumer.builder(new StringDeserializer(), new StringDeserializer())
  *         .properties(Map.of("bootstrap.servers", "kafka:9092", "group.id", "inventory-applier"))
- *         .topics("inventory")
+ *         .topics("inventory") // "inventory" and "inventory.dlt" must exist
+ *         .watermarkStore(PostgresWatermarkStore.create(jdbi)) // required: see FencedConsumer
  *         .handler((record, token) -> inventory.apply(record.key(), record.value()))
  *         .build();
- * consumer.start();
+ * consumer.start(); // runs until consumer.close()
  * }</pre>
  *
  * Nothing here depends on ZooKeeper or on the lock client: a token is any positive {@code long} from a

@@ -27,6 +27,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.jdbi.v3.core.Handle;
 import org.junit.jupiter.api.AfterAll;
@@ -131,6 +132,17 @@ class CrashRestartIT {
         assertThat(refusedByWatermarksFromBeforeTheKill)
                 .as("records after the restart point that only the stored watermarks can refuse")
                 .isPositive();
+
+        // given: the group's offsets in Kafka moved back to the start (once the killed member's session is gone),
+        // so that only the seek to the database's offsets keeps committed records from being applied again
+        await().atMost(Duration.ofSeconds(60))
+                .pollInterval(Duration.ofMillis(500))
+                .ignoreExceptions()
+                .until(() -> {
+                    KafkaFixture.moveCommittedOffset(group, new TopicPartition(topic, 0), 0);
+                    KafkaFixture.moveCommittedOffset(group, new TopicPartition(topic, 1), 0);
+                    return true;
+                });
 
         // when: restarted
         try (FencedConsumer<String, String> restarted = FencedConsumer.builder(

@@ -3,6 +3,7 @@ package dev.fencing.kafka;
 import static dev.fencing.kafka.KafkaFixture.committed;
 import static dev.fencing.kafka.KafkaFixture.consumerConfig;
 import static dev.fencing.kafka.KafkaFixture.header;
+import static dev.fencing.kafka.KafkaFixture.kafka;
 import static dev.fencing.kafka.KafkaFixture.newGroup;
 import static dev.fencing.kafka.KafkaFixture.producer;
 import static dev.fencing.kafka.KafkaFixture.readAll;
@@ -14,10 +15,13 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -25,35 +29,50 @@ import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.Test;
 
 /**
- * A refused record that cannot be dead-lettered stops the consumer before its offset, and is dead-lettered
- * after a restart: nothing is lost. (The plain handler may have seen records after it in the same batch;
- * they are handled again after the restart: at least once.)
+ * Defect 4: refused records whose dead-letter topic went away stop the consumer at the first of them, within
+ * the unit's dead-letter deadline (not {@code max.block.ms} per record), with a {@link DeadLetterException}
+ * naming the topic and the offset; nothing past it is committed, and a restart dead-letters them all: nothing
+ * is lost. (The plain handler may have seen records after them in the same unit; they are handled again
+ * after the restart: at least once.)
  */
 class DeadLetterFailureIT {
+    private static final int REFUSED = 50;
 
     @Test
-    void consumerStopsWithoutCommittingPastARecordItCouldNotDeadLetter() throws Exception {
-        // given: a topic whose dead-letter topic does not exist (the broker does not create topics)
-        String topic = "no-dlt-" + UUID.randomUUID().toString().substring(0, 8);
-        KafkaFixture.kafka().createTopic(topic, 1);
-        try (KafkaProducer<String, String> producer = producer()) {
-            sendFenced(producer, topic, "sku-1", "fine", 3);
-            producer.send(new ProducerRecord<>(topic, "sku-1", "no token")).get();
-            sendFenced(producer, topic, "sku-1", "after", 4);
-        }
+    void consumerStopsAtTheFirstRecordItCouldNotDeadLetterAndCommitsNothingPastIt() throws Exception {
+        // given: a dead-letter topic that exists when the consumer starts and is deleted before refused records come
+        String suffix = UUID.randomUUID().toString().substring(0, 8);
+        String topic = "dlt-goes-" + suffix;
+        String doomed = "doomed-dlt-" + suffix;
+        kafka().createTopic(topic, 1);
+        kafka().createTopic(topic + FencedConsumerConfig.DEAD_LETTER_SUFFIX, 1);
+        kafka().createTopic(doomed, 1);
         List<String> handled = Collections.synchronizedList(new ArrayList<>());
-        String group = newGroup("no-dlt");
+        String group = newGroup("dlt-goes");
 
-        // when
         Throwable failure;
-        try (FencedConsumer<String, String> consumer = FencedConsumer.builder(
-                        new StringDeserializer(), new StringDeserializer())
-                .properties(consumerConfig(group))
-                .property(FencedConsumerConfig.DEAD_LETTER_PRODUCER_PREFIX + "max.block.ms", 1_000)
-                .topics(topic)
-                .handler((record, token) -> handled.add(record.value()))
-                .build()) {
+        try (KafkaProducer<String, String> producer = producer();
+                FencedConsumer<String, String> consumer = FencedConsumer.builder(
+                                new StringDeserializer(), new StringDeserializer())
+                        .properties(consumerConfig(group))
+                        .deadLetterTopic(doomed)
+                        .deadLetterTimeout(Duration.ofSeconds(1))
+                        .topics(topic)
+                        .heapOnlyWatermarksLostOnRestart()
+                        .handler((record, token) -> handled.add(record.value()))
+                        .build()) {
             CompletableFuture<Void> stopped = consumer.start();
+            sendFenced(producer, topic, "sku-1", "fine", 3);
+            await().atMost(Duration.ofSeconds(60)).until(() -> committed(group, topic) == 1);
+            try (Admin admin =
+                    Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka().bootstrapServers()))) {
+                admin.deleteTopics(List.of(doomed)).all().get(30, TimeUnit.SECONDS);
+            }
+            // when: many refused records arrive in one unit
+            for (int i = 0; i < REFUSED; i++) {
+                producer.send(new ProducerRecord<>(topic, "sku-1", "no token " + i));
+            }
+            sendFenced(producer, topic, "sku-1", "after", 4);
             try {
                 stopped.get(60, TimeUnit.SECONDS);
                 failure = null;
@@ -62,26 +81,32 @@ class DeadLetterFailureIT {
             }
         }
 
-        // then: the consumer stopped without committing past the refused record
-        assertThat(failure).isInstanceOf(DeadLetterException.class).hasMessageContaining(topic + ".dlt");
-        assertThat(committed(group, topic)).isLessThanOrEqualTo(1);
+        // then: the consumer stopped at the first refused record, naming it, without committing past it
+        assertThat(failure)
+                .isInstanceOf(DeadLetterException.class)
+                .hasMessageContaining("the write failed")
+                .hasMessageContaining(topic + "-0 offset 1 to topic " + doomed);
+        assertThat(((DeadLetterException) failure).deadLetterTopic()).isEqualTo(doomed);
+        assertThat(committed(group, topic)).isEqualTo(1);
 
-        // when: the dead-letter topic exists and the consumer is restarted
-        KafkaFixture.kafka().createTopic(topic + ".dlt", 1);
+        // when: restarted with a dead-letter topic that exists
         try (FencedConsumer<String, String> consumer = FencedConsumer.builder(
                         new StringDeserializer(), new StringDeserializer())
                 .properties(consumerConfig(group))
                 .topics(topic)
+                .heapOnlyWatermarksLostOnRestart()
                 .handler((record, token) -> handled.add(record.value()))
                 .build()) {
             consumer.start();
-            await().atMost(Duration.ofSeconds(30)).until(() -> committed(group, topic) == 3);
+            await().atMost(Duration.ofSeconds(30)).until(() -> committed(group, topic) == REFUSED + 2);
         }
 
-        // then: the refused record was not lost, and the handling went on after it
-        List<ConsumerRecord<String, String>> deadLetters = readAll(topic + ".dlt", 1);
-        assertThat(deadLetters).extracting(ConsumerRecord::value).containsExactly("no token");
+        // then: no refused record was lost, and the handling went on after them
+        List<ConsumerRecord<String, String>> deadLetters =
+                readAll(topic + FencedConsumerConfig.DEAD_LETTER_SUFFIX, REFUSED);
+        assertThat(deadLetters).hasSize(REFUSED);
+        assertThat(deadLetters.get(0).value()).isEqualTo("no token 0");
         assertThat(header(deadLetters.get(0), DeadLetterHeaders.REASON)).isEqualTo("MISSING_TOKEN");
-        assertThat(handled).contains("fine").endsWith("after");
+        assertThat(handled).startsWith("fine").endsWith("after");
     }
 }

@@ -38,24 +38,24 @@ class FenceTokenHeaderTest {
     @Test
     void refusesValuesThatAreNotExactlyEightBytes() {
         assertThatThrownBy(() -> FenceTokenHeader.decode(new byte[] {1, 2, 3}))
-                .isInstanceOf(InvalidFenceTokenException.class)
+                .isInstanceOf(UnreadableFenceTokenException.class)
                 .hasMessageContaining("exactly 8 bytes, got 3");
         assertThatThrownBy(() -> FenceTokenHeader.decode(new byte[9]))
-                .isInstanceOf(InvalidFenceTokenException.class)
+                .isInstanceOf(UnreadableFenceTokenException.class)
                 .hasMessageContaining("got 9");
         assertThatThrownBy(() -> FenceTokenHeader.decode("42".getBytes(StandardCharsets.UTF_8)))
-                .isInstanceOf(InvalidFenceTokenException.class);
-        assertThatThrownBy(() -> FenceTokenHeader.decode(null)).isInstanceOf(InvalidFenceTokenException.class);
+                .isInstanceOf(UnreadableFenceTokenException.class);
+        assertThatThrownBy(() -> FenceTokenHeader.decode(null)).isInstanceOf(UnreadableFenceTokenException.class);
     }
 
     @Test
     void refusesEightBytesThatHoldZeroOrANegativeNumber() {
         assertThatThrownBy(() -> FenceTokenHeader.decode(new byte[8]))
-                .isInstanceOf(InvalidFenceTokenException.class)
+                .isInstanceOf(UnreadableFenceTokenException.class)
                 .hasMessageContaining("holds 0");
         assertThatThrownBy(() -> FenceTokenHeader.decode(
                         ByteBuffer.allocate(8).putLong(-1).array()))
-                .isInstanceOf(InvalidFenceTokenException.class)
+                .isInstanceOf(UnreadableFenceTokenException.class)
                 .hasMessageContaining("holds -1");
     }
 
@@ -66,5 +66,12 @@ class FenceTokenHeaderTest {
         headers.add(FenceTokenHeader.NAME, FenceTokenHeader.encode(3));
         headers.add(FenceTokenHeader.NAME, FenceTokenHeader.encode(9));
         assertThat(FenceTokenHeader.read(headers)).isEqualTo(9);
+    }
+
+    @Test
+    void anUnreadableHeaderIsTheKafkaCaseOfFencingCoresInvalidToken() {
+        assertThatThrownBy(() -> FenceTokenHeader.decode(new byte[3]))
+                .isInstanceOf(dev.fencing.InvalidFenceTokenException.class)
+                .isInstanceOf(dev.fencing.FencingException.class);
     }
 }

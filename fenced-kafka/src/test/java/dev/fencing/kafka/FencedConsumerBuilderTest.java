@@ -3,6 +3,9 @@ package dev.fencing.kafka;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.fencing.FencePolicy;
+import io.micrometer.core.instrument.Metrics;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.Map;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -64,6 +67,57 @@ class FencedConsumerBuilderTest {
                         builder().property(FencedConsumerConfig.DEAD_LETTER_PRODUCER_PREFIX + "value.serializer", "x"))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("raw bytes");
+    }
+
+    @Test
+    void refusesDeadLetterProducerSettingsThatCouldLoseADeadLetter() {
+        builder().property(FencedConsumerConfig.DEAD_LETTER_PRODUCER_PREFIX + "acks", "all");
+        builder().property(FencedConsumerConfig.DEAD_LETTER_PRODUCER_PREFIX + "acks", "-1");
+        builder().property(FencedConsumerConfig.DEAD_LETTER_PRODUCER_PREFIX + "enable.idempotence", true);
+        assertThatThrownBy(() -> builder().property(FencedConsumerConfig.DEAD_LETTER_PRODUCER_PREFIX + "acks", "0"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("fencing.dead.letter.producer.acks=0 is refused");
+        assertThatThrownBy(() -> builder().property(FencedConsumerConfig.DEAD_LETTER_PRODUCER_PREFIX + "acks", 1))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("fencing.dead.letter.producer.acks=1 is refused");
+        assertThatThrownBy(() -> builder()
+                        .property(FencedConsumerConfig.DEAD_LETTER_PRODUCER_PREFIX + "enable.idempotence", "false"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("fencing.dead.letter.producer.enable.idempotence=false is refused");
+    }
+
+    @Test
+    void registersNoMetersInTheGlobalRegistryWhenNoRegistryIsGiven() {
+        SimpleMeterRegistry global = new SimpleMeterRegistry();
+        Metrics.addRegistry(global);
+        try {
+            FencedConsumer<String, String> consumer = builder()
+                    .properties(Map.of(
+                            ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, "localhost:1",
+                            ConsumerConfig.GROUP_ID_CONFIG, "g"))
+                    .topics("t")
+                    .handler(HANDLER)
+                    .heapOnlyWatermarksLostOnRestart()
+                    .build();
+            consumer.close();
+            assertThat(global.getMeters()).isEmpty();
+
+            SimpleMeterRegistry given = new SimpleMeterRegistry();
+            builder()
+                    .properties(Map.of(
+                            ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, "localhost:1",
+                            ConsumerConfig.GROUP_ID_CONFIG, "g"))
+                    .topics("t")
+                    .handler(HANDLER)
+                    .heapOnlyWatermarksLostOnRestart()
+                    .meterRegistry(given)
+                    .build()
+                    .close();
+            assertThat(given.find("fencing.kafka.watermarks.held").gauge()).isNotNull();
+            assertThat(global.getMeters()).isEmpty();
+        } finally {
+            Metrics.removeRegistry(global);
+        }
     }
 
     @Test
@@ -131,6 +185,7 @@ class FencedConsumerBuilderTest {
                         FencedConsumerConfig.STALE_RECORDS_CONFIG, "drop"))
                 .topics("t")
                 .handler(HANDLER)
+                .heapOnlyWatermarksLostOnRestart()
                 .build();
         assertThat(consumer.heldWatermarks()).isZero();
         assertThat(consumer.assignment()).isEmpty();
@@ -139,5 +194,55 @@ class FencedConsumerBuilderTest {
         assertThatThrownBy(consumer::run)
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("CLOSED");
+    }
+
+    @Test
+    void refusesToBuildWithoutAStoreAndNamesBothWaysOut() {
+        assertThatThrownBy(() -> builder()
+                        .property(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, "localhost:1")
+                        .property(ConsumerConfig.GROUP_ID_CONFIG, "g")
+                        .topics("t")
+                        .handler(HANDLER)
+                        .build())
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("a watermark store is required")
+                .hasMessageContaining("PostgresWatermarkStore")
+                .hasMessageContaining("heapOnlyWatermarksLostOnRestart()");
+        assertThatThrownBy(
+                        () -> builder().heapOnlyWatermarksLostOnRestart().watermarkStore(new InMemoryWatermarkStore()))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("choose one");
+    }
+
+    @Test
+    void refusesReadUncommittedAndAcceptsReadCommitted() {
+        assertThatThrownBy(() -> builder().property(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_uncommitted"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("isolation.level=read_uncommitted is refused")
+                .hasMessageContaining("aborted producer transactions");
+        builder().property(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "READ_COMMITTED");
+    }
+
+    @Test
+    void boundsTheDeadLetterWritesOfAUnit() {
+        builder().property(FencedConsumerConfig.DEAD_LETTER_TIMEOUT_MS_CONFIG, "500");
+        assertThatThrownBy(() -> builder().property(FencedConsumerConfig.DEAD_LETTER_TIMEOUT_MS_CONFIG, "0"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("deadLetterTimeout must be positive");
+    }
+
+    @Test
+    void takesTheFencePolicyFromFencingPolicyOrItsAliasFencingStrictButNotBoth() {
+        builder().property(FencedConsumerConfig.POLICY_CONFIG, "STRICT");
+        builder().property(FencedConsumerConfig.POLICY_CONFIG, FencePolicy.MONOTONIC);
+        builder().property(FencedConsumerConfig.STRICT_CONFIG, true);
+        assertThatThrownBy(() -> builder().property(FencedConsumerConfig.POLICY_CONFIG, "strictest"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("fencing.policy must be strict or monotonic, got 'strictest'");
+        assertThatThrownBy(() -> builder()
+                        .property(FencedConsumerConfig.STRICT_CONFIG, true)
+                        .property(FencedConsumerConfig.POLICY_CONFIG, "monotonic"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("both set the fence policy");
     }
 }

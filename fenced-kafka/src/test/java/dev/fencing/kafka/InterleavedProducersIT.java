@@ -97,6 +97,7 @@ class InterleavedProducersIT {
                 .properties(consumerConfig(group))
                 .topics(topic)
                 .meterRegistry(registry)
+                .heapOnlyWatermarksLostOnRestart()
                 .handler((record, token) -> {
                     handled.computeIfAbsent(record.key(), k -> new ArrayList<>())
                             .add(token);

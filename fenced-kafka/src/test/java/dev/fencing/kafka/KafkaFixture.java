@@ -148,6 +148,21 @@ final class KafkaFixture {
         }
     }
 
+    /** Sets the group's committed offset in Kafka for a partition; the group must have no live member. */
+    static void moveCommittedOffset(String group, TopicPartition partition, long offset) {
+        try (Admin admin =
+                Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka().bootstrapServers()))) {
+            admin.alterConsumerGroupOffsets(group, Map.of(partition, new OffsetAndMetadata(offset)))
+                    .all()
+                    .get(30, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        } catch (ExecutionException | TimeoutException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
     static String header(ConsumerRecord<?, ?> record, String name) {
         Header header = record.headers().lastHeader(name);
         return header == null ? null : new String(header.value(), StandardCharsets.UTF_8);

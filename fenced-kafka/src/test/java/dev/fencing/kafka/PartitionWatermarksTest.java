@@ -109,4 +109,36 @@ class PartitionWatermarksTest {
         assertThat(held).hasSize(1_000).containsEntry("key-7", 17L).containsEntry("key-8", 500L);
         assertThat(held).containsEntry("key-999", 1_009L);
     }
+
+    @Test
+    void aLazyTableLoadsKeysAndEvictsOnlyBetweenBatchesWhenAboveItsBound() {
+        PartitionWatermarks watermarks = PartitionWatermarks.lazy();
+        assertThat(watermarks.complete()).isFalse();
+        watermarks.load(raw("a"), 5);
+        watermarks.load(raw("b"), 0); // the store has none for b
+        assertThat(current(watermarks, "a")).isEqualTo(5);
+        assertThat(watermarks.find(raw("b"))).as("known to have none").isNotNull();
+        assertThat(watermarks.size()).isEqualTo(1);
+
+        watermarks.begin();
+        watermarks.raise(raw("c"), watermarks.find(raw("c")), 3);
+        assertThat(watermarks.evictIfAbove(1, true))
+                .as("not while a batch has raised keys")
+                .isZero();
+        watermarks.commit();
+        assertThat(watermarks.evictIfAbove(3, true)).as("within the bound").isZero();
+
+        assertThat(watermarks.evictIfAbove(2, true)).isEqualTo(2);
+        assertThat(watermarks.size()).isZero();
+        assertThat(watermarks.find(raw("a"))).isNull();
+        assertThat(watermarks.complete()).as("with a store: loaded again").isFalse();
+    }
+
+    @Test
+    void withoutAStoreAnEvictedTableStaysCompleteAndHasForgottenItsKeys() {
+        PartitionWatermarks watermarks = new PartitionWatermarks(Map.of(key("a"), 5L, key("b"), 6L));
+        assertThat(watermarks.evictIfAbove(1, false)).isEqualTo(2);
+        assertThat(watermarks.complete()).isTrue();
+        assertThat(current(watermarks, "a")).as("the documented loss").isZero();
+    }
 }

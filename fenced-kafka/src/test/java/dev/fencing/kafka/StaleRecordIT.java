@@ -11,6 +11,7 @@ import static dev.fencing.kafka.KafkaFixture.sendFenced;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.fencing.FencePolicy;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -53,6 +54,7 @@ class StaleRecordIT {
                 .properties(consumerConfig(group))
                 .topics(topic)
                 .meterRegistry(registry)
+                .heapOnlyWatermarksLostOnRestart()
                 .handler((record, token) -> {
                     handled.add(record.value() + "@" + token);
                     fenced.put(record.key(), record.value());
@@ -120,6 +122,7 @@ class StaleRecordIT {
                 .property(FencedConsumerConfig.STALE_RECORDS_CONFIG, "drop")
                 .topics(topic)
                 .meterRegistry(registry)
+                .heapOnlyWatermarksLostOnRestart()
                 .handler((record, token) -> handled.add(record.value()))
                 .build()) {
             consumer.start();
@@ -137,8 +140,9 @@ class StaleRecordIT {
         try (FencedConsumer<String, String> consumer = FencedConsumer.builder(
                         new StringDeserializer(), new StringDeserializer())
                 .properties(consumerConfig(group))
-                .strict(strict)
+                .fencePolicy(strict ? FencePolicy.STRICT : FencePolicy.MONOTONIC)
                 .topics(topic)
+                .heapOnlyWatermarksLostOnRestart()
                 .handler((record, token) -> handled.add(record.value()))
                 .build()) {
             consumer.start();

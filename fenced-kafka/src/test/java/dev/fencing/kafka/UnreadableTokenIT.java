@@ -53,6 +53,7 @@ class UnreadableTokenIT {
                         new StringDeserializer(), new StringDeserializer())
                 .properties(consumerConfig(group))
                 .topics(topic)
+                .heapOnlyWatermarksLostOnRestart()
                 .handler((record, token) -> handled.add(record.value() + "@" + token))
                 .build()) {
             consumer.start();
@@ -138,6 +139,7 @@ class UnreadableTokenIT {
         try (FencedConsumer<String, V> consumer = FencedConsumer.builder(new StringDeserializer(), values)
                 .properties(consumerConfig(group))
                 .topics(topic)
+                .heapOnlyWatermarksLostOnRestart()
                 .handler((record, token) -> handled.add(record.value()))
                 .build()) {
             consumer.start();

@@ -8,8 +8,9 @@ import java.util.Map;
 import java.util.function.Supplier;
 
 /**
- * The consumer's Micrometer meters. Counters are looked up once per topic and reason, not per record,
- * because the registry's lookup costs more than the increment. Used by the poll thread only.
+ * The consumer's Micrometer meters, or nothing when the user gave no registry (never Micrometer's global
+ * registry unasked). Counters are looked up once per topic and reason, not per record, because the registry's
+ * lookup costs more than the increment. Used by the poll thread only.
  */
 public final class ConsumerMeters {
     public static final String ACCEPTED = "fencing.kafka.records.accepted";
@@ -17,13 +18,16 @@ public final class ConsumerMeters {
     public static final String DEAD_LETTERED = "fencing.kafka.records.dead.lettered";
     public static final String HELD = "fencing.kafka.watermarks.held";
 
-    private final MeterRegistry registry;
+    private final MeterRegistry registry; // null: count nothing
     private final String groupId;
     private final Map<String, Counter> counters = new HashMap<>();
 
     public ConsumerMeters(MeterRegistry registry, String groupId, String clientId, Supplier<Number> held) {
         this.registry = registry;
         this.groupId = groupId;
+        if (registry == null) {
+            return;
+        }
         Gauge.builder(HELD, held)
                 .description("watermarks held in memory for the partitions this consumer owns")
                 .tag("group", groupId)
@@ -44,7 +48,7 @@ public final class ConsumerMeters {
     }
 
     private void increment(String name, String topic, String reason, long n) {
-        if (n == 0) {
+        if (n == 0 || registry == null) {
             return;
         }
         String cacheKey = name + '\u0000' + topic + '\u0000' + reason;

@@ -37,6 +37,20 @@ public final class KeyTokens {
         }
     }
 
+    /** The token stored for the key, 0 if none. */
+    public long get(byte[] key, int hash) {
+        int mask = keys.length - 1;
+        for (int i = hash & mask; ; i = (i + 1) & mask) {
+            byte[] held = keys[i];
+            if (held == null) {
+                return 0;
+            }
+            if (hashes[i] == hash && Arrays.equals(held, key)) {
+                return tokens[i];
+            }
+        }
+    }
+
     public void raise(byte[] key, long token) {
         raise(key, KeyHash.of(key), token);
     }

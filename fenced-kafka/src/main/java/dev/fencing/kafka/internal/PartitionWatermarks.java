@@ -27,8 +27,22 @@ public final class PartitionWatermarks {
     private final List<Mark> raised = new ArrayList<>();
     private final Map<Bytes, Long> raisedView = new RaisedView();
     private int batch;
+    // true: every key with a stored watermark has a mark here, so a key without one has none. false: a key
+    // without a mark is unknown and must be loaded (lazily, from the store) before its record is judged.
+    private boolean complete;
 
+    /** A table that holds every stored watermark of the partition: {@code stored} is all of them. */
     public PartitionWatermarks(Map<Bytes, Long> stored) {
+        this(stored, true);
+    }
+
+    /** An empty table whose keys are loaded as their records arrive. */
+    public static PartitionWatermarks lazy() {
+        return new PartitionWatermarks(Map.of(), false);
+    }
+
+    private PartitionWatermarks(Map<Bytes, Long> stored, boolean complete) {
+        this.complete = complete;
         table = new Mark[capacityFor(stored.size())];
         stored.forEach((key, token) -> {
             byte[] bytes = key.get();
@@ -62,6 +76,42 @@ public final class PartitionWatermarks {
     /** Keys with a committed watermark. */
     public int size() {
         return live;
+    }
+
+    /** Whether a key without a mark has no watermark (true), or is merely not loaded yet (false). */
+    public boolean complete() {
+        return complete;
+    }
+
+    /**
+     * Adds a key loaded from the store, with its stored token or 0 for none; the key must have no mark yet and
+     * its array must never change afterwards.
+     */
+    public void load(byte[] key, long token) {
+        if ((used + 1) * 2 > table.length) {
+            resize();
+        }
+        insert(new Mark(key, KeyHash.of(key), token));
+        if (token > 0) {
+            live++;
+        }
+    }
+
+    /**
+     * Forgets every mark if more than {@code maxKeys} are held, between batches only; returns how many
+     * committed watermarks were dropped. With a store the table becomes lazy (they are loaded again when
+     * their keys come back); without one ({@code lazyAfterwards} false) they are lost.
+     */
+    public int evictIfAbove(int maxKeys, boolean lazyAfterwards) {
+        if (used <= maxKeys || !raised.isEmpty()) {
+            return 0;
+        }
+        int dropped = live;
+        table = new Mark[capacityFor(0)];
+        used = 0;
+        live = 0;
+        complete = !lazyAfterwards;
+        return dropped;
     }
 
     /** Starts a batch: nothing raised yet. */

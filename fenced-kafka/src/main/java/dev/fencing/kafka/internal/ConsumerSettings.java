@@ -1,0 +1,36 @@
+package dev.fencing.kafka.internal;
+
+import dev.fencing.FencePolicy;
+import dev.fencing.kafka.StaleRecordPolicy;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What a {@code FencedConsumer.Builder} built: the consumer's settings, checked and copied, never changed
+ * afterwards.
+ *
+ * @param kafka the Kafka consumer properties as given (without the {@code fencing.*} ones)
+ * @param deadLetterProducer {@code fencing.dead.letter.producer.*} properties, without the prefix
+ */
+public record ConsumerSettings(
+        String groupId,
+        String clientId,
+        List<String> topics,
+        Map<String, Object> kafka,
+        Map<String, Object> deadLetterProducer,
+        FencePolicy policy,
+        StaleRecordPolicy staleRecords,
+        String deadLetterTopic,
+        Duration pollTimeout,
+        Duration closeTimeout,
+        Duration deadLetterTimeout,
+        int watermarkCacheMaxKeys,
+        long commitMaxRecords,
+        Duration commitInterval) {
+    public ConsumerSettings {
+        topics = List.copyOf(topics);
+        kafka = Map.copyOf(kafka);
+        deadLetterProducer = Map.copyOf(deadLetterProducer);
+    }
+}

@@ -1,0 +1,194 @@
+package dev.fencing.kafka.internal;
+
+import dev.fencing.kafka.DeadLetterException;
+import dev.fencing.kafka.DeadLetterHeaders;
+import dev.fencing.kafka.DeadLetterReason;
+import dev.fencing.kafka.FencedConsumerConfig;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.header.Headers;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Writes refused records to their dead-letter topic, with headers saying why and where from, and waits for
+ * the acknowledgements of one unit of work within one deadline: the first write that fails or is late ends
+ * the unit with a {@link DeadLetterException} naming the topic and the record's offset. Poll thread only.
+ */
+public final class DeadLetterWriter implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(DeadLetterWriter.class);
+
+    private final String groupId;
+    private final String deadLetterTopic; // empty: <source topic>.dlt
+    private final Duration timeout;
+    private final Map<String, Object> producerConfig;
+    private KafkaProducer<byte[], byte[]> producer;
+    private final List<Write> pending = new ArrayList<>();
+    private long deadline; // System.nanoTime() by which the unit's writes are acknowledged; 0: none yet
+
+    private record Write(String topic, String origin, Future<RecordMetadata> ack) {}
+
+    /**
+     * @param consumerConfig the consumer's Kafka settings: the producer takes their bootstrap and security ones
+     * @param overrides {@code fencing.dead.letter.producer.*} settings, without the prefix
+     */
+    public DeadLetterWriter(
+            String groupId,
+            String clientId,
+            String deadLetterTopic,
+            Duration timeout,
+            Map<String, Object> consumerConfig,
+            Map<String, Object> overrides) {
+        this.groupId = groupId;
+        this.deadLetterTopic = deadLetterTopic;
+        this.timeout = timeout;
+        this.producerConfig = producerConfig(consumerConfig, overrides, clientId, timeout);
+    }
+
+    /** Connects; called by the poll thread when the loop starts, so that a consumer never run opens nothing. */
+    public void open() {
+        producer = new KafkaProducer<>(producerConfig, new ByteArraySerializer(), new ByteArraySerializer());
+    }
+
+    /** The dead-letter topic of records from {@code topic}. */
+    public String topicFor(String topic) {
+        return deadLetterTopic.isEmpty() ? topic + FencedConsumerConfig.DEAD_LETTER_SUFFIX : deadLetterTopic;
+    }
+
+    /** The bootstrap servers, as a person would type them. */
+    public String bootstrapServers() {
+        Object servers = producerConfig.get(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG);
+        return servers instanceof List<?> list
+                ? String.join(",", list.stream().map(String::valueOf).toList())
+                : String.valueOf(servers);
+    }
+
+    /** Starts a unit of work: no writes pending, no deadline yet. */
+    public void begin() {
+        pending.clear();
+        deadline = 0;
+    }
+
+    /**
+     * Sends one refused record (key and value as fetched); the deadline starts with the unit's first send.
+     *
+     * @throws DeadLetterException if the send fails at once, or the unit's deadline has passed
+     */
+    public void send(ConsumerRecord<ByteBuffer, ByteBuffer> record, DeadLetterReason reason, String detail) {
+        String topic = topicFor(record.topic());
+        String origin = record.topic() + "-" + record.partition() + " offset " + record.offset();
+        if (deadline == 0) {
+            deadline = System.nanoTime() + timeout.toNanos();
+        } else if (System.nanoTime() - deadline > 0) {
+            awaitAll(); // names the first write that failed or is late, if one did
+            throw new DeadLetterException(
+                    topic, origin, "the unit's dead-letter writes took longer than " + limit(), null);
+        }
+        Headers headers = new RecordHeaders(record.headers().toArray());
+        headers.add(DeadLetterHeaders.REASON, utf8(reason.name()));
+        headers.add(DeadLetterHeaders.DETAIL, utf8(detail));
+        headers.add(DeadLetterHeaders.ORIGIN_TOPIC, utf8(record.topic()));
+        headers.add(DeadLetterHeaders.ORIGIN_PARTITION, utf8(Integer.toString(record.partition())));
+        headers.add(DeadLetterHeaders.ORIGIN_OFFSET, utf8(Long.toString(record.offset())));
+        headers.add(DeadLetterHeaders.GROUP, utf8(groupId));
+        LOG.debug("group {} dead-letters {} to {} ({}): {}", groupId, origin, topic, reason, detail);
+        try {
+            pending.add(new Write(
+                    topic,
+                    origin,
+                    producer.send(new ProducerRecord<>(
+                            topic,
+                            null,
+                            null,
+                            FetchedBytes.copy(record.key()),
+                            FetchedBytes.copy(record.value()),
+                            headers))));
+        } catch (KafkaException e) {
+            throw new DeadLetterException(topic, origin, "the send failed: " + e, e);
+        }
+    }
+
+    /**
+     * Waits for the unit's writes, in order, each within what is left of the deadline (no {@code flush()}: it
+     * has no timeout; {@code linger.ms=0} sends at once).
+     *
+     * @throws DeadLetterException for the first write that failed or was not acknowledged in time
+     */
+    public void awaitAll() {
+        for (Write write : pending) {
+            long left = deadline - System.nanoTime();
+            try {
+                write.ack().get(Math.max(0, left), TimeUnit.NANOSECONDS);
+            } catch (ExecutionException e) {
+                throw new DeadLetterException(
+                        write.topic(), write.origin(), "the write failed: " + e.getCause(), e.getCause());
+            } catch (TimeoutException e) {
+                throw new DeadLetterException(write.topic(), write.origin(), "not acknowledged within " + limit(), e);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new DeadLetterException(write.topic(), write.origin(), "interrupted", e);
+            }
+        }
+    }
+
+    /** Closes the producer within {@code timeout}; safe if never opened. */
+    public void close(Duration closeTimeout) {
+        if (producer != null) {
+            producer.close(closeTimeout);
+        }
+    }
+
+    @Override
+    public void close() {
+        close(timeout);
+    }
+
+    private String limit() {
+        return FencedConsumerConfig.DEAD_LETTER_TIMEOUT_MS_CONFIG + "=" + timeout.toMillis();
+    }
+
+    private static byte[] utf8(String text) {
+        return text.getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static Map<String, Object> producerConfig(
+            Map<String, Object> consumerConfig, Map<String, Object> overrides, String clientId, Duration timeout) {
+        Map<String, Object> config = new HashMap<>();
+        for (Map.Entry<String, Object> entry : consumerConfig.entrySet()) {
+            String key = entry.getKey();
+            if (key.equals(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG)
+                    || key.equals("client.dns.lookup")
+                    || key.startsWith("security.")
+                    || key.startsWith("sasl.")
+                    || key.startsWith("ssl.")) {
+                config.put(key, entry.getValue());
+            }
+        }
+        config.put(ProducerConfig.CLIENT_ID_CONFIG, clientId + "-dead-letters");
+        config.put(ProducerConfig.ACKS_CONFIG, "all");
+        config.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+        config.put(ProducerConfig.LINGER_MS_CONFIG, 0);
+        // a send that waits for metadata (a missing topic) blocks the poll thread: at most the unit's deadline
+        config.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, timeout.toMillis());
+        config.putAll(overrides);
+        return config;
+    }
+}

@@ -1,0 +1,182 @@
+package dev.fencing.kafka.internal;
+
+import dev.fencing.kafka.PartitionState;
+import dev.fencing.kafka.StoreBehindKafkaException;
+import dev.fencing.kafka.WatermarkStore;
+import java.nio.ByteBuffer;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Set;
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The partitions this consumer owns and what it holds for each: the watermarks table, the offset the store
+ * had when the partition was loaded or last committed, and the finished offset for Kafka. It takes
+ * partitions (loading the store, checking that Kafka is not ahead of it, seeking to its offset), reloads
+ * one after a rolled-back unit, and releases them on revoke or loss. Poll thread only; {@link #held()} and
+ * {@link #assignment()} may be read by any thread.
+ */
+public final class PartitionOwnership {
+    private static final Logger LOG = LoggerFactory.getLogger(PartitionOwnership.class);
+
+    private final String groupId;
+    private final WatermarkStore<?> store; // null: heap only
+    private final Consumer<ByteBuffer, ByteBuffer> consumer;
+    private final OffsetCommitter committer;
+    private final Map<TopicPartition, PartitionWatermarks> watermarks = new HashMap<>();
+    private final Map<TopicPartition, Long> storedOffsets = new HashMap<>();
+    // heap only: the tables of partitions given away, in case they come back (the only copy there is)
+    private final Map<TopicPartition, PartitionWatermarks> parked = new HashMap<>();
+    private volatile int held;
+    private volatile Set<TopicPartition> assignment = Set.of();
+
+    public PartitionOwnership(
+            String groupId,
+            WatermarkStore<?> store,
+            Consumer<ByteBuffer, ByteBuffer> consumer,
+            OffsetCommitter committer) {
+        this.groupId = groupId;
+        this.store = store;
+        this.consumer = consumer;
+        this.committer = committer;
+    }
+
+    /** The partition's table, or null if this consumer does not own it. */
+    public PartitionWatermarks watermarks(TopicPartition partition) {
+        return watermarks.get(partition);
+    }
+
+    /** The store's offset of an owned partition as this consumer last saw it; -1 if none. */
+    public long storedOffset(TopicPartition partition) {
+        return storedOffsets.getOrDefault(partition, -1L);
+    }
+
+    /** After a committed unit: the store and Kafka are to continue at {@code nextOffset}. */
+    public void finished(TopicPartition partition, long nextOffset) {
+        storedOffsets.put(partition, nextOffset);
+        committer.finished(partition, nextOffset);
+    }
+
+    /** Watermarks held in memory, over the owned partitions. */
+    public int held() {
+        return held;
+    }
+
+    /** Adds to (or, negative, takes from) the count of held watermarks. */
+    public void held(int delta) {
+        held += delta;
+    }
+
+    /** The owned partitions, as of the last rebalance. */
+    public Set<TopicPartition> assignment() {
+        return assignment;
+    }
+
+    /**
+     * Takes newly assigned partitions. With a store, Kafka's committed offsets are read before the store, so
+     * that a commit racing with this never looks ahead.
+     *
+     * @throws StoreBehindKafkaException if Kafka's committed offset is ahead of the store's
+     */
+    public void assign(Collection<TopicPartition> partitions) {
+        try {
+            Map<TopicPartition, OffsetAndMetadata> committed =
+                    store == null || partitions.isEmpty() ? Map.of() : consumer.committed(Set.copyOf(partitions));
+            for (TopicPartition partition : partitions) {
+                take(partition, committed.get(partition));
+            }
+        } finally {
+            assignment = Set.copyOf(watermarks.keySet());
+        }
+    }
+
+    /** After a rolled-back unit: reads the partition again from the store's offset, or from {@code firstOffset}. */
+    public void reload(TopicPartition partition, long firstOffset) {
+        if (!watermarks.containsKey(partition)) {
+            return; // revoked meanwhile: its new owner reads it from the store
+        }
+        if (store == null) {
+            consumer.seek(partition, firstOffset); // the rolled-back watermarks are right as they are
+            return;
+        }
+        take(partition, consumer.committed(Set.of(partition)).get(partition));
+        long stored = storedOffsets.get(partition);
+        consumer.seek(partition, stored >= 0 ? stored : firstOffset);
+    }
+
+    /** Gives partitions up; on revoke ({@code commit}) their finished offsets are committed first. */
+    public void release(Collection<TopicPartition> partitions, boolean commit) {
+        Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
+        for (TopicPartition partition : partitions) {
+            PartitionWatermarks dropped = watermarks.remove(partition);
+            if (dropped != null) {
+                held -= dropped.size();
+                if (store == null) {
+                    parked.put(partition, dropped);
+                }
+            }
+            storedOffsets.remove(partition);
+            OffsetAndMetadata finished = committer.forget(partition);
+            if (finished != null) {
+                offsets.put(partition, finished);
+            }
+        }
+        if (commit) {
+            committer.commitNow(offsets);
+        }
+        assignment = Set.copyOf(watermarks.keySet());
+        if (!partitions.isEmpty()) {
+            LOG.info("group {} released {}{}", groupId, partitions, commit ? "" : " (lost)");
+        }
+    }
+
+    /** Forgets everything, on close. */
+    public void clear() {
+        watermarks.clear();
+        parked.clear();
+        storedOffsets.clear();
+        held = 0;
+        assignment = Set.of();
+    }
+
+    private void take(TopicPartition partition, OffsetAndMetadata kafkaCommitted) {
+        committer.forget(partition);
+        if (store == null) {
+            PartitionWatermarks kept = parked.remove(partition);
+            PartitionWatermarks own = kept != null ? kept : new PartitionWatermarks(Map.of());
+            watermarks.put(partition, own);
+            held += own.size();
+            storedOffsets.put(partition, -1L);
+            LOG.info("group {} took {} with {} watermarks kept from before", groupId, partition, own.size());
+            return;
+        }
+        long started = System.nanoTime();
+        boolean lazy = store.loadsLazily();
+        PartitionState loaded = lazy
+                ? new PartitionState(store.loadOffset(groupId, partition), Map.of())
+                : store.load(groupId, partition);
+        // some member handled records without this store: its watermarks miss their tokens
+        if (kafkaCommitted != null && kafkaCommitted.offset() > Math.max(0, loaded.nextOffset())) {
+            throw new StoreBehindKafkaException(groupId, partition, loaded.nextOffset(), kafkaCommitted.offset());
+        }
+        PartitionWatermarks table = lazy ? PartitionWatermarks.lazy() : new PartitionWatermarks(loaded.watermarks());
+        PartitionWatermarks previous = watermarks.put(partition, table);
+        held += table.size() - (previous == null ? 0 : previous.size());
+        storedOffsets.put(partition, loaded.nextOffset());
+        if (loaded.nextOffset() >= 0) {
+            consumer.seek(partition, loaded.nextOffset());
+        }
+        LOG.info(
+                "group {} took {} in {} ms with {}, next offset {}",
+                groupId,
+                partition,
+                (System.nanoTime() - started) / 1_000_000,
+                lazy ? "watermarks loaded as keys arrive" : table.size() + " watermarks",
+                loaded.nextOffset() >= 0 ? loaded.nextOffset() : "from Kafka");
+    }
+}
