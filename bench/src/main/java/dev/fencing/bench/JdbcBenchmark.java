@@ -93,7 +93,7 @@ public final class JdbcBenchmark {
                 PostgresEndpoint database = server.createDatabase("bench_jdbc")) {
             Flyway.configure()
                     .dataSource(database.dataSource())
-                    .locations("classpath:db/migration/fencing")
+                    .locations("classpath:dev/fencing/db/migration")
                     .load()
                     .migrate();
             HikariConfig config = new HikariConfig();

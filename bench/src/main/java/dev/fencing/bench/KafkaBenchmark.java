@@ -154,7 +154,7 @@ public final class KafkaBenchmark {
                         PostgresEndpoint database = server.createDatabase("bench_kafka")) {
                     Flyway.configure()
                             .dataSource(database.jdbcUrl(), database.user(), database.password())
-                            .locations("classpath:db/migration/fencing")
+                            .locations("classpath:dev/fencing/db/migration")
                             .load()
                             .migrate();
                     Jdbi jdbi = Jdbi.create(database.jdbcUrl(), database.user(), database.password());

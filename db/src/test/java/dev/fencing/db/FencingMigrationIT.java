@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
 
 /** The db module's migrations against a real PostgreSQL: empty database, existing data, migrating twice. */
 class FencingMigrationIT {
-    static final String LOCATION = "classpath:db/migration/fencing";
+    static final String LOCATION = "classpath:dev/fencing/db/migration";
 
     private PostgresEndpoint db;
 

@@ -14,21 +14,23 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.function.Supplier;
+import javax.sql.DataSource;
 import org.flywaydb.core.Flyway;
 import org.flywaydb.core.api.FlywayException;
-import org.flywaydb.core.api.output.MigrateResult;
+import org.flywaydb.core.api.MigrationInfo;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue 15 item 2 and issue 9 fenced-jdbc item 7: each Flyway recipe of the README, run as written, for
- * both layouts of a service's own migrations (in Flyway's default {@code classpath:db/migration}, which
- * contains the toolkit's {@code db/migration/fencing}, and elsewhere), and quiet: Flyway logs no WARN.
+ * Each Flyway recipe of the README, run as written, for both layouts of a service's own migrations (in
+ * Flyway's default {@code classpath:db/migration}, and elsewhere), and quiet: Flyway logs no WARN. The
+ * toolkit's migrations live in {@code classpath:dev/fencing/db/migration}, outside Flyway's default
+ * location, so a service's location never picks them up by accident and its version numbers never collide
+ * with the toolkit's unless both share one history.
  */
 class FlywayRecipesIT {
-    static final String TOOLKIT = "classpath:db/migration/fencing";
+    static final String TOOLKIT = "classpath:dev/fencing/db/migration";
 
     private PostgresEndpoint db;
 
@@ -42,12 +44,25 @@ class FlywayRecipesIT {
         db.close();
     }
 
-    /** Recipe 1, layout 1: yours in classpath:db/migration (from V1000); Flyway finds the toolkit's inside it. */
+    /** Flyway's default location holds only the service's migrations: the toolkit's are not inside it. */
     @Test
-    void oneHistoryWithYoursInTheDefaultLocationFindsTheToolkitsByTheRecursiveScan() throws SQLException {
-        String log = warnings(() -> Flyway.configure()
+    void theDefaultLocationDoesNotContainTheToolkitsMigrations() {
+        MigrationInfo[] found = Flyway.configure()
                 .dataSource(db.jdbcUrl(), db.user(), db.password())
                 .locations("classpath:db/migration")
+                .load()
+                .info()
+                .all();
+
+        assertThat(found).extracting(info -> info.getVersion().getVersion()).containsExactly("1000");
+    }
+
+    /** Recipe 1, layout 1: yours in classpath:db/migration (from V1000), the toolkit's location named too. */
+    @Test
+    void oneHistoryWithYoursInTheDefaultLocationNamesBothLocations() throws SQLException {
+        String log = warnings(() -> Flyway.configure()
+                .dataSource(db.jdbcUrl(), db.user(), db.password())
+                .locations("classpath:db/migration", TOOLKIT)
                 .load()
                 .migrate());
 
@@ -56,7 +71,7 @@ class FlywayRecipesIT {
         assertGuarded();
     }
 
-    /** Recipe 1, layout 2: yours elsewhere (from V1000); both locations named. */
+    /** Recipe 1, layout 2: yours elsewhere (from V1000); both locations named, as in layout 1. */
     @Test
     void oneHistoryWithYoursElsewhereNamesBothLocations() throws SQLException {
         String log = warnings(() -> Flyway.configure()
@@ -74,7 +89,8 @@ class FlywayRecipesIT {
     /**
      * Recipe 2: a service already in production with its own history from V1 adopts the toolkit. The
      * toolkit runs first with its history in its own schema, so the service's non-empty schema and its
-     * numbering do not matter, and V1 is not skipped by a baseline.
+     * numbering do not matter, and V1 is not skipped by a baseline. The service's files may live anywhere,
+     * Flyway's default location included ({@link #theDefaultLocationDoesNotContainTheToolkitsMigrations}).
      */
     @Test
     void separateHistoryInTheFencingSchemaWorksOnAServiceDatabaseNumberedFromOne() throws SQLException {
@@ -114,15 +130,16 @@ class FlywayRecipesIT {
         execute("DROP TABLE fencing_schema_history");
 
         // when: the recipe: the toolkit first, its history in schema fencing; then the service as before
+        DataSource ds = db.dataSource();
         String log = warnings(() -> {
             Flyway.configure()
-                    .dataSource(db.jdbcUrl(), db.user(), db.password())
+                    .dataSource(ds)
                     .schemas("fencing")
-                    .locations(TOOLKIT)
+                    .locations("classpath:dev/fencing/db/migration")
                     .load()
                     .migrate();
-            return Flyway.configure()
-                    .dataSource(db.jdbcUrl(), db.user(), db.password())
+            Flyway.configure()
+                    .dataSource(ds)
                     .locations("classpath:db/app")
                     .load()
                     .migrate();
@@ -144,12 +161,12 @@ class FlywayRecipesIT {
     }
 
     /** Runs the migration with System.err captured (slf4j-simple, the tests' binding, logs there). */
-    private static String warnings(Supplier<MigrateResult> migration) {
+    private static String warnings(Runnable migration) {
         PrintStream original = System.err;
         ByteArrayOutputStream captured = new ByteArrayOutputStream();
         System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
         try {
-            assertThat(migration.get().success).isTrue();
+            migration.run(); // a failed migration throws
         } finally {
             System.setErr(original);
         }

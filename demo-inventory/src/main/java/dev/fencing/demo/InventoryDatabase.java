@@ -51,7 +51,7 @@ final class InventoryDatabase {
     static void migrate(DataSource dataSource) {
         Flyway.configure()
                 .dataSource(dataSource)
-                .locations("classpath:db/migration/fencing")
+                .locations("classpath:dev/fencing/db/migration")
                 .load()
                 .migrate();
     }

@@ -39,7 +39,7 @@ final class FencingDatabase implements AutoCloseable {
         this.database = PostgresServers.shared().createDatabase(prefix);
         Flyway.configure()
                 .dataSource(database.dataSource())
-                .locations("classpath:db/migration/fencing")
+                .locations("classpath:dev/fencing/db/migration")
                 .load()
                 .migrate();
         HikariConfig config = new HikariConfig();

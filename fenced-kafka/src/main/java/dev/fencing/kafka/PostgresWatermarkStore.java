@@ -21,7 +21,7 @@ import org.jdbi.v3.core.transaction.TransactionIsolationLevel;
 /**
  * A {@link WatermarkStore} in PostgreSQL: the tables {@code fencing.kafka_watermark} and {@code
  * fencing.kafka_offset} that the {@code db} module's migration {@code V100__kafka_consumer_state.sql}
- * creates (add {@code classpath:db/migration/fencing} to Flyway's locations).
+ * creates (add {@code classpath:dev/fencing/db/migration} to Flyway's locations).
  *
  * <p>Each batch is one transaction: a {@link TransactionalRecordHandler} gets the transaction's {@code
  * Handle}, and its writes, the raised watermarks and the next offsets commit together. A crash at any point

@@ -14,7 +14,7 @@ final class PostgresFixture implements AutoCloseable {
         database = PostgresServers.shared().createDatabase(prefix);
         Flyway.configure()
                 .dataSource(database.jdbcUrl(), database.user(), database.password())
-                .locations("classpath:db/migration/fencing")
+                .locations("classpath:dev/fencing/db/migration")
                 .load()
                 .migrate();
         jdbi = Jdbi.create(database.jdbcUrl(), database.user(), database.password());

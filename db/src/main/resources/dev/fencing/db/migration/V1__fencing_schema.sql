@@ -2,7 +2,7 @@
 -- fencing.protect_table(...) to put a table under that guard, and a watermark table for resources that
 -- are not rows.
 --
--- Shipped by dev.fencing:db on the classpath under db/migration/fencing. Versions V1..V99 in this folder
+-- Shipped by dev.fencing:db on the classpath under dev/fencing/db/migration. Versions V1..V99 in this folder
 -- belong to the db module, V100 and up to fenced-kafka. Every statement is idempotent, so a database that
 -- already has parts of the schema (or one migrated by hand) migrates cleanly, and quiet on a fresh database
 -- (no "already exists, skipping" notices, which Flyway logs as WARN).
