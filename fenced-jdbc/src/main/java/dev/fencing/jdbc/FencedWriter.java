@@ -172,6 +172,9 @@ public interface FencedWriter {
     /**
      * Advances the watermark on the caller's handle, inside its transaction: the caller's statements in the
      * same transaction are fenced with it. Prefer {@link #advanceWatermarkAndRun}.
+     *
+     * @throws IllegalStateException when the handle has no open transaction: the watermark would commit
+     *     alone and the statements after it would run unfenced (check-then-act)
      */
     WriteOutcome tryAdvanceWatermark(Handle handle, String resourceKey, long token);
 
