@@ -22,7 +22,9 @@ import org.slf4j.LoggerFactory;
  * catalog): the table and every named column exist, the fence column is {@code BIGINT NOT NULL}, and the
  * key columns form a unique key (primary key or unique index), so that a key names at most one row and
  * {@code ON CONFLICT} can use it. It also records every column's type (values are cast to it) and whether
- * the {@code fencing_guard} trigger of the db module is installed.
+ * the {@code fencing_guard} trigger of the db module is installed. It refuses a table in classic
+ * inheritance (a parent of inheritance children, or a child): the parent's key does not constrain its
+ * children's rows and its row triggers do not fire for them. Partitioned tables and partitions are fine.
  *
  * <pre>{@code
  * // CREATE TABLE inventory (sku TEXT PRIMARY KEY, stock INT NOT NULL);
@@ -49,6 +51,7 @@ public final class FencedTable {
     private final String fenceColumn;
     private final Map<String, String> columnTypes;
     private final boolean guarded;
+    private final boolean partitioned;
 
     private FencedTable(
             String schema,
@@ -56,13 +59,15 @@ public final class FencedTable {
             List<String> keyColumns,
             String fenceColumn,
             Map<String, String> columnTypes,
-            boolean guarded) {
+            boolean guarded,
+            boolean partitioned) {
         this.schema = schema;
         this.name = name;
         this.keyColumns = List.copyOf(keyColumns);
         this.fenceColumn = fenceColumn;
         this.columnTypes = Collections.unmodifiableMap(new LinkedHashMap<>(columnTypes));
         this.guarded = guarded;
+        this.partitioned = partitioned;
     }
 
     public static Builder builder() {
@@ -112,6 +117,15 @@ public final class FencedTable {
      */
     public boolean guarded() {
         return guarded;
+    }
+
+    /**
+     * Whether the table is partitioned (its rows live in its partitions, each guarded by the trigger
+     * PostgreSQL clones from it). Statements name any other table with {@code ONLY}, so that rows of an
+     * inheritance child added after the check are never matched.
+     */
+    public boolean partitioned() {
+        return partitioned;
     }
 
     /**
@@ -217,6 +231,40 @@ public final class FencedTable {
             }
         }
 
+        /**
+         * Refuses classic inheritance, as {@code fencing.protect_table} does; returns whether the table is
+         * partitioned. Partitions are inheritance children too (relispartition), and a partitioned table's
+         * partitions its children: both are fine, PostgreSQL clones the guard to every partition.
+         */
+        private boolean requireNoInheritance(Handle handle, String qualified) {
+            Map<String, Object> found = handle.createQuery("SELECT c.relkind = 'p' AS partitioned,"
+                            + " (SELECT string_agg(h.inhrelid::regclass::text, ', ' ORDER BY h.inhrelid::regclass::text)"
+                            + " FROM pg_inherits h WHERE h.inhparent = c.oid AND c.relkind <> 'p') AS children,"
+                            + " (SELECT string_agg(h.inhparent::regclass::text, ', ' ORDER BY h.inhparent::regclass::text)"
+                            + " FROM pg_inherits h WHERE h.inhrelid = c.oid AND NOT c.relispartition) AS parents"
+                            + " FROM pg_class c WHERE c.oid = to_regclass(format('%I.%I', :schema, :table))")
+                    .bind("schema", schema)
+                    .bind("table", table)
+                    .mapToMap()
+                    .one();
+            if (found.get("children") != null) {
+                throw new FencedTableException(
+                        qualified,
+                        "table " + qualified + " has inheritance children (" + found.get("children") + "): its key"
+                                + " does not constrain their rows and its guard trigger does not fire for them;"
+                                + " fence each table on its own, or make it a partitioned table",
+                        null);
+            }
+            if (found.get("parents") != null) {
+                throw new FencedTableException(
+                        qualified,
+                        "table " + qualified + " is an inheritance child of " + found.get("parents") + ": writes"
+                                + " through the parent bypass its key and guard; fence a table without inheritance",
+                        null);
+            }
+            return Boolean.TRUE.equals(found.get("partitioned"));
+        }
+
         private FencedTable check(Handle handle) {
             if (table == null) {
                 throw new IllegalStateException("table is not set");
@@ -250,6 +298,8 @@ public final class FencedTable {
                 throw new FencedTableException(
                         qualified, "table " + qualified + " does not exist (or this user cannot see it)", null);
             }
+            // before the key checks: a child usually lacks the parent's key, and inheritance is the reason
+            boolean partitioned = requireNoInheritance(handle, qualified);
             for (String key : keyColumns) {
                 if (!types.containsKey(key)) {
                     throw new FencedTableException(
@@ -304,7 +354,7 @@ public final class FencedTable {
                     .bind("table", table)
                     .mapTo(Boolean.class)
                     .one();
-            FencedTable result = new FencedTable(schema, table, keyColumns, fenceColumn, types, guarded);
+            FencedTable result = new FencedTable(schema, table, keyColumns, fenceColumn, types, guarded, partitioned);
             if (guarded) {
                 log.info(
                         "fenced table {} checked: key {}, fence column {}, guard trigger installed",

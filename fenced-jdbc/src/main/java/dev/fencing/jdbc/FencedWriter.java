@@ -70,7 +70,8 @@ import org.jdbi.v3.core.Jdbi;
  * the statement ran), the reporting statement is run again, up to a few times, so the outcome is truthful.
  * The decision to write is always the database's, made under the row lock; nothing is read before a
  * write. A batch in a transaction of the writer's own runs first as the bare fenced UPDATE of all its rows;
- * when its update count says every row was written, it commits. Otherwise that transaction is rolled back
+ * when every row of the batch wrote exactly one row of the table, it commits (a key that matched two rows
+ * fails the batch: {@link FencedWriteException}, rolled back). Otherwise that transaction is rolled back
  * and the batch runs again, in a new one, as one statement that writes and reports the rows it did not
  * write. In a caller's transaction {@link #tryBatch} runs only the reporting statement.
  *
@@ -172,6 +173,9 @@ public interface FencedWriter {
     /**
      * Advances the watermark on the caller's handle, inside its transaction: the caller's statements in the
      * same transaction are fenced with it. Prefer {@link #advanceWatermarkAndRun}.
+     *
+     * @throws IllegalStateException when the handle has no open transaction: the watermark would commit
+     *     alone and the statements after it would run unfenced (check-then-act)
      */
     WriteOutcome tryAdvanceWatermark(Handle handle, String resourceKey, long token);
 

@@ -73,6 +73,12 @@ COMMENT ON FUNCTION fencing.guard_fence_token() IS
 -- fencing_guard trigger (AFTER UPDATE, so that no other trigger can change the row after the check).
 -- Safe to call again; calling it on a table guarded by an earlier version replaces that trigger.
 -- key_columns default to the primary key.
+-- Refuses a table in classic inheritance (CREATE TABLE ... INHERITS), parent or child: PostgreSQL fires a
+-- parent's row triggers only for rows stored in the parent, and the parent's key does not constrain its
+-- children's rows. Partitioned tables and partitions are fine (the trigger is cloned to every partition).
+-- The check runs here, once: an inheritance child added to a protected table later is not guarded and is
+-- unsupported (fenced-jdbc's FencedTable refuses such a table when it is built, and its statements use
+-- UPDATE ONLY so they never touch a child's rows).
 --
 --   SELECT fencing.protect_table('public.inventory');
 --   SELECT fencing.protect_table('app.accounts', ARRAY['tenant_id', 'account_id']);
@@ -89,7 +95,29 @@ DECLARE
     column_type  regtype;
     not_null     boolean;
     trigger_args text;
+    relatives    text;
 BEGIN
+    SELECT string_agg(h.inhrelid::regclass::text, ', ' ORDER BY h.inhrelid::regclass::text)
+    INTO relatives
+    FROM pg_inherits h
+             JOIN pg_class c ON c.oid = h.inhparent
+    WHERE h.inhparent = target
+      AND c.relkind <> 'p';
+    IF relatives IS NOT NULL THEN
+        RAISE EXCEPTION 'fencing.protect_table(%): the table has inheritance children (%), whose rows its guard '
+            'trigger does not see and its key does not constrain; protect each table on its own, or partition it',
+            target, relatives;
+    END IF;
+    SELECT string_agg(h.inhparent::regclass::text, ', ' ORDER BY h.inhparent::regclass::text)
+    INTO relatives
+    FROM pg_inherits h
+             JOIN pg_class c ON c.oid = h.inhrelid
+    WHERE h.inhrelid = target
+      AND NOT c.relispartition;
+    IF relatives IS NOT NULL THEN
+        RAISE EXCEPTION 'fencing.protect_table(%): the table is an inheritance child of %, and writes through '
+            'the parent bypass its key and guard; protect a table without inheritance', target, relatives;
+    END IF;
     IF fence_column IS NULL OR length(fence_column) = 0 THEN
         RAISE EXCEPTION 'fencing.protect_table(%): fence_column must not be empty', target;
     END IF;

@@ -3,6 +3,7 @@ package dev.fencing.jdbc.internal;
 import dev.fencing.FencePolicy;
 import dev.fencing.jdbc.FencedBatch;
 import dev.fencing.jdbc.FencedTable;
+import dev.fencing.jdbc.FencedWriteException;
 import dev.fencing.jdbc.WriteOutcome;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -10,7 +11,6 @@ import java.util.List;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.statement.Query;
 import org.jdbi.v3.core.statement.SqlStatement;
-import org.jdbi.v3.core.statement.Update;
 
 /**
  * A {@link FencedBatch} as one statement on a handle: either the bare fenced UPDATE of all its rows, which
@@ -27,9 +27,12 @@ final class BatchWrite {
     }
 
     /**
-     * The bare fenced UPDATE of every row: {@code true} when its update count says every row was written
-     * (the key is unique and appears once per batch), and nothing is read back. On {@code false} some rows
-     * may have been written: the caller rolls back.
+     * The bare fenced UPDATE of every row: {@code true} when every input row wrote exactly one row, and
+     * nothing but two counts is read back. On {@code false} some rows may have been written: the caller
+     * rolls back.
+     *
+     * @throws FencedWriteException when an input row wrote more than one row (the key columns do not name
+     *     one row: the unique key FencedTable checked is gone); the caller's rollback undoes it
      */
     boolean writeAll(Handle handle, FencedBatch batch) {
         BatchShape shape = BatchShape.of(batch);
@@ -47,9 +50,22 @@ final class BatchWrite {
         for (int i = 0; i < batch.size(); i++) {
             rows.add(i);
         }
-        Update update = handle.createUpdate(sql);
-        bind(update, batch, shape, rows);
-        return update.execute() == batch.size();
+        Query query = handle.createQuery(sql);
+        bind(query, batch, shape, rows);
+        long[] counts = query.map((rs, ctx) -> new long[] {rs.getLong("inputs"), rs.getLong("written")})
+                .one();
+        if (counts[1] != counts[0]) {
+            throw new FencedWriteException(
+                    "fenced batch on " + batch.table().qualifiedName() + " wrote " + counts[1] + " rows for "
+                            + counts[0] + " keys: its key columns "
+                            + batch.table().keyColumns()
+                            + " no longer name one row (dropped unique key?); the batch is rolled back",
+                    batch.table().qualifiedName(),
+                    null,
+                    0,
+                    null);
+        }
+        return counts[0] == batch.size();
     }
 
     static List<WriteOutcome> allApplied(FencedBatch batch) {

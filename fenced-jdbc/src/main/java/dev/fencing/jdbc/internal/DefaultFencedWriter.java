@@ -141,6 +141,13 @@ public final class DefaultFencedWriter implements FencedWriter {
         Objects.requireNonNull(handle, "handle");
         RowKey key = watermarkKey(resourceKey);
         requireToken(WatermarkTable.NAME, key, token);
+        if (!handle.isInTransaction()) {
+            // on an auto-commit handle the watermark would commit alone, and the effect after it would be
+            // check-then-act: exactly what the watermark is there to prevent
+            throw new IllegalStateException("tryAdvanceWatermark needs an open transaction on the handle: the"
+                    + " watermark fences only statements in its transaction (use jdbi.inTransaction or"
+                    + " advanceWatermarkAndRun)");
+        }
         return logged(
                 WatermarkTable.NAME,
                 key,

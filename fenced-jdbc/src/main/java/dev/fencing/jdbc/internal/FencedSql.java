@@ -23,6 +23,16 @@ public final class FencedSql {
         return Bindings.RESERVED_PREFIX + "key_" + i;
     }
 
+    /**
+     * The table as statements that read or change existing rows name it: {@code ONLY "s"."t"}, so that a
+     * row of an inheritance child (the parent's key does not constrain it, and the parent's guard does not
+     * see it) is never matched by key, even if a child was added after the table was checked. Not for a
+     * partitioned table, whose rows are all in its partitions: ONLY would match none of them.
+     */
+    static String target(FencedTable table) {
+        return table.partitioned() ? table.quotedName() : "ONLY " + table.quotedName();
+    }
+
     /** {@code "k0" = CAST(:fence_key_0 AS type) AND ...} */
     static String keyCondition(FencedTable table, String qualifier) {
         List<String> parts = new ArrayList<>();
@@ -41,7 +51,7 @@ public final class FencedSql {
                 + " FROM (SELECT count(*) AS n FROM applied) AS written"
                 + " LEFT JOIN LATERAL (SELECT " + fence + " AS stored, "
                 + (predicate == null ? "TRUE" : "coalesce((" + predicate + "), FALSE)") + " AS predicate_holds"
-                + " FROM " + table.quotedName() + " WHERE " + keyCondition(table, "") + " AND written.n = 0)"
+                + " FROM " + target(table) + " WHERE " + keyCondition(table, "") + " AND written.n = 0)"
                 + " AS target ON TRUE";
     }
 
@@ -58,7 +68,7 @@ public final class FencedSql {
      */
     public static String bareUpdate(FencedTable table, String setClause, String predicate, FencePolicy policy) {
         String fence = Identifiers.quote(table.fenceColumn());
-        return "UPDATE " + table.quotedName() + " SET "
+        return "UPDATE " + target(table) + " SET "
                 + (setClause.isEmpty() ? "" : setClause + ", ") + fence + " = :" + TOKEN
                 + " WHERE " + keyCondition(table, "") + " AND " + fence + " " + operator(policy) + " :" + TOKEN
                 + (predicate == null ? "" : " AND " + predicate);
@@ -66,7 +76,7 @@ public final class FencedSql {
 
     /** The unfenced twin of {@link #update}, for comparisons (benchmarks, tests). */
     public static String plainUpdate(FencedTable table, String setClause) {
-        return "UPDATE " + table.quotedName() + " SET " + setClause + " WHERE " + keyCondition(table, "");
+        return "UPDATE " + target(table) + " SET " + setClause + " WHERE " + keyCondition(table, "");
     }
 
     public static String valueBinding(int i) {
@@ -130,8 +140,8 @@ public final class FencedSql {
      * table, and each is updated only under its own fence condition. Only the rows that were NOT written
      * come back ({@code ord}, 1-based input position, and {@code stored}, the row's token or NULL when
      * absent); when every row was written the report part does not run at all. With {@code bare}, only the
-     * UPDATE, whose update count equals the number of rows when every row was written (the key is unique
-     * and no key appears twice in a batch).
+     * UPDATE, reporting how many input rows it wrote ({@code inputs}) and how many table rows ({@code
+     * written}): both equal the batch size exactly when every row was written once.
      */
     public static String batch(
             FencedTable table,
@@ -174,16 +184,20 @@ public final class FencedSql {
             set.add(Identifiers.quote(column) + " = input.value_" + i);
         }
         set.add(fence + " = " + token);
-        String update = "UPDATE " + table.quotedName() + " AS fenced_row SET " + String.join(", ", set)
+        String update = "UPDATE " + target(table) + " AS fenced_row SET " + String.join(", ", set)
                 + " FROM unnest(" + String.join(", ", arrays) + ") WITH ORDINALITY AS input("
                 + String.join(", ", names) + ", ord)"
                 + " WHERE " + String.join(" AND ", join)
                 + " AND fenced_row." + fence + " " + operator(policy) + " " + token;
         if (bare) {
-            return update;
+            // distinct input rows written, and table rows written: both equal the batch size exactly when
+            // every input row wrote one row (a bare update count could add up two rows of one key and none
+            // of another)
+            return "WITH applied AS (" + update + " RETURNING input.ord)"
+                    + " SELECT count(DISTINCT ord) AS inputs, count(*) AS written FROM applied";
         }
         return "WITH applied AS (" + update + " RETURNING input.ord)"
-                + " SELECT input.ord, (SELECT t." + fence + " FROM " + table.quotedName() + " AS t WHERE "
+                + " SELECT input.ord, (SELECT t." + fence + " FROM " + target(table) + " AS t WHERE "
                 + String.join(" AND ", lookup) + ") AS stored"
                 + " FROM unnest(" + String.join(", ", keyArrays) + ") WITH ORDINALITY AS input("
                 + String.join(", ", keyNames) + ", ord)"
