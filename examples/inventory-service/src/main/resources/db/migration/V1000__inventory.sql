@@ -3,3 +3,10 @@ CREATE TABLE inventory (
     stock INTEGER NOT NULL CHECK (stock >= 0)
 );
 SELECT fencing.protect_table('public.inventory');
+
+CREATE TABLE reservation_log (
+    id    BIGSERIAL PRIMARY KEY,
+    sku   TEXT NOT NULL,
+    token BIGINT NOT NULL,
+    event TEXT NOT NULL
+);

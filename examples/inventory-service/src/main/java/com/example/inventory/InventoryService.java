@@ -12,8 +12,6 @@ import org.jdbi.v3.core.Jdbi;
 
 /** Reserves stock: each SKU under its own lock, every write carrying the lock grant's fence token. */
 public final class InventoryService {
-    public static final String EVENTS_TOPIC = "inventory-events";
-
     private final FencedLocks locks;
     private final FencedWriter writer;
     private final FencedTable inventory;
@@ -46,7 +44,7 @@ public final class InventoryService {
                 .build();
         WriteOutcome outcome = writer.tryUpdate(reserve, token); // Applied | Rejected | NotFound | PredicateFailed
         if (outcome instanceof WriteOutcome.Applied) {
-            producer.send(FencedRecords.create(EVENTS_TOPIC, sku, "reserved " + qty, token));
+            producer.send(FencedRecords.create("inventory-events", sku, "reserved " + qty, token));
         }
         return outcome;
     }
