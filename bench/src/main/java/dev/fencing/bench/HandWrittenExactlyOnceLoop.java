@@ -46,8 +46,9 @@ final class HandWrittenExactlyOnceLoop {
     }
 
     /**
-     * Runs until {@code running} is false; {@code handled} hears each committed poll's record count. The
-     * consumer must be new and unsubscribed; the connection is the loop's own.
+     * Runs until {@code running} is false; {@code polled} runs when a poll returned records, before they are
+     * handled, and {@code handled} hears each committed poll's record count. The consumer must be new and
+     * unsubscribed; the connection is the loop's own.
      */
     static void run(
             KafkaConsumer<String, String> consumer,
@@ -55,6 +56,7 @@ final class HandWrittenExactlyOnceLoop {
             String topic,
             Connection connection,
             AtomicBoolean running,
+            Runnable polled,
             LongConsumer handled)
             throws SQLException {
         connection.setAutoCommit(false);
@@ -65,6 +67,7 @@ final class HandWrittenExactlyOnceLoop {
             if (records.isEmpty()) {
                 continue;
             }
+            polled.run();
             BalanceTable.Batch effect = new BalanceTable.Batch();
             next.clear();
             for (ConsumerRecord<String, String> record : records) {

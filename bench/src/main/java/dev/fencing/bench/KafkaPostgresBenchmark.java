@@ -230,10 +230,16 @@ public final class KafkaPostgresBenchmark {
                 Connection connection = dataSource.getConnection()) {
             CompletableFuture<Void> stopped = CompletableFuture.runAsync(() -> {
                 try {
-                    HandWrittenExactlyOnceLoop.run(consumer, groupId, topic, connection, running, n -> {
-                        first.compareAndSet(0, System.nanoTime());
-                        handled.increment(n);
-                    });
+                    // the clock starts when the first records arrive, before their transaction, as on the fenced
+                    // side (whose handler starts it on the first record)
+                    HandWrittenExactlyOnceLoop.run(
+                            consumer,
+                            groupId,
+                            topic,
+                            connection,
+                            running,
+                            () -> first.compareAndSet(0, System.nanoTime()),
+                            handled::increment);
                 } catch (SQLException e) {
                     throw new CompletionException(e);
                 }
