@@ -59,8 +59,9 @@ import org.jdbi.v3.core.Jdbi;
  * each round, connections from one HikariCP pool, an embedded server that commits durably (or {@code
  * FENCING_POSTGRES_URL}). Each round first zeroes the table and vacuums the tables both sides write, untimed, and checks afterwards that the effect counted
  * every applied record. After the timed rounds a diagnostic pass counts the statements each side sends per
- * unit. A second case runs the same comparison with {@link OneUpsertWatermarkStore}, a prototype of a
- * faster write path for the store ({@code --no-prototype} skips it). Ends with {@code kafka-postgres
+ * unit. A second case runs the same comparison with {@link OneUpsertWatermarkStore}, the prototype the
+ * store's write path came from, which differs only in not asserting READ COMMITTED per unit ({@code
+ * --no-prototype} skips it). Ends with {@code kafka-postgres
  * fenced/raw throughput ratio: X.XX} for the shipped store.
  *
  * <p>{@code --token-every N} (at least {@code keys}) lets a token cover N consecutive records, so a key

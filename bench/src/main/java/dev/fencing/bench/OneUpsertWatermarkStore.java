@@ -34,12 +34,13 @@ import org.jdbi.v3.core.JdbiException;
  *       linear whatever plan PostgreSQL caches for the statement.
  * </ol>
  *
- * The shipped {@code UPSERT_WATERMARKS} joins the keys with the table in an UPDATE; once pgjdbc prepares it
- * on the server (the 5th execution) PostgreSQL may cache a generic plan that estimates 10 input rows and 1
- * stored row per partition and runs a nested loop comparing every input key with every stored key of the
- * partition: quadratic, seconds per unit of 2,000 keys. The transaction also runs at the connection's
- * default isolation (PostgreSQL's default is READ COMMITTED) instead of asking Jdbi for READ_COMMITTED,
- * which costs {@code getTransactionIsolation()} calls per unit. Loading is the shipped store's.
+ * The shipped store now writes the same two statements (its {@code RAISE_WATERMARKS} came from here); it
+ * used to join the keys with the table in an UPDATE, and once pgjdbc prepared that on the server (the 5th
+ * execution) PostgreSQL could cache a generic plan comparing every input key with every stored key of the
+ * partition: quadratic, seconds per unit of 2,000 keys. What still differs: this prototype runs the
+ * transaction at the connection's default isolation (PostgreSQL's default is READ COMMITTED) where the
+ * shipped store sends {@code SET TRANSACTION ISOLATION LEVEL READ COMMITTED} first, one statement per unit,
+ * so the two cases side by side show that statement's cost. Loading is the shipped store's.
  */
 final class OneUpsertWatermarkStore implements WatermarkStore<Handle> {
     private static final String INSERT_OFFSET = "INSERT INTO fencing.kafka_offset"
