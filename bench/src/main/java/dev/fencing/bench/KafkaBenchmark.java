@@ -1,15 +1,12 @@
 package dev.fencing.bench;
 
 import dev.fencing.kafka.FencedConsumer;
-import dev.fencing.kafka.FencedRecords;
 import dev.fencing.kafka.InMemoryWatermarkStore;
 import dev.fencing.kafka.PostgresWatermarkStore;
 import dev.fencing.kafka.StaleRecordPolicy;
 import dev.fencing.kafka.WatermarkStore;
 import dev.fencing.testsupport.KafkaEndpoint;
 import dev.fencing.testsupport.KafkaServers;
-import dev.fencing.testsupport.PostgresEndpoint;
-import dev.fencing.testsupport.PostgresServers;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -27,12 +24,7 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.serialization.StringDeserializer;
-import org.apache.kafka.common.serialization.StringSerializer;
-import org.flywaydb.core.Flyway;
-import org.jdbi.v3.core.Jdbi;
 
 /**
  * {@code bench/run kafka}: the stale-dropping {@link FencedConsumer} against a plain poll loop over the same
@@ -41,29 +33,31 @@ import org.jdbi.v3.core.Jdbi;
  *
  * <ul>
  *   <li>The topic: 1,000,000 records of about 20 bytes over 10,000 keys in 4 partitions, written once,
- *       stamped with a token that rises every 10,000 records; every 100th record carries an older token, so
- *       1% are stale (the fenced consumer dead-letters them, the default policy).
+ *       stamped with a token that rises every 10,000 records; from the third pass over the keys on, every
+ *       100th record carries token 1, below its key's watermark ({@link FencedTopic}), so about 1% are stale
+ *       (the fenced consumer dead-letters them, the default policy; each round checks it refused exactly
+ *       those).
  *   <li>Raw: {@code KafkaConsumer<String, String>}, poll, a trivial handler (sums value lengths), {@code
  *       commitAsync} after each poll (or every N records, matching the fenced case it is paired with).
  *   <li>Fenced, in-memory store, default settings: the same handler behind the fence check, one unit of work
  *       (store commit + {@code commitAsync}) per poll. This is the headline ratio.
  *   <li>Fenced, in-memory store, {@code fencing.commit.max.records=50000}: units spanning several polls;
  *       the raw loop commits at the same cadence.
- *   <li>Fenced, PostgreSQL store, {@code fencing.commit.max.records=100000}: {@link PostgresWatermarkStore}
- *       on an embedded server that commits durably (or {@code FENCING_POSTGRES_URL}); each unit is one
- *       transaction that upserts its watermarks and offsets. The raw loop writes nothing to a database, so
- *       this ratio is the price of durable watermarks.
  * </ul>
  *
  * Both sides use {@code max.poll.records=2000}. Throughput is counted from the first record handled to the
  * last (group joins excluded). The handler does almost nothing, so the ratio shows the fence's own cost per
  * record (header decode, one hash lookup, a second record object, the dead-letter writes); a handler doing
  * real work dilutes it. Prints a table, the other ratios, and ends with {@code kafka fenced/raw throughput
- * ratio: X.XX} for the in-memory store with default settings.
+ * ratio: X.XX} for the in-memory store with default settings. The table gives each side's time per
+ * record, and their difference is the fence's own cost per record.
+ *
+ * <p>{@link PostgresWatermarkStore} is measured by {@link KafkaPostgresBenchmark} ({@code bench/run
+ * kafka-postgres}) against the loop a user of PostgreSQL would write by hand, with the same database effect
+ * on both sides: a raw loop that writes nothing to a database is no baseline for it.
  *
  * <pre>{@code
- * bench/run kafka [--records 1000000] [--keys 10000] [--rounds 7] [--pg-rounds 2]
- *                 [--memory-commit-records 50000] [--pg-commit-records 100000]
+ * bench/run kafka [--records 1000000] [--keys 10000] [--rounds 7] [--memory-commit-records 50000]
  * }</pre>
  *
  * Uses the Kafka cluster named by {@code FENCING_KAFKA_BOOTSTRAP} if set, else an in-process broker.
@@ -75,44 +69,41 @@ public final class KafkaBenchmark {
     private final KafkaEndpoint kafka;
     private final String topic;
     private final int records;
+    private final int stale;
     private final LongAdder sink = new LongAdder();
 
-    private KafkaBenchmark(KafkaEndpoint kafka, String topic, int records) {
+    private KafkaBenchmark(KafkaEndpoint kafka, String topic, int records, int stale) {
         this.kafka = kafka;
         this.topic = topic;
         this.records = records;
+        this.stale = stale;
     }
 
     public static void main(String[] args) throws Exception {
         int records = 1_000_000;
         int keys = 10_000;
         int rounds = 7;
-        int pgRounds = 2;
         long memoryCommitRecords = 50_000;
-        long pgCommitRecords = 100_000;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--records" -> records = Integer.parseInt(args[++i]);
                 case "--keys" -> keys = Integer.parseInt(args[++i]);
                 case "--rounds" -> rounds = Integer.parseInt(args[++i]);
-                case "--pg-rounds" -> pgRounds = Integer.parseInt(args[++i]);
                 case "--memory-commit-records" -> memoryCommitRecords = Long.parseLong(args[++i]);
-                case "--pg-commit-records" -> pgCommitRecords = Long.parseLong(args[++i]);
                 default -> {
-                    System.err.println("usage: KafkaBenchmark [--records N] [--keys N] [--rounds N] [--pg-rounds N]");
+                    System.err.println(
+                            "usage: KafkaBenchmark [--records N] [--keys N] [--rounds N] [--memory-commit-records N]");
                     System.exit(2);
                 }
             }
         }
         long memoryCommit = memoryCommitRecords;
-        long pgCommit = pgCommitRecords;
         try (KafkaEndpoint kafka = KafkaServers.start()) {
             String topic = "bench-kafka-" + UUID.randomUUID().toString().substring(0, 8);
             kafka.createTopic(topic, PARTITIONS);
             kafka.createTopic(topic + ".dlt", 1);
-            KafkaBenchmark bench = new KafkaBenchmark(kafka, topic, records);
             long producing = System.nanoTime();
-            int stale = bench.produce(keys);
+            int stale = FencedTopic.produce(kafka, topic, records, keys);
             System.err.printf(
                     Locale.ROOT,
                     "produced %,d records over %,d keys (%,d stale) in %.1f s%n",
@@ -120,6 +111,7 @@ public final class KafkaBenchmark {
                     keys,
                     stale,
                     (System.nanoTime() - producing) / 1e9);
+            KafkaBenchmark bench = new KafkaBenchmark(kafka, topic, records, stale);
 
             // JIT of both paths (client and broker) before any case counts: without it the first case's raw
             // rounds run colder than its fenced ones and the first ratio comes out too kind
@@ -149,23 +141,6 @@ public final class KafkaBenchmark {
                     rounds,
                     () -> bench.rawRound(memoryCommit),
                     () -> bench.fencedRound(new InMemoryWatermarkStore(), memoryCommit)));
-            if (pgRounds > 0) {
-                try (PostgresEndpoint server = PostgresServers.start(true);
-                        PostgresEndpoint database = server.createDatabase("bench_kafka")) {
-                    Flyway.configure()
-                            .dataSource(database.jdbcUrl(), database.user(), database.password())
-                            .locations("classpath:dev/fencing/db/migration")
-                            .load()
-                            .migrate();
-                    Jdbi jdbi = Jdbi.create(database.jdbcUrl(), database.user(), database.password());
-                    PostgresWatermarkStore store = PostgresWatermarkStore.create(jdbi);
-                    results.add(KafkaRounds.compare(
-                            "PostgreSQL store, unit " + pgCommit,
-                            pgRounds,
-                            () -> bench.rawRound(pgCommit),
-                            () -> bench.fencedRound(store, pgCommit, StaleRecordPolicy.DEAD_LETTER)));
-                }
-            }
 
             System.out.printf(
                     Locale.ROOT,
@@ -188,30 +163,6 @@ public final class KafkaBenchmark {
                     "kafka fenced/raw throughput ratio: %.2f%n",
                     results.get(0).ratio());
         }
-    }
-
-    /** Writes the topic once; returns how many records carry a stale token. */
-    private int produce(int keys) {
-        Map<String, Object> config = new HashMap<>();
-        config.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
-        config.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
-        config.put(ProducerConfig.ACKS_CONFIG, "all");
-        config.put(ProducerConfig.LINGER_MS_CONFIG, 20);
-        config.put(ProducerConfig.BATCH_SIZE_CONFIG, 512 * 1024);
-        int stale = 0;
-        try (KafkaProducer<String, String> producer =
-                new KafkaProducer<>(config, new StringSerializer(), new StringSerializer())) {
-            for (int i = 0; i < records; i++) {
-                long token = i / keys + 1;
-                if (i % 100 == 99 && token > 1) {
-                    token--;
-                    stale++;
-                }
-                producer.send(FencedRecords.create(topic, "key-" + (i % keys), "value-" + i, token));
-            }
-            producer.flush();
-        }
-        return stale;
     }
 
     private Map<String, Object> consumerConfig() {
@@ -270,7 +221,7 @@ public final class KafkaBenchmark {
         return fencedRound(store, commitMaxRecords, StaleRecordPolicy.DEAD_LETTER);
     }
 
-    private double fencedRound(WatermarkStore<?> store, long commitMaxRecords, StaleRecordPolicy stale) {
+    private double fencedRound(WatermarkStore<?> store, long commitMaxRecords, StaleRecordPolicy stalePolicy) {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         AtomicLong first = new AtomicLong();
         FencedConsumer.Builder<String, String> builder = FencedConsumer.builder(
@@ -278,7 +229,7 @@ public final class KafkaBenchmark {
                 .properties(consumerConfig())
                 .topics(topic)
                 .commitMaxRecords(commitMaxRecords)
-                .staleRecords(stale)
+                .staleRecords(stalePolicy)
                 .meterRegistry(registry)
                 .handler((record, token) -> {
                     if (first.get() == 0) {
@@ -298,6 +249,11 @@ public final class KafkaBenchmark {
                     + KafkaRounds.count(registry, "fencing.kafka.records.dead.lettered");
             KafkaRounds.awaitCount(finished, records, stopped);
             long elapsed = System.nanoTime() - first.get();
+            double refused = KafkaRounds.count(registry, "fencing.kafka.records.dropped")
+                    + KafkaRounds.count(registry, "fencing.kafka.records.dead.lettered");
+            if (refused != stale) {
+                throw new IllegalStateException("fenced round refused " + refused + " records, expected " + stale);
+            }
             return records / (elapsed / 1e9);
         }
     }

@@ -5,18 +5,21 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.function.Function;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.utils.Bytes;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
 import org.jdbi.v3.core.JdbiException;
-import org.jdbi.v3.core.transaction.TransactionIsolationLevel;
 
 /**
  * A {@link WatermarkStore} in PostgreSQL: the tables {@code fencing.kafka_watermark} and {@code
@@ -44,7 +47,9 @@ import org.jdbi.v3.core.transaction.TransactionIsolationLevel;
  * StalePartitionStateException} before its handler runs; offsets are also saved with a compare-and-set on
  * that offset. Watermarks are read lazily ({@link #loadOffset} at assignment, {@link #loadWatermarks} per
  * poll for unknown keys), so assigning a partition with a million keys costs one query. Watermarks only
- * go up ({@code GREATEST}). Thread-safe (each call takes its own connection from Jdbi).
+ * go up: a commit that offers a key a lower token than the stored one leaves the
+ * stored one. Each commit is one transaction at READ COMMITTED, whatever the connections' default
+ * isolation. Thread-safe (each call takes its own connection from Jdbi).
  */
 public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
     private static final String LOAD_OFFSET = "SELECT next_offset FROM fencing.kafka_offset"
@@ -58,21 +63,30 @@ public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
     private static final String UPDATE_OFFSET = "UPDATE fencing.kafka_offset SET next_offset = ?, updated_at = now()"
             + " WHERE consumer_group = ? AND topic = ? AND kafka_partition = ? AND next_offset = ?";
     /**
-     * Raises the keys the table holds with a plain UPDATE and inserts only the others: an INSERT ... ON
-     * CONFLICT DO UPDATE of a key that exists costs about twice an UPDATE of it, and after the first units
-     * nearly every key exists. ON CONFLICT stays for a key another transaction inserts meanwhile.
+     * Raises the watermarks of all of a unit's partitions in one statement. Each input row is one probe of
+     * the primary key, whatever plan PostgreSQL caches for the statement: it has no join for a generic plan
+     * to get wrong (an earlier UPDATE ... FROM unnest(...) form, once server-prepared, could get a cached
+     * nested loop comparing every input key with every stored key, seconds per unit). The {@code WHERE}
+     * keeps a stored token that is already as high: a save never lowers a watermark, and a key it does not
+     * raise is not rewritten.
      */
-    private static final String UPSERT_WATERMARKS = "WITH input AS (SELECT k, t FROM unnest(?::bytea[], ?::bigint[])"
-            + " AS u(k, t)),"
-            + " raised AS (UPDATE fencing.kafka_watermark AS w"
-            + " SET fence_token = GREATEST(w.fence_token, input.t), updated_at = now() FROM input"
-            + " WHERE w.consumer_group = ? AND w.topic = ? AND w.kafka_partition = ? AND w.record_key = input.k"
-            + " RETURNING w.record_key)"
-            + " INSERT INTO fencing.kafka_watermark (consumer_group, topic, kafka_partition, record_key, fence_token)"
-            + " SELECT ?, ?, ?, k, t FROM input WHERE NOT EXISTS (SELECT 1 FROM raised WHERE raised.record_key = k)"
-            + " ON CONFLICT (consumer_group, topic, kafka_partition, record_key) DO UPDATE"
-            + " SET fence_token = GREATEST(fencing.kafka_watermark.fence_token, EXCLUDED.fence_token),"
-            + " updated_at = now()";
+    static final String RAISE_WATERMARKS =
+            "INSERT INTO fencing.kafka_watermark (consumer_group, topic, kafka_partition, record_key, fence_token)"
+                    + " SELECT ?, u.topic, u.kafka_partition, u.record_key, u.fence_token"
+                    + " FROM unnest(?::text[], ?::int4[], ?::bytea[], ?::int8[])"
+                    + " AS u(topic, kafka_partition, record_key, fence_token)"
+                    + " ON CONFLICT (consumer_group, topic, kafka_partition, record_key) DO UPDATE"
+                    + " SET fence_token = EXCLUDED.fence_token, updated_at = now()"
+                    + " WHERE fencing.kafka_watermark.fence_token < EXCLUDED.fence_token";
+
+    /**
+     * The first statement of every unit's transaction. The zombie fencing needs READ COMMITTED: a claimant
+     * that waited on the partition lock must see the offset the previous owner committed (a snapshot taken
+     * before the wait would not). Jdbi's {@code useTransaction(level, ...)} gets there with a handful of
+     * {@code getTransactionIsolation()} round trips per unit; this is one statement, and it holds whatever
+     * isolation the pool's connections default to.
+     */
+    static final String READ_COMMITTED = "SET TRANSACTION ISOLATION LEVEL READ COMMITTED";
 
     /**
      * A transaction-scoped advisory lock per group and partition: it needs no row (a partition's first unit
@@ -174,7 +188,10 @@ public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
     public void commit(String groupId, Function<? super Handle, List<PartitionProgress>> work) {
         Objects.requireNonNull(groupId, "groupId");
         try {
-            jdbi.useTransaction(TransactionIsolationLevel.READ_COMMITTED, handle -> {
+            jdbi.useTransaction(handle -> {
+                try (Statement statement = handle.getConnection().createStatement()) {
+                    statement.execute(READ_COMMITTED);
+                }
                 List<PartitionProgress> progress = work.apply(handle);
                 save(handle.getConnection(), groupId, progress);
             });
@@ -210,49 +227,90 @@ public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
 
     private static void save(Connection connection, String groupId, List<PartitionProgress> progress)
             throws SQLException {
+        List<PartitionProgress> inserts = new ArrayList<>();
+        List<PartitionProgress> updates = new ArrayList<>();
         for (PartitionProgress p : progress) {
-            int updated;
-            if (p.expectedOffset() < 0) {
-                try (PreparedStatement statement = connection.prepareStatement(INSERT_OFFSET)) {
-                    bindPartition(statement, 1, groupId, p.partition());
-                    statement.setLong(4, p.nextOffset());
-                    updated = statement.executeUpdate();
-                }
-            } else {
-                try (PreparedStatement statement = connection.prepareStatement(UPDATE_OFFSET)) {
-                    statement.setLong(1, p.nextOffset());
-                    bindPartition(statement, 2, groupId, p.partition());
-                    statement.setLong(5, p.expectedOffset());
-                    updated = statement.executeUpdate();
-                }
+            (p.expectedOffset() < 0 ? inserts : updates).add(p);
+        }
+        try (PreparedStatement statement = connection.prepareStatement(INSERT_OFFSET)) {
+            for (PartitionProgress p : inserts) {
+                bindPartition(statement, 1, groupId, p.partition());
+                statement.setLong(4, p.nextOffset());
+                statement.addBatch();
             }
-            if (updated != 1) {
+            requireOneRowEach(connection, groupId, inserts, inserts.isEmpty() ? new int[0] : statement.executeBatch());
+        }
+        try (PreparedStatement statement = connection.prepareStatement(UPDATE_OFFSET)) {
+            for (PartitionProgress p : updates) {
+                statement.setLong(1, p.nextOffset());
+                bindPartition(statement, 2, groupId, p.partition());
+                statement.setLong(5, p.expectedOffset());
+                statement.addBatch();
+            }
+            requireOneRowEach(connection, groupId, updates, updates.isEmpty() ? new int[0] : statement.executeBatch());
+        }
+        raiseWatermarks(connection, groupId, progress);
+    }
+
+    /**
+     * One compare-and-set per partition, sent as one batch: a count other than 1 means another member
+     * moved (or first wrote) the partition's offset since this one loaded it.
+     */
+    private static void requireOneRowEach(
+            Connection connection, String groupId, List<PartitionProgress> sent, int[] counts) throws SQLException {
+        for (int i = 0; i < counts.length; i++) {
+            if (counts[i] != 1) {
+                PartitionProgress p = sent.get(i);
                 throw new StalePartitionStateException(
                         groupId, p.partition(), p.expectedOffset(), storedOffset(connection, groupId, p.partition()));
             }
-            if (p.raisedWatermarks().isEmpty()) {
-                continue;
+        }
+    }
+
+    private static void raiseWatermarks(Connection connection, String groupId, List<PartitionProgress> progress)
+            throws SQLException {
+        int rows = 0;
+        Set<TopicPartition> seen = new HashSet<>();
+        for (PartitionProgress p : progress) {
+            // ON CONFLICT DO UPDATE refuses to touch a row twice in one statement; say which partition
+            if (!seen.add(p.partition())) {
+                throw new IllegalArgumentException("partition " + p.partition() + " appears twice in one unit");
             }
-            byte[][] keys = new byte[p.raisedWatermarks().size()][];
-            Long[] tokens = new Long[keys.length];
-            int i = 0;
-            for (Map.Entry<Bytes, Long> entry : p.raisedWatermarks().entrySet()) {
-                keys[i] = entry.getKey().get();
-                tokens[i] = entry.getValue();
+            rows += p.raisedWatermarks().size();
+        }
+        if (rows == 0) {
+            return;
+        }
+        String[] topics = new String[rows];
+        Integer[] partitions = new Integer[rows];
+        byte[][] keys = new byte[rows][];
+        Long[] tokens = new Long[rows];
+        int i = 0;
+        for (PartitionProgress p : progress) {
+            for (Map.Entry<Bytes, Long> raised : p.raisedWatermarks().entrySet()) {
+                topics[i] = p.partition().topic();
+                partitions[i] = p.partition().partition();
+                keys[i] = raised.getKey().get();
+                tokens[i] = raised.getValue();
                 i++;
             }
-            Array keyArray = connection.createArrayOf("bytea", keys);
-            Array tokenArray = connection.createArrayOf("bigint", tokens);
-            try (PreparedStatement statement = connection.prepareStatement(UPSERT_WATERMARKS)) {
-                statement.setArray(1, keyArray);
-                statement.setArray(2, tokenArray);
-                bindPartition(statement, 3, groupId, p.partition());
-                bindPartition(statement, 6, groupId, p.partition());
-                statement.executeUpdate();
-            } finally {
-                keyArray.free();
-                tokenArray.free();
-            }
+        }
+        Array topicArray = connection.createArrayOf("text", topics);
+        Array partitionArray = connection.createArrayOf("int4", partitions);
+        Array keyArray = connection.createArrayOf("bytea", keys);
+        Array tokenArray = connection.createArrayOf("int8", tokens);
+        try (PreparedStatement statement = connection.prepareStatement(RAISE_WATERMARKS)) {
+            statement.setString(1, groupId);
+            statement.setArray(2, topicArray);
+            statement.setArray(3, partitionArray);
+            statement.setArray(4, keyArray);
+            statement.setArray(5, tokenArray);
+            statement.executeUpdate();
+        } finally {
+            topicArray.free();
+            partitionArray.free();
+            keyArray.free();
+            tokenArray.free();
         }
     }
 

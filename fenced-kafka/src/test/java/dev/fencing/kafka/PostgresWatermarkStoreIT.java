@@ -4,10 +4,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.utils.Bytes;
+import org.jdbi.v3.core.Jdbi;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -81,5 +87,142 @@ class PostgresWatermarkStoreIT {
 
         assertThat(store.load("g4", P0))
                 .isEqualTo(new PartitionState(2, Map.of(key("a"), 7L, key("b"), 8L, key("c"), 1L)));
+    }
+
+    /** A Jdbi on the same database whose connections start with the given PostgreSQL settings. */
+    private static Jdbi jdbiWith(String options, String prepareThreshold) {
+        Properties properties = new Properties();
+        properties.setProperty("user", postgres.database.user());
+        properties.setProperty("password", postgres.database.password());
+        properties.setProperty("options", options);
+        properties.setProperty("prepareThreshold", prepareThreshold);
+        return Jdbi.create(postgres.database.jdbcUrl(), properties);
+    }
+
+    private static Map<Bytes, Long> tokens(String prefix, int count, long token) {
+        Map<Bytes, Long> tokens = new HashMap<>();
+        for (int i = 0; i < count; i++) {
+            tokens.put(key(prefix + i), token);
+        }
+        return tokens;
+    }
+
+    @Test
+    void aSaveNeverLowersAStoredTokenUnderAGenericPlanWhereTheSameUpsertWithoutItsGuardDoes() throws SQLException {
+        // every execution server-prepared and planned generically, as a long-running consumer's are
+        Jdbi generic = jdbiWith("-c plan_cache_mode=force_generic_plan", "1");
+        PostgresWatermarkStore store = PostgresWatermarkStore.create(generic);
+        store.commit(
+                "g5",
+                handle -> List.of(
+                        new PartitionProgress(P0, -1, 1, tokens("k", 300, 100L)),
+                        new PartitionProgress(P1, -1, 1, tokens("k", 300, 100L))));
+
+        // given a unit that offers P0's keys lower and equal tokens next to new keys, and raises P1's keys
+        Map<Bytes, Long> offered = new HashMap<>();
+        for (int i = 0; i < 300; i++) {
+            offered.put(key("k" + i), i % 3 == 0 ? 100L : 1L + i % 99);
+        }
+        offered.putAll(tokens("new", 50, 7L));
+        List<PartitionProgress> unit = List.of(
+                new PartitionProgress(P0, 1, 2, offered), new PartitionProgress(P1, 1, 2, tokens("k", 300, 150L)));
+
+        // when
+        for (int round = 0; round < 6; round++) {
+            long offset = 1 + round;
+            store.commit("g5", handle -> unit.stream()
+                    .map(p -> new PartitionProgress(p.partition(), offset, offset + 1, p.raisedWatermarks()))
+                    .toList());
+        }
+
+        // then
+        Map<Bytes, Long> expectedP0 = tokens("k", 300, 100L);
+        expectedP0.putAll(tokens("new", 50, 7L));
+        assertThat(store.load("g5", P0)).isEqualTo(new PartitionState(7, expectedP0));
+        assertThat(store.load("g5", P1)).isEqualTo(new PartitionState(7, tokens("k", 300, 150L)));
+
+        // the same statement without its guard lowers the stored tokens: the guard is what keeps them
+        String unguarded = PostgresWatermarkStore.RAISE_WATERMARKS.substring(
+                0, PostgresWatermarkStore.RAISE_WATERMARKS.indexOf(" WHERE fencing.kafka_watermark.fence_token"));
+        generic.useHandle(handle -> {
+            Connection connection = handle.getConnection();
+            try (PreparedStatement statement = connection.prepareStatement(unguarded)) {
+                statement.setString(1, "g5");
+                statement.setArray(2, connection.createArrayOf("text", new String[] {"orders"}));
+                statement.setArray(3, connection.createArrayOf("int4", new Integer[] {0}));
+                statement.setArray(4, connection.createArrayOf("bytea", new byte[][] {
+                    key("k1").get()
+                }));
+                statement.setArray(5, connection.createArrayOf("int8", new Long[] {2L}));
+                assertThat(statement.executeUpdate()).isEqualTo(1);
+            }
+        });
+        assertThat(store.load("g5", P0).watermarks()).containsEntry(key("k1"), 2L);
+    }
+
+    /** The shape of the statement this store used before: an UPDATE joined with the input keys. */
+    private static final String JOINING_UPSERT = "WITH input AS (SELECT k, t FROM unnest($2::bytea[], $3::bigint[])"
+            + " AS u(k, t)) UPDATE fencing.kafka_watermark AS w"
+            + " SET fence_token = GREATEST(w.fence_token, input.t) FROM input"
+            + " WHERE w.consumer_group = $1 AND w.topic = 'orders' AND w.kafka_partition = 0"
+            + " AND w.record_key = input.k";
+
+    private static List<String> genericPlan(String statement, String parameterTypes, String arguments) {
+        return postgres.jdbi.withHandle(handle -> {
+            handle.execute("SET plan_cache_mode = force_generic_plan");
+            handle.execute("PREPARE probe(" + parameterTypes + ") AS " + statement);
+            try {
+                return handle.createQuery("EXPLAIN EXECUTE probe(" + arguments + ")")
+                        .mapTo(String.class)
+                        .list();
+            } finally {
+                handle.execute("DEALLOCATE probe");
+            }
+        });
+    }
+
+    @Test
+    void theWatermarkStatementsGenericPlanProbesThePrimaryKeyPerRowAndJoinsNothing() {
+        // given the statement with PostgreSQL's numbered parameters in place of JDBC's
+        StringBuilder numbered = new StringBuilder();
+        int parameter = 0;
+        for (char c : PostgresWatermarkStore.RAISE_WATERMARKS.toCharArray()) {
+            numbered.append(c == '?' ? "$" + ++parameter : String.valueOf(c));
+        }
+        assertThat(parameter).isEqualTo(5);
+
+        // when
+        List<String> plan = genericPlan(
+                numbered.toString(), "text, text[], int4[], bytea[], int8[]", "'g', '{}', '{}', '{}', '{}'");
+
+        // then: an insert fed by the unnested arrays, conflicts resolved by the primary key
+        assertThat(String.join("\n", plan))
+                .contains("Conflict Resolution: UPDATE", "Function Scan")
+                .doesNotContain("Join", "Nested Loop");
+        // the check tells the two shapes apart: the old statement's plan joins
+        assertThat(String.join("\n", genericPlan(JOINING_UPSERT, "text, bytea[], bigint[]", "'g', '{}', '{}'")))
+                .containsAnyOf("Join", "Nested Loop");
+    }
+
+    @Test
+    void runsEachUnitAtReadCommittedWhenTheConnectionsDefaultToSerializable() {
+        Jdbi serializable = jdbiWith("-c default_transaction_isolation=serializable", "5");
+        PostgresWatermarkStore store = PostgresWatermarkStore.create(serializable);
+        String[] seen = new String[1];
+
+        store.commit("g6", handle -> {
+            seen[0] = handle.createQuery("SHOW transaction_isolation")
+                    .mapTo(String.class)
+                    .one();
+            return List.of(new PartitionProgress(P0, -1, 1, Map.of()));
+        });
+
+        assertThat(seen[0]).isEqualTo("read committed");
+        // a plain transaction on the same connections runs at their default
+        String plain = serializable.inTransaction(handle -> handle.createQuery("SHOW transaction_isolation")
+                .mapTo(String.class)
+                .one());
+        assertThat(plain).isEqualTo("serializable");
+        assertThat(store.loadOffset("g6", P0)).isEqualTo(1);
     }
 }

@@ -1,0 +1,55 @@
+package dev.fencing.bench;
+
+import dev.fencing.kafka.PartitionProgress;
+import dev.fencing.kafka.PartitionState;
+import dev.fencing.kafka.TransactionalRecordHandler;
+import dev.fencing.kafka.WatermarkStore;
+import java.sql.SQLException;
+import java.util.List;
+import java.util.function.Function;
+import org.apache.kafka.common.TopicPartition;
+import org.jdbi.v3.core.Handle;
+
+/**
+ * A {@link WatermarkStore} around another that sends the balance updates a unit's records collected as one
+ * JDBC batch, inside the unit's transaction, after the last record and before the store saves watermarks and
+ * offsets. A {@link TransactionalRecordHandler} is called per record and has no end-of-unit hook, so this is
+ * how a user of {@code FencedConsumer} batches a unit's writes today. Used by the poll thread only.
+ */
+final class UnitBatchingStore implements WatermarkStore<Handle> {
+    private final WatermarkStore<Handle> delegate;
+    private BalanceTable.Batch unit;
+
+    UnitBatchingStore(WatermarkStore<Handle> delegate) {
+        this.delegate = delegate;
+    }
+
+    /** Adds one accepted record's update to the running unit; only from the handler. */
+    void add(String account, int amount) {
+        if (unit == null) {
+            throw new IllegalStateException("a record was handled outside a unit of work");
+        }
+        unit.add(account, amount);
+    }
+
+    @Override
+    public PartitionState load(String groupId, TopicPartition partition) {
+        return delegate.load(groupId, partition);
+    }
+
+    @Override
+    public void commit(String groupId, Function<? super Handle, List<PartitionProgress>> work) {
+        delegate.commit(groupId, handle -> {
+            unit = new BalanceTable.Batch();
+            try {
+                List<PartitionProgress> progress = work.apply(handle);
+                unit.flush(handle.getConnection());
+                return progress;
+            } catch (SQLException e) {
+                throw new IllegalStateException("balance batch failed: " + e.getMessage(), e);
+            } finally {
+                unit = null;
+            }
+        });
+    }
+}
