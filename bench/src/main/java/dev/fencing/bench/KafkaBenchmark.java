@@ -1,6 +1,7 @@
 package dev.fencing.bench;
 
 import dev.fencing.kafka.FencedConsumer;
+import dev.fencing.kafka.FencedConsumerBuilder;
 import dev.fencing.kafka.InMemoryWatermarkStore;
 import dev.fencing.kafka.PostgresWatermarkStore;
 import dev.fencing.kafka.StaleRecordPolicy;
@@ -224,7 +225,7 @@ public final class KafkaBenchmark {
     private double fencedRound(WatermarkStore<?> store, long commitMaxRecords, StaleRecordPolicy stalePolicy) {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         AtomicLong first = new AtomicLong();
-        FencedConsumer.Builder<String, String> builder = FencedConsumer.builder(
+        FencedConsumerBuilder<String, String> builder = FencedConsumer.builder(
                         new StringDeserializer(), new StringDeserializer())
                 .properties(consumerConfig())
                 .topics(topic)

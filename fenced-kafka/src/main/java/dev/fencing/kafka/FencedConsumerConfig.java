@@ -1,7 +1,7 @@
 package dev.fencing.kafka;
 
 /**
- * Keys a user may put among the Kafka consumer properties given to {@link FencedConsumer.Builder#properties}.
+ * Keys a user may put among the Kafka consumer properties given to {@link FencedConsumerBuilder#properties}.
  * All start with {@code fencing.}; every other key goes to the {@code KafkaConsumer} unchanged. Their
  * strings are API, like Kafka's {@code ConsumerConfig}.
  *

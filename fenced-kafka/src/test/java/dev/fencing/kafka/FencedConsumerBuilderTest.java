@@ -15,7 +15,7 @@ import org.junit.jupiter.api.Test;
 class FencedConsumerBuilderTest {
     private static final RecordHandler<String, String> HANDLER = (record, token) -> {};
 
-    private static FencedConsumer.Builder<String, String> builder() {
+    private static FencedConsumerBuilder<String, String> builder() {
         return FencedConsumer.builder(new StringDeserializer(), new StringDeserializer());
     }
 

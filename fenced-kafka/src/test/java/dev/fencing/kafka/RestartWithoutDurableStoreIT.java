@@ -42,7 +42,7 @@ class RestartWithoutDurableStoreIT {
 
     @Test
     void heapOnlyConsumerAppliesAStaleRecordAfterARestartWhileTheDurableStoreRefusesIt() {
-        List<String> heapOnly = restartAroundALateRecord(FencedConsumer.Builder::heapOnlyWatermarksLostOnRestart);
+        List<String> heapOnly = restartAroundALateRecord(FencedConsumerBuilder::heapOnlyWatermarksLostOnRestart);
         assertThat(heapOnly).containsExactly("fresh@20", "late@15"); // the documented loss
 
         List<String> durable = restartAroundALateRecord(
@@ -52,7 +52,7 @@ class RestartWithoutDurableStoreIT {
 
     /** What the two consumer runs applied, in order. */
     private static List<String> restartAroundALateRecord(
-            UnaryOperator<FencedConsumer.Builder<String, String>> watermarks) {
+            UnaryOperator<FencedConsumerBuilder<String, String>> watermarks) {
         String topic = newTopic("restart", 1);
         String group = newGroup("restart");
         List<String> applied = Collections.synchronizedList(new ArrayList<>());
@@ -68,12 +68,12 @@ class RestartWithoutDurableStoreIT {
     }
 
     private static void runUntilCommitted(
-            UnaryOperator<FencedConsumer.Builder<String, String>> watermarks,
+            UnaryOperator<FencedConsumerBuilder<String, String>> watermarks,
             String topic,
             String group,
             List<String> applied,
             long offset) {
-        FencedConsumer.Builder<String, String> builder = FencedConsumer.builder(
+        FencedConsumerBuilder<String, String> builder = FencedConsumer.builder(
                         new StringDeserializer(), new StringDeserializer())
                 .properties(consumerConfig(group))
                 .topics(topic)

@@ -94,7 +94,7 @@ class StoreAuthorityIT {
         assertThat(noTopic).isInstanceOf(MissingTopicException.class).hasMessageContaining("is subscribed");
     }
 
-    private static FencedConsumer.Builder<String, String> heapOnly(String topic) {
+    private static FencedConsumerBuilder<String, String> heapOnly(String topic) {
         return FencedConsumer.builder(new StringDeserializer(), new StringDeserializer())
                 .properties(consumerConfig(newGroup("topics")))
                 .topics(topic)
@@ -102,7 +102,7 @@ class StoreAuthorityIT {
                 .handler((record, token) -> {});
     }
 
-    static Throwable runToFailure(FencedConsumer.Builder<String, String> builder) throws Exception {
+    static Throwable runToFailure(FencedConsumerBuilder<String, String> builder) throws Exception {
         try (FencedConsumer<String, String> consumer = builder.build()) {
             CompletableFuture<Void> stopped = consumer.start();
             try {

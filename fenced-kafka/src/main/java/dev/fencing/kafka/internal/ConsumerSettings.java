@@ -7,7 +7,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * What a {@code FencedConsumer.Builder} built: the consumer's settings, checked and copied, never changed
+ * What a {@code FencedConsumerBuilder} built: the consumer's settings, checked and copied, never changed
  * afterwards.
  *
  * @param kafka the Kafka consumer properties as given (without the {@code fencing.*} ones)
