@@ -146,7 +146,10 @@ public final class LockRegistry implements AutoCloseable {
         });
     }
 
-    /** Test hook: runs on the acquiring thread after Curator granted the lock, before the hold is registered. */
+    /**
+     * Test hook: runs on the acquiring thread as soon as Curator granted the lock, before anything of
+     * the grant (token, owning session, timeout) is read and the hold is registered.
+     */
     void beforeRegistering(Runnable hook) {
         this.beforeRegistering = Objects.requireNonNull(hook);
     }

@@ -100,6 +100,7 @@ final class PathLock {
     }
 
     private Hold grant(Thread me, TokenLockDriver.Attempt attempt) {
+        registry.beforeRegistering();
         String node = mutex.heldNodePath();
         long token;
         long sessionId;
@@ -132,7 +133,6 @@ final class PathLock {
             releaseQuietly(null);
             throw new LockAcquisitionException("could not read the token of lock node " + node, path, e);
         }
-        registry.beforeRegistering();
         Hold hold = new Hold(this, node, token, sessionId, me);
         holds.put(me, hold);
         registry.register(hold, sessionTimeout, attempt.disruptionsBeforeCreate);

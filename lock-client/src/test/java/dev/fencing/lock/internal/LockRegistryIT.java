@@ -14,15 +14,20 @@ import dev.fencing.lock.LockInterruptedException;
 import dev.fencing.lock.TokenSource;
 import dev.fencing.testsupport.EmbeddedZooKeeper;
 import dev.fencing.testsupport.ZooKeeperSessions;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.listen.Listenable;
 import org.apache.curator.framework.state.ConnectionState;
+import org.apache.curator.framework.state.ConnectionStateListener;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.zookeeper.ZooKeeper;
 import org.junit.jupiter.api.AfterEach;
@@ -126,6 +131,49 @@ class LockRegistryIT {
         lease.close();
     }
 
+    /**
+     * Curator reports a lost session on its own event thread, after the client may already run a new
+     * session. A grant registered in between, with no event counted yet, is checked against the owner
+     * of its node as the create response named it, and comes out invalid without waiting for the event.
+     */
+    @Test
+    void aGrantWhoseSessionWasReplacedBeforeCuratorReportedTheLossIsInvalidAtOnce() {
+        CuratorFramework client = client();
+        RecordingListener listener = new RecordingListener();
+        LockRegistry registry = new LockRegistry(
+                heldBackConnectionEvents(client),
+                null,
+                Duration.ofSeconds(30), // no pause of the test's own threads may count here
+                listener,
+                FencedLocks.DEFAULT_SEQUENCE_WRAP_MARGIN);
+        opened.add(registry);
+        FencedLock next = registry(client(), new RecordingListener()).lock(path, TokenSource.SEQUENCE);
+        AtomicReference<Lease> successor = new AtomicReference<>();
+        registry.beforeRegistering(once(() -> {
+            // the holder "freezes" here: its session expires, the client opens a new one, another
+            // client takes the lock, and Curator has not told the registry yet
+            ZooKeeper handle = zooKeeper(client);
+            long expired = handle.getSessionId();
+            ZooKeeperSessions.expire(zk.connectString(), expired, handle.getSessionPasswd());
+            await().atMost(Duration.ofSeconds(20)).until(() -> {
+                long now = zooKeeper(client).getSessionId();
+                return now != 0 && now != expired && client.getZookeeperClient().isConnected();
+            });
+            successor.set(next.tryAcquire(Duration.ofSeconds(20)).orElseThrow());
+        }));
+
+        Lease lease = registry.lock(path, TokenSource.SEQUENCE).acquire();
+
+        assertThat(successor.get().token()).isEqualTo(lease.token() + 1);
+        assertThat(lease.isValid())
+                .as("a lease whose node went with its session")
+                .isFalse();
+        assertThat(lease.lossCause()).isEqualTo(LeaseLoss.SESSION_LOST);
+        assertThat(listener.invalidations).containsExactly(new Invalidation(lease.token(), LeaseLoss.SESSION_LOST));
+        lease.close();
+        successor.get().close();
+    }
+
     @Test
     void anInterruptDuringVerifyKeepsTheFlagAndLeavesTheLeaseValid() {
         LockRegistry registry = registry(client(), new RecordingListener());
@@ -206,6 +254,34 @@ class LockRegistryIT {
     @FunctionalInterface
     private interface ThrowingRunnable {
         void run() throws Exception;
+    }
+
+    /**
+     * {@code client}, except that connection state listeners added through it never hear of an event:
+     * as if Curator's event thread were late to deliver them.
+     */
+    private static CuratorFramework heldBackConnectionEvents(CuratorFramework client) {
+        Listenable<ConnectionStateListener> silent = new Listenable<>() {
+            @Override
+            public void addListener(ConnectionStateListener listener) {}
+
+            @Override
+            public void addListener(ConnectionStateListener listener, Executor executor) {}
+
+            @Override
+            public void removeListener(ConnectionStateListener listener) {}
+        };
+        return (CuratorFramework) Proxy.newProxyInstance(
+                CuratorFramework.class.getClassLoader(), new Class<?>[] {CuratorFramework.class}, (proxy, m, args) -> {
+                    if (m.getName().equals("getConnectionStateListenable")) {
+                        return silent;
+                    }
+                    try {
+                        return m.invoke(client, args);
+                    } catch (InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                });
     }
 
     private static ZooKeeper zooKeeper(CuratorFramework client) {
