@@ -37,6 +37,9 @@ class PausedHolderIT {
                 String held = lines.poll(60, TimeUnit.SECONDS);
                 assertThat(held).as("child's first line").startsWith("HELD ");
                 long frozenToken = Long.parseLong(held.substring("HELD ".length()));
+                assertThat(lines.poll(60, TimeUnit.SECONDS))
+                        .as("the lease stayed valid before the pause")
+                        .isEqualTo("STEADY");
 
                 signal("STOP", holder.pid());
                 long successorToken;
@@ -79,6 +82,9 @@ class PausedHolderIT {
                 BlockingQueue<String> lines = readLines(holder);
                 String held = lines.poll(60, TimeUnit.SECONDS);
                 assertThat(held).as("child's first line").startsWith("HELD ");
+                assertThat(lines.poll(60, TimeUnit.SECONDS))
+                        .as("the lease stayed valid for longer than the tolerance before the pause")
+                        .isEqualTo("STEADY");
 
                 signal("STOP", holder.pid());
                 // the fault itself, not a wait for a condition: a 1.5 s stop, five times the 300 ms

@@ -7,12 +7,17 @@ import org.apache.curator.retry.ExponentialBackoffRetry;
 
 /**
  * A lock holder in its own JVM, for {@link PausedHolderIT} to freeze with SIGSTOP. Prints {@code HELD
- * <token>}, then checks its lease the way a careful holder does between steps, and when it finds the
- * lease gone prints {@code LOST <cause>}, then {@code NODE_OWNED <true|false>} (whether a lock node of
- * this client's current session still exists, as ZooKeeper sees it), then {@code VERIFY <true|false>}. Arguments: connect string,
- * lock path, session timeout in ms, and optionally the pause tolerance in ms.
+ * <token>}, then checks its lease the way a careful holder does between steps; prints {@code STEADY}
+ * once the lease has stayed valid for {@link #STEADY} (longer than the pause tolerance of every test
+ * that uses it, so a lease that turns invalid without a pause is caught before the test freezes this
+ * JVM), and when it finds the lease gone prints {@code LOST <cause>}, then {@code NODE_OWNED
+ * <true|false>} (whether a lock node of this client's current session still exists, as ZooKeeper sees
+ * it), then {@code VERIFY <true|false>}. Arguments: connect string, lock path, session timeout in ms,
+ * and optionally the pause tolerance in ms.
  */
 public final class PausedHolderMain {
+    static final Duration STEADY = Duration.ofSeconds(1);
+
     private PausedHolderMain() {}
 
     public static void main(String[] args) throws Exception {
@@ -31,8 +36,15 @@ public final class PausedHolderMain {
             System.out.println("HELD " + lease.token());
             System.out.flush();
             long checks = 0;
+            long heldSince = System.nanoTime();
+            boolean steady = false;
             while (lease.isValid()) {
                 checks++;
+                if (!steady && System.nanoTime() - heldSince > STEADY.toNanos()) {
+                    steady = true;
+                    System.out.println("STEADY");
+                    System.out.flush();
+                }
                 Thread.onSpinWait();
                 Thread.sleep(5); // the holder's "work" between checks; the freeze comes from outside
             }
