@@ -15,8 +15,9 @@ public interface FencedLockListener {
     /**
      * A grant of {@code lockPath} got a token lower than one this process had seen before on that
      * path (while the path was in use here). With {@link TokenSource#SEQUENCE} the library prevents
-     * this itself unless someone deleted the parent's history too or set its marker by hand to a base
-     * that is too low; with {@link TokenSource#ZXID}, the client now talks to another ensemble.
+     * this itself unless someone deleted the parent's history too, set its marker by hand to a base
+     * that is too low, or made a marker by hand without writing its base to the history node; with
+     * {@link TokenSource#ZXID}, the client now talks to another ensemble.
      *
      * @param explanation the same plain-words explanation the library logs
      */

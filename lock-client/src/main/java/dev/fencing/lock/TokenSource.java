@@ -16,12 +16,14 @@ public enum TokenSource {
      * tokens from then on. With base 0 the token equals the earlier lock-client's ({@code sequence + 1}),
      * so clients of both versions on one parent never collide. A parent without the marker (a plain
      * Curator lock's CONTAINER parent, one made by hand) is refused with {@link
-     * ForeignLockParentException}: nothing is known about the tokens granted under it.
+     * ForeignLockParentException}: nothing is known about the tokens granted under it. An operator who
+     * knows a bound N on them adopts it by writing N to its history node first and then creating the
+     * marker {@code fencing-base-N}, as the exception's message says.
      *
-     * <p>Not covered: deleting the history node together with the parent makes the next grant look
-     * like the first one, with token 2; so does a recreation through a client whose connect string has a
-     * different chroot (a Curator namespace is accounted for). Protect both with ACLs, or use {@link
-     * #ZXID}.
+     * <p>Not covered: deleting the history node together with the parent (or deleting the parent of
+     * one adopted by its marker alone, without the history) makes the next grant look like the first
+     * one, with token 2; so does a recreation through a client whose connect string has a different
+     * chroot (a Curator namespace is accounted for). Protect both with ACLs, or use {@link #ZXID}.
      *
      * <p>The counter is the parent's 32-bit child-create count (deletes do not advance it); the library
      * refuses to issue tokens as it nears its wrap (see {@link FencedLocks.Builder#sequenceWrapMargin(int)}).
@@ -31,12 +33,16 @@ public enum TokenSource {
     /**
      * The holder node's {@code czxid}: the 64-bit id of the transaction that created it (leader epoch
      * in the high 32 bits). Strictly increasing across parent deletion, leader failover and server
-     * restarts, and comparable across lock paths; large numbers. Needs nothing of the parent, so the
-     * library creates ZXID parents as CONTAINERs, which ZooKeeper deletes once unused. A SEQUENCE
-     * lock's parent (one with a marker), or a path whose history under {@code /fencing-lock-history}
-     * says SEQUENCE, is refused with {@link ForeignLockParentException}: tokens would go backwards
-     * between the two sources. For that, the first creation of a ZXID parent leaves a small history
-     * node saying {@code zxid}, which makes SEQUENCE locks refuse the path in turn.
+     * restarts, and comparable across lock paths (within one ensemble: a new ensemble, or a server
+     * that lost its data directory, starts its zxids again); large numbers. Needs nothing of the
+     * parent, so the library creates ZXID parents as CONTAINERs, which ZooKeeper deletes once unused. A
+     * SEQUENCE lock's parent (one with a marker), or, when the ZXID lock has to create the parent, a
+     * path whose history under {@code /fencing-lock-history} says SEQUENCE, is refused with {@link
+     * ForeignLockParentException}: tokens would go backwards between the two sources. For that, the
+     * first creation of a ZXID parent leaves a small history node saying {@code zxid}, which makes
+     * SEQUENCE locks refuse the path in turn. An existing parent without a marker is used as it is, so
+     * do not move a SEQUENCE lock whose marker was deleted to ZXID on the same path: its re-created
+     * parents' tokens may lie above the zxids.
      */
     ZXID
 }

@@ -1,7 +1,9 @@
 package dev.fencing.lock;
 
+import static java.nio.charset.StandardCharsets.US_ASCII;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.awaitility.Awaitility.await;
 
 import dev.fencing.testsupport.EmbeddedZooKeeper;
@@ -155,7 +157,7 @@ class LockFaultsIT {
     }
 
     @Test
-    void aParentMadeByAPlainCuratorLockIsRefusedNamingThePathWhileZxidLocksUseIt() throws Exception {
+    void aParentMadeByAPlainCuratorLockIsRefusedNamingThePathAndHowToAdoptIt() throws Exception {
         try (EmbeddedZooKeeper zk = EmbeddedZooKeeper.builder().build();
                 ZooKeeperClients clients = new ZooKeeperClients(zk.connectString())) {
             CuratorFramework client = clients.newClient(Duration.ofSeconds(10));
@@ -168,13 +170,62 @@ class LockFaultsIT {
                     .isInstanceOf(ForeignLockParentException.class)
                     .hasMessageContaining("/it/foreign")
                     .hasMessageContaining("fencing-base-")
-                    .hasMessageContaining("TokenSource.ZXID");
+                    .hasMessageContaining("fresh path");
             assertThat(client.getChildren().forPath("/it/foreign"))
                     .as("the refused grant released its node")
                     .isEmpty();
-            // an operator who knows the history adopts the parent by creating its marker
+            // an operator who knows the history adopts the parent as the message says
+            client.create()
+                    .creatingParentsIfNeeded()
+                    .forPath("/fencing-lock-history/it/foreign", "100".getBytes(US_ASCII));
             client.create().forPath("/it/foreign/fencing-base-100");
             assertThat(locks.lock("/it/foreign").runLocked(Lease::token)).isGreaterThan(100);
+        }
+    }
+
+    /**
+     * A plain Curator parent adopted the way the refusal says (history node first, then the marker)
+     * keeps its tokens above every earlier one when an operator later deletes it, as the README allows.
+     * Adopted by its marker alone, the same deletion leaves no history, and the next grant gets token
+     * 2 again, below the adopted parent's tokens.
+     */
+    @Test
+    void aForeignParentAdoptedAsTheRefusalSaysStaysAboveItsTokensAfterALaterDeletion() throws Exception {
+        try (EmbeddedZooKeeper zk = EmbeddedZooKeeper.builder().build();
+                ZooKeeperClients clients = new ZooKeeperClients(zk.connectString())) {
+            CuratorFramework client = clients.newClient(Duration.ofSeconds(10));
+            FencedLocks locks = clients.locks(client);
+            long[] adopted = new long[2];
+            String[] paths = {"/it/adopted/marker-only", "/it/adopted/as-told"};
+            for (int i = 0; i < paths.length; i++) {
+                String path = paths[i];
+                InterProcessMutex plain = new InterProcessMutex(client, path);
+                for (int grant = 0; grant < 20; grant++) { // an earlier lock-client's tokens: up to 20
+                    plain.acquire();
+                    plain.release();
+                }
+                client.create().forPath(path + "/keeper"); // keeps the plain CONTAINER parent alive
+                Throwable refusal = catchThrowable(() -> locks.lock(path).acquire());
+                assertThat(refusal)
+                        .isInstanceOf(ForeignLockParentException.class)
+                        .hasMessageContaining("create /fencing-lock-history" + path + " N")
+                        .hasMessageContaining("create " + path + "/fencing-base-N");
+                if (path.endsWith("as-told")) {
+                    client.create()
+                            .creatingParentsIfNeeded()
+                            .forPath("/fencing-lock-history" + path, "20".getBytes(US_ASCII));
+                }
+                client.create().forPath(path + "/fencing-base-20");
+                adopted[i] = locks.lock(path).runLocked(Lease::token);
+                assertThat(adopted[i]).isGreaterThan(20);
+
+                client.delete().deletingChildrenIfNeeded().forPath(path); // unused: the README allows it
+            }
+
+            assertThat(locks.lock(paths[0]).runLocked(Lease::token))
+                    .as("adopted by its marker alone: no history, tokens restart")
+                    .isEqualTo(2);
+            assertThat(locks.lock(paths[1]).runLocked(Lease::token)).isGreaterThan(adopted[1]);
         }
     }
 

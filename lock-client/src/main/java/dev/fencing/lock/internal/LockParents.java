@@ -66,9 +66,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p>What is not covered: deleting the history node as well (a {@code deleteall} of {@value
  * #HISTORY_ROOT} or of {@code /}) makes the next creation look like the first one again, with base 0;
- * so does a history reached through a different chroot; and a parent whose sequence counter went through
- * all 2^32 values (every lock-node create counts, refused ones too) would start again at small positive
- * numbers. {@link dev.fencing.lock.TokenSource#ZXID} has no such limits.
+ * so does a history reached through a different chroot, or a marker made by hand (to adopt a foreign
+ * parent, or to raise the base) without writing the same base to the history first; and a parent whose
+ * sequence counter went through all 2^32 values (every lock-node create counts, refused ones too) would
+ * start again at small positive numbers. {@link dev.fencing.lock.TokenSource#ZXID} has no such limits.
  *
  * <p>Alternatives considered: a base taken from the parent's own {@code czxid} on every creation keeps
  * the guarantee without a history node, but gives even a brand-new lock zxid-sized tokens, so the token

@@ -16,6 +16,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.data.Stat;
 import org.slf4j.Logger;
@@ -143,17 +144,21 @@ final class PathLock {
 
     private long sequenceToken(String node, TokenLockDriver.Attempt attempt) {
         if (attempt.base.isEmpty()) {
-            String parent = path;
+            String absolute = ZKPaths.fixForNamespace(registry.client.getNamespace(), path);
+            // Adopting needs the history too: a later deletion of the parent finds its base there.
             throw new ForeignLockParentException(
-                    "lock parent " + parent + " has no '" + LockParents.MARKER_PREFIX + "<n>' marker child, so it"
-                            + " was not made by this library: a plain Curator lock's CONTAINER parent, a node"
+                    "lock parent " + absolute + " has no '" + LockParents.MARKER_PREFIX + "<n>' marker child, so"
+                            + " it was not made by this library: a plain Curator lock's CONTAINER parent, a node"
                             + " made by hand or by an older lock-client, or its marker was deleted. Its sequence"
                             + " counter may have restarted since tokens were last granted under it, so no token"
-                            + " was issued. Move the lock to a fresh path, or use TokenSource.ZXID, or, if you"
+                            + " was issued. Move the lock to a fresh path (with either token source), or, if you"
                             + " know that no token above N was ever stored by the resources this lock protects,"
-                            + " create the marker by hand: create " + parent + "/" + LockParents.MARKER_PREFIX
-                            + "N (N = 0 if the parent was never deleted since its first grant)",
-                    parent);
+                            + " adopt the parent with two commands, in this order: create "
+                            + LockParents.historyOf(absolute) + " N (or set it to N if it exists), then create "
+                            + absolute + "/" + LockParents.MARKER_PREFIX + "N (N = 0 if the parent was never"
+                            + " deleted since its first grant). Without the history node, a later deletion of"
+                            + " the parent would restart its tokens",
+                    path);
         }
         return SequenceTokens.token(path, node, attempt.base.getAsLong(), registry.sequenceWrapMargin);
     }
