@@ -49,7 +49,8 @@ public interface FencedLock {
      * @throws LeaseLostException if this thread re-enters a lock whose lease was invalidated
      * @throws IllegalStateException if the {@link FencedLocks} that made this lock is closed
      * @return the lease; already invalid (see {@link Lease#lossCause()}) if the connection was
-     *     suspended or lost, or this JVM paused, between the lock node's creation and the grant
+     *     suspended or lost, the session changed, or this JVM paused, between the lock node's creation
+     *     and the grant, or if the {@link FencedLocks} was closed while this call waited
      */
     Lease acquire();
 

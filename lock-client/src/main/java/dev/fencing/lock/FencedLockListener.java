@@ -2,9 +2,10 @@ package dev.fencing.lock;
 
 /**
  * Told when something happens to a lock that the holder must act on. Called on Curator's event
- * thread, the pause detector's thread, the thread closing the {@link FencedLocks}, or the acquiring
- * thread (for a grant that was disrupted before it was registered): return quickly, and do not acquire
- * locks from here.
+ * thread, the pause detector's thread, the thread closing the {@link FencedLocks}, the acquiring
+ * thread (for a grant that was disrupted before it was registered, or whose token went backwards), or
+ * a thread that checks or verifies a lease and finds it lost: return quickly, and do not acquire locks
+ * from here.
  * Exceptions thrown by a listener are logged and ignored.
  */
 public interface FencedLockListener {

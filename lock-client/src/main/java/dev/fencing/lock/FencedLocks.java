@@ -115,7 +115,10 @@ public final class FencedLocks implements AutoCloseable {
         /**
          * How long this JVM may stop (GC, SIGSTOP, ...) before held leases are invalidated with {@link
          * LeaseLoss#PAUSE_DETECTED}. Default: a third of the negotiated session timeout, at least 200
-         * ms, so a holder learns of a pause well before its session could have expired.
+         * ms, so a holder learns of a pause well before its session could have expired. Keep a value
+         * of your own as far below the session timeout: a pause longer than the session timeout but
+         * shorter than the tolerance goes unseen here, and the lease stays valid after the JVM resumes
+         * until Curator reports the connection lost, while another client may hold the lock.
          */
         public Builder pauseTolerance(Duration pauseTolerance) {
             Objects.requireNonNull(pauseTolerance, "pauseTolerance");
