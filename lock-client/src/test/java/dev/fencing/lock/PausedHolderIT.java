@@ -2,6 +2,7 @@ package dev.fencing.lock;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.fencing.lock.internal.FrozenBeforeRegistrationMain;
 import dev.fencing.testsupport.EmbeddedZooKeeper;
 import java.io.BufferedReader;
 import java.io.File;
@@ -107,26 +108,63 @@ class PausedHolderIT {
         }
     }
 
+    /**
+     * The pause falls between Curator's grant and the registration of the hold: nothing is registered
+     * for the pause detector to invalidate, and ZooKeeper sees nothing (the session survives). The
+     * grant must still come out invalid.
+     */
+    @Test
+    void aPauseBetweenTheGrantAndItsRegistrationYieldsALeaseInvalidFromTheStart() throws Exception {
+        String path = "/it/paused-before-registration";
+        try (EmbeddedZooKeeper zk = EmbeddedZooKeeper.builder().build()) {
+            Process acquirer = start(
+                    FrozenBeforeRegistrationMain.class, zk.connectString(), path, Integer.toString(10_000), "300");
+            try {
+                BlockingQueue<String> lines = readLines(acquirer);
+                assertThat(lines.poll(60, TimeUnit.SECONDS)).isEqualTo("AT_HOOK");
+
+                signal("STOP", acquirer.pid());
+                // the fault itself: a 1.5 s stop, five times the 300 ms tolerance, inside the 10 s session
+                Thread.sleep(1_500);
+                signal("CONT", acquirer.pid());
+                acquirer.getOutputStream().write('\n');
+                acquirer.getOutputStream().flush();
+
+                assertThat(lines.poll(20, TimeUnit.SECONDS))
+                        .as("the grant after the pause")
+                        .matches("GRANTED \\d+ false PAUSE_DETECTED");
+                assertThat(acquirer.waitFor(30, TimeUnit.SECONDS)).isTrue();
+                assertThat(acquirer.exitValue()).isZero();
+            } finally {
+                signal("CONT", acquirer.pid());
+                acquirer.destroyForcibly();
+            }
+        }
+    }
+
     private static Process startHolder(String connect, String path) throws IOException {
         return startHolder(connect, path, SESSION_TIMEOUT_MS, null);
     }
 
     private static Process startHolder(String connect, String path, int sessionTimeoutMs, Long pauseToleranceMs)
             throws IOException {
+        List<String> args = new ArrayList<>(List.of(connect, path, Integer.toString(sessionTimeoutMs)));
+        if (pauseToleranceMs != null) {
+            args.add(Long.toString(pauseToleranceMs));
+        }
+        return start(PausedHolderMain.class, args.toArray(String[]::new));
+    }
+
+    private static Process start(Class<?> main, String... args) throws IOException {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         List<String> command = new ArrayList<>(List.of(
                 java,
                 "-cp",
                 System.getProperty("java.class.path"),
                 "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-                PausedHolderMain.class.getName(),
-                connect,
-                path,
-                Integer.toString(sessionTimeoutMs)));
-        if (pauseToleranceMs != null) {
-            command.add(Long.toString(pauseToleranceMs));
-        }
-        File log = Path.of("target", "paused-holder.log").toFile();
+                main.getName()));
+        command.addAll(List.of(args));
+        File log = Path.of("target", main.getSimpleName() + ".log").toFile();
         return new ProcessBuilder(command)
                 .redirectError(ProcessBuilder.Redirect.to(log))
                 .start();
