@@ -20,8 +20,10 @@ import java.util.Optional;
  * newest it has accepted. Use {@code fenced-jdbc} or {@code fenced-kafka} on the resource side.
  *
  * <p>Obtain instances from {@link FencedLocks#lock(String)} and reuse them. Thread-safe; each grant
- * belongs to the thread that acquired it, and a thread that acquires a lock it already holds gets a
- * lease with the same token (re-entry).
+ * belongs to the thread that acquired it, and a thread that acquires a lock it already holds through
+ * the same {@link FencedLocks} gets a lease with the same token (re-entry). Through another {@code
+ * FencedLocks} (another Curator client, or another namespace view of the same one) it is a contender
+ * like any other and waits for itself.
  *
  * <pre>{@code
  * FencedLock lock = locks.lock("/locks/sku-42");
