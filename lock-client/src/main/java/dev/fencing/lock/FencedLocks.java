@@ -101,7 +101,10 @@ public final class FencedLocks implements AutoCloseable {
         /**
          * ACL for lock nodes and for what this library creates around them: lock parents, their
          * markers and history nodes, and missing ancestors (see {@link ZooKeeperDigest}). By default
-         * the client's own ACL provider decides.
+         * the client's own ACL provider decides. The one exception is {@code /fencing-lock-history}
+         * itself, shared by every application on the ensemble: if this library creates it, anyone may
+         * read its list of children and add to it, and nobody may delete a child (the given ACL, less
+         * DELETE, for these credentials).
          */
         public Builder acl(List<ACL> acl) {
             Objects.requireNonNull(acl, "acl");

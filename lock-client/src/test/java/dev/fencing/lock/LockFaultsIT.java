@@ -286,6 +286,34 @@ class LockFaultsIT {
         }
     }
 
+    /**
+     * {@code /fencing-lock-history} is shared by every application on the ensemble, whichever created it
+     * first: a second application with credentials of its own must still be able to record its locks'
+     * histories there, and neither can delete the other's.
+     */
+    @Test
+    void twoApplicationsWithTheirOwnCredentialsBothKeepHistoriesThatTheOtherCannotDelete() throws Exception {
+        try (EmbeddedZooKeeper zk = EmbeddedZooKeeper.builder().build();
+                ZooKeeperClients clients = new ZooKeeperClients(zk.connectString())) {
+            ZooKeeperDigest orders = ZooKeeperDigest.of("orders", "s3cret");
+            ZooKeeperDigest billing = ZooKeeperDigest.of("billing", "other");
+            CuratorFramework ordersClient = clients.newClient(Duration.ofSeconds(10), orders.authInfo());
+            CuratorFramework billingClient = clients.newClient(Duration.ofSeconds(10), billing.authInfo());
+            FencedLocks ordersLocks = clients.track(
+                    FencedLocks.builder(ordersClient).acl(orders.acl()).build());
+            FencedLocks billingLocks = clients.track(
+                    FencedLocks.builder(billingClient).acl(billing.acl()).build());
+
+            assertThat(ordersLocks.lock("/orders").runLocked(Lease::token)).isEqualTo(2);
+            assertThat(billingLocks.lock("/billing").runLocked(Lease::token)).isEqualTo(2);
+
+            assertThatThrownBy(() -> billingClient.delete().forPath("/fencing-lock-history/orders"))
+                    .isInstanceOf(KeeperException.NoAuthException.class);
+            assertThatThrownBy(() -> ordersClient.delete().forPath("/fencing-lock-history/billing"))
+                    .isInstanceOf(KeeperException.NoAuthException.class);
+        }
+    }
+
     @Test
     void aClientWithoutCredentialsCannotDeleteOrCreateLockNodes() throws Exception {
         try (EmbeddedZooKeeper zk = EmbeddedZooKeeper.builder().build();

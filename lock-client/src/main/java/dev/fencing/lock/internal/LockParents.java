@@ -10,6 +10,7 @@ import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.ZooDefs;
 import org.apache.zookeeper.data.ACL;
 import org.apache.zookeeper.data.Stat;
 import org.slf4j.Logger;
@@ -283,6 +284,37 @@ public final class LockParents {
         return data != null && ZXID_HISTORY.equals(new String(data, StandardCharsets.US_ASCII));
     }
 
+    /**
+     * {@value #HISTORY_ROOT} is shared by every application on the ensemble, whatever its credentials:
+     * whoever creates it first gives it an ACL that lets anyone see it and add histories to it, and lets
+     * nobody (but a super user) delete what lies directly under it. Made with the creator's ACL alone,
+     * it would lock every application with other credentials out of SEQUENCE locks for good.
+     */
+    private static void createHistoryRoot(CuratorFramework client, List<ACL> acl) throws Exception {
+        try {
+            client.create()
+                    .withMode(CreateMode.PERSISTENT)
+                    .withACL(historyRootAcl(acl))
+                    .forPath(HISTORY_ROOT, new byte[0]);
+        } catch (KeeperException.NodeExistsException raced) {
+            // made by another client meanwhile
+        }
+    }
+
+    static List<ACL> historyRootAcl(List<ACL> acl) {
+        int anyone = ZooDefs.Perms.READ | ZooDefs.Perms.CREATE;
+        List<ACL> result = new ArrayList<>();
+        for (ACL entry : acl) {
+            if (entry.getId().equals(ZooDefs.Ids.ANYONE_ID_UNSAFE)) {
+                anyone |= entry.getPerms() & ~ZooDefs.Perms.DELETE;
+            } else {
+                result.add(new ACL(entry.getPerms() & ~ZooDefs.Perms.DELETE, entry.getId()));
+            }
+        }
+        result.add(new ACL(anyone, ZooDefs.Ids.ANYONE_ID_UNSAFE));
+        return result;
+    }
+
     private static CuratorOp createOp(CuratorFramework client, List<ACL> acl, String path, byte[] data)
             throws Exception {
         var builder = client.transactionOp().create().withMode(CreateMode.PERSISTENT);
@@ -293,6 +325,9 @@ public final class LockParents {
         String ancestors = ZKPaths.getPathAndNode(path).getPath();
         if ("/".equals(ancestors) || client.checkExists().forPath(ancestors) != null) {
             return;
+        }
+        if (acl != null && path.startsWith(HISTORY_ROOT + "/")) {
+            createHistoryRoot(client, acl);
         }
         try {
             var builder = client.create().creatingParentsIfNeeded().withMode(CreateMode.PERSISTENT);

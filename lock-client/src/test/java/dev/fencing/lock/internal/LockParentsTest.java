@@ -5,6 +5,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import org.apache.zookeeper.ZooDefs;
+import org.apache.zookeeper.data.ACL;
+import org.apache.zookeeper.data.Id;
 import org.junit.jupiter.api.Test;
 
 class LockParentsTest {
@@ -39,6 +42,17 @@ class LockParentsTest {
     @Test
     void theHistoryNodeMirrorsTheLockPath() {
         assertThat(LockParents.historyOf("/locks/sku-42")).isEqualTo("/fencing-lock-history/locks/sku-42");
+    }
+
+    @Test
+    void theHistoryRootLetsAnyoneAddHistoriesAndNobodyDeleteThem() {
+        Id orders = new Id("digest", "orders:x");
+        assertThat(LockParents.historyRootAcl(List.of(new ACL(ZooDefs.Perms.ALL, orders))))
+                .containsExactlyInAnyOrder(
+                        new ACL(ZooDefs.Perms.ALL & ~ZooDefs.Perms.DELETE, orders),
+                        new ACL(ZooDefs.Perms.READ | ZooDefs.Perms.CREATE, ZooDefs.Ids.ANYONE_ID_UNSAFE));
+        assertThat(LockParents.historyRootAcl(ZooDefs.Ids.OPEN_ACL_UNSAFE))
+                .containsExactly(new ACL(ZooDefs.Perms.ALL & ~ZooDefs.Perms.DELETE, ZooDefs.Ids.ANYONE_ID_UNSAFE));
     }
 
     @Test
