@@ -50,7 +50,7 @@ final class BatchWrite {
         for (int i = 0; i < batch.size(); i++) {
             rows.add(i);
         }
-        Query query = handle.createQuery(sql);
+        Query query = StatementParser.query(handle, sql);
         bind(query, batch, shape, rows);
         long[] counts = query.map((rs, ctx) -> new long[] {rs.getLong("inputs"), rs.getLong("written")})
                 .one();
@@ -101,7 +101,7 @@ final class BatchWrite {
                         shape.oneToken,
                         false));
         for (int attempt = 1; !pending.isEmpty(); attempt++) {
-            Query query = handle.createQuery(sql);
+            Query query = StatementParser.query(handle, sql);
             bind(query, batch, shape, pending);
             query.bind(FencedSql.BATCH_SIZE, (long) pending.size());
             // only the rows that were not written come back; every other pending row was applied
