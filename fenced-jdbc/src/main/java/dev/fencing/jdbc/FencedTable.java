@@ -43,7 +43,7 @@ public final class FencedTable {
     /** The fence column that {@code fencing.protect_table(...)} adds. */
     public static final String DEFAULT_FENCE_COLUMN = "last_fence_token";
 
-    private static final Logger log = LoggerFactory.getLogger(FencedTable.class);
+    private static final Logger LOG = LoggerFactory.getLogger(FencedTable.class);
 
     private final String schema;
     private final String name;
@@ -111,9 +111,10 @@ public final class FencedTable {
     }
 
     /**
-     * Whether the db module's {@code fencing_guard} trigger (enabled, AFTER UPDATE, as {@code
-     * fencing.protect_table} installs it) was on the table when it was checked. Without it, fenced-jdbc's
-     * writes are still fenced, but a writer that bypasses the library can lower tokens.
+     * Whether the db module's {@code fencing_guard} trigger, as {@code fencing.protect_table} installs it for
+     * this table's fence column (AFTER UPDATE, FOR EACH ROW, enabled for ordinary sessions), was on the table
+     * when it was checked. Without it, fenced-jdbc's writes are still fenced, but a writer that bypasses the
+     * library can lower tokens.
      */
     public boolean guarded() {
         return guarded;
@@ -346,24 +347,33 @@ public final class FencedTable {
             }
             boolean guarded = handle.createQuery("SELECT EXISTS (SELECT 1 FROM pg_trigger"
                             + " WHERE tgrelid = to_regclass(format('%I.%I', :schema, :table))"
-                            // an AFTER trigger (bit 1 of tgtype is BEFORE): a BEFORE guard, from an earlier
-                            // version, can be undone by a user's BEFORE trigger that fires after it
-                            + " AND tgname = 'fencing_guard' AND NOT tgisinternal AND tgenabled <> 'D'"
-                            + " AND (tgtype::int & 2) = 0)")
+                            + " AND tgname = 'fencing_guard' AND NOT tgisinternal"
+                            // fired in ordinary sessions: 'R' fires only under session_replication_role =
+                            // replica, 'D' never
+                            + " AND tgenabled IN ('O', 'A')"
+                            // FOR EACH ROW (bit 0), AFTER (bit 1 clear: a BEFORE guard, from an earlier
+                            // version, can be undone by a user's BEFORE trigger that fires after it), UPDATE
+                            // (bit 4)
+                            + " AND (tgtype::int & 19) = 17"
+                            + " AND tgfoid = to_regprocedure('fencing.guard_fence_token()')"
+                            // and guarding this fence column, the function's first argument
+                            + " AND substring(tgargs FROM 1 FOR position(decode('00', 'hex') IN tgargs) - 1)"
+                            + " = convert_to(:fence, 'UTF8'))")
                     .bind("schema", schema)
                     .bind("table", table)
+                    .bind("fence", fenceColumn)
                     .mapTo(Boolean.class)
                     .one();
             FencedTable result = new FencedTable(schema, table, keyColumns, fenceColumn, types, guarded, partitioned);
             if (guarded) {
-                log.info(
+                LOG.info(
                         "fenced table {} checked: key {}, fence column {}, guard trigger installed",
                         qualified,
                         keyColumns,
                         fenceColumn);
             } else {
-                log.warn(
-                        "fenced table {} checked: key {}, fence column {}, but no enabled AFTER fencing_guard trigger:"
+                LOG.warn(
+                        "fenced table {} checked: key {}, fence column {}, but no fencing_guard trigger guards it:"
                                 + " writers that bypass fenced-jdbc can lower tokens; run"
                                 + " SELECT fencing.protect_table('{}')",
                         qualified,

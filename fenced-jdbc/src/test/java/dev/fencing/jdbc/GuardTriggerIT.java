@@ -151,6 +151,39 @@ class GuardTriggerIT {
         }
     }
 
+    /**
+     * A guard that does not fire for ordinary sessions (enabled for replicas only) or that guards another
+     * column is no guard of this table's fence column.
+     */
+    @Test
+    void aGuardThatDoesNotFireForOrdinarySessionsOrGuardsAnotherColumnIsNotReportedAsGuarded() {
+        db.jdbi.useHandle(h -> {
+            h.execute("CREATE TABLE legacy (sku TEXT PRIMARY KEY, last_fence_token BIGINT NOT NULL DEFAULT 0,"
+                    + " other_token BIGINT NOT NULL DEFAULT 0)");
+            h.execute("SELECT fencing.protect_table('legacy')");
+        });
+        try {
+            FencedTable.Builder legacy = FencedTable.builder().table("legacy").keyColumns("sku");
+            assertThat(legacy.build(db.jdbi).guarded()).isTrue();
+
+            db.jdbi.useHandle(h -> h.execute("ALTER TABLE legacy ENABLE REPLICA TRIGGER fencing_guard"));
+            assertThat(legacy.build(db.jdbi).guarded())
+                    .as("fires for replicas only")
+                    .isFalse();
+            db.jdbi.useHandle(h -> {
+                h.execute("INSERT INTO legacy (sku, last_fence_token) VALUES ('A-1', 9)");
+                h.execute("UPDATE legacy SET last_fence_token = 1 WHERE sku = 'A-1'");
+            });
+
+            db.jdbi.useHandle(h -> h.execute("SELECT fencing.protect_table('legacy', NULL, 'other_token')"));
+            assertThat(legacy.build(db.jdbi).guarded()).as("guards other_token").isFalse();
+            assertThat(legacy.fenceColumn("other_token").build(db.jdbi).guarded())
+                    .isTrue();
+        } finally {
+            db.jdbi.useHandle(h -> h.execute("DROP TABLE legacy"));
+        }
+    }
+
     private static String plainRow() {
         return db.jdbi.withHandle(
                 h -> h.createQuery("SELECT stock || ':' || last_fence_token FROM inventory_plain WHERE sku = 'A-1'")

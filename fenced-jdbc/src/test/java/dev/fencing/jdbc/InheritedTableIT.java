@@ -15,7 +15,7 @@ import org.junit.jupiter.api.Test;
  * stored in the parent, and the parent's primary key does not constrain its children's rows. So
  * fencing.protect_table() and FencedTable.build() refuse a table in inheritance, and the library's
  * statements name the table with ONLY, so that a child added after the checks (the case here: unsupported,
- * but possible) is never written by key. (From the review of the jdbc rework.)
+ * but possible) is never written by key.
  */
 class InheritedTableIT {
     static FencingDatabase db;
