@@ -49,6 +49,15 @@ class GuardTriggerIT {
                 .hasMessageContaining(
                         "stale fence token refused on table public.inventory row (sku=A-1): stored token 9, offered token 3");
         assertThat(db.row("A-1")).isEqualTo("7:9");
+        // an upsert's DO UPDATE, and an UPDATE that also moves the row to another key, are UPDATEs too
+        assertThatThrownBy(() -> db.jdbi.useHandle(h -> h.execute("INSERT INTO inventory (sku, stock, last_fence_token)"
+                        + " VALUES ('A-1', 0, 3) ON CONFLICT (sku) DO UPDATE SET stock = 0,"
+                        + " last_fence_token = EXCLUDED.last_fence_token")))
+                .hasMessageContaining("stored token 9, offered token 3");
+        assertThatThrownBy(() -> db.jdbi.useHandle(
+                        h -> h.execute("UPDATE inventory SET sku = 'B-1', last_fence_token = 3 WHERE sku = 'A-1'")))
+                .hasMessageContaining("stored token 9, offered token 3");
+        assertThat(db.row("A-1")).isEqualTo("7:9");
 
         int applied = db.jdbi.withHandle(h -> h.execute(String.format(LOWER, "inventory_plain")));
         assertThat(applied).isEqualTo(1);
