@@ -193,6 +193,34 @@ class GuardTriggerIT {
         }
     }
 
+    /**
+     * A BEFORE trigger that returns NULL skips the row: the write admits the token but writes nothing, every
+     * time. That is a failure naming the likely cause, never an outcome.
+     */
+    @Test
+    void aUserTriggerThatSkipsTheRowFailsTheWriteWithAMessageNamingIt() {
+        db.jdbi.useHandle(h -> {
+            h.execute("CREATE FUNCTION skip_row() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$");
+            h.execute("CREATE TRIGGER skip_row BEFORE UPDATE ON inventory FOR EACH ROW EXECUTE FUNCTION skip_row()");
+        });
+        try {
+            FencedWriter writer = FencedWriter.builder(db.jdbi).build();
+            FencedUpdate update = FencedUpdate.builder(db.inventory())
+                    .key("A-1")
+                    .set("stock", 0)
+                    .build();
+            assertThatThrownBy(() -> writer.tryUpdate(update, 11))
+                    .isInstanceOf(FencedWriteException.class)
+                    .hasMessageContaining("BEFORE UPDATE trigger that returns NULL");
+            assertThat(db.row("A-1")).isEqualTo("7:9");
+        } finally {
+            db.jdbi.useHandle(h -> {
+                h.execute("DROP TRIGGER skip_row ON inventory");
+                h.execute("DROP FUNCTION skip_row()");
+            });
+        }
+    }
+
     private static String plainRow() {
         return db.jdbi.withHandle(
                 h -> h.createQuery("SELECT stock || ':' || last_fence_token FROM inventory_plain WHERE sku = 'A-1'")
