@@ -211,7 +211,7 @@ class GuardTriggerIT {
                     .build();
             assertThatThrownBy(() -> writer.tryUpdate(update, 11))
                     .isInstanceOf(FencedWriteException.class)
-                    .hasMessageContaining("BEFORE UPDATE trigger that returns NULL");
+                    .hasMessageContaining("BEFORE trigger that returns NULL");
             assertThat(db.row("A-1")).isEqualTo("7:9");
         } finally {
             db.jdbi.useHandle(h -> {

@@ -51,7 +51,7 @@ final class OutcomeExceptions {
         return new FencedWriteException(
                 "fenced write to " + table + " key " + key + " under token " + token + " wrote nothing in "
                         + attempts + " attempts although the row admitted the token each time: either the row"
-                        + " changed concurrently during each attempt, or a BEFORE UPDATE trigger that returns"
+                        + " changed concurrently during each attempt, or a BEFORE trigger that returns"
                         + " NULL (or a row-level security policy) skips the row; nothing was written",
                 table,
                 key,
