@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.fencing.FencePolicy;
 import dev.fencing.jdbc.internal.FencedSql;
+import org.jdbi.v3.core.Jdbi;
+import org.jdbi.v3.core.statement.HashPrefixSqlParser;
 import org.jdbi.v3.core.statement.UnableToExecuteStatementException;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -105,6 +107,27 @@ class FragmentEscapeIT {
             assertThat(writer.tryUpdate(update, 10)).isEqualTo(new WriteOutcome.Applied(10));
             assertThat(rows(table)).isEqualTo("A-1:0:10 A-2:10:9 A-3:10:9");
         }
+    }
+
+    /** The writer's statements do not depend on the SQL parser the application configured on its Jdbi. */
+    @Test
+    void theWriterWorksWithAJdbiThatParsesHashParameters() {
+        Jdbi hashes = Jdbi.create(db.pool).setSqlParser(new HashPrefixSqlParser());
+        db.jdbi.useHandle(h -> h.execute("UPDATE inventory SET last_fence_token = 9"));
+        FencedTable inventory =
+                FencedTable.builder().table("inventory").keyColumns("sku").build(hashes);
+        FencedUpdate update = FencedUpdate.builder(inventory)
+                .key("A-1")
+                .setExpression("stock", "stock - :qty")
+                .bind("qty", 3)
+                .build();
+        FencedWriter writer = FencedWriter.builder(hashes).build();
+
+        assertThat(writer.tryUpdate(update, 8)).isEqualTo(new WriteOutcome.Rejected(9, 8));
+        assertThat(writer.tryUpdate(update, 10)).isEqualTo(new WriteOutcome.Applied(10));
+        assertThat(db.row("A-1")).isEqualTo("7:10");
+        String ran = writer.advanceWatermarkAndRun("report", 10, h -> "ran");
+        assertThat(ran).isEqualTo("ran");
     }
 
     private static String rows(FencedTable table) {

@@ -16,9 +16,9 @@ import org.jdbi.v3.core.statement.Update;
  * Jdbi's default parser reads literals another way and drops backslashes it finds outside what it takes for
  * one, which can turn a fragment that was checked as safe into one that escapes its row (see SqlFragment);
  * a user's own parser or template engine, configured on their Jdbi, must not touch the library's text
- * either. Thread-safe.
+ * either (nor break its catalog queries, which use it too). Thread-safe.
  */
-final class StatementParser implements SqlParser {
+public final class StatementParser implements SqlParser {
     private static final StatementParser INSTANCE = new StatementParser();
 
     /** Statements already parsed; they come from StatementCache, so the same few. Bounded like it. */
@@ -29,12 +29,12 @@ final class StatementParser implements SqlParser {
     private StatementParser() {}
 
     /** An update of the library's on {@code handle}, read by this parser, rendered by no template engine. */
-    static Update update(Handle handle, String sql) {
+    public static Update update(Handle handle, String sql) {
         return handle.createUpdate(sql).setTemplateEngine(TemplateEngine.NOP).setSqlParser(INSTANCE);
     }
 
     /** A query of the library's, as {@link #update}. */
-    static Query query(Handle handle, String sql) {
+    public static Query query(Handle handle, String sql) {
         return handle.createQuery(sql).setTemplateEngine(TemplateEngine.NOP).setSqlParser(INSTANCE);
     }
 
