@@ -38,9 +38,9 @@ import java.util.Set;
  * none, and an unterminated one would swallow the fence condition that follows it), a {@code $} that does
  * not start a dollar quote at a token boundary (a positional {@code $1}, or a {@code $} glued to a word,
  * where PostgreSQL versions disagree whether a dollar quote begins), a closing parenthesis without its
- * opening one, a {@code ?} that is not doubled, and <code>&#123;</code> / <code>&#125;</code>: the JDBC driver rewrites those
- * (a positional parameter, its escape syntax) before PostgreSQL reads the statement. Refused at the end: an
- * open literal or parenthesis.
+ * opening one, a {@code ?} that is not doubled, and <code>&#123;</code> or <code>&#125;</code>: the JDBC
+ * driver rewrites those (a positional parameter, its escape syntax) before PostgreSQL reads the statement.
+ * Refused at the end: an open literal or parenthesis.
  *
  * <p>The check holds only if PostgreSQL receives the text it checked. Jdbi's own SQL parser and template
  * engine read literals their own way ({@code \'} closes no {@code '...'} for them, and they drop a
@@ -79,8 +79,9 @@ public final class SqlFragment {
     record Parameter(int start, int end, String name) {}
 
     /**
-     * Reads {@code sql} under the same rules as {@link #check} (a whole statement of the library's, with the
-     * fragments spliced into it, obeys them too) and returns its named parameters in order, every use.
+     * Reads {@code fragment} under the same rules as {@link #check} (a whole statement of the library's,
+     * with the fragments spliced into it, obeys them too) and returns its named parameters in order, every
+     * use.
      *
      * @throws IllegalArgumentException as {@link #check} does
      */
