@@ -1,4 +1,4 @@
 -- Layout 2 of FlywayRecipesIT: a service whose migrations live outside Flyway's default location,
--- numbered after the toolkit's range (V1..V999).
+-- numbered above the toolkit's versions (V1, V100).
 CREATE TABLE inventory (sku TEXT PRIMARY KEY, stock INT NOT NULL);
 SELECT fencing.protect_table('inventory');

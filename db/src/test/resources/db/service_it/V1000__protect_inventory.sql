@@ -1,2 +1,2 @@
--- A service's own migration, numbered after the fencing range (V1..V199 are the toolkit's).
+-- A service's own migration, numbered above the toolkit's versions (V1, V100).
 SELECT fencing.protect_table('inventory');

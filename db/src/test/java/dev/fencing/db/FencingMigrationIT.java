@@ -67,7 +67,7 @@ class FencingMigrationIT {
         MigrateResult second = flyway(LOCATION, "classpath:db/service_it").migrate();
 
         // then
-        // V1 and the service's V1000, plus whatever else the fencing folder ships (fenced-kafka's V100+)
+        // V1 and the service's V1000, plus whatever else the fencing folder ships (fenced-kafka's V100)
         assertThat(first.migrationsExecuted).isGreaterThanOrEqualTo(2);
         assertThat(first.targetSchemaVersion).isEqualTo("1000");
         assertThat(second.migrationsExecuted).isZero();

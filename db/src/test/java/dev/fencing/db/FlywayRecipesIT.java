@@ -31,6 +31,8 @@ import org.junit.jupiter.api.Test;
  */
 class FlywayRecipesIT {
     static final String TOOLKIT = "classpath:dev/fencing/db/migration";
+    /** Stands in for the toolkit's next release: one more migration, numbered above every released one. */
+    static final String NEXT_RELEASE = "classpath:db/toolkit_next";
 
     private PostgresEndpoint db;
 
@@ -150,6 +152,113 @@ class FlywayRecipesIT {
         assertThat(history("fencing.flyway_schema_history")).contains("1", "100");
         assertThat(history("flyway_schema_history")).containsExactly("1", "2");
         assertGuarded();
+    }
+
+    /**
+     * Recipe 2 with the service's files in Flyway's default location: the toolkit's history in schema
+     * fencing, the service's (from V1000 here) in the default schema, both quiet.
+     */
+    @Test
+    void separateHistoriesWithYoursInTheDefaultLocation() throws SQLException {
+        DataSource ds = db.dataSource();
+        String log = warnings(() -> {
+            Flyway.configure()
+                    .dataSource(ds)
+                    .schemas("fencing")
+                    .locations("classpath:dev/fencing/db/migration")
+                    .load()
+                    .migrate();
+            Flyway.configure()
+                    .dataSource(ds)
+                    .locations("classpath:db/migration")
+                    .load()
+                    .migrate();
+        });
+
+        assertThat(log).doesNotContain("WARN");
+        assertThat(history("fencing.flyway_schema_history")).contains("1", "100");
+        assertThat(history("flyway_schema_history")).containsExactly("1000");
+        assertGuarded();
+    }
+
+    /**
+     * A later release of the toolkit adds a migration, numbered above every released one (V101, from a
+     * stand-in location). With separate histories it simply runs.
+     */
+    @Test
+    void aToolkitUpgradeRunsInTheToolkitsOwnHistory() throws SQLException {
+        DataSource ds = db.dataSource();
+        for (String[] toolkit : new String[][] {{TOOLKIT}, {TOOLKIT, NEXT_RELEASE}}) {
+            Flyway.configure()
+                    .dataSource(ds)
+                    .schemas("fencing")
+                    .locations(toolkit)
+                    .load()
+                    .migrate();
+            Flyway.configure()
+                    .dataSource(ds)
+                    .locations("classpath:db/migration")
+                    .load()
+                    .migrate();
+        }
+
+        assertThat(history("fencing.flyway_schema_history")).containsExactly("1", "100", "101");
+        assertThat(history("flyway_schema_history")).containsExactly("1000");
+        assertGuarded();
+    }
+
+    /**
+     * In one history the toolkit's new V101 sorts below the service's applied V1000: Flyway refuses to
+     * migrate until it may run migrations out of order.
+     */
+    @Test
+    void aToolkitUpgradeInOneHistoryNeedsOutOfOrder() throws SQLException {
+        Flyway.configure()
+                .dataSource(db.jdbcUrl(), db.user(), db.password())
+                .locations("classpath:db/migration", TOOLKIT)
+                .load()
+                .migrate();
+
+        assertThatThrownBy(() -> Flyway.configure()
+                        .dataSource(db.jdbcUrl(), db.user(), db.password())
+                        .locations("classpath:db/migration", TOOLKIT, NEXT_RELEASE)
+                        .load()
+                        .migrate())
+                .isInstanceOf(FlywayException.class)
+                .hasMessageContaining("Detected resolved migration not applied to database: 101")
+                .hasMessageContaining("outOfOrder");
+        Flyway.configure()
+                .dataSource(db.jdbcUrl(), db.user(), db.password())
+                .locations("classpath:db/migration", TOOLKIT, NEXT_RELEASE)
+                .outOfOrder(true)
+                .load()
+                .migrate();
+
+        assertThat(history("flyway_schema_history")).containsExactly("1", "100", "1000", "101");
+    }
+
+    /**
+     * Why the toolkit numbers its migrations in one sequence, whichever module they serve: a new migration
+     * numbered below a released one (a V2 after V100) is refused on every database that has V100, even in
+     * the toolkit's own history.
+     */
+    @Test
+    void aToolkitMigrationNumberedBelowAReleasedOneIsRefusedEvenInItsOwnHistory() {
+        Flyway.configure()
+                .dataSource(db.dataSource())
+                .schemas("fencing")
+                .locations(TOOLKIT)
+                .load()
+                .migrate();
+
+        assertThatThrownBy(() -> Flyway.configure()
+                        .dataSource(db.dataSource())
+                        .schemas("fencing")
+                        .locations(TOOLKIT, "classpath:db/toolkit_below")
+                        .load()
+                        .migrate())
+                .isInstanceOf(FlywayException.class)
+                .hasMessageContaining("Detected resolved migration not applied to database: 2");
     }
 
     /** The guard is on inventory: a raw UPDATE lowering the token is refused. */

@@ -1,6 +1,7 @@
 package dev.fencing.jdbc;
 
 import dev.fencing.jdbc.internal.Identifiers;
+import dev.fencing.jdbc.internal.StatementParser;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -43,7 +44,7 @@ public final class FencedTable {
     /** The fence column that {@code fencing.protect_table(...)} adds. */
     public static final String DEFAULT_FENCE_COLUMN = "last_fence_token";
 
-    private static final Logger log = LoggerFactory.getLogger(FencedTable.class);
+    private static final Logger LOG = LoggerFactory.getLogger(FencedTable.class);
 
     private final String schema;
     private final String name;
@@ -111,9 +112,10 @@ public final class FencedTable {
     }
 
     /**
-     * Whether the db module's {@code fencing_guard} trigger (enabled, AFTER UPDATE, as {@code
-     * fencing.protect_table} installs it) was on the table when it was checked. Without it, fenced-jdbc's
-     * writes are still fenced, but a writer that bypasses the library can lower tokens.
+     * Whether the db module's {@code fencing_guard} trigger, as {@code fencing.protect_table} installs it for
+     * this table's fence column (AFTER UPDATE, FOR EACH ROW, enabled for ordinary sessions), was on the table
+     * when it was checked. Without it, fenced-jdbc's writes are still fenced, but a writer that bypasses the
+     * library can lower tokens.
      */
     public boolean guarded() {
         return guarded;
@@ -237,12 +239,14 @@ public final class FencedTable {
          * partitions its children: both are fine, PostgreSQL clones the guard to every partition.
          */
         private boolean requireNoInheritance(Handle handle, String qualified) {
-            Map<String, Object> found = handle.createQuery("SELECT c.relkind = 'p' AS partitioned,"
-                            + " (SELECT string_agg(h.inhrelid::regclass::text, ', ' ORDER BY h.inhrelid::regclass::text)"
-                            + " FROM pg_inherits h WHERE h.inhparent = c.oid AND c.relkind <> 'p') AS children,"
-                            + " (SELECT string_agg(h.inhparent::regclass::text, ', ' ORDER BY h.inhparent::regclass::text)"
-                            + " FROM pg_inherits h WHERE h.inhrelid = c.oid AND NOT c.relispartition) AS parents"
-                            + " FROM pg_class c WHERE c.oid = to_regclass(format('%I.%I', :schema, :table))")
+            Map<String, Object> found = StatementParser.query(
+                            handle,
+                            "SELECT c.relkind = 'p' AS partitioned,"
+                                    + " (SELECT string_agg(h.inhrelid::regclass::text, ', ' ORDER BY h.inhrelid::regclass::text)"
+                                    + " FROM pg_inherits h WHERE h.inhparent = c.oid AND c.relkind <> 'p') AS children,"
+                                    + " (SELECT string_agg(h.inhparent::regclass::text, ', ' ORDER BY h.inhparent::regclass::text)"
+                                    + " FROM pg_inherits h WHERE h.inhrelid = c.oid AND NOT c.relispartition) AS parents"
+                                    + " FROM pg_class c WHERE c.oid = to_regclass(format('%I.%I', :schema, :table))")
                     .bind("schema", schema)
                     .bind("table", table)
                     .mapToMap()
@@ -280,12 +284,14 @@ public final class FencedTable {
             Map<String, Boolean> nullable = new LinkedHashMap<>();
             // typmod -1, not NULL: with NULL, char(n) reads back as "character", which is char(1) in a
             // cast, so CAST(:key AS character) would truncate 'ABC' to 'A' and match another row.
-            handle.createQuery("SELECT c.column_name, c.is_nullable, format_type(a.atttypid, -1) AS base_type"
-                            + " FROM information_schema.columns c"
-                            + " JOIN pg_attribute a ON a.attrelid = to_regclass(format('%I.%I', c.table_schema,"
-                            + " c.table_name)) AND a.attname = c.column_name"
-                            + " WHERE c.table_schema = :schema AND c.table_name = :table"
-                            + " ORDER BY c.ordinal_position")
+            StatementParser.query(
+                            handle,
+                            "SELECT c.column_name, c.is_nullable, format_type(a.atttypid, -1) AS base_type"
+                                    + " FROM information_schema.columns c"
+                                    + " JOIN pg_attribute a ON a.attrelid = to_regclass(format('%I.%I', c.table_schema,"
+                                    + " c.table_name)) AND a.attname = c.column_name"
+                                    + " WHERE c.table_schema = :schema AND c.table_name = :table"
+                                    + " ORDER BY c.ordinal_position")
                     .bind("schema", schema)
                     .bind("table", table)
                     .map((rs, ctx) -> {
@@ -323,15 +329,17 @@ public final class FencedTable {
                                 + types.get(fenceColumn) + (nullable.get(fenceColumn) ? " NULL" : " NOT NULL"),
                         null);
             }
-            boolean unique = handle.createQuery("SELECT EXISTS (SELECT 1 FROM pg_index i"
-                            + " WHERE i.indrelid = to_regclass(format('%I.%I', :schema, :table))"
-                            + " AND i.indisunique AND i.indpred IS NULL AND i.indexprs IS NULL"
-                            + " AND i.indnkeyatts = cardinality(CAST(:keys AS text[]))"
-                            + " AND (SELECT array_agg(a.attname::text ORDER BY a.attname::text)"
-                            + " FROM unnest(i.indkey::int2[]) WITH ORDINALITY AS ik(attnum, n)"
-                            + " JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ik.attnum"
-                            + " WHERE ik.n <= i.indnkeyatts)"
-                            + " = (SELECT array_agg(k ORDER BY k) FROM unnest(CAST(:keys AS text[])) AS k))")
+            boolean unique = StatementParser.query(
+                            handle,
+                            "SELECT EXISTS (SELECT 1 FROM pg_index i"
+                                    + " WHERE i.indrelid = to_regclass(format('%I.%I', :schema, :table))"
+                                    + " AND i.indisunique AND i.indpred IS NULL AND i.indexprs IS NULL"
+                                    + " AND i.indnkeyatts = cardinality(CAST(:keys AS text[]))"
+                                    + " AND (SELECT array_agg(a.attname::text ORDER BY a.attname::text)"
+                                    + " FROM unnest(i.indkey::int2[]) WITH ORDINALITY AS ik(attnum, n)"
+                                    + " JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ik.attnum"
+                                    + " WHERE ik.n <= i.indnkeyatts)"
+                                    + " = (SELECT array_agg(k ORDER BY k) FROM unnest(CAST(:keys AS text[])) AS k))")
                     .bind("schema", schema)
                     .bind("table", table)
                     .bindArray("keys", String.class, keyColumns)
@@ -344,26 +352,37 @@ public final class FencedTable {
                                 + " (no primary key or unique index on exactly those columns)",
                         null);
             }
-            boolean guarded = handle.createQuery("SELECT EXISTS (SELECT 1 FROM pg_trigger"
-                            + " WHERE tgrelid = to_regclass(format('%I.%I', :schema, :table))"
-                            // an AFTER trigger (bit 1 of tgtype is BEFORE): a BEFORE guard, from an earlier
-                            // version, can be undone by a user's BEFORE trigger that fires after it
-                            + " AND tgname = 'fencing_guard' AND NOT tgisinternal AND tgenabled <> 'D'"
-                            + " AND (tgtype::int & 2) = 0)")
+            boolean guarded = StatementParser.query(
+                            handle,
+                            "SELECT EXISTS (SELECT 1 FROM pg_trigger"
+                                    + " WHERE tgrelid = to_regclass(format('%I.%I', :schema, :table))"
+                                    + " AND tgname = 'fencing_guard' AND NOT tgisinternal"
+                                    // fired in ordinary sessions: 'R' fires only under session_replication_role =
+                                    // replica, 'D' never
+                                    + " AND tgenabled IN ('O', 'A')"
+                                    // FOR EACH ROW (bit 0), AFTER (bit 1 clear: a BEFORE guard, from an earlier
+                                    // version, can be undone by a user's BEFORE trigger that fires after it), UPDATE
+                                    // (bit 4)
+                                    + " AND (tgtype::int & 19) = 17"
+                                    + " AND tgfoid = to_regprocedure('fencing.guard_fence_token()')"
+                                    // and guarding this fence column, the function's first argument
+                                    + " AND substring(tgargs FROM 1 FOR position(decode('00', 'hex') IN tgargs) - 1)"
+                                    + " = convert_to(:fence, 'UTF8'))")
                     .bind("schema", schema)
                     .bind("table", table)
+                    .bind("fence", fenceColumn)
                     .mapTo(Boolean.class)
                     .one();
             FencedTable result = new FencedTable(schema, table, keyColumns, fenceColumn, types, guarded, partitioned);
             if (guarded) {
-                log.info(
+                LOG.info(
                         "fenced table {} checked: key {}, fence column {}, guard trigger installed",
                         qualified,
                         keyColumns,
                         fenceColumn);
             } else {
-                log.warn(
-                        "fenced table {} checked: key {}, fence column {}, but no enabled AFTER fencing_guard trigger:"
+                LOG.warn(
+                        "fenced table {} checked: key {}, fence column {}, but no fencing_guard trigger guards it:"
                                 + " writers that bypass fenced-jdbc can lower tokens; run"
                                 + " SELECT fencing.protect_table('{}')",
                         qualified,

@@ -33,8 +33,15 @@ import java.util.Set;
  * {@code E''}, {@code U&''} and bit strings, quoted identifiers) and refused, with a message naming it,
  * unless it is one self-contained expression: literals closed, parentheses balanced, no {@code ;}, no
  * comment, no backslash in a {@code '...'} string (its meaning depends on {@code
- * standard_conforming_strings}), no {@code $1}. Every {@code :name} they use must be bound and every
- * binding used. Immutable and thread-safe; reuse it.
+ * standard_conforming_strings}), no {@code $1}, no lone {@code ?} (the JDBC driver's positional parameter;
+ * write PostgreSQL's {@code ?} operators as {@code ??}). PostgreSQL receives each fragment exactly as it
+ * was read: Jdbi's SQL parser and template engine do not rewrite the writer's statements. Every {@code
+ * :name} they use must be bound and every binding used.
+ *
+ * <p>Fragments must be free of side effects (no {@code nextval}, {@code set_config}, {@code dblink_exec},
+ * functions that write): the fence governs only the row's UPDATE. PostgreSQL may evaluate a predicate for
+ * a row whose token is stale, and when nothing was written the writer evaluates it again to report why, so
+ * a side effect in a fragment is neither fenced nor run once. Immutable and thread-safe; reuse it.
  */
 public final class FencedUpdate {
     private final FencedTable table;

@@ -149,7 +149,10 @@ public interface FencedWriter {
      * is refused. Exceptions of the callback propagate unchanged.
      *
      * <p>Under {@link FencePolicy#STRICT} a token claims a row once; use {@link FencePolicy#MONOTONIC} to
-     * run several transactions under one grant.
+     * run several transactions under one grant. The claim has already written the token, so under STRICT a
+     * fenced write of the claimed row under the same token inside the callback is {@link
+     * WriteOutcome.Rejected}: change the claimed row with the handle's own statements (the row is locked and
+     * fenced until the transaction ends), or use MONOTONIC.
      */
     <R, X extends Exception> R claimAndRun(FencedTable table, RowKey key, long token, HandleCallback<R, X> callback)
             throws X;

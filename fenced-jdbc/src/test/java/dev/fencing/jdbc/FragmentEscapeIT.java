@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.fencing.FencePolicy;
 import dev.fencing.jdbc.internal.FencedSql;
+import org.jdbi.v3.core.Jdbi;
+import org.jdbi.v3.core.statement.HashPrefixSqlParser;
 import org.jdbi.v3.core.statement.UnableToExecuteStatementException;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -64,6 +66,75 @@ class FragmentEscapeIT {
                         FencedUpdate.builder(plain).key("A-1").set("stock", 0).where(attack))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("predicate '" + attack + "' is refused");
+    }
+
+    /**
+     * A fragment that is one self-contained expression as PostgreSQL reads it, so the lexer accepts it. But
+     * Jdbi's own SQL parser reads {@code E'\\'} as an open string (for it {@code \'} closes nothing) and
+     * drops the backslashes it then finds outside its idea of a literal: the server would receive {@code
+     * E'') OR (TRUE OR updated_by = ''}, a top-level OR. The writer's statements reach PostgreSQL as the lexer
+     * read them.
+     */
+    @Test
+    void aFragmentThatJdbisParserWouldRewriteIntoAnEscapeStaysInItsRow() {
+        String fragment = "updated_by <> E'\\\\' AND updated_by <> E'\\') OR (TRUE OR updated_by = \\''"
+                + " AND updated_by <> $$'$$";
+        db.jdbi.useHandle(h -> {
+            h.execute("UPDATE inventory SET updated_by = 'x', last_fence_token = 9");
+            h.execute("UPDATE inventory_plain SET updated_by = 'x'");
+        });
+        FencedTable plain =
+                FencedTable.builder().table("inventory_plain").keyColumns("sku").build(db.jdbi);
+        FencedWriter writer = FencedWriter.builder(db.jdbi).build();
+
+        // the counterfactual: the fenced statement, run through Jdbi's default parsing, token 1 against 9
+        String sql = FencedSql.bareUpdate(plain, "\"stock\" = 0", "(" + fragment + ")", FencePolicy.STRICT);
+        int overwritten = db.jdbi.withHandle(h -> h.createUpdate(sql)
+                .bind(FencedSql.keyBinding(0), "A-1")
+                .bind(FencedSql.TOKEN, 1L)
+                .execute());
+        assertThat(overwritten).as("every row, under a stale token").isEqualTo(3);
+
+        // the writer: the stale token is refused; a fresh one writes its row and no other
+        db.jdbi.useHandle(h -> h.execute("UPDATE inventory_plain SET stock = 10, last_fence_token = 9"));
+        for (FencedTable table : new FencedTable[] {plain, db.inventory()}) {
+            FencedUpdate update = FencedUpdate.builder(table)
+                    .key("A-1")
+                    .set("stock", 0)
+                    .where(fragment)
+                    .build();
+            assertThat(writer.tryUpdate(update, 1)).isEqualTo(new WriteOutcome.Rejected(9, 1));
+            assertThat(writer.tryUpdate(update, 10)).isEqualTo(new WriteOutcome.Applied(10));
+            assertThat(rows(table)).isEqualTo("A-1:0:10 A-2:10:9 A-3:10:9");
+        }
+    }
+
+    /** The writer's statements do not depend on the SQL parser the application configured on its Jdbi. */
+    @Test
+    void theWriterWorksWithAJdbiThatParsesHashParameters() {
+        Jdbi hashes = Jdbi.create(db.pool).setSqlParser(new HashPrefixSqlParser());
+        db.jdbi.useHandle(h -> h.execute("UPDATE inventory SET last_fence_token = 9"));
+        FencedTable inventory =
+                FencedTable.builder().table("inventory").keyColumns("sku").build(hashes);
+        FencedUpdate update = FencedUpdate.builder(inventory)
+                .key("A-1")
+                .setExpression("stock", "stock - :qty")
+                .bind("qty", 3)
+                .build();
+        FencedWriter writer = FencedWriter.builder(hashes).build();
+
+        assertThat(writer.tryUpdate(update, 8)).isEqualTo(new WriteOutcome.Rejected(9, 8));
+        assertThat(writer.tryUpdate(update, 10)).isEqualTo(new WriteOutcome.Applied(10));
+        assertThat(db.row("A-1")).isEqualTo("7:10");
+        String ran = writer.advanceWatermarkAndRun("report", 10, h -> "ran");
+        assertThat(ran).isEqualTo("ran");
+    }
+
+    private static String rows(FencedTable table) {
+        return db.jdbi.withHandle(h -> h.createQuery("SELECT string_agg(sku || ':' || stock || ':' || last_fence_token,"
+                        + " ' ' ORDER BY sku) FROM " + table.qualifiedName())
+                .mapTo(String.class)
+                .one());
     }
 
     @Test

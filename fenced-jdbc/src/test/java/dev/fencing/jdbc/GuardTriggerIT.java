@@ -49,6 +49,15 @@ class GuardTriggerIT {
                 .hasMessageContaining(
                         "stale fence token refused on table public.inventory row (sku=A-1): stored token 9, offered token 3");
         assertThat(db.row("A-1")).isEqualTo("7:9");
+        // an upsert's DO UPDATE, and an UPDATE that also moves the row to another key, are UPDATEs too
+        assertThatThrownBy(() -> db.jdbi.useHandle(h -> h.execute("INSERT INTO inventory (sku, stock, last_fence_token)"
+                        + " VALUES ('A-1', 0, 3) ON CONFLICT (sku) DO UPDATE SET stock = 0,"
+                        + " last_fence_token = EXCLUDED.last_fence_token")))
+                .hasMessageContaining("stored token 9, offered token 3");
+        assertThatThrownBy(() -> db.jdbi.useHandle(
+                        h -> h.execute("UPDATE inventory SET sku = 'B-1', last_fence_token = 3 WHERE sku = 'A-1'")))
+                .hasMessageContaining("stored token 9, offered token 3");
+        assertThat(db.row("A-1")).isEqualTo("7:9");
 
         int applied = db.jdbi.withHandle(h -> h.execute(String.format(LOWER, "inventory_plain")));
         assertThat(applied).isEqualTo(1);
@@ -148,6 +157,67 @@ class GuardTriggerIT {
                     .isTrue();
         } finally {
             db.jdbi.useHandle(h -> h.execute("DROP TABLE legacy"));
+        }
+    }
+
+    /**
+     * A guard that does not fire for ordinary sessions (enabled for replicas only) or that guards another
+     * column is no guard of this table's fence column.
+     */
+    @Test
+    void aGuardThatDoesNotFireForOrdinarySessionsOrGuardsAnotherColumnIsNotReportedAsGuarded() {
+        db.jdbi.useHandle(h -> {
+            h.execute("CREATE TABLE legacy (sku TEXT PRIMARY KEY, last_fence_token BIGINT NOT NULL DEFAULT 0,"
+                    + " other_token BIGINT NOT NULL DEFAULT 0)");
+            h.execute("SELECT fencing.protect_table('legacy')");
+        });
+        try {
+            FencedTable.Builder legacy = FencedTable.builder().table("legacy").keyColumns("sku");
+            assertThat(legacy.build(db.jdbi).guarded()).isTrue();
+
+            db.jdbi.useHandle(h -> h.execute("ALTER TABLE legacy ENABLE REPLICA TRIGGER fencing_guard"));
+            assertThat(legacy.build(db.jdbi).guarded())
+                    .as("fires for replicas only")
+                    .isFalse();
+            db.jdbi.useHandle(h -> {
+                h.execute("INSERT INTO legacy (sku, last_fence_token) VALUES ('A-1', 9)");
+                h.execute("UPDATE legacy SET last_fence_token = 1 WHERE sku = 'A-1'");
+            });
+
+            db.jdbi.useHandle(h -> h.execute("SELECT fencing.protect_table('legacy', NULL, 'other_token')"));
+            assertThat(legacy.build(db.jdbi).guarded()).as("guards other_token").isFalse();
+            assertThat(legacy.fenceColumn("other_token").build(db.jdbi).guarded())
+                    .isTrue();
+        } finally {
+            db.jdbi.useHandle(h -> h.execute("DROP TABLE legacy"));
+        }
+    }
+
+    /**
+     * A BEFORE trigger that returns NULL skips the row: the write admits the token but writes nothing, every
+     * time. That is a failure naming the likely cause, never an outcome.
+     */
+    @Test
+    void aUserTriggerThatSkipsTheRowFailsTheWriteWithAMessageNamingIt() {
+        db.jdbi.useHandle(h -> {
+            h.execute("CREATE FUNCTION skip_row() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$");
+            h.execute("CREATE TRIGGER skip_row BEFORE UPDATE ON inventory FOR EACH ROW EXECUTE FUNCTION skip_row()");
+        });
+        try {
+            FencedWriter writer = FencedWriter.builder(db.jdbi).build();
+            FencedUpdate update = FencedUpdate.builder(db.inventory())
+                    .key("A-1")
+                    .set("stock", 0)
+                    .build();
+            assertThatThrownBy(() -> writer.tryUpdate(update, 11))
+                    .isInstanceOf(FencedWriteException.class)
+                    .hasMessageContaining("BEFORE trigger that returns NULL");
+            assertThat(db.row("A-1")).isEqualTo("7:9");
+        } finally {
+            db.jdbi.useHandle(h -> {
+                h.execute("DROP TRIGGER skip_row ON inventory");
+                h.execute("DROP FUNCTION skip_row()");
+            });
         }
     }
 

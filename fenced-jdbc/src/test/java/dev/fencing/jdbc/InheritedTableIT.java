@@ -15,7 +15,7 @@ import org.junit.jupiter.api.Test;
  * stored in the parent, and the parent's primary key does not constrain its children's rows. So
  * fencing.protect_table() and FencedTable.build() refuse a table in inheritance, and the library's
  * statements name the table with ONLY, so that a child added after the checks (the case here: unsupported,
- * but possible) is never written by key. (From the review of the jdbc rework.)
+ * but possible) is never written by key.
  */
 class InheritedTableIT {
     static FencingDatabase db;
@@ -160,6 +160,31 @@ class InheritedTableIT {
                 .isInstanceOf(FencedWriteException.class)
                 .hasMessageContaining("wrote 2 rows for 1 keys");
         assertThat(rows("stock_loose", "B-1")).isEqualTo("stock_loose=1:1,stock_loose=2:1");
+        assertThat(rows("stock_loose", "C-1")).isEqualTo("stock_loose=1:9");
+    }
+
+    /**
+     * In a caller's transaction tryBatch runs only the reporting statement. There the two rows of B-1 made up
+     * the batch's size, so the stale C-1 was reported Applied. It fails closed as the bare statement does.
+     */
+    @Test
+    void tryBatchInTheCallersTransactionFailsClosedWhenAKeyMatchesTwoRowsInsteadOfReportingAStaleRowApplied() {
+        db.jdbi.useHandle(h -> {
+            h.execute("INSERT INTO stock_loose (sku, stock, last_fence_token) VALUES ('B-1', 1, 1), ('B-1', 2, 1)");
+            h.execute("INSERT INTO stock_loose (sku, stock, last_fence_token) VALUES ('C-1', 1, 9)");
+        });
+        FencedBatch batch = FencedBatch.builder(builtBeforeTheKeyWasDropped)
+                .columns("stock")
+                .add(5, RowKey.of("B-1"), 5)
+                .add(5, RowKey.of("C-1"), 5) // stale: C-1 holds token 9
+                .build();
+
+        assertThatThrownBy(() -> db.jdbi.useTransaction(h -> strictWriter().tryBatch(batch)))
+                .isInstanceOf(FencedWriteException.class)
+                .hasMessageContaining("wrote more rows than keys");
+        assertThatThrownBy(() -> db.jdbi.useHandle(h -> strictWriter().tryBatch(h, batch)))
+                .isInstanceOf(FencedWriteException.class)
+                .hasMessageContaining("wrote more rows than keys");
         assertThat(rows("stock_loose", "C-1")).isEqualTo("stock_loose=1:9");
     }
 }

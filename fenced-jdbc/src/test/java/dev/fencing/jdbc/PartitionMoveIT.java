@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Test;
  * A protected partitioned table: PostgreSQL clones the guard to every partition, and fenced-jdbc names the
  * table without ONLY (which would match none of its rows). An UPDATE that moves a row to another partition
  * runs as DELETE + INSERT, for which AFTER UPDATE triggers do not fire: like a DELETE and re-insert, it is
- * not guarded (a documented limit; from the review of the jdbc rework). Each test uses its own sku.
+ * not guarded (a documented limit). Each test uses its own sku.
  */
 class PartitionMoveIT {
     static FencingDatabase db;

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.fencing.FencePolicy;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -14,6 +15,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.transaction.TransactionIsolationLevel;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -130,6 +132,42 @@ class TransactionsIT {
             holder.commit();
             assertThat(plain.get(TIMEOUT_SECONDS, TimeUnit.SECONDS)).isEqualTo(1);
             assertThat(db.row("A-1")).isEqualTo("8:10");
+        }
+    }
+
+    /**
+     * Under REPEATABLE READ (and SERIALIZABLE) a transaction reads the snapshot of its first statement, and
+     * PostgreSQL does not re-check a row committed after it: a fenced write that meets such a row fails with
+     * a serialization failure (SQLSTATE 40001) whatever its token, and writes nothing. A row committed before
+     * the snapshot is fenced as usual.
+     */
+    @Test
+    void underRepeatableReadAWriteThatMeetsARowCommittedAfterTheSnapshotFailsInsteadOfBeingApplied() {
+        for (long token : new long[] {8, 10}) {
+            db.reset("A-1", "A-2");
+            db.jdbi.useHandle(h -> {
+                h.execute("UPDATE inventory SET last_fence_token = 5 WHERE sku = 'A-1'");
+                h.execute("UPDATE inventory SET last_fence_token = 9 WHERE sku = 'A-2'");
+            });
+            assertThatThrownBy(() -> db.jdbi.useTransaction(TransactionIsolationLevel.REPEATABLE_READ, h -> {
+                        // the snapshot: A-1 at token 5, A-2 at 9
+                        assertThat(h.createQuery("SELECT count(*) FROM inventory")
+                                        .mapTo(Integer.class)
+                                        .one())
+                                .isEqualTo(2);
+                        assertThat(strict.tryUpdate(setStock("A-2", 1), 8)).isEqualTo(new WriteOutcome.Rejected(9, 8));
+                        // another transaction commits A-1 at token 9
+                        executor.submit(() -> db.jdbi.useHandle(other -> other.execute(
+                                        "UPDATE inventory SET stock = 9, last_fence_token = 9 WHERE sku = 'A-1'")))
+                                .get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
+                        strict.tryUpdate(setStock("A-1", 1), token);
+                    }))
+                    .as("token %d", token)
+                    .isInstanceOf(FencedWriteException.class)
+                    .rootCause()
+                    .isInstanceOfSatisfying(
+                            SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("40001"));
+            assertThat(db.row("A-1")).isEqualTo("9:9");
         }
     }
 

@@ -11,7 +11,7 @@ import org.junit.jupiter.api.Test;
 /**
  * tryAdvanceWatermark(handle, ...) fences the caller's statements only when they share its transaction; on
  * an auto-commit handle the watermark would commit alone and the effect that follows would be
- * check-then-act. So it refuses such a handle, as tryClaim does. (From the review of the jdbc rework.)
+ * check-then-act. So it refuses such a handle, as tryClaim does.
  */
 class WatermarkOutsideTransactionIT {
     static FencingDatabase db;

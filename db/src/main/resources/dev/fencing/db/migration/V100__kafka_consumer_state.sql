@@ -11,7 +11,7 @@
 -- A key's watermark lives under the partition its records go to; adding partitions to a topic moves keys
 -- (and breaks Kafka's per-key order), so don't do that to a fenced topic.
 --
--- V100 and up in this folder belong to fenced-kafka; V1..V99 to the db module. Idempotent. The fencing
+-- Numbered in the toolkit's one sequence of versions (see V1). Idempotent. The fencing
 -- schema comes from V1, which always runs first (same location): no CREATE SCHEMA IF NOT EXISTS here, whose
 -- "already exists" notice Flyway would log as a WARN on every fresh database.
 

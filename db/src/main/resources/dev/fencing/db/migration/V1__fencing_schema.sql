@@ -2,8 +2,10 @@
 -- fencing.protect_table(...) to put a table under that guard, and a watermark table for resources that
 -- are not rows.
 --
--- Shipped by dev.fencing:db on the classpath under dev/fencing/db/migration. Versions V1..V99 in this folder
--- belong to the db module, V100 and up to fenced-kafka. Every statement is idempotent, so a database that
+-- Shipped by dev.fencing:db on the classpath under dev/fencing/db/migration. The versions in this folder are
+-- one sequence for the whole toolkit (V1 here, V100 for fenced-kafka): a new migration takes a number above
+-- every released one, whichever module it serves, because Flyway refuses to run a version below one it has
+-- applied (a V2 after V100) unless told outOfOrder. Every statement is idempotent, so a database that
 -- already has parts of the schema (or one migrated by hand) migrates cleanly, and quiet on a fresh database
 -- (no "already exists, skipping" notices, which Flyway logs as WARN).
 --

@@ -50,22 +50,25 @@ final class BatchWrite {
         for (int i = 0; i < batch.size(); i++) {
             rows.add(i);
         }
-        Query query = handle.createQuery(sql);
+        Query query = StatementParser.query(handle, sql);
         bind(query, batch, shape, rows);
         long[] counts = query.map((rs, ctx) -> new long[] {rs.getLong("inputs"), rs.getLong("written")})
                 .one();
         if (counts[1] != counts[0]) {
-            throw new FencedWriteException(
-                    "fenced batch on " + batch.table().qualifiedName() + " wrote " + counts[1] + " rows for "
-                            + counts[0] + " keys: its key columns "
-                            + batch.table().keyColumns()
-                            + " no longer name one row (dropped unique key?); the batch is rolled back",
-                    batch.table().qualifiedName(),
-                    null,
-                    0,
-                    null);
+            throw keyNamesTwoRows(batch, counts[1] + " rows for " + counts[0] + " keys");
         }
         return counts[0] == batch.size();
+    }
+
+    private static FencedWriteException keyNamesTwoRows(FencedBatch batch, String wrote) {
+        return new FencedWriteException(
+                "fenced batch on " + batch.table().qualifiedName() + " wrote " + wrote + ": its key columns "
+                        + batch.table().keyColumns()
+                        + " no longer name one row (dropped unique key?); the batch is rolled back",
+                batch.table().qualifiedName(),
+                null,
+                0,
+                null);
     }
 
     static List<WriteOutcome> allApplied(FencedBatch batch) {
@@ -81,6 +84,8 @@ final class BatchWrite {
      * snapshot admitted the token but was not written (changed while the statement ran) is written again,
      * alone with the others like it, up to {@link SingleRowWrite#MAX_ATTEMPTS} times; the rows written by an
      * earlier attempt stay written, so a failure after that leaves them in the handle's transaction.
+     *
+     * @throws FencedWriteException when an input row wrote more than one row, as {@link #writeAll}
      */
     List<WriteOutcome> writeAndReport(Handle handle, FencedBatch batch) {
         FencedTable table = batch.table();
@@ -101,7 +106,7 @@ final class BatchWrite {
                         shape.oneToken,
                         false));
         for (int attempt = 1; !pending.isEmpty(); attempt++) {
-            Query query = handle.createQuery(sql);
+            Query query = StatementParser.query(handle, sql);
             bind(query, batch, shape, pending);
             query.bind(FencedSql.BATCH_SIZE, (long) pending.size());
             // only the rows that were not written come back; every other pending row was applied
@@ -114,6 +119,9 @@ final class BatchWrite {
             boolean[] notWritten = new boolean[pending.size()];
             List<Integer> again = new ArrayList<>();
             for (long[] row : rows) {
+                if (row[0] == 0) {
+                    throw keyNamesTwoRows(batch, "more rows than keys");
+                }
                 int position = (int) row[0] - 1;
                 notWritten[position] = true;
                 int index = pending.get(position);

@@ -139,7 +139,8 @@ public final class FencedSql {
      * integralKeys[i]} / {@code integralValues[i]} say which travel as {@code bigint[]}), are joined to the
      * table, and each is updated only under its own fence condition. Only the rows that were NOT written
      * come back ({@code ord}, 1-based input position, and {@code stored}, the row's token or NULL when
-     * absent); when every row was written the report part does not run at all. With {@code bare}, only the
+     * absent), and a row with {@code ord} 0 when an input row wrote more than one table row; when every
+     * row was written once the report part does not run at all. With {@code bare}, only the
      * UPDATE, reporting how many input rows it wrote ({@code inputs}) and how many table rows ({@code
      * written}): both equal the batch size exactly when every row was written once.
      */
@@ -203,7 +204,11 @@ public final class FencedSql {
                 + String.join(", ", keyNames) + ", ord)"
                 // an uncommon case: evaluated once (an InitPlan), it keeps the rest from running at all
                 + " WHERE (SELECT count(*) FROM applied) < :" + BATCH_SIZE
-                + " AND NOT EXISTS (SELECT 1 FROM applied WHERE applied.ord = input.ord) ORDER BY input.ord";
+                + " AND NOT EXISTS (SELECT 1 FROM applied WHERE applied.ord = input.ord)"
+                // and ord 0 when some input row wrote more than one table row: its extra rows could make
+                // up the count above for a row that was not written
+                + " UNION ALL SELECT 0, NULL WHERE (SELECT count(*) FROM applied)"
+                + " > (SELECT count(DISTINCT ord) FROM applied) ORDER BY 1";
     }
 
     private static String typedArray(String binding, boolean integral, String type) {

@@ -49,8 +49,10 @@ final class OutcomeExceptions {
 
     static FencedWriteException changedConcurrently(String table, RowKey key, long token, int attempts) {
         return new FencedWriteException(
-                "row of " + table + " key " + key + " changed concurrently during each of " + attempts
-                        + " attempts of the fenced write under token " + token + "; nothing was written",
+                "fenced write to " + table + " key " + key + " under token " + token + " wrote nothing in "
+                        + attempts + " attempts although the row admitted the token each time: either the row"
+                        + " changed concurrently during each attempt, or a BEFORE trigger that returns"
+                        + " NULL (or a row-level security policy) skips the row; nothing was written",
                 table,
                 key,
                 token,

@@ -100,7 +100,7 @@ final class SingleRowWrite {
             Supplier<String> reporting,
             Map<String, Object> bindings,
             boolean rowMustExist) {
-        Update first = handle.createUpdate(bare);
+        Update first = StatementParser.update(handle, bare);
         bind(first, key, token, bindings);
         if (first.execute() > 0) {
             return counted(table, new WriteOutcome.Applied(token));
@@ -108,7 +108,7 @@ final class SingleRowWrite {
         // nothing written: a complete fenced write again, this time reporting why in the same statement
         String sql = reporting.get();
         for (int attempt = 1; ; attempt++) {
-            Query query = handle.createQuery(sql);
+            Query query = StatementParser.query(handle, sql);
             bind(query, key, token, bindings);
             Report report = query.map((rs, ctx) -> {
                         long stored = rs.getLong("stored");

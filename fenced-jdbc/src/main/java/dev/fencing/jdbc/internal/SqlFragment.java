@@ -1,7 +1,9 @@
 package dev.fencing.jdbc.internal;
 
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Set;
 
 /**
@@ -35,8 +37,17 @@ import java.util.Set;
  * Refused outside literals: {@code ;}, comments ({@code --} and {@code /*}, nested or not: a fragment needs
  * none, and an unterminated one would swallow the fence condition that follows it), a {@code $} that does
  * not start a dollar quote at a token boundary (a positional {@code $1}, or a {@code $} glued to a word,
- * where PostgreSQL versions disagree whether a dollar quote begins), and a closing parenthesis without its
- * opening one. Refused at the end: an open literal or parenthesis.
+ * where PostgreSQL versions disagree whether a dollar quote begins), a closing parenthesis without its
+ * opening one, a {@code ?} that is not doubled, and <code>&#123;</code> or <code>&#125;</code>: the JDBC
+ * driver rewrites those (a positional parameter, its escape syntax) before PostgreSQL reads the statement.
+ * Refused at the end: an open literal or parenthesis.
+ *
+ * <p>The check holds only if PostgreSQL receives the text it checked. Jdbi's own SQL parser and template
+ * engine read literals their own way ({@code \'} closes no {@code '...'} for them, and they drop a
+ * backslash they find outside what they take for a literal), so a fragment that is safe as written could
+ * reach the server rewritten into one that escapes. The library's statements are therefore parsed by
+ * {@link StatementParser}, on this lexer, and rendered by no template engine: the server gets the text
+ * checked here with only its {@code :name} parameters replaced.
  *
  * <p>Pure and thread-safe.
  */
@@ -55,6 +66,27 @@ public final class SqlFragment {
             throw new IllegalArgumentException(what + " must not be blank");
         }
         Set<String> names = new LinkedHashSet<>();
+        for (Parameter parameter : parameters(what, fragment)) {
+            names.add(parameter.name());
+        }
+        return Collections.unmodifiableSet(names);
+    }
+
+    /**
+     * A named parameter outside literals: {@code :name} from its colon ({@code start}) to just after the
+     * name ({@code end}).
+     */
+    record Parameter(int start, int end, String name) {}
+
+    /**
+     * Reads {@code fragment} under the same rules as {@link #check} (a whole statement of the library's,
+     * with the fragments spliced into it, obeys them too) and returns its named parameters in order, every
+     * use.
+     *
+     * @throws IllegalArgumentException as {@link #check} does
+     */
+    static List<Parameter> parameters(String what, String fragment) {
+        List<Parameter> parameters = new ArrayList<>();
         int depth = 0;
         int n = fragment.length();
         int i = 0;
@@ -85,6 +117,22 @@ public final class SqlFragment {
                 throw refused(what, fragment, i, "a comment; a fragment needs none");
             } else if (c == ';') {
                 throw refused(what, fragment, i, "';', which would end the statement");
+            } else if (c == '?' && at(fragment, i + 1, '?')) {
+                i += 2; // the JDBC driver sends "??" as PostgreSQL's operator character '?'
+            } else if (c == '?') {
+                throw refused(
+                        what,
+                        fragment,
+                        i,
+                        "a '?', which the JDBC driver takes for a positional parameter; use :name, and write"
+                                + " PostgreSQL's ? operators as ?? (or jsonb_exists())");
+            } else if (c == '{' || c == '}') {
+                throw refused(
+                        what,
+                        fragment,
+                        i,
+                        "'" + c + "', the JDBC escape syntax the driver rewrites before PostgreSQL reads it"
+                                + " (PostgreSQL itself has no use for it outside a literal)");
             } else if (c == '(') {
                 depth++;
                 i++;
@@ -105,7 +153,7 @@ public final class SqlFragment {
                 while (end < n && nameChar(fragment.charAt(end))) {
                     end++;
                 }
-                names.add(fragment.substring(i + 1, end));
+                parameters.add(new Parameter(i, end, fragment.substring(i + 1, end)));
                 i = end;
             } else if (wordChar(c)) {
                 // a whole word at once, so that a letter inside it (the e of "note") is not taken for a
@@ -122,7 +170,7 @@ public final class SqlFragment {
         if (depth != 0) {
             throw refused(what, fragment, n, depth + " unclosed '(' (unbalanced parentheses)");
         }
-        return Collections.unmodifiableSet(names);
+        return parameters;
     }
 
     /** {@code '...'} from just after its opening quote; returns the index after its closing quote. */
