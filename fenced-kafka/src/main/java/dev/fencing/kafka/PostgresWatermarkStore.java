@@ -233,12 +233,14 @@ public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
             (p.expectedOffset() < 0 ? inserts : updates).add(p);
         }
         try (PreparedStatement statement = connection.prepareStatement(INSERT_OFFSET)) {
+            // one execution per partition, not a batch: a driver that rewrites batched INSERTs into one
+            // multi-row INSERT (pgjdbc's reWriteBatchedInserts) reports no count per row, and this count is the
+            // compare-and-set. Only a partition's first unit in the group comes here.
             for (PartitionProgress p : inserts) {
                 bindPartition(statement, 1, groupId, p.partition());
                 statement.setLong(4, p.nextOffset());
-                statement.addBatch();
+                requireOneRowEach(connection, groupId, List.of(p), new int[] {statement.executeUpdate()});
             }
-            requireOneRowEach(connection, groupId, inserts, inserts.isEmpty() ? new int[0] : statement.executeBatch());
         }
         try (PreparedStatement statement = connection.prepareStatement(UPDATE_OFFSET)) {
             for (PartitionProgress p : updates) {

@@ -89,6 +89,36 @@ class PostgresWatermarkStoreIT {
                 .isEqualTo(new PartitionState(2, Map.of(key("a"), 7L, key("b"), 8L, key("c"), 1L)));
     }
 
+    @Test
+    void firstCommitsOfSeveralPartitionsSucceedWhenTheDriverRewritesBatchedInserts() {
+        // reWriteBatchedInserts turns a batch of INSERTs into one multi-row INSERT whose per-row counts are
+        // unknown (Statement.SUCCESS_NO_INFO); a commit must not read that as another member's write
+        Properties properties = new Properties();
+        properties.setProperty("user", postgres.database.user());
+        properties.setProperty("password", postgres.database.password());
+        properties.setProperty("reWriteBatchedInserts", "true");
+        PostgresWatermarkStore store =
+                PostgresWatermarkStore.create(Jdbi.create(postgres.database.jdbcUrl(), properties));
+
+        store.commit(
+                "g7",
+                handle -> List.of(
+                        new PartitionProgress(P0, -1, 3, Map.of(key("a"), 5L)),
+                        new PartitionProgress(P1, -1, 4, Map.of(key("b"), 6L))));
+
+        assertThat(store.load("g7", P0)).isEqualTo(new PartitionState(3, Map.of(key("a"), 5L)));
+        assertThat(store.load("g7", P1)).isEqualTo(new PartitionState(4, Map.of(key("b"), 6L)));
+        // and a partition another member inserted meanwhile is still refused
+        assertThatThrownBy(() -> store.commit(
+                        "g7",
+                        handle -> List.of(
+                                new PartitionProgress(new TopicPartition("orders", 2), -1, 1, Map.of()),
+                                new PartitionProgress(P0, -1, 9, Map.of()))))
+                .isInstanceOf(StalePartitionStateException.class)
+                .hasMessageContaining("orders-0: expected stored offset -1 but found 3");
+        assertThat(store.loadOffset("g7", new TopicPartition("orders", 2))).isEqualTo(-1);
+    }
+
     /** A Jdbi on the same database whose connections start with the given PostgreSQL settings. */
     private static Jdbi jdbiWith(String options, String prepareThreshold) {
         Properties properties = new Properties();
