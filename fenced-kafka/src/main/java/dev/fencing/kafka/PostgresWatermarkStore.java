@@ -49,7 +49,9 @@ import org.jdbi.v3.core.JdbiException;
  * poll for unknown keys), so assigning a partition with a million keys costs one query. Watermarks only
  * go up: a commit that offers a key a lower token than the stored one leaves the
  * stored one. Each commit is one transaction at READ COMMITTED, whatever the connections' default
- * isolation. Thread-safe (each call takes its own connection from Jdbi).
+ * isolation. Thread-safe: each call takes its own connection from Jdbi, except that the reads a unit makes
+ * (lazy loading, on the unit's thread) join the unit's transaction, since Jdbi hands nested calls the
+ * outer handle; one connection per consumer is enough.
  */
 public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
     private static final String LOAD_OFFSET = "SELECT next_offset FROM fencing.kafka_offset"
