@@ -13,9 +13,9 @@ import org.apache.kafka.common.header.Headers;
  * {@code LongSerializer}), and always greater than zero.
  *
  * <pre>{@code
- * byte[] value = FenceTokenHeader.encode(42L);        // 00 00 00 00 00 00 00 2a
- * long token = FenceTokenHeader.decode(value);        // 42
- * OptionalLong maybe = FenceTokenHeader.read(record.headers()); // throws if present but unreadable
+ * byte[] value = FenceTokenHeader.encode(42L); // 00 00 00 00 00 00 00 2a
+ * long token = FenceTokenHeader.decode(value); // 42
+ * long carried = FenceTokenHeader.read(record.headers()); // -1 without the header; throws if it is unreadable
  * }</pre>
  *
  * Stateless and thread-safe.

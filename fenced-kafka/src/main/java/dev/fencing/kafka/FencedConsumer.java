@@ -47,18 +47,20 @@ import org.slf4j.LoggerFactory;
  *
  * <pre>{@code
  * // the consumer runs until close(): keep it for the life of the service, not in a try-with-resources
- * FencedConsumer<String, String> consumer = FencedConsumer.builder(new StringDeserializer(), new StringDeserializer())
+ * FencedConsumer<String, String> consumer = FencedConsumer.builder(
+ *                 new StringDeserializer(), new StringDeserializer())
  *         .properties(Map.of(
- *                 ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, "kafka:9092",
+ *                 ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
  *                 ConsumerConfig.GROUP_ID_CONFIG, "inventory-applier",
  *                 ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest"))
  *         .topics("inventory") // "inventory" and "inventory.dlt" must exist
- *         .transactionalHandler(PostgresWatermarkStore.create(jdbi), (handle, record, token) ->
- *                 handle.execute("UPDATE stock SET reserved = reserved + 1 WHERE sku = ?", record.key()))
+ *         .transactionalHandler(
+ *                 PostgresWatermarkStore.create(jdbi),
+ *                 (handle, record, token) ->
+ *                         handle.execute("UPDATE stock SET reserved = reserved + 1 WHERE sku = ?", record.key()))
  *         .build();
  * CompletableFuture<Void> stopped = consumer.start(); // or consumer.run() on a thread of yours
  * // on shutdown: consumer.close();
- * }
  * }</pre>
  *
  * <p>What it guarantees:

@@ -7,10 +7,10 @@ package dev.fencing.kafka;
  *
  * <pre>{@code
  * Map<String, Object> config = Map.of(
- *         ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, "kafka:9092",
- *         ConsumerConfig.GROUP_ID_CONFIG, "inventory-applier",
+ *         ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
+ *         ConsumerConfig.GROUP_ID_CONFIG, "billing-applier",
  *         FencedConsumerConfig.POLICY_CONFIG, "strict",
- *         FencedConsumerConfig.DEAD_LETTER_TOPIC_CONFIG, "inventory.refused");
+ *         FencedConsumerConfig.DEAD_LETTER_TOPIC_CONFIG, "billing.refused");
  * }</pre>
  */
 public final class FencedConsumerConfig {

@@ -14,13 +14,14 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
  *
  * <pre>{@code
  * Properties props = new Properties();
- * props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, "kafka:9092");
- * props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);   // no reordering or duplicates on retry
+ * props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+ * props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true); // no reordering or duplicates on retry
  * props.put(ProducerConfig.ACKS_CONFIG, "all");
- * try (Lease lease = lock.acquire();  // dev.fencing.lock, or any monotone token source
- *         KafkaProducer<String, String> producer = new KafkaProducer<>(props, new StringSerializer(), new StringSerializer())) {
- *     producer.send(FencedRecords.create("inventory", "sku-42", "reserve 1", lease.token())).get();
- * }
+ * try (KafkaProducer<String, String> producer =
+ *         new KafkaProducer<>(props, new StringSerializer(), new StringSerializer())) {
+ *     // token: the fence token of the grant the record is written under (a dev.fencing.lock lease's token())
+ *     producer.send(FencedRecords.create("inventory", "sku-42", "reserve 1", token));
+ * } // close() waits for the send
  * }</pre>
  *
  * <p>Producer settings that keep one key's records in order: {@code enable.idempotence=true} (the default

@@ -33,11 +33,14 @@ import org.jdbi.v3.core.JdbiException;
  *
  * <pre>{@code
  * Jdbi jdbi = Jdbi.create(dataSource);
- * FencedConsumer<String, String> consumer = FencedConsumer.builder(new StringDeserializer(), new StringDeserializer())
+ * FencedConsumer<String, String> consumer = FencedConsumer.builder(
+ *                 new StringDeserializer(), new StringDeserializer())
  *         .properties(config)
- *         .topics("inventory")
- *         .transactionalHandler(PostgresWatermarkStore.create(jdbi), (handle, record, token) ->
- *                 handle.execute("UPDATE stock SET qty = qty - 1 WHERE sku = ?", record.key()))
+ *         .topics("stock-moves")
+ *         .transactionalHandler(
+ *                 PostgresWatermarkStore.create(jdbi),
+ *                 (handle, record, token) ->
+ *                         handle.execute("UPDATE stock SET qty = qty - 1 WHERE sku = ?", record.key()))
  *         .build();
  * }</pre>
  *
