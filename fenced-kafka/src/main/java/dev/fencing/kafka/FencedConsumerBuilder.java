@@ -68,6 +68,14 @@ public final class FencedConsumerBuilder<K, V> {
                     || producerKey.equals(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG)) {
                 throw new IllegalArgumentException(key + " is refused: the dead-letter producer writes raw bytes");
             }
+            if (producerKey.equals(ProducerConfig.MAX_BLOCK_MS_CONFIG)) {
+                throw new IllegalArgumentException(key + " is refused: the dead-letter writes of a unit are bounded"
+                        + " altogether by " + FencedConsumerConfig.DEAD_LETTER_TIMEOUT_MS_CONFIG + ", which sets it");
+            }
+            if (producerKey.equals(ProducerConfig.TRANSACTIONAL_ID_CONFIG)) {
+                throw new IllegalArgumentException(key + " is refused: dead letters are written outside any producer"
+                        + " transaction (a transactional producer refuses every such write)");
+            }
             String text = String.valueOf(value).trim().toLowerCase(Locale.ROOT);
             if (producerKey.equals(ProducerConfig.ACKS_CONFIG) && !(text.equals("all") || text.equals("-1"))) {
                 throw new IllegalArgumentException(key + "=" + value + " is refused: a dead letter counts as"

@@ -81,8 +81,9 @@ public final class FencedConsumerConfig {
      * Prefix for settings of the producer that writes dead letters, for example {@code
      * fencing.dead.letter.producer.compression.type=lz4}. It gets {@code bootstrap.servers} and the security
      * settings of the consumer, {@code acks=all} and idempotence; these override them, except that {@code
-     * acks} other than {@code all} and {@code enable.idempotence=false} are refused: a dead letter must not
-     * be lost.
+     * acks} other than {@code all} and {@code enable.idempotence=false} are refused (a dead letter must not
+     * be lost), and so are {@code max.block.ms} (set from {@value #DEAD_LETTER_TIMEOUT_MS_CONFIG}) and {@code
+     * transactional.id}.
      */
     public static final String DEAD_LETTER_PRODUCER_PREFIX = "fencing.dead.letter.producer.";
 
