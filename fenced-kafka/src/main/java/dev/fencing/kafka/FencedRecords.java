@@ -1,5 +1,7 @@
 package dev.fencing.kafka;
 
+import dev.fencing.FenceTokens;
+import dev.fencing.InvalidFenceTokenException;
 import java.util.Objects;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.header.Headers;
@@ -37,7 +39,8 @@ public final class FencedRecords {
     /**
      * A new record for {@code topic} with the token header, partitioned by key.
      *
-     * @throws IllegalArgumentException if the key is null or the token is not positive
+     * @throws IllegalArgumentException if the key is null
+     * @throws InvalidFenceTokenException if the token is not positive
      */
     public static <K, V> ProducerRecord<K, V> create(String topic, K key, V value, long token) {
         return stamp(new ProducerRecord<>(topic, key, value), token);
@@ -47,7 +50,8 @@ public final class FencedRecords {
      * A copy of {@code record} whose {@value FenceTokenHeader#NAME} header is {@code token}; any such
      * header the record had is replaced, its other headers are kept.
      *
-     * @throws IllegalArgumentException if the record has no key or the token is not positive
+     * @throws IllegalArgumentException if the record has no key
+     * @throws InvalidFenceTokenException if the token is not positive
      */
     public static <K, V> ProducerRecord<K, V> stamp(ProducerRecord<K, V> record, long token) {
         Objects.requireNonNull(record, "record");
@@ -55,6 +59,7 @@ public final class FencedRecords {
             throw new IllegalArgumentException("record for topic " + record.topic()
                     + " has no key; a fenced record needs its resource key as the record key");
         }
+        FenceTokens.requirePositive(token, "topic " + record.topic() + " key " + record.key());
         byte[] value = FenceTokenHeader.encode(token);
         Headers headers = new RecordHeaders(record.headers().toArray());
         headers.remove(FenceTokenHeader.NAME);
