@@ -182,6 +182,9 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         consumerConfig.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         // records of aborted producer transactions must never reach the handler (nor raise a watermark)
         consumerConfig.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        // where neither the store nor the group has an offset (a new group, an offset the log no longer holds),
+        // Kafka's own default (latest) would skip every record already there without a trace
+        consumerConfig.putIfAbsent(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         // ByteBufferDeserializer hands over the fetched bytes in place: no copy before the fence check, and the
         // handler's deserializers read the same bytes (their ByteBuffer method) once
         this.consumer = new KafkaConsumer<>(consumerConfig, new ByteBufferDeserializer(), new ByteBufferDeserializer());

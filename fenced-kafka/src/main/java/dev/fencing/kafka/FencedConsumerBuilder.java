@@ -45,7 +45,9 @@ public final class FencedConsumerBuilder<K, V> {
     }
 
     /**
-     * Kafka consumer properties plus any {@link FencedConsumerConfig} {@code fencing.*} keys.
+     * Kafka consumer properties plus any {@link FencedConsumerConfig} {@code fencing.*} keys. {@code
+     * auto.offset.reset} defaults to {@code earliest} here, not Kafka's {@code latest}: where neither the store
+     * nor the group has an offset for a partition, {@code latest} would skip the records already in it.
      *
      * @throws IllegalArgumentException for {@code enable.auto.commit=true}, a deserializer class (give
      *     deserializer instances to {@link FencedConsumer#builder}), an unknown {@code fencing.*} key or a
