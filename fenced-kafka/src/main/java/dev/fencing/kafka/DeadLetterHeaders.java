@@ -5,7 +5,8 @@ package dev.fencing.kafka;
  * and original headers (including {@value FenceTokenHeader#NAME}); the values below are UTF-8 text.
  *
  * <pre>{@code
- * String reason = new String(dlt.headers().lastHeader(DeadLetterHeaders.REASON).value(), UTF_8); // "STALE_TOKEN"
+ * String reason =
+ *         new String(dlt.headers().lastHeader(DeadLetterHeaders.REASON).value(), UTF_8); // "STALE_TOKEN"
  * }</pre>
  */
 public final class DeadLetterHeaders {

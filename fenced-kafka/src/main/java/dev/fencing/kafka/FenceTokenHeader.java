@@ -1,5 +1,7 @@
 package dev.fencing.kafka;
 
+import dev.fencing.FenceTokens;
+import dev.fencing.InvalidFenceTokenException;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
@@ -13,9 +15,9 @@ import org.apache.kafka.common.header.Headers;
  * {@code LongSerializer}), and always greater than zero.
  *
  * <pre>{@code
- * byte[] value = FenceTokenHeader.encode(42L);        // 00 00 00 00 00 00 00 2a
- * long token = FenceTokenHeader.decode(value);        // 42
- * OptionalLong maybe = FenceTokenHeader.read(record.headers()); // throws if present but unreadable
+ * byte[] value = FenceTokenHeader.encode(42L); // 00 00 00 00 00 00 00 2a
+ * long token = FenceTokenHeader.decode(value); // 42
+ * long carried = FenceTokenHeader.read(record.headers()); // -1 without the header; throws if it is unreadable
  * }</pre>
  *
  * Stateless and thread-safe.
@@ -35,10 +37,10 @@ public final class FenceTokenHeader {
     /**
      * The header value for a token.
      *
-     * @throws IllegalArgumentException if the token is not positive
+     * @throws InvalidFenceTokenException if the token is not positive
      */
     public static byte[] encode(long token) {
-        requirePositive(token);
+        FenceTokens.requirePositive(token, "header " + NAME);
         byte[] bytes = new byte[LENGTH];
         for (int i = LENGTH - 1; i >= 0; i--) {
             bytes[i] = (byte) token;
@@ -79,12 +81,5 @@ public final class FenceTokenHeader {
         Objects.requireNonNull(headers, "headers");
         Header header = headers.lastHeader(NAME);
         return header == null ? -1 : decode(header.value());
-    }
-
-    static long requirePositive(long token) {
-        if (token <= 0) {
-            throw new IllegalArgumentException("a fence token must be > 0, got " + token);
-        }
-        return token;
     }
 }

@@ -47,18 +47,20 @@ import org.slf4j.LoggerFactory;
  *
  * <pre>{@code
  * // the consumer runs until close(): keep it for the life of the service, not in a try-with-resources
- * FencedConsumer<String, String> consumer = FencedConsumer.builder(new StringDeserializer(), new StringDeserializer())
+ * FencedConsumer<String, String> consumer = FencedConsumer.builder(
+ *                 new StringDeserializer(), new StringDeserializer())
  *         .properties(Map.of(
- *                 ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, "kafka:9092",
+ *                 ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
  *                 ConsumerConfig.GROUP_ID_CONFIG, "inventory-applier",
  *                 ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest"))
  *         .topics("inventory") // "inventory" and "inventory.dlt" must exist
- *         .transactionalHandler(PostgresWatermarkStore.create(jdbi), (handle, record, token) ->
- *                 handle.execute("UPDATE stock SET reserved = reserved + 1 WHERE sku = ?", record.key()))
+ *         .transactionalHandler(
+ *                 PostgresWatermarkStore.create(jdbi),
+ *                 (handle, record, token) ->
+ *                         handle.execute("UPDATE stock SET reserved = reserved + 1 WHERE sku = ?", record.key()))
  *         .build();
  * CompletableFuture<Void> stopped = consumer.start(); // or consumer.run() on a thread of yours
  * // on shutdown: consumer.close();
- * }
  * }</pre>
  *
  * <p>What it guarantees:
@@ -77,7 +79,8 @@ import org.slf4j.LoggerFactory;
  *       is refused.
  *   <li>Watermarks: kept in a {@link WatermarkStore}, which the builder requires: {@link
  *       PostgresWatermarkStore} (durable, shared by the group), {@link InMemoryWatermarkStore} (one JVM), or the
- *       explicit opt-in {@link FencedConsumerBuilder#heapOnlyWatermarksLostOnRestart()}, which loses them on every restart.
+ *       explicit opt-in {@link FencedConsumerBuilder#heapOnlyWatermarksLostOnRestart()}, which loses them on every
+ *       restart and claims nothing (an expelled member is not fenced).
  *       With {@link PostgresWatermarkStore} and a {@link TransactionalRecordHandler} each unit (handler
  *       effects, watermarks, offsets) is one transaction: a crash and restart neither applies a record twice
  *       nor accepts a stale one. Each unit first claims its partitions in the store (see {@link
@@ -87,10 +90,10 @@ import org.slf4j.LoggerFactory;
  *   <li>Memory: the consumer holds watermarks only for the partitions it owns and drops them when a
  *       partition is revoked or lost. A lazily loading store ({@link WatermarkStore#loadsLazily()}, the
  *       PostgreSQL one) costs one offset read at assignment, and each key's watermark is loaded, in one query
- *       per poll, when its records arrive. Per partition at most {@value
- *       FencedConsumerConfig#WATERMARK_CACHE_MAX_KEYS_CONFIG} watermarks are held (about 90 bytes each for
- *       10-byte keys); above that they are dropped at the end of a unit and, with a store, loaded again as
- *       their keys come back (heap-only: forgotten). The {@link InMemoryWatermarkStore} itself keeps every key
+ *       per partition and poll, when its records arrive. A unit of work that ends holding more than {@value
+ *       FencedConsumerConfig#WATERMARK_CACHE_MAX_KEYS_CONFIG} watermarks for a partition (about 90 bytes each
+ *       for 10-byte keys) drops all of them from the heap; with a store they are loaded again as their keys
+ *       come back (heap-only: forgotten). The {@link InMemoryWatermarkStore} itself keeps every key
  *       it was given.
  *   <li>Units of work: by default each poll's records are one unit (one store commit, one offset commit).
  *       {@value FencedConsumerConfig#COMMIT_MAX_RECORDS_CONFIG} lets a unit span several polls, which
@@ -119,10 +122,10 @@ import org.slf4j.LoggerFactory;
  * <p>Dead letters are written at least once: a batch that is rolled back after its dead-letter writes
  * writes them again when it is read again.
  *
- * <p>Metrics, with a {@link FencedConsumerBuilder#meterRegistry} (none by default; Micrometer, tags {@code group}, {@code
- * topic}): counters {@code fencing.kafka.records.accepted},
- * {@code fencing.kafka.records.dropped} (stale, count-and-drop policy), {@code
- * fencing.kafka.records.dead.lettered} (with tag {@code reason}); gauge {@code fencing.kafka.watermarks.held}.
+ * <p>Metrics, with a {@link FencedConsumerBuilder#meterRegistry} (none by default; Micrometer): counters {@code
+ * fencing.kafka.records.accepted}, {@code fencing.kafka.records.dropped} (stale, count-and-drop policy) and {@code
+ * fencing.kafka.records.dead.lettered} (tags {@code group}, {@code topic}, and {@code reason} for dead letters);
+ * gauge {@code fencing.kafka.watermarks.held} (tags {@code group}, {@code client}).
  *
  * <p>Thread-safety: {@link #run()} or {@link #start()} once; {@link #close()} and {@link #heldWatermarks()}
  * from any thread. {@code close()} is safe to call twice.
@@ -179,6 +182,9 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         consumerConfig.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         // records of aborted producer transactions must never reach the handler (nor raise a watermark)
         consumerConfig.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        // where neither the store nor the group has an offset (a new group, an offset the log no longer holds),
+        // Kafka's own default (latest) would skip every record already there without a trace
+        consumerConfig.putIfAbsent(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         // ByteBufferDeserializer hands over the fetched bytes in place: no copy before the fence check, and the
         // handler's deserializers read the same bytes (their ByteBuffer method) once
         this.consumer = new KafkaConsumer<>(consumerConfig, new ByteBufferDeserializer(), new ByteBufferDeserializer());

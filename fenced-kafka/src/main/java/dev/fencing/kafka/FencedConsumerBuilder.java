@@ -45,7 +45,9 @@ public final class FencedConsumerBuilder<K, V> {
     }
 
     /**
-     * Kafka consumer properties plus any {@link FencedConsumerConfig} {@code fencing.*} keys.
+     * Kafka consumer properties plus any {@link FencedConsumerConfig} {@code fencing.*} keys. {@code
+     * auto.offset.reset} defaults to {@code earliest} here, not Kafka's {@code latest}: where neither the store
+     * nor the group has an offset for a partition, {@code latest} would skip the records already in it.
      *
      * @throws IllegalArgumentException for {@code enable.auto.commit=true}, a deserializer class (give
      *     deserializer instances to {@link FencedConsumer#builder}), an unknown {@code fencing.*} key or a
@@ -67,6 +69,14 @@ public final class FencedConsumerBuilder<K, V> {
                     || producerKey.equals(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG)
                     || producerKey.equals(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG)) {
                 throw new IllegalArgumentException(key + " is refused: the dead-letter producer writes raw bytes");
+            }
+            if (producerKey.equals(ProducerConfig.MAX_BLOCK_MS_CONFIG)) {
+                throw new IllegalArgumentException(key + " is refused: the dead-letter writes of a unit are bounded"
+                        + " altogether by " + FencedConsumerConfig.DEAD_LETTER_TIMEOUT_MS_CONFIG + ", which sets it");
+            }
+            if (producerKey.equals(ProducerConfig.TRANSACTIONAL_ID_CONFIG)) {
+                throw new IllegalArgumentException(key + " is refused: dead letters are written outside any producer"
+                        + " transaction (a transactional producer refuses every such write)");
             }
             String text = String.valueOf(value).trim().toLowerCase(Locale.ROOT);
             if (producerKey.equals(ProducerConfig.ACKS_CONFIG) && !(text.equals("all") || text.equals("-1"))) {
@@ -207,8 +217,10 @@ public final class FencedConsumerBuilder<K, V> {
      * fencing holds only against stale records that follow a fresher one this same consumer instance
      * accepted. It also keeps the watermarks of partitions it gave away (should they come back); per
      * partition at most {@value FencedConsumerConfig#WATERMARK_CACHE_MAX_KEYS_CONFIG}, beyond which they are
-     * forgotten too. Use it for a single long-lived consumer where that is
-     * acceptable, or for measurements; otherwise give a {@link #watermarkStore}.
+     * forgotten too. Nor does it claim partitions: a member expelled from the group ({@code
+     * max.poll.interval.ms} exceeded) goes on handling the records it holds while the partition's new owner
+     * handles them too, so they can be applied twice and out of order. Use it for a single long-lived consumer
+     * where that is acceptable, or for measurements; otherwise give a {@link #watermarkStore}.
      */
     public FencedConsumerBuilder<K, V> heapOnlyWatermarksLostOnRestart() {
         if (store != null) {

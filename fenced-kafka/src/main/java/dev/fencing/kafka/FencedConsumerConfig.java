@@ -7,10 +7,10 @@ package dev.fencing.kafka;
  *
  * <pre>{@code
  * Map<String, Object> config = Map.of(
- *         ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, "kafka:9092",
- *         ConsumerConfig.GROUP_ID_CONFIG, "inventory-applier",
+ *         ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
+ *         ConsumerConfig.GROUP_ID_CONFIG, "billing-applier",
  *         FencedConsumerConfig.POLICY_CONFIG, "strict",
- *         FencedConsumerConfig.DEAD_LETTER_TOPIC_CONFIG, "inventory.refused");
+ *         FencedConsumerConfig.DEAD_LETTER_TOPIC_CONFIG, "billing.refused");
  * }</pre>
  */
 public final class FencedConsumerConfig {
@@ -81,8 +81,9 @@ public final class FencedConsumerConfig {
      * Prefix for settings of the producer that writes dead letters, for example {@code
      * fencing.dead.letter.producer.compression.type=lz4}. It gets {@code bootstrap.servers} and the security
      * settings of the consumer, {@code acks=all} and idempotence; these override them, except that {@code
-     * acks} other than {@code all} and {@code enable.idempotence=false} are refused: a dead letter must not
-     * be lost.
+     * acks} other than {@code all} and {@code enable.idempotence=false} are refused (a dead letter must not
+     * be lost), and so are {@code max.block.ms} (set from {@value #DEAD_LETTER_TIMEOUT_MS_CONFIG}) and {@code
+     * transactional.id}.
      */
     public static final String DEAD_LETTER_PRODUCER_PREFIX = "fencing.dead.letter.producer.";
 

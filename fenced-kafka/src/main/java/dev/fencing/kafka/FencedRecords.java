@@ -1,5 +1,7 @@
 package dev.fencing.kafka;
 
+import dev.fencing.FenceTokens;
+import dev.fencing.InvalidFenceTokenException;
 import java.util.Objects;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.header.Headers;
@@ -14,13 +16,14 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
  *
  * <pre>{@code
  * Properties props = new Properties();
- * props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, "kafka:9092");
- * props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);   // no reordering or duplicates on retry
+ * props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+ * props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true); // no reordering or duplicates on retry
  * props.put(ProducerConfig.ACKS_CONFIG, "all");
- * try (Lease lease = lock.acquire();  // dev.fencing.lock, or any monotone token source
- *         KafkaProducer<String, String> producer = new KafkaProducer<>(props, new StringSerializer(), new StringSerializer())) {
- *     producer.send(FencedRecords.create("inventory", "sku-42", "reserve 1", lease.token())).get();
- * }
+ * try (KafkaProducer<String, String> producer =
+ *         new KafkaProducer<>(props, new StringSerializer(), new StringSerializer())) {
+ *     // token: the fence token of the grant the record is written under (a dev.fencing.lock lease's token())
+ *     producer.send(FencedRecords.create("inventory", "sku-42", "reserve 1", token));
+ * } // close() waits for the send
  * }</pre>
  *
  * <p>Producer settings that keep one key's records in order: {@code enable.idempotence=true} (the default
@@ -36,7 +39,8 @@ public final class FencedRecords {
     /**
      * A new record for {@code topic} with the token header, partitioned by key.
      *
-     * @throws IllegalArgumentException if the key is null or the token is not positive
+     * @throws IllegalArgumentException if the key is null
+     * @throws InvalidFenceTokenException if the token is not positive
      */
     public static <K, V> ProducerRecord<K, V> create(String topic, K key, V value, long token) {
         return stamp(new ProducerRecord<>(topic, key, value), token);
@@ -46,7 +50,8 @@ public final class FencedRecords {
      * A copy of {@code record} whose {@value FenceTokenHeader#NAME} header is {@code token}; any such
      * header the record had is replaced, its other headers are kept.
      *
-     * @throws IllegalArgumentException if the record has no key or the token is not positive
+     * @throws IllegalArgumentException if the record has no key
+     * @throws InvalidFenceTokenException if the token is not positive
      */
     public static <K, V> ProducerRecord<K, V> stamp(ProducerRecord<K, V> record, long token) {
         Objects.requireNonNull(record, "record");
@@ -54,6 +59,7 @@ public final class FencedRecords {
             throw new IllegalArgumentException("record for topic " + record.topic()
                     + " has no key; a fenced record needs its resource key as the record key");
         }
+        FenceTokens.requirePositive(token, "topic " + record.topic() + " key " + record.key());
         byte[] value = FenceTokenHeader.encode(token);
         Headers headers = new RecordHeaders(record.headers().toArray());
         headers.remove(FenceTokenHeader.NAME);

@@ -23,7 +23,11 @@ import org.apache.kafka.common.utils.Bytes;
  * <pre>{@code
  * InMemoryWatermarkStore store = new InMemoryWatermarkStore();
  * FencedConsumer<String, String> a = FencedConsumer.builder(new StringDeserializer(), new StringDeserializer())
- *         .properties(config).topics("orders").watermarkStore(store).handler(handler).build();
+ *         .properties(config)
+ *         .topics("orders")
+ *         .watermarkStore(store)
+ *         .handler(handler)
+ *         .build();
  * }</pre>
  *
  * <p>Claims: {@link #claim} takes an exclusive lock on the group's partition that is held until the {@link

@@ -33,11 +33,14 @@ import org.jdbi.v3.core.JdbiException;
  *
  * <pre>{@code
  * Jdbi jdbi = Jdbi.create(dataSource);
- * FencedConsumer<String, String> consumer = FencedConsumer.builder(new StringDeserializer(), new StringDeserializer())
+ * FencedConsumer<String, String> consumer = FencedConsumer.builder(
+ *                 new StringDeserializer(), new StringDeserializer())
  *         .properties(config)
- *         .topics("inventory")
- *         .transactionalHandler(PostgresWatermarkStore.create(jdbi), (handle, record, token) ->
- *                 handle.execute("UPDATE stock SET qty = qty - 1 WHERE sku = ?", record.key()))
+ *         .topics("stock-moves")
+ *         .transactionalHandler(
+ *                 PostgresWatermarkStore.create(jdbi),
+ *                 (handle, record, token) ->
+ *                         handle.execute("UPDATE stock SET qty = qty - 1 WHERE sku = ?", record.key()))
  *         .build();
  * }</pre>
  *
@@ -45,11 +48,16 @@ import org.jdbi.v3.core.JdbiException;
  * group and partition, then a check that the stored offset is still the one the consumer loaded. A member
  * that lost its partition (a zombie) therefore waits for the new owner's unit or fails with {@link
  * StalePartitionStateException} before its handler runs; offsets are also saved with a compare-and-set on
- * that offset. Watermarks are read lazily ({@link #loadOffset} at assignment, {@link #loadWatermarks} per
+ * that offset. A claim waits as long as the unit that holds the partition, which for a paused member is until
+ * its transaction ends; give the store's connections a {@code lock_timeout} (below {@code
+ * max.poll.interval.ms}) to bound that wait: a claim that times out, or that PostgreSQL picks to break a
+ * deadlock, rolls its unit back to be read again. Watermarks are read lazily ({@link #loadOffset} at assignment, {@link #loadWatermarks} per
  * poll for unknown keys), so assigning a partition with a million keys costs one query. Watermarks only
  * go up: a commit that offers a key a lower token than the stored one leaves the
  * stored one. Each commit is one transaction at READ COMMITTED, whatever the connections' default
- * isolation. Thread-safe (each call takes its own connection from Jdbi).
+ * isolation. Thread-safe: each call takes its own connection from Jdbi, except that the reads a unit makes
+ * (lazy loading, on the unit's thread) join the unit's transaction, since Jdbi hands nested calls the
+ * outer handle; one connection per consumer is enough.
  */
 public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
     private static final String LOAD_OFFSET = "SELECT next_offset FROM fencing.kafka_offset"
@@ -94,6 +102,14 @@ public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
      * which only serializes them.
      */
     private static final String LOCK_PARTITION = "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))";
+
+    /**
+     * A claim that PostgreSQL gave up waiting for: {@code deadlock_detected} (two units claiming out of order,
+     * which a unit spanning polls can do) and {@code lock_not_available} (the connection's {@code
+     * lock_timeout} passed). The partition is busy, not the store broken: the unit is rolled back and read
+     * again, as for an offset that moved.
+     */
+    private static final Set<String> CLAIM_NOT_GRANTED = Set.of("40P01", "55P03");
 
     private final Jdbi jdbi;
 
@@ -220,6 +236,10 @@ public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
                 throw new StalePartitionStateException(groupId, partition, expectedOffset, stored);
             }
         } catch (SQLException e) {
+            if (CLAIM_NOT_GRANTED.contains(e.getSQLState())) {
+                throw new StalePartitionStateException(
+                        groupId, partition, "another unit of work holds its claim (" + e.getMessage() + ")");
+            }
             throw new WatermarkStoreException(
                     "could not claim " + partition + " for group " + groupId + ": " + e.getMessage(), e);
         }
@@ -233,12 +253,14 @@ public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
             (p.expectedOffset() < 0 ? inserts : updates).add(p);
         }
         try (PreparedStatement statement = connection.prepareStatement(INSERT_OFFSET)) {
+            // one execution per partition, not a batch: a driver that rewrites batched INSERTs into one
+            // multi-row INSERT (pgjdbc's reWriteBatchedInserts) reports no count per row, and this count is the
+            // compare-and-set. Only a partition's first unit in the group comes here.
             for (PartitionProgress p : inserts) {
                 bindPartition(statement, 1, groupId, p.partition());
                 statement.setLong(4, p.nextOffset());
-                statement.addBatch();
+                requireOneRowEach(connection, groupId, List.of(p), new int[] {statement.executeUpdate()});
             }
-            requireOneRowEach(connection, groupId, inserts, inserts.isEmpty() ? new int[0] : statement.executeBatch());
         }
         try (PreparedStatement statement = connection.prepareStatement(UPDATE_OFFSET)) {
             for (PartitionProgress p : updates) {

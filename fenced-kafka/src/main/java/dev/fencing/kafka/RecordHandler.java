@@ -5,7 +5,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 /**
  * Applies one accepted record. Called on the consumer's poll thread, one record at a time, in offset order
  * within a partition (so in order per key). A record reaches the handler only if its token is at least the
- * highest token accepted so far for its key (strictly higher with {@code fencing.strict=true}).
+ * highest token accepted so far for its key (strictly higher with {@code fencing.policy=strict}).
  *
  * <p>Throwing stops the consumer: offsets are committed up to, not including, the failed record, and
  * {@link FencedConsumer#run()} throws a {@link RecordHandlingException}. A handler that wants a poison

@@ -6,7 +6,10 @@ import java.util.Locale;
 public enum StaleRecordPolicy {
     /** Send it to the dead-letter topic (reason {@link DeadLetterReason#STALE_TOKEN}) and count it. */
     DEAD_LETTER("dead-letter"),
-    /** Count it ({@code fencing.kafka.records.dropped}) and log it at DEBUG with key and tokens. */
+    /**
+     * Count it ({@code fencing.kafka.records.dropped}, with a meter registry only) and log it at DEBUG with key
+     * and tokens: without a registry and DEBUG logging, nothing shows that it was dropped.
+     */
     DROP("drop");
 
     private final String configValue;

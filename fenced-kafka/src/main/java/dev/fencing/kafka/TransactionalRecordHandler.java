@@ -8,10 +8,8 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
  * PostgresWatermarkStore} the transaction is a Jdbi {@code Handle}.
  *
  * <pre>{@code
- * TransactionalRecordHandler<Handle, String, String> handler = (handle, record, token) -> handle
- *         .createUpdate("UPDATE stock SET reserved = reserved + 1 WHERE sku = :sku")
- *         .bind("sku", record.key())
- *         .execute();
+ * TransactionalRecordHandler<Handle, String, String> handler = (handle, record, token) ->
+ *         handle.execute("UPDATE stock SET reserved = reserved + 1 WHERE sku = ?", record.key());
  * }</pre>
  *
  * Throwing rolls back the whole batch it was part of and stops the consumer ({@link

@@ -12,12 +12,20 @@
  *       dev.fencing.kafka.InMemoryWatermarkStore} and {@link dev.fencing.kafka.PostgresWatermarkStore}.
  * </ul>
  *
- * <pre>{@code
- * producer.send(FencedRecords.create("inventory", "sku-42", "reserve 1", lease.token()));
+ * <p>Producing, under the token of the lock grant the write is made under:
  *
- * FencedConsumer<String, String> consumer = FencedConsumer.builder(new StringDeserializer(), new StringDeserializer())
- *         .properties(Map.of("bootstrap.servers", "kafka:9092", "group.id", "inventory-applier"))
- *         .topics("inventory") // "inventory" and "inventory.dlt" must exist
+ * <pre>{@code
+ * producer.send(FencedRecords.create("reservations", "sku-7", "reserve 1", token));
+ * }</pre>
+ *
+ * <p>Consuming:
+ *
+ * <pre>{@code
+ * FencedConsumer<String, String> consumer = FencedConsumer.builder(
+ *                 new StringDeserializer(), new StringDeserializer())
+ *         .properties(Map.of(
+ *                 "bootstrap.servers", bootstrap, "group.id", "reservation-log", "auto.offset.reset", "earliest"))
+ *         .topics("reservations") // "reservations" and "reservations.dlt" must exist
  *         .watermarkStore(PostgresWatermarkStore.create(jdbi)) // required: see FencedConsumer
  *         .handler((record, token) -> inventory.apply(record.key(), record.value()))
  *         .build();

@@ -3,6 +3,7 @@ package dev.fencing.kafka;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.fencing.InvalidFenceTokenException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import org.apache.kafka.common.header.internals.RecordHeaders;
@@ -28,10 +29,10 @@ class FenceTokenHeaderTest {
     @Test
     void refusesToEncodeTokensThatAreNotPositive() {
         assertThatThrownBy(() -> FenceTokenHeader.encode(0))
-                .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("got 0");
+                .isInstanceOf(InvalidFenceTokenException.class)
+                .hasMessageContaining("got 0 for header fencing-token");
         assertThatThrownBy(() -> FenceTokenHeader.encode(-5))
-                .isInstanceOf(IllegalArgumentException.class)
+                .isInstanceOf(InvalidFenceTokenException.class)
                 .hasMessageContaining("got -5");
     }
 

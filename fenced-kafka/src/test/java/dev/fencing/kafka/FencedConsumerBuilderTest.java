@@ -67,6 +67,15 @@ class FencedConsumerBuilderTest {
                         builder().property(FencedConsumerConfig.DEAD_LETTER_PRODUCER_PREFIX + "value.serializer", "x"))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("raw bytes");
+        assertThatThrownBy(() ->
+                        builder().property(FencedConsumerConfig.DEAD_LETTER_PRODUCER_PREFIX + "max.block.ms", 60_000))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("fencing.dead.letter.producer.max.block.ms is refused")
+                .hasMessageContaining(FencedConsumerConfig.DEAD_LETTER_TIMEOUT_MS_CONFIG);
+        assertThatThrownBy(() ->
+                        builder().property(FencedConsumerConfig.DEAD_LETTER_PRODUCER_PREFIX + "transactional.id", "t"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("fencing.dead.letter.producer.transactional.id is refused");
     }
 
     @Test

@@ -3,6 +3,7 @@ package dev.fencing.kafka;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.fencing.InvalidFenceTokenException;
 import java.nio.charset.StandardCharsets;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.header.Header;
@@ -53,8 +54,9 @@ class FencedRecordsTest {
 
     @Test
     void refusesATokenThatIsNotPositive() {
+        // the check every resource makes (fencing-core's, as fenced-jdbc's writes), naming the record
         assertThatThrownBy(() -> FencedRecords.create("inventory", "sku-1", "v", 0))
-                .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("> 0");
+                .isInstanceOf(InvalidFenceTokenException.class)
+                .hasMessageContaining("> 0, got 0 for topic inventory key sku-1");
     }
 }

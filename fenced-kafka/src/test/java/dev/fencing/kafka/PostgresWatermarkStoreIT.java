@@ -1,16 +1,25 @@
 package dev.fencing.kafka;
 
+import static org.assertj.core.api.Assertions.as;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.InstanceOfAssertFactories.STRING;
 
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.concurrent.BrokenBarrierException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.utils.Bytes;
 import org.jdbi.v3.core.Jdbi;
@@ -87,6 +96,125 @@ class PostgresWatermarkStoreIT {
 
         assertThat(store.load("g4", P0))
                 .isEqualTo(new PartitionState(2, Map.of(key("a"), 7L, key("b"), 8L, key("c"), 1L)));
+    }
+
+    @Test
+    void firstCommitsOfSeveralPartitionsSucceedWhenTheDriverRewritesBatchedInserts() {
+        // reWriteBatchedInserts turns a batch of INSERTs into one multi-row INSERT whose per-row counts are
+        // unknown (Statement.SUCCESS_NO_INFO); a commit must not read that as another member's write
+        Properties properties = new Properties();
+        properties.setProperty("user", postgres.database.user());
+        properties.setProperty("password", postgres.database.password());
+        properties.setProperty("reWriteBatchedInserts", "true");
+        PostgresWatermarkStore store =
+                PostgresWatermarkStore.create(Jdbi.create(postgres.database.jdbcUrl(), properties));
+
+        store.commit(
+                "g7",
+                handle -> List.of(
+                        new PartitionProgress(P0, -1, 3, Map.of(key("a"), 5L)),
+                        new PartitionProgress(P1, -1, 4, Map.of(key("b"), 6L))));
+
+        assertThat(store.load("g7", P0)).isEqualTo(new PartitionState(3, Map.of(key("a"), 5L)));
+        assertThat(store.load("g7", P1)).isEqualTo(new PartitionState(4, Map.of(key("b"), 6L)));
+        // and a partition another member inserted meanwhile is still refused
+        assertThatThrownBy(() -> store.commit(
+                        "g7",
+                        handle -> List.of(
+                                new PartitionProgress(new TopicPartition("orders", 2), -1, 1, Map.of()),
+                                new PartitionProgress(P0, -1, 9, Map.of()))))
+                .isInstanceOf(StalePartitionStateException.class)
+                .hasMessageContaining("orders-0: expected stored offset -1 but found 3");
+        assertThat(store.loadOffset("g7", new TopicPartition("orders", 2))).isEqualTo(-1);
+    }
+
+    @Test
+    void twoUnitsClaimingInOppositeOrdersLoseADeadlockAsABusyPartitionNotAsAStoreFailure() throws Exception {
+        // a unit spanning polls can claim out of order; PostgreSQL then breaks the cycle by failing one claim
+        PostgresWatermarkStore store = PostgresWatermarkStore.create(postgres.jdbi);
+        CyclicBarrier bothHoldOne = new CyclicBarrier(2);
+        CompletableFuture<Throwable> first = claimBoth(store, "g8", P0, P1, bothHoldOne);
+        CompletableFuture<Throwable> second = claimBoth(store, "g8", P1, P0, bothHoldOne);
+
+        List<Throwable> outcomes = Arrays.asList(first.get(60, TimeUnit.SECONDS), second.get(60, TimeUnit.SECONDS));
+
+        // then: one unit committed, the other is refused as stale (rolled back and read again), not stopped
+        assertThat(outcomes).filteredOn(t -> t == null).hasSize(1);
+        assertThat(outcomes)
+                .filteredOn(t -> t != null)
+                .singleElement()
+                .isInstanceOf(StalePartitionStateException.class)
+                .extracting(Throwable::getMessage, as(STRING))
+                .contains("another unit of work holds its claim");
+    }
+
+    @Test
+    void aClaimThatTimesOutOnTheLockOfAnotherUnitIsRefusedAsStaleSoTheUnitIsReadAgain() throws Exception {
+        // given: a unit that holds P0's claim, and connections that wait at most 200 ms for a lock
+        PostgresWatermarkStore holder = PostgresWatermarkStore.create(postgres.jdbi);
+        PostgresWatermarkStore impatient = PostgresWatermarkStore.create(jdbiWith("-c lock_timeout=200", "5"));
+        CountDownLatch claimed = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        CompletableFuture<Void> holding = CompletableFuture.runAsync(() -> holder.commit("g9", handle -> {
+            holder.claim(handle, "g9", P0, -1);
+            claimed.countDown();
+            awaitLatch(release);
+            return List.of();
+        }));
+        assertThat(claimed.await(60, TimeUnit.SECONDS)).isTrue();
+
+        // when / then: the other unit's claim gives up and is refused as stale, not as a store failure
+        try {
+            assertThatThrownBy(() -> impatient.commit("g9", handle -> {
+                        impatient.claim(handle, "g9", P0, -1);
+                        return List.of();
+                    }))
+                    .isInstanceOf(StalePartitionStateException.class)
+                    .hasMessageContaining("another unit of work holds its claim");
+        } finally {
+            release.countDown();
+        }
+        holding.get(60, TimeUnit.SECONDS);
+    }
+
+    /** A unit on its own thread that claims {@code a}, waits until the other unit holds its first, then {@code b}. */
+    private static CompletableFuture<Throwable> claimBoth(
+            PostgresWatermarkStore store, String group, TopicPartition a, TopicPartition b, CyclicBarrier bothHoldOne) {
+        return CompletableFuture.supplyAsync(() -> {
+            try {
+                store.commit(group, handle -> {
+                    store.claim(handle, group, a, -1);
+                    awaitBarrier(bothHoldOne);
+                    store.claim(handle, group, b, -1);
+                    return List.of();
+                });
+                return null;
+            } catch (RuntimeException e) {
+                return e;
+            }
+        });
+    }
+
+    private static void awaitBarrier(CyclicBarrier barrier) {
+        try {
+            barrier.await(60, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        } catch (BrokenBarrierException | TimeoutException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static void awaitLatch(CountDownLatch latch) {
+        try {
+            if (!latch.await(60, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("never released");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
     }
 
     /** A Jdbi on the same database whose connections start with the given PostgreSQL settings. */

@@ -7,13 +7,16 @@ import static dev.fencing.kafka.KafkaFixture.newTopic;
 import static dev.fencing.kafka.KafkaFixture.producer;
 import static dev.fencing.kafka.KafkaFixture.sendFenced;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.common.TopicPartition;
@@ -21,35 +24,94 @@ import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.Test;
 
 /**
- * Defects 2 and 8, and the topics check: the consumer refuses to start from a store that is not
- * authoritative, throws the store's own failure from {@code run()}, and names a missing topic at once.
+ * Defects 2 and 8, and the topics check: the consumer refuses to go on from a store that is not
+ * authoritative (behind the group's offset in Kafka, with or without a row for the partition), throws the
+ * store's own failure from {@code run()}, and names a missing topic at once.
  */
 class StoreAuthorityIT {
 
     @Test
     void stopsWhenKafkasCommittedOffsetIsAheadOfTheStoreInsteadOfReapplyingRecords() throws Exception {
-        // given: two records a member without this store already handled (the group's Kafka offset is 2)
+        // given: a member with the store handled "first"; a member without it then handled "second" (Kafka: 2)
+        String topic = newTopic("authority", 1);
+        String group = newGroup("authority");
+        InMemoryWatermarkStore store = new InMemoryWatermarkStore();
+        List<String> applied = Collections.synchronizedList(new ArrayList<>());
+        try (KafkaProducer<String, String> producer = producer()) {
+            sendFenced(producer, topic, "sku-1", "first", 3);
+            try (FencedConsumer<String, String> withStore = withStore(group, topic, store, applied)) {
+                withStore.start();
+                await().atMost(Duration.ofSeconds(60)).until(() -> store.loadOffset(group, p0(topic)) == 1);
+            }
+            sendFenced(producer, topic, "sku-1", "second", 4);
+        }
+        KafkaFixture.moveCommittedOffset(group, p0(topic), 2);
+
+        // when: a member with the store joins again
+        Throwable failure = runUntilFailureOr(withStore(group, topic, store, applied), () -> applied.size() > 1);
+
+        // then: it stops and says why; seeking back to the store's offset 1 would apply "second" again
+        assertThat(applied).containsExactly("first");
+        assertThat(failure)
+                .isInstanceOf(StoreBehindKafkaException.class)
+                .hasMessageContaining("Kafka's committed offset 2 is ahead of the watermark store's 1");
+    }
+
+    @Test
+    void stopsWhenKafkasCommittedOffsetIsAheadOfAStoreWithNothingForThePartition() throws Exception {
+        // given: two records a member without this store already handled (the group's Kafka offset is 2), then a
+        // late one that only their watermark (4) refuses
         String topic = newTopic("authority", 1);
         String group = newGroup("authority");
         try (KafkaProducer<String, String> producer = producer()) {
             sendFenced(producer, topic, "sku-1", "first", 3);
             sendFenced(producer, topic, "sku-1", "second", 4);
+            sendFenced(producer, topic, "sku-1", "late", 2);
         }
-        KafkaFixture.moveCommittedOffset(group, new TopicPartition(topic, 0), 2);
+        KafkaFixture.moveCommittedOffset(group, p0(topic), 2);
         List<String> applied = Collections.synchronizedList(new ArrayList<>());
 
         // when: a member with an empty store joins
-        Throwable failure = runToFailure(FencedConsumer.builder(new StringDeserializer(), new StringDeserializer())
-                .properties(consumerConfig(group))
-                .topics(topic)
-                .watermarkStore(new InMemoryWatermarkStore())
-                .handler((record, token) -> applied.add(record.value())));
+        Throwable failure = runUntilFailureOr(
+                withStore(group, topic, new InMemoryWatermarkStore(), applied), () -> !applied.isEmpty());
 
-        // then: it stops and says why, and applied nothing (seeking to the store's offset would re-apply both)
+        // then: it stops and says why, and applied nothing (reading on from Kafka's offset would apply "late")
+        assertThat(applied).isEmpty();
         assertThat(failure)
                 .isInstanceOf(StoreBehindKafkaException.class)
                 .hasMessageContaining("Kafka's committed offset 2 is ahead of the watermark store's (none)");
-        assertThat(applied).isEmpty();
+    }
+
+    private static TopicPartition p0(String topic) {
+        return new TopicPartition(topic, 0);
+    }
+
+    private static FencedConsumer<String, String> withStore(
+            String group, String topic, InMemoryWatermarkStore store, List<String> applied) {
+        return FencedConsumer.builder(new StringDeserializer(), new StringDeserializer())
+                .properties(consumerConfig(group))
+                .topics(topic)
+                .watermarkStore(store)
+                .handler((record, token) -> applied.add(record.value()))
+                .build();
+    }
+
+    /** Runs the consumer until its loop stops or {@code wrong} holds; returns what stopped it, or null. */
+    private static Throwable runUntilFailureOr(FencedConsumer<String, String> consumer, BooleanSupplier wrong)
+            throws Exception {
+        try (consumer) {
+            CompletableFuture<Void> stopped = consumer.start();
+            await().atMost(Duration.ofSeconds(60)).until(() -> stopped.isDone() || wrong.getAsBoolean());
+            if (!stopped.isDone()) {
+                return null;
+            }
+            try {
+                stopped.get();
+                return null;
+            } catch (ExecutionException e) {
+                return e.getCause();
+            }
+        }
     }
 
     @Test
