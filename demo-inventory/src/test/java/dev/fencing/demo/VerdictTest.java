@@ -9,7 +9,7 @@ class VerdictTest {
 
     private static RunResult run(Mode mode, List<String> violations, long... takeoverTokens) {
         InvariantChecker.InvariantReport report =
-                new InvariantChecker.InvariantReport(10, 20, 0, violations.isEmpty() ? 0 : 1, 0, 0, violations);
+                new InvariantChecker.InvariantReport(10, 20, 0, violations.isEmpty() ? 0 : 1, List.of(), 0, violations);
         List<RunRecorder.Pause> pauses = java.util.Arrays.stream(takeoverTokens)
                 .mapToObj(next -> new RunRecorder.Pause(1, "sku-1", 3, WorkerEvent.PausePoint.READ_WRITE, 0, 10, next))
                 .toList();
