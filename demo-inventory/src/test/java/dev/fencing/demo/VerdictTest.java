@@ -45,6 +45,18 @@ class VerdictTest {
     }
 
     @Test
+    void aRunWhosePausesAllLandedAtOnePointPassesButSaysWhichFenceItDidNotTry() {
+        // given: every landed pause fell between read and write; none between write and publish
+        Verdict verdict = Verdict.of(List.of(run(Mode.FENCED, List.of(), 4, 7)), 1);
+
+        assertThat(verdict.passed()).isTrue();
+        assertThat(verdict.notes())
+                .containsExactly("note: no pause of the fenced run landed between a write and its publish, so it"
+                        + " tested no late record; give it a longer --duration or more frequent pauses"
+                        + " (--pause-every).");
+    }
+
+    @Test
     void aBrokenFencedRunFailsButABrokenUnfencedRunIsTheExpectedHarm() {
         assertThat(Verdict.of(List.of(run(Mode.FENCED, List.of("broken"), 4)), 1)
                         .failures())
