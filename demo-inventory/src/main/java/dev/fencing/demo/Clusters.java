@@ -27,6 +27,11 @@ import org.postgresql.ds.PGSimpleDataSource;
  */
 final class Clusters implements AutoCloseable {
     private static final int CONNECT_TIMEOUT_SECONDS = 10;
+    /**
+     * Where lock-client keeps the history of every lock path it created ({@code /fencing-lock-history<path>},
+     * see the README's lock-client section).
+     */
+    static final String LOCK_HISTORY_ROOT = "/fencing-lock-history";
 
     private final List<AutoCloseable> started = new ArrayList<>();
     private RunDirectory runDirectory;
@@ -121,7 +126,12 @@ final class Clusters implements AutoCloseable {
         }
     }
 
-    /** Deletes the ZooKeeper node {@code path} and everything under it (the lock nodes of one run). */
+    /**
+     * Deletes the ZooKeeper node {@code path} and everything under it (the lock nodes of one run), and the
+     * lock-client's history of those locks under {@value #LOCK_HISTORY_ROOT}{@code path}. Deleting a lock's
+     * history is safe here only because the demo never uses these lock paths again (each run has a fresh
+     * one) and the tokens they granted live only in this run's tables and topic.
+     */
     void deleteLockTree(String path) {
         CuratorFramework client = CuratorFrameworkFactory.builder()
                 .connectString(zookeeperConnect)
@@ -130,8 +140,10 @@ final class Clusters implements AutoCloseable {
                 .build();
         try {
             client.start();
-            if (client.checkExists().forPath(path) != null) {
-                client.delete().deletingChildrenIfNeeded().forPath(path);
+            for (String tree : List.of(path, LOCK_HISTORY_ROOT + path)) {
+                if (client.checkExists().forPath(tree) != null) {
+                    client.delete().deletingChildrenIfNeeded().forPath(tree);
+                }
             }
         } catch (Exception e) {
             throw new DemoException("could not delete " + path + " on ZooKeeper at " + zookeeperConnect, e);

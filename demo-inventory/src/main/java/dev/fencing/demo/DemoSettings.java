@@ -114,9 +114,9 @@ record DemoSettings(
 
     public static final String SESSION_TIMEOUT_FLAG = "--session-timeout";
     public static final String SESSION_TIMEOUT_DOC =
-            "The workers' ZooKeeper session timeout, 1s to 10s with the embedded server (it grants 2 to 20 times"
-                    + " its 500ms tickTime), 1s to 60s with --zookeeper (the server may grant another value; the"
-                    + " demo reads what it granted). Default: ${DEFAULT-VALUE}.";
+            "The workers' ZooKeeper session timeout, 1s to 10s with the embedded server (it grants at most 20"
+                    + " times its 500ms tickTime), 1s to 60s with --zookeeper (the server may grant another value;"
+                    + " the demo reads what it granted before starting anything else). Default: ${DEFAULT-VALUE}.";
     public static final String DEFAULT_SESSION_TIMEOUT = "2s";
 
     public static final String WORK_FLAG = "--work";

@@ -52,9 +52,15 @@ final class Durations implements ITypeConverter<Duration> {
         }
     }
 
-    /** {@code 2s}, {@code 1.5s} or {@code 500ms}, for messages. */
+    /** {@code 1h}, {@code 5m}, {@code 2s}, {@code 1.5s} or {@code 500ms}, for messages: as the user types them. */
     static String format(Duration duration) {
         long millis = duration.toMillis();
+        if (millis > 0 && millis % 3_600_000 == 0) {
+            return millis / 3_600_000 + "h";
+        }
+        if (millis > 0 && millis % 60_000 == 0) {
+            return millis / 60_000 + "m";
+        }
         if (millis % 1_000 == 0) {
             return millis / 1_000 + "s";
         }

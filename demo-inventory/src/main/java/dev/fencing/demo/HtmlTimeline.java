@@ -86,28 +86,20 @@ final class HtmlTimeline {
     }
 
     /**
-     * The {@code WRITTEN} events that were stale: written under a token lower than one already written to the
-     * SKU. Ordered by the workers' clocks (one host); the checker counts the same from the database.
+     * The holds whose write the checker found stale in the database (an order under a token lower than one
+     * already written to its SKU, in commit order), as {@code worker/sku/token} keys of their events: the
+     * timeline marks exactly the writes the table counts.
      */
-    static Set<String> staleWrites(List<WorkerEvent> events) {
-        Map<String, Long> newest = new HashMap<>();
+    static Set<String> staleWrites(InvariantChecker.InvariantReport report) {
         Set<String> stale = new HashSet<>();
-        events.stream()
-                .filter(e -> e.kind() == WorkerEvent.Kind.WRITTEN)
-                .sorted((a, b) -> Long.compare(a.atMillis(), b.atMillis()))
-                .forEach(e -> {
-                    long before = newest.getOrDefault(e.sku(), 0L);
-                    if (e.token() < before) {
-                        stale.add(key(e));
-                    } else {
-                        newest.put(e.sku(), e.token());
-                    }
-                });
+        for (InventorySnapshot.Order order : report.staleWrites()) {
+            stale.add(order.worker() + "/" + order.sku() + "/" + order.token());
+        }
         return stale;
     }
 
     private static void holds(StringBuilder out, LongFunction<Double> x, RunResult run) {
-        Set<String> stale = staleWrites(run.events());
+        Set<String> stale = staleWrites(run.report());
         Map<String, WorkerEvent> open = new HashMap<>();
         Map<String, String> outcome = new HashMap<>();
         Map<String, Long> passedAt = new HashMap<>();
@@ -237,7 +229,7 @@ final class HtmlTimeline {
     }
 
     private static void marks(StringBuilder out, LongFunction<Double> x, RunResult run) {
-        Set<String> stale = staleWrites(run.events());
+        Set<String> stale = staleWrites(run.report());
         for (WorkerEvent event : run.events()) {
             double ex = x.apply(event.atMillis());
             int lane = (event.worker() - 1) * LANE_HEIGHT;

@@ -2,8 +2,10 @@ package dev.fencing.demo;
 
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 
 /**
@@ -27,7 +29,8 @@ import java.util.TreeMap;
  *
  * <p>Cross-checks of the fenced run against what the coordinator saw ({@link #crossCheck}): at least one
  * rejected stale write per pause that landed between a read and its write, and exactly as many records
- * dropped by the consumer as records published after a newer token of their SKU.
+ * dropped by the consumer as records published after a newer token of their SKU. In every mode, a pause
+ * counts as landed only if the database holds the takeover's order ({@link #confirmLandings}).
  *
  * <p>The measures:
  *
@@ -59,13 +62,13 @@ final class InvariantChecker {
         Map<String, Integer> sold = new TreeMap<>();
         Map<String, Long> newestWritten = new TreeMap<>();
         int lostUpdates = 0;
-        int staleWritesAccepted = 0;
+        List<InventorySnapshot.Order> staleWrites = new ArrayList<>();
         List<String> violations = new ArrayList<>();
         for (InventorySnapshot.Order order : snapshot.orders()) {
             sold.merge(order.sku(), order.quantity(), Integer::sum);
             long newest = newestWritten.getOrDefault(order.sku(), 0L);
             if (order.token() < newest) {
-                staleWritesAccepted++;
+                staleWrites.add(order);
             } else {
                 newestWritten.put(order.sku(), order.token());
             }
@@ -101,8 +104,8 @@ final class InvariantChecker {
                 violations.add(sku + ": the Kafka projection says " + projected + ", the database " + finalStock);
             }
         }
-        if (staleWritesAccepted > 0) {
-            violations.add(staleWritesAccepted + " stale write(s) accepted: orders written under a token lower than"
+        if (!staleWrites.isEmpty()) {
+            violations.add(staleWrites.size() + " stale write(s) accepted: orders written under a token lower than"
                     + " one already written to their SKU");
         }
         if (staleRecordsApplied > 0) {
@@ -114,9 +117,60 @@ final class InvariantChecker {
                 unitsSold,
                 oversold,
                 lostUpdates,
-                staleWritesAccepted,
+                staleWrites,
                 staleRecordsApplied,
                 violations);
+    }
+
+    /**
+     * The run's pauses as the database confirms them. The coordinator counts a pause as landed when a worker
+     * reported a write (or publish) of the paused SKU under a newer token before the paused worker was
+     * resumed; that report is the worker's own word. Here a landing counts only if the {@code orders} table
+     * also holds an order of that SKU under that newer token (every takeover wrote one before it could
+     * publish). A pause whose takeover the database does not show is returned as not landed, with one
+     * violation line, so a worker that reports writes it did not make cannot make a run look tested.
+     *
+     * @return the pauses, those without a confirmed takeover with {@code nextToken} 0, and a line for each
+     */
+    public static Landings confirmLandings(InventorySnapshot snapshot, List<RunRecorder.Pause> pauses) {
+        Set<String> written = new HashSet<>();
+        for (InventorySnapshot.Order order : snapshot.orders()) {
+            written.add(order.sku() + "/" + order.token());
+        }
+        List<RunRecorder.Pause> confirmed = new ArrayList<>();
+        List<String> violations = new ArrayList<>();
+        for (RunRecorder.Pause pause : pauses) {
+            if (!pause.landed() || written.contains(pause.sku() + "/" + pause.nextToken())) {
+                confirmed.add(pause);
+                continue;
+            }
+            violations.add("cross-check: the pause of worker " + pause.worker() + " holding " + pause.sku()
+                    + " token " + pause.token() + " was reported taken over by token " + pause.nextToken()
+                    + ", but the database has no order of " + pause.sku() + " under that token; not counted"
+                    + " as landed");
+            confirmed.add(new RunRecorder.Pause(
+                    pause.worker(),
+                    pause.sku(),
+                    pause.token(),
+                    pause.point(),
+                    pause.startMillis(),
+                    pause.endMillis(),
+                    0));
+        }
+        return new Landings(confirmed, violations);
+    }
+
+    /**
+     * The outcome of {@link #confirmLandings}. Immutable.
+     *
+     * @param pauses every pause, landed only where the database confirms the takeover
+     * @param violations one line per takeover the database does not show
+     */
+    public record Landings(List<RunRecorder.Pause> pauses, List<String> violations) {
+        public Landings {
+            pauses = List.copyOf(pauses);
+            violations = List.copyOf(violations);
+        }
     }
 
     /**
@@ -179,7 +233,8 @@ final class InvariantChecker {
      * @param unitsSold the sum of their quantities
      * @param oversoldUnits see {@link InvariantChecker}
      * @param lostUpdates see {@link InvariantChecker}
-     * @param staleWritesAccepted orders written under a token lower than one already written to their SKU
+     * @param staleWrites the orders written under a token lower than one already written to their SKU, in
+     *     commit order
      * @param staleRecordsApplied records the consumer applied after a newer token of their SKU
      * @param violations one readable line per broken invariant and SKU; empty when all hold
      */
@@ -188,11 +243,17 @@ final class InvariantChecker {
             int unitsSold,
             int oversoldUnits,
             int lostUpdates,
-            long staleWritesAccepted,
+            List<InventorySnapshot.Order> staleWrites,
             long staleRecordsApplied,
             List<String> violations) {
         public InvariantReport {
+            staleWrites = List.copyOf(staleWrites);
             violations = List.copyOf(violations);
+        }
+
+        /** Orders written under a token lower than one already written to their SKU. */
+        public long staleWritesAccepted() {
+            return staleWrites.size();
         }
 
         /** This report with {@code more} violations added. */
@@ -200,13 +261,7 @@ final class InvariantChecker {
             List<String> all = new ArrayList<>(violations);
             all.addAll(more);
             return new InvariantReport(
-                    ordersAccepted,
-                    unitsSold,
-                    oversoldUnits,
-                    lostUpdates,
-                    staleWritesAccepted,
-                    staleRecordsApplied,
-                    all);
+                    ordersAccepted, unitsSold, oversoldUnits, lostUpdates, staleWrites, staleRecordsApplied, all);
         }
 
         public boolean invariantsHold() {
@@ -217,7 +272,7 @@ final class InvariantChecker {
         public boolean anomalyDetected() {
             return oversoldUnits > 0
                     || lostUpdates > 0
-                    || staleWritesAccepted > 0
+                    || !staleWrites.isEmpty()
                     || staleRecordsApplied > 0
                     || !violations.isEmpty();
         }

@@ -12,7 +12,8 @@ import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
 
 /**
- * The demo's tables, one schema per mode ({@code demo_unfenced}, {@code demo_fenced}):
+ * The demo's tables, one schema per mode ({@code demo_unfenced}, {@code demo_lease_check}, {@code
+ * demo_fenced}):
  *
  * <pre>
  * stock  (sku TEXT PRIMARY KEY, initial_stock INT, stock INT, last_fence_token BIGINT)   -- fenced: protect_table
@@ -37,7 +38,7 @@ final class InventoryDatabase {
         this.schema = schemaOf(mode);
     }
 
-    /** {@code demo_unfenced} or {@code demo_fenced}. */
+    /** {@code demo_unfenced}, {@code demo_lease_check} or {@code demo_fenced}. */
     static String schemaOf(Mode mode) {
         return "demo_" + mode.label().replace('-', '_');
     }
@@ -103,7 +104,7 @@ final class InventoryDatabase {
     record StockRead(WriteOutcome claim, int stock) {}
 
     /**
-     * The stock of {@code sku} now. Unfenced: a plain SELECT. Fenced: in one transaction, first claims the
+     * The stock of {@code sku} now. Unfenced and lease-check: a plain SELECT. Fenced: in one transaction, first claims the
      * row with {@code token} (a fenced UPDATE of its fence column only) and then SELECTs the stock. The
      * claim makes the fence cover the read as well as the write: once a newer holder has read (and claimed)
      * the row, an older holder that is still to write is refused, even if the newer one has not written yet.
@@ -130,7 +131,7 @@ final class InventoryDatabase {
 
     /**
      * Writes {@code stockRead - quantity} as the SKU's new stock and, if that write took effect, the order
-     * row, in one transaction. Unfenced: a plain {@code UPDATE ... SET stock = :computed}. Fenced: the same
+     * row, in one transaction. Unfenced and lease-check: a plain {@code UPDATE ... SET stock = :computed}. Fenced: the same
      * value through fenced-jdbc under {@link FencePolicy#MONOTONIC}: PostgreSQL accepts it when the row still
      * carries this token (the one {@link #read} claimed it with) and refuses it when a newer holder has
      * claimed or written the row since.

@@ -250,14 +250,18 @@ public final class InventoryDemo implements Callable<Integer> {
         } catch (IOException e) {
             throw new DemoException("cannot create a directory for worker logs: " + e.getMessage(), e);
         }
+        if (settings.zookeeperConnect() != null) {
+            // An external ZooKeeper may grant another session timeout than asked: find out before any
+            // embedded server starts, so that a --pause it makes useless ends the demo at once.
+            checkGrantedSessionTimeout(settings, settings.zookeeperConnect());
+        }
         progress.println(settings.allEmbedded() ? "starting embedded servers" : "connecting to servers");
         Clusters clusters = Clusters.open(settings, progress);
         WorkerFleet.register(clusters);
         try {
-            Duration granted = SessionTimeouts.granted(clusters.zookeeperConnect(), settings.sessionTimeout());
-            progress.println("  ZooKeeper grants a session timeout of " + Durations.format(granted) + " ("
-                    + Durations.format(settings.sessionTimeout()) + " asked)");
-            SessionTimeouts.requirePauseLonger(settings.pause(), settings.sessionTimeout(), granted);
+            if (settings.zookeeperConnect() == null) {
+                checkGrantedSessionTimeout(settings, clusters.zookeeperConnect());
+            }
             ScenarioRunner runner = new ScenarioRunner(settings, clusters, logDirectory, progress);
             runner.warmUp(WARM_UP);
             for (Mode run : settings.modes()) {
@@ -279,6 +283,21 @@ public final class InventoryDemo implements Callable<Integer> {
                     + (settings.modes().contains(Mode.FENCED) ? " and the fenced run kept every invariant" : ""));
         }
         return verdict.passed() ? EXIT_OK : EXIT_FAILURE;
+    }
+
+    /** Reads the session timeout ZooKeeper grants and refuses a pause that does not outlast it. */
+    private void checkGrantedSessionTimeout(DemoSettings settings, String zookeeperConnect) {
+        Duration granted;
+        try {
+            granted = SessionTimeouts.granted(zookeeperConnect, settings.sessionTimeout());
+        } catch (DemoException e) {
+            throw settings.zookeeperConnect() == null
+                    ? e
+                    : new DemoException(e.getMessage() + " (" + DemoSettings.ZOOKEEPER_FLAG + ")", e);
+        }
+        progress.println("ZooKeeper grants a session timeout of " + Durations.format(granted) + " ("
+                + Durations.format(settings.sessionTimeout()) + " asked)");
+        SessionTimeouts.requirePauseLonger(settings.pause(), settings.sessionTimeout(), granted);
     }
 
     private void writeReports(DemoSettings settings, List<RunResult> runs) {

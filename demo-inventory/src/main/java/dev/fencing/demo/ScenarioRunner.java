@@ -167,10 +167,13 @@ final class ScenarioRunner {
 
             projection.awaitCaughtUp(recorder.count(WorkerEvent.Kind.PUBLISHED), PROJECTION_TIMEOUT);
             long rejected = recorder.count(WorkerEvent.Kind.REJECTED);
+            InventorySnapshot snapshot = new InventoryAudit(jdbi, mode).snapshot();
+            InvariantChecker.Landings landings = InvariantChecker.confirmLandings(snapshot, recorder.pauses());
             InvariantChecker.InvariantReport report = new InvariantChecker()
-                    .check(new InventoryAudit(jdbi, mode).snapshot(), projection.stock(), projection.staleApplied())
+                    .check(snapshot, projection.stock(), projection.staleApplied())
+                    .withViolations(landings.violations())
                     .withViolations(InvariantChecker.crossCheck(
-                            mode, recorder.pauses(), rejected, projection.dropped(), recorder.events()));
+                            mode, landings.pauses(), rejected, projection.dropped(), recorder.events()));
             for (String violation : report.violations()) {
                 progress.printf("[%s] invariant broken: %s%n", label, violation);
             }
@@ -185,7 +188,7 @@ final class ScenarioRunner {
                     start,
                     end,
                     recorder.events(),
-                    recorder.pauses());
+                    landings.pauses());
         } finally {
             PauseInjector current = injector.get();
             if (current != null) {

@@ -7,8 +7,8 @@ import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryOneTime;
 
 /**
- * The session timeout ZooKeeper actually grants. A server clamps the requested timeout to between 2 and 20
- * times its {@code tickTime} (an ensemble with the default 2 s tickTime grants at least 4 s when 2 s is
+ * The session timeout ZooKeeper actually grants. By default a server clamps the requested timeout to between 2
+ * and 20 times its {@code tickTime} (an ensemble with the default 2 s tickTime grants at least 4 s when 2 s is
  * asked), and a pause that does not outlast the granted timeout leaves the frozen worker its lock: the run
  * would test nothing. Stateless and thread-safe.
  */

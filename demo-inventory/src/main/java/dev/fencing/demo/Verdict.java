@@ -3,6 +3,7 @@ package dev.fencing.demo;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.function.Predicate;
 
 /**
  * The demo's exit decision, as a pure function of the runs: a run proves something only if enough of its
@@ -43,6 +44,13 @@ record Verdict(List<String> failures, List<String> notes) {
                         DemoSettings.SKUS_FLAG,
                         DemoSettings.PAUSE_EVERY_FLAG));
             }
+            // Enough landed pauses, but all at one point: the run passed without trying the other fence.
+            if (run.pausesLanded() > 0 && !landed(run, point -> point != WorkerEvent.PausePoint.WRITE_PUBLISH)) {
+                notes.add(untested(run, "between a read and its write", "no late write"));
+            }
+            if (run.pausesLanded() > 0 && !landed(run, point -> point == WorkerEvent.PausePoint.WRITE_PUBLISH)) {
+                notes.add(untested(run, "between a write and its publish", "no late record"));
+            }
             if (run.mode() == Mode.FENCED && !run.report().invariantsHold()) {
                 failures.add("The fenced run broke an invariant or a cross-check (listed above): that is a bug in"
                         + " the fencing toolkit or in the demo.");
@@ -56,6 +64,16 @@ record Verdict(List<String> failures, List<String> notes) {
             }
         }
         return new Verdict(failures, notes);
+    }
+
+    private static boolean landed(RunResult run, Predicate<WorkerEvent.PausePoint> where) {
+        return run.pauses().stream().anyMatch(p -> p.landed() && where.test(p.point()));
+    }
+
+    private static String untested(RunResult run, String where, String what) {
+        return "note: no pause of the " + run.mode().label() + " run landed " + where + ", so it tested " + what
+                + "; give it a longer " + DemoSettings.DURATION_FLAG + " or more frequent pauses ("
+                + DemoSettings.PAUSE_EVERY_FLAG + ").";
     }
 
     boolean passed() {

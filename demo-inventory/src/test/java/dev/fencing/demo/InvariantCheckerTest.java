@@ -65,6 +65,7 @@ class InvariantCheckerTest {
         InvariantChecker.InvariantReport report = checker.check(snapshot, Map.of("a-1", 7, "a-2", 9), 0);
 
         assertThat(report.staleWritesAccepted()).isEqualTo(1);
+        assertThat(report.staleWrites()).containsExactly(order("a-1", 1, 5, 8, 8));
         assertThat(report.lostUpdates()).isZero();
         assertThat(report.invariantsHold()).isFalse();
         assertThat(report.anomalyDetected()).isTrue();
@@ -118,6 +119,32 @@ class InvariantCheckerTest {
         assertThat(InvariantChecker.crossCheck(Mode.FENCED, List.of(), 0, 0, events))
                 .containsExactly("cross-check: 1 records reached Kafka after a newer token of their SKU, but the"
                         + " consumer dropped 0");
+    }
+
+    @Test
+    void aPauseCountsAsLandedOnlyIfTheDatabaseHoldsTheTakeoversOrder() {
+        // given: token 4 wrote a-1 (in the database); token 9 is what a worker reported, but never reached it
+        InventorySnapshot snapshot =
+                InventorySnapshot.of(Map.of("a-1", 10), Map.of("a-1", 8), List.of(order("a-1", 2, 4, 10, 10)));
+        List<RunRecorder.Pause> pauses = List.of(
+                pause(WorkerEvent.PausePoint.READ_WRITE, 4),
+                pause(WorkerEvent.PausePoint.WRITE_PUBLISH, 9),
+                pause(WorkerEvent.PausePoint.READ_WRITE, 0));
+
+        // when
+        InvariantChecker.Landings landings = InvariantChecker.confirmLandings(snapshot, pauses);
+
+        // then: only the first landed; the unconfirmed one is kept as a pause nobody took over, and said so
+        assertThat(landings.pauses()).extracting(RunRecorder.Pause::nextToken).containsExactly(4L, 0L, 0L);
+        assertThat(landings.violations())
+                .containsExactly("cross-check: the pause of worker 1 holding a-1 token 3 was reported taken over by"
+                        + " token 9, but the database has no order of a-1 under that token; not counted as landed");
+        // a takeover of another SKU under that token does not count either
+        InventorySnapshot otherSku = InventorySnapshot.of(
+                Map.of("a-1", 10, "a-2", 10), Map.of("a-1", 10, "a-2", 8), List.of(order("a-2", 2, 9, 10, 10)));
+        assertThat(InvariantChecker.confirmLandings(otherSku, List.of(pause(WorkerEvent.PausePoint.READ_WRITE, 9)))
+                        .pauses())
+                .noneMatch(RunRecorder.Pause::landed);
     }
 
     @Test

@@ -9,6 +9,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -155,7 +156,8 @@ class InventoryDemoIT {
         assertThat(code).isEqualTo(InventoryDemo.EXIT_FAILURE);
         assertThat(output.strip().lines().reduce((a, b) -> b).orElseThrow())
                 .startsWith("The fenced run proves nothing: 0 of its 0 pauses landed");
-        // and, the servers being external to that run, it removed the topics and lock nodes it created
+        // and, the servers being external to that run, it removed the topics and lock nodes it created, the
+        // locks' history nodes included
         assertThat(topics()).isEqualTo(topicsBefore);
         assertThat(lockRuns()).isEqualTo(lockRunsBefore);
     }
@@ -167,16 +169,19 @@ class InventoryDemoIT {
         }
     }
 
+    /** The runs' lock roots under /fencing-demo, and lock-client's history of them under /fencing-lock-history. */
     private static List<String> lockRuns() throws Exception {
         try (CuratorFramework client =
                 CuratorFrameworkFactory.newClient(clusters.zookeeperConnect(), new RetryOneTime(100))) {
             client.start();
             client.blockUntilConnected(30, TimeUnit.SECONDS);
-            return client.checkExists().forPath("/fencing-demo") == null
-                    ? List.of()
-                    : client.getChildren().forPath("/fencing-demo").stream()
-                            .sorted()
-                            .toList();
+            List<String> runs = new ArrayList<>();
+            for (String root : List.of("/fencing-demo", Clusters.LOCK_HISTORY_ROOT + "/fencing-demo")) {
+                if (client.checkExists().forPath(root) != null) {
+                    client.getChildren().forPath(root).stream().sorted().forEach(run -> runs.add(root + "/" + run));
+                }
+            }
+            return runs;
         }
     }
 

@@ -122,7 +122,10 @@ class InventoryDemoTest {
                 .hasMessage("--initial-stock must be between 1 and 1000000, got -5");
         assertThatThrownBy(() -> InventoryDemo.parse("--duration", "1s"))
                 .isInstanceOf(ParameterException.class)
-                .hasMessage("--duration must be between 3s and 3600s, got 1s");
+                .hasMessage("--duration must be between 3s and 1h, got 1s");
+        assertThatThrownBy(() -> InventoryDemo.parse("--pause", "6m"))
+                .isInstanceOf(ParameterException.class)
+                .hasMessage("--pause must be between 100ms and 5m, got 6m");
     }
 
     @Test

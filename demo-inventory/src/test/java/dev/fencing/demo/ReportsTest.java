@@ -9,12 +9,15 @@ class ReportsTest {
 
     private static RunResult run(
             Mode mode, int oversold, int lost, long rejected, long dropped, long operations, long staleAccepted) {
+        List<InventorySnapshot.Order> staleWrites = java.util.stream.LongStream.range(0, staleAccepted)
+                .mapToObj(i -> new InventorySnapshot.Order("sku-1", 1, 1, 1, 5, 5))
+                .toList();
         InvariantChecker.InvariantReport report = new InvariantChecker.InvariantReport(
                 10,
                 20,
                 oversold,
                 lost,
-                staleAccepted,
+                staleWrites,
                 staleAccepted,
                 oversold + lost > 0 ? List.of("broken") : List.of());
         WorkerEvent locked = new WorkerEvent(1_000, 1, WorkerEvent.Kind.LOCKED, "sku-1", 7, 5, 0);
@@ -52,8 +55,15 @@ class ReportsTest {
         List<RunRecorder.Pause> pauses = List.of(
                 new RunRecorder.Pause(2, "sku-1", 8, WorkerEvent.PausePoint.READ_WRITE, 1_050, 1_600, 9),
                 new RunRecorder.Pause(1, "sku-2", 3, WorkerEvent.PausePoint.WRITE_PUBLISH, 2_100, 2_500, 0));
-        InvariantChecker.InvariantReport report =
-                new InvariantChecker.InvariantReport(2, 3, 0, 1, 1, 0, List.of("1 stale write(s) accepted"));
+        // the checker found token 8's order stale in the database (it committed after token 9's)
+        InvariantChecker.InvariantReport report = new InvariantChecker.InvariantReport(
+                2,
+                3,
+                0,
+                1,
+                List.of(new InventorySnapshot.Order("sku-1", 2, 8, 2, 10, 9)),
+                0,
+                List.of("1 stale write(s) accepted"));
         return new RunResult(mode, report, 1, 0, 3, 2.0, 2, 1_000, 3_000, events, pauses);
     }
 
@@ -135,12 +145,28 @@ class ReportsTest {
     }
 
     @Test
-    void staleWritesAreThoseUnderATokenLowerThanOneAlreadyWrittenToTheSameSku() {
-        List<WorkerEvent> events = List.of(
-                new WorkerEvent(1, 1, WorkerEvent.Kind.WRITTEN, "a", 5, 1, 0),
-                new WorkerEvent(2, 2, WorkerEvent.Kind.WRITTEN, "b", 2, 1, 0),
-                new WorkerEvent(3, 3, WorkerEvent.Kind.WRITTEN, "a", 4, 1, 0));
+    void theTimelineMarksExactlyTheStaleWritesTheCheckerFoundInTheDatabase() {
+        // given: the workers' clocks put token 8's WRITTEN after token 9's, but the database committed it first
+        // (as the checker read it), so it is not stale and must not be drawn as such
+        RunResult harmful = harmfulRun(Mode.UNFENCED);
+        InvariantChecker.InvariantReport clean =
+                new InvariantChecker.InvariantReport(2, 3, 0, 0, List.of(), 0, List.of());
+        RunResult run = new RunResult(
+                harmful.mode(),
+                clean,
+                0,
+                0,
+                3,
+                2.0,
+                2,
+                harmful.startMillis(),
+                harmful.endMillis(),
+                harmful.events(),
+                harmful.pauses());
 
-        assertThat(HtmlTimeline.staleWrites(events)).containsExactly("3/a/4");
+        String html = Reports.html(List.of(run), DemoSettings.defaults());
+
+        assertThat(html).doesNotContain("class=\"stale-accepted\"", "class=\"hold stale-accepted\"");
+        assertThat(HtmlTimeline.staleWrites(harmful.report())).containsExactly("2/sku-1/8");
     }
 }

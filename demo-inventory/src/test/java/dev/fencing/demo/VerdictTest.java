@@ -9,7 +9,7 @@ class VerdictTest {
 
     private static RunResult run(Mode mode, List<String> violations, long... takeoverTokens) {
         InvariantChecker.InvariantReport report =
-                new InvariantChecker.InvariantReport(10, 20, 0, violations.isEmpty() ? 0 : 1, 0, 0, violations);
+                new InvariantChecker.InvariantReport(10, 20, 0, violations.isEmpty() ? 0 : 1, List.of(), 0, violations);
         List<RunRecorder.Pause> pauses = java.util.Arrays.stream(takeoverTokens)
                 .mapToObj(next -> new RunRecorder.Pause(1, "sku-1", 3, WorkerEvent.PausePoint.READ_WRITE, 0, 10, next))
                 .toList();
@@ -42,6 +42,18 @@ class VerdictTest {
         assertThat(verdict.passed()).isTrue();
         assertThat(Verdict.of(List.of(run(Mode.FENCED, List.of(), 4, 0, 7)), 3).passed())
                 .isFalse();
+    }
+
+    @Test
+    void aRunWhosePausesAllLandedAtOnePointPassesButSaysWhichFenceItDidNotTry() {
+        // given: every landed pause fell between read and write; none between write and publish
+        Verdict verdict = Verdict.of(List.of(run(Mode.FENCED, List.of(), 4, 7)), 1);
+
+        assertThat(verdict.passed()).isTrue();
+        assertThat(verdict.notes())
+                .containsExactly("note: no pause of the fenced run landed between a write and its publish, so it"
+                        + " tested no late record; give it a longer --duration or more frequent pauses"
+                        + " (--pause-every).");
     }
 
     @Test
