@@ -37,7 +37,10 @@ import java.util.regex.Pattern;
  * <p>Only addresses this class puts on interfaces it creates are used: {@link #freeSubnet()} picks a {@code
  * 10.250.X.0/24} that no interface of the host uses. The namespace's default route points at the first
  * link's host address, so every host address is reachable from inside; nothing is forwarded beyond this
- * host (no NAT, forwarding untouched).
+ * host (no NAT, forwarding untouched). So there is no DNS inside: a name lookup, even the reverse lookup of an
+ * IP address that ZooKeeper's client makes on every connection, waits for the resolver's timeout (10 s
+ * measured). Give a JVM inside {@code -Djdk.net.hosts.file=<a file with "127.0.0.1 localhost">}, which answers
+ * every lookup from the file at once, and use IP addresses.
  *
  * <p>Needs root and iproute2 ({@code ip}): {@link #unavailableReason()} says, in one sentence, why they are
  * not available. Names carry the creating process's pid ({@link #ownedName}), so {@link #removeAbandoned}
