@@ -65,7 +65,6 @@ final class ChildJvm implements AutoCloseable {
         command.add("-Xmx128m");
         command.add("-XX:+UseSerialGC");
         command.add("-XX:TieredStopAtLevel=1");
-        command.add("-Xshare:auto");
         command.addAll(jvmOptions);
         command.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn");
         command.add("-Dorg.slf4j.simpleLogger.showDateTime=true");

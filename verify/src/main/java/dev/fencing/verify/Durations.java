@@ -53,6 +53,9 @@ final class Durations implements ITypeConverter<Duration> {
     /** {@code 2s}, {@code 1.5s}, {@code 500ms} or {@code 10m}, for messages. */
     static String format(Duration duration) {
         long millis = duration.toMillis();
+        if (millis >= 3_600_000 && millis % 3_600_000 == 0) {
+            return millis / 3_600_000 + "h";
+        }
         if (millis >= 60_000 && millis % 60_000 == 0) {
             return millis / 60_000 + "m";
         }

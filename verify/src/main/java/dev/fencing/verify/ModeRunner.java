@@ -12,26 +12,15 @@ import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.stream.Collectors;
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.OffsetSpec;
-import org.apache.kafka.clients.consumer.OffsetAndMetadata;
-import org.apache.kafka.common.TopicPartition;
 
 /**
  * Runs the workload once in one {@link Mode} against the servers: prepares the mode's tables and topics, starts
@@ -89,7 +78,7 @@ final class ModeRunner {
         String deadLetterTopic = topic + ".dlt";
         String group = "verify-" + runId + "-" + label;
         String lockRoot = "/fencing-verify/" + runId + "/" + label;
-        prepareTables(mode);
+        RunTables.prepare(servers.dataSource(), mode, settings.resources());
         servers.createTopic(topic, Math.min(settings.resources(), 12));
         if (mode == Mode.FENCED) {
             servers.createTopic(deadLetterTopic, 1);
@@ -213,7 +202,7 @@ final class ModeRunner {
                 }
             }
             log.note("waiting for the consumers to consume every record");
-            if (!awaitConsumed(mode, topic, group, consumers, log)) {
+            if (!ConsumedOffsets.awaitConsumed(servers, mode, topic, group, consumers, log, CATCH_UP_WAIT)) {
                 String note = "the consumers had not consumed every record after " + CATCH_UP_WAIT.toSeconds() + " s";
                 notes.add(note);
                 log.note(note);
@@ -341,116 +330,6 @@ final class ModeRunner {
             total += bytes;
         }
         return new RunResult.Heap(coordinator, max, total);
-    }
-
-    private void prepareTables(Mode mode) {
-        String schema = mode.schema();
-        try (Connection connection = servers.dataSource().getConnection();
-                Statement statement = connection.createStatement()) {
-            statement.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
-            statement.execute("CREATE SCHEMA " + schema);
-            statement.execute("CREATE TABLE " + schema + ".resources (resource TEXT PRIMARY KEY,"
-                    + " ids BIGINT[] NOT NULL DEFAULT '{}', last_op BIGINT)");
-            for (int i = 1; i <= settings.resources(); i++) {
-                statement.execute("INSERT INTO " + schema + ".resources (resource) VALUES ('r" + i + "')");
-            }
-            if (mode == Mode.FENCED) {
-                statement.execute("SELECT fencing.protect_table('" + schema + ".resources')");
-            }
-            statement.execute(
-                    "CREATE TABLE " + schema + ".applied (record_key TEXT PRIMARY KEY," + " ids BIGINT[] NOT NULL)");
-            statement.execute("CREATE TABLE " + schema + ".dead_letters (origin_partition INT NOT NULL,"
-                    + " origin_offset BIGINT NOT NULL, record_key TEXT, op BIGINT, reason TEXT NOT NULL, detail TEXT,"
-                    + " PRIMARY KEY (origin_partition, origin_offset))");
-        } catch (SQLException e) {
-            throw new VerifyException("cannot create the tables of " + schema + ": " + e.getMessage(), e);
-        }
-    }
-
-    /**
-     * Waits until the group has consumed every record of the topic: for the fenced run, the watermark store's
-     * offsets (its record of progress); for the control run, the offsets committed to Kafka. Starts again any
-     * base member that stops on its own meanwhile.
-     */
-    private boolean awaitConsumed(Mode mode, String topic, String group, ConsumerGroup consumers, FaultLog log)
-            throws InterruptedException {
-        long deadline = System.currentTimeMillis() + CATCH_UP_WAIT.toMillis();
-        try (Admin admin = servers.admin()) {
-            while (System.currentTimeMillis() < deadline) {
-                consumers.watch().forEach(log::note);
-                Map<TopicPartition, Long> end = endOffsets(admin, topic);
-                Map<Integer, Long> consumed =
-                        mode == Mode.FENCED ? storeOffsets(group, topic) : kafkaOffsets(admin, group);
-                boolean caughtUp = end.entrySet().stream()
-                        .allMatch(e -> consumed.getOrDefault(e.getKey().partition(), 0L) >= e.getValue());
-                if (caughtUp) {
-                    return true;
-                }
-                Thread.sleep(500);
-            }
-        }
-        return false;
-    }
-
-    private static Map<TopicPartition, Long> endOffsets(Admin admin, String topic) {
-        try {
-            int partitions = admin.describeTopics(List.of(topic))
-                    .allTopicNames()
-                    .get(10, TimeUnit.SECONDS)
-                    .get(topic)
-                    .partitions()
-                    .size();
-            Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
-            for (int p = 0; p < partitions; p++) {
-                latest.put(new TopicPartition(topic, p), OffsetSpec.latest());
-            }
-            return admin.listOffsets(latest).all().get(10, TimeUnit.SECONDS).entrySet().stream()
-                    .collect(Collectors.toMap(
-                            Map.Entry::getKey, e -> e.getValue().offset()));
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new VerifyException("interrupted while reading the end offsets of " + topic, e);
-        } catch (ExecutionException | TimeoutException e) {
-            throw new VerifyException("cannot read the end offsets of " + topic + ": " + e.getMessage(), e);
-        }
-    }
-
-    private static Map<Integer, Long> kafkaOffsets(Admin admin, String group) {
-        try {
-            Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets(group)
-                    .partitionsToOffsetAndMetadata()
-                    .get(10, TimeUnit.SECONDS);
-            Map<Integer, Long> offsets = new HashMap<>();
-            committed.forEach((partition, offset) -> {
-                if (offset != null) {
-                    offsets.put(partition.partition(), offset.offset());
-                }
-            });
-            return offsets;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new VerifyException("interrupted while reading the offsets of group " + group, e);
-        } catch (ExecutionException | TimeoutException e) {
-            throw new VerifyException("cannot read the offsets of group " + group + ": " + e.getMessage(), e);
-        }
-    }
-
-    private Map<Integer, Long> storeOffsets(String group, String topic) {
-        Map<Integer, Long> offsets = new HashMap<>();
-        try (Connection connection = servers.dataSource().getConnection();
-                PreparedStatement query = connection.prepareStatement("SELECT kafka_partition, next_offset"
-                        + " FROM fencing.kafka_offset WHERE consumer_group = ? AND topic = ?")) {
-            query.setString(1, group);
-            query.setString(2, topic);
-            try (ResultSet rows = query.executeQuery()) {
-                while (rows.next()) {
-                    offsets.put(rows.getInt(1), rows.getLong(2));
-                }
-            }
-        } catch (SQLException e) {
-            throw new VerifyException("cannot read the consumer offsets in fencing.kafka_offset: " + e.getMessage(), e);
-        }
-        return offsets;
     }
 
     /** "pause 3, partition 1": the counts of the kinds in {@code kinds}. */
