@@ -5,6 +5,7 @@ import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
+import java.sql.Types;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -118,7 +119,7 @@ final class DeadLetterRecorder {
             // not one of the workload's values: the checker reports a dead letter without an operation
         }
         if (op == null) {
-            insert.setNull(4, java.sql.Types.BIGINT);
+            insert.setNull(4, Types.BIGINT);
         } else {
             insert.setLong(4, op);
         }

@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.OptionalInt;
+import java.util.function.Predicate;
 import javax.sql.DataSource;
 import org.apache.curator.test.InstanceSpec;
 
@@ -97,12 +98,15 @@ final class FaultInjector {
             long mark = board.mark();
             ChildJvm writer = writers.get(id);
             start = System.currentTimeMillis();
-            try (ProcessFreezer.Frozen frozen =
-                    writer.freeze(pause.plus(takeoverWait).plusSeconds(10))) {
+            ProcessFreezer.Frozen frozen =
+                    writer.freeze(pause.plus(takeoverWait).plusSeconds(10));
+            try {
                 writer.send("GO"); // waits in the pipe until SIGCONT
                 Thread.sleep(pause.toMillis());
                 String takeover = point == PausePoint.WRITE_PUBLISH ? "PUBLISHED" : "WRITTEN";
                 board.await(mark, newer(takeover, resource, token), takeoverWait);
+            } finally {
+                frozen.close();
             }
             long end = System.currentTimeMillis();
             Optional<ClientEvent> locked = board.find(mark, newer("LOCKED", resource, token));
@@ -330,7 +334,7 @@ final class FaultInjector {
                 "member " + id + " joined the group, worked 10s and left"));
     }
 
-    private static java.util.function.Predicate<ClientEvent> newer(String kind, String resource, long token) {
+    private static Predicate<ClientEvent> newer(String kind, String resource, long token) {
         return e -> e.is(kind) && e.resource().equals(resource) && e.token() > token;
     }
 

@@ -10,7 +10,8 @@ import java.util.Map;
 
 /**
  * The self-contained HTML report: per run, the summary table's numbers, a timeline with a lane per writer (each
- * operation a bar from its invoke to its completion, coloured by outcome and labelled with its token; its publish
+ * operation a bar from its invoke to its completion, coloured by outcome, with a strip whose hue follows its token and
+ * its token as a label; its publish
  * a thinner bar after it), fault bands across the lanes (pauses, partitions and backend kills on their writer's
  * lane; leader kills, consumer crashes and rebalances across all lanes), operations in a violation outlined in
  * red with a marker, and every violation listed. No scripts, no external resources. Stateless.
@@ -91,9 +92,9 @@ final class HtmlTimeline {
                 .append("\" height=\"")
                 .append(height)
                 .append("\" font-size=\"10\">");
-        // time axis every 5 s
-        for (long t = 0; t <= end - start; t += 5_000) {
-            double x = LEFT + t * scale;
+        // time axis: every 5 s from the start of the workload
+        for (long t = 0; run.startMillis() + t <= end; t += 5_000) {
+            double x = LEFT + (run.startMillis() + t - start) * scale;
             html.append(String.format(
                     Locale.ROOT,
                     "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#eee\"/>"
@@ -104,7 +105,7 @@ final class HtmlTimeline {
                     height - 10,
                     x + 2,
                     TOP - 14,
-                    (t - 1_000) / 1_000));
+                    t / 1_000));
         }
         html.append(String.format(Locale.ROOT, "<text x=\"4\" y=\"%d\">servers</text>", TOP + 18));
         for (int w = 1; w <= writers; w++) {
@@ -223,6 +224,14 @@ final class HtmlTimeline {
                 fill,
                 stroke,
                 escape(title.toString())));
+        // a strip whose hue follows the token: one grant's colour, from lane to lane and run to run
+        html.append(String.format(
+                Locale.ROOT,
+                "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"3\" fill=\"hsl(%d,70%%,45%%)\"/>",
+                x,
+                y - 3,
+                w,
+                (int) ((op.token() * 47) % 360)));
         if (w > 22) {
             html.append(String.format(
                     Locale.ROOT, "<text x=\"%.1f\" y=\"%d\" fill=\"#fff\">%d</text>", x + 2, y + 11, op.token()));

@@ -3,6 +3,7 @@ package dev.fencing.verify;
 import dev.fencing.testsupport.EmbeddedKafka;
 import dev.fencing.testsupport.EmbeddedPostgresServer;
 import dev.fencing.testsupport.EmbeddedZooKeeperEnsemble;
+import dev.fencing.testsupport.NetworkNamespace;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -85,8 +86,7 @@ final class Servers implements AutoCloseable {
                 partitionUnavailable = "they need the embedded servers (writers in network namespaces reach only"
                         + " addresses on this host)";
             } else {
-                partitionUnavailable = dev.fencing.testsupport.NetworkNamespace.unavailableReason()
-                        .orElse(null);
+                partitionUnavailable = NetworkNamespace.unavailableReason().orElse(null);
             }
         }
         if (settings.faults().contains(FaultKind.LEADER_KILL) && settings.zookeeperConnect() != null) {

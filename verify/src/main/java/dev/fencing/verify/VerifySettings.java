@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.Collections;
 import java.util.EnumSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Objects;
 import java.util.Set;
 
@@ -158,7 +159,7 @@ record VerifySettings(
 
     /** Parses {@code --mode}. */
     static List<Mode> parseModes(String mode) {
-        return switch (mode == null ? "" : mode.trim().toLowerCase(java.util.Locale.ROOT)) {
+        return switch (mode == null ? "" : mode.trim().toLowerCase(Locale.ROOT)) {
             case "fenced" -> List.of(Mode.FENCED);
             case "control" -> List.of(Mode.CONTROL);
             case "both" -> List.of(Mode.FENCED, Mode.CONTROL);
