@@ -94,7 +94,7 @@ final class ModeRunner {
         DeadLetterRecorder recorder = null;
         FaultLog log = null;
         try {
-            ConsumerGroup group1 = new ConsumerGroup(
+            consumers = new ConsumerGroup(
                     member -> ChildJvm.start(
                             "consumer " + member,
                             member,
@@ -115,7 +115,6 @@ final class ModeRunner {
                             board::add),
                     board,
                     CONSUMER_MEMBERS);
-            consumers = group1;
             if (mode == Mode.FENCED) {
                 recorder = new DeadLetterRecorder(
                         servers.kafkaBootstrap(), deadLetterTopic, servers.dataSource(), mode.schema());
