@@ -62,7 +62,7 @@ public final class EmbeddedKafka implements KafkaEndpoint {
         int[] free = freePorts(2);
         int brokerPort = builder.port > 0 ? builder.port : free[0];
         int controllerPort = free[1] != brokerPort ? free[1] : free[0];
-        this.bootstrapServers = "127.0.0.1:" + brokerPort;
+        this.bootstrapServers = builder.host + ":" + brokerPort;
 
         Map<String, Object> properties = new HashMap<>();
         properties.put("process.roles", "broker,controller");
@@ -70,8 +70,9 @@ public final class EmbeddedKafka implements KafkaEndpoint {
         properties.put("controller.quorum.voters", NODE_ID + "@127.0.0.1:" + controllerPort);
         properties.put(
                 "listeners",
-                "PLAINTEXT://127.0.0.1:" + brokerPort + "," + CONTROLLER_LISTENER + "://127.0.0.1:" + controllerPort);
-        properties.put("advertised.listeners", "PLAINTEXT://127.0.0.1:" + brokerPort);
+                "PLAINTEXT://" + builder.host + ":" + brokerPort + "," + CONTROLLER_LISTENER + "://127.0.0.1:"
+                        + controllerPort);
+        properties.put("advertised.listeners", "PLAINTEXT://" + builder.host + ":" + brokerPort);
         properties.put("controller.listener.names", CONTROLLER_LISTENER);
         properties.put("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT," + CONTROLLER_LISTENER + ":PLAINTEXT");
         properties.put("inter.broker.listener.name", "PLAINTEXT");
@@ -198,6 +199,7 @@ public final class EmbeddedKafka implements KafkaEndpoint {
     /** Options for an {@link EmbeddedKafka}; every setter checks its value. */
     public static final class Builder {
         private int port = -1;
+        private String host = "127.0.0.1";
         private final Map<String, String> overrides = new HashMap<>();
         private Path logDirectoryParent;
 
@@ -222,6 +224,21 @@ public final class EmbeddedKafka implements KafkaEndpoint {
                 throw new IllegalArgumentException("port must be 1..65535, got " + port);
             }
             this.port = port;
+            return this;
+        }
+
+        /**
+         * The address of this host the broker listens on and advertises to clients (default 127.0.0.1). Kafka
+         * tells every client to connect to the advertised address, so a client in another network namespace
+         * (whose 127.0.0.1 is its own) needs the broker on an address it can reach, such as the host end of
+         * its veth (see {@link NetworkNamespace}); clients on this host reach that address too.
+         */
+        public Builder host(String host) {
+            Objects.requireNonNull(host, "host");
+            if (host.isBlank() || host.contains(":") || host.contains(",")) {
+                throw new IllegalArgumentException("host must be one address or name of this host, got '" + host + "'");
+            }
+            this.host = host;
             return this;
         }
 

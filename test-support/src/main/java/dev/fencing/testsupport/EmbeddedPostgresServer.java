@@ -5,7 +5,10 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 
@@ -34,6 +37,9 @@ public final class EmbeddedPostgresServer implements PostgresEndpoint {
     private EmbeddedPostgresServer(Builder builder) {
         EmbeddedPostgres.Builder pg = EmbeddedPostgres.builder();
         builder.serverConfig.forEach(pg::setServerConfig);
+        if (!builder.trustedNetworks.isEmpty()) {
+            pg.setDataDirectoryCustomizer(dataDirectory -> trust(dataDirectory.toPath(), builder.trustedNetworks));
+        }
         try {
             if (builder.dataDirectoryParent != null) {
                 // still a fresh directory per server, deleted on close like the default one
@@ -48,6 +54,20 @@ public final class EmbeddedPostgresServer implements PostgresEndpoint {
 
     public static Builder builder() {
         return new Builder();
+    }
+
+    /** Appends a trust line per network to {@code pg_hba.conf}, after initdb and before the server starts. */
+    private static void trust(Path dataDirectory, List<String> networks) {
+        StringBuilder lines =
+                new StringBuilder("\n# clients in these networks connect like local ones (test-support)\n");
+        for (String network : networks) {
+            lines.append("host all all ").append(network).append(" trust\n");
+        }
+        try {
+            Files.writeString(dataDirectory.resolve("pg_hba.conf"), lines, StandardOpenOption.APPEND);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot extend pg_hba.conf in " + dataDirectory, e);
+        }
     }
 
     @Override
@@ -86,6 +106,8 @@ public final class EmbeddedPostgresServer implements PostgresEndpoint {
     /** Options for an {@link EmbeddedPostgresServer}; every setter checks its value. */
     public static final class Builder {
         private final Map<String, String> serverConfig = new LinkedHashMap<>();
+        private final List<String> listenAddresses = new ArrayList<>(List.of("localhost"));
+        private final List<String> trustedNetworks = new ArrayList<>();
         private Path dataDirectoryParent;
 
         private Builder() {
@@ -117,6 +139,28 @@ public final class EmbeddedPostgresServer implements PostgresEndpoint {
                 throw new IllegalArgumentException("dataDirectoryParent " + parent + " is not a directory");
             }
             this.dataDirectoryParent = parent;
+            return this;
+        }
+
+        /**
+         * Also listen on {@code address}, an address of this host (the server listens on {@code localhost}
+         * only by default), and let clients from {@code clientNetwork} (CIDR, for example {@code
+         * 10.250.7.0/24}) connect without a password, as local clients do. For clients in another network
+         * namespace (see {@link NetworkNamespace}). The address must exist when the server starts.
+         */
+        public Builder alsoListenOn(String address, String clientNetwork) {
+            Objects.requireNonNull(address, "address");
+            Objects.requireNonNull(clientNetwork, "clientNetwork");
+            if (!address.matches("[0-9a-fA-F.:]+")) {
+                throw new IllegalArgumentException("not an IP address: '" + address + "'");
+            }
+            if (!clientNetwork.matches("[0-9a-fA-F.:]+/\\d{1,3}")) {
+                throw new IllegalArgumentException(
+                        "not a network in CIDR form (10.250.7.0/24): '" + clientNetwork + "'");
+            }
+            listenAddresses.add(address);
+            trustedNetworks.add(clientNetwork);
+            serverConfig.put("listen_addresses", String.join(",", listenAddresses));
             return this;
         }
 

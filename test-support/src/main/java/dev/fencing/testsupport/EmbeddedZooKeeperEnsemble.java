@@ -35,8 +35,20 @@ public final class EmbeddedZooKeeperEnsemble implements ZooKeeperEndpoint {
         this.cluster = cluster;
     }
 
-    /** Starts {@code size} servers (at least 3, so the ensemble survives losing one). */
+    /** Starts {@code size} servers (at least 3, so the ensemble survives losing one) on 127.0.0.1. */
     public static EmbeddedZooKeeperEnsemble start(int size) {
+        return start(size, "127.0.0.1");
+    }
+
+    /**
+     * Starts {@code size} servers (at least 3) that listen on {@code host}, an address of this host: clients,
+     * quorum and election ports alike, so {@link #connectString()} names that address. A client in another
+     * network namespace reaches the ensemble through such an address (see {@link NetworkNamespace}).
+     */
+    public static EmbeddedZooKeeperEnsemble start(int size, String host) {
+        if (host == null || host.isBlank()) {
+            throw new IllegalArgumentException("host must be an address of this host, got '" + host + "'");
+        }
         if (size < 3) {
             throw new IllegalArgumentException("an ensemble needs at least 3 servers, got " + size);
         }
@@ -44,7 +56,7 @@ public final class EmbeddedZooKeeperEnsemble implements ZooKeeperEndpoint {
         Map<String, Object> properties = new HashMap<>();
         properties.put("admin.enableServer", "false");
         for (int i = 1; i <= size; i++) {
-            specs.add(new InstanceSpec(null, -1, -1, -1, true, i, 500, -1, properties, "127.0.0.1"));
+            specs.add(new InstanceSpec(null, -1, -1, -1, true, i, 500, -1, properties, host));
         }
         TestingCluster cluster = new TestingCluster(specs);
         try {
@@ -77,7 +89,7 @@ public final class EmbeddedZooKeeperEnsemble implements ZooKeeperEndpoint {
     /** The member's {@code Mode:} line from the {@code srvr} command, or "down". */
     public static String mode(InstanceSpec spec) {
         try (Socket socket = new Socket()) {
-            socket.connect(new InetSocketAddress("127.0.0.1", spec.getPort()), 1_000);
+            socket.connect(new InetSocketAddress(spec.getHostname(), spec.getPort()), 1_000);
             socket.setSoTimeout(2_000);
             OutputStream out = socket.getOutputStream();
             out.write("srvr".getBytes(StandardCharsets.US_ASCII));

@@ -1,0 +1,348 @@
+package dev.fencing.verify;
+
+import dev.fencing.testsupport.EmbeddedZooKeeperEnsemble;
+import dev.fencing.testsupport.NetworkNamespace;
+import dev.fencing.testsupport.PostgresBackends;
+import dev.fencing.testsupport.ProcessFreezer;
+import dev.fencing.verify.client.PausePoint;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.function.Predicate;
+import javax.sql.DataSource;
+import org.apache.curator.test.InstanceSpec;
+
+/**
+ * How each fault is done, one call per fault, each returning only when its fault is over (the writer thawed,
+ * the network healed, the server or consumer back) and logged. Thread-safe: the nemesis calls it from a thread
+ * per fault kind, and pauses from several threads; a writer takes one fault at a time.
+ */
+final class FaultInjector {
+    private static final Duration POINT_WAIT = Duration.ofSeconds(5);
+    private static final Duration TRANSACTION_POINT_WAIT = Duration.ofSeconds(8);
+
+    private final Writers writers;
+    private final ConsumerGroup consumers;
+    private final EventBoard board;
+    private final FaultLog log;
+    private final EmbeddedZooKeeperEnsemble ensemble;
+    private final VerifyNetwork network;
+    private final DataSource database;
+    private final Duration pause;
+    private final Duration takeoverWait;
+
+    /**
+     * @param grantedSession the session timeout ZooKeeper grants the writers: a pause lasts a second longer, and
+     *     then until another writer has taken the resource over (at most {@code grantedSession} + 3 s more)
+     */
+    FaultInjector(
+            Writers writers,
+            ConsumerGroup consumers,
+            EventBoard board,
+            FaultLog log,
+            EmbeddedZooKeeperEnsemble ensemble,
+            VerifyNetwork network,
+            DataSource database,
+            Duration grantedSession) {
+        this.writers = writers;
+        this.consumers = consumers;
+        this.board = board;
+        this.log = log;
+        this.ensemble = ensemble;
+        this.network = network;
+        this.database = database;
+        this.pause = grantedSession.plusSeconds(1);
+        this.takeoverWait = grantedSession.plusSeconds(3);
+    }
+
+    void inject(FaultSchedule.Planned planned) throws InterruptedException {
+        switch (planned.kind()) {
+            case PAUSE -> pause(planned);
+            case PARTITION -> partition(planned);
+            case LEADER_KILL -> leaderKill();
+            case BACKEND_KILL -> backendKill(planned);
+            case CONSUMER_CRASH -> consumerCrash(planned);
+            case REBALANCE -> rebalance();
+        }
+    }
+
+    /**
+     * Freezes a writer holding its lock (before its write, or between write and publish) with SIGSTOP, past its
+     * session's expiry and until another writer has written (or published) the resource under a newer token,
+     * then thaws it: its write or record is now stale.
+     */
+    private void pause(FaultSchedule.Planned planned) throws InterruptedException {
+        OptionalInt reserved = writers.reserve(planned.target());
+        if (reserved.isEmpty()) {
+            return;
+        }
+        int id = reserved.getAsInt();
+        try {
+            PausePoint point = planned.point();
+            Optional<ClientEvent> at = writers.armAndAwait(id, point, POINT_WAIT);
+            long start = System.currentTimeMillis();
+            if (at.isEmpty()) {
+                log.add(new Fault(
+                        FaultKind.PAUSE,
+                        "writer " + id,
+                        id,
+                        start,
+                        start,
+                        false,
+                        "did not reach " + where(point) + " within " + POINT_WAIT.toSeconds() + " s"));
+                return;
+            }
+            String resource = at.get().field(1);
+            long token = at.get().number(2);
+            long mark = board.mark();
+            ChildJvm writer = writers.get(id);
+            start = System.currentTimeMillis();
+            ProcessFreezer.Frozen frozen =
+                    writer.freeze(pause.plus(takeoverWait).plusSeconds(10));
+            try {
+                writer.send("GO"); // waits in the pipe until SIGCONT
+                Thread.sleep(pause.toMillis());
+                String takeover = point == PausePoint.WRITE_PUBLISH ? "PUBLISHED" : "WRITTEN";
+                board.await(mark, newer(takeover, resource, token), takeoverWait);
+            } finally {
+                frozen.close();
+            }
+            long end = System.currentTimeMillis();
+            Optional<ClientEvent> locked = board.find(mark, newer("LOCKED", resource, token));
+            log.add(new Fault(
+                    FaultKind.PAUSE,
+                    "writer " + id,
+                    id,
+                    start,
+                    end,
+                    locked.isPresent(),
+                    String.format(
+                            Locale.ROOT,
+                            "SIGSTOP %.1fs holding %s token %d %s; %s",
+                            (end - start) / 1000.0,
+                            resource,
+                            token,
+                            where(point),
+                            locked.map(e -> "meanwhile " + e.child() + " took the lock with token " + e.token())
+                                    .orElse("nobody took " + resource + " over"))));
+        } finally {
+            writers.release(id);
+        }
+    }
+
+    /**
+     * Cuts a writer holding its lock off ZooKeeper alone (PostgreSQL and Kafka stay reachable) until its session
+     * expired and another writer wrote the resource, then lets it write, publish and release as if nothing
+     * happened, then heals.
+     */
+    private void partition(FaultSchedule.Planned planned) throws InterruptedException {
+        OptionalInt reserved = writers.reserve(planned.target());
+        if (reserved.isEmpty()) {
+            return;
+        }
+        int id = reserved.getAsInt();
+        NetworkNamespace namespace = network.client(id);
+        try {
+            Optional<ClientEvent> at = writers.armAndAwait(id, PausePoint.LOCK_WRITE, POINT_WAIT);
+            long start = System.currentTimeMillis();
+            if (at.isEmpty()) {
+                log.add(new Fault(
+                        FaultKind.PARTITION,
+                        "writer " + id,
+                        id,
+                        start,
+                        start,
+                        false,
+                        "did not reach " + where(PausePoint.LOCK_WRITE) + " within " + POINT_WAIT.toSeconds() + " s"));
+                return;
+            }
+            String resource = at.get().field(1);
+            long token = at.get().number(2);
+            long mark = board.mark();
+            start = System.currentTimeMillis();
+            Optional<ClientEvent> done;
+            try {
+                namespace.cut(network.zookeeperAddress());
+                board.await(mark, newer("WRITTEN", resource, token), takeoverWait.multipliedBy(2));
+                writers.get(id).send("GO");
+                // its late write and publish are done; releasing the lock waits for ZooKeeper, so heal first
+                done = board.await(
+                        mark,
+                        e -> e.child().equals(writers.get(id).name()) && e.is("EFFECTS") && e.token() == token,
+                        Duration.ofSeconds(30));
+            } finally {
+                namespace.heal(network.zookeeperAddress());
+            }
+            long end = System.currentTimeMillis();
+            Optional<ClientEvent> locked = board.find(mark, newer("LOCKED", resource, token));
+            Optional<ClientEvent> outcome = board.find(
+                    mark,
+                    e -> e.child().equals(writers.get(id).name())
+                            && e.token() == token
+                            && (e.is("WRITTEN") || e.is("REFUSED") || e.is("UNKNOWN")));
+            log.add(new Fault(
+                    FaultKind.PARTITION,
+                    "writer " + id,
+                    id,
+                    start,
+                    end,
+                    locked.isPresent(),
+                    String.format(
+                            Locale.ROOT,
+                            "cut from ZooKeeper %.1fs holding %s token %d; %s; its late write: %s%s",
+                            (end - start) / 1000.0,
+                            resource,
+                            token,
+                            locked.map(e -> "meanwhile " + e.child() + " took the lock with token " + e.token())
+                                    .orElse("nobody took " + resource + " over"),
+                            outcome.map(e -> e.kind().toLowerCase(Locale.ROOT)).orElse("none seen"),
+                            done.isPresent() ? "" : " (not done within 30 s)")));
+        } finally {
+            writers.release(id);
+        }
+    }
+
+    /** Stops the ensemble's leader, waits for another to be elected, and starts it again. */
+    private void leaderKill() throws InterruptedException {
+        Optional<InstanceSpec> leader = Optional.empty();
+        for (int i = 0; i < 50 && leader.isEmpty(); i++) {
+            leader = ensemble.leader();
+            if (leader.isEmpty()) {
+                Thread.sleep(100);
+            }
+        }
+        long start = System.currentTimeMillis();
+        if (leader.isEmpty()) {
+            log.add(new Fault(FaultKind.LEADER_KILL, "ZooKeeper", 0, start, start, false, "no leader to kill"));
+            return;
+        }
+        InstanceSpec old = leader.get();
+        ensemble.stop(old);
+        Optional<InstanceSpec> next = Optional.empty();
+        long deadline = System.currentTimeMillis() + 20_000;
+        while (System.currentTimeMillis() < deadline) {
+            next = ensemble.leader().filter(spec -> spec.getServerId() != old.getServerId());
+            if (next.isPresent()) {
+                break;
+            }
+            Thread.sleep(200);
+        }
+        long elected = System.currentTimeMillis();
+        Thread.sleep(Math.max(0, start + 2_000 - System.currentTimeMillis()));
+        ensemble.restart(old);
+        long end = System.currentTimeMillis();
+        log.add(new Fault(
+                FaultKind.LEADER_KILL,
+                "ZooKeeper server " + old.getServerId(),
+                0,
+                start,
+                end,
+                next.isPresent(),
+                next.map(spec -> String.format(
+                                Locale.ROOT,
+                                "leader stopped; server %d elected after %.1fs; restarted",
+                                spec.getServerId(),
+                                (elected - start) / 1000.0))
+                        .orElse("leader stopped; no new leader within 20 s; restarted")));
+    }
+
+    /** Terminates a writer's PostgreSQL backend inside its write's transaction, before the commit. */
+    private void backendKill(FaultSchedule.Planned planned) throws InterruptedException {
+        OptionalInt reserved = writers.reserve(planned.target());
+        if (reserved.isEmpty()) {
+            return;
+        }
+        int id = reserved.getAsInt();
+        try {
+            Optional<ClientEvent> at = writers.armAndAwait(id, PausePoint.IN_TRANSACTION, TRANSACTION_POINT_WAIT);
+            long start = System.currentTimeMillis();
+            if (at.isEmpty()) {
+                log.add(new Fault(
+                        FaultKind.BACKEND_KILL,
+                        "writer " + id,
+                        id,
+                        start,
+                        start,
+                        false,
+                        "no write reached its commit within " + TRANSACTION_POINT_WAIT.toSeconds() + " s"));
+                return;
+            }
+            int pid = (int) at.get().number(3);
+            boolean killed;
+            String detail;
+            try {
+                killed = PostgresBackends.terminate(database, pid);
+                detail = killed ? "" : " (no such backend)";
+            } catch (IllegalStateException e) {
+                killed = false;
+                detail = " (" + e.getMessage() + ")";
+            } finally {
+                writers.get(id).send("GO");
+            }
+            long end = System.currentTimeMillis();
+            log.add(new Fault(
+                    FaultKind.BACKEND_KILL,
+                    "writer " + id,
+                    id,
+                    start,
+                    end,
+                    killed,
+                    "backend " + pid + " terminated in the transaction writing "
+                            + at.get().field(1) + " under token " + at.get().number(2) + detail));
+        } finally {
+            writers.release(id);
+        }
+    }
+
+    /** SIGKILLs a base consumer member and starts it again. */
+    private void consumerCrash(FaultSchedule.Planned planned) throws InterruptedException {
+        int member = 1 + planned.target() % consumers.baseMembers();
+        long start = System.currentTimeMillis();
+        boolean back = true;
+        String detail = "SIGKILL, started again";
+        try {
+            consumers.crash(member);
+        } catch (VerifyException e) {
+            back = false;
+            detail = "SIGKILL; " + e.getMessage();
+        }
+        log.add(new Fault(
+                FaultKind.CONSUMER_CRASH, "consumer " + member, 0, start, System.currentTimeMillis(), back, detail));
+    }
+
+    /** Adds a member to the group (a rebalance), lets it work a while, and removes it (another). */
+    private void rebalance() throws InterruptedException {
+        long start = System.currentTimeMillis();
+        int id;
+        try {
+            id = consumers.add();
+        } catch (VerifyException e) {
+            log.add(new Fault(
+                    FaultKind.REBALANCE, "consumer", 0, start, System.currentTimeMillis(), false, e.getMessage()));
+            return;
+        }
+        Thread.sleep(10_000);
+        consumers.remove(id);
+        log.add(new Fault(
+                FaultKind.REBALANCE,
+                "consumer " + id,
+                0,
+                start,
+                System.currentTimeMillis(),
+                true,
+                "member " + id + " joined the group, worked 10s and left"));
+    }
+
+    private static Predicate<ClientEvent> newer(String kind, String resource, long token) {
+        return e -> e.is(kind) && e.resource().equals(resource) && e.token() > token;
+    }
+
+    private static String where(PausePoint point) {
+        return switch (point) {
+            case LOCK_WRITE -> "between lock and write";
+            case WRITE_PUBLISH -> "between write and publish";
+            case IN_TRANSACTION -> "inside its write's transaction";
+        };
+    }
+}

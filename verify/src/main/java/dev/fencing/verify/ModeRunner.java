@@ -1,0 +1,342 @@
+package dev.fencing.verify;
+
+import dev.fencing.verify.checker.CheckResult;
+import dev.fencing.verify.checker.Checker;
+import dev.fencing.verify.checker.History;
+import dev.fencing.verify.checker.Observed;
+import dev.fencing.verify.client.ConsumerMain;
+import dev.fencing.verify.client.WriterMain;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+/**
+ * Runs the workload once in one {@link Mode} against the servers: prepares the mode's tables and topics, starts
+ * the consumer members and the writers, lets the nemesis loose for the workload time (and until every fault's
+ * minimum is reached, within three times that), stops everything, waits until the consumers have consumed every
+ * record, and hands the histories and the database to the checker. Not thread-safe: one run at a time.
+ */
+final class ModeRunner {
+    /** One record in this many is sent without a token header: the fenced consumer must dead-letter it. */
+    static final int UNSTAMPED_EVERY = 25;
+
+    private static final int CONSUMER_MEMBERS = 2;
+    private static final Duration WRITER_READY_WAIT = Duration.ofSeconds(90);
+    private static final Duration CATCH_UP_WAIT = Duration.ofSeconds(90);
+    private static final Duration PROGRESS_EVERY = Duration.ofSeconds(10);
+
+    private final VerifySettings settings;
+    private final Servers servers;
+    private final String runId;
+    private final Duration grantedSession;
+    private final Set<FaultKind> faults;
+    private final PrintStream progress;
+
+    /**
+     * @param faults the faults to inject: those asked for that these servers allow
+     * @param grantedSession the session timeout ZooKeeper grants for the requested one
+     */
+    ModeRunner(
+            VerifySettings settings,
+            Servers servers,
+            String runId,
+            Duration grantedSession,
+            Set<FaultKind> faults,
+            PrintStream progress) {
+        this.settings = settings;
+        this.servers = servers;
+        this.runId = runId;
+        this.grantedSession = grantedSession;
+        this.faults = faults.isEmpty() ? EnumSet.noneOf(FaultKind.class) : EnumSet.copyOf(faults);
+        this.progress = progress;
+    }
+
+    RunResult run(Mode mode) throws InterruptedException {
+        String label = mode.label();
+        Path directory = settings.outDirectory().resolve(runId).resolve(label);
+        Path historyDirectory = directory.resolve("history");
+        Path logDirectory = directory.resolve("logs");
+        try {
+            Files.createDirectories(historyDirectory);
+            Files.createDirectories(logDirectory);
+        } catch (IOException e) {
+            throw new VerifyException("cannot create " + directory + " (" + VerifySettings.OUT_FLAG + "): " + e, e);
+        }
+        String topic = "verify-" + runId + "-" + label;
+        String deadLetterTopic = topic + ".dlt";
+        String group = "verify-" + runId + "-" + label;
+        String lockRoot = "/fencing-verify/" + runId + "/" + label;
+        RunTables.prepare(servers.dataSource(), mode, settings.resources());
+        servers.createTopic(topic, Math.min(settings.resources(), 12));
+        if (mode == Mode.FENCED) {
+            servers.createTopic(deadLetterTopic, 1);
+        }
+        progress.println("[" + label + "] tables " + mode.schema() + ".*, topic " + topic + ", lock root " + lockRoot
+                + ", histories in " + historyDirectory);
+
+        EventBoard board = new EventBoard();
+        Map<String, String> environment = Map.of(WriterMain.PASSWORD_ENV, servers.jdbcPassword());
+        List<String> notes = new ArrayList<>();
+        Writers writers = null;
+        ConsumerGroup consumers = null;
+        DeadLetterRecorder recorder = null;
+        FaultLog log = null;
+        try {
+            consumers = new ConsumerGroup(
+                    member -> ChildJvm.start(
+                            "consumer " + member,
+                            member,
+                            List.of(),
+                            List.of(),
+                            ConsumerMain.class,
+                            List.of(
+                                    "member=" + member,
+                                    "mode=" + label,
+                                    "kafka=" + servers.kafkaBootstrap(),
+                                    "topic=" + topic,
+                                    "group=" + group,
+                                    "jdbcUrl=" + servers.jdbcUrl(),
+                                    "jdbcUser=" + servers.jdbcUser(),
+                                    "schema=" + mode.schema()),
+                            environment,
+                            logDirectory.resolve("consumer-" + member + ".log"),
+                            board::add),
+                    board,
+                    CONSUMER_MEMBERS);
+            if (mode == Mode.FENCED) {
+                recorder = new DeadLetterRecorder(
+                        servers.kafkaBootstrap(), deadLetterTopic, servers.dataSource(), mode.schema());
+                recorder.start();
+            }
+            progress.println("[" + label + "] starting " + CONSUMER_MEMBERS + " consumer members and "
+                    + settings.clients() + " writers");
+            long readyMark = board.mark();
+            writers = startWriters(mode, board, environment, topic, lockRoot, historyDirectory, logDirectory);
+            consumers.start();
+            for (ChildJvm writer : writers.all()) {
+                if (board.await(readyMark, e -> e.child().equals(writer.name()) && e.is("HEAP"), WRITER_READY_WAIT)
+                        .isEmpty()) {
+                    throw new VerifyException(writer.name() + " was not ready within "
+                            + WRITER_READY_WAIT.toSeconds() + " s (alive: " + writer.isAlive() + "); see "
+                            + logDirectory.resolve("writer-" + writer.id() + ".log"));
+                }
+            }
+            RunResult.Heap heapAtStart = heap(board, writers, readyMark);
+
+            long runStart = System.currentTimeMillis();
+            log = new FaultLog(directory.resolve("nemesis.jsonl"), progress, label, runStart);
+            Nemesis nemesis = new Nemesis(
+                    new FaultSchedule(settings.seed()),
+                    new FaultInjector(
+                            writers,
+                            consumers,
+                            board,
+                            log,
+                            servers.ensemble().orElse(null),
+                            servers.network().orElse(null),
+                            servers.dataSource(),
+                            grantedSession),
+                    log,
+                    faults,
+                    runStart,
+                    settings.duration(),
+                    settings.duration().multipliedBy(3),
+                    settings.clients());
+            writers.all().forEach(w -> w.send("START"));
+            nemesis.start();
+            long hardEnd = runStart + settings.duration().multipliedBy(3).toMillis();
+            long nextProgress = runStart + PROGRESS_EVERY.toMillis();
+            while (true) {
+                long now = System.currentTimeMillis();
+                if (now >= hardEnd || (now >= runStart + settings.duration().toMillis() && nemesis.minimumsReached())) {
+                    break;
+                }
+                consumers.watch().forEach(log::note);
+                for (ChildJvm writer : writers.all()) {
+                    if (!writer.isAlive() && notes.stream().noneMatch(n -> n.startsWith(writer.name() + " "))) {
+                        String note = writer.name() + " exited (code " + writer.exitCode() + "); see its log";
+                        notes.add(note);
+                        log.note(note);
+                    }
+                }
+                if (now >= nextProgress) {
+                    log.note(writers.counts() + "; faults " + describe(log.countedByKind(), faults));
+                    nextProgress += PROGRESS_EVERY.toMillis();
+                }
+                Thread.sleep(200);
+            }
+            nemesis.stop();
+            long runEnd = System.currentTimeMillis();
+            if (!nemesis.minimumsReached()) {
+                String note = "not every fault reached its minimum within "
+                        + Durations.format(settings.duration().multipliedBy(3))
+                        + ": " + describe(log.countedByKind(), faults);
+                notes.add(note);
+                log.note(note);
+            }
+            long heapMark = board.mark();
+            writers.all().forEach(w -> w.send("HEAP"));
+            for (ChildJvm writer : writers.all()) {
+                board.await(heapMark, e -> e.child().equals(writer.name()) && e.is("HEAP"), Duration.ofSeconds(20));
+            }
+            RunResult.Heap heapAtEnd = heap(board, writers, heapMark);
+            log.note("stopping the writers; " + writers.counts());
+            writers.all().forEach(w -> w.send("STOP"));
+            for (ChildJvm writer : writers.all()) {
+                if (!writer.awaitExit(Duration.ofSeconds(60))) {
+                    notes.add(writer.name() + " did not stop within 60 s and was killed");
+                    writer.close();
+                }
+            }
+            log.note("waiting for the consumers to consume every record");
+            if (!ConsumedOffsets.awaitConsumed(servers, mode, topic, group, consumers, log, CATCH_UP_WAIT)) {
+                String note = "the consumers had not consumed every record after " + CATCH_UP_WAIT.toSeconds() + " s";
+                notes.add(note);
+                log.note(note);
+            }
+            notes.addAll(consumers.failures());
+            consumers.stop();
+            if (recorder != null) {
+                recorder.drainAndStop(Duration.ofSeconds(60));
+                recorder = null;
+            }
+            History history = History.read(historyDirectory);
+            Observed observed;
+            try (Connection connection = servers.dataSource().getConnection()) {
+                observed = Observed.read(connection, mode.schema());
+            } catch (SQLException e) {
+                throw new VerifyException("cannot read the run's tables: " + e.getMessage(), e);
+            }
+            CheckResult check = Checker.check(history, observed, Checker.Options.DEFAULT);
+            log.note("checked: " + check.operations() + " operations, "
+                    + check.violations().size() + " violations");
+            if (servers.external() && !settings.keep()) {
+                servers.deleteTopics(mode == Mode.FENCED ? List.of(topic, deadLetterTopic) : List.of(topic));
+                servers.deleteTree(lockRoot);
+            }
+            return new RunResult(
+                    mode,
+                    settings.seed(),
+                    check,
+                    history,
+                    log.faults(),
+                    log.countedByKind(),
+                    runStart,
+                    runEnd,
+                    heapAtStart,
+                    heapAtEnd,
+                    List.copyOf(notes),
+                    directory);
+        } finally {
+            if (writers != null) {
+                writers.close();
+            }
+            if (consumers != null) {
+                consumers.close();
+            }
+            if (log != null) {
+                log.close();
+            }
+        }
+    }
+
+    private Writers startWriters(
+            Mode mode,
+            EventBoard board,
+            Map<String, String> environment,
+            String topic,
+            String lockRoot,
+            Path historyDirectory,
+            Path logDirectory) {
+        List<ChildJvm> children = new ArrayList<>();
+        Writers[] writers = new Writers[1];
+        List<String> options = new ArrayList<>(List.of("-Dzookeeper.sasl.client=false"));
+        if (servers.network().isPresent()) {
+            // Inside a namespace a name lookup waits for the resolver's timeout (10 s measured: its queries go
+            // to the host, which forwards nothing), and the ZooKeeper and Kafka clients look names up on every
+            // connection. A hosts file answers every lookup at once, from the file.
+            Path hosts = historyDirectory.resolveSibling("hosts");
+            try {
+                Files.writeString(hosts, "127.0.0.1 localhost\n::1 localhost\n");
+            } catch (IOException e) {
+                throw new VerifyException("cannot write " + hosts + ": " + e.getMessage(), e);
+            }
+            options.add("-Djdk.net.hosts.file=" + hosts);
+        }
+        for (int id = 1; id <= settings.clients(); id++) {
+            int client = id;
+            List<String> prefix = servers.network()
+                    .map(n -> n.client(client).command(List.of()))
+                    .orElse(List.of());
+            children.add(ChildJvm.start(
+                    "writer " + id,
+                    id,
+                    prefix,
+                    options,
+                    WriterMain.class,
+                    List.of(
+                            "client=" + id,
+                            "mode=" + mode.label(),
+                            "zookeeper=" + servers.zookeeperConnect(),
+                            "sessionTimeoutMs=" + settings.sessionTimeout().toMillis(),
+                            "lockRoot=" + lockRoot,
+                            "jdbcUrl=" + servers.clientJdbcUrl(),
+                            "jdbcUser=" + servers.jdbcUser(),
+                            "schema=" + mode.schema(),
+                            "kafka=" + servers.kafkaBootstrap(),
+                            "topic=" + topic,
+                            "resources=" + settings.resources(),
+                            "seed=" + settings.seed(),
+                            "history=" + historyDirectory.resolve("client-" + id + ".jsonl"),
+                            "unstampedEvery=" + UNSTAMPED_EVERY),
+                    environment,
+                    logDirectory.resolve("writer-" + id + ".log"),
+                    event -> {
+                        board.add(event);
+                        if (writers[0] != null) {
+                            writers[0].onEvent(event);
+                        }
+                    }));
+        }
+        writers[0] = new Writers(children);
+        return writers[0];
+    }
+
+    /** The coordinator's heap after a collection, and the writers' last HEAP reports since {@code mark}. */
+    private static RunResult.Heap heap(EventBoard board, Writers writers, long mark) {
+        System.gc();
+        long coordinator =
+                ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+        long max = 0;
+        long total = 0;
+        for (ChildJvm writer : writers.all()) {
+            long bytes = board.find(mark, e -> e.child().equals(writer.name()) && e.is("HEAP"))
+                    .map(e -> e.number(0))
+                    .orElse(0L);
+            max = Math.max(max, bytes);
+            total += bytes;
+        }
+        return new RunResult.Heap(coordinator, max, total);
+    }
+
+    /** "pause 3, partition 1": the counts of the kinds in {@code kinds}. */
+    static String describe(Map<FaultKind, Integer> counted, Set<FaultKind> kinds) {
+        return counted.entrySet().stream()
+                .filter(e -> kinds.contains(e.getKey()))
+                .map(e -> e.getKey().flagName() + " " + e.getValue())
+                .collect(Collectors.joining(", "))
+                .toLowerCase(Locale.ROOT);
+    }
+}

@@ -1,0 +1,47 @@
+package dev.fencing.verify;
+
+import dev.fencing.verify.checker.CheckResult;
+import dev.fencing.verify.checker.History;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * One run's outcome: the checker's verdict, the faults, and what the run itself noticed.
+ *
+ * @param mode fenced or control
+ * @param seed the seed
+ * @param check the checker's verdict
+ * @param history the histories the checker read (for the timeline)
+ * @param faults every fault, in the order they ended
+ * @param counted counted faults by kind (every kind present)
+ * @param startMillis when the workload started, epoch ms
+ * @param endMillis when it stopped, epoch ms
+ * @param heapAtStart the coordinator's and the writers' heap after a collection, when the workload started
+ * @param heapAtEnd the same, when it stopped
+ * @param notes what else happened: consumers that stopped on their own, writers that failed, minimums missed
+ * @param directory where its histories, fault log and child logs are
+ */
+record RunResult(
+        Mode mode,
+        long seed,
+        CheckResult check,
+        History history,
+        List<Fault> faults,
+        Map<FaultKind, Integer> counted,
+        long startMillis,
+        long endMillis,
+        Heap heapAtStart,
+        Heap heapAtEnd,
+        List<String> notes,
+        Path directory) {
+
+    /**
+     * Heap in use after a full collection, in bytes.
+     *
+     * @param coordinator this JVM (servers included, when embedded)
+     * @param writersMax the largest of the writer JVMs
+     * @param writersTotal all writer JVMs together
+     */
+    record Heap(long coordinator, long writersMax, long writersTotal) {}
+}

@@ -1,0 +1,40 @@
+package dev.fencing.verify;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import javax.sql.DataSource;
+
+/**
+ * A mode's tables, dropped and made afresh before its run, in the shape the checker reads (see the {@code
+ * checker} package): {@code resources} (a row per resource whose {@code ids} array is the list the writers append
+ * to; protected by the guard trigger in the fenced run), {@code applied} (the consumers' lists) and {@code
+ * dead_letters} (the dead-letter topic, copied). Stateless.
+ */
+final class RunTables {
+    private RunTables() {}
+
+    static void prepare(DataSource database, Mode mode, int resources) {
+        String schema = mode.schema();
+        try (Connection connection = database.getConnection();
+                Statement statement = connection.createStatement()) {
+            statement.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
+            statement.execute("CREATE SCHEMA " + schema);
+            statement.execute("CREATE TABLE " + schema + ".resources (resource TEXT PRIMARY KEY,"
+                    + " ids BIGINT[] NOT NULL DEFAULT '{}', last_op BIGINT)");
+            for (int i = 1; i <= resources; i++) {
+                statement.execute("INSERT INTO " + schema + ".resources (resource) VALUES ('r" + i + "')");
+            }
+            if (mode == Mode.FENCED) {
+                statement.execute("SELECT fencing.protect_table('" + schema + ".resources')");
+            }
+            statement.execute(
+                    "CREATE TABLE " + schema + ".applied (record_key TEXT PRIMARY KEY, ids BIGINT[] NOT NULL)");
+            statement.execute("CREATE TABLE " + schema + ".dead_letters (origin_partition INT NOT NULL,"
+                    + " origin_offset BIGINT NOT NULL, record_key TEXT, op BIGINT, reason TEXT NOT NULL, detail TEXT,"
+                    + " PRIMARY KEY (origin_partition, origin_offset))");
+        } catch (SQLException e) {
+            throw new VerifyException("cannot create the tables of " + schema + ": " + e.getMessage(), e);
+        }
+    }
+}

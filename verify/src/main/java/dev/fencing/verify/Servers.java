@@ -1,0 +1,458 @@
+package dev.fencing.verify;
+
+import dev.fencing.testsupport.EmbeddedKafka;
+import dev.fencing.testsupport.EmbeddedPostgresServer;
+import dev.fencing.testsupport.EmbeddedZooKeeperEnsemble;
+import dev.fencing.testsupport.NetworkNamespace;
+import java.io.PrintStream;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import javax.sql.DataSource;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryOneTime;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.flywaydb.core.Flyway;
+import org.postgresql.ds.PGSimpleDataSource;
+
+/**
+ * The servers a run attacks: the ones named by flags (checked for reachability), or embedded ones started here
+ * (a 3-node ZooKeeper ensemble, PostgreSQL, a Kafka broker) and stopped by {@link #close()}. With partitions
+ * possible, the embedded servers listen on the {@link VerifyNetwork}'s host addresses so that writers in their
+ * namespaces reach them. Each invocation works in a database of its own ({@code verify_<run id>}), with the
+ * toolkit's migrations. Not thread-safe for opening and closing; the accessors may be used from any thread.
+ */
+final class Servers implements AutoCloseable {
+    private static final int CONNECT_TIMEOUT_SECONDS = 10;
+
+    private final List<AutoCloseable> started = new ArrayList<>();
+    private final String runId;
+    private RunDirectory runDirectory;
+    private Watchdog watchdog;
+    private VerifyNetwork network;
+    private String partitionUnavailable;
+    private String leaderKillUnavailable;
+    private EmbeddedZooKeeperEnsemble ensemble;
+    private String zookeeperConnect;
+    private String serverJdbcUrl;
+    private String jdbcUrl;
+    private String clientJdbcUrl;
+    private String database;
+    private String jdbcUser;
+    private String jdbcPassword;
+    private String kafkaBootstrap;
+    private boolean externalDatabase;
+    private boolean keepDatabase;
+    private long postmasterPid = -1;
+
+    private Servers(String runId) {
+        this.runId = runId;
+    }
+
+    /**
+     * Starts or reaches every server, and makes the network when partitions are asked for and possible.
+     *
+     * @throws VerifyException naming the flag and the address of a server that cannot be reached
+     */
+    static Servers open(VerifySettings settings, String runId, PrintStream progress) {
+        Servers servers = new Servers(runId);
+        try {
+            servers.openAll(settings, progress);
+            return servers;
+        } catch (RuntimeException e) {
+            servers.close();
+            throw e;
+        }
+    }
+
+    private void openAll(VerifySettings settings, PrintStream progress) {
+        if (settings.faults().contains(FaultKind.PARTITION)) {
+            if (!settings.allEmbedded()) {
+                partitionUnavailable = "they need the embedded servers (writers in network namespaces reach only"
+                        + " addresses on this host)";
+            } else {
+                partitionUnavailable = NetworkNamespace.unavailableReason().orElse(null);
+            }
+        }
+        if (settings.faults().contains(FaultKind.LEADER_KILL) && settings.zookeeperConnect() != null) {
+            leaderKillUnavailable =
+                    "they need the embedded ensemble, and " + VerifySettings.ZOOKEEPER_FLAG + " names an external one";
+        }
+        if (settings.zookeeperConnect() == null || settings.jdbcUrl() == null || settings.kafkaBootstrap() == null) {
+            RunDirectory.removeAbandoned(Path.of(System.getProperty("java.io.tmpdir")), progress);
+            runDirectory = RunDirectory.create();
+            progress.println("  embedded servers' data in " + runDirectory.path());
+        }
+        if (settings.faults().contains(FaultKind.PARTITION) && partitionUnavailable == null) {
+            List<String> leftovers = VerifyNetwork.removeAbandoned();
+            if (!leftovers.isEmpty()) {
+                progress.println("  removed network namespaces left by runs that did not end cleanly: " + leftovers);
+            }
+            network = VerifyNetwork.create(settings.clients());
+            started.add(network);
+            progress.println("  writers in network namespaces; ZooKeeper on " + network.zookeeperAddress()
+                    + ", PostgreSQL and Kafka on " + network.dataAddress());
+        }
+        openZooKeeper(settings, progress);
+        openPostgres(settings, progress);
+        openKafka(settings, progress);
+        startWatchdog();
+    }
+
+    /** Why partitions cannot run, or empty when they can. */
+    Optional<String> partitionUnavailable() {
+        return Optional.ofNullable(partitionUnavailable);
+    }
+
+    /** Why leader kills cannot run, or empty when they can. */
+    Optional<String> leaderKillUnavailable() {
+        return Optional.ofNullable(leaderKillUnavailable);
+    }
+
+    /** The network, when partitions run. */
+    Optional<VerifyNetwork> network() {
+        return Optional.ofNullable(network);
+    }
+
+    /** The embedded ensemble, when there is one. */
+    Optional<EmbeddedZooKeeperEnsemble> ensemble() {
+        return Optional.ofNullable(ensemble);
+    }
+
+    String zookeeperConnect() {
+        return zookeeperConnect;
+    }
+
+    /** The run's database, for this host's processes. */
+    String jdbcUrl() {
+        return jdbcUrl;
+    }
+
+    /** The run's database, for writers (through the network's data address when there is a network). */
+    String clientJdbcUrl() {
+        return clientJdbcUrl;
+    }
+
+    String jdbcUser() {
+        return jdbcUser;
+    }
+
+    String jdbcPassword() {
+        return jdbcPassword;
+    }
+
+    String kafkaBootstrap() {
+        return kafkaBootstrap;
+    }
+
+    String database() {
+        return database;
+    }
+
+    /** An unpooled data source on the run's database. */
+    DataSource dataSource() {
+        return dataSource(jdbcUrl);
+    }
+
+    private DataSource dataSource(String url) {
+        PGSimpleDataSource dataSource = new PGSimpleDataSource();
+        dataSource.setURL(url);
+        dataSource.setUser(jdbcUser);
+        if (!jdbcPassword.isEmpty()) {
+            dataSource.setPassword(jdbcPassword);
+        }
+        dataSource.setLoginTimeout(CONNECT_TIMEOUT_SECONDS);
+        return dataSource;
+    }
+
+    /** What ZooKeeper grants a client asking for {@code requested}. */
+    Duration grantedSessionTimeout(Duration requested) {
+        CuratorFramework probe = CuratorFrameworkFactory.builder()
+                .connectString(zookeeperConnect)
+                .sessionTimeoutMs((int) requested.toMillis())
+                .connectionTimeoutMs(CONNECT_TIMEOUT_SECONDS * 1_000)
+                .retryPolicy(new RetryOneTime(100))
+                .build();
+        try {
+            probe.start();
+            if (!probe.blockUntilConnected(CONNECT_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
+                throw new VerifyException(
+                        "cannot reach ZooKeeper at " + zookeeperConnect + " within " + CONNECT_TIMEOUT_SECONDS + " s");
+            }
+            return Duration.ofMillis(probe.getZookeeperClient().getZooKeeper().getSessionTimeout());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new VerifyException("interrupted while connecting to ZooKeeper at " + zookeeperConnect, e);
+        } catch (VerifyException e) {
+            throw e;
+        } catch (Exception e) { // Curator declares Exception
+            throw new VerifyException("cannot read the session timeout ZooKeeper grants: " + e.getMessage(), e);
+        } finally {
+            probe.close();
+        }
+    }
+
+    /** Creates a topic (replication factor 1) and waits until it exists. */
+    void createTopic(String name, int partitions) {
+        try (Admin admin = admin()) {
+            admin.createTopics(List.of(new NewTopic(name, partitions, (short) 1)))
+                    .all()
+                    .get(30, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new VerifyException("interrupted while creating topic " + name, e);
+        } catch (ExecutionException | TimeoutException e) {
+            throw new VerifyException("could not create topic " + name + " on Kafka at " + kafkaBootstrap, e);
+        }
+    }
+
+    /** Deletes topics this run made, on external servers (embedded ones go away whole). */
+    void deleteTopics(List<String> names) {
+        try (Admin admin = admin()) {
+            admin.deleteTopics(names).all().get(30, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException | TimeoutException e) {
+            throw new VerifyException("could not delete topics " + names + " on Kafka at " + kafkaBootstrap, e);
+        }
+    }
+
+    /** Deletes a ZooKeeper subtree (the lock nodes of one run). */
+    void deleteTree(String path) {
+        CuratorFramework client = CuratorFrameworkFactory.builder()
+                .connectString(zookeeperConnect)
+                .connectionTimeoutMs(CONNECT_TIMEOUT_SECONDS * 1_000)
+                .retryPolicy(new RetryOneTime(100))
+                .build();
+        try {
+            client.start();
+            if (client.checkExists().forPath(path) != null) {
+                client.delete().deletingChildrenIfNeeded().forPath(path);
+            }
+            String history = "/fencing-lock-history" + path;
+            if (client.checkExists().forPath(history) != null) {
+                client.delete().deletingChildrenIfNeeded().forPath(history);
+            }
+        } catch (Exception e) { // Curator declares Exception
+            throw new VerifyException("could not delete " + path + " on ZooKeeper at " + zookeeperConnect, e);
+        } finally {
+            client.close();
+        }
+    }
+
+    Admin admin() {
+        return Admin.create(Map.of(
+                AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafkaBootstrap,
+                AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, CONNECT_TIMEOUT_SECONDS * 1_000,
+                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, CONNECT_TIMEOUT_SECONDS * 1_000));
+    }
+
+    /** Whether this run leaves things on servers it does not own (external ones). */
+    boolean external() {
+        return externalDatabase;
+    }
+
+    @Override
+    public void close() {
+        if (watchdog != null) {
+            watchdog.close();
+            watchdog = null;
+        }
+        if (externalDatabase && database != null && !keepDatabase) {
+            try (Connection connection = dataSource(serverJdbcUrl).getConnection();
+                    Statement statement = connection.createStatement()) {
+                statement.execute("DROP DATABASE IF EXISTS " + database + " WITH (FORCE)");
+            } catch (SQLException e) {
+                // the next run uses a database of its own; say nothing at exit
+            }
+        }
+        for (int i = started.size() - 1; i >= 0; i--) {
+            try {
+                started.get(i).close();
+            } catch (Exception e) {
+                // stopping an embedded server at exit: nothing left to do about a failure
+            }
+        }
+        started.clear();
+        if (runDirectory != null) {
+            runDirectory.delete();
+            runDirectory = null;
+        }
+    }
+
+    /** Leave the run's database on an external server. */
+    void keepDatabase() {
+        keepDatabase = true;
+    }
+
+    private void openZooKeeper(VerifySettings settings, PrintStream progress) {
+        if (settings.zookeeperConnect() == null) {
+            ensemble = EmbeddedZooKeeperEnsemble.start(3, network == null ? "127.0.0.1" : network.zookeeperAddress());
+            started.add(ensemble);
+            zookeeperConnect = ensemble.connectString();
+            progress.println("  embedded ZooKeeper ensemble of 3 at " + zookeeperConnect);
+            return;
+        }
+        zookeeperConnect = settings.zookeeperConnect();
+        grantedSessionTimeout(settings.sessionTimeout()); // reachability, with the flag named on failure
+        progress.println("  ZooKeeper at " + zookeeperConnect);
+    }
+
+    private void openPostgres(VerifySettings settings, PrintStream progress) {
+        jdbcUser = settings.jdbcUser();
+        jdbcPassword = settings.jdbcPassword();
+        String host = "localhost";
+        if (settings.jdbcUrl() == null) {
+            EmbeddedPostgresServer.Builder builder =
+                    EmbeddedPostgresServer.builder().dataDirectoryParent(runDirectory.path());
+            if (network != null) {
+                builder.alsoListenOn(network.dataAddress(), network.clientNetwork());
+                host = network.dataAddress();
+            }
+            EmbeddedPostgresServer server = builder.build();
+            started.add(server);
+            serverJdbcUrl = server.jdbcUrl();
+            jdbcUser = server.user();
+            jdbcPassword = server.password();
+            progress.println("  embedded PostgreSQL at " + serverJdbcUrl);
+        } else {
+            serverJdbcUrl = settings.jdbcUrl();
+            externalDatabase = true;
+        }
+        database = "verify_" + runId;
+        try (Connection connection = dataSource(serverJdbcUrl).getConnection();
+                Statement statement = connection.createStatement()) {
+            statement.execute("CREATE DATABASE " + database);
+        } catch (SQLException e) {
+            throw new VerifyException(
+                    "cannot create database " + database + " on PostgreSQL at " + serverJdbcUrl
+                            + (externalDatabase
+                                    ? " (" + VerifySettings.JDBC_URL_FLAG + "; the user needs CREATEDB)"
+                                    : "")
+                            + ": " + e.getMessage(),
+                    e);
+        }
+        jdbcUrl = withDatabase(serverJdbcUrl, database, null);
+        clientJdbcUrl = network == null ? jdbcUrl : withDatabase(serverJdbcUrl, database, host);
+        Flyway.configure()
+                .dataSource(dataSource())
+                .schemas("fencing")
+                .locations("classpath:dev/fencing/db/migration")
+                .load()
+                .migrate();
+        if (settings.jdbcUrl() != null) {
+            progress.println("  PostgreSQL at " + serverJdbcUrl + ", database " + database);
+        }
+        if (!externalDatabase) {
+            watchPostmaster();
+        }
+    }
+
+    /**
+     * The embedded PostgreSQL runs as a daemon, not as a child of this JVM; the watchdog stops it by pid if this
+     * JVM is killed outright. Looked up while a connection is open: its backend's parent is the postmaster.
+     */
+    private void watchPostmaster() {
+        try (Connection connection = dataSource().getConnection();
+                Statement statement = connection.createStatement();
+                ResultSet result = statement.executeQuery("SELECT pg_backend_pid()")) {
+            result.next();
+            postmasterPid = ProcessHandle.of(result.getLong(1))
+                    .flatMap(ProcessHandle::parent)
+                    .map(ProcessHandle::pid)
+                    .orElse(-1L);
+        } catch (SQLException e) {
+            throw new VerifyException("cannot connect to the embedded PostgreSQL: " + e.getMessage(), e);
+        }
+    }
+
+    private void startWatchdog() {
+        List<String> commands = new ArrayList<>();
+        if (postmasterPid > 0) {
+            commands.add("kill -INT " + postmasterPid);
+            commands.add("sleep 3");
+            commands.add("kill -QUIT " + postmasterPid);
+        }
+        if (network != null) {
+            for (String name : network.names()) {
+                commands.add("ip netns del " + name);
+            }
+        }
+        if (runDirectory != null) {
+            commands.add("rm -rf '" + runDirectory.path() + "'");
+        }
+        if (!commands.isEmpty()) {
+            watchdog = Watchdog.start(commands);
+        }
+    }
+
+    private void openKafka(VerifySettings settings, PrintStream progress) {
+        if (settings.kafkaBootstrap() == null) {
+            EmbeddedKafka kafka = EmbeddedKafka.builder()
+                    .logDirectoryParent(runDirectory.path())
+                    .host(network == null ? "127.0.0.1" : network.dataAddress())
+                    .build();
+            started.add(kafka);
+            kafkaBootstrap = kafka.bootstrapServers();
+            progress.println("  embedded Kafka at " + kafkaBootstrap);
+            return;
+        }
+        kafkaBootstrap = settings.kafkaBootstrap();
+        try (Admin admin = admin()) {
+            admin.describeCluster().nodes().get(CONNECT_TIMEOUT_SECONDS + 5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new VerifyException("interrupted while connecting to Kafka at " + kafkaBootstrap, e);
+        } catch (ExecutionException | TimeoutException | org.apache.kafka.common.KafkaException e) {
+            throw new VerifyException(
+                    "cannot reach Kafka at " + kafkaBootstrap + " (" + VerifySettings.KAFKA_FLAG + ") within "
+                            + (CONNECT_TIMEOUT_SECONDS + 5) + " s",
+                    e);
+        }
+        progress.println("  Kafka at " + kafkaBootstrap);
+    }
+
+    /** A random run id: lower-case letters and digits, usable in database, topic and path names. */
+    static String newRunId() {
+        return Long.toString(System.currentTimeMillis() / 1000 % 1_000_000_000L, 36)
+                + Long.toString(ThreadLocalRandom.current().nextInt(36 * 36), 36);
+    }
+
+    /** Replaces the database (and, if given, the host) of a {@code jdbc:postgresql://host:port/db?params} URL. */
+    static String withDatabase(String jdbcUrl, String database, String host) {
+        String prefix = "jdbc:postgresql://";
+        if (!jdbcUrl.toLowerCase(Locale.ROOT).startsWith(prefix)) {
+            throw new IllegalArgumentException("not a jdbc:postgresql:// URL: " + jdbcUrl);
+        }
+        int hostsEnd = jdbcUrl.indexOf('/', prefix.length());
+        int query = jdbcUrl.indexOf('?', prefix.length());
+        String params = query >= 0 ? jdbcUrl.substring(query) : "";
+        String hosts;
+        if (hostsEnd >= 0 && (query < 0 || hostsEnd < query)) {
+            hosts = jdbcUrl.substring(prefix.length(), hostsEnd);
+        } else {
+            hosts = query >= 0 ? jdbcUrl.substring(prefix.length(), query) : jdbcUrl.substring(prefix.length());
+        }
+        if (host != null) {
+            int colon = hosts.lastIndexOf(':');
+            hosts = host + (colon >= 0 ? hosts.substring(colon) : "");
+        }
+        // zonky's URL names the user and password as parameters; the data sources set them themselves
+        return prefix + hosts + "/" + database + params;
+    }
+}

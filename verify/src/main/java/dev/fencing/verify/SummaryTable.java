@@ -1,0 +1,121 @@
+package dev.fencing.verify;
+
+import dev.fencing.verify.checker.CheckResult;
+import dev.fencing.verify.checker.Violation;
+import dev.fencing.verify.checker.ViolationKind;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.function.Function;
+
+/**
+ * The table printed at the end: one column per run, then each run's violations spelled out (the first {@value
+ * #SPELLED_OUT} per run; the HTML report has all). Stateless.
+ */
+final class SummaryTable {
+    static final int SPELLED_OUT = 15;
+
+    private SummaryTable() {}
+
+    static String of(List<RunResult> runs) {
+        StringBuilder table = new StringBuilder();
+        row(table, "", runs, run -> run.mode().label());
+        row(table, "operations (appends invoked)", runs, run -> n(run.check().operations()));
+        row(table, "  ok (acknowledged)", runs, run -> n(run.check().ok()));
+        row(table, "  failed (refused)", runs, run -> n(run.check().failed()));
+        row(table, "  indeterminate (info)", runs, run -> n(run.check().indeterminate()));
+        table.append("faults injected (counted / tried)\n");
+        for (FaultKind kind : FaultKind.values()) {
+            row(
+                    table,
+                    "  " + kind.jsonName(),
+                    runs,
+                    run -> n(run.counted().getOrDefault(kind, 0)) + " / "
+                            + run.faults().stream()
+                                    .filter(f -> f.kind() == kind)
+                                    .count());
+        }
+        row(table, "records produced (acknowledged)", runs, run -> n(run.check().recordsProduced()));
+        row(table, "records applied", runs, run -> n(run.check().recordsApplied()));
+        row(
+                table,
+                "records dead-lettered (no token)",
+                runs,
+                run -> n(run.check().recordsDeadLettered()));
+        row(table, "records dropped (stale token)", runs, run -> n(run.check().recordsDropped()));
+        row(table, "lost (acknowledged, missing)", runs, run -> n(run.check().lostAcknowledged()));
+        row(table, "duplicated", runs, run -> n(run.check().duplicated()));
+        row(table, "violations", runs, run -> n(run.check().violations().size()));
+        for (ViolationKind kind : ViolationKind.values()) {
+            if (runs.stream().anyMatch(run -> run.check().violationsByKind().get(kind) > 0)) {
+                row(
+                        table,
+                        "  " + kind.name(),
+                        runs,
+                        run -> n(run.check().violationsByKind().get(kind)));
+            }
+        }
+        row(table, "heap MB at start (coordinator / writers max)", runs, run -> heap(run.heapAtStart()));
+        row(table, "heap MB at end (coordinator / writers max)", runs, run -> heap(run.heapAtEnd()));
+        row(
+                table,
+                "workload seconds",
+                runs,
+                run -> String.format(Locale.ROOT, "%.0f", (run.endMillis() - run.startMillis()) / 1000.0));
+        for (RunResult run : runs) {
+            CheckResult check = run.check();
+            if (check.violations().isEmpty()) {
+                continue;
+            }
+            table.append('\n')
+                    .append(run.mode().label())
+                    .append(": ")
+                    .append(check.violations().size())
+                    .append(" violations")
+                    .append(check.violations().size() > SPELLED_OUT ? ", the first " + SPELLED_OUT : "")
+                    .append('\n');
+            Map<ViolationKind, Integer> byKind = check.violationsByKind();
+            byKind.forEach((kind, count) -> {
+                if (count > 0) {
+                    table.append("  ")
+                            .append(kind.name())
+                            .append(" (")
+                            .append(kind.description())
+                            .append("): ")
+                            .append(count)
+                            .append('\n');
+                }
+            });
+            for (Violation violation : check.violations()
+                    .subList(0, Math.min(SPELLED_OUT, check.violations().size()))) {
+                table.append("  - ")
+                        .append(violation.kind().name())
+                        .append(": ")
+                        .append(violation.detail())
+                        .append('\n');
+            }
+        }
+        for (RunResult run : runs) {
+            for (String note : run.notes()) {
+                table.append(run.mode().label()).append(" note: ").append(note).append('\n');
+            }
+        }
+        return table.toString();
+    }
+
+    private static void row(StringBuilder table, String label, List<RunResult> runs, Function<RunResult, String> cell) {
+        table.append(String.format(Locale.ROOT, "%-46s", label));
+        for (RunResult run : runs) {
+            table.append(String.format(Locale.ROOT, "%14s", cell.apply(run)));
+        }
+        table.append('\n');
+    }
+
+    private static String n(long value) {
+        return String.format(Locale.ROOT, "%,d", value);
+    }
+
+    private static String heap(RunResult.Heap heap) {
+        return String.format(Locale.ROOT, "%.0f / %.0f", heap.coordinator() / 1e6, heap.writersMax() / 1e6);
+    }
+}

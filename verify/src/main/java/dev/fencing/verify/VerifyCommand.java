@@ -1,0 +1,386 @@
+package dev.fencing.verify;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+import java.util.concurrent.Callable;
+import java.util.concurrent.atomic.AtomicReference;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+/**
+ * The {@code verify} command: the whole chain (lock, PostgreSQL write, Kafka record, consumer) under real faults,
+ * fenced and then unfenced with the same seed and fault schedule, each run's histories checked by the
+ * independent checker.
+ *
+ * <pre>
+ * verify/run                                  # both runs, 60 s of workload each, embedded servers
+ * verify/run --duration 10m --json /tmp/verify.json
+ * verify/run --mode fenced --faults pause,partition
+ * </pre>
+ *
+ * <p>Exit codes: {@value #EXIT_OK} when the fenced run (if any) has no violation and the control run (if any) has
+ * at least one; {@value #EXIT_FAILURE} otherwise, or when a run could not complete; {@value #EXIT_USAGE} for bad
+ * flags, with one sentence naming the flag, printed last.
+ */
+@Command(
+        name = "verify",
+        mixinStandardHelpOptions = true,
+        version = "verify 0.1.0",
+        sortOptions = false,
+        description = {
+            "Attacks lock -> PostgreSQL write -> Kafka record -> consumer with real faults (SIGSTOP pauses, partitions"
+                    + " from ZooKeeper, leader kills, backend kills, consumer crashes and rebalances), once fenced and"
+                    + " once without fencing, and checks each run's histories with an independent checker.",
+            "Servers are embedded unless given by flags. Linux (partitions need root and iproute2) or macOS.",
+            "Exit codes: 0 the fenced run had no violation and the control run had some; 1 otherwise, or a run"
+                    + " failed; 2 bad flags."
+        })
+public final class VerifyCommand implements Callable<Integer> {
+    /** Environment variable with the JDBC password, for the coordinator and passed on to the clients. */
+    public static final String JDBC_PASSWORD_ENV = "VERIFY_JDBC_PASSWORD";
+
+    public static final int EXIT_OK = 0;
+    public static final int EXIT_FAILURE = 1;
+    public static final int EXIT_USAGE = 2;
+
+    @Spec
+    private CommandSpec spec;
+
+    @Option(names = VerifySettings.ZOOKEEPER_FLAG, paramLabel = "CONNECT", description = VerifySettings.ZOOKEEPER_DOC)
+    private String zookeeper;
+
+    @Option(names = VerifySettings.JDBC_URL_FLAG, paramLabel = "URL", description = VerifySettings.JDBC_URL_DOC)
+    private String jdbcUrl;
+
+    @Option(
+            names = VerifySettings.JDBC_USER_FLAG,
+            paramLabel = "USER",
+            defaultValue = VerifySettings.DEFAULT_JDBC_USER,
+            description = VerifySettings.JDBC_USER_DOC)
+    private String jdbcUser;
+
+    @Option(
+            names = VerifySettings.JDBC_PASSWORD_FLAG,
+            paramLabel = "PASSWORD",
+            description = VerifySettings.JDBC_PASSWORD_DOC)
+    private String jdbcPassword;
+
+    @Option(names = VerifySettings.KAFKA_FLAG, paramLabel = "BOOTSTRAP", description = VerifySettings.KAFKA_DOC)
+    private String kafka;
+
+    @Option(
+            names = VerifySettings.CLIENTS_FLAG,
+            paramLabel = "N",
+            defaultValue = "" + VerifySettings.DEFAULT_CLIENTS,
+            description = VerifySettings.CLIENTS_DOC)
+    private int clients;
+
+    @Option(
+            names = VerifySettings.RESOURCES_FLAG,
+            paramLabel = "N",
+            defaultValue = "" + VerifySettings.DEFAULT_RESOURCES,
+            description = VerifySettings.RESOURCES_DOC)
+    private int resources;
+
+    @Option(
+            names = VerifySettings.DURATION_FLAG,
+            paramLabel = "TIME",
+            defaultValue = VerifySettings.DEFAULT_DURATION,
+            converter = Durations.class,
+            description = VerifySettings.DURATION_DOC)
+    private Duration duration;
+
+    @Option(
+            names = VerifySettings.SEED_FLAG,
+            paramLabel = "N",
+            defaultValue = "" + VerifySettings.DEFAULT_SEED,
+            description = VerifySettings.SEED_DOC)
+    private long seed;
+
+    @Option(
+            names = VerifySettings.FAULTS_FLAG,
+            paramLabel = "LIST",
+            defaultValue = VerifySettings.DEFAULT_FAULTS,
+            description = VerifySettings.FAULTS_DOC)
+    private String faults;
+
+    @Option(
+            names = VerifySettings.MODE_FLAG,
+            paramLabel = "MODE",
+            defaultValue = VerifySettings.DEFAULT_MODE,
+            description = VerifySettings.MODE_DOC)
+    private String mode;
+
+    @Option(
+            names = VerifySettings.SESSION_TIMEOUT_FLAG,
+            paramLabel = "TIME",
+            defaultValue = VerifySettings.DEFAULT_SESSION_TIMEOUT,
+            converter = Durations.class,
+            description = VerifySettings.SESSION_TIMEOUT_DOC)
+    private Duration sessionTimeout;
+
+    @Option(names = VerifySettings.JSON_FLAG, paramLabel = "FILE", description = VerifySettings.JSON_DOC)
+    private Path json;
+
+    @Option(names = VerifySettings.HTML_FLAG, paramLabel = "FILE", description = VerifySettings.HTML_DOC)
+    private Path html;
+
+    @Option(names = VerifySettings.OUT_FLAG, paramLabel = "DIR", description = VerifySettings.OUT_DOC)
+    private Path out;
+
+    @Option(names = VerifySettings.KEEP_FLAG, description = VerifySettings.KEEP_DOC)
+    private boolean keep;
+
+    private PrintStream progress = System.out;
+
+    /** The servers of the run in progress, for the shutdown hook (Ctrl-C). */
+    private static final AtomicReference<Servers> OPEN = new AtomicReference<>();
+
+    public static void main(String[] args) {
+        Thread hook = new Thread(
+                () -> {
+                    Servers servers = OPEN.getAndSet(null);
+                    if (servers != null) {
+                        servers.close();
+                        System.err.println("verify: interrupted; the clients and the embedded servers were stopped");
+                    }
+                },
+                "verify-cleanup");
+        Runtime.getRuntime().addShutdownHook(hook);
+        int code = execute(System.out, System.err, args);
+        System.exit(code);
+    }
+
+    /** Parses, validates and runs; returns the exit code. */
+    static int execute(PrintStream out, PrintStream err, String... args) {
+        VerifyCommand command = new VerifyCommand();
+        command.progress = out;
+        CommandLine commandLine = commandLine(command)
+                .setOut(new PrintWriter(out, true, StandardCharsets.UTF_8))
+                .setErr(new PrintWriter(err, true, StandardCharsets.UTF_8))
+                .setParameterExceptionHandler((e, ignored) -> usageError(e.getCommandLine(), e.getMessage()))
+                .setExecutionExceptionHandler((e, cmd, parsed) -> {
+                    if (e instanceof ParameterException) {
+                        return usageError(cmd, e.getMessage());
+                    }
+                    cmd.getErr().println("verify: " + message(e));
+                    return EXIT_FAILURE;
+                });
+        return commandLine.execute(args);
+    }
+
+    /** Parses and validates flags without running anything. */
+    static VerifySettings parse(String... args) {
+        VerifyCommand command = new VerifyCommand();
+        commandLine(command).parseArgs(args);
+        return command.settings();
+    }
+
+    private static int usageError(CommandLine cmd, String message) {
+        cmd.getErr().println("(--help lists every flag with its limits)");
+        cmd.getErr().println("verify: " + message);
+        return EXIT_USAGE;
+    }
+
+    private static CommandLine commandLine(VerifyCommand command) {
+        CommandLine commandLine = new CommandLine(command);
+        commandLine.registerConverter(Integer.class, WholeNumbers::parseInt);
+        commandLine.registerConverter(Integer.TYPE, WholeNumbers::parseInt);
+        commandLine.registerConverter(Long.class, WholeNumbers::parseLong);
+        commandLine.registerConverter(Long.TYPE, WholeNumbers::parseLong);
+        return commandLine;
+    }
+
+    @Override
+    public Integer call() throws InterruptedException {
+        VerifySettings settings = settings();
+        String os = System.getProperty("os.name", "").toLowerCase(Locale.ROOT);
+        if (!os.contains("linux") && !os.contains("mac")) {
+            throw new ParameterException(
+                    spec.commandLine(), "verify freezes processes with kill -STOP and runs sh: Linux or macOS only");
+        }
+        checkOutput(VerifySettings.HTML_FLAG, settings.htmlFile());
+        if (settings.jsonFile() != null) {
+            checkOutput(VerifySettings.JSON_FLAG, settings.jsonFile());
+        }
+        progress.println("verify: " + settings);
+        List<RunResult> runs = runAll(settings, progress, OPEN);
+        progress.println();
+        progress.print(SummaryTable.of(runs));
+        write(VerifySettings.HTML_FLAG, settings.htmlFile(), HtmlTimeline.of(runs, settings));
+        progress.println("HTML timeline: " + settings.htmlFile().toAbsolutePath());
+        if (settings.jsonFile() != null) {
+            write(VerifySettings.JSON_FLAG, settings.jsonFile(), JsonSummary.of(runs));
+            progress.println("JSON summary: " + settings.jsonFile().toAbsolutePath());
+        }
+        List<String> failures = verdict(runs);
+        failures.forEach(progress::println);
+        if (failures.isEmpty()) {
+            progress.println("passed: " + passedLine(runs));
+            return EXIT_OK;
+        }
+        return EXIT_FAILURE;
+    }
+
+    /**
+     * Starts or reaches the servers, runs every mode of {@code settings} on them, and stops them.
+     *
+     * @param open holds the servers while they run (for a shutdown hook); may be null
+     */
+    static List<RunResult> runAll(VerifySettings settings, PrintStream progress, AtomicReference<Servers> open)
+            throws InterruptedException {
+        String runId = Servers.newRunId();
+        progress.println(
+                settings.allEmbedded()
+                        ? "starting embedded servers (run " + runId + ")"
+                        : "connecting to servers (run " + runId + ")");
+        Servers servers = Servers.open(settings, runId, progress);
+        if (open != null) {
+            open.set(servers);
+        }
+        try {
+            if (settings.keep()) {
+                servers.keepDatabase();
+            }
+            Set<FaultKind> faults = EnumSet.noneOf(FaultKind.class);
+            faults.addAll(settings.faults());
+            servers.partitionUnavailable().ifPresent(reason -> {
+                faults.remove(FaultKind.PARTITION);
+                progress.println("partition faults skipped: " + reason + "; running the other faults");
+            });
+            servers.leaderKillUnavailable().ifPresent(reason -> {
+                faults.remove(FaultKind.LEADER_KILL);
+                progress.println("leader-kill faults skipped: " + reason + "; running the other faults");
+            });
+            Duration granted = servers.grantedSessionTimeout(settings.sessionTimeout());
+            progress.println("  ZooKeeper grants a session timeout of " + Durations.format(granted) + " ("
+                    + Durations.format(settings.sessionTimeout()) + " asked)");
+            ModeRunner runner = new ModeRunner(settings, servers, runId, granted, faults, progress);
+            List<RunResult> runs = new ArrayList<>();
+            for (Mode mode : settings.modes()) {
+                runs.add(runner.run(mode));
+            }
+            return runs;
+        } finally {
+            if (open != null) {
+                open.set(null);
+            }
+            servers.close();
+        }
+    }
+
+    /** Why the runs fail, one sentence each; empty when they pass. */
+    static List<String> verdict(List<RunResult> runs) {
+        List<String> failures = new ArrayList<>();
+        for (RunResult run : runs) {
+            int violations = run.check().violations().size();
+            if (run.mode() == Mode.FENCED && violations > 0) {
+                failures.add("FAILED: the fenced run broke " + violations + " times what fencing promises (see the"
+                        + " violations above)");
+            }
+            if (run.mode() == Mode.CONTROL && violations == 0) {
+                failures.add(
+                        "FAILED: the control run, without fencing, showed no violation: under this schedule the"
+                                + " checker could not have caught a failure of fencing either, so the fenced run proves nothing");
+            }
+        }
+        return failures;
+    }
+
+    private static String passedLine(List<RunResult> runs) {
+        List<String> parts = new ArrayList<>();
+        for (RunResult run : runs) {
+            parts.add(
+                    run.mode() == Mode.FENCED
+                            ? "the fenced run kept every property over "
+                                    + run.check().operations() + " operations"
+                            : "the control run broke them "
+                                    + run.check().violations().size() + " times, so the checker can" + " catch it");
+        }
+        return String.join("; ", parts);
+    }
+
+    private VerifySettings settings() {
+        String password = jdbcPassword != null ? jdbcPassword : System.getenv(JDBC_PASSWORD_ENV);
+        try {
+            return new VerifySettings(
+                    zookeeper,
+                    jdbcUrl,
+                    jdbcUser,
+                    password,
+                    kafka,
+                    clients,
+                    resources,
+                    duration,
+                    seed,
+                    parseFaults(faults),
+                    VerifySettings.parseModes(mode),
+                    sessionTimeout,
+                    json,
+                    html != null ? html : VerifySettings.defaultUnderTarget("verify-report.html"),
+                    out != null ? out : VerifySettings.defaultUnderTarget("verify-runs"),
+                    keep);
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(spec == null ? commandLine(this) : spec.commandLine(), e.getMessage(), e);
+        }
+    }
+
+    private static Set<FaultKind> parseFaults(String list) {
+        try {
+            return FaultKind.parseList(list);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(VerifySettings.FAULTS_FLAG + ": " + e.getMessage(), e);
+        }
+    }
+
+    private void checkOutput(String flag, Path file) {
+        Path parent = file.toAbsolutePath().getParent();
+        if (Files.isDirectory(file)) {
+            throw new ParameterException(spec.commandLine(), flag + " " + file + " is a directory, not a file");
+        }
+        if (parent != null && !Files.isDirectory(parent)) {
+            if (flag.equals(VerifySettings.HTML_FLAG) && html == null) {
+                try {
+                    Files.createDirectories(parent); // the default, under target/
+                    return;
+                } catch (IOException e) {
+                    // fall through to the message
+                }
+            }
+            throw new ParameterException(
+                    spec.commandLine(), flag + " " + file + ": directory " + parent + " does not exist");
+        }
+    }
+
+    private static void write(String flag, Path file, String content) {
+        try {
+            Files.writeString(file, content, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new VerifyException("cannot write " + flag + " " + file + ": " + e, e);
+        }
+    }
+
+    private static String message(Throwable e) {
+        StringBuilder message = new StringBuilder(String.valueOf(e.getMessage()));
+        for (Throwable cause = e.getCause(); cause != null && cause != cause.getCause(); cause = cause.getCause()) {
+            if (cause.getMessage() != null && !message.toString().contains(cause.getMessage())) {
+                message.append(": ").append(cause.getMessage());
+            }
+        }
+        return message.toString();
+    }
+}

@@ -1,0 +1,205 @@
+package dev.fencing.verify;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Collections;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.Set;
+
+/**
+ * The validated settings of one {@code verify} invocation. Flag names, their documentation and defaults are
+ * constants here, like Kafka's {@code ConsumerConfig}: the names are what users type, do not rename them.
+ *
+ * <p>Immutable. The constructor checks every value and throws {@link IllegalArgumentException} with a message
+ * naming the flag and the bad value.
+ *
+ * @param zookeeperConnect ZooKeeper connect string, or null for an embedded 3-node ensemble
+ * @param jdbcUrl PostgreSQL JDBC URL, or null for an embedded server
+ * @param jdbcUser user for {@code jdbcUrl}
+ * @param jdbcPassword password for {@code jdbcUrl}, empty for none
+ * @param kafkaBootstrap Kafka bootstrap servers, or null for an embedded broker
+ * @param clients writer JVMs
+ * @param resources resources (rows, locks, record keys)
+ * @param duration workload time per run (a run goes on past it until each fault's minimum is reached, at most
+ *     three times as long)
+ * @param seed seed of the workload's choices and of the fault schedule, the same for every run
+ * @param faults the faults to inject
+ * @param modes the runs, in order
+ * @param sessionTimeout the writers' ZooKeeper session timeout
+ * @param jsonFile the JSON summary, or null
+ * @param htmlFile the HTML timeline
+ * @param outDirectory where each run's histories and fault log go
+ * @param keep leave the database, topics and lock nodes of a run on external servers
+ */
+record VerifySettings(
+        String zookeeperConnect,
+        String jdbcUrl,
+        String jdbcUser,
+        String jdbcPassword,
+        String kafkaBootstrap,
+        int clients,
+        int resources,
+        Duration duration,
+        long seed,
+        Set<FaultKind> faults,
+        List<Mode> modes,
+        Duration sessionTimeout,
+        Path jsonFile,
+        Path htmlFile,
+        Path outDirectory,
+        boolean keep) {
+
+    public static final String ZOOKEEPER_FLAG = "--zookeeper";
+    public static final String ZOOKEEPER_DOC = "ZooKeeper connect string. Default: an embedded 3-node ensemble"
+            + " (leader kills need it: with this flag they are skipped).";
+
+    public static final String JDBC_URL_FLAG = "--jdbc-url";
+    public static final String JDBC_URL_DOC = "PostgreSQL JDBC URL (jdbc:postgresql://host:port/db); the run creates"
+            + " a database verify_<run> next to it (the user needs CREATEDB) and drops it at the end unless --keep."
+            + " Default: an embedded server.";
+
+    public static final String JDBC_USER_FLAG = "--jdbc-user";
+    public static final String JDBC_USER_DOC = "User for " + JDBC_URL_FLAG + ". Default: ${DEFAULT-VALUE}.";
+    public static final String DEFAULT_JDBC_USER = "postgres";
+
+    public static final String JDBC_PASSWORD_FLAG = "--jdbc-password";
+    public static final String JDBC_PASSWORD_DOC =
+            "Password for " + JDBC_URL_FLAG + " (or set " + VerifyCommand.JDBC_PASSWORD_ENV + "). Default: none.";
+
+    public static final String KAFKA_FLAG = "--kafka";
+    public static final String KAFKA_DOC = "Kafka bootstrap servers. Default: an embedded broker.";
+
+    public static final String CLIENTS_FLAG = "--clients";
+    public static final String CLIENTS_DOC = "Writer JVMs, 1 to 32. Default: ${DEFAULT-VALUE}.";
+    public static final int DEFAULT_CLIENTS = 6;
+
+    public static final String RESOURCES_FLAG = "--resources";
+    public static final String RESOURCES_DOC =
+            "Resources (a row, a lock and a record key each), 1 to 100. Default: ${DEFAULT-VALUE}.";
+    public static final int DEFAULT_RESOURCES = 4;
+
+    public static final String DURATION_FLAG = "--duration";
+    public static final String DURATION_DOC = "Workload time per run, 10s to 2h; a run goes on past it until every"
+            + " fault has reached its minimum (pause 10, partition 3, leader-kill 1, backend-kill 2, consumer-crash 2,"
+            + " rebalance 1), at most three times as long. Default: ${DEFAULT-VALUE}.";
+    public static final String DEFAULT_DURATION = "60s";
+
+    public static final String SEED_FLAG = "--seed";
+    public static final String SEED_DOC =
+            "Seed of the workload and of the fault schedule; every run uses it. Default: ${DEFAULT-VALUE}.";
+    public static final long DEFAULT_SEED = 42;
+
+    public static final String FAULTS_FLAG = "--faults";
+    public static final String FAULTS_DOC = "Faults to inject, comma-separated: pause, partition, leader-kill,"
+            + " backend-kill, consumer-crash, rebalance, or all, or none. Default: ${DEFAULT-VALUE}.";
+    public static final String DEFAULT_FAULTS = "all";
+
+    public static final String MODE_FLAG = "--mode";
+    public static final String MODE_DOC =
+            "fenced, control, or both (fenced, then control with the same seed). Default: ${DEFAULT-VALUE}.";
+    public static final String DEFAULT_MODE = "both";
+
+    public static final String SESSION_TIMEOUT_FLAG = "--session-timeout";
+    public static final String SESSION_TIMEOUT_DOC = "The writers' ZooKeeper session timeout, 1s to 10s with the"
+            + " embedded ensemble (it grants 1 to 20 times its 500ms tick), 1s to 60s with " + ZOOKEEPER_FLAG
+            + ". Pauses and partitions last longer than what the server grants. Default: ${DEFAULT-VALUE}.";
+    public static final String DEFAULT_SESSION_TIMEOUT = "2s";
+
+    public static final String JSON_FLAG = "--json";
+    public static final String JSON_DOC = "Also write the summary as JSON to this file; its directory must exist.";
+
+    public static final String HTML_FLAG = "--html";
+    public static final String HTML_DOC = "Where to write the HTML timeline; its directory must exist. Default:"
+            + " target/verify-report.html in the verify directory.";
+
+    public static final String OUT_FLAG = "--out";
+    public static final String OUT_DOC = "Directory for each run's histories and fault log (created if missing)."
+            + " Default: target/verify-runs in the verify directory.";
+
+    public static final String KEEP_FLAG = "--keep";
+    public static final String KEEP_DOC = "On external servers, leave the run's database, topics and lock nodes"
+            + " (removed by default; embedded servers are removed whole).";
+
+    /** The system property with the verify directory, set by the launcher; defaults go to its target/. */
+    public static final String HOME_PROPERTY = "verify.home";
+
+    static final Duration EMBEDDED_MAX_SESSION_TIMEOUT = Duration.ofSeconds(10);
+
+    VerifySettings {
+        Objects.requireNonNull(faults, "faults");
+        Objects.requireNonNull(modes, "modes");
+        Objects.requireNonNull(duration, DURATION_FLAG);
+        Objects.requireNonNull(sessionTimeout, SESSION_TIMEOUT_FLAG);
+        jdbcUser = jdbcUser == null ? DEFAULT_JDBC_USER : jdbcUser;
+        jdbcPassword = jdbcPassword == null ? "" : jdbcPassword;
+        zookeeperConnect = blankToNull(zookeeperConnect);
+        jdbcUrl = blankToNull(jdbcUrl);
+        kafkaBootstrap = blankToNull(kafkaBootstrap);
+        requireRange(CLIENTS_FLAG, clients, 1, 32);
+        requireRange(RESOURCES_FLAG, resources, 1, 100);
+        requireRange(DURATION_FLAG, duration, Duration.ofSeconds(10), Duration.ofHours(2));
+        Duration maxSession = zookeeperConnect == null ? EMBEDDED_MAX_SESSION_TIMEOUT : Duration.ofSeconds(60);
+        requireRange(SESSION_TIMEOUT_FLAG, sessionTimeout, Duration.ofSeconds(1), maxSession);
+        if (jdbcUrl != null && !jdbcUrl.startsWith("jdbc:postgresql://")) {
+            throw new IllegalArgumentException(
+                    JDBC_URL_FLAG + " '" + jdbcUrl + "' is not a jdbc:postgresql://host:port/database URL");
+        }
+        if (modes.isEmpty()) {
+            throw new IllegalArgumentException(MODE_FLAG + " names no run");
+        }
+        faults = Collections.unmodifiableSet(
+                faults.isEmpty() ? EnumSet.noneOf(FaultKind.class) : EnumSet.copyOf(faults));
+        modes = List.copyOf(modes);
+        Objects.requireNonNull(htmlFile, HTML_FLAG);
+        Objects.requireNonNull(outDirectory, OUT_FLAG);
+    }
+
+    /** Parses {@code --mode}. */
+    static List<Mode> parseModes(String mode) {
+        return switch (mode == null ? "" : mode.trim().toLowerCase(Locale.ROOT)) {
+            case "fenced" -> List.of(Mode.FENCED);
+            case "control" -> List.of(Mode.CONTROL);
+            case "both" -> List.of(Mode.FENCED, Mode.CONTROL);
+            default ->
+                throw new IllegalArgumentException(MODE_FLAG + " '" + mode + "' is not one of fenced, control, both");
+        };
+    }
+
+    /** The default of a file under the verify directory's target/ (the working directory's, without it). */
+    static Path defaultUnderTarget(String name) {
+        String home = System.getProperty(HOME_PROPERTY);
+        return (home == null ? Path.of("target") : Path.of(home, "target")).resolve(name);
+    }
+
+    boolean allEmbedded() {
+        return zookeeperConnect == null && jdbcUrl == null && kafkaBootstrap == null;
+    }
+
+    @Override
+    public String toString() {
+        return "clients " + clients + ", resources " + resources + ", duration " + Durations.format(duration)
+                + ", seed " + seed + ", session timeout " + Durations.format(sessionTimeout) + ", faults "
+                + faults.stream().sorted().map(FaultKind::flagName).toList() + ", runs "
+                + modes.stream().map(Mode::label).toList();
+    }
+
+    private static String blankToNull(String value) {
+        return value == null || value.isBlank() ? null : value.trim();
+    }
+
+    private static void requireRange(String flag, int value, int min, int max) {
+        if (value < min || value > max) {
+            throw new IllegalArgumentException(flag + " " + value + " is out of range: " + min + " to " + max);
+        }
+    }
+
+    private static void requireRange(String flag, Duration value, Duration min, Duration max) {
+        if (value.compareTo(min) < 0 || value.compareTo(max) > 0) {
+            throw new IllegalArgumentException(flag + " " + Durations.format(value) + " is out of range: "
+                    + Durations.format(min) + " to " + Durations.format(max));
+        }
+    }
+}

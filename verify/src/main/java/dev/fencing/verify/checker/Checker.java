@@ -1,0 +1,335 @@
+package dev.fencing.verify.checker;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Checks a run's {@link History} against what it left in the database ({@link Observed}), knowing nothing of
+ * the code that produced either. For each resource, with each operation's token taken from the histories:
+ *
+ * <ul>
+ *   <li>its list holds only ids invoked for it ({@link ViolationKind#UNKNOWN_ID}), none twice ({@link
+ *       ViolationKind#DUPLICATE}), in increasing token order ({@link ViolationKind#TOKEN_ORDER}: strictly
+ *       increasing with {@link Options#strictLists}, which a resource written once per lock grant must show;
+ *       otherwise non-decreasing);
+ *   <li>every acknowledged append is in it ({@link ViolationKind#LOST_ACKNOWLEDGED}) and no refused one is
+ *       ({@link ViolationKind#REFUSED_PRESENT}); an indeterminate one may be either;
+ * </ul>
+ *
+ * and for each record key, in the consumers' applied list:
+ *
+ * <ul>
+ *   <li>only ids that were published for that key ({@link ViolationKind#RECORD_UNKNOWN_ID}), none twice, across
+ *       crashes and rebalances ({@link ViolationKind#RECORD_DUPLICATE}), in non-decreasing token order ({@link
+ *       ViolationKind#RECORD_TOKEN_ORDER}; strictly with {@link Options#strictRecords}), none sent without a
+ *       token ({@link ViolationKind#RECORD_UNSTAMPED_APPLIED});
+ *   <li>every record Kafka acknowledged is applied or dead-lettered ({@link ViolationKind#RECORD_LOST}); a dead
+ *       letter for a stale token is justified only by a newer token of its key applied from an earlier offset,
+ *       and a record is never both applied and dead-lettered ({@link ViolationKind#RECORD_REFUSED_WRONGLY}).
+ * </ul>
+ *
+ * <pre>{@code
+ * CheckResult result = Checker.check(History.read(historyDir), Observed.read(connection, "verify_fenced"),
+ *         Checker.Options.DEFAULT);
+ * result.violations().forEach(System.out::println);
+ * }</pre>
+ *
+ * A pure function of its inputs; thread-safe.
+ */
+public final class Checker {
+    private Checker() {}
+
+    /**
+     * How strictly tokens must increase.
+     *
+     * @param strictLists tokens in a resource's list strictly increasing (each grant writes a resource once)
+     * @param strictRecords tokens in an applied list strictly increasing (false: equal tokens allowed, as a
+     *     consumer under the MONOTONIC policy accepts them)
+     */
+    public record Options(boolean strictLists, boolean strictRecords) {
+        /** Strict lists, non-decreasing applied lists. */
+        public static final Options DEFAULT = new Options(true, false);
+    }
+
+    public static CheckResult check(History history, Observed observed, Options options) {
+        List<Violation> violations = new ArrayList<>();
+        int[] duplicated = {0};
+
+        Map<String, Set<Long>> listed = new HashMap<>();
+        observed.lists()
+                .forEach((resource, ids) -> listed.put(
+                        resource, checkList(history, resource, ids, options.strictLists(), violations, duplicated)));
+        int lostAppends = 0;
+        for (Operation op : history.operations()) {
+            if (op.acknowledged()
+                    && !listed.getOrDefault(op.resource(), Set.of()).contains(op.id())) {
+                lostAppends++;
+                violations.add(new Violation(
+                        ViolationKind.LOST_ACKNOWLEDGED,
+                        op.resource(),
+                        List.of(op.id()),
+                        op.describe() + " was acknowledged but is not in the list of " + op.resource()));
+            }
+        }
+
+        Map<Long, AppliedAt> applied = new HashMap<>();
+        int recordsApplied = 0;
+        for (Map.Entry<String, List<Long>> entry : observed.applied().entrySet()) {
+            recordsApplied += entry.getValue().size();
+            checkApplied(
+                    history,
+                    entry.getKey(),
+                    entry.getValue(),
+                    options.strictRecords(),
+                    applied,
+                    violations,
+                    duplicated);
+        }
+
+        Set<Long> deadLettered = new HashSet<>();
+        Set<Long> dropped = new HashSet<>();
+        Set<Long> otherDeadLetters = new HashSet<>();
+        for (DeadLetter letter : observed.deadLetters()) {
+            checkDeadLetter(history, observed, letter, options.strictRecords(), applied, violations);
+            if (letter.op() != null) {
+                deadLettered.add(letter.op());
+                (letter.stale() ? dropped : otherDeadLetters).add(letter.op());
+            }
+        }
+        int lostRecords = 0;
+        int produced = 0;
+        for (Operation op : history.operations()) {
+            if (op.publish() == null || !op.publish().acknowledged()) {
+                continue;
+            }
+            produced++;
+            if (!applied.containsKey(op.id()) && !deadLettered.contains(op.id())) {
+                lostRecords++;
+                violations.add(new Violation(
+                        ViolationKind.RECORD_LOST,
+                        op.resource(),
+                        List.of(op.id()),
+                        "the record of " + op.describe() + " was acknowledged at partition "
+                                + op.publish().partition() + " offset "
+                                + op.publish().offset()
+                                + " but was neither applied nor dead-lettered"));
+            }
+        }
+
+        int ok = 0;
+        int failed = 0;
+        int indeterminate = 0;
+        for (Operation op : history.operations()) {
+            switch (op.outcome()) {
+                case OK -> ok++;
+                case FAIL -> failed++;
+                case INFO -> indeterminate++;
+            }
+        }
+        return new CheckResult(
+                history.size(),
+                ok,
+                failed,
+                indeterminate,
+                produced,
+                recordsApplied,
+                otherDeadLetters.size(),
+                dropped.size(),
+                lostAppends + lostRecords,
+                duplicated[0],
+                violations);
+    }
+
+    /** Returns the known ids of the list. */
+    private static Set<Long> checkList(
+            History history,
+            String resource,
+            List<Long> ids,
+            boolean strict,
+            List<Violation> violations,
+            int[] duplicated) {
+        Map<Long, Integer> positions = new HashMap<>();
+        Operation newest = null;
+        for (int i = 0; i < ids.size(); i++) {
+            long id = ids.get(i);
+            Operation op = history.operation(id).orElse(null);
+            if (op == null || !op.resource().equals(resource)) {
+                violations.add(new Violation(
+                        ViolationKind.UNKNOWN_ID,
+                        resource,
+                        List.of(id),
+                        "id " + id + " at position " + (i + 1) + " of the list of " + resource + " "
+                                + (op == null ? "was invoked by no client" : "was invoked for " + op.resource())));
+                continue;
+            }
+            Integer earlier = positions.putIfAbsent(id, i);
+            if (earlier != null) {
+                duplicated[0]++;
+                violations.add(new Violation(
+                        ViolationKind.DUPLICATE,
+                        resource,
+                        List.of(id),
+                        op.describe() + " is in the list of " + resource + " twice, at positions " + (earlier + 1)
+                                + " and " + (i + 1)));
+                continue;
+            }
+            if (op.outcome() == Outcome.FAIL) {
+                violations.add(new Violation(
+                        ViolationKind.REFUSED_PRESENT,
+                        resource,
+                        List.of(id),
+                        op.describe() + " was refused (" + op.error() + ") but is in the list of " + resource
+                                + " at position " + (i + 1)));
+            }
+            if (newest != null && (op.token() < newest.token() || (strict && op.token() == newest.token()))) {
+                violations.add(new Violation(
+                        ViolationKind.TOKEN_ORDER,
+                        resource,
+                        List.of(id, newest.id()),
+                        "in the list of " + resource + ", " + op.describe() + " at position " + (i + 1)
+                                + " comes after " + newest.describe() + " at position "
+                                + (positions.get(newest.id()) + 1)));
+            } else if (newest == null || op.token() > newest.token()) {
+                newest = op;
+            }
+        }
+        return positions.keySet();
+    }
+
+    /** Where an id was applied: its key and position, and its operation. */
+    private record AppliedAt(String key, int position, Operation op) {}
+
+    private static void checkApplied(
+            History history,
+            String key,
+            List<Long> ids,
+            boolean strict,
+            Map<Long, AppliedAt> applied,
+            List<Violation> violations,
+            int[] duplicated) {
+        Operation newest = null;
+        for (int i = 0; i < ids.size(); i++) {
+            long id = ids.get(i);
+            Operation op = history.operation(id).orElse(null);
+            if (op == null || op.publish() == null || !op.resource().equals(key)) {
+                violations.add(new Violation(
+                        ViolationKind.RECORD_UNKNOWN_ID,
+                        key,
+                        List.of(id),
+                        "id " + id + " was applied for key " + key + " at position " + (i + 1) + " but "
+                                + (op == null
+                                        ? "no client invoked it"
+                                        : op.publish() == null
+                                                ? "its client never published it"
+                                                : "it was published for key " + op.resource())));
+                continue;
+            }
+            AppliedAt earlier = applied.putIfAbsent(id, new AppliedAt(key, i, op));
+            if (earlier != null) {
+                duplicated[0]++;
+                violations.add(new Violation(
+                        ViolationKind.RECORD_DUPLICATE,
+                        key,
+                        List.of(id),
+                        "the record of " + op.describe() + " was applied twice, at positions "
+                                + (earlier.position() + 1) + " and " + (i + 1) + " of key " + key));
+                continue;
+            }
+            if (!op.publish().stamped()) {
+                violations.add(new Violation(
+                        ViolationKind.RECORD_UNSTAMPED_APPLIED,
+                        key,
+                        List.of(id),
+                        "the record of " + op.describe() + " carried no token but was applied at position " + (i + 1)
+                                + " of key " + key));
+            }
+            if (newest != null && (op.token() < newest.token() || (strict && op.token() == newest.token()))) {
+                violations.add(new Violation(
+                        ViolationKind.RECORD_TOKEN_ORDER,
+                        key,
+                        List.of(id, newest.id()),
+                        "for key " + key + ", the record of " + op.describe() + " was applied after that of "
+                                + newest.describe()));
+            } else if (newest == null || op.token() > newest.token()) {
+                newest = op;
+            }
+        }
+    }
+
+    private static void checkDeadLetter(
+            History history,
+            Observed observed,
+            DeadLetter letter,
+            boolean strict,
+            Map<Long, AppliedAt> applied,
+            List<Violation> violations) {
+        Operation op =
+                letter.op() == null ? null : history.operation(letter.op()).orElse(null);
+        String where = " (partition " + letter.originPartition() + " offset " + letter.originOffset() + ")";
+        if (op == null || op.publish() == null || !op.resource().equals(letter.key())) {
+            violations.add(new Violation(
+                    ViolationKind.RECORD_UNKNOWN_ID,
+                    letter.key(),
+                    letter.op() == null ? List.of() : List.of(letter.op()),
+                    "a dead letter of key " + letter.key() + where + " carries "
+                            + (letter.op() == null ? "no operation id" : "id " + letter.op())
+                            + " that no client published for that key"));
+            return;
+        }
+        if (applied.containsKey(op.id())) {
+            violations.add(new Violation(
+                    ViolationKind.RECORD_REFUSED_WRONGLY,
+                    letter.key(),
+                    List.of(op.id()),
+                    "the record of " + op.describe() + " was applied and also dead-lettered as " + letter.reason()
+                            + where));
+            return;
+        }
+        if (letter.stale()) {
+            Operation newer = newerAppliedBefore(observed, applied, op, letter, strict);
+            if (newer == null) {
+                violations.add(new Violation(
+                        ViolationKind.RECORD_REFUSED_WRONGLY,
+                        letter.key(),
+                        List.of(op.id()),
+                        "the record of " + op.describe() + where + " was dead-lettered as stale, but no record of "
+                                + letter.key() + " with a newer token was applied from an earlier offset"));
+            }
+        } else if (op.publish().stamped()
+                && (letter.reason().equals("MISSING_TOKEN") || letter.reason().equals("UNREADABLE_TOKEN"))) {
+            violations.add(new Violation(
+                    ViolationKind.RECORD_REFUSED_WRONGLY,
+                    letter.key(),
+                    List.of(op.id()),
+                    "the record of " + op.describe() + where + " carried its token but was dead-lettered as "
+                            + letter.reason()));
+        }
+    }
+
+    /** An applied record of the same key with a newer token, from an earlier (or unknown) offset; or null. */
+    private static Operation newerAppliedBefore(
+            Observed observed, Map<Long, AppliedAt> applied, Operation stale, DeadLetter letter, boolean strict) {
+        for (long id : observed.applied().getOrDefault(letter.key(), List.of())) {
+            AppliedAt at = applied.get(id);
+            if (at == null || !at.key().equals(letter.key())) {
+                continue;
+            }
+            Operation candidate = at.op();
+            boolean newer = strict ? candidate.token() >= stale.token() : candidate.token() > stale.token();
+            Long offset = candidate.publish().offset();
+            Integer partition = candidate.publish().partition();
+            boolean earlier = offset == null
+                    || partition == null
+                    || partition != letter.originPartition()
+                    || offset < letter.originOffset();
+            if (newer && earlier && candidate.id() != stale.id()) {
+                return candidate;
+            }
+        }
+        return null;
+    }
+}

@@ -1,0 +1,215 @@
+package dev.fencing.verify.checker;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Every operation of one run, read from the clients' history files (one file per client, see the package
+ * documentation), with each invoke paired with its completion.
+ *
+ * <p>A client writes and flushes each line as it happens, so a client killed outright loses at most the line it
+ * was writing: an unreadable <em>last</em> line of a file is ignored, and an invoke without a completion is an
+ * indeterminate ({@link Outcome#INFO}) operation. An unreadable line elsewhere, a completion without its invoke,
+ * two completions, or lines of one operation that disagree on its client, resource or token make the history
+ * unusable: {@link HistoryException} names the file and line.
+ *
+ * <pre>{@code
+ * History history = History.read(Path.of("target/verify/fenced/history"));
+ * Operation op = history.operation(3000017).orElseThrow();
+ * }</pre>
+ *
+ * Immutable after reading; thread-safe.
+ */
+public final class History {
+    private final Map<Long, Operation> operations;
+
+    private History(Map<Long, Operation> operations) {
+        this.operations = Collections.unmodifiableMap(operations);
+    }
+
+    /** Reads every {@code *.jsonl} file in {@code directory}. */
+    public static History read(Path directory) {
+        List<Path> files = new ArrayList<>();
+        try (DirectoryStream<Path> found = Files.newDirectoryStream(directory, "*.jsonl")) {
+            found.forEach(files::add);
+        } catch (IOException e) {
+            throw new HistoryException("cannot list the history files in " + directory + ": " + e.getMessage(), e);
+        }
+        Collections.sort(files);
+        return read(files);
+    }
+
+    /** Reads the given history files. */
+    public static History read(Collection<Path> files) {
+        Builder builder = new Builder();
+        for (Path file : files) {
+            List<String> lines = new ArrayList<>();
+            try (BufferedReader reader = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
+                for (String line = reader.readLine(); line != null; line = reader.readLine()) {
+                    lines.add(line);
+                }
+            } catch (IOException e) {
+                throw new HistoryException("cannot read " + file + ": " + e.getMessage(), e);
+            }
+            for (int i = 0; i < lines.size(); i++) {
+                String line = lines.get(i);
+                if (line.isBlank()) {
+                    continue;
+                }
+                HistoryEntry entry;
+                try {
+                    entry = HistoryEntry.parse(line);
+                } catch (IllegalArgumentException e) {
+                    if (i == lines.size() - 1) {
+                        break; // the line its client was writing when it was killed
+                    }
+                    throw new HistoryException(file + " line " + (i + 1) + ": " + e.getMessage());
+                }
+                builder.add(entry, file + " line " + (i + 1));
+            }
+        }
+        return builder.build();
+    }
+
+    /** A history of the given entries, in order (for tests and tools that hold entries in memory). */
+    public static History of(List<HistoryEntry> entries) {
+        Builder builder = new Builder();
+        for (int i = 0; i < entries.size(); i++) {
+            builder.add(entries.get(i), "entry " + (i + 1));
+        }
+        return builder.build();
+    }
+
+    /** Every operation, in the order their appends were invoked per client file. */
+    public Collection<Operation> operations() {
+        return operations.values();
+    }
+
+    public Optional<Operation> operation(long id) {
+        return Optional.ofNullable(operations.get(id));
+    }
+
+    public int size() {
+        return operations.size();
+    }
+
+    /** Pairs invokes with completions, one operation at a time. Not thread-safe. */
+    private static final class Builder {
+        private final Map<Long, Pending> pending = new LinkedHashMap<>();
+
+        void add(HistoryEntry entry, String where) {
+            Pending op = pending.get(entry.op());
+            if (entry.function() == HistoryEntry.Function.APPEND && entry.type() == HistoryEntry.Type.INVOKE) {
+                if (op != null) {
+                    throw new HistoryException(where + ": op " + entry.op() + " is invoked twice");
+                }
+                pending.put(entry.op(), new Pending(entry));
+                return;
+            }
+            if (op == null) {
+                throw new HistoryException(where + ": a " + entry.function().label() + " "
+                        + entry.type().label() + " of op " + entry.op() + " whose append was never invoked");
+            }
+            if (op.invoke.client() != entry.client()
+                    || !op.invoke.resource().equals(entry.resource())
+                    || op.invoke.token() != entry.token()) {
+                throw new HistoryException(where + ": op " + entry.op() + " appears as client " + entry.client() + ", "
+                        + entry.resource() + ", token " + entry.token() + " but was invoked as client "
+                        + op.invoke.client() + ", " + op.invoke.resource() + ", token " + op.invoke.token());
+            }
+            if (entry.function() == HistoryEntry.Function.APPEND) {
+                if (op.completion != null) {
+                    throw new HistoryException(where + ": the append of op " + entry.op() + " completes twice");
+                }
+                op.completion = entry;
+            } else if (entry.type() == HistoryEntry.Type.INVOKE) {
+                if (op.publishInvoke != null) {
+                    throw new HistoryException(where + ": op " + entry.op() + " is published twice");
+                }
+                op.publishInvoke = entry;
+            } else {
+                if (op.publishInvoke == null) {
+                    throw new HistoryException(where + ": a publish "
+                            + entry.type().label() + " of op " + entry.op() + " before its invoke");
+                }
+                if (op.publishCompletion != null) {
+                    throw new HistoryException(where + ": the publish of op " + entry.op() + " completes twice");
+                }
+                op.publishCompletion = entry;
+            }
+        }
+
+        History build() {
+            Map<Long, Operation> operations = new LinkedHashMap<>();
+            for (Pending op : pending.values()) {
+                operations.put(op.invoke.op(), op.toOperation());
+            }
+            return new History(operations);
+        }
+    }
+
+    private static final class Pending {
+        final HistoryEntry invoke;
+        HistoryEntry completion;
+        HistoryEntry publishInvoke;
+        HistoryEntry publishCompletion;
+
+        Pending(HistoryEntry invoke) {
+            this.invoke = invoke;
+        }
+
+        Operation toOperation() {
+            Operation.Publish publish = null;
+            if (publishInvoke != null) {
+                publish = new Operation.Publish(
+                        !Boolean.FALSE.equals(publishInvoke.stamped()),
+                        publishInvoke.time(),
+                        outcome(publishCompletion),
+                        publishCompletion == null ? -1 : publishCompletion.time(),
+                        publishCompletion == null ? null : publishCompletion.partition(),
+                        publishCompletion == null ? null : publishCompletion.offset(),
+                        error(publishCompletion));
+            }
+            return new Operation(
+                    invoke.op(),
+                    invoke.client(),
+                    invoke.resource(),
+                    invoke.token(),
+                    invoke.path(),
+                    invoke.time(),
+                    outcome(completion),
+                    completion == null ? -1 : completion.time(),
+                    error(completion),
+                    publish);
+        }
+
+        private static Outcome outcome(HistoryEntry completion) {
+            if (completion == null) {
+                return Outcome.INFO;
+            }
+            return switch (completion.type()) {
+                case OK -> Outcome.OK;
+                case FAIL -> Outcome.FAIL;
+                case INFO, INVOKE -> Outcome.INFO;
+            };
+        }
+
+        private static String error(HistoryEntry completion) {
+            if (completion == null) {
+                return "no completion recorded";
+            }
+            return completion.error();
+        }
+    }
+}

@@ -1,0 +1,40 @@
+package dev.fencing.verify.checker;
+
+/** What a {@link Violation} breaks. The first five are about the resources' lists, the rest about the records. */
+public enum ViolationKind {
+    /** A list holds an id that no client invoked for that resource. */
+    UNKNOWN_ID("id in a list that no client invoked for it"),
+    /** A list holds an id twice. */
+    DUPLICATE("id twice in a list"),
+    /** A list holds an id whose token is below (STRICT: not above) that of an id before it: a stale write landed. */
+    TOKEN_ORDER("token lower than an earlier one in the list (a stale write landed)"),
+    /** An append its client saw acknowledged is not in its resource's list. */
+    LOST_ACKNOWLEDGED("acknowledged write missing from the list"),
+    /** An append its client saw refused is in the list anyway. */
+    REFUSED_PRESENT("refused write present in the list"),
+    /** An applied list or a dead letter holds an id that no client published. */
+    RECORD_UNKNOWN_ID("applied or dead-lettered id that no client published"),
+    /** An applied list holds an id twice: the record was applied more than once. */
+    RECORD_DUPLICATE("record applied twice"),
+    /** An applied list holds an id whose token is below that of an id applied before it: a stale record applied. */
+    RECORD_TOKEN_ORDER("record applied after a newer token of its key (a stale record applied)"),
+    /** A record Kafka acknowledged was neither applied nor dead-lettered. */
+    RECORD_LOST("acknowledged record neither applied nor dead-lettered"),
+    /**
+     * A record was refused without cause: dead-lettered as stale though no newer token of its key was applied
+     * before it, dead-lettered and applied, or a stamped record dead-lettered for a missing token.
+     */
+    RECORD_REFUSED_WRONGLY("record refused without cause"),
+    /** A record sent without a token header was applied: the consumer failed open. */
+    RECORD_UNSTAMPED_APPLIED("record without a token applied");
+
+    private final String description;
+
+    ViolationKind(String description) {
+        this.description = description;
+    }
+
+    public String description() {
+        return description;
+    }
+}

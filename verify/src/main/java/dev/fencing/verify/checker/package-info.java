@@ -1,0 +1,41 @@
+/**
+ * The history checker: it reads what the clients recorded and what the run left in the database, and says
+ * which safety properties broke, naming the operations. Like Jepsen's checkers it trusts no log and knows
+ * nothing of the system's code: this package imports only the JDK (a test enforces it), so a bug in the
+ * toolkit or in the workload cannot hide in shared code.
+ *
+ * <h2>The history format</h2>
+ *
+ * One file per client ({@code client-<n>.jsonl}), UTF-8, one flat JSON object per line, written and flushed as
+ * each event happens (a client killed outright loses at most its last, partial line):
+ *
+ * <pre>
+ * {"type":"invoke","f":"append","op":3000017,"client":3,"resource":"r2","token":45,"time":1712345678901,"path":"update"}
+ * {"type":"ok","f":"append","op":3000017,"client":3,"resource":"r2","token":45,"time":1712345678907}
+ * {"type":"invoke","f":"publish","op":3000017,"client":3,"resource":"r2","token":45,"time":1712345678908,"stamped":true}
+ * {"type":"ok","f":"publish","op":3000017,"client":3,"resource":"r2","token":45,"time":1712345678913,"partition":1,"offset":88}
+ * </pre>
+ *
+ * <ul>
+ *   <li>{@code type}: {@code invoke}, then one of {@code ok} (done and acknowledged), {@code fail} (definitely
+ *       not done: refused), {@code info} (indeterminate). An invoke without a completion is indeterminate.
+ *   <li>{@code f}: {@code append} (append {@code op} to the resource's list, under the lock grant's token) or
+ *       {@code publish} (a record keyed by the resource carrying {@code op}, stamped with the token unless
+ *       {@code "stamped":false}).
+ *   <li>{@code op}: unique in the run; {@code token}: the fence token of the grant the operation ran under;
+ *       {@code time}: epoch milliseconds; {@code error}: the reason of a {@code fail} or {@code info}.
+ * </ul>
+ *
+ * <h2>The database contract</h2>
+ *
+ * In one schema: {@code resources(resource, ids BIGINT[])}, the list each resource's row holds, in append
+ * order; {@code applied(record_key, ids BIGINT[])}, the ids the consumers applied per key, in the order they
+ * applied them; {@code dead_letters(origin_partition, origin_offset, record_key, op, reason, detail)}, the
+ * records the consumers refused. See {@link dev.fencing.verify.checker.Observed}.
+ *
+ * <h2>What is checked</h2>
+ *
+ * See {@link dev.fencing.verify.checker.Checker}: token order, no duplicates, no unknown ids, nothing
+ * acknowledged lost and nothing refused present, per resource list and per applied list.
+ */
+package dev.fencing.verify.checker;

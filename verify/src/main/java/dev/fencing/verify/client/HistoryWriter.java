@@ -1,0 +1,101 @@
+package dev.fencing.verify.client;
+
+import java.io.FileOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+
+/**
+ * Appends a client's history, one JSON object per line, each written to the file as it happens: the process
+ * keeps nothing buffered, so a SIGKILL loses at most the line being written. The format is the checker's
+ * contract (see {@code dev.fencing.verify.checker}); this writer shares no code with the checker's reader.
+ * Thread-safe.
+ */
+final class HistoryWriter implements AutoCloseable {
+    private final FileOutputStream file;
+    private final int client;
+
+    HistoryWriter(Path path, int client) {
+        try {
+            this.file = new FileOutputStream(path.toFile(), true);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot open the history file " + path, e);
+        }
+        this.client = client;
+    }
+
+    void invokeAppend(long op, String resource, long token, String path) {
+        write("invoke", "append", op, resource, token, ",\"path\":" + quote(path));
+    }
+
+    void okAppend(long op, String resource, long token) {
+        write("ok", "append", op, resource, token, "");
+    }
+
+    void failAppend(long op, String resource, long token, String reason) {
+        write("fail", "append", op, resource, token, ",\"error\":" + quote(reason));
+    }
+
+    void infoAppend(long op, String resource, long token, String error) {
+        write("info", "append", op, resource, token, ",\"error\":" + quote(error));
+    }
+
+    void invokePublish(long op, String resource, long token, boolean stamped) {
+        write("invoke", "publish", op, resource, token, ",\"stamped\":" + stamped);
+    }
+
+    void okPublish(long op, String resource, long token, int partition, long offset) {
+        write("ok", "publish", op, resource, token, ",\"partition\":" + partition + ",\"offset\":" + offset);
+    }
+
+    void infoPublish(long op, String resource, long token, String error) {
+        write("info", "publish", op, resource, token, ",\"error\":" + quote(error));
+    }
+
+    private synchronized void write(String type, String function, long op, String resource, long token, String extra) {
+        String line = "{\"type\":\"" + type + "\",\"f\":\"" + function + "\",\"op\":" + op + ",\"client\":" + client
+                + ",\"resource\":" + quote(resource) + ",\"token\":" + token + ",\"time\":" + System.currentTimeMillis()
+                + extra + "}\n";
+        try {
+            file.write(line.getBytes(StandardCharsets.UTF_8));
+            file.flush();
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write the history", e);
+        }
+    }
+
+    static String quote(String text) {
+        if (text == null) {
+            return "null";
+        }
+        StringBuilder quoted = new StringBuilder("\"");
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            switch (c) {
+                case '"' -> quoted.append("\\\"");
+                case '\\' -> quoted.append("\\\\");
+                case '\n' -> quoted.append("\\n");
+                case '\r' -> quoted.append("\\r");
+                case '\t' -> quoted.append("\\t");
+                default -> {
+                    if (c < 0x20) {
+                        quoted.append(String.format("\\u%04x", (int) c));
+                    } else {
+                        quoted.append(c);
+                    }
+                }
+            }
+        }
+        return quoted.append('"').toString();
+    }
+
+    @Override
+    public synchronized void close() {
+        try {
+            file.close();
+        } catch (IOException e) {
+            // the lines are written already; nothing to flush
+        }
+    }
+}

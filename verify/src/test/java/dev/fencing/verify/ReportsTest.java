@@ -1,0 +1,166 @@
+package dev.fencing.verify;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.fencing.verify.checker.Checker;
+import dev.fencing.verify.checker.History;
+import dev.fencing.verify.checker.HistoryEntry;
+import dev.fencing.verify.checker.HistoryEntry.Function;
+import dev.fencing.verify.checker.HistoryEntry.Type;
+import dev.fencing.verify.checker.Observed;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.EnumMap;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** The JSON summary, the table and the HTML timeline of two small hand-made runs. */
+class ReportsTest {
+    private static final long T = 1_700_000_000_000L;
+
+    /** Writer 1 (token 5) paused before its write; writer 2 wrote under 6; then writer 1's write landed (control). */
+    private static RunResult run(Mode mode, boolean staleWriteLanded) {
+        List<HistoryEntry> entries = List.of(
+                new HistoryEntry(
+                        Type.INVOKE, Function.APPEND, 1_000_001, 1, "r1", 5, T, "update", null, null, null, null),
+                new HistoryEntry(
+                        Type.INVOKE,
+                        Function.APPEND,
+                        2_000_001,
+                        2,
+                        "r1",
+                        6,
+                        T + 3_000,
+                        "plain",
+                        null,
+                        null,
+                        null,
+                        null),
+                new HistoryEntry(
+                        Type.OK, Function.APPEND, 2_000_001, 2, "r1", 6, T + 3_010, null, null, null, null, null),
+                staleWriteLanded
+                        ? new HistoryEntry(
+                                Type.OK,
+                                Function.APPEND,
+                                1_000_001,
+                                1,
+                                "r1",
+                                5,
+                                T + 4_000,
+                                null,
+                                null,
+                                null,
+                                null,
+                                null)
+                        : new HistoryEntry(
+                                Type.FAIL,
+                                Function.APPEND,
+                                1_000_001,
+                                1,
+                                "r1",
+                                5,
+                                T + 4_000,
+                                null,
+                                null,
+                                null,
+                                null,
+                                "rejected: stored token 6"));
+        History history = History.of(entries);
+        Observed observed = new Observed(
+                Map.of("r1", staleWriteLanded ? List.of(2_000_001L, 1_000_001L) : List.of(2_000_001L)),
+                Map.of(),
+                List.of());
+        Map<FaultKind, Integer> counted = new EnumMap<>(FaultKind.class);
+        for (FaultKind kind : FaultKind.values()) {
+            counted.put(kind, kind == FaultKind.PAUSE ? 1 : 0);
+        }
+        return new RunResult(
+                mode,
+                42,
+                Checker.check(history, observed, Checker.Options.DEFAULT),
+                history,
+                List.of(
+                        new Fault(FaultKind.PAUSE, "writer 1", 1, T + 100, T + 3_900, true, "SIGSTOP 3.8s"),
+                        new Fault(
+                                FaultKind.LEADER_KILL,
+                                "ZooKeeper server 2",
+                                0,
+                                T + 1_000,
+                                T + 3_000,
+                                true,
+                                "re-elected")),
+                counted,
+                T,
+                T + 5_000,
+                new RunResult.Heap(100_000_000, 16_000_000, 32_000_000),
+                new RunResult.Heap(101_000_000, 17_000_000, 33_000_000),
+                List.of(),
+                Path.of("target/somewhere"));
+    }
+
+    @Test
+    void theJsonSummaryHasExactlyTheKeysScriptsRead() {
+        String json = JsonSummary.of(List.of(run(Mode.FENCED, false), run(Mode.CONTROL, true)));
+
+        assertThat(json.strip())
+                .isEqualTo(
+                        "{\"runs\":[{\"mode\":\"fenced\",\"seed\":42,\"operations\":2,\"ok\":1,\"failed\":1,"
+                                + "\"indeterminate\":0,\"faults\":{\"pause\":1,\"partition\":0,\"leaderKill\":0,\"backendKill\":0,"
+                                + "\"consumerCrash\":0,\"rebalance\":0},\"violations\":0,\"lostAcknowledged\":0,\"duplicated\":0,"
+                                + "\"recordsProduced\":0,\"recordsApplied\":0,\"recordsDeadLettered\":0,\"recordsDropped\":0},"
+                                + "{\"mode\":\"control\",\"seed\":42,\"operations\":2,\"ok\":2,\"failed\":0,\"indeterminate\":0,"
+                                + "\"faults\":{\"pause\":1,\"partition\":0,\"leaderKill\":0,\"backendKill\":0,\"consumerCrash\":0,"
+                                + "\"rebalance\":0},\"violations\":1,\"lostAcknowledged\":0,\"duplicated\":0,"
+                                + "\"recordsProduced\":0,\"recordsApplied\":0,\"recordsDeadLettered\":0,\"recordsDropped\":0}]}");
+    }
+
+    @Test
+    void theTableSpellsOutEachViolation() {
+        String table = SummaryTable.of(List.of(run(Mode.FENCED, false), run(Mode.CONTROL, true)));
+
+        assertThat(table)
+                .contains("fenced")
+                .contains("control")
+                .containsPattern("violations\\s+0\\s+1")
+                .containsPattern("TOKEN_ORDER\\s+0\\s+1")
+                .contains(
+                        "- TOKEN_ORDER: in the list of r1, op 1000001 (client 1, r1, token 5) at position 2 comes after"
+                                + " op 2000001 (client 2, r1, token 6) at position 1");
+    }
+
+    @Test
+    void theTimelineHasALanePerWriterFaultBandsAndMarkedViolations() {
+        VerifySettings settings = new VerifySettings(
+                null,
+                null,
+                null,
+                null,
+                null,
+                2,
+                1,
+                Duration.ofSeconds(30),
+                42,
+                EnumSet.allOf(FaultKind.class),
+                List.of(Mode.FENCED, Mode.CONTROL),
+                Duration.ofSeconds(2),
+                null,
+                Path.of("r.html"),
+                Path.of("out"),
+                false);
+
+        String html = HtmlTimeline.of(List.of(run(Mode.FENCED, false), run(Mode.CONTROL, true)), settings);
+
+        assertThat(html)
+                .startsWith("<!DOCTYPE html>")
+                .doesNotContain("<script")
+                .contains(">writer 1</text>", ">writer 2</text>")
+                .contains("fill=\"rgba(123,31,162,0.25)\"") // the pause band on writer 1's lane
+                .contains(">leaderKill</text>") // a band across the lanes
+                .contains("fill=\"#90a4ae\"") // the refused write
+                .contains("stroke=\"#d50000\"") // an operation in a violation
+                .contains("<title>violation 1</title>")
+                .contains("TOKEN_ORDER: in the list of r1");
+    }
+}

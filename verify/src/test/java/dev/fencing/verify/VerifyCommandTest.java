@@ -1,0 +1,83 @@
+package dev.fencing.verify;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.EnumSet;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class VerifyCommandTest {
+
+    @Test
+    void theDefaultsAreTheIssuesSizes() {
+        VerifySettings settings = VerifyCommand.parse();
+
+        assertThat(settings.clients()).isEqualTo(6);
+        assertThat(settings.resources()).isEqualTo(4);
+        assertThat(settings.duration()).isEqualTo(Duration.ofSeconds(60));
+        assertThat(settings.faults()).isEqualTo(EnumSet.allOf(FaultKind.class));
+        assertThat(settings.modes()).containsExactly(Mode.FENCED, Mode.CONTROL);
+        assertThat(settings.allEmbedded()).isTrue();
+    }
+
+    @Test
+    void flagsAreRead() {
+        VerifySettings settings = VerifyCommand.parse(
+                "--duration",
+                "10m",
+                "--seed",
+                "7",
+                "--clients",
+                "3",
+                "--resources",
+                "2",
+                "--faults",
+                "pause,leader-kill",
+                "--mode",
+                "control",
+                "--kafka",
+                "kafka:9092");
+
+        assertThat(settings.duration()).isEqualTo(Duration.ofMinutes(10));
+        assertThat(settings.seed()).isEqualTo(7);
+        assertThat(settings.faults()).containsExactlyInAnyOrder(FaultKind.PAUSE, FaultKind.LEADER_KILL);
+        assertThat(settings.modes()).containsExactly(Mode.CONTROL);
+        assertThat(settings.kafkaBootstrap()).isEqualTo("kafka:9092");
+        assertThat(settings.allEmbedded()).isFalse();
+    }
+
+    @Test
+    void badFlagsEndWithExitTwoAndOneSentenceNamingTheFlagAndValue() {
+        assertUsage(List.of("--clients", "0"), "--clients 0 is out of range: 1 to 32");
+        assertUsage(List.of("--clients", "many"), "'many' is not a whole number");
+        assertUsage(List.of("--duration", "5s"), "--duration 5s is out of range: 10s to 2h");
+        assertUsage(List.of("--duration", "soon"), "'soon' is not a duration");
+        assertUsage(List.of("--faults", "pause,flood"), "--faults: unknown fault 'flood'");
+        assertUsage(List.of("--mode", "sideways"), "--mode 'sideways' is not one of fenced, control, both");
+        assertUsage(List.of("--jdbc-url", "postgres://db"), "--jdbc-url 'postgres://db' is not a jdbc:postgresql");
+        assertUsage(List.of("--session-timeout", "30s"), "--session-timeout 30s is out of range: 1s to 10s");
+    }
+
+    private static void assertUsage(List<String> args, String message) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int code = VerifyCommand.execute(
+                new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8),
+                args.toArray(String[]::new));
+
+        String[] lines = err.toString(StandardCharsets.UTF_8).strip().split("\n");
+        assertThat(code).as("exit code of %s", args).isEqualTo(VerifyCommand.EXIT_USAGE);
+        assertThat(lines[lines.length - 1])
+                .as("last line for %s", args)
+                .startsWith("verify: ")
+                .contains(message);
+        assertThat(out.toString(StandardCharsets.UTF_8))
+                .as("nothing ran for %s", args)
+                .isEmpty();
+    }
+}

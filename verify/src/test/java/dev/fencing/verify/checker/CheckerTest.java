@@ -1,0 +1,246 @@
+package dev.fencing.verify.checker;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.fencing.verify.checker.HistoryEntry.Function;
+import dev.fencing.verify.checker.HistoryEntry.Type;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** Hand-made histories and database contents, each breaking one property the checker must flag. */
+class CheckerTest {
+    private final List<HistoryEntry> entries = new ArrayList<>();
+    private long time = 1_000;
+
+    /** An append under {@code token} that completes with {@code outcome} (null: no completion recorded). */
+    private void append(long op, int client, String resource, long token, Type outcome) {
+        entries.add(entry(Type.INVOKE, Function.APPEND, op, client, resource, token, null, null, null));
+        if (outcome != null) {
+            entries.add(entry(outcome, Function.APPEND, op, client, resource, token, null, null, null));
+        }
+    }
+
+    /** The publish of an acknowledged append, acknowledged by Kafka at {@code offset} of partition 0. */
+    private void published(long op, int client, String resource, long token, long offset, boolean stamped) {
+        entries.add(entry(Type.INVOKE, Function.PUBLISH, op, client, resource, token, stamped, null, null));
+        entries.add(entry(Type.OK, Function.PUBLISH, op, client, resource, token, null, 0, offset));
+    }
+
+    private HistoryEntry entry(
+            Type type,
+            Function function,
+            long op,
+            int client,
+            String resource,
+            long token,
+            Boolean stamped,
+            Integer partition,
+            Long offset) {
+        String path = type == Type.INVOKE && function == Function.APPEND ? "update" : null;
+        String error = type == Type.FAIL ? "rejected: stored token is newer" : type == Type.INFO ? "timeout" : null;
+        return new HistoryEntry(
+                type, function, op, client, resource, token, time++, path, stamped, partition, offset, error);
+    }
+
+    private CheckResult check(Map<String, List<Long>> lists, Map<String, List<Long>> applied, List<DeadLetter> dead) {
+        return Checker.check(History.of(entries), new Observed(lists, applied, dead), Checker.Options.DEFAULT);
+    }
+
+    private static List<ViolationKind> kinds(CheckResult result) {
+        return result.violations().stream().map(Violation::kind).toList();
+    }
+
+    @Test
+    void aRunWhereEveryPropertyHoldsHasNoViolations() {
+        // given: op 1 (token 5) written and applied; op 2 (token 4) refused; op 3 (token 6) indeterminate and
+        // absent; op 4 (token 7) written, its record stale behind op 5's (token 8) and dead-lettered; op 6's
+        // record carried no token and was dead-lettered for it
+        append(1, 1, "r1", 5, Type.OK);
+        published(1, 1, "r1", 5, 0, true);
+        append(2, 2, "r1", 4, Type.FAIL);
+        append(3, 3, "r1", 6, Type.INFO);
+        append(5, 2, "r1", 8, Type.OK);
+        published(5, 2, "r1", 8, 1, true);
+        append(4, 1, "r1", 7, Type.OK); // written before op 5 (its list position), published after
+        published(4, 1, "r1", 7, 2, true);
+        append(6, 3, "r1", 9, Type.OK);
+        published(6, 3, "r1", 9, 3, false);
+
+        // when
+        CheckResult result = check(
+                Map.of("r1", List.of(1L, 4L, 5L, 6L)),
+                Map.of("r1", List.of(1L, 5L)),
+                List.of(
+                        new DeadLetter(4L, "r1", "STALE_TOKEN", "7 < 8", 0, 2),
+                        new DeadLetter(6L, "r1", "MISSING_TOKEN", "no header", 0, 3)));
+
+        // then
+        assertThat(result.violations()).isEmpty();
+        assertThat(result.operations()).isEqualTo(6);
+        assertThat(result.ok()).isEqualTo(4);
+        assertThat(result.failed()).isEqualTo(1);
+        assertThat(result.indeterminate()).isEqualTo(1);
+        assertThat(result.recordsProduced()).isEqualTo(4);
+        assertThat(result.recordsApplied()).isEqualTo(2);
+        assertThat(result.recordsDropped()).isEqualTo(1);
+        assertThat(result.recordsDeadLettered()).isEqualTo(1);
+    }
+
+    @Test
+    void anAcknowledgedAppendMissingFromTheListIsALostAcknowledgement() {
+        append(1, 1, "r1", 5, Type.OK);
+        append(2, 2, "r1", 6, Type.OK);
+
+        CheckResult result = check(Map.of("r1", List.of(1L)), Map.of(), List.of());
+
+        assertThat(kinds(result)).containsExactly(ViolationKind.LOST_ACKNOWLEDGED);
+        assertThat(result.violations().get(0).ops()).containsExactly(2L);
+        assertThat(result.violations().get(0).detail()).contains("op 2 (client 2, r1, token 6)");
+        assertThat(result.lostAcknowledged()).isEqualTo(1);
+    }
+
+    @Test
+    void anIndeterminateAppendMayBeMissingOrPresent() {
+        append(1, 1, "r1", 5, Type.INFO);
+        append(2, 2, "r1", 6, null); // its client was killed before it recorded a completion
+
+        assertThat(check(Map.of("r1", List.of()), Map.of(), List.of()).violations())
+                .isEmpty();
+        CheckResult present = check(Map.of("r1", List.of(1L, 2L)), Map.of(), List.of());
+        assertThat(present.violations()).isEmpty();
+        assertThat(present.indeterminate()).isEqualTo(2);
+    }
+
+    @Test
+    void anIdTwiceInAListIsADuplicate() {
+        append(1, 1, "r1", 5, Type.OK);
+
+        CheckResult result = check(Map.of("r1", List.of(1L, 1L)), Map.of(), List.of());
+
+        assertThat(kinds(result)).containsExactly(ViolationKind.DUPLICATE);
+        assertThat(result.violations().get(0).detail()).contains("positions 1 and 2");
+        assertThat(result.duplicated()).isEqualTo(1);
+    }
+
+    @Test
+    void aLowerTokenAfterAHigherOneIsAStaleWriteThatLanded() {
+        // given: client 1 (token 5) paused after its lock; client 2 (token 6) wrote; client 1 resumed and wrote
+        append(2, 2, "r1", 6, Type.OK);
+        append(1, 1, "r1", 5, Type.OK);
+
+        CheckResult result = check(Map.of("r1", List.of(2L, 1L)), Map.of(), List.of());
+
+        assertThat(kinds(result)).containsExactly(ViolationKind.TOKEN_ORDER);
+        assertThat(result.violations().get(0).ops()).containsExactly(1L, 2L);
+        assertThat(result.violations().get(0).detail())
+                .isEqualTo("in the list of r1, op 1 (client 1, r1, token 5) at position 2 comes after"
+                        + " op 2 (client 2, r1, token 6) at position 1");
+    }
+
+    @Test
+    void anEqualTokenTwiceInAListBreaksStrictOrderButNotMonotonicOrder() {
+        append(1, 1, "r1", 5, Type.OK);
+        append(2, 1, "r1", 5, Type.OK);
+        History history = History.of(entries);
+        Observed observed = new Observed(Map.of("r1", List.of(1L, 2L)), Map.of(), List.of());
+
+        assertThat(kinds(Checker.check(history, observed, Checker.Options.DEFAULT)))
+                .containsExactly(ViolationKind.TOKEN_ORDER);
+        assertThat(Checker.check(history, observed, new Checker.Options(false, false))
+                        .violations())
+                .isEmpty();
+    }
+
+    @Test
+    void anIdNoClientInvokedForThatResourceIsUnknown() {
+        append(1, 1, "r2", 5, Type.OK);
+
+        CheckResult result = check(Map.of("r1", List.of(1L, 99L), "r2", List.of(1L)), Map.of(), List.of());
+
+        assertThat(kinds(result)).containsExactly(ViolationKind.UNKNOWN_ID, ViolationKind.UNKNOWN_ID);
+        assertThat(result.violations().get(0).detail()).contains("was invoked for r2");
+        assertThat(result.violations().get(1).detail()).contains("id 99").contains("was invoked by no client");
+    }
+
+    @Test
+    void aRefusedAppendInTheListIsRefusedButPresent() {
+        append(1, 1, "r1", 5, Type.FAIL);
+
+        CheckResult result = check(Map.of("r1", List.of(1L)), Map.of(), List.of());
+
+        assertThat(kinds(result)).containsExactly(ViolationKind.REFUSED_PRESENT);
+        assertThat(result.violations().get(0).detail()).contains("was refused (rejected: stored token is newer)");
+    }
+
+    @Test
+    void aRecordAppliedTwiceIsADuplicateAndAStaleRecordAppliedIsOutOfOrder() {
+        append(1, 1, "r1", 5, Type.OK);
+        published(1, 1, "r1", 5, 0, true);
+        append(2, 2, "r1", 6, Type.OK);
+        published(2, 2, "r1", 6, 1, true);
+        append(3, 3, "r1", 4, Type.OK);
+        published(3, 3, "r1", 4, 2, true);
+
+        CheckResult result = check(Map.of("r1", List.of(1L, 2L, 3L)), Map.of("r1", List.of(1L, 2L, 1L)), List.of());
+
+        assertThat(kinds(result))
+                .containsExactly(ViolationKind.TOKEN_ORDER, ViolationKind.RECORD_DUPLICATE, ViolationKind.RECORD_LOST);
+        CheckResult stale = check(Map.of("r1", List.of(1L, 2L)), Map.of("r1", List.of(2L, 3L, 1L)), List.of());
+        assertThat(kinds(stale))
+                .contains(ViolationKind.RECORD_TOKEN_ORDER)
+                .doesNotContain(ViolationKind.RECORD_DUPLICATE, ViolationKind.RECORD_LOST);
+    }
+
+    @Test
+    void anAcknowledgedRecordNeitherAppliedNorDeadLetteredIsLost() {
+        append(1, 1, "r1", 5, Type.OK);
+        published(1, 1, "r1", 5, 0, true);
+
+        CheckResult result = check(Map.of("r1", List.of(1L)), Map.of(), List.of());
+
+        assertThat(kinds(result)).containsExactly(ViolationKind.RECORD_LOST);
+        assertThat(result.violations().get(0).detail()).contains("partition 0 offset 0");
+        assertThat(result.lostAcknowledged()).isEqualTo(1);
+    }
+
+    @Test
+    void aStaleDeadLetterWithoutANewerAppliedTokenBeforeItIsRefusedWrongly() {
+        append(1, 1, "r1", 5, Type.OK);
+        published(1, 1, "r1", 5, 0, true);
+        append(2, 2, "r1", 6, Type.OK);
+        published(2, 2, "r1", 6, 1, true);
+
+        // op 1 dead-lettered as stale although only op 2, at a LATER offset, carries a newer token
+        CheckResult result = check(
+                Map.of("r1", List.of(1L, 2L)),
+                Map.of("r1", List.of(2L)),
+                List.of(new DeadLetter(1L, "r1", "STALE_TOKEN", null, 0, 0)));
+
+        assertThat(kinds(result)).containsExactly(ViolationKind.RECORD_REFUSED_WRONGLY);
+        assertThat(result.violations().get(0).detail()).contains("dead-lettered as stale");
+    }
+
+    @Test
+    void aRecordWithoutATokenThatWasAppliedMeansTheConsumerFailedOpen() {
+        append(1, 1, "r1", 5, Type.OK);
+        published(1, 1, "r1", 5, 0, false);
+
+        CheckResult result = check(Map.of("r1", List.of(1L)), Map.of("r1", List.of(1L)), List.of());
+
+        assertThat(kinds(result)).containsExactly(ViolationKind.RECORD_UNSTAMPED_APPLIED);
+    }
+
+    @Test
+    void anAppliedOrDeadLetteredIdThatNoClientPublishedIsUnknown() {
+        append(1, 1, "r1", 5, Type.OK); // written, never published
+
+        CheckResult result = check(
+                Map.of("r1", List.of(1L)),
+                Map.of("r1", List.of(1L)),
+                List.of(new DeadLetter(null, "r1", "UNREADABLE_RECORD", null, 0, 7)));
+
+        assertThat(kinds(result)).containsExactly(ViolationKind.RECORD_UNKNOWN_ID, ViolationKind.RECORD_UNKNOWN_ID);
+    }
+}
