@@ -8,6 +8,7 @@ import com.example.reservations.ReservationService;
 import com.example.reservations.Reservations;
 import dev.fencing.jdbc.WriteOutcome;
 import dev.fencing.kafka.FencedRecords;
+import dev.fencing.lock.Lease;
 import dev.fencing.spring.internal.DeclaredConsumers;
 import dev.fencing.spring.internal.FencedLockedInterceptor;
 import dev.fencing.spring.internal.FencedLockedInterceptor.HeldLease;
@@ -25,9 +26,9 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Future;
+import java.util.concurrent.FutureTask;
 import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 import org.apache.curator.framework.CuratorFramework;
@@ -66,7 +67,6 @@ class FencingStarterIT {
     private static Jdbi rows;
     private static ConfigurableApplicationContext a;
     private static ConfigurableApplicationContext b;
-    private static final ExecutorService threads = Executors.newCachedThreadPool();
 
     @BeforeAll
     static void start() {
@@ -82,7 +82,6 @@ class FencingStarterIT {
 
     @AfterAll
     static void stop() {
-        threads.shutdownNow();
         for (AutoCloseable c : new AutoCloseable[] {b, a, kafka, db, zk}) {
             try {
                 if (c != null) {
@@ -145,6 +144,15 @@ class FencingStarterIT {
                 .isEqualTo(1);
     }
 
+    /** Runs {@code call} on a thread of its own, named after the service instance it calls. */
+    private static <T> Future<T> callAt(String service, Callable<T> call) {
+        FutureTask<T> task = new FutureTask<>(call);
+        Thread thread = new Thread(task, "request-to-" + service);
+        thread.setDaemon(true);
+        thread.start();
+        return task;
+    }
+
     private record LateWrite<T>(long frozenToken, T newer, T late) {}
 
     /**
@@ -156,7 +164,7 @@ class FencingStarterIT {
         Freezer freezer = a.getBean(Freezer.class);
         FencedLockedInterceptor held = a.getBean(FencedLockedInterceptor.class);
         freezer.arm();
-        Future<T> lateResult = threads.submit(late);
+        Future<T> lateResult = callAt("a", late);
         freezer.awaitFrozen();
         HeldLease lease = held.heldLeases().stream()
                 .filter(l -> l.path().equals(path))
@@ -182,9 +190,23 @@ class FencingStarterIT {
                         "com.example.reservations.Reservations."
                                 + (path.endsWith("A-1") ? "reserve" : "reserveUnfenced")));
 
-        T newerResult = threads.submit(newer).get(30, TimeUnit.SECONDS);
+        T newerResult = callAt("b", newer).get(30, TimeUnit.SECONDS);
         freezer.thaw();
         return new LateWrite<>(lease.token(), newerResult, lateResult.get(30, TimeUnit.SECONDS));
+    }
+
+    @Test
+    void aMethodThatAsksForItIsInterruptedWhenItsLeaseIsLostAndSeesTheLossOnItsLease() throws Exception {
+        Job job = a.getBean(Job.class);
+        CountDownLatch started = new CountDownLatch(1);
+        Future<String> result = callAt("a", () -> job.waitForever("nightly", started, null));
+        assertThat(started.await(30, TimeUnit.SECONDS)).isTrue();
+
+        ZooKeeper session =
+                a.getBean(CuratorFramework.class).getZookeeperClient().getZooKeeper();
+        ZooKeeperSessions.expire(zk.connectString(), session.getSessionId(), session.getSessionPasswd());
+
+        assertThat(result.get(30, TimeUnit.SECONDS)).matches("interrupted; lease valid: false, lost: [A-Z_]+");
     }
 
     @Test
@@ -280,9 +302,28 @@ class FencingStarterIT {
                         .list());
     }
 
-    /** Instance A's statements on the inventory table can be frozen. */
+    /** A job that waits until it is interrupted, and reports what its lease says then. */
+    static class Job {
+        @FencedLocked(value = "/locks/jobs/#{#name}", interruptOnLoss = true)
+        public String waitForever(String name, CountDownLatch started, Lease lease) {
+            started.countDown();
+            try {
+                new CountDownLatch(1).await();
+                return "never";
+            } catch (InterruptedException e) {
+                return "interrupted; lease valid: " + lease.isValid() + ", lost: " + lease.lossCause();
+            }
+        }
+    }
+
+    /** Instance A's statements on the inventory table can be frozen; it also runs {@link Job}. */
     @Configuration(proxyBeanMethods = false)
     static class FreezeHook {
+        @Bean
+        Job job() {
+            return new Job();
+        }
+
         @Bean
         Freezer freezer() {
             return new Freezer();
