@@ -8,7 +8,10 @@ import com.example.reservations.ReservationService;
 import com.example.reservations.Reservations;
 import dev.fencing.jdbc.WriteOutcome;
 import dev.fencing.kafka.FencedRecords;
+import dev.fencing.lock.FencedLocks;
 import dev.fencing.lock.Lease;
+import dev.fencing.lock.ZooKeeperDigest;
+import dev.fencing.spring.autoconfigure.FencingZooKeeperAutoConfiguration;
 import dev.fencing.spring.internal.DeclaredConsumers;
 import dev.fencing.spring.internal.FencedLockedInterceptor;
 import dev.fencing.spring.internal.FencedLockedInterceptor.HeldLease;
@@ -22,6 +25,7 @@ import dev.fencing.testsupport.ZooKeeperServers;
 import dev.fencing.testsupport.ZooKeeperSessions;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -32,21 +36,28 @@ import java.util.concurrent.FutureTask;
 import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryOneTime;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.ZooKeeper;
+import org.apache.zookeeper.data.ACL;
 import org.jdbi.v3.core.Jdbi;
 import org.jdbi.v3.core.statement.SqlStatements;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.springframework.aop.framework.Advised;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.Status;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -210,9 +221,41 @@ class FencingStarterIT {
     }
 
     @Test
+    void withDigestCredentialsTheLockNodesAdmitOnlyThatUser() throws Exception {
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(FencingZooKeeperAutoConfiguration.class))
+                .withPropertyValues(
+                        "fencing.zookeeper.connect-string=" + zk.connectString(),
+                        "fencing.zookeeper.digest.user=orders",
+                        "fencing.zookeeper.digest.password=s3cret")
+                .run(context -> {
+                    try (Lease lease = context.getBean(FencedLocks.class)
+                            .lock("/locks/acl/order-1")
+                            .acquire()) {
+                        List<ACL> acl =
+                                context.getBean(CuratorFramework.class).getACL().forPath("/locks/acl/order-1");
+                        assertThat(acl)
+                                .containsExactlyElementsOf(
+                                        ZooKeeperDigest.of("orders", "s3cret").acl());
+                        try (CuratorFramework stranger =
+                                CuratorFrameworkFactory.newClient(zk.connectString(), new RetryOneTime(100))) {
+                            stranger.start();
+                            assertThatThrownBy(() -> stranger.getChildren().forPath("/locks/acl/order-1"))
+                                    .isInstanceOf(KeeperException.NoAuthException.class);
+                        }
+                    }
+                });
+    }
+
+    @Test
     void aTransactionalMethodsFencedWriteRollsBackWithTheRestOfItsTransaction() {
         rows.useHandle(h -> h.execute("INSERT INTO inventory (sku, stock) VALUES ('C-1', 10)"));
         Reservations reservations = a.getBean(Reservations.class);
+        // the lock's advisor comes first, so the lock is taken before the transaction begins and held until it ends
+        List<String> advice = Arrays.stream(((Advised) reservations).getAdvisors())
+                .map(advisor -> advisor.getAdvice().getClass().getSimpleName())
+                .toList();
+        assertThat(advice).containsExactly("FencedLockedInterceptor", "TransactionInterceptor");
 
         reservations.order("order-1", "C-1", 1, 0);
         long committed = fencedToken("C-1");
