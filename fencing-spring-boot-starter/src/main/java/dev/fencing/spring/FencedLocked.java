@@ -46,10 +46,15 @@ import java.lang.annotation.Target;
  * the resource ({@code WriteOutcome.Rejected}, {@code StaleFenceException}). The method can see the loss
  * early through the injected {@link Lease} ({@code isValid()}, {@code ensureValid()}, {@code lossCause()})
  * and should stop writing; with {@link #interruptOnLoss()} the thread is also interrupted, which ends
- * blocking waits (interruptible I/O, {@code Thread.sleep}, queues) early. When a method returns after its
+ * blocking waits (interruptible I/O, {@code Thread.sleep}, queues) early; an interrupt caused this way is
+ * cleared when the method returns, so it does not reach the caller's thread afterwards. When a method returns after its
  * lease was lost, its result is returned as it is and a WARN names the path, token and cause: whatever it
  * wrote under a stale token was refused, whatever it wrote before that is committed. Each loss is also told
  * to every {@code FencedLockListener} bean.
+ *
+ * <p><b>Proxies.</b> Like {@code @Transactional}, the lock is taken by the bean's Spring proxy: a call from
+ * the bean to its own method bypasses it. Such a call's token parameter stays {@code 0}, which every fenced
+ * resource refuses, so the mistake fails closed.
  *
  * <p><b>Transactions.</b> The lock is taken outside a {@code @Transactional} method's transaction (the
  * lock's advisor has a higher precedence than the transaction advisor's default), so the transaction

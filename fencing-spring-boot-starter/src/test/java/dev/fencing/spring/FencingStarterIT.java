@@ -210,14 +210,18 @@ class FencingStarterIT {
     void aMethodThatAsksForItIsInterruptedWhenItsLeaseIsLostAndSeesTheLossOnItsLease() throws Exception {
         Job job = a.getBean(Job.class);
         CountDownLatch started = new CountDownLatch(1);
-        Future<String> result = callAt("a", () -> job.waitForever("nightly", started, null));
+        Future<String> result = callAt(
+                "a",
+                () -> job.waitForever("nightly", started, null) + "; caller's thread interrupted: "
+                        + Thread.currentThread().isInterrupted());
         assertThat(started.await(30, TimeUnit.SECONDS)).isTrue();
 
         ZooKeeper session =
                 a.getBean(CuratorFramework.class).getZookeeperClient().getZooKeeper();
         ZooKeeperSessions.expire(zk.connectString(), session.getSessionId(), session.getSessionPasswd());
 
-        assertThat(result.get(30, TimeUnit.SECONDS)).matches("interrupted; lease valid: false, lost: [A-Z_]+");
+        assertThat(result.get(30, TimeUnit.SECONDS))
+                .matches("interrupted; lease valid: false, lost: [A-Z_]+; caller's thread interrupted: false");
     }
 
     @Test
@@ -354,6 +358,7 @@ class FencingStarterIT {
                 new CountDownLatch(1).await();
                 return "never";
             } catch (InterruptedException e) {
+                Thread.currentThread().interrupt(); // as a method should: the flag stays set for whoever is next
                 return "interrupted; lease valid: " + lease.isValid() + ", lost: " + lease.lossCause();
             }
         }

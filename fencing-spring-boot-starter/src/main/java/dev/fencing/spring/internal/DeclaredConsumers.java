@@ -66,6 +66,9 @@ public final class DeclaredConsumers implements SmartLifecycle, ConsumerStates {
 
     @Override
     public synchronized void start() {
+        if (started) {
+            return;
+        }
         Map<String, FencedConsumer<?, ?>> built = new LinkedHashMap<>();
         try {
             for (Map.Entry<String, FencingProperties.Consumer> e : declared.entrySet()) {

@@ -58,12 +58,14 @@ public final class FencedLockedInterceptor implements MethodInterceptor, FencedL
             }
         }
         long id = ids.incrementAndGet();
+        HeldLease holding = new HeldLease(lease, locked, Thread.currentThread());
         try {
             locked.inject(arguments, lease);
-            held.put(id, new HeldLease(lease, locked, Thread.currentThread()));
+            held.put(id, holding);
             return invocation.proceed();
         } finally {
             held.remove(id);
+            holding.finished();
             if (!lease.isValid()) {
                 LOG.warn(
                         "{} returned after its lease on {} (token {}) was lost ({}): fenced resources refuse what it"
@@ -100,13 +102,7 @@ public final class FencedLockedInterceptor implements MethodInterceptor, FencedL
             if (h.locked.interruptOnLoss
                     && h.lease.token() == lease.token()
                     && h.lease.path().equals(lease.path())) {
-                LOG.warn(
-                        "interrupting {} on {}: its lease (token {}) is lost: {}",
-                        h.locked,
-                        lease.path(),
-                        lease.token(),
-                        cause);
-                h.thread.interrupt();
+                h.interrupt(cause);
             }
         }
     }
@@ -122,10 +118,33 @@ public final class FencedLockedInterceptor implements MethodInterceptor, FencedL
         private final LockedMethod locked;
         private final Thread thread;
 
+        private boolean interrupted; // guarded by this
+        private boolean finished; // guarded by this
+
         HeldLease(Lease lease, LockedMethod locked, Thread thread) {
             this.lease = lease;
             this.locked = locked;
             this.thread = thread;
+        }
+
+        synchronized void interrupt(LeaseLoss cause) {
+            if (finished) {
+                return;
+            }
+            LOG.warn("interrupting {} on {}: its lease (token {}) is lost: {}", locked, path(), token(), cause);
+            interrupted = true;
+            thread.interrupt();
+        }
+
+        /**
+         * Called on the method's thread when it has returned: clears an interrupt this class caused, so that
+         * it does not leak into whatever the thread does next (a pooled request thread, say).
+         */
+        synchronized void finished() {
+            finished = true;
+            if (interrupted) {
+                Thread.interrupted();
+            }
         }
 
         public String path() {
