@@ -1,0 +1,82 @@
+package dev.fencing.spring;
+
+import dev.fencing.lock.FencedLock;
+import dev.fencing.lock.Lease;
+import dev.fencing.lock.LeaseLostException;
+import dev.fencing.lock.TokenSource;
+import java.lang.annotation.Documented;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+
+/**
+ * Runs the annotated method under a {@link FencedLock} and hands it the grant: a parameter of type {@link
+ * Lease} receives the lease, a {@code long} parameter annotated {@link FenceToken} receives its token. Send
+ * that token with every write the method makes; a resource guarded by {@code fenced-jdbc} or {@code
+ * fenced-kafka} refuses it once a later holder's token has been accepted.
+ *
+ * <pre>{@code
+ * @FencedLocked("/locks/inventory/#{#sku}")
+ * public WriteOutcome reserve(String sku, int qty, @FenceToken long token) {
+ *     return writer.tryUpdate(reserveUpdate(sku, qty), token);
+ * }
+ * // a caller: reservations.reserve("A-1", 3, 0); the token argument is filled in by the lock
+ * }</pre>
+ *
+ * <p><b>The lock path</b> is a template: text, with SpEL expressions in {@code #{...}} that see the method's
+ * arguments by name ({@code #sku}; compile with {@code -parameters}, as Spring Boot's build plugins do) or by
+ * position ({@code #p0}, {@code #a0}). The evaluated path must be a valid lock path; a bad one is refused
+ * before anything is locked, with an {@link IllegalArgumentException} naming it.
+ *
+ * <p><b>Arguments.</b> The caller passes {@code null} for the {@link Lease} parameter and {@code 0} for the
+ * {@link FenceToken} parameter; they are replaced before the method runs. Anything else is refused with an
+ * {@link IllegalArgumentException}: a token must come from this lock's grant, never from the caller.
+ *
+ * <p><b>Acquiring.</b> The call blocks until the lock is granted, or, with {@link #timeout()}, fails with
+ * {@link LockNotAcquiredException} when the timeout passes. A lease that is already invalid when granted
+ * (the connection was suspended meanwhile) is refused with {@link LeaseLostException} and the method does
+ * not run. The lease is released when the method returns or throws, on the calling thread. Re-entry on the
+ * same thread and path gets the same token. Locks belong to threads: the method must not hand its writes to
+ * other threads (an {@code @Async} method runs under the lock of the thread that runs it).
+ *
+ * <p><b>Lock loss while the method runs.</b> The method keeps running: a lock service cannot stop a
+ * paused thread, and stopping it from here would leave its writes half done. What protects the resource is
+ * the token: every write the method makes after another holder's write under a greater token is refused by
+ * the resource ({@code WriteOutcome.Rejected}, {@code StaleFenceException}). The method can see the loss
+ * early through the injected {@link Lease} ({@code isValid()}, {@code ensureValid()}, {@code lossCause()})
+ * and should stop writing; with {@link #interruptOnLoss()} the thread is also interrupted, which ends
+ * blocking waits (interruptible I/O, {@code Thread.sleep}, queues) early; an interrupt caused this way is
+ * cleared when the method returns, so it does not reach the caller's thread afterwards. When a method returns after its
+ * lease was lost, its result is returned as it is and a WARN names the path, token and cause: whatever it
+ * wrote under a stale token was refused, whatever it wrote before that is committed. Each loss is also told
+ * to every {@code FencedLockListener} bean.
+ *
+ * <p><b>Proxies.</b> Like {@code @Transactional}, the lock is taken by the bean's Spring proxy: a call from
+ * the bean to its own method bypasses it. Such a call's token parameter stays {@code 0}, which every fenced
+ * resource refuses, so the mistake fails closed.
+ *
+ * <p><b>Transactions.</b> The lock is taken outside a {@code @Transactional} method's transaction (the
+ * lock's advisor has a higher precedence than the transaction advisor's default), so the transaction
+ * commits before the lock is released.
+ */
+@Target(ElementType.METHOD)
+@Retention(RetentionPolicy.RUNTIME)
+@Documented
+public @interface FencedLocked {
+
+    /** The lock path template, for example {@code "/locks/inventory/#{#sku}"}. */
+    String value();
+
+    /** The lock's token source; all users of one path must pick the same. */
+    TokenSource tokenSource() default TokenSource.SEQUENCE;
+
+    /**
+     * How long to wait for the lock, in Spring Boot's duration format ({@code 500ms}, {@code 10s}, {@code
+     * PT1M}); empty (the default) waits as long as it takes.
+     */
+    String timeout() default "";
+
+    /** Also interrupt the method's thread when its lease is invalidated; default {@code false}. */
+    boolean interruptOnLoss() default false;
+}

@@ -1,0 +1,435 @@
+package dev.fencing.spring;
+
+import dev.fencing.FencePolicy;
+import dev.fencing.lock.TokenSource;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/**
+ * The {@code fencing.*} properties of the starter. Every part can be switched off with its {@code enabled}
+ * property, and backs off when the application defines the bean itself.
+ *
+ * <pre>
+ * fencing.zookeeper.connect-string=zk1:2181,zk2:2181,zk3:2181
+ * fencing.zookeeper.session-timeout=30s
+ * fencing.kafka.properties.bootstrap.servers=kafka:9092
+ * fencing.kafka.consumers.reservation-log.topics=inventory-events
+ * fencing.kafka.consumers.reservation-log.handler=reservationLog
+ * </pre>
+ */
+@ConfigurationProperties("fencing")
+public class FencingProperties {
+    private final ZooKeeper zookeeper = new ZooKeeper();
+    private final Locks locks = new Locks();
+    private final Locked locked = new Locked();
+    private final Jdbc jdbc = new Jdbc();
+    private final Flyway flyway = new Flyway();
+    private final Metrics metrics = new Metrics();
+    private final Kafka kafka = new Kafka();
+
+    public ZooKeeper getZookeeper() {
+        return zookeeper;
+    }
+
+    public Locks getLocks() {
+        return locks;
+    }
+
+    public Locked getLocked() {
+        return locked;
+    }
+
+    public Jdbc getJdbc() {
+        return jdbc;
+    }
+
+    public Flyway getFlyway() {
+        return flyway;
+    }
+
+    public Metrics getMetrics() {
+        return metrics;
+    }
+
+    public Kafka getKafka() {
+        return kafka;
+    }
+
+    /** The Curator client made when the application has none. */
+    public static class ZooKeeper {
+        /** Whether to auto-configure the Curator client and FencedLocks. */
+        private boolean enabled = true;
+
+        /**
+         * ZooKeeper connect string, host:port[,host:port...][/chroot]. Without it no Curator client is made
+         * (FencedLocks is still made on a CuratorFramework bean of the application's).
+         */
+        private String connectString;
+
+        /** Session timeout asked of ZooKeeper; a frozen holder's lock passes on about this long after it froze. */
+        private Duration sessionTimeout = Duration.ofSeconds(60);
+
+        /** How long to wait for a connection before an operation fails. */
+        private Duration connectionTimeout = Duration.ofSeconds(15);
+
+        /** Curator namespace prepended to every path, lock paths included; none by default. */
+        private String namespace;
+
+        /** First sleep of the exponential backoff between retries of a failed ZooKeeper operation. */
+        private Duration retryBaseSleep = Duration.ofMillis(100);
+
+        /** How many times a failed ZooKeeper operation is retried. */
+        private int retryMaxRetries = 5;
+
+        private final Digest digest = new Digest();
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        public String getConnectString() {
+            return connectString;
+        }
+
+        public void setConnectString(String connectString) {
+            this.connectString = connectString;
+        }
+
+        public Duration getSessionTimeout() {
+            return sessionTimeout;
+        }
+
+        public void setSessionTimeout(Duration sessionTimeout) {
+            this.sessionTimeout = sessionTimeout;
+        }
+
+        public Duration getConnectionTimeout() {
+            return connectionTimeout;
+        }
+
+        public void setConnectionTimeout(Duration connectionTimeout) {
+            this.connectionTimeout = connectionTimeout;
+        }
+
+        public String getNamespace() {
+            return namespace;
+        }
+
+        public void setNamespace(String namespace) {
+            this.namespace = namespace;
+        }
+
+        public Duration getRetryBaseSleep() {
+            return retryBaseSleep;
+        }
+
+        public void setRetryBaseSleep(Duration retryBaseSleep) {
+            this.retryBaseSleep = retryBaseSleep;
+        }
+
+        public int getRetryMaxRetries() {
+            return retryMaxRetries;
+        }
+
+        public void setRetryMaxRetries(int retryMaxRetries) {
+            this.retryMaxRetries = retryMaxRetries;
+        }
+
+        public Digest getDigest() {
+            return digest;
+        }
+    }
+
+    /**
+     * Digest credentials: the Curator client authenticates with them and FencedLocks gives lock nodes an
+     * ACL that admits only this user. Set both or neither.
+     */
+    public static class Digest {
+        /** Digest user; must not contain ':'. */
+        private String user;
+
+        /** Digest password. Never logged. */
+        private String password;
+
+        public String getUser() {
+            return user;
+        }
+
+        public void setUser(String user) {
+            this.user = user;
+        }
+
+        public String getPassword() {
+            return password;
+        }
+
+        public void setPassword(String password) {
+            this.password = password;
+        }
+    }
+
+    /** Settings of the auto-configured FencedLocks. */
+    public static class Locks {
+        /** Token source of locks taken without naming one. */
+        private TokenSource tokenSource = TokenSource.SEQUENCE;
+
+        /**
+         * How long this JVM may stop (GC, SIGSTOP) before held leases are invalidated; default a third of the
+         * negotiated session timeout.
+         */
+        private Duration pauseTolerance;
+
+        /** With SEQUENCE tokens, refuse to issue a token this close to the 32-bit wrap of a lock's sequence. */
+        private Integer sequenceWrapMargin;
+
+        public TokenSource getTokenSource() {
+            return tokenSource;
+        }
+
+        public void setTokenSource(TokenSource tokenSource) {
+            this.tokenSource = tokenSource;
+        }
+
+        public Duration getPauseTolerance() {
+            return pauseTolerance;
+        }
+
+        public void setPauseTolerance(Duration pauseTolerance) {
+            this.pauseTolerance = pauseTolerance;
+        }
+
+        public Integer getSequenceWrapMargin() {
+            return sequenceWrapMargin;
+        }
+
+        public void setSequenceWrapMargin(Integer sequenceWrapMargin) {
+            this.sequenceWrapMargin = sequenceWrapMargin;
+        }
+    }
+
+    /** The {@link FencedLocked} method annotation. */
+    public static class Locked {
+        /** Whether methods annotated with @FencedLocked run under their lock. */
+        private boolean enabled = true;
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+    }
+
+    /** The Jdbi and FencedWriter made on the application's DataSource. */
+    public static class Jdbc {
+        /** Whether to auto-configure a Jdbi (joined to Spring-managed transactions) and a FencedWriter. */
+        private boolean enabled = true;
+
+        /** Comparison policy of the FencedWriter: strict (a token writes a row once) or monotonic. */
+        private FencePolicy policy = FencePolicy.STRICT;
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        public FencePolicy getPolicy() {
+            return policy;
+        }
+
+        public void setPolicy(FencePolicy policy) {
+            this.policy = policy;
+        }
+    }
+
+    /** The toolkit's Flyway migrations. */
+    public static class Flyway {
+        /**
+         * Whether to add the toolkit's migrations (classpath:dev/fencing/db/migration) to Spring Boot's Flyway
+         * locations, in the application's history. Their versions are V1 to V199: keep the application's own
+         * at V1000 and above, or switch this off and run the toolkit's history in its own schema.
+         */
+        private boolean enabled = true;
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+    }
+
+    /** Micrometer meters on the application's MeterRegistry. */
+    public static class Metrics {
+        /** Whether the FencedWriter, the consumers and the lease listener count on the application's MeterRegistry. */
+        private boolean enabled = true;
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+    }
+
+    /** Fenced consumers declared by properties. */
+    public static class Kafka {
+        /** Whether to start the consumers declared under fencing.kafka.consumers. */
+        private boolean enabled = true;
+
+        /**
+         * Kafka consumer properties (and fencing.* keys of FencedConsumerConfig) shared by every declared
+         * consumer, for example bootstrap.servers; a consumer's own properties override them.
+         */
+        private Map<String, String> properties = new LinkedHashMap<>();
+
+        /** The consumers, by name; each is started and stopped with the application context. */
+        private Map<String, Consumer> consumers = new LinkedHashMap<>();
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        public Map<String, String> getProperties() {
+            return properties;
+        }
+
+        public void setProperties(Map<String, String> properties) {
+            this.properties = properties;
+        }
+
+        public Map<String, Consumer> getConsumers() {
+            return consumers;
+        }
+
+        public void setConsumers(Map<String, Consumer> consumers) {
+            this.consumers = consumers;
+        }
+    }
+
+    /** Where a declared consumer keeps its watermarks and offsets. */
+    public enum WatermarkStoreType {
+        /** PostgresWatermarkStore on the application's Jdbi: durable, shared by every member of the group. */
+        POSTGRES,
+        /** One InMemoryWatermarkStore shared by this application's consumers: forgotten on restart. */
+        IN_MEMORY
+    }
+
+    /** One fenced consumer. */
+    public static class Consumer {
+        /** Topics to consume; each needs its dead-letter topic (default <topic>.dlt) to exist. */
+        private List<String> topics = new ArrayList<>();
+
+        /**
+         * Name of the handler bean: a TransactionalRecordHandler<Handle, K, V> (its writes commit with the
+         * watermarks and offsets, in PostgreSQL) or a RecordHandler<K, V>.
+         */
+        private String handler;
+
+        /** Consumer group; default the consumer's name. */
+        private String groupId;
+
+        /** Where watermarks and offsets are kept; a TransactionalRecordHandler needs postgres. */
+        private WatermarkStoreType watermarkStore = WatermarkStoreType.POSTGRES;
+
+        /**
+         * Deserializer of record keys, a class with a public no-argument constructor; default Kafka's
+         * StringDeserializer.
+         */
+        private Class<?> keyDeserializer;
+
+        /**
+         * Deserializer of record values, a class with a public no-argument constructor; default Kafka's
+         * StringDeserializer.
+         */
+        private Class<?> valueDeserializer;
+
+        /** Kafka consumer properties and fencing.* keys of FencedConsumerConfig for this consumer. */
+        private Map<String, String> properties = new LinkedHashMap<>();
+
+        /** Whether the consumer starts with the application context. */
+        private boolean autoStartup = true;
+
+        public List<String> getTopics() {
+            return topics;
+        }
+
+        public void setTopics(List<String> topics) {
+            this.topics = topics;
+        }
+
+        public String getHandler() {
+            return handler;
+        }
+
+        public void setHandler(String handler) {
+            this.handler = handler;
+        }
+
+        public String getGroupId() {
+            return groupId;
+        }
+
+        public void setGroupId(String groupId) {
+            this.groupId = groupId;
+        }
+
+        public WatermarkStoreType getWatermarkStore() {
+            return watermarkStore;
+        }
+
+        public void setWatermarkStore(WatermarkStoreType watermarkStore) {
+            this.watermarkStore = watermarkStore;
+        }
+
+        public Class<?> getKeyDeserializer() {
+            return keyDeserializer;
+        }
+
+        public void setKeyDeserializer(Class<?> keyDeserializer) {
+            this.keyDeserializer = keyDeserializer;
+        }
+
+        public Class<?> getValueDeserializer() {
+            return valueDeserializer;
+        }
+
+        public void setValueDeserializer(Class<?> valueDeserializer) {
+            this.valueDeserializer = valueDeserializer;
+        }
+
+        public Map<String, String> getProperties() {
+            return properties;
+        }
+
+        public void setProperties(Map<String, String> properties) {
+            this.properties = properties;
+        }
+
+        public boolean isAutoStartup() {
+            return autoStartup;
+        }
+
+        public void setAutoStartup(boolean autoStartup) {
+            this.autoStartup = autoStartup;
+        }
+    }
+}

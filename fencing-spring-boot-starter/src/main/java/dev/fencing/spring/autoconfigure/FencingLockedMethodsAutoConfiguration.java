@@ -1,0 +1,68 @@
+package dev.fencing.spring.autoconfigure;
+
+import dev.fencing.lock.FencedLocks;
+import dev.fencing.spring.FencedLocked;
+import dev.fencing.spring.internal.FencedLockedInterceptor;
+import org.springframework.aop.Advisor;
+import org.springframework.aop.config.AopConfigUtils;
+import org.springframework.aop.support.DefaultPointcutAdvisor;
+import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.BeanDefinition;
+import org.springframework.beans.factory.support.BeanDefinitionRegistry;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
+import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
+import org.springframework.context.annotation.Role;
+import org.springframework.core.Ordered;
+import org.springframework.core.type.AnnotationMetadata;
+
+/**
+ * Runs {@link FencedLocked} methods under their lock, when the application has a {@link FencedLocks} bean
+ * (its own or the starter's). The advisor's order is {@link #ADVISOR_ORDER}, a higher precedence than the
+ * transaction advisor's default, so a {@code @Transactional @FencedLocked} method takes the lock first and
+ * commits before releasing it. Off with {@code fencing.locked.enabled=false}; an application's own bean
+ * named {@code fencedLockedAdvisor} replaces the advisor.
+ */
+@AutoConfiguration(after = FencingZooKeeperAutoConfiguration.class)
+@ConditionalOnClass({FencedLocks.class, Advisor.class})
+@ConditionalOnBean(FencedLocks.class)
+@ConditionalOnBooleanProperty(name = "fencing.locked.enabled", matchIfMissing = true)
+@Import(FencingLockedMethodsAutoConfiguration.AutoProxying.class)
+public class FencingLockedMethodsAutoConfiguration {
+    /** Order of the advisor: just ahead of Spring's transaction advisor ({@code Ordered.LOWEST_PRECEDENCE}). */
+    public static final int ADVISOR_ORDER = Ordered.LOWEST_PRECEDENCE - 100;
+
+    @Bean
+    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+    @ConditionalOnMissingBean
+    public static FencedLockedInterceptor fencedLockedInterceptor(ObjectProvider<FencedLocks> locks) {
+        return new FencedLockedInterceptor(locks);
+    }
+
+    @Bean
+    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+    @ConditionalOnMissingBean(name = "fencedLockedAdvisor")
+    public static Advisor fencedLockedAdvisor(ObjectProvider<FencedLockedInterceptor> interceptor) {
+        DefaultPointcutAdvisor advisor = new DefaultPointcutAdvisor(
+                new AnnotationMatchingPointcut(null, FencedLocked.class, true), interceptor.getObject());
+        advisor.setOrder(ADVISOR_ORDER);
+        return advisor;
+    }
+
+    /**
+     * Makes sure an auto-proxy creator exists (Spring Boot's AOP auto-configuration registers one, but it
+     * can be switched off), the way {@code @EnableTransactionManagement} does.
+     */
+    static class AutoProxying implements ImportBeanDefinitionRegistrar {
+        @Override
+        public void registerBeanDefinitions(AnnotationMetadata metadata, BeanDefinitionRegistry registry) {
+            AopConfigUtils.registerAutoProxyCreatorIfNecessary(registry);
+        }
+    }
+}

@@ -1,0 +1,120 @@
+package dev.fencing.spring.autoconfigure;
+
+import dev.fencing.lock.FencedLockListener;
+import dev.fencing.lock.FencedLocks;
+import dev.fencing.lock.ZooKeeperDigest;
+import dev.fencing.spring.FencedLocksCustomizer;
+import dev.fencing.spring.FencingProperties;
+import dev.fencing.spring.internal.LeaseListeners;
+import dev.fencing.spring.internal.LeaseMeters;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.util.List;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * A started Curator client from {@code fencing.zookeeper.*} (unless the application has a {@link
+ * CuratorFramework} bean, or no connect string is set), and {@link FencedLocks} on the application's single
+ * Curator client (unless it has a {@link FencedLocks} bean). The locks' listener passes every lease event to
+ * each {@link FencedLockListener} bean; with Micrometer, lease invalidations are counted on the
+ * application's {@code MeterRegistry}. Off with {@code fencing.zookeeper.enabled=false}.
+ *
+ * <p>With {@code fencing.zookeeper.digest.user} and {@code .password} the client authenticates with them
+ * and the locks' nodes get an ACL admitting only that user (also for an application's own client, which
+ * must then authenticate itself).
+ */
+@AutoConfiguration
+@ConditionalOnClass({CuratorFramework.class, FencedLocks.class})
+@ConditionalOnBooleanProperty(name = "fencing.zookeeper.enabled", matchIfMissing = true)
+@EnableConfigurationProperties(FencingProperties.class)
+public class FencingZooKeeperAutoConfiguration {
+
+    @Bean(destroyMethod = "close")
+    @ConditionalOnMissingBean
+    @ConditionalOnProperty("fencing.zookeeper.connect-string")
+    public CuratorFramework fencingCuratorFramework(FencingProperties properties) {
+        FencingProperties.ZooKeeper zk = properties.getZookeeper();
+        CuratorFrameworkFactory.Builder builder = CuratorFrameworkFactory.builder()
+                .connectString(zk.getConnectString())
+                .sessionTimeoutMs(millis("fencing.zookeeper.session-timeout", zk.getSessionTimeout()))
+                .connectionTimeoutMs(millis("fencing.zookeeper.connection-timeout", zk.getConnectionTimeout()))
+                .retryPolicy(new ExponentialBackoffRetry(
+                        millis("fencing.zookeeper.retry-base-sleep", zk.getRetryBaseSleep()), zk.getRetryMaxRetries()));
+        if (zk.getNamespace() != null && !zk.getNamespace().isEmpty()) {
+            builder.namespace(zk.getNamespace());
+        }
+        ZooKeeperDigest digest = digest(zk.getDigest());
+        if (digest != null) {
+            builder.authorization(List.of(digest.authInfo()));
+        }
+        CuratorFramework client = builder.build();
+        client.start();
+        return client;
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    @ConditionalOnSingleCandidate(CuratorFramework.class)
+    public FencedLocks fencedLocks(
+            CuratorFramework client,
+            FencingProperties properties,
+            ObjectProvider<FencedLockListener> listeners,
+            ObjectProvider<FencedLocksCustomizer> customizers) {
+        FencingProperties.Locks settings = properties.getLocks();
+        FencedLocks.Builder builder = FencedLocks.builder(client)
+                .tokenSource(settings.getTokenSource())
+                .listener(new LeaseListeners(listeners));
+        if (settings.getPauseTolerance() != null) {
+            builder.pauseTolerance(settings.getPauseTolerance());
+        }
+        if (settings.getSequenceWrapMargin() != null) {
+            builder.sequenceWrapMargin(settings.getSequenceWrapMargin());
+        }
+        ZooKeeperDigest digest = digest(properties.getZookeeper().getDigest());
+        if (digest != null) {
+            builder.acl(digest.acl());
+        }
+        customizers.orderedStream().forEach(c -> c.customize(builder));
+        return builder.build();
+    }
+
+    private static ZooKeeperDigest digest(FencingProperties.Digest digest) {
+        boolean user = digest.getUser() != null;
+        boolean password = digest.getPassword() != null;
+        if (user != password) {
+            throw new IllegalStateException("fencing.zookeeper.digest." + (user ? "password" : "user")
+                    + " is missing: set both fencing.zookeeper.digest.user and .password, or neither");
+        }
+        return user ? ZooKeeperDigest.of(digest.getUser(), digest.getPassword()) : null;
+    }
+
+    private static int millis(String property, java.time.Duration value) {
+        if (value == null || value.isNegative() || value.isZero() || value.toMillis() > Integer.MAX_VALUE) {
+            throw new IllegalStateException(property + " must be a positive duration, got " + value);
+        }
+        return (int) value.toMillis();
+    }
+
+    /** Counts lease invalidations on the application's meter registry, if it has one. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(MeterRegistry.class)
+    @ConditionalOnBooleanProperty(name = "fencing.metrics.enabled", matchIfMissing = true)
+    static class LeaseMetricsConfiguration {
+        @Bean
+        @ConditionalOnMissingBean(name = "fencingLeaseMeters")
+        LeaseMeters fencingLeaseMeters(ObjectProvider<MeterRegistry> registry) {
+            return new LeaseMeters(registry);
+        }
+    }
+}

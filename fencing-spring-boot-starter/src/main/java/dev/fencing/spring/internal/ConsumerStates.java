@@ -1,0 +1,12 @@
+package dev.fencing.spring.internal;
+
+import java.util.Map;
+
+/** The declared consumers' states, as the health indicator reads them (kept free of Kafka types). */
+public interface ConsumerStates {
+    /** Each declared consumer's state: {@code running}, {@code stopped}, or {@code failed: <reason>}. */
+    Map<String, String> states();
+
+    /** Whether any declared consumer's loop has failed. */
+    boolean anyFailed();
+}

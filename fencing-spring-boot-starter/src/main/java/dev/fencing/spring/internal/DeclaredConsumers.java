@@ -1,0 +1,234 @@
+package dev.fencing.spring.internal;
+
+import dev.fencing.kafka.FencedConsumer;
+import dev.fencing.kafka.FencedConsumerBuilder;
+import dev.fencing.kafka.InMemoryWatermarkStore;
+import dev.fencing.kafka.PostgresWatermarkStore;
+import dev.fencing.kafka.RecordHandler;
+import dev.fencing.kafka.TransactionalRecordHandler;
+import dev.fencing.spring.FencedConsumerCustomizer;
+import dev.fencing.spring.FencingProperties;
+import dev.fencing.spring.FencingProperties.WatermarkStoreType;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.common.serialization.Deserializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.jdbi.v3.core.Jdbi;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.beans.BeanUtils;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.NoSuchBeanDefinitionException;
+import org.springframework.context.SmartLifecycle;
+
+/**
+ * The fenced consumers declared under {@code fencing.kafka.consumers}, started when the application context
+ * has started (after every other bean, in the last lifecycle phase) and closed when it stops (first). Each
+ * consumer polls on its own thread; a consumer whose loop fails stays stopped, is logged at ERROR and makes
+ * the health indicator report DOWN. A consumer whose declaration is wrong (no such handler bean, a handler
+ * of the wrong type, a store it cannot have, a bad property) fails the application's start with a message
+ * naming the consumer. Thread-safe.
+ */
+public final class DeclaredConsumers implements SmartLifecycle, ConsumerStates {
+    private static final Logger LOG = LoggerFactory.getLogger(DeclaredConsumers.class);
+
+    private final Map<String, FencingProperties.Consumer> declared;
+    private final Map<String, String> shared;
+    private final BeanFactory beans;
+    private final Supplier<Jdbi> jdbi;
+    private final List<FencedConsumerCustomizer> customizers;
+    private final InMemoryWatermarkStore inMemory = new InMemoryWatermarkStore();
+    private final Map<String, Running> running = new LinkedHashMap<>();
+    private boolean started;
+
+    public DeclaredConsumers(
+            FencingProperties.Kafka properties,
+            BeanFactory beans,
+            Supplier<Jdbi> jdbi,
+            List<FencedConsumerCustomizer> customizers) {
+        this.declared = new LinkedHashMap<>(properties.getConsumers());
+        this.shared = new LinkedHashMap<>(properties.getProperties());
+        this.beans = beans;
+        this.jdbi = jdbi;
+        this.customizers = List.copyOf(customizers);
+    }
+
+    /** The declared consumers' names. */
+    public List<String> names() {
+        return new ArrayList<>(declared.keySet());
+    }
+
+    @Override
+    public synchronized void start() {
+        if (started) {
+            return;
+        }
+        Map<String, FencedConsumer<?, ?>> built = new LinkedHashMap<>();
+        try {
+            for (Map.Entry<String, FencingProperties.Consumer> e : declared.entrySet()) {
+                if (e.getValue().isAutoStartup()) {
+                    built.put(e.getKey(), build(e.getKey(), e.getValue()));
+                }
+            }
+        } catch (RuntimeException e) {
+            built.values().forEach(FencedConsumer::close);
+            throw e;
+        }
+        built.forEach((name, consumer) -> {
+            CompletableFuture<Void> done = consumer.start();
+            done.whenComplete((ok, failure) -> {
+                if (failure != null) {
+                    LOG.error("fenced consumer {} stopped with a failure; it stays stopped", name, failure);
+                }
+            });
+            running.put(name, new Running(consumer, done));
+        });
+        started = true;
+    }
+
+    @Override
+    public synchronized void stop() {
+        for (Running r : running.values()) {
+            r.consumer.close();
+        }
+        running.clear();
+        started = false;
+    }
+
+    @Override
+    public synchronized boolean isRunning() {
+        return started;
+    }
+
+    @Override
+    public synchronized Map<String, String> states() {
+        Map<String, String> states = new LinkedHashMap<>();
+        for (String name : declared.keySet()) {
+            Running r = running.get(name);
+            if (r == null) {
+                states.put(name, "stopped");
+            } else if (r.done.isCompletedExceptionally()) {
+                states.put(name, "failed: " + r.failure());
+            } else if (r.done.isDone()) {
+                states.put(name, "stopped");
+            } else {
+                states.put(name, "running");
+            }
+        }
+        return states;
+    }
+
+    @Override
+    public synchronized boolean anyFailed() {
+        return running.values().stream().anyMatch(r -> r.done.isCompletedExceptionally());
+    }
+
+    private FencedConsumer<?, ?> build(String name, FencingProperties.Consumer declaration) {
+        try {
+            return builder(name, declaration).build();
+        } catch (RuntimeException e) {
+            throw new IllegalStateException("fencing.kafka.consumers." + name + ": " + e.getMessage(), e);
+        }
+    }
+
+    private FencedConsumerBuilder<Object, Object> builder(String name, FencingProperties.Consumer declaration) {
+        Map<String, Object> properties = new HashMap<>(shared);
+        properties.putAll(declaration.getProperties());
+        properties.putIfAbsent(
+                ConsumerConfig.GROUP_ID_CONFIG, declaration.getGroupId() == null ? name : declaration.getGroupId());
+        if (declaration.getTopics().isEmpty()) {
+            throw new IllegalArgumentException("no topics: set fencing.kafka.consumers." + name + ".topics");
+        }
+        Deserializer<Object> keys = deserializer(declaration.getKeyDeserializer(), properties, true);
+        Deserializer<Object> values = deserializer(declaration.getValueDeserializer(), properties, false);
+        FencedConsumerBuilder<Object, Object> builder =
+                FencedConsumer.builder(keys, values).properties(properties).topics(declaration.getTopics());
+        Object handler = handler(name, declaration);
+        if (handler instanceof TransactionalRecordHandler<?, ?, ?> transactional) {
+            if (declaration.getWatermarkStore() != WatermarkStoreType.POSTGRES) {
+                throw new IllegalArgumentException("handler " + declaration.getHandler()
+                        + " is a TransactionalRecordHandler: its writes commit with the watermarks in PostgreSQL,"
+                        + " so watermark-store must be postgres, not " + declaration.getWatermarkStore());
+            }
+            @SuppressWarnings("unchecked")
+            TransactionalRecordHandler<org.jdbi.v3.core.Handle, Object, Object> cast =
+                    (TransactionalRecordHandler<org.jdbi.v3.core.Handle, Object, Object>) transactional;
+            builder.transactionalHandler(PostgresWatermarkStore.create(requireJdbi(name)), cast);
+        } else if (handler instanceof RecordHandler<?, ?> plain) {
+            @SuppressWarnings("unchecked")
+            RecordHandler<Object, Object> cast = (RecordHandler<Object, Object>) plain;
+            builder.handler(cast);
+            builder.watermarkStore(
+                    declaration.getWatermarkStore() == WatermarkStoreType.POSTGRES
+                            ? PostgresWatermarkStore.create(requireJdbi(name))
+                            : inMemory);
+        } else {
+            throw new IllegalArgumentException("handler bean '" + declaration.getHandler() + "' is a "
+                    + handler.getClass().getName() + ", neither a RecordHandler nor a TransactionalRecordHandler");
+        }
+        for (FencedConsumerCustomizer customizer : customizers) {
+            customizer.customize(name, builder);
+        }
+        return builder;
+    }
+
+    private Object handler(String name, FencingProperties.Consumer declaration) {
+        if (declaration.getHandler() == null || declaration.getHandler().isBlank()) {
+            throw new IllegalArgumentException(
+                    "no handler: set fencing.kafka.consumers." + name + ".handler to the name of a handler bean");
+        }
+        try {
+            return beans.getBean(declaration.getHandler());
+        } catch (NoSuchBeanDefinitionException e) {
+            throw new IllegalArgumentException("no bean named '" + declaration.getHandler() + "' for its handler", e);
+        }
+    }
+
+    private Jdbi requireJdbi(String name) {
+        Jdbi found = jdbi.get();
+        if (found == null) {
+            throw new IllegalArgumentException("watermark-store postgres needs a Jdbi bean (or a DataSource for the"
+                    + " starter to make one); there is none. Give the application a DataSource, or set"
+                    + " fencing.kafka.consumers." + name + ".watermark-store=in-memory");
+        }
+        return found;
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Deserializer<Object> deserializer(Class<?> type, Map<String, Object> properties, boolean isKey) {
+        Class<?> chosen = type == null ? StringDeserializer.class : type;
+        if (!Deserializer.class.isAssignableFrom(chosen)) {
+            throw new IllegalArgumentException(
+                    (isKey ? "key" : "value") + "-deserializer " + chosen.getName() + " is not a Kafka Deserializer");
+        }
+        Deserializer<Object> deserializer = (Deserializer<Object>) BeanUtils.instantiateClass(chosen);
+        deserializer.configure(properties, isKey);
+        return deserializer;
+    }
+
+    private static final class Running {
+        final FencedConsumer<?, ?> consumer;
+        final CompletableFuture<Void> done;
+
+        Running(FencedConsumer<?, ?> consumer, CompletableFuture<Void> done) {
+            this.consumer = consumer;
+            this.done = done;
+        }
+
+        String failure() {
+            try {
+                done.join();
+                return "none";
+            } catch (RuntimeException e) {
+                Throwable cause = e.getCause() == null ? e : e.getCause();
+                return cause.toString();
+            }
+        }
+    }
+}

@@ -1,0 +1,170 @@
+package dev.fencing.spring.internal;
+
+import dev.fencing.lock.FencedLock;
+import dev.fencing.lock.FencedLockListener;
+import dev.fencing.lock.FencedLocks;
+import dev.fencing.lock.Lease;
+import dev.fencing.lock.LeaseLoss;
+import dev.fencing.spring.FencedLocked;
+import dev.fencing.spring.LockNotAcquiredException;
+import java.lang.reflect.Method;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import org.aopalliance.intercept.MethodInterceptor;
+import org.aopalliance.intercept.MethodInvocation;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.aop.support.AopUtils;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.core.MethodClassKey;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+
+/**
+ * Runs a {@link FencedLocked} method under its lock: evaluates the path, acquires, refuses a lease that is
+ * invalid from the start, puts the lease and token into the method's arguments, runs it, and releases on
+ * the same thread. Also a {@link FencedLockListener} (through the locks' listener), to interrupt methods
+ * that asked for it when their lease is lost. Thread-safe.
+ */
+public final class FencedLockedInterceptor implements MethodInterceptor, FencedLockListener {
+    private static final Logger LOG = LoggerFactory.getLogger(FencedLockedInterceptor.class);
+
+    private final ObjectProvider<FencedLocks> locks; // resolved at the first call, not when proxies are made
+    private final Map<MethodClassKey, LockedMethod> methods = new ConcurrentHashMap<>();
+    private final Map<Long, HeldLease> held = new ConcurrentHashMap<>();
+    private final AtomicLong ids = new AtomicLong();
+
+    public FencedLockedInterceptor(ObjectProvider<FencedLocks> locks) {
+        this.locks = locks;
+    }
+
+    @Override
+    public Object invoke(MethodInvocation invocation) throws Throwable {
+        LockedMethod locked = lockedMethod(invocation);
+        Object[] arguments = invocation.getArguments();
+        locked.requirePlaceholders(arguments);
+        String path = locked.path(arguments);
+        FencedLock lock = locks.getObject().lock(path, locked.tokenSource);
+        Lease lease = locked.timeout == null
+                ? lock.acquire()
+                : lock.tryAcquire(locked.timeout).orElseThrow(() -> new LockNotAcquiredException(path, locked.timeout));
+        if (!lease.isValid()) {
+            // disrupted between the lock node's creation and the grant: the method does not run
+            try {
+                lease.ensureValid();
+            } finally {
+                lease.close();
+            }
+        }
+        long id = ids.incrementAndGet();
+        HeldLease holding = new HeldLease(lease, locked, Thread.currentThread());
+        try {
+            locked.inject(arguments, lease);
+            held.put(id, holding);
+            return invocation.proceed();
+        } finally {
+            held.remove(id);
+            holding.finished();
+            if (!lease.isValid()) {
+                LOG.warn(
+                        "{} returned after its lease on {} (token {}) was lost ({}): fenced resources refuse what it"
+                                + " wrote under that token after a later holder's writes",
+                        locked,
+                        path,
+                        lease.token(),
+                        lease.lossCause());
+            }
+            lease.close();
+        }
+    }
+
+    private LockedMethod lockedMethod(MethodInvocation invocation) {
+        Method method = invocation.getMethod();
+        Class<?> targetClass = invocation.getThis() == null ? null : AopUtils.getTargetClass(invocation.getThis());
+        return methods.computeIfAbsent(new MethodClassKey(method, targetClass), key -> {
+            Method specific = AopUtils.getMostSpecificMethod(method, targetClass);
+            FencedLocked annotation = AnnotatedElementUtils.findMergedAnnotation(specific, FencedLocked.class);
+            if (annotation == null) {
+                annotation = AnnotatedElementUtils.findMergedAnnotation(method, FencedLocked.class);
+            }
+            if (annotation == null) {
+                throw new IllegalStateException("no @FencedLocked on " + LockedMethod.describe(specific));
+            }
+            return new LockedMethod(specific, annotation);
+        });
+    }
+
+    /** Interrupts the methods that asked for it and run under the lost lease. */
+    @Override
+    public void leaseInvalidated(Lease lease, LeaseLoss cause) {
+        for (HeldLease h : held.values()) {
+            if (h.locked.interruptOnLoss
+                    && h.lease.token() == lease.token()
+                    && h.lease.path().equals(lease.path())) {
+                h.interrupt(cause);
+            }
+        }
+    }
+
+    /** The leases held by {@link FencedLocked} methods now, for health and diagnostics. */
+    public List<HeldLease> heldLeases() {
+        return List.copyOf(held.values());
+    }
+
+    /** A lease held by a running {@link FencedLocked} method. */
+    public static final class HeldLease {
+        private final Lease lease;
+        private final LockedMethod locked;
+        private final Thread thread;
+
+        private boolean interrupted; // guarded by this
+        private boolean finished; // guarded by this
+
+        HeldLease(Lease lease, LockedMethod locked, Thread thread) {
+            this.lease = lease;
+            this.locked = locked;
+            this.thread = thread;
+        }
+
+        synchronized void interrupt(LeaseLoss cause) {
+            if (finished) {
+                return;
+            }
+            LOG.warn("interrupting {} on {}: its lease (token {}) is lost: {}", locked, path(), token(), cause);
+            interrupted = true;
+            thread.interrupt();
+        }
+
+        /**
+         * Called on the method's thread when it has returned: clears an interrupt this class caused, so that
+         * it does not leak into whatever the thread does next (a pooled request thread, say).
+         */
+        synchronized void finished() {
+            finished = true;
+            if (interrupted) {
+                Thread.interrupted();
+            }
+        }
+
+        public String path() {
+            return lease.path();
+        }
+
+        public long token() {
+            return lease.token();
+        }
+
+        public boolean valid() {
+            return lease.isValid();
+        }
+
+        public String method() {
+            return locked.toString();
+        }
+
+        public String thread() {
+            return thread.getName();
+        }
+    }
+}

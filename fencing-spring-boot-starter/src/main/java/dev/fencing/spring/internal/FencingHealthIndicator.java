@@ -1,0 +1,61 @@
+package dev.fencing.spring.internal;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.curator.framework.CuratorFramework;
+import org.springframework.boot.health.contributor.AbstractHealthIndicator;
+import org.springframework.boot.health.contributor.Health;
+
+/**
+ * Health of the toolkit's parts in this application: DOWN when the Curator client is not connected to
+ * ZooKeeper (no lock can be taken, and held leases are invalid) or a declared consumer's loop has failed.
+ * Details: the connection, each consumer's state, and the leases held by {@code @FencedLocked} methods
+ * with their tokens.
+ */
+public final class FencingHealthIndicator extends AbstractHealthIndicator {
+    private final CuratorFramework client; // null: none in this application
+    private final ConsumerStates consumers; // null: none declared
+    private final FencedLockedInterceptor locked; // null: the annotation is off
+
+    public FencingHealthIndicator(CuratorFramework client, ConsumerStates consumers, FencedLockedInterceptor locked) {
+        super("fencing health check failed");
+        this.client = client;
+        this.consumers = consumers;
+        this.locked = locked;
+    }
+
+    @Override
+    protected void doHealthCheck(Health.Builder builder) {
+        boolean up = true;
+        if (client != null) {
+            boolean connected = client.getZookeeperClient().isConnected();
+            up = connected;
+            builder.withDetail("zookeeper", connected ? "connected" : "not connected");
+            builder.withDetail(
+                    "zookeeperConnectString", client.getZookeeperClient().getCurrentConnectionString());
+        }
+        if (consumers != null) {
+            builder.withDetail("consumers", consumers.states());
+            up &= !consumers.anyFailed();
+        }
+        if (locked != null) {
+            List<Map<String, Object>> leases = locked.heldLeases().stream()
+                    .map(h -> {
+                        Map<String, Object> lease = new LinkedHashMap<>();
+                        lease.put("path", h.path());
+                        lease.put("token", h.token());
+                        lease.put("valid", h.valid());
+                        lease.put("method", h.method());
+                        return lease;
+                    })
+                    .toList();
+            builder.withDetail("leases", leases);
+        }
+        if (up) {
+            builder.up();
+        } else {
+            builder.down();
+        }
+    }
+}

@@ -1,0 +1,604 @@
+package dev.fencing.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.fencing.FencePolicy;
+import dev.fencing.jdbc.FencedWriter;
+import dev.fencing.kafka.FencedConsumer;
+import dev.fencing.kafka.RecordHandler;
+import dev.fencing.kafka.TransactionalRecordHandler;
+import dev.fencing.lock.FencedLocks;
+import dev.fencing.spring.autoconfigure.FencingFlywayAutoConfiguration;
+import dev.fencing.spring.autoconfigure.FencingHealthAutoConfiguration;
+import dev.fencing.spring.autoconfigure.FencingJdbcAutoConfiguration;
+import dev.fencing.spring.autoconfigure.FencingKafkaAutoConfiguration;
+import dev.fencing.spring.autoconfigure.FencingLockedMethodsAutoConfiguration;
+import dev.fencing.spring.autoconfigure.FencingZooKeeperAutoConfiguration;
+import dev.fencing.spring.internal.DeclaredConsumers;
+import dev.fencing.spring.internal.FencingHealthIndicator;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.util.Arrays;
+import javax.sql.DataSource;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryOneTime;
+import org.flywaydb.core.Flyway;
+import org.flywaydb.core.api.Location;
+import org.flywaydb.core.api.configuration.FluentConfiguration;
+import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.Jdbi;
+import org.junit.jupiter.api.Test;
+import org.postgresql.ds.PGSimpleDataSource;
+import org.springframework.aop.Advisor;
+import org.springframework.aop.support.AopUtils;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.flyway.autoconfigure.FlywayConfigurationCustomizer;
+import org.springframework.boot.health.contributor.Status;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.io.ClassPathResource;
+
+/**
+ * Every condition of the starter's auto-configuration, without servers: each part is present when what it
+ * needs is, absent when it is not, backs off for the application's own bean, and goes when its property
+ * switches it off. The Curator client points at a port where nothing listens (the client connects in the
+ * background; nothing here waits for it) and the data source at a database nobody opens.
+ */
+class FencingAutoConfigurationTest {
+    private static final String NOWHERE = "127.0.0.1:1";
+
+    private final ApplicationContextRunner runner = new ApplicationContextRunner()
+            .withConfiguration(AutoConfigurations.of(
+                    FencingZooKeeperAutoConfiguration.class,
+                    FencingLockedMethodsAutoConfiguration.class,
+                    FencingJdbcAutoConfiguration.class,
+                    FencingFlywayAutoConfiguration.class,
+                    FencingKafkaAutoConfiguration.class,
+                    FencingHealthAutoConfiguration.class));
+
+    private final ApplicationContextRunner zookeeper =
+            runner.withPropertyValues("fencing.zookeeper.connect-string=" + NOWHERE);
+
+    // ---- Curator client and FencedLocks
+
+    @Test
+    void aConnectStringGivesAStartedCuratorClientAndFencedLocksOnIt() {
+        zookeeper.run(context -> {
+            assertThat(context).hasSingleBean(CuratorFramework.class).hasSingleBean(FencedLocks.class);
+            assertThat(context.getBean(CuratorFramework.class)
+                            .getZookeeperClient()
+                            .getCurrentConnectionString())
+                    .isEqualTo(NOWHERE);
+        });
+    }
+
+    @Test
+    void withoutAConnectStringThereIsNoClientAndNoLocks() {
+        runner.run(context ->
+                assertThat(context).doesNotHaveBean(CuratorFramework.class).doesNotHaveBean(FencedLocks.class));
+    }
+
+    @Test
+    void theApplicationsCuratorClientWinsAndGetsTheLocks() {
+        zookeeper.withUserConfiguration(OwnCurator.class).run(context -> {
+            assertThat(context).hasSingleBean(CuratorFramework.class).hasSingleBean(FencedLocks.class);
+            assertThat(context.getBean(CuratorFramework.class)).isSameAs(context.getBean("ownCurator"));
+        });
+    }
+
+    @Test
+    void theApplicationsFencedLocksWin() {
+        zookeeper.withUserConfiguration(OwnLocks.class).run(context -> {
+            assertThat(context).hasSingleBean(FencedLocks.class);
+            assertThat(context.getBean(FencedLocks.class)).isSameAs(context.getBean("ownLocks"));
+        });
+    }
+
+    @Test
+    void zookeeperEnabledFalseSwitchesClientAndLocksOff() {
+        zookeeper.withPropertyValues("fencing.zookeeper.enabled=false").run(context -> assertThat(context)
+                .doesNotHaveBean(CuratorFramework.class)
+                .doesNotHaveBean(FencedLocks.class));
+    }
+
+    @Test
+    void withoutCuratorOnTheClassPathThereIsNoClient() {
+        zookeeper
+                .withClassLoader(new FilteredClassLoader(CuratorFramework.class))
+                .run(context -> assertThat(context).doesNotHaveBean(FencedLocks.class));
+    }
+
+    @Test
+    void aDigestUserWithoutPasswordIsRefusedNamingTheMissingProperty() {
+        zookeeper.withPropertyValues("fencing.zookeeper.digest.user=orders").run(context -> assertThat(context)
+                .getFailure()
+                .rootCause()
+                .hasMessageContaining("fencing.zookeeper.digest.password is missing"));
+    }
+
+    @Test
+    void aZeroSessionTimeoutIsRefusedNamingTheProperty() {
+        zookeeper.withPropertyValues("fencing.zookeeper.session-timeout=0s").run(context -> assertThat(context)
+                .getFailure()
+                .rootCause()
+                .hasMessageContaining("fencing.zookeeper.session-timeout must be a positive duration, got PT0S"));
+    }
+
+    @Test
+    void aFencedLocksCustomizerRunsAndABadPauseToleranceIsRefusedByTheBuilder() {
+        zookeeper.withPropertyValues("fencing.locks.pause-tolerance=5ms").run(context -> assertThat(context)
+                .getFailure()
+                .rootCause()
+                .hasMessageContaining("pauseTolerance must be at least 20 ms, got PT0.005S"));
+    }
+
+    // ---- @FencedLocked methods
+
+    @Test
+    void lockedMethodsAreProxiedWhenThereAreLocks() {
+        zookeeper.withUserConfiguration(LockedBean.class).run(context -> {
+            assertThat(context).hasBean("fencedLockedAdvisor");
+            assertThat(AopUtils.isAopProxy(context.getBean(Locked.class))).isTrue();
+        });
+    }
+
+    @Test
+    void withoutLocksThereIsNoAdvisor() {
+        runner.withUserConfiguration(LockedBean.class).run(context -> {
+            assertThat(context).doesNotHaveBean("fencedLockedAdvisor");
+            assertThat(AopUtils.isAopProxy(context.getBean(Locked.class))).isFalse();
+        });
+    }
+
+    @Test
+    void lockedEnabledFalseLeavesMethodsUnlocked() {
+        zookeeper
+                .withUserConfiguration(LockedBean.class)
+                .withPropertyValues("fencing.locked.enabled=false")
+                .run(context -> {
+                    assertThat(context).doesNotHaveBean("fencedLockedAdvisor");
+                    assertThat(AopUtils.isAopProxy(context.getBean(Locked.class)))
+                            .isFalse();
+                });
+    }
+
+    @Test
+    void theApplicationsOwnAdvisorNamedFencedLockedAdvisorWins() {
+        zookeeper.withUserConfiguration(OwnAdvisor.class).run(context -> assertThat(
+                        context.getBean("fencedLockedAdvisor"))
+                .isSameAs(OwnAdvisor.ADVISOR));
+    }
+
+    @Test
+    void aCallerPassingItsOwnTokenIsRefusedBeforeAnythingIsLocked() {
+        zookeeper.withUserConfiguration(LockedBean.class).run(context -> {
+            Locked locked = context.getBean(Locked.class);
+            assertThatThrownBy(() -> locked.write("A-1", 7))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("pass 0 for its @FenceToken parameter")
+                    .hasMessageContaining("got 7");
+            assertThatThrownBy(() -> locked.withLease("A-1", new FakeLease()))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("pass null for its Lease parameter");
+        });
+    }
+
+    @Test
+    void aMisdeclaredLockedMethodIsRefusedNamingIt() {
+        zookeeper.withUserConfiguration(LockedBean.class).run(context -> {
+            Locked locked = context.getBean(Locked.class);
+            assertThatThrownBy(() -> locked.tokenAsText("A-1", null))
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("@FenceToken parameter token of " + Locked.class.getName() + ".tokenAsText")
+                    .hasMessageContaining("must be a long, not java.lang.String");
+            assertThatThrownBy(() -> locked.badTimeout())
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("timeout 'soon' is not a duration");
+            assertThatThrownBy(() -> locked.write(null, 0))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("'#sku' in lock path template '/locks/#{#sku}' gave null");
+        });
+    }
+
+    // ---- Jdbi and FencedWriter
+
+    @Test
+    void aDataSourceGivesAJdbiAndAFencedWriter() {
+        runner.withUserConfiguration(OneDataSource.class).run(context -> {
+            assertThat(context).hasSingleBean(Jdbi.class).hasSingleBean(FencedWriter.class);
+            assertThat(context.getBean(FencedWriter.class).policy()).isEqualTo(FencePolicy.STRICT);
+        });
+    }
+
+    @Test
+    void withoutADataSourceThereIsNoJdbiAndNoWriter() {
+        runner.run(context -> assertThat(context).doesNotHaveBean(Jdbi.class).doesNotHaveBean(FencedWriter.class));
+    }
+
+    @Test
+    void withTwoDataSourcesAndNoPrimaryTheStarterDoesNotGuess() {
+        runner.withUserConfiguration(TwoDataSources.class)
+                .run(context -> assertThat(context).doesNotHaveBean(Jdbi.class).doesNotHaveBean(FencedWriter.class));
+    }
+
+    @Test
+    void theApplicationsJdbiWinsAndGetsTheWriter() {
+        runner.withUserConfiguration(OneDataSource.class, OwnJdbi.class).run(context -> {
+            assertThat(context).hasSingleBean(Jdbi.class).hasSingleBean(FencedWriter.class);
+            assertThat(context.getBean(Jdbi.class)).isSameAs(context.getBean("ownJdbi"));
+        });
+    }
+
+    @Test
+    void theApplicationsFencedWriterWins() {
+        runner.withUserConfiguration(OneDataSource.class, OwnWriter.class).run(context -> {
+            assertThat(context).hasSingleBean(FencedWriter.class);
+            assertThat(context.getBean(FencedWriter.class).policy()).isEqualTo(FencePolicy.MONOTONIC);
+            assertThat(context.getBean(FencedWriter.class)).isSameAs(context.getBean("ownWriter"));
+        });
+    }
+
+    @Test
+    void jdbcEnabledFalseSwitchesJdbiAndWriterOff() {
+        runner.withUserConfiguration(OneDataSource.class)
+                .withPropertyValues("fencing.jdbc.enabled=false")
+                .run(context -> assertThat(context).doesNotHaveBean(Jdbi.class).doesNotHaveBean(FencedWriter.class));
+    }
+
+    @Test
+    void withoutJdbiOnTheClassPathThereIsNoWriter() {
+        runner.withUserConfiguration(OneDataSource.class)
+                .withClassLoader(new FilteredClassLoader(Jdbi.class))
+                .run(context -> assertThat(context).doesNotHaveBean(FencedWriter.class));
+    }
+
+    @Test
+    void thePolicyPropertyChoosesTheWritersPolicy() {
+        runner.withUserConfiguration(OneDataSource.class)
+                .withPropertyValues("fencing.jdbc.policy=monotonic")
+                .run(context ->
+                        assertThat(context.getBean(FencedWriter.class).policy()).isEqualTo(FencePolicy.MONOTONIC));
+    }
+
+    // ---- Micrometer
+
+    @Test
+    void withMicrometerTheWriterConsumersAndLeasesCountOnTheApplicationsRegistry() {
+        zookeeper.withUserConfiguration(OneDataSource.class).run(context -> assertThat(context)
+                .hasBean("fencingWriterMeters")
+                .hasBean("fencingLeaseMeters"));
+    }
+
+    @Test
+    void metricsEnabledFalseSwitchesTheMetersOff() {
+        zookeeper
+                .withUserConfiguration(OneDataSource.class)
+                .withPropertyValues("fencing.metrics.enabled=false")
+                .run(context -> assertThat(context)
+                        .doesNotHaveBean("fencingWriterMeters")
+                        .doesNotHaveBean("fencingLeaseMeters"));
+    }
+
+    @Test
+    void withoutMicrometerOnTheClassPathThereAreNoMetersAndTheRestStays() {
+        zookeeper
+                .withUserConfiguration(OneDataSource.class)
+                .withClassLoader(new FilteredClassLoader(MeterRegistry.class))
+                .run(context -> assertThat(context)
+                        .doesNotHaveBean("fencingWriterMeters")
+                        .doesNotHaveBean("fencingLeaseMeters")
+                        .hasSingleBean(FencedWriter.class)
+                        .hasSingleBean(FencedLocks.class));
+    }
+
+    // ---- Flyway
+
+    @Test
+    void theToolkitsMigrationsAreAddedToSpringBootsFlywayOnce() {
+        runner.run(context -> {
+            FlywayConfigurationCustomizer customizer =
+                    context.getBean("fencingFlywayLocation", FlywayConfigurationCustomizer.class);
+            FluentConfiguration configuration = Flyway.configure().locations("classpath:db/migration");
+            customizer.customize(configuration);
+            customizer.customize(configuration);
+            assertThat(Arrays.stream(configuration.getLocations()).map(Location::getDescriptor))
+                    .containsExactly("classpath:db/migration", "classpath:dev/fencing/db/migration");
+        });
+    }
+
+    @Test
+    void flywayEnabledFalseLeavesSpringBootsFlywayAlone() {
+        runner.withPropertyValues("fencing.flyway.enabled=false")
+                .run(context -> assertThat(context).doesNotHaveBean("fencingFlywayLocation"));
+    }
+
+    @Test
+    void withoutFlywayOnTheClassPathThereIsNoCustomizer() {
+        runner.withClassLoader(new FilteredClassLoader(Flyway.class))
+                .run(context -> assertThat(context).doesNotHaveBean("fencingFlywayLocation"));
+    }
+
+    @Test
+    void withoutTheDbModuleThereIsNoCustomizer() {
+        runner.withClassLoader(new FilteredClassLoader(
+                        new ClassPathResource("dev/fencing/db/migration/V1__fencing_schema.sql")))
+                .run(context -> assertThat(context).doesNotHaveBean("fencingFlywayLocation"));
+    }
+
+    @Test
+    void theApplicationsOwnFencingFlywayLocationWins() {
+        runner.withUserConfiguration(OwnFlywayLocation.class)
+                .run(context ->
+                        assertThat(context.getBean("fencingFlywayLocation")).isSameAs(OwnFlywayLocation.CUSTOMIZER));
+    }
+
+    // ---- consumers declared by properties
+
+    private final ApplicationContextRunner oneConsumer = runner.withUserConfiguration(Handlers.class)
+            .withPropertyValues(
+                    "fencing.kafka.properties.bootstrap.servers=" + NOWHERE,
+                    "fencing.kafka.consumers.log.topics=events",
+                    "fencing.kafka.consumers.log.handler=plainHandler",
+                    "fencing.kafka.consumers.log.watermark-store=in-memory",
+                    "fencing.kafka.consumers.log.auto-startup=false");
+
+    @Test
+    void aDeclaredConsumerIsALifecycleBeanOfTheContext() {
+        oneConsumer.run(context -> {
+            assertThat(context).hasSingleBean(DeclaredConsumers.class);
+            assertThat(context.getBean(DeclaredConsumers.class).states()).containsEntry("log", "stopped");
+        });
+    }
+
+    @Test
+    void withoutDeclaredConsumersThereIsNoLifecycleBean() {
+        runner.run(context -> assertThat(context).doesNotHaveBean(DeclaredConsumers.class));
+    }
+
+    @Test
+    void kafkaEnabledFalseSwitchesDeclaredConsumersOff() {
+        oneConsumer.withPropertyValues("fencing.kafka.enabled=false").run(context -> assertThat(context)
+                .doesNotHaveBean(DeclaredConsumers.class));
+    }
+
+    @Test
+    void withoutFencedKafkaOnTheClassPathThereAreNoConsumers() {
+        oneConsumer
+                .withClassLoader(new FilteredClassLoader(FencedConsumer.class))
+                .run(context -> assertThat(context).doesNotHaveBean(DeclaredConsumers.class));
+    }
+
+    @Test
+    void aConsumerWhoseHandlerBeanIsMissingFailsTheStartNamingConsumerAndBean() {
+        oneConsumer
+                .withPropertyValues(
+                        "fencing.kafka.consumers.log.handler=noSuchHandler",
+                        "fencing.kafka.consumers.log.auto-startup=true")
+                .run(context -> assertThat(context)
+                        .getFailure()
+                        .hasStackTraceContaining("fencing.kafka.consumers.log: no bean named 'noSuchHandler'"));
+    }
+
+    @Test
+    void aTransactionalHandlerWithAnInMemoryStoreIsRefused() {
+        oneConsumer
+                .withPropertyValues(
+                        "fencing.kafka.consumers.log.handler=transactionalHandler",
+                        "fencing.kafka.consumers.log.auto-startup=true")
+                .run(context -> assertThat(context)
+                        .getFailure()
+                        .hasStackTraceContaining("watermark-store must be postgres, not IN_MEMORY"));
+    }
+
+    @Test
+    void aPostgresStoreWithoutADatabaseIsRefusedSayingWhatToDo() {
+        oneConsumer
+                .withPropertyValues(
+                        "fencing.kafka.consumers.log.watermark-store=postgres",
+                        "fencing.kafka.consumers.log.auto-startup=true")
+                .run(context -> assertThat(context)
+                        .getFailure()
+                        .hasStackTraceContaining("watermark-store postgres needs a Jdbi bean"));
+    }
+
+    @Test
+    void aConsumerSettingTheConsumerRefusesFailsTheStart() {
+        oneConsumer
+                .withPropertyValues(
+                        "fencing.kafka.consumers.log.properties.enable.auto.commit=true",
+                        "fencing.kafka.consumers.log.auto-startup=true")
+                .run(context -> assertThat(context)
+                        .getFailure()
+                        .hasStackTraceContaining("fencing.kafka.consumers.log: enable.auto.commit"));
+    }
+
+    // ---- health
+
+    @Test
+    void healthIsDownWhileZooKeeperIsUnreachable() {
+        zookeeper.run(context -> {
+            assertThat(context).hasSingleBean(FencingHealthIndicator.class);
+            assertThat(context.getBean(FencingHealthIndicator.class).health().getStatus())
+                    .isEqualTo(Status.DOWN);
+        });
+    }
+
+    @Test
+    void withNeitherClientNorConsumersThereIsNoHealthIndicator() {
+        runner.run(context -> assertThat(context).doesNotHaveBean(FencingHealthIndicator.class));
+    }
+
+    @Test
+    void healthCanBeSwitchedOffLikeAnyHealthIndicator() {
+        zookeeper.withPropertyValues("management.health.fencing.enabled=false").run(context -> assertThat(context)
+                .doesNotHaveBean(FencingHealthIndicator.class));
+    }
+
+    @Test
+    void theApplicationsOwnFencingHealthIndicatorWins() {
+        zookeeper.withUserConfiguration(OwnHealth.class).run(context -> assertThat(context)
+                .doesNotHaveBean(FencingHealthIndicator.class)
+                .hasBean("fencingHealthIndicator"));
+    }
+
+    // ---- the application's beans
+
+    @Configuration(proxyBeanMethods = false)
+    static class OwnCurator {
+        @Bean(destroyMethod = "close")
+        CuratorFramework ownCurator() {
+            CuratorFramework client = CuratorFrameworkFactory.newClient(NOWHERE, new RetryOneTime(100));
+            client.start();
+            return client;
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class OwnLocks extends OwnCurator {
+        @Bean
+        FencedLocks ownLocks(CuratorFramework client) {
+            return FencedLocks.builder(client).build();
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class LockedBean {
+        @Bean
+        Locked locked() {
+            return new Locked();
+        }
+    }
+
+    static class Locked {
+        @FencedLocked("/locks/#{#sku}")
+        public long write(String sku, @FenceToken long token) {
+            return token;
+        }
+
+        @FencedLocked("/locks/#{#sku}")
+        public String withLease(String sku, dev.fencing.lock.Lease lease) {
+            return lease.path();
+        }
+
+        @FencedLocked("/locks/#{#sku}")
+        public String tokenAsText(String sku, @FenceToken String token) {
+            return token;
+        }
+
+        @FencedLocked(value = "/locks/x", timeout = "soon")
+        public void badTimeout() {}
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class OwnAdvisor {
+        static final Advisor ADVISOR = new org.springframework.aop.support.DefaultPointcutAdvisor(
+                org.springframework.aop.Pointcut.TRUE, (org.aopalliance.intercept.MethodInterceptor) i -> i.proceed());
+
+        @Bean
+        Advisor fencedLockedAdvisor() {
+            return ADVISOR;
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class OneDataSource {
+        @Bean
+        DataSource dataSource() {
+            PGSimpleDataSource ds = new PGSimpleDataSource();
+            ds.setURL("jdbc:postgresql://" + NOWHERE + "/nobody");
+            return ds;
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class TwoDataSources extends OneDataSource {
+        @Bean
+        DataSource secondDataSource() {
+            return dataSource();
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class OwnJdbi {
+        @Bean
+        Jdbi ownJdbi(DataSource dataSource) {
+            return Jdbi.create(dataSource);
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class OwnWriter {
+        @Bean
+        FencedWriter ownWriter(Jdbi jdbi) {
+            return FencedWriter.builder(jdbi).policy(FencePolicy.MONOTONIC).build();
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class OwnFlywayLocation {
+        static final FlywayConfigurationCustomizer CUSTOMIZER = configuration -> {};
+
+        @Bean
+        FlywayConfigurationCustomizer fencingFlywayLocation() {
+            return CUSTOMIZER;
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class Handlers {
+        @Bean
+        RecordHandler<String, String> plainHandler() {
+            return (record, token) -> {};
+        }
+
+        @Bean
+        TransactionalRecordHandler<Handle, String, String> transactionalHandler() {
+            return (handle, record, token) -> {};
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class OwnHealth {
+        @Bean
+        org.springframework.boot.health.contributor.HealthIndicator fencingHealthIndicator() {
+            return () -> org.springframework.boot.health.contributor.Health.up().build();
+        }
+    }
+
+    /** A lease a caller could try to pass in; the interceptor refuses it before locking. */
+    static final class FakeLease implements dev.fencing.lock.Lease {
+        @Override
+        public long token() {
+            return 99;
+        }
+
+        @Override
+        public String path() {
+            return "/locks/A-1";
+        }
+
+        @Override
+        public boolean isValid() {
+            return true;
+        }
+
+        @Override
+        public void ensureValid() {}
+
+        @Override
+        public boolean verify() {
+            return true;
+        }
+
+        @Override
+        public dev.fencing.lock.LeaseLoss lossCause() {
+            return null;
+        }
+
+        @Override
+        public void close() {}
+    }
+}
