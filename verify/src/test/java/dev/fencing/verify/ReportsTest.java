@@ -2,12 +2,15 @@ package dev.fencing.verify;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.fencing.verify.checker.CheckResult;
 import dev.fencing.verify.checker.Checker;
 import dev.fencing.verify.checker.History;
 import dev.fencing.verify.checker.HistoryEntry;
 import dev.fencing.verify.checker.HistoryEntry.Function;
 import dev.fencing.verify.checker.HistoryEntry.Type;
 import dev.fencing.verify.checker.Observed;
+import dev.fencing.verify.checker.Violation;
+import dev.fencing.verify.checker.ViolationKind;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.EnumMap;
@@ -98,6 +101,73 @@ class ReportsTest {
                 new RunResult.Heap(101_000_000, 17_000_000, 33_000_000),
                 List.of(),
                 Path.of("target/somewhere"));
+    }
+
+    private static RunResult with(RunResult run, List<Violation> violations, List<String> notes) {
+        CheckResult c = run.check();
+        return new RunResult(
+                run.mode(),
+                run.seed(),
+                new CheckResult(
+                        c.operations(),
+                        c.ok(),
+                        c.failed(),
+                        c.indeterminate(),
+                        c.recordsProduced(),
+                        c.recordsApplied(),
+                        c.recordsDeadLettered(),
+                        c.recordsDropped(),
+                        c.lostAcknowledged(),
+                        c.duplicated(),
+                        violations),
+                run.history(),
+                run.faults(),
+                run.counted(),
+                run.startMillis(),
+                run.endMillis(),
+                run.heapAtStart(),
+                run.heapAtEnd(),
+                notes,
+                run.directory());
+    }
+
+    @Test
+    void theVerdictPassesACleanFencedRunBesideAControlRunWhereAStaleWriteLanded() {
+        assertThat(VerifyCommand.verdict(List.of(run(Mode.FENCED, false), run(Mode.CONTROL, true))))
+                .isEmpty();
+        assertThat(VerifyCommand.verdict(List.of(run(Mode.FENCED, true), run(Mode.CONTROL, true))))
+                .singleElement()
+                .asString()
+                .startsWith("FAILED: the fenced run broke 1 times");
+    }
+
+    @Test
+    void aControlRunWhoseOnlyViolationsFollowFromThePlainConsumersSettingsProvesNothing() {
+        RunResult control = with(
+                run(Mode.CONTROL, false),
+                List.of(
+                        new Violation(ViolationKind.RECORD_UNSTAMPED_APPLIED, "r1", List.of(7L), "no token"),
+                        new Violation(ViolationKind.RECORD_DUPLICATE, "r1", List.of(8L), "applied twice")),
+                List.of());
+
+        assertThat(VerifyCommand.verdict(List.of(run(Mode.FENCED, false), control)))
+                .singleElement()
+                .asString()
+                .contains("landed no stale write and applied no stale record");
+    }
+
+    @Test
+    void aRunThatMissedAFaultMinimumOrLostAWriterFails() {
+        RunResult fenced = with(
+                run(Mode.FENCED, false),
+                List.of(),
+                List.of("not every fault reached its minimum within 30s: pause 3/10"));
+
+        assertThat(VerifyCommand.verdict(List.of(fenced, run(Mode.CONTROL, true))))
+                .singleElement()
+                .asString()
+                .isEqualTo("FAILED: the fenced run did not go as planned: not every fault reached its minimum within"
+                        + " 30s: pause 3/10");
     }
 
     @Test
