@@ -133,6 +133,41 @@ class UnreadableTokenIT {
         assertThat(deadLetters.get(0).key()).isEqualTo("k");
     }
 
+    /**
+     * The new holder's record (token 20) cannot be read, say while a schema registry is down: it is dead-lettered,
+     * but its token passed the fence, so it still raises its key's watermark and the paused ex-holder's later
+     * record (token 15) is refused. Without the raise the late record is applied on top of 10 as if 20 had never
+     * been written.
+     */
+    @Test
+    void aFreshRecordWhoseValueCannotBeReadStillRaisesItsKeysWatermarkSoAStalerOneIsRefused() throws Exception {
+        String topic = newTopic("unreadable-fresh", 1);
+        try (KafkaProducer<String, String> producer = producer()) {
+            producer.send(FencedRecords.create(topic, "sku-1", "set 10", 10)).get();
+            producer.send(FencedRecords.create(topic, "sku-1", "bad: set 20", 20))
+                    .get();
+            producer.send(FencedRecords.create(topic, "sku-1", "set 11 (late)", 15))
+                    .get();
+        }
+        Deserializer<String> refusingBad = new StringDeserializer() {
+            @Override
+            public String deserialize(String topic, Headers headers, ByteBuffer data) {
+                String text = super.deserialize(topic, headers, data);
+                if (text.startsWith("bad")) {
+                    throw new IllegalArgumentException("registry unreachable");
+                }
+                return text;
+            }
+        };
+
+        List<String> handled = handledValues(topic, newGroup("unreadable-fresh"), refusingBad, 3);
+
+        assertThat(handled).containsExactly("set 10");
+        assertThat(readAll(topic + ".dlt", 2))
+                .extracting(ConsumerRecord::value, r -> header(r, DeadLetterHeaders.REASON))
+                .containsExactly(tuple("bad: set 20", "UNREADABLE_RECORD"), tuple("set 11 (late)", "STALE_TOKEN"));
+    }
+
     /** Runs a fenced consumer until the group has committed {@code records} offsets; the values it handled. */
     private static <V> List<V> handledValues(String topic, String group, Deserializer<V> values, long records) {
         List<V> handled = Collections.synchronizedList(new ArrayList<>());

@@ -347,6 +347,9 @@ public final class UnitOfWork<K, V> {
             if (valueBuffer != null) {
                 valueBuffer.limit(valueLimit).position(valuePosition);
             }
+            // The token passed the fence: its holder exists, so a record under an older token is stale whether
+            // or not this one could be read. Not raising here would let the paused ex-holder's later record in.
+            current.raise(newKey, mark, token);
             deadLetter(record, DeadLetterReason.UNREADABLE_RECORD, "deserializer failed: " + e, p, batch);
             return true;
         }
