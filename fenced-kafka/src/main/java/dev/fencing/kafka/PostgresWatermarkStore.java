@@ -6,6 +6,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -48,10 +49,12 @@ import org.jdbi.v3.core.JdbiException;
  * group and partition, then a check that the stored offset is still the one the consumer loaded. A member
  * that lost its partition (a zombie) therefore waits for the new owner's unit or fails with {@link
  * StalePartitionStateException} before its handler runs; offsets are also saved with a compare-and-set on
- * that offset. A claim waits as long as the unit that holds the partition, which for a paused member is until
- * its transaction ends; give the store's connections a {@code lock_timeout} (below {@code
- * max.poll.interval.ms}) to bound that wait: a claim that times out, or that PostgreSQL picks to break a
- * deadlock, rolls its unit back to be read again. Watermarks are read lazily ({@link #loadOffset} at assignment, {@link #loadWatermarks} per
+ * that offset. A claim waits for the unit that holds the partition at most the store's claim timeout ({@value
+ * #DEFAULT_CLAIM_TIMEOUT_SECONDS} s unless given to {@link #create(Jdbi, Duration)}; keep it well below the
+ * consumer's {@code max.poll.interval.ms}), or the connection's own {@code lock_timeout} where one is set: a
+ * frozen member keeps its transaction, and with it the claim, open for as long as it is frozen. A claim that
+ * times out, or that PostgreSQL picks to break a deadlock, rolls its unit back to be read again, and the
+ * consumer goes on polling its other partitions meanwhile. Watermarks are read lazily ({@link #loadOffset} at assignment, {@link #loadWatermarks} per
  * poll for unknown keys), so assigning a partition with a million keys costs one query. Watermarks only
  * go up: a commit that offers a key a lower token than the stored one leaves the
  * stored one. Each commit is one transaction at READ COMMITTED, whatever the connections' default
@@ -103,6 +106,24 @@ public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
      */
     private static final String LOCK_PARTITION = "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))";
 
+    /** The uncontended claim: one round trip that takes the lock if nobody holds it. */
+    private static final String TRY_LOCK_PARTITION = "SELECT pg_try_advisory_xact_lock(hashtextextended(?, 0))";
+
+    /**
+     * Before a contended claim waits: bounds the wait by the claim timeout for this transaction, unless the
+     * connection has a {@code lock_timeout} of its own, and returns the setting it found so that the handler's
+     * statements run under it again once the claim is granted. {@code OFFSET 0} keeps the read of the old
+     * setting in a subquery evaluated before {@code set_config}.
+     */
+    private static final String BOUND_CLAIM_WAIT = "SELECT old, set_config('lock_timeout',"
+            + " CASE WHEN old = '0' THEN ? ELSE old END, true)"
+            + " FROM (SELECT current_setting('lock_timeout') AS old OFFSET 0) AS setting";
+
+    private static final String RESTORE_LOCK_TIMEOUT = "SELECT set_config('lock_timeout', ?, true)";
+
+    /** The default of {@link #create(Jdbi, Duration)}'s claim timeout, in seconds. */
+    public static final int DEFAULT_CLAIM_TIMEOUT_SECONDS = 30;
+
     /**
      * A claim that PostgreSQL gave up waiting for: {@code deadlock_detected} (two units claiming out of order,
      * which a unit spanning polls can do) and {@code lock_not_available} (the connection's {@code
@@ -112,14 +133,35 @@ public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
     private static final Set<String> CLAIM_NOT_GRANTED = Set.of("40P01", "55P03");
 
     private final Jdbi jdbi;
+    private final String claimTimeout;
 
-    private PostgresWatermarkStore(Jdbi jdbi) {
+    private PostgresWatermarkStore(Jdbi jdbi, Duration claimTimeout) {
         this.jdbi = jdbi;
+        this.claimTimeout = claimTimeout.toMillis() + "ms";
     }
 
-    /** A store on the database behind {@code jdbi}, which must have the V100 migration applied. */
+    /**
+     * A store on the database behind {@code jdbi}, which must have the V100 migration applied, whose claims wait
+     * at most {@value #DEFAULT_CLAIM_TIMEOUT_SECONDS} s for another unit's.
+     */
     public static PostgresWatermarkStore create(Jdbi jdbi) {
-        return new PostgresWatermarkStore(Objects.requireNonNull(jdbi, "jdbi"));
+        return create(jdbi, Duration.ofSeconds(DEFAULT_CLAIM_TIMEOUT_SECONDS));
+    }
+
+    /**
+     * A store whose claims wait at most {@code claimTimeout} for the unit that holds a partition (where the
+     * connection has no {@code lock_timeout} of its own): from 1 ms to below the consumer's {@code
+     * max.poll.interval.ms}, or a member waiting on a frozen one is expelled from the group in turn.
+     *
+     * @throws IllegalArgumentException if {@code claimTimeout} is below 1 ms or over 24 hours, naming it
+     */
+    public static PostgresWatermarkStore create(Jdbi jdbi, Duration claimTimeout) {
+        Objects.requireNonNull(jdbi, "jdbi");
+        Objects.requireNonNull(claimTimeout, "claimTimeout");
+        if (claimTimeout.toMillis() < 1 || claimTimeout.compareTo(Duration.ofHours(24)) > 0) {
+            throw new IllegalArgumentException("claimTimeout must be from 1 ms to 24 hours, got " + claimTimeout);
+        }
+        return new PostgresWatermarkStore(jdbi, claimTimeout);
     }
 
     @Override
@@ -227,9 +269,9 @@ public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
     public void claim(Handle handle, String groupId, TopicPartition partition, long expectedOffset) {
         try {
             Connection connection = handle.getConnection();
-            try (PreparedStatement statement = connection.prepareStatement(LOCK_PARTITION)) {
-                statement.setString(1, groupId + "/" + partition.topic() + "/" + partition.partition());
-                statement.execute();
+            String lockName = groupId + "/" + partition.topic() + "/" + partition.partition();
+            if (!tryLock(connection, lockName)) {
+                lockWithin(connection, lockName);
             }
             long stored = storedOffset(connection, groupId, partition);
             if (stored != expectedOffset) {
@@ -242,6 +284,38 @@ public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
             }
             throw new WatermarkStoreException(
                     "could not claim " + partition + " for group " + groupId + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static boolean tryLock(Connection connection, String lockName) throws SQLException {
+        try (PreparedStatement statement = connection.prepareStatement(TRY_LOCK_PARTITION)) {
+            statement.setString(1, lockName);
+            try (ResultSet rows = statement.executeQuery()) {
+                return rows.next() && rows.getBoolean(1);
+            }
+        }
+    }
+
+    /**
+     * Waits for the lock in PostgreSQL's queue (so that a deadlock between two claims is detected), bounded by
+     * the claim timeout; a timeout raises {@code lock_not_available}.
+     */
+    private void lockWithin(Connection connection, String lockName) throws SQLException {
+        String old;
+        try (PreparedStatement statement = connection.prepareStatement(BOUND_CLAIM_WAIT)) {
+            statement.setString(1, claimTimeout);
+            try (ResultSet rows = statement.executeQuery()) {
+                rows.next();
+                old = rows.getString(1);
+            }
+        }
+        try (PreparedStatement statement = connection.prepareStatement(LOCK_PARTITION)) {
+            statement.setString(1, lockName);
+            statement.execute();
+        }
+        try (PreparedStatement statement = connection.prepareStatement(RESTORE_LOCK_TIMEOUT)) {
+            statement.setString(1, old);
+            statement.execute();
         }
     }
 

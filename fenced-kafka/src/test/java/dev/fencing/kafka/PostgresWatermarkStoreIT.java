@@ -9,6 +9,7 @@ import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
@@ -18,6 +19,7 @@ import java.util.concurrent.BrokenBarrierException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.apache.kafka.common.TopicPartition;
@@ -175,6 +177,82 @@ class PostgresWatermarkStoreIT {
             release.countDown();
         }
         holding.get(60, TimeUnit.SECONDS);
+    }
+
+    /**
+     * A member frozen inside its unit keeps its transaction, and the claim, for as long as it is frozen. On
+     * connections without a lock_timeout the next owner's claim must still give up after the store's claim
+     * timeout (and be read again), or that member stops polling and is expelled in turn, and the next one after
+     * it, until the frozen one resumes.
+     */
+    @Test
+    void aClaimWaitsForAFrozenUnitAtMostTheClaimTimeoutOnConnectionsWithoutALockTimeout() throws Exception {
+        PostgresWatermarkStore frozen = PostgresWatermarkStore.create(postgres.jdbi);
+        PostgresWatermarkStore next = PostgresWatermarkStore.create(postgres.jdbi, Duration.ofMillis(300));
+        CountDownLatch claimed = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        CompletableFuture<Void> holding = CompletableFuture.runAsync(() -> frozen.commit("g10", handle -> {
+            frozen.claim(handle, "g10", P0, -1);
+            claimed.countDown();
+            awaitLatch(release);
+            return List.of();
+        }));
+        assertThat(claimed.await(60, TimeUnit.SECONDS)).isTrue();
+        try {
+            CompletableFuture<Void> waiting = CompletableFuture.runAsync(() -> next.commit("g10", handle -> {
+                next.claim(handle, "g10", P0, -1);
+                return List.of();
+            }));
+            assertThatThrownBy(() -> waiting.get(20, TimeUnit.SECONDS))
+                    .as("the claim of the partition the frozen unit holds")
+                    .isInstanceOf(ExecutionException.class)
+                    .cause()
+                    .isInstanceOf(StalePartitionStateException.class)
+                    .hasMessageContaining("another unit of work holds its claim");
+        } finally {
+            release.countDown();
+        }
+        holding.get(60, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void aClaimGrantedAfterAWaitLeavesTheHandlersStatementsUnderTheConnectionsOwnLockTimeout() throws Exception {
+        PostgresWatermarkStore first = PostgresWatermarkStore.create(postgres.jdbi);
+        PostgresWatermarkStore second = PostgresWatermarkStore.create(postgres.jdbi, Duration.ofSeconds(30));
+        CountDownLatch claimed = new CountDownLatch(1);
+        CompletableFuture<Void> holding = CompletableFuture.runAsync(() -> first.commit("g11", handle -> {
+            first.claim(handle, "g11", P1, -1);
+            claimed.countDown();
+            sleepQuietly(500);
+            return List.of();
+        }));
+        assertThat(claimed.await(60, TimeUnit.SECONDS)).isTrue();
+
+        String[] seenByTheHandler = new String[1];
+        second.commit("g11", handle -> {
+            second.claim(handle, "g11", P1, -1);
+            seenByTheHandler[0] =
+                    handle.createQuery("SHOW lock_timeout").mapTo(String.class).one();
+            return List.of();
+        });
+
+        holding.get(60, TimeUnit.SECONDS);
+        assertThat(seenByTheHandler[0]).isEqualTo("0");
+    }
+
+    @Test
+    void aClaimTimeoutOutsideItsRangeIsRefusedNamingIt() {
+        assertThatThrownBy(() -> PostgresWatermarkStore.create(postgres.jdbi, Duration.ZERO))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("claimTimeout must be from 1 ms to 24 hours, got PT0S");
+    }
+
+    private static void sleepQuietly(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /** A unit on its own thread that claims {@code a}, waits until the other unit holds its first, then {@code b}. */
