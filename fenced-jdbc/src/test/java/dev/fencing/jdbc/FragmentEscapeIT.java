@@ -5,6 +5,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.fencing.FencePolicy;
 import dev.fencing.jdbc.internal.FencedSql;
+import java.sql.PreparedStatement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.jdbi.v3.core.Jdbi;
 import org.jdbi.v3.core.statement.HashPrefixSqlParser;
 import org.jdbi.v3.core.statement.UnableToExecuteStatementException;
@@ -107,6 +112,52 @@ class FragmentEscapeIT {
             assertThat(writer.tryUpdate(update, 10)).isEqualTo(new WriteOutcome.Applied(10));
             assertThat(rows(table)).isEqualTo("A-1:0:10 A-2:10:9 A-3:10:9");
         }
+    }
+
+    /**
+     * PostgreSQL accepts any non-ASCII letter in a dollar-quote tag, the JDBC driver only Java identifier
+     * characters. So the driver reads the body of {@code $×$...$×$} as SQL and rewrites the escape {@code {fn
+     * insert(a,b,c,d)}} in it into {@code overlay(a placing d from b for c)}, reordering the quotes: what the
+     * lexer saw inside a string reaches PostgreSQL as a top-level {@code OR TRUE}. Such tags are refused.
+     */
+    @Test
+    void aDollarQuoteWithANonAsciiTagIsRefusedThoughTheDriverWouldTurnItsBodyIntoAnOrThatMatchesEveryRow()
+            throws Exception {
+        String d = "$\u00d7$";
+        String attack = d + "{fn insert(x " + d + " <> " + d + " y,text " + d + " y2,z,'" + d
+                + ") OR TRUE OR NULL = substring(" + d + "' " + d + ")}" + d;
+        FencedTable plain =
+                FencedTable.builder().table("inventory_plain").keyColumns("sku").build(db.jdbi);
+
+        // the counterfactual: the statement with this predicate, through the driver, token 5 against stored 9
+        String named = FencedSql.bareUpdate(plain, "\"stock\" = 0", "(" + attack + ")", FencePolicy.STRICT);
+        List<String> names = new ArrayList<>();
+        Matcher parameter = Pattern.compile(":(fence_[a-z_0-9]+)").matcher(named);
+        String positional = parameter.replaceAll(match -> {
+            names.add(match.group(1));
+            return "?";
+        });
+        int overwritten = db.jdbi.withHandle(h -> {
+            try (PreparedStatement statement = h.getConnection().prepareStatement(positional)) {
+                for (int i = 0; i < names.size(); i++) {
+                    if (names.get(i).equals(FencedSql.TOKEN)) {
+                        statement.setLong(i + 1, 5);
+                    } else {
+                        statement.setString(i + 1, "A-1");
+                    }
+                }
+                return statement.executeUpdate();
+            }
+        });
+        assertThat(overwritten)
+                .as("every row, though the token is stale and the key names one")
+                .isEqualTo(3);
+
+        // the fix: the fragment never reaches a statement
+        assertThatThrownBy(() ->
+                        FencedUpdate.builder(plain).key("A-1").set("stock", 0).where(attack))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("a dollar-quote tag with the non-ASCII character '\u00d7'");
     }
 
     /** The writer's statements do not depend on the SQL parser the application configured on its Jdbi. */

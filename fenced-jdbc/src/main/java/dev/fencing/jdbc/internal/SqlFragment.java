@@ -29,8 +29,10 @@ import java.util.Set;
  *   <li>{@code U&'...'} and {@code U&"..."}: {@code ''} / {@code ""} only; backslashes are escapes that never
  *       end the literal (PostgreSQL refuses {@code U&'} when {@code standard_conforming_strings} is off).
  *   <li>{@code B'...'} and {@code X'...'}: end at the first quote (no doubling in bit strings).
- *   <li>{@code $tag$...$tag$} with any tag, including the empty one; the body ends at the first {@code
- *       $tag$}.
+ *   <li>{@code $tag$...$tag$} with a tag of ASCII letters, digits and {@code _} (not starting with a digit),
+ *       or the empty one; the body ends at the first {@code $tag$}. A tag with a non-ASCII character, which
+ *       PostgreSQL accepts, is refused: the JDBC driver does not take it for a dollar quote, so it would
+ *       rewrite escapes and {@code ?} inside what PostgreSQL then reads as a string, moving the quotes.
  *   <li>{@code "..."} quoted identifiers, {@code ""} for a quote.
  * </ul>
  *
@@ -243,6 +245,20 @@ public final class SqlFragment {
                     start,
                     "a '$' that does not open a dollar-quoted string ($tag$...$tag$) at the start of a token;"
                             + " positional parameters and '$' in names are not accepted");
+        }
+        for (int i = start + 1; i < end; i++) {
+            if (fragment.charAt(i) >= 0x80) {
+                // PostgreSQL takes any non-ASCII letter in a tag, the JDBC driver only Java identifier
+                // characters: where they disagree, the driver reads the body as SQL and rewrites its escapes
+                // and '?' before PostgreSQL reads it as a string, and text checked as quoted becomes code.
+                throw refused(
+                        what,
+                        fragment,
+                        start,
+                        "a dollar-quote tag with the non-ASCII character '" + fragment.charAt(i)
+                                + "', which the JDBC driver does not read as PostgreSQL does; use a tag of ASCII"
+                                + " letters, digits and '_'");
+            }
         }
         String delimiter = fragment.substring(start, end + 1);
         int close = fragment.indexOf(delimiter, end + 1);
