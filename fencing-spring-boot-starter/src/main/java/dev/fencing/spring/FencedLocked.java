@@ -56,6 +56,11 @@ import java.lang.annotation.Target;
  * the bean to its own method bypasses it. Such a call's token parameter stays {@code 0}, which every fenced
  * resource refuses, so the mistake fails closed.
  *
+ * <p><b>No locks, no start.</b> A bean with such a method in an application without a {@code FencedLocks}
+ * bean (no {@code fencing.zookeeper.connect-string}, {@code fencing.zookeeper.enabled=false}, two Curator
+ * clients) fails the application's start with an {@link IllegalStateException} naming the method. With {@code
+ * fencing.locked.enabled=false} the annotation is ignored and the method runs <b>without any lock</b>.
+ *
  * <p><b>Transactions.</b> The lock is taken outside a {@code @Transactional} method's transaction (the
  * lock's advisor has a higher precedence than the transaction advisor's default), so the transaction
  * commits before the lock is released.

@@ -217,7 +217,11 @@ public class FencingProperties {
 
     /** The {@link FencedLocked} method annotation. */
     public static class Locked {
-        /** Whether methods annotated with @FencedLocked run under their lock. */
+        /**
+         * Whether methods annotated with @FencedLocked run under their lock. When on, a bean with such a method
+         * and no FencedLocks bean fails the application's start. When off, the annotated methods run without
+         * any lock.
+         */
         private boolean enabled = true;
 
         public boolean isEnabled() {

@@ -16,6 +16,7 @@ import dev.fencing.spring.autoconfigure.FencingKafkaAutoConfiguration;
 import dev.fencing.spring.autoconfigure.FencingLockedMethodsAutoConfiguration;
 import dev.fencing.spring.autoconfigure.FencingZooKeeperAutoConfiguration;
 import dev.fencing.spring.internal.DeclaredConsumers;
+import dev.fencing.spring.internal.FencedLockedInterceptor;
 import dev.fencing.spring.internal.FencingHealthIndicator;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.Arrays;
@@ -31,7 +32,9 @@ import org.jdbi.v3.core.Jdbi;
 import org.junit.jupiter.api.Test;
 import org.postgresql.ds.PGSimpleDataSource;
 import org.springframework.aop.Advisor;
+import org.springframework.aop.framework.ProxyFactory;
 import org.springframework.aop.support.AopUtils;
+import org.springframework.beans.factory.support.DefaultListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.flyway.autoconfigure.FlywayConfigurationCustomizer;
 import org.springframework.boot.health.contributor.Status;
@@ -146,22 +149,75 @@ class FencingAutoConfigurationTest {
     }
 
     @Test
-    void withoutLocksThereIsNoAdvisor() {
-        runner.withUserConfiguration(LockedBean.class).run(context -> {
-            assertThat(context).doesNotHaveBean("fencedLockedAdvisor");
-            assertThat(AopUtils.isAopProxy(context.getBean(Locked.class))).isFalse();
-        });
+    void withoutLocksALockedMethodFailsTheStartNamingItAndWhatIsMissing() {
+        runner.withUserConfiguration(LockedBean.class).run(context -> assertThat(context)
+                .getFailure()
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("@FencedLocked method " + Locked.class.getName() + ".")
+                .hasMessageContaining("the application has no FencedLocks bean")
+                .hasMessageContaining("fencing.zookeeper.connect-string")
+                .hasMessageContaining("fencing.locked.enabled=false"));
     }
 
     @Test
-    void lockedEnabledFalseLeavesMethodsUnlocked() {
+    void aMisspelledConnectStringWithALockedMethodFailsTheStart() {
+        runner.withUserConfiguration(LockedBean.class)
+                .withPropertyValues("fencing.zookeeper.conect-string=" + NOWHERE)
+                .run(context -> assertThat(context)
+                        .getFailure()
+                        .isInstanceOf(IllegalStateException.class)
+                        .hasMessageContaining("the application has no FencedLocks bean"));
+    }
+
+    @Test
+    void zookeeperEnabledFalseWithALockedMethodFailsTheStart() {
         zookeeper
                 .withUserConfiguration(LockedBean.class)
+                .withPropertyValues("fencing.zookeeper.enabled=false")
+                .run(context -> assertThat(context)
+                        .getFailure()
+                        .isInstanceOf(IllegalStateException.class)
+                        .hasMessageContaining("@FencedLocked method " + Locked.class.getName() + ".")
+                        .hasMessageContaining("the application has no FencedLocks bean"));
+    }
+
+    @Test
+    void twoCuratorClientsAndNoPrimaryWithALockedMethodFailTheStart() {
+        zookeeper.withUserConfiguration(TwoCurators.class, LockedBean.class).run(context -> assertThat(context)
+                .getFailure()
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("@FencedLocked method " + Locked.class.getName() + ".")
+                .hasMessageContaining("no FencedLocks bean"));
+    }
+
+    @Test
+    void withoutLocksAndWithoutLockedMethodsTheApplicationStarts() {
+        runner.run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(FencedLocks.class));
+    }
+
+    @Test
+    void aCallWithoutLocksIsRefusedNamingTheMethodInsteadOfRunningUnlocked() {
+        ProxyFactory factory = new ProxyFactory(new Locked());
+        factory.setProxyTargetClass(true);
+        factory.addAdvice(
+                new FencedLockedInterceptor(new DefaultListableBeanFactory().getBeanProvider(FencedLocks.class)));
+        Locked proxy = (Locked) factory.getProxy();
+        assertThatThrownBy(() -> proxy.write("A-1", 0))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining(
+                        "@FencedLocked method " + Locked.class.getName() + ".write cannot run under its lock")
+                .hasMessageContaining("the application has no FencedLocks bean");
+    }
+
+    @Test
+    void lockedEnabledFalseLeavesMethodsUnlockedEvenWithoutLocks() {
+        runner.withUserConfiguration(LockedBean.class)
                 .withPropertyValues("fencing.locked.enabled=false")
                 .run(context -> {
-                    assertThat(context).doesNotHaveBean("fencedLockedAdvisor");
-                    assertThat(AopUtils.isAopProxy(context.getBean(Locked.class)))
-                            .isFalse();
+                    assertThat(context).hasNotFailed().doesNotHaveBean("fencedLockedAdvisor");
+                    Locked locked = context.getBean(Locked.class);
+                    assertThat(AopUtils.isAopProxy(locked)).isFalse();
+                    assertThat(locked.write("A-1", 0)).isZero(); // ran, unlocked, with the caller's token
                 });
     }
 
@@ -453,6 +509,14 @@ class FencingAutoConfigurationTest {
             CuratorFramework client = CuratorFrameworkFactory.newClient(NOWHERE, new RetryOneTime(100));
             client.start();
             return client;
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class TwoCurators extends OwnCurator {
+        @Bean(destroyMethod = "close")
+        CuratorFramework secondCurator() {
+            return ownCurator();
         }
     }
 
