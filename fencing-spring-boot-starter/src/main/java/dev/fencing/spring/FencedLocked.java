@@ -24,6 +24,9 @@ import java.lang.annotation.Target;
  * // a caller: reservations.reserve("A-1", 3, 0); the token argument is filled in by the lock
  * }</pre>
  *
+ * <p><b>The token source</b> is {@code fencing.locks.token-source} (the {@code FencedLocks} bean's default)
+ * unless the annotation names one with {@link #tokenSource()}.
+ *
  * <p><b>The lock path</b> is a template: text, with SpEL expressions in {@code #{...}} that see the method's
  * arguments by name ({@code #sku}; compile with {@code -parameters}, as Spring Boot's build plugins do) or by
  * position ({@code #p0}, {@code #a0}). The evaluated path must be a valid lock path; a bad one is refused
@@ -73,8 +76,13 @@ public @interface FencedLocked {
     /** The lock path template, for example {@code "/locks/inventory/#{#sku}"}. */
     String value();
 
-    /** The lock's token source; all users of one path must pick the same. */
-    TokenSource tokenSource() default TokenSource.SEQUENCE;
+    /**
+     * The lock's token source, written {@code tokenSource = TokenSource.ZXID}; all users of one path must pick
+     * the same. Empty (the default) means the {@code FencedLocks} bean's default: for the starter's, {@code
+     * fencing.locks.token-source} ({@code sequence} unless set). At most one; more are refused when the method
+     * is first called, with an {@link IllegalStateException} naming it.
+     */
+    TokenSource[] tokenSource() default {};
 
     /**
      * How long to wait for the lock, in Spring Boot's duration format ({@code 500ms}, {@code 10s}, {@code

@@ -178,7 +178,7 @@ public class FencingProperties {
 
     /** Settings of the auto-configured FencedLocks. */
     public static class Locks {
-        /** Token source of locks taken without naming one. */
+        /** Token source of locks taken without naming one, @FencedLocked methods' included. */
         private TokenSource tokenSource = TokenSource.SEQUENCE;
 
         /**

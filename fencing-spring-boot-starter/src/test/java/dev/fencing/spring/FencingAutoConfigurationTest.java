@@ -253,6 +253,10 @@ class FencingAutoConfigurationTest {
             assertThatThrownBy(() -> locked.badTimeout())
                     .isInstanceOf(IllegalStateException.class)
                     .hasMessageContaining("timeout 'soon' is not a duration");
+            assertThatThrownBy(() -> locked.twoTokenSources())
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("name at most one tokenSource")
+                    .hasMessageContaining("[SEQUENCE, ZXID]");
             assertThatThrownBy(() -> locked.write(null, 0))
                     .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("'#sku' in lock path template '/locks/#{#sku}' gave null");
@@ -554,6 +558,11 @@ class FencingAutoConfigurationTest {
 
         @FencedLocked(value = "/locks/x", timeout = "soon")
         public void badTimeout() {}
+
+        @FencedLocked(
+                value = "/locks/x",
+                tokenSource = {dev.fencing.lock.TokenSource.SEQUENCE, dev.fencing.lock.TokenSource.ZXID})
+        public void twoTokenSources() {}
     }
 
     @Configuration(proxyBeanMethods = false)

@@ -50,7 +50,7 @@ public final class FencedLockedInterceptor implements MethodInterceptor, FencedL
             throw LockedMethodsCheck.noLocks(
                     locked.toString(), (int) locks.stream().count());
         }
-        FencedLock lock = unique.lock(path, locked.tokenSource);
+        FencedLock lock = locked.tokenSource == null ? unique.lock(path) : unique.lock(path, locked.tokenSource);
         Lease lease = locked.timeout == null
                 ? lock.acquire()
                 : lock.tryAcquire(locked.timeout).orElseThrow(() -> new LockNotAcquiredException(path, locked.timeout));
