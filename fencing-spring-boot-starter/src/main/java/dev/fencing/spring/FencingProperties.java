@@ -297,7 +297,8 @@ public class FencingProperties {
 
         /**
          * Kafka consumer properties (and fencing.* keys of FencedConsumerConfig) shared by every declared
-         * consumer, for example bootstrap.servers; a consumer's own properties override them.
+         * consumer, for example bootstrap.servers; a consumer's own properties override them. Not group.id:
+         * each consumer has its own group-id, and a shared group.id fails the start.
          */
         private Map<String, String> properties = new LinkedHashMap<>();
 
@@ -348,7 +349,7 @@ public class FencingProperties {
          */
         private String handler;
 
-        /** Consumer group; default the consumer's name. */
+        /** Consumer group; default the consumer's properties.group.id, else the consumer's name. */
         private String groupId;
 
         /** Where watermarks and offsets are kept; a TransactionalRecordHandler needs postgres. */

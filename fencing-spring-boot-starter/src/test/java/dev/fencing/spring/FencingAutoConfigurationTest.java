@@ -475,6 +475,16 @@ class FencingAutoConfigurationTest {
                         .hasStackTraceContaining("fencing.kafka.consumers.log: enable.auto.commit"));
     }
 
+    @Test
+    void aSharedGroupIdFailsTheStartNamingTheProperty() {
+        oneConsumer
+                .withPropertyValues(
+                        "fencing.kafka.properties.group.id=everyone", "fencing.kafka.consumers.log.group-id=log-v2")
+                .run(context -> assertThat(context)
+                        .getFailure()
+                        .hasStackTraceContaining("fencing.kafka.properties.group.id is set to 'everyone'"));
+    }
+
     // ---- health
 
     @Test
