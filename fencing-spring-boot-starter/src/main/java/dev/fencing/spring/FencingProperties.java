@@ -334,7 +334,13 @@ public class FencingProperties {
     public enum WatermarkStoreType {
         /** PostgresWatermarkStore on the application's Jdbi: durable, shared by every member of the group. */
         POSTGRES,
-        /** One InMemoryWatermarkStore shared by this application's consumers: forgotten on restart. */
+        /**
+         * One InMemoryWatermarkStore shared by this application's consumers, for tests and a single instance.
+         * It is empty after a restart, and Kafka's committed offsets are then ahead of it: a group that has
+         * committed offsets stops at assignment with StoreBehindKafkaException (rather than accept records
+         * whose tokens it no longer knows) until its offsets are reset; only a group without committed
+         * offsets starts. Another instance of the application that takes over a partition stops the same way.
+         */
         IN_MEMORY
     }
 
