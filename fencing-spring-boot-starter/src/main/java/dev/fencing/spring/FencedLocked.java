@@ -55,6 +55,12 @@ import java.lang.annotation.Target;
  * wrote under a stale token was refused, whatever it wrote before that is committed. Each loss is also told
  * to every {@code FencedLockListener} bean.
  *
+ * <p><b>With the application's own {@code FencedLocks} bean</b>, {@link #interruptOnLoss()} does nothing:
+ * the starter hears of lost leases only through the listener it gives the {@code FencedLocks} it builds
+ * itself, and cannot add one to a bean already built (nor do {@code FencedLockListener} beans and the lease
+ * meters hear anything then). To adjust the locks and keep these, declare a {@link FencedLocksCustomizer}
+ * bean instead of a {@code FencedLocks} bean.
+ *
  * <p><b>Proxies.</b> Like {@code @Transactional}, the lock is taken by the bean's Spring proxy: a call from
  * the bean to its own method bypasses it. Such a call's token parameter stays {@code 0}, which every fenced
  * resource refuses, so the mistake fails closed.
@@ -90,6 +96,9 @@ public @interface FencedLocked {
      */
     String timeout() default "";
 
-    /** Also interrupt the method's thread when its lease is invalidated; default {@code false}. */
+    /**
+     * Also interrupt the method's thread when its lease is invalidated; default {@code false}. Works with the
+     * starter's {@code FencedLocks} only, not with an application's own bean (see above).
+     */
     boolean interruptOnLoss() default false;
 }
