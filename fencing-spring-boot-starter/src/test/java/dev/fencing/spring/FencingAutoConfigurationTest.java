@@ -8,6 +8,7 @@ import dev.fencing.jdbc.FencedWriter;
 import dev.fencing.kafka.FencedConsumer;
 import dev.fencing.kafka.RecordHandler;
 import dev.fencing.kafka.TransactionalRecordHandler;
+import dev.fencing.lock.FencedLockListener;
 import dev.fencing.lock.FencedLocks;
 import dev.fencing.spring.autoconfigure.FencingFlywayAutoConfiguration;
 import dev.fencing.spring.autoconfigure.FencingHealthAutoConfiguration;
@@ -18,8 +19,10 @@ import dev.fencing.spring.autoconfigure.FencingZooKeeperAutoConfiguration;
 import dev.fencing.spring.internal.DeclaredConsumers;
 import dev.fencing.spring.internal.FencedLockedInterceptor;
 import dev.fencing.spring.internal.FencingHealthIndicator;
+import dev.fencing.spring.internal.LeaseMeters;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.Arrays;
+import java.util.List;
 import javax.sql.DataSource;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
@@ -34,6 +37,8 @@ import org.postgresql.ds.PGSimpleDataSource;
 import org.springframework.aop.Advisor;
 import org.springframework.aop.framework.ProxyFactory;
 import org.springframework.aop.support.AopUtils;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.support.DefaultListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.flyway.autoconfigure.FlywayConfigurationCustomizer;
@@ -222,6 +227,17 @@ class FencingAutoConfigurationTest {
     }
 
     @Test
+    void theApplicationsOwnInterceptorWinsAndIsTheAdvisorsAdvice() {
+        zookeeper.withUserConfiguration(OwnInterceptor.class).run(context -> {
+            assertThat(context).hasSingleBean(FencedLockedInterceptor.class);
+            FencedLockedInterceptor own = context.getBean("ownInterceptor", FencedLockedInterceptor.class);
+            assertThat(context.getBean(FencedLockedInterceptor.class)).isSameAs(own);
+            assertThat(context.getBean("fencedLockedAdvisor", Advisor.class).getAdvice())
+                    .isSameAs(own);
+        });
+    }
+
+    @Test
     void theApplicationsOwnAdvisorNamedFencedLockedAdvisorWins() {
         zookeeper.withUserConfiguration(OwnAdvisor.class).run(context -> assertThat(
                         context.getBean("fencedLockedAdvisor"))
@@ -354,6 +370,48 @@ class FencingAutoConfigurationTest {
                         .hasSingleBean(FencedLocks.class));
     }
 
+    @Test
+    void theApplicationsOwnMetersWin() {
+        zookeeper.withUserConfiguration(OneDataSource.class, OwnMeters.class).run(context -> {
+            assertThat(context.getBean("fencingLeaseMeters")).isSameAs(OwnMeters.LEASES);
+            assertThat(context.getBean("fencingWriterMeters")).isSameAs(OwnMeters.WRITER);
+            assertThat(context).getBeans(LeaseMeters.class).isEmpty();
+        });
+    }
+
+    @Test
+    void withDeclaredConsumersAndMicrometerTheConsumersCount() {
+        oneConsumer.run(context -> assertThat(context).hasBean("fencingConsumerMeters"));
+    }
+
+    @Test
+    void withoutDeclaredConsumersThereAreNoConsumerMeters() {
+        runner.run(context -> assertThat(context).doesNotHaveBean("fencingConsumerMeters"));
+    }
+
+    @Test
+    void metricsEnabledFalseSwitchesTheConsumerMetersOff() {
+        oneConsumer.withPropertyValues("fencing.metrics.enabled=false").run(context -> assertThat(context)
+                .hasSingleBean(DeclaredConsumers.class)
+                .doesNotHaveBean("fencingConsumerMeters"));
+    }
+
+    @Test
+    void withoutMicrometerOnTheClassPathThereAreNoConsumerMetersAndTheConsumersStay() {
+        oneConsumer
+                .withClassLoader(new FilteredClassLoader(MeterRegistry.class))
+                .run(context -> assertThat(context)
+                        .hasSingleBean(DeclaredConsumers.class)
+                        .doesNotHaveBean("fencingConsumerMeters"));
+    }
+
+    @Test
+    void theApplicationsOwnConsumerMetersWin() {
+        oneConsumer.withUserConfiguration(OwnConsumerMeters.class).run(context -> assertThat(
+                        context.getBean("fencingConsumerMeters"))
+                .isSameAs(OwnConsumerMeters.METERS));
+    }
+
     // ---- Flyway
 
     @Test
@@ -483,6 +541,14 @@ class FencingAutoConfigurationTest {
                 .run(context -> assertThat(context)
                         .getFailure()
                         .hasStackTraceContaining("fencing.kafka.properties.group.id is set to 'everyone'"));
+    }
+
+    @Test
+    void theApplicationsOwnDeclaredConsumersWin() {
+        oneConsumer.withUserConfiguration(OwnConsumers.class).run(context -> {
+            assertThat(context).hasSingleBean(DeclaredConsumers.class);
+            assertThat(context.getBean(DeclaredConsumers.class)).isSameAs(context.getBean("ownConsumers"));
+        });
     }
 
     // ---- health
@@ -617,6 +683,48 @@ class FencingAutoConfigurationTest {
         @Bean
         FencedWriter ownWriter(Jdbi jdbi) {
             return FencedWriter.builder(jdbi).policy(FencePolicy.MONOTONIC).build();
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class OwnInterceptor {
+        @Bean
+        FencedLockedInterceptor ownInterceptor(ObjectProvider<FencedLocks> locks) {
+            return new FencedLockedInterceptor(locks);
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class OwnMeters {
+        static final FencedLockListener LEASES = new FencedLockListener() {};
+        static final FencedWriterCustomizer WRITER = builder -> {};
+
+        @Bean
+        FencedLockListener fencingLeaseMeters() {
+            return LEASES;
+        }
+
+        @Bean
+        FencedWriterCustomizer fencingWriterMeters() {
+            return WRITER;
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class OwnConsumerMeters {
+        static final FencedConsumerCustomizer METERS = (name, builder) -> {};
+
+        @Bean
+        FencedConsumerCustomizer fencingConsumerMeters() {
+            return METERS;
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class OwnConsumers {
+        @Bean
+        DeclaredConsumers ownConsumers(BeanFactory beans) {
+            return new DeclaredConsumers(new FencingProperties.Kafka(), beans, () -> null, List.of());
         }
     }
 
