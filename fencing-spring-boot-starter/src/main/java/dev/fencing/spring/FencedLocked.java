@@ -24,6 +24,9 @@ import java.lang.annotation.Target;
  * // a caller: reservations.reserve("A-1", 3, 0); the token argument is filled in by the lock
  * }</pre>
  *
+ * <p><b>The token source</b> is {@code fencing.locks.token-source} (the {@code FencedLocks} bean's default)
+ * unless the annotation names one with {@link #tokenSource()}.
+ *
  * <p><b>The lock path</b> is a template: text, with SpEL expressions in {@code #{...}} that see the method's
  * arguments by name ({@code #sku}; compile with {@code -parameters}, as Spring Boot's build plugins do) or by
  * position ({@code #p0}, {@code #a0}). The evaluated path must be a valid lock path; a bad one is refused
@@ -52,9 +55,20 @@ import java.lang.annotation.Target;
  * wrote under a stale token was refused, whatever it wrote before that is committed. Each loss is also told
  * to every {@code FencedLockListener} bean.
  *
+ * <p><b>With the application's own {@code FencedLocks} bean</b>, {@link #interruptOnLoss()} does nothing:
+ * the starter hears of lost leases only through the listener it gives the {@code FencedLocks} it builds
+ * itself, and cannot add one to a bean already built (nor do {@code FencedLockListener} beans and the lease
+ * meters hear anything then). To adjust the locks and keep these, declare a {@link FencedLocksCustomizer}
+ * bean instead of a {@code FencedLocks} bean.
+ *
  * <p><b>Proxies.</b> Like {@code @Transactional}, the lock is taken by the bean's Spring proxy: a call from
  * the bean to its own method bypasses it. Such a call's token parameter stays {@code 0}, which every fenced
  * resource refuses, so the mistake fails closed.
+ *
+ * <p><b>No locks, no start.</b> A bean with such a method in an application without a {@code FencedLocks}
+ * bean (no {@code fencing.zookeeper.connect-string}, {@code fencing.zookeeper.enabled=false}, two Curator
+ * clients) fails the application's start with an {@link IllegalStateException} naming the method. With {@code
+ * fencing.locked.enabled=false} the annotation is ignored and the method runs <b>without any lock</b>.
  *
  * <p><b>Transactions.</b> The lock is taken outside a {@code @Transactional} method's transaction (the
  * lock's advisor has a higher precedence than the transaction advisor's default), so the transaction
@@ -68,8 +82,13 @@ public @interface FencedLocked {
     /** The lock path template, for example {@code "/locks/inventory/#{#sku}"}. */
     String value();
 
-    /** The lock's token source; all users of one path must pick the same. */
-    TokenSource tokenSource() default TokenSource.SEQUENCE;
+    /**
+     * The lock's token source, written {@code tokenSource = TokenSource.ZXID}; all users of one path must pick
+     * the same. Empty (the default) means the {@code FencedLocks} bean's default: for the starter's, {@code
+     * fencing.locks.token-source} ({@code sequence} unless set). At most one; more are refused when the method
+     * is first called, with an {@link IllegalStateException} naming it.
+     */
+    TokenSource[] tokenSource() default {};
 
     /**
      * How long to wait for the lock, in Spring Boot's duration format ({@code 500ms}, {@code 10s}, {@code
@@ -77,6 +96,9 @@ public @interface FencedLocked {
      */
     String timeout() default "";
 
-    /** Also interrupt the method's thread when its lease is invalidated; default {@code false}. */
+    /**
+     * Also interrupt the method's thread when its lease is invalidated; default {@code false}. Works with the
+     * starter's {@code FencedLocks} only, not with an application's own bean (see above).
+     */
     boolean interruptOnLoss() default false;
 }

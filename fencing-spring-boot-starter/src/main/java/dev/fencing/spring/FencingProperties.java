@@ -178,7 +178,7 @@ public class FencingProperties {
 
     /** Settings of the auto-configured FencedLocks. */
     public static class Locks {
-        /** Token source of locks taken without naming one. */
+        /** Token source of locks taken without naming one, @FencedLocked methods' included. */
         private TokenSource tokenSource = TokenSource.SEQUENCE;
 
         /**
@@ -217,7 +217,11 @@ public class FencingProperties {
 
     /** The {@link FencedLocked} method annotation. */
     public static class Locked {
-        /** Whether methods annotated with @FencedLocked run under their lock. */
+        /**
+         * Whether methods annotated with @FencedLocked run under their lock. When on, a bean with such a method
+         * and no FencedLocks bean fails the application's start. When off, the annotated methods run without
+         * any lock.
+         */
         private boolean enabled = true;
 
         public boolean isEnabled() {
@@ -293,7 +297,8 @@ public class FencingProperties {
 
         /**
          * Kafka consumer properties (and fencing.* keys of FencedConsumerConfig) shared by every declared
-         * consumer, for example bootstrap.servers; a consumer's own properties override them.
+         * consumer, for example bootstrap.servers; a consumer's own properties override them. Not group.id:
+         * each consumer has its own group-id, and a shared group.id fails the start.
          */
         private Map<String, String> properties = new LinkedHashMap<>();
 
@@ -329,7 +334,13 @@ public class FencingProperties {
     public enum WatermarkStoreType {
         /** PostgresWatermarkStore on the application's Jdbi: durable, shared by every member of the group. */
         POSTGRES,
-        /** One InMemoryWatermarkStore shared by this application's consumers: forgotten on restart. */
+        /**
+         * One InMemoryWatermarkStore shared by this application's consumers, for tests and a single instance.
+         * It is empty after a restart, and Kafka's committed offsets are then ahead of it: a group that has
+         * committed offsets stops at assignment with StoreBehindKafkaException (rather than accept records
+         * whose tokens it no longer knows) until its offsets are reset; only a group without committed
+         * offsets starts. Another instance of the application that takes over a partition stops the same way.
+         */
         IN_MEMORY
     }
 
@@ -344,7 +355,7 @@ public class FencingProperties {
          */
         private String handler;
 
-        /** Consumer group; default the consumer's name. */
+        /** Consumer group; default the consumer's properties.group.id, else the consumer's name. */
         private String groupId;
 
         /** Where watermarks and offsets are kept; a TransactionalRecordHandler needs postgres. */

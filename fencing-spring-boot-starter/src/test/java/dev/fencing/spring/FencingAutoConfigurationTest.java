@@ -8,6 +8,7 @@ import dev.fencing.jdbc.FencedWriter;
 import dev.fencing.kafka.FencedConsumer;
 import dev.fencing.kafka.RecordHandler;
 import dev.fencing.kafka.TransactionalRecordHandler;
+import dev.fencing.lock.FencedLockListener;
 import dev.fencing.lock.FencedLocks;
 import dev.fencing.spring.autoconfigure.FencingFlywayAutoConfiguration;
 import dev.fencing.spring.autoconfigure.FencingHealthAutoConfiguration;
@@ -16,9 +17,12 @@ import dev.fencing.spring.autoconfigure.FencingKafkaAutoConfiguration;
 import dev.fencing.spring.autoconfigure.FencingLockedMethodsAutoConfiguration;
 import dev.fencing.spring.autoconfigure.FencingZooKeeperAutoConfiguration;
 import dev.fencing.spring.internal.DeclaredConsumers;
+import dev.fencing.spring.internal.FencedLockedInterceptor;
 import dev.fencing.spring.internal.FencingHealthIndicator;
+import dev.fencing.spring.internal.LeaseMeters;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.Arrays;
+import java.util.List;
 import javax.sql.DataSource;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
@@ -31,7 +35,11 @@ import org.jdbi.v3.core.Jdbi;
 import org.junit.jupiter.api.Test;
 import org.postgresql.ds.PGSimpleDataSource;
 import org.springframework.aop.Advisor;
+import org.springframework.aop.framework.ProxyFactory;
 import org.springframework.aop.support.AopUtils;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.support.DefaultListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.flyway.autoconfigure.FlywayConfigurationCustomizer;
 import org.springframework.boot.health.contributor.Status;
@@ -146,23 +154,87 @@ class FencingAutoConfigurationTest {
     }
 
     @Test
-    void withoutLocksThereIsNoAdvisor() {
-        runner.withUserConfiguration(LockedBean.class).run(context -> {
-            assertThat(context).doesNotHaveBean("fencedLockedAdvisor");
-            assertThat(AopUtils.isAopProxy(context.getBean(Locked.class))).isFalse();
-        });
+    void withoutLocksALockedMethodFailsTheStartNamingItAndWhatIsMissing() {
+        runner.withUserConfiguration(LockedBean.class).run(context -> assertThat(context)
+                .getFailure()
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("@FencedLocked method " + Locked.class.getName() + ".")
+                .hasMessageContaining("the application has no FencedLocks bean")
+                .hasMessageContaining("fencing.zookeeper.connect-string")
+                .hasMessageContaining("fencing.locked.enabled=false"));
     }
 
     @Test
-    void lockedEnabledFalseLeavesMethodsUnlocked() {
+    void aMisspelledConnectStringWithALockedMethodFailsTheStart() {
+        runner.withUserConfiguration(LockedBean.class)
+                .withPropertyValues("fencing.zookeeper.conect-string=" + NOWHERE)
+                .run(context -> assertThat(context)
+                        .getFailure()
+                        .isInstanceOf(IllegalStateException.class)
+                        .hasMessageContaining("the application has no FencedLocks bean"));
+    }
+
+    @Test
+    void zookeeperEnabledFalseWithALockedMethodFailsTheStart() {
         zookeeper
                 .withUserConfiguration(LockedBean.class)
+                .withPropertyValues("fencing.zookeeper.enabled=false")
+                .run(context -> assertThat(context)
+                        .getFailure()
+                        .isInstanceOf(IllegalStateException.class)
+                        .hasMessageContaining("@FencedLocked method " + Locked.class.getName() + ".")
+                        .hasMessageContaining("the application has no FencedLocks bean"));
+    }
+
+    @Test
+    void twoCuratorClientsAndNoPrimaryWithALockedMethodFailTheStart() {
+        zookeeper.withUserConfiguration(TwoCurators.class, LockedBean.class).run(context -> assertThat(context)
+                .getFailure()
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("@FencedLocked method " + Locked.class.getName() + ".")
+                .hasMessageContaining("no FencedLocks bean"));
+    }
+
+    @Test
+    void withoutLocksAndWithoutLockedMethodsTheApplicationStarts() {
+        runner.run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(FencedLocks.class));
+    }
+
+    @Test
+    void aCallWithoutLocksIsRefusedNamingTheMethodInsteadOfRunningUnlocked() {
+        ProxyFactory factory = new ProxyFactory(new Locked());
+        factory.setProxyTargetClass(true);
+        factory.addAdvice(
+                new FencedLockedInterceptor(new DefaultListableBeanFactory().getBeanProvider(FencedLocks.class)));
+        Locked proxy = (Locked) factory.getProxy();
+        assertThatThrownBy(() -> proxy.write("A-1", 0))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining(
+                        "@FencedLocked method " + Locked.class.getName() + ".write cannot run under its lock")
+                .hasMessageContaining("the application has no FencedLocks bean");
+    }
+
+    @Test
+    void lockedEnabledFalseLeavesMethodsUnlockedEvenWithoutLocks() {
+        runner.withUserConfiguration(LockedBean.class)
                 .withPropertyValues("fencing.locked.enabled=false")
                 .run(context -> {
-                    assertThat(context).doesNotHaveBean("fencedLockedAdvisor");
-                    assertThat(AopUtils.isAopProxy(context.getBean(Locked.class)))
-                            .isFalse();
+                    assertThat(context).hasNotFailed().doesNotHaveBean("fencedLockedAdvisor");
+                    Locked locked = context.getBean(Locked.class);
+                    assertThat(AopUtils.isAopProxy(locked)).isFalse();
+                    assertThat(locked.write("A-1", 0)).isZero(); // ran, unlocked, with the caller's token
                 });
+    }
+
+    @Test
+    void theApplicationsOwnInterceptorWinsAndIsTheAdvisorsAdvice() {
+        zookeeper.withUserConfiguration(OwnInterceptor.class).run(context -> {
+            assertThat(context).hasSingleBean(FencedLockedInterceptor.class);
+            FencedLockedInterceptor own = context.getBean("ownInterceptor", FencedLockedInterceptor.class);
+            assertThat(context.getBean(FencedLockedInterceptor.class)).isSameAs(own);
+            assertThat(context.getBean("fencedLockedAdvisor", Advisor.class).getAdvice())
+                    .isSameAs(own);
+        });
     }
 
     @Test
@@ -197,6 +269,10 @@ class FencingAutoConfigurationTest {
             assertThatThrownBy(() -> locked.badTimeout())
                     .isInstanceOf(IllegalStateException.class)
                     .hasMessageContaining("timeout 'soon' is not a duration");
+            assertThatThrownBy(() -> locked.twoTokenSources())
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("name at most one tokenSource")
+                    .hasMessageContaining("[SEQUENCE, ZXID]");
             assertThatThrownBy(() -> locked.write(null, 0))
                     .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("'#sku' in lock path template '/locks/#{#sku}' gave null");
@@ -292,6 +368,48 @@ class FencingAutoConfigurationTest {
                         .doesNotHaveBean("fencingLeaseMeters")
                         .hasSingleBean(FencedWriter.class)
                         .hasSingleBean(FencedLocks.class));
+    }
+
+    @Test
+    void theApplicationsOwnMetersWin() {
+        zookeeper.withUserConfiguration(OneDataSource.class, OwnMeters.class).run(context -> {
+            assertThat(context.getBean("fencingLeaseMeters")).isSameAs(OwnMeters.LEASES);
+            assertThat(context.getBean("fencingWriterMeters")).isSameAs(OwnMeters.WRITER);
+            assertThat(context).getBeans(LeaseMeters.class).isEmpty();
+        });
+    }
+
+    @Test
+    void withDeclaredConsumersAndMicrometerTheConsumersCount() {
+        oneConsumer.run(context -> assertThat(context).hasBean("fencingConsumerMeters"));
+    }
+
+    @Test
+    void withoutDeclaredConsumersThereAreNoConsumerMeters() {
+        runner.run(context -> assertThat(context).doesNotHaveBean("fencingConsumerMeters"));
+    }
+
+    @Test
+    void metricsEnabledFalseSwitchesTheConsumerMetersOff() {
+        oneConsumer.withPropertyValues("fencing.metrics.enabled=false").run(context -> assertThat(context)
+                .hasSingleBean(DeclaredConsumers.class)
+                .doesNotHaveBean("fencingConsumerMeters"));
+    }
+
+    @Test
+    void withoutMicrometerOnTheClassPathThereAreNoConsumerMetersAndTheConsumersStay() {
+        oneConsumer
+                .withClassLoader(new FilteredClassLoader(MeterRegistry.class))
+                .run(context -> assertThat(context)
+                        .hasSingleBean(DeclaredConsumers.class)
+                        .doesNotHaveBean("fencingConsumerMeters"));
+    }
+
+    @Test
+    void theApplicationsOwnConsumerMetersWin() {
+        oneConsumer.withUserConfiguration(OwnConsumerMeters.class).run(context -> assertThat(
+                        context.getBean("fencingConsumerMeters"))
+                .isSameAs(OwnConsumerMeters.METERS));
     }
 
     // ---- Flyway
@@ -415,6 +533,24 @@ class FencingAutoConfigurationTest {
                         .hasStackTraceContaining("fencing.kafka.consumers.log: enable.auto.commit"));
     }
 
+    @Test
+    void aSharedGroupIdFailsTheStartNamingTheProperty() {
+        oneConsumer
+                .withPropertyValues(
+                        "fencing.kafka.properties.group.id=everyone", "fencing.kafka.consumers.log.group-id=log-v2")
+                .run(context -> assertThat(context)
+                        .getFailure()
+                        .hasStackTraceContaining("fencing.kafka.properties.group.id is set to 'everyone'"));
+    }
+
+    @Test
+    void theApplicationsOwnDeclaredConsumersWin() {
+        oneConsumer.withUserConfiguration(OwnConsumers.class).run(context -> {
+            assertThat(context).hasSingleBean(DeclaredConsumers.class);
+            assertThat(context.getBean(DeclaredConsumers.class)).isSameAs(context.getBean("ownConsumers"));
+        });
+    }
+
     // ---- health
 
     @Test
@@ -457,6 +593,14 @@ class FencingAutoConfigurationTest {
     }
 
     @Configuration(proxyBeanMethods = false)
+    static class TwoCurators extends OwnCurator {
+        @Bean(destroyMethod = "close")
+        CuratorFramework secondCurator() {
+            return ownCurator();
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
     static class OwnLocks extends OwnCurator {
         @Bean
         FencedLocks ownLocks(CuratorFramework client) {
@@ -490,6 +634,11 @@ class FencingAutoConfigurationTest {
 
         @FencedLocked(value = "/locks/x", timeout = "soon")
         public void badTimeout() {}
+
+        @FencedLocked(
+                value = "/locks/x",
+                tokenSource = {dev.fencing.lock.TokenSource.SEQUENCE, dev.fencing.lock.TokenSource.ZXID})
+        public void twoTokenSources() {}
     }
 
     @Configuration(proxyBeanMethods = false)
@@ -534,6 +683,48 @@ class FencingAutoConfigurationTest {
         @Bean
         FencedWriter ownWriter(Jdbi jdbi) {
             return FencedWriter.builder(jdbi).policy(FencePolicy.MONOTONIC).build();
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class OwnInterceptor {
+        @Bean
+        FencedLockedInterceptor ownInterceptor(ObjectProvider<FencedLocks> locks) {
+            return new FencedLockedInterceptor(locks);
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class OwnMeters {
+        static final FencedLockListener LEASES = new FencedLockListener() {};
+        static final FencedWriterCustomizer WRITER = builder -> {};
+
+        @Bean
+        FencedLockListener fencingLeaseMeters() {
+            return LEASES;
+        }
+
+        @Bean
+        FencedWriterCustomizer fencingWriterMeters() {
+            return WRITER;
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class OwnConsumerMeters {
+        static final FencedConsumerCustomizer METERS = (name, builder) -> {};
+
+        @Bean
+        FencedConsumerCustomizer fencingConsumerMeters() {
+            return METERS;
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class OwnConsumers {
+        @Bean
+        DeclaredConsumers ownConsumers(BeanFactory beans) {
+            return new DeclaredConsumers(new FencingProperties.Kafka(), beans, () -> null, List.of());
         }
     }
 

@@ -9,8 +9,11 @@ import com.example.reservations.Reservations;
 import dev.fencing.jdbc.WriteOutcome;
 import dev.fencing.kafka.FencedRecords;
 import dev.fencing.lock.FencedLocks;
+import dev.fencing.lock.ForeignLockParentException;
 import dev.fencing.lock.Lease;
+import dev.fencing.lock.TokenSource;
 import dev.fencing.lock.ZooKeeperDigest;
+import dev.fencing.spring.autoconfigure.FencingLockedMethodsAutoConfiguration;
 import dev.fencing.spring.autoconfigure.FencingZooKeeperAutoConfiguration;
 import dev.fencing.spring.internal.DeclaredConsumers;
 import dev.fencing.spring.internal.FencedLockedInterceptor;
@@ -252,6 +255,28 @@ class FencingStarterIT {
     }
 
     @Test
+    void aLockedMethodThatNamesNoTokenSourceUsesTheConfiguredOne() {
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(
+                        FencingZooKeeperAutoConfiguration.class, FencingLockedMethodsAutoConfiguration.class))
+                .withUserConfiguration(ZxidJob.class)
+                .withPropertyValues(
+                        "fencing.zookeeper.connect-string=" + zk.connectString(), "fencing.locks.token-source=zxid")
+                .run(context -> {
+                    FencedLocks locks = context.getBean(FencedLocks.class);
+                    long token = context.getBean(Job.class).tokenOf("zxid-job", 0);
+
+                    // a ZXID lock on the same path agrees: a SEQUENCE parent would be refused as foreign
+                    long next =
+                            locks.lock("/locks/jobs/zxid-job", TokenSource.ZXID).runLocked(Lease::token);
+                    assertThat(next).isGreaterThan(token);
+                    assertThatThrownBy(() -> locks.lock("/locks/jobs/zxid-job", TokenSource.SEQUENCE)
+                                    .runLocked(Lease::token))
+                            .isInstanceOf(ForeignLockParentException.class);
+                });
+    }
+
+    @Test
     void aTransactionalMethodsFencedWriteRollsBackWithTheRestOfItsTransaction() {
         rows.useHandle(h -> h.execute("INSERT INTO inventory (sku, stock) VALUES ('C-1', 10)"));
         Reservations reservations = a.getBean(Reservations.class);
@@ -349,8 +374,13 @@ class FencingStarterIT {
                         .list());
     }
 
-    /** A job that waits until it is interrupted, and reports what its lease says then. */
+    /** A job that waits until it is interrupted, and reports what its lease says then; or reports its token. */
     static class Job {
+        @FencedLocked("/locks/jobs/#{#name}")
+        public long tokenOf(String name, @FenceToken long token) {
+            return token;
+        }
+
         @FencedLocked(value = "/locks/jobs/#{#name}", interruptOnLoss = true)
         public String waitForever(String name, CountDownLatch started, Lease lease) {
             started.countDown();
@@ -361,6 +391,14 @@ class FencingStarterIT {
                 Thread.currentThread().interrupt(); // as a method should: the flag stays set for whoever is next
                 return "interrupted; lease valid: " + lease.isValid() + ", lost: " + lease.lossCause();
             }
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class ZxidJob {
+        @Bean
+        Job job() {
+            return new Job();
         }
     }
 

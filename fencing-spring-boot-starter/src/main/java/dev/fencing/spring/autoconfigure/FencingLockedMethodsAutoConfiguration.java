@@ -3,15 +3,16 @@ package dev.fencing.spring.autoconfigure;
 import dev.fencing.lock.FencedLocks;
 import dev.fencing.spring.FencedLocked;
 import dev.fencing.spring.internal.FencedLockedInterceptor;
+import dev.fencing.spring.internal.LockedMethodsCheck;
 import org.springframework.aop.Advisor;
 import org.springframework.aop.config.AopConfigUtils;
 import org.springframework.aop.support.DefaultPointcutAdvisor;
 import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
@@ -23,15 +24,23 @@ import org.springframework.core.Ordered;
 import org.springframework.core.type.AnnotationMetadata;
 
 /**
- * Runs {@link FencedLocked} methods under their lock, when the application has a {@link FencedLocks} bean
- * (its own or the starter's). The advisor's order is {@link #ADVISOR_ORDER}, a higher precedence than the
- * transaction advisor's default, so a {@code @Transactional @FencedLocked} method takes the lock first and
- * commits before releasing it. Off with {@code fencing.locked.enabled=false}; an application's own bean
- * named {@code fencedLockedAdvisor} replaces the advisor.
+ * Runs {@link FencedLocked} methods under their lock, taken from the application's single (or primary)
+ * {@link FencedLocks} bean, its own or the starter's. The advisor's order is {@link #ADVISOR_ORDER}, a higher
+ * precedence than the transaction advisor's default, so a {@code @Transactional @FencedLocked} method takes
+ * the lock first and commits before releasing it. An application's own bean named {@code
+ * fencedLockedAdvisor} replaces the advisor.
+ *
+ * <p>Fails closed: when a bean has a {@link FencedLocked} method and there is no {@link FencedLocks} bean to
+ * lock it with (no or a misspelled {@code fencing.zookeeper.connect-string}, {@code
+ * fencing.zookeeper.enabled=false}, two Curator clients and none primary), the application does not start,
+ * with a message naming the method ({@link LockedMethodsCheck}); a call made anyway is refused the same way.
+ *
+ * <p>Off with {@code fencing.locked.enabled=false}: then nothing looks at {@link FencedLocked}, and the
+ * annotated methods run <b>without any lock</b>, on every instance at once; their lease and token parameters
+ * keep what the caller passed ({@code null} and {@code 0}, a token every fenced resource refuses).
  */
 @AutoConfiguration(after = FencingZooKeeperAutoConfiguration.class)
 @ConditionalOnClass({FencedLocks.class, Advisor.class})
-@ConditionalOnBean(FencedLocks.class)
 @ConditionalOnBooleanProperty(name = "fencing.locked.enabled", matchIfMissing = true)
 @Import(FencingLockedMethodsAutoConfiguration.AutoProxying.class)
 public class FencingLockedMethodsAutoConfiguration {
@@ -53,6 +62,12 @@ public class FencingLockedMethodsAutoConfiguration {
                 new AnnotationMatchingPointcut(null, FencedLocked.class, true), interceptor.getObject());
         advisor.setOrder(ADVISOR_ORDER);
         return advisor;
+    }
+
+    @Bean
+    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+    public static LockedMethodsCheck fencedLockedMethodsCheck(ListableBeanFactory beans) {
+        return new LockedMethodsCheck(beans);
     }
 
     /**

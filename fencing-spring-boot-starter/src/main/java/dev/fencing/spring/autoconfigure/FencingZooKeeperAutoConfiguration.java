@@ -30,6 +30,10 @@ import org.springframework.context.annotation.Configuration;
  * each {@link FencedLockListener} bean; with Micrometer, lease invalidations are counted on the
  * application's {@code MeterRegistry}. Off with {@code fencing.zookeeper.enabled=false}.
  *
+ * <p>An application's own {@link FencedLocks} bean is used as it is: it was built without the starter's
+ * listener, so {@link FencedLockListener} beans, the lease meters and {@code @FencedLocked(interruptOnLoss =
+ * true)} hear nothing from it. Adjust the starter's locks with a {@code FencedLocksCustomizer} bean instead.
+ *
  * <p>With {@code fencing.zookeeper.digest.user} and {@code .password} the client authenticates with them
  * and the locks' nodes get an ACL admitting only that user (also for an application's own client, which
  * must then authenticate itself).

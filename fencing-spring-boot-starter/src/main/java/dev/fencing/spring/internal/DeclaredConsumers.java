@@ -54,6 +54,12 @@ public final class DeclaredConsumers implements SmartLifecycle, ConsumerStates {
             List<FencedConsumerCustomizer> customizers) {
         this.declared = new LinkedHashMap<>(properties.getConsumers());
         this.shared = new LinkedHashMap<>(properties.getProperties());
+        if (shared.containsKey(ConsumerConfig.GROUP_ID_CONFIG)) {
+            throw new IllegalStateException("fencing.kafka.properties." + ConsumerConfig.GROUP_ID_CONFIG
+                    + " is set to '" + shared.get(ConsumerConfig.GROUP_ID_CONFIG) + "': a shared group would put"
+                    + " every declared consumer in one group, over each one's own group-id. Remove it and set"
+                    + " fencing.kafka.consumers.<name>.group-id where a consumer's group is not its name");
+        }
         this.beans = beans;
         this.jdbi = jdbi;
         this.customizers = List.copyOf(customizers);
@@ -138,10 +144,7 @@ public final class DeclaredConsumers implements SmartLifecycle, ConsumerStates {
     }
 
     private FencedConsumerBuilder<Object, Object> builder(String name, FencingProperties.Consumer declaration) {
-        Map<String, Object> properties = new HashMap<>(shared);
-        properties.putAll(declaration.getProperties());
-        properties.putIfAbsent(
-                ConsumerConfig.GROUP_ID_CONFIG, declaration.getGroupId() == null ? name : declaration.getGroupId());
+        Map<String, Object> properties = properties(name, declaration, shared);
         if (declaration.getTopics().isEmpty()) {
             throw new IllegalArgumentException("no topics: set fencing.kafka.consumers." + name + ".topics");
         }
@@ -176,6 +179,25 @@ public final class DeclaredConsumers implements SmartLifecycle, ConsumerStates {
             customizer.customize(name, builder);
         }
         return builder;
+    }
+
+    /**
+     * The consumer's Kafka and fencing properties: the shared ones, then its own, and its group: {@code
+     * group-id}, else its own {@code properties.group.id}, else its name. The shared properties hold no group
+     * (refused when the consumers are declared).
+     */
+    static Map<String, Object> properties(
+            String name, FencingProperties.Consumer declaration, Map<String, String> shared) {
+        Map<String, Object> properties = new HashMap<>(shared);
+        properties.putAll(declaration.getProperties());
+        String own = declaration.getProperties().get(ConsumerConfig.GROUP_ID_CONFIG);
+        String groupId = declaration.getGroupId();
+        if (groupId != null && own != null && !groupId.equals(own)) {
+            throw new IllegalArgumentException("group-id '" + groupId + "' and properties."
+                    + ConsumerConfig.GROUP_ID_CONFIG + " '" + own + "' disagree: set only group-id");
+        }
+        properties.put(ConsumerConfig.GROUP_ID_CONFIG, groupId != null ? groupId : own != null ? own : name);
+        return properties;
     }
 
     private Object handler(String name, FencingProperties.Consumer declaration) {

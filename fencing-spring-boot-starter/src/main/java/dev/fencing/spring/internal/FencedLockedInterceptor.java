@@ -30,7 +30,7 @@ import org.springframework.core.annotation.AnnotatedElementUtils;
 public final class FencedLockedInterceptor implements MethodInterceptor, FencedLockListener {
     private static final Logger LOG = LoggerFactory.getLogger(FencedLockedInterceptor.class);
 
-    private final ObjectProvider<FencedLocks> locks; // resolved at the first call, not when proxies are made
+    private final ObjectProvider<FencedLocks> locks; // resolved at each call, not when proxies are made
     private final Map<MethodClassKey, LockedMethod> methods = new ConcurrentHashMap<>();
     private final Map<Long, HeldLease> held = new ConcurrentHashMap<>();
     private final AtomicLong ids = new AtomicLong();
@@ -45,7 +45,12 @@ public final class FencedLockedInterceptor implements MethodInterceptor, FencedL
         Object[] arguments = invocation.getArguments();
         locked.requirePlaceholders(arguments);
         String path = locked.path(arguments);
-        FencedLock lock = locks.getObject().lock(path, locked.tokenSource);
+        FencedLocks unique = locks.getIfUnique();
+        if (unique == null) {
+            throw LockedMethodsCheck.noLocks(
+                    locked.toString(), (int) locks.stream().count());
+        }
+        FencedLock lock = locked.tokenSource == null ? unique.lock(path) : unique.lock(path, locked.tokenSource);
         Lease lease = locked.timeout == null
                 ? lock.acquire()
                 : lock.tryAcquire(locked.timeout).orElseThrow(() -> new LockNotAcquiredException(path, locked.timeout));

@@ -7,6 +7,7 @@ import dev.fencing.spring.FencedLocked;
 import java.lang.reflect.Method;
 import java.lang.reflect.Parameter;
 import java.time.Duration;
+import java.util.Arrays;
 import org.springframework.boot.convert.DurationStyle;
 import org.springframework.context.expression.MethodBasedEvaluationContext;
 import org.springframework.core.DefaultParameterNameDiscoverer;
@@ -29,7 +30,7 @@ final class LockedMethod {
 
     final Method method;
     final String template;
-    final TokenSource tokenSource;
+    final TokenSource tokenSource; // null: the FencedLocks bean's default
     final Duration timeout; // null: wait as long as it takes
     final boolean interruptOnLoss;
     final int leaseIndex; // -1: none
@@ -39,7 +40,7 @@ final class LockedMethod {
     LockedMethod(Method method, FencedLocked locked) {
         this.method = method;
         this.template = locked.value();
-        this.tokenSource = locked.tokenSource();
+        this.tokenSource = tokenSource(method, locked.tokenSource());
         this.interruptOnLoss = locked.interruptOnLoss();
         if (template.isBlank()) {
             throw new IllegalStateException("@FencedLocked on " + describe(method) + " has an empty lock path");
@@ -76,6 +77,15 @@ final class LockedMethod {
         }
         this.leaseIndex = lease;
         this.tokenIndex = token;
+    }
+
+    private static TokenSource tokenSource(Method method, TokenSource[] chosen) {
+        if (chosen.length > 1) {
+            throw new IllegalStateException("@FencedLocked on " + describe(method)
+                    + ": name at most one tokenSource (none for fencing.locks.token-source), got "
+                    + Arrays.toString(chosen));
+        }
+        return chosen.length == 0 ? null : chosen[0];
     }
 
     private static Duration timeout(Method method, String value) {

@@ -1,0 +1,70 @@
+package dev.fencing.spring.internal;
+
+import dev.fencing.lock.FencedLocks;
+import dev.fencing.spring.FencedLocked;
+import java.lang.reflect.Method;
+import java.util.Map;
+import java.util.Optional;
+import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.core.MethodIntrospector;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.util.ClassUtils;
+
+/**
+ * Fails the application's start when a bean has a {@link FencedLocked} method and there is no single
+ * {@link FencedLocks} bean to lock it with: such a method would otherwise run on every instance at once,
+ * unlocked, with nothing to say so. The interceptor refuses such a call too ({@link #noLocks}), for beans
+ * made after the start.
+ */
+public final class LockedMethodsCheck implements SmartInitializingSingleton {
+    private final ListableBeanFactory beans;
+
+    public LockedMethodsCheck(ListableBeanFactory beans) {
+        this.beans = beans;
+    }
+
+    @Override
+    public void afterSingletonsInstantiated() {
+        int locks = beans.getBeanNamesForType(FencedLocks.class, true, false).length;
+        if (locks == 1) {
+            return;
+        }
+        // a @Primary among several is fine: look it up the way the interceptor will
+        if (locks > 1 && beans.getBeanProvider(FencedLocks.class).getIfUnique() != null) {
+            return;
+        }
+        for (String name : beans.getBeanDefinitionNames()) {
+            Optional<Method> locked = firstLockedMethod(beans.getType(name, false));
+            if (locked.isPresent()) {
+                throw noLocks(LockedMethod.describe(locked.get()) + " (bean '" + name + "')", locks);
+            }
+        }
+    }
+
+    private static Optional<Method> firstLockedMethod(Class<?> type) {
+        if (type == null) {
+            return Optional.empty();
+        }
+        Map<Method, FencedLocked> found = MethodIntrospector.selectMethods(
+                ClassUtils.getUserClass(type), (MethodIntrospector.MetadataLookup<FencedLocked>)
+                        method -> AnnotatedElementUtils.findMergedAnnotation(method, FencedLocked.class));
+        return found.keySet().stream().findFirst();
+    }
+
+    /**
+     * The failure of a {@link FencedLocked} method that has no lock to run under: names it, says what is
+     * missing and how to fix it.
+     */
+    static IllegalStateException noLocks(String method, int locks) {
+        String missing = locks == 0
+                ? "the application has no FencedLocks bean"
+                : "the application has " + locks + " FencedLocks beans and none is @Primary";
+        return new IllegalStateException("@FencedLocked method " + method + " cannot run under its lock: "
+                + missing + ", so it would run unlocked on every instance at once. The starter makes FencedLocks"
+                + " when fencing.zookeeper.connect-string is set (check its spelling) and fencing.zookeeper.enabled"
+                + " is not false, or on the application's CuratorFramework bean if it has exactly one (mark one"
+                + " @Primary if it has several); or define a FencedLocks bean. To run @FencedLocked methods without"
+                + " any lock on purpose, set fencing.locked.enabled=false");
+    }
+}
