@@ -213,8 +213,10 @@ public final class DefaultFencedWriter implements FencedWriter {
     public List<WriteOutcome> tryBatch(Handle handle, FencedBatch batch) {
         Objects.requireNonNull(handle, "handle");
         Objects.requireNonNull(batch, "batch");
-        List<WriteOutcome> outcomes = OutcomeExceptions.guarded(
-                batch.table().qualifiedName(), null, 0, () -> batches.writeAndReport(handle, batch));
+        // on an auto-commit handle, in a transaction of its own like tryBatch(batch): each of the reporting
+        // statement's attempts would otherwise commit the rows it wrote, and a failure left them written
+        List<WriteOutcome> outcomes =
+                OutcomeExceptions.guarded(batch.table().qualifiedName(), null, 0, () -> batch(handle, batch, false));
         return recordedAndLogged(batch, outcomes);
     }
 
