@@ -11,7 +11,12 @@ import org.apache.kafka.common.TopicPartition;
  *
  * <p>What to do: give every member of the group the same store. To adopt a store deliberately for a group
  * that consumed without it, reset the group's offsets in Kafka to the store's ({@code kafka-consumer-groups.sh
- * --reset-offsets}) knowing that records before that point were fenced by nothing.
+ * --reset-offsets}) knowing that records before that point were fenced by nothing. A store that has no offset
+ * for the partition compares as offset 0, so to adopt it at the group's current position instead (rather
+ * than re-apply the whole retained log), first insert the group's committed offsets into the store: for
+ * {@link PostgresWatermarkStore}, one row per partition in {@code fencing.kafka_offset (consumer_group, topic,
+ * kafka_partition, next_offset)}. The watermarks of the records before that point are then unknown to the
+ * store, so a late record under an older token is refused only once a newer one of its key has been applied.
  */
 public final class StoreBehindKafkaException extends FencedKafkaException {
     private static final long serialVersionUID = 1L;
