@@ -5,7 +5,10 @@ import dev.fencing.lock.FencedLockListener;
 import dev.fencing.lock.LeaseLoss;
 import dev.fencing.lock.TokenSource;
 import java.time.Duration;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -31,6 +34,8 @@ import org.slf4j.LoggerFactory;
 public final class LockRegistry implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(LockRegistry.class);
     private static final long MIN_DEFAULT_TOLERANCE_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
+    /** How many ZXID lock paths with a known history are remembered; a forgotten one costs one read. */
+    private static final int ZXID_HISTORIES_REMEMBERED = 65_536;
 
     final CuratorFramework client;
     final List<ACL> acl;
@@ -39,6 +44,15 @@ public final class LockRegistry implements AutoCloseable {
 
     private final ConcurrentMap<String, PathLock> locks = new ConcurrentHashMap<>();
     private final Set<Hold> holds = ConcurrentHashMap.newKeySet();
+    /** ZXID lock paths whose history this process has seen say zxid; bounded, so many paths fit the heap. */
+    private final Set<String> zxidHistories =
+            Collections.newSetFromMap(Collections.synchronizedMap(new LinkedHashMap<>() {
+                @Override
+                protected boolean removeEldestEntry(Map.Entry<String, Boolean> eldest) {
+                    return size() > ZXID_HISTORIES_REMEMBERED;
+                }
+            }));
+
     private final ConnectionStateListener stateListener = this::stateChanged;
     private final Long explicitToleranceNanos;
     private final Thread pauseDetector;
@@ -144,6 +158,15 @@ public final class LockRegistry implements AutoCloseable {
             current.users--;
             return current.users == 0 ? null : current;
         });
+    }
+
+    /** Whether this process has already seen the history of ZXID lock path {@code path} say zxid. */
+    boolean knowsZxidHistory(String path) {
+        return zxidHistories.contains(path);
+    }
+
+    void zxidHistoryRecorded(String path) {
+        zxidHistories.add(path);
     }
 
     /**
