@@ -1,11 +1,19 @@
 package dev.fencing.lock;
 
 /**
- * Told when something happens to a lock that the holder must act on. Called on Curator's event
- * thread, the pause detector's thread, the thread closing the {@link FencedLocks}, the acquiring
- * thread (for a grant that was disrupted before it was registered, or whose token went backwards), or
- * a thread that checks or verifies a lease and finds it lost: return quickly, and do not acquire locks
- * from here.
+ * Told when something happens to a lock that the holder must act on.
+ *
+ * <p>A lease is marked invalid before its listener is called, and an event that concerns several
+ * leases (a suspended connection, a lost session, a pause of this JVM, {@link FencedLocks#close()})
+ * marks all of them invalid before the first call: however long a listener takes, every lease the
+ * event concerns already answers {@code isValid() == false}.
+ *
+ * <p>Connection events and pauses are told on a thread of the {@link FencedLocks}' own, named {@code
+ * fenced-lock-listener}, one call after another in the order the leases were invalidated, so a slow
+ * listener delays only later calls, never an invalidation. Everything else is told on the thread that
+ * found it: the thread closing the {@link FencedLocks}, the acquiring thread (for a grant that was
+ * disrupted before it was registered, or whose token went backwards), or a thread that checks or
+ * verifies a lease and finds it lost. Return quickly all the same, and do not acquire locks from here.
  * Exceptions thrown by a listener are logged and ignored.
  */
 public interface FencedLockListener {

@@ -29,7 +29,8 @@ import org.apache.zookeeper.data.ACL;
  * (one per SKU) does not grow the heap; see the README for what stays in ZooKeeper.
  *
  * <p>{@link #close()} stops the pause detector and the connection listener, invalidates every open lease
- * with {@link LeaseLoss#LOCKS_CLOSED} (nothing watches them any more) and refuses {@code lock} and
+ * with {@link LeaseLoss#LOCKS_CLOSED} (nothing watches them any more), then tells the listener of each
+ * on the closing thread, and refuses {@code lock} and
  * {@code acquire} from then on with an {@link IllegalStateException}. It does not close the Curator
  * client; an open lease's node stays until its owner closes the lease or the session ends.
  */

@@ -36,13 +36,14 @@ public enum TokenSource {
      * restarts, and comparable across lock paths (within one ensemble: a new ensemble, or a server
      * that lost its data directory, starts its zxids again); large numbers. Needs nothing of the
      * parent, so the library creates ZXID parents as CONTAINERs, which ZooKeeper deletes once unused. A
-     * SEQUENCE lock's parent (one with a marker), or, when the ZXID lock has to create the parent, a
-     * path whose history under {@code /fencing-lock-history} says SEQUENCE, is refused with {@link
-     * ForeignLockParentException}: tokens would go backwards between the two sources. For that, the
-     * first creation of a ZXID parent leaves a small history node saying {@code zxid}, which makes
-     * SEQUENCE locks refuse the path in turn. An existing parent without a marker is used as it is, so
-     * do not move a SEQUENCE lock whose marker was deleted to ZXID on the same path: its re-created
-     * parents' tokens may lie above the zxids.
+     * path keeps the token source it was first used with: before its first grant on a path in a process (one
+     * read, then remembered), a ZXID lock
+     * makes sure the path's history node under {@code /fencing-lock-history} says {@code zxid} (it writes
+     * it if missing, also on a parent it found already there, such as a plain Curator lock's CONTAINER),
+     * which makes SEQUENCE locks refuse the path once the parent is gone. A SEQUENCE lock's parent (one
+     * with a marker), or a path whose history names a SEQUENCE base (a SEQUENCE parent whose marker was
+     * deleted), is refused with {@link ForeignLockParentException}: tokens would go backwards between the
+     * two sources.
      */
     ZXID
 }

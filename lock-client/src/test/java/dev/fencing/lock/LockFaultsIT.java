@@ -63,7 +63,9 @@ class LockFaultsIT {
 
             await().atMost(Duration.ofSeconds(20)).until(() -> !lease.isValid());
             assertThat(lease.lossCause()).isIn(LeaseLoss.CONNECTION_SUSPENDED, LeaseLoss.SESSION_LOST);
-            assertThat(listener.invalidations).extracting(Invalidation::token).containsExactly(lease.token());
+            await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(listener.invalidations)
+                    .extracting(Invalidation::token)
+                    .containsExactly(lease.token()));
             assertThatThrownBy(lease::ensureValid)
                     .isInstanceOf(LeaseLostException.class)
                     .hasMessageContaining("/it/expiry")

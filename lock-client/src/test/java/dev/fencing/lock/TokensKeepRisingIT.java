@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.zookeeper.CreateMode;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -128,6 +129,74 @@ class TokensKeepRisingIT {
             assertThat(locks.lock(zxidPath, TokenSource.ZXID).runLocked(Lease::token))
                     .isGreaterThan(zxidToken);
             assertThat(locks.lock(sequencePath).runLocked(Lease::token)).isGreaterThan(LockParents.INCARNATION_SPAN);
+        }
+    }
+
+    /**
+     * A ZXID lock that finds its parent already there, without a marker (the CONTAINER a plain Curator
+     * {@code InterProcessMutex} leaves, a node made by hand), records the path's history before its
+     * grant too, not only when it creates the parent: once that parent is reaped or deleted, a SEQUENCE
+     * lock on the path must not start at token 2, far below the zxid token of a holder that may be
+     * frozen. The review measured zxid token 4294967299, then SEQUENCE token 2. Without the history
+     * (deleted here by hand) the SEQUENCE lock does start at 2.
+     */
+    @Test
+    void aZxidLockOnAParentItFoundWithoutAMarkerKeepsASequenceLockOffThePathOnceTheParentIsGone() throws Exception {
+        String path = "/review/foreign-parent/sku-7";
+        try (EmbeddedZooKeeper zk = EmbeddedZooKeeper.builder().build();
+                ZooKeeperClients clients = new ZooKeeperClients(zk.connectString())) {
+            CuratorFramework client = clients.newClient(Duration.ofSeconds(10));
+            // given the parent a plain Curator lock leaves
+            client.create()
+                    .creatingParentsIfNeeded()
+                    .withMode(CreateMode.CONTAINER)
+                    .forPath(path);
+
+            // when a ZXID lock is granted under it, and the parent goes once empty
+            long zxidToken = clients.locks(client).lock(path, TokenSource.ZXID).runLocked(Lease::token);
+            client.delete().forPath(path);
+
+            // then a SEQUENCE lock refuses the path, in this process and in a fresh one
+            assertThatThrownBy(() -> clients.locks(clients.newClient(Duration.ofSeconds(10)))
+                            .lock(path)
+                            .runLocked(Lease::token))
+                    .as("a SEQUENCE grant after zxid token %d", zxidToken)
+                    .isInstanceOf(ForeignLockParentException.class)
+                    .hasMessageContaining(path)
+                    .hasMessageContaining("ZXID");
+            assertThat(client.getData().forPath(LockParents.historyOf(path)))
+                    .asString()
+                    .isEqualTo(LockParents.ZXID_HISTORY);
+            client.delete().forPath(LockParents.historyOf(path));
+            assertThat(clients.locks(client).lock(path).runLocked(Lease::token))
+                    .as("without the history")
+                    .isEqualTo(2)
+                    .isLessThan(zxidToken);
+        }
+    }
+
+    /**
+     * A SEQUENCE parent whose marker was deleted by hand is no longer recognisable by its children, but
+     * its history still names its base: a ZXID lock refuses it, since a re-created SEQUENCE parent's
+     * base (2^31 above the last) may lie above the zxids, and ZXID tokens after it would go backwards.
+     */
+    @Test
+    void aZxidLockRefusesAParentWithoutAMarkerWhoseHistoryNamesASequenceBase() throws Exception {
+        String path = "/review/lost-marker/sku-1";
+        try (EmbeddedZooKeeper zk = EmbeddedZooKeeper.builder().build();
+                ZooKeeperClients clients = new ZooKeeperClients(zk.connectString())) {
+            CuratorFramework client = clients.newClient(Duration.ofSeconds(10));
+            clients.locks(client).lock(path).runLocked(Lease::token);
+            client.delete().forPath(path + "/" + LockParents.marker(0));
+
+            assertThatThrownBy(() ->
+                            clients.locks(client).lock(path, TokenSource.ZXID).runLocked(Lease::token))
+                    .isInstanceOf(ForeignLockParentException.class)
+                    .hasMessageContaining(path)
+                    .hasMessageContaining("SEQUENCE");
+            assertThat(client.getChildren().forPath(path))
+                    .as("the refused grant's lock node is released")
+                    .isEmpty();
         }
     }
 

@@ -38,9 +38,11 @@ import org.slf4j.LoggerFactory;
  *       tokens granted under it before, so the grant fails closed. A ZXID lock refuses a parent with a
  *       marker, for the same reason the other way round (its zxid tokens lie far above the sequence).
  *   <li>A path keeps the token source it was first used with, also across deletions of its parent:
- *       a ZXID lock that creates its CONTAINER parent first records {@value #ZXID_HISTORY} as the
- *       path's history (once per path), and each source refuses to create a parent on a path whose
- *       history names the other (a SEQUENCE base after zxid tokens would start far below them; a
+ *       before its first grant on a path (in this process), a ZXID lock records {@value #ZXID_HISTORY}
+ *       as the path's history if there is none, whether it created the CONTAINER parent or found one
+ *       already there (a plain Curator lock's, which ZooKeeper reaps once empty); a SEQUENCE lock refuses
+ *       to create a parent on a path whose history says {@value #ZXID_HISTORY} (its base would start far
+ *       below the zxid tokens), and a ZXID lock refuses a path whose history names a SEQUENCE base (a
  *       re-created SEQUENCE parent's base can lie above the zxids).
  *   <li>A recursive delete ({@code deleteall}) removes parent and marker, but not the history node,
  *       which lives elsewhere. When the library finds the parent missing but the history present, it
@@ -233,11 +235,37 @@ public final class LockParents {
     }
 
     /**
-     * Creates the CONTAINER parent of a ZXID lock, after making sure the path's history (created with
-     * data {@value #ZXID_HISTORY} if missing) does not name a SEQUENCE lock: a re-created SEQUENCE
-     * parent's base may lie above the zxids, so a ZXID token after it could go backwards.
+     * Creates the CONTAINER parent of a ZXID lock, after {@link #recordZxidHistory} (a re-created
+     * SEQUENCE parent's base may lie above the zxids, so a ZXID token after it could go backwards).
      */
     static void createZxidParent(CuratorFramework client, String parent, List<ACL> acl) throws Exception {
+        recordZxidHistory(client, parent, acl);
+        try {
+            var builder = client.create().creatingParentContainersIfNeeded().withMode(CreateMode.CONTAINER);
+            if (acl != null) {
+                builder.withACL(acl, true).forPath(parent);
+            } else {
+                builder.forPath(parent);
+            }
+            LOG.debug(
+                    "created CONTAINER lock parent {} for ZXID tokens",
+                    ZKPaths.fixForNamespace(client.getNamespace(), parent));
+        } catch (KeeperException.NodeExistsException raced) {
+            // another contender created it first: just as good
+        }
+    }
+
+    /**
+     * Makes sure the history of lock parent {@code parent} (relative to {@code client}'s namespace)
+     * says {@value #ZXID_HISTORY}, creating it if missing, so that a SEQUENCE lock never creates a parent
+     * on the path later: its tokens would start far below the zxid tokens granted here. Needed for every
+     * parent a ZXID lock is granted under, not only those it creates: a parent that was already there
+     * (a plain Curator lock's CONTAINER, a node made by hand) may be reaped or deleted afterwards too.
+     *
+     * @throws ForeignLockParentException if the history names a SEQUENCE base: that path's re-created
+     *     SEQUENCE parents may have granted tokens above the zxids
+     */
+    static void recordZxidHistory(CuratorFramework client, String parent, List<ACL> acl) throws Exception {
         CuratorFramework root = client.usingNamespace(null);
         String absolute = ZKPaths.fixForNamespace(client.getNamespace(), parent);
         String history = historyOf(absolute);
@@ -255,6 +283,7 @@ public final class LockParents {
                     builder.forPath(history, zxid);
                 }
                 data = zxid;
+                LOG.info("recorded {} as the history of ZXID lock parent {}", ZXID_HISTORY, absolute);
             } catch (KeeperException.NodeExistsException raced) {
                 data = root.getData().forPath(history);
             }
@@ -262,21 +291,10 @@ public final class LockParents {
         if (!isZxidHistory(data)) {
             throw new ForeignLockParentException(
                     "lock path " + absolute + " was used with TokenSource.SEQUENCE (history node " + history
-                            + "): its parent was deleted, and a re-created SEQUENCE parent's tokens may lie above"
-                            + " zxid tokens, so no parent was created and no token issued. Keep"
+                            + "): its parent was deleted or lost its marker, and a re-created SEQUENCE parent's"
+                            + " tokens may lie above zxid tokens, so no token was issued. Keep"
                             + " TokenSource.SEQUENCE for this path, or move the ZXID lock to a fresh path",
                     parent);
-        }
-        try {
-            var builder = client.create().creatingParentContainersIfNeeded().withMode(CreateMode.CONTAINER);
-            if (acl != null) {
-                builder.withACL(acl, true).forPath(parent);
-            } else {
-                builder.forPath(parent);
-            }
-            LOG.debug("created CONTAINER lock parent {} for ZXID tokens", absolute);
-        } catch (KeeperException.NodeExistsException raced) {
-            // another contender created it first: just as good
         }
     }
 

@@ -5,11 +5,18 @@ import dev.fencing.lock.FencedLockListener;
 import dev.fencing.lock.LeaseLoss;
 import dev.fencing.lock.TokenSource;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
@@ -27,10 +34,18 @@ import org.slf4j.LoggerFactory;
  * however the caller looks the lock up, dropped when unused so millions of paths do not fill the
  * heap), the live holds, and the three things that invalidate them: connection events, pauses of this
  * JVM, and {@link #close()}.
+ *
+ * <p>An event that concerns several holds marks every one of them invalid before the listener hears of
+ * any: a listener that is slow on the first must not leave the others reporting themselves valid while
+ * another client holds their locks. Connection events and pauses are told on a thread of the
+ * registry's own, so a slow listener holds up neither Curator's connection-state thread (which must
+ * deliver the next SUSPENDED or LOST) nor the pause detector (whose missed ticks would read as a pause).
  */
 public final class LockRegistry implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(LockRegistry.class);
     private static final long MIN_DEFAULT_TOLERANCE_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
+    /** How many ZXID lock paths with a known history are remembered; a forgotten one costs one read. */
+    private static final int ZXID_HISTORIES_REMEMBERED = 65_536;
 
     final CuratorFramework client;
     final List<ACL> acl;
@@ -39,9 +54,20 @@ public final class LockRegistry implements AutoCloseable {
 
     private final ConcurrentMap<String, PathLock> locks = new ConcurrentHashMap<>();
     private final Set<Hold> holds = ConcurrentHashMap.newKeySet();
+    /** ZXID lock paths whose history this process has seen say zxid; bounded, so many paths fit the heap. */
+    private final Set<String> zxidHistories =
+            Collections.newSetFromMap(Collections.synchronizedMap(new LinkedHashMap<>() {
+                @Override
+                protected boolean removeEldestEntry(Map.Entry<String, Boolean> eldest) {
+                    return size() > ZXID_HISTORIES_REMEMBERED;
+                }
+            }));
+
     private final ConnectionStateListener stateListener = this::stateChanged;
     private final Long explicitToleranceNanos;
     private final Thread pauseDetector;
+    /** Tells the listener of connection events and pauses, in order; its one thread ends when idle. */
+    private final ThreadPoolExecutor notifier;
     /** Counts SUSPENDED, LOST and detected pauses; an acquire that saw it change must not hand out a valid lease. */
     private final AtomicLong disruptions = new AtomicLong();
 
@@ -67,6 +93,12 @@ public final class LockRegistry implements AutoCloseable {
         this.pauseDetector = new Thread(this::detectPauses, "fenced-lock-pause-detector");
         pauseDetector.setDaemon(true);
         pauseDetector.start();
+        this.notifier = new ThreadPoolExecutor(1, 1, 10, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), task -> {
+            Thread thread = new Thread(task, "fenced-lock-listener");
+            thread.setDaemon(true);
+            return thread;
+        });
+        notifier.allowCoreThreadTimeOut(true);
     }
 
     public FencedLock lock(String path, TokenSource source) {
@@ -144,6 +176,15 @@ public final class LockRegistry implements AutoCloseable {
             current.users--;
             return current.users == 0 ? null : current;
         });
+    }
+
+    /** Whether this process has already seen the history of ZXID lock path {@code path} say zxid. */
+    boolean knowsZxidHistory(String path) {
+        return zxidHistories.contains(path);
+    }
+
+    void zxidHistoryRecorded(String path) {
+        zxidHistories.add(path);
     }
 
     /**
@@ -231,15 +272,37 @@ public final class LockRegistry implements AutoCloseable {
         return System.nanoTime() - lastTickNanos > toleranceNanos;
     }
 
+    /** Invalidates one hold and tells the listener on the calling thread. */
     void invalidate(Hold hold, LeaseLoss cause) {
+        if (markInvalid(hold, cause)) {
+            tell(hold, cause);
+        }
+    }
+
+    private boolean markInvalid(Hold hold, LeaseLoss cause) {
         if (!hold.invalidate(cause)) {
-            return;
+            return false;
         }
         LOG.warn(
                 "lease on {} with fence token {} invalidated: {}; the holder must stop writing under it",
                 hold.lock.path(),
                 hold.token,
                 cause);
+        return true;
+    }
+
+    /** Marks every live hold invalid, and only then returns those it marked, for the listener. */
+    private List<Hold> invalidateAll(LeaseLoss cause) {
+        List<Hold> marked = new ArrayList<>();
+        for (Hold hold : holds) {
+            if (markInvalid(hold, cause)) {
+                marked.add(hold);
+            }
+        }
+        return marked;
+    }
+
+    private void tell(Hold hold, LeaseLoss cause) {
         try {
             listener.leaseInvalidated(new DefaultLease(hold, true), cause);
         } catch (RuntimeException e) {
@@ -247,12 +310,24 @@ public final class LockRegistry implements AutoCloseable {
         }
     }
 
+    private void tellAll(List<Hold> marked, LeaseLoss cause) {
+        for (Hold hold : marked) {
+            tell(hold, cause);
+        }
+    }
+
     /** Counts the disruption first, then invalidates: see {@link #register}. */
     private void disrupted(LeaseLoss cause) {
         lastDisruption = cause;
         disruptions.incrementAndGet();
-        for (Hold hold : holds) {
-            invalidate(hold, cause);
+        List<Hold> marked = invalidateAll(cause);
+        if (marked.isEmpty()) {
+            return;
+        }
+        try {
+            notifier.execute(() -> tellAll(marked, cause));
+        } catch (RejectedExecutionException closedMeanwhile) {
+            tellAll(marked, cause);
         }
     }
 
@@ -294,8 +369,7 @@ public final class LockRegistry implements AutoCloseable {
         closed = true;
         client.getConnectionStateListenable().removeListener(stateListener);
         pauseDetector.interrupt();
-        for (Hold hold : holds) {
-            invalidate(hold, LeaseLoss.LOCKS_CLOSED);
-        }
+        tellAll(invalidateAll(LeaseLoss.LOCKS_CLOSED), LeaseLoss.LOCKS_CLOSED);
+        notifier.shutdown(); // what is queued is still told
     }
 }

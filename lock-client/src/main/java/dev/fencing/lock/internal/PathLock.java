@@ -115,7 +115,12 @@ final class PathLock {
                 czxid = stat.getCzxid();
                 owner = stat.getEphemeralOwner();
             }
-            token = source == TokenSource.SEQUENCE ? sequenceToken(node, attempt) : zxidToken(czxid, attempt);
+            if (source == TokenSource.SEQUENCE) {
+                token = sequenceToken(node, attempt);
+            } else {
+                token = zxidToken(czxid, attempt);
+                ensureZxidHistory();
+            }
             FenceTokens.requirePositive(token, "lock " + path);
             sessionId = owner;
             sessionTimeout = registry.client.getZookeeperClient().getZooKeeper().getSessionTimeout();
@@ -178,6 +183,19 @@ final class PathLock {
                     path);
         }
         return czxid;
+    }
+
+    /**
+     * Before the first ZXID token on this path leaves this process, the path's history must say zxid:
+     * else, once a parent found here without a marker (a plain Curator lock's CONTAINER, one made by
+     * hand) is reaped or deleted, a SEQUENCE lock could create it anew with tokens far below this one.
+     * Remembered per registry, so it costs one read per path, not per grant.
+     */
+    private void ensureZxidHistory() throws Exception {
+        if (!registry.knowsZxidHistory(path)) {
+            LockParents.recordZxidHistory(registry.client, path, registry.acl);
+            registry.zxidHistoryRecorded(path);
+        }
     }
 
     /** Only reached when a retried create found its node by GUID and so brought back no Stat. */

@@ -18,7 +18,8 @@ import org.apache.zookeeper.data.Stat;
  * session), and the token base named by the parent's marker among the children Curator lists anyway.
  * A missing parent is created the way its token source needs (see {@link LockParents}): SEQUENCE
  * parents with their marker and history, ZXID parents as CONTAINERs that ZooKeeper may reap when unused,
- * after recording in the history that the path is a ZXID lock's.
+ * after recording in the history that the path is a ZXID lock's (a parent that is already there gets
+ * that record at the grant, see {@link PathLock}).
  */
 final class TokenLockDriver extends StandardLockInternalsDriver {
 
@@ -93,6 +94,7 @@ final class TokenLockDriver extends StandardLockInternalsDriver {
             LockParents.createSequenceParent(client, parent, registry.acl);
         } else {
             LockParents.createZxidParent(client, parent, registry.acl);
+            registry.zxidHistoryRecorded(parent);
         }
     }
 }

@@ -20,7 +20,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.curator.framework.CuratorFramework;
@@ -172,6 +174,60 @@ class LockRegistryIT {
         assertThat(listener.invalidations).containsExactly(new Invalidation(lease.token(), LeaseLoss.SESSION_LOST));
         lease.close();
         successor.get().close();
+    }
+
+    /**
+     * A listener that blocks on its first call (a synchronous alert, a remote log call) must not keep
+     * the other leases of a lost session valid while another client holds their locks with greater
+     * tokens: the review measured one of two leases still valid 2 s after the listener was called.
+     */
+    @Test
+    void aListenerBlockedOnTheFirstLostLeaseLeavesNoOtherLeaseOfTheSessionValid() throws Exception {
+        CuratorFramework client = client();
+        CountDownLatch inListener = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        List<String> toldOn = new CopyOnWriteArrayList<>();
+        LockRegistry registry = registry(client, new FencedLockListener() {
+            @Override
+            public void leaseInvalidated(Lease lease, LeaseLoss cause) {
+                toldOn.add(Thread.currentThread().getName());
+                inListener.countDown();
+                try {
+                    release.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        });
+        opened.add(release::countDown); // a failed assertion must not leave the listener blocked
+        LockRegistry other = registry(client(), new RecordingListener());
+        Lease first = registry.lock(path + "/0", TokenSource.SEQUENCE).acquire();
+        Lease second = registry.lock(path + "/1", TokenSource.SEQUENCE).acquire();
+
+        // the session expires on the server, as after a network cut; the other client takes both locks
+        ZooKeeper handle = zooKeeper(client);
+        ZooKeeperSessions.expire(zk.connectString(), handle.getSessionId(), handle.getSessionPasswd());
+        assertThat(inListener.await(30, TimeUnit.SECONDS)).isTrue();
+        Lease firstTaken = other.lock(path + "/0", TokenSource.SEQUENCE)
+                .tryAcquire(Duration.ofSeconds(20))
+                .orElseThrow();
+        Lease secondTaken = other.lock(path + "/1", TokenSource.SEQUENCE)
+                .tryAcquire(Duration.ofSeconds(20))
+                .orElseThrow();
+        assertThat(firstTaken.token()).isGreaterThan(first.token());
+        assertThat(secondTaken.token()).isGreaterThan(second.token());
+
+        assertThat(release.getCount()).as("the listener is still blocked").isEqualTo(1);
+        assertThat(first.isValid()).as("%s", first).isFalse();
+        assertThat(second.isValid()).as("%s", second).isFalse();
+        assertThat(toldOn).containsExactly("fenced-lock-listener");
+
+        release.countDown();
+        await().atMost(Duration.ofSeconds(10)).until(() -> toldOn.size() == 2);
+        first.close();
+        second.close();
+        firstTaken.close();
+        secondTaken.close();
     }
 
     @Test
