@@ -182,9 +182,13 @@ class InheritedTableIT {
         assertThatThrownBy(() -> db.jdbi.useTransaction(h -> strictWriter().tryBatch(batch)))
                 .isInstanceOf(FencedWriteException.class)
                 .hasMessageContaining("wrote more rows than keys");
-        assertThatThrownBy(() -> db.jdbi.useHandle(h -> strictWriter().tryBatch(h, batch)))
+        assertThatThrownBy(() -> db.jdbi.useTransaction(h -> strictWriter().tryBatch(h, batch)))
                 .isInstanceOf(FencedWriteException.class)
                 .hasMessageContaining("wrote more rows than keys");
+        // on a handle without a transaction, tryBatch(handle, batch) runs as tryBatch(batch): the bare statement
+        assertThatThrownBy(() -> db.jdbi.useHandle(h -> strictWriter().tryBatch(h, batch)))
+                .isInstanceOf(FencedWriteException.class)
+                .hasMessageContaining("no longer name one row");
         assertThat(rows("stock_loose", "C-1")).isEqualTo("stock_loose=1:9");
     }
 }
