@@ -251,7 +251,27 @@ public final class LockRegistry implements AutoCloseable {
         return null;
     }
 
+    /**
+     * The count an acquire reads before it creates its node. Also sets the default pause tolerance from the
+     * session timeout the connection has now: until the first registration it was the 200 ms minimum, and a
+     * stall of a starting JVM (class loading, a collection) between this read and the registration then
+     * counted as a pause and invalidated the first grant on a 2 s session at once.
+     */
     long disruptions() {
+        if (explicitToleranceNanos == null) {
+            try {
+                int sessionTimeoutMillis =
+                        client.getZookeeperClient().getZooKeeper().getSessionTimeout();
+                if (sessionTimeoutMillis > 0) {
+                    toleranceNanos = Math.max(
+                            MIN_DEFAULT_TOLERANCE_NANOS, TimeUnit.MILLISECONDS.toNanos(sessionTimeoutMillis) / 3);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt(); // the create that follows sees it
+            } catch (Exception e) {
+                // not connected yet: the create fails or waits; register sets the tolerance
+            }
+        }
         return disruptions.get();
     }
 
