@@ -27,8 +27,9 @@ import java.util.TreeMap;
  *       fails only if the demo itself is broken.
  * </ol>
  *
- * <p>Cross-checks of the fenced run against what the coordinator saw ({@link #crossCheck}): at least one
- * rejected stale write per pause that landed between a read and its write, and exactly as many records
+ * <p>Cross-checks of the fenced run against what the coordinator saw ({@link #crossCheck}): a rejected
+ * stale write of the paused worker, under the token it held, for every pause that landed between a read and its
+ * write, and exactly as many records
  * dropped by the consumer as records published after a newer token of their SKU. In every mode, a pause
  * counts as landed only if the database holds the takeover's order ({@link #confirmLandings}).
  *
@@ -179,27 +180,26 @@ final class InvariantChecker {
      * rejected or dropped).
      *
      * @param pauses the run's pauses
-     * @param staleWritesRejected claims and writes PostgreSQL refused as stale
      * @param staleRecordsDropped records the fenced consumer dropped
-     * @param events the workers' events, {@code PUBLISHED} ones carrying partition and offset
+     * @param events the workers' events, {@code REJECTED} and {@code PUBLISHED} ones (with partition and offset)
      */
     public static List<String> crossCheck(
-            Mode mode,
-            List<RunRecorder.Pause> pauses,
-            long staleWritesRejected,
-            long staleRecordsDropped,
-            List<WorkerEvent> events) {
+            Mode mode, List<RunRecorder.Pause> pauses, long staleRecordsDropped, List<WorkerEvent> events) {
         if (mode != Mode.FENCED) {
             return List.of();
         }
         List<String> violations = new ArrayList<>();
-        long landedBeforeWrite = pauses.stream()
+        // Per pause, not in total: a rejection of some other worker must not stand in for the paused one's.
+        pauses.stream()
                 .filter(p -> p.landed() && p.point() != WorkerEvent.PausePoint.WRITE_PUBLISH)
-                .count();
-        if (staleWritesRejected < landedBeforeWrite) {
-            violations.add("cross-check: " + landedBeforeWrite + " pauses landed between a read and its write, but"
-                    + " PostgreSQL rejected only " + staleWritesRejected + " stale writes");
-        }
+                .filter(p -> events.stream()
+                        .noneMatch(e -> e.kind() == WorkerEvent.Kind.REJECTED
+                                && e.worker() == p.worker()
+                                && e.sku().equals(p.sku())
+                                && e.token() == p.token()))
+                .forEach(p -> violations.add("cross-check: worker " + p.worker() + " was frozen holding " + p.sku()
+                        + " token " + p.token() + " between its read and its write while token " + p.nextToken()
+                        + " took it over, but PostgreSQL rejected no write of it under token " + p.token()));
         long publishedLate = publishedAfterANewerToken(events);
         if (staleRecordsDropped != publishedLate) {
             violations.add("cross-check: " + publishedLate + " records reached Kafka after a newer token of their SKU,"

@@ -17,13 +17,13 @@ import java.util.concurrent.TimeoutException;
  * Freezes lock holders in the middle of their operation, the way a long GC pause would, on the
  * coordinator's own thread.
  *
- * <p>Every {@code pauseEvery}: pick a worker (seeded), arm it for a {@link WorkerEvent.PausePoint} (alternately
- * between read and write and between write and publish, starting with the former); when the worker reports that it
+ * <p>Every {@code pauseEvery}: pick a worker (seeded), arm it for a {@link WorkerEvent.PausePoint} ({@link #pointOf}); when the worker reports that it
  * stands there, still holding its lock, send it SIGSTOP ({@link WorkerProcess#freeze}). Keep it frozen for
  * {@code pause} (longer than the session timeout, so ZooKeeper expires the session and hands the lock on),
  * and then for as long as it takes another worker to write (or publish) that SKU under a newer token, at most
  * another {@code pause}; then SIGCONT. The worker resumes exactly where it stood and goes on with its stale
- * write or publish, as a real paused process would. In the fenced run the newer holder claims the row at
+ * write or publish, as a real paused process would (in lease-check mode, a worker frozen before its lease check
+ * finds the lease lost there and writes nothing). In the fenced run the newer holder claims the row at
  * its read, so the frozen worker's write is refused even before the newer one writes; the injector still
  * waits for that {@code WRITTEN} (which follows the claim) so that pauses look the same in both runs.
  *
@@ -112,17 +112,19 @@ final class PauseInjector {
 
     /**
      * Where the {@code index}-th pause (from 0) falls: alternately between read and write and between write
-     * and publish; in lease-check mode every other read-write pause, starting with the first, falls right
-     * after the lease check instead of right before it, to show both sides of the check.
+     * and publish. In lease-check mode the pauses go round three points instead, right after the lease check,
+     * right before it and between write and publish, so that even a short run shows both sides of the check:
+     * a pause after it lands a stale write, a pause before it makes the worker refuse to write.
      */
     static WorkerEvent.PausePoint pointOf(Mode mode, int index) {
-        if (index % 2 == 1) {
-            return WorkerEvent.PausePoint.WRITE_PUBLISH;
+        if (mode == Mode.LEASE_CHECK) {
+            return switch (index % 3) {
+                case 0 -> WorkerEvent.PausePoint.AFTER_LEASE_CHECK;
+                case 1 -> WorkerEvent.PausePoint.READ_WRITE;
+                default -> WorkerEvent.PausePoint.WRITE_PUBLISH;
+            };
         }
-        if (mode == Mode.LEASE_CHECK && (index / 2) % 2 == 0) {
-            return WorkerEvent.PausePoint.AFTER_LEASE_CHECK;
-        }
-        return WorkerEvent.PausePoint.READ_WRITE;
+        return index % 2 == 0 ? WorkerEvent.PausePoint.READ_WRITE : WorkerEvent.PausePoint.WRITE_PUBLISH;
     }
 
     /** Where {@code point} is, in words. */

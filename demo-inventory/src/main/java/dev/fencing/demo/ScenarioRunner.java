@@ -173,7 +173,7 @@ final class ScenarioRunner {
                     .check(snapshot, projection.stock(), projection.staleApplied())
                     .withViolations(landings.violations())
                     .withViolations(InvariantChecker.crossCheck(
-                            mode, landings.pauses(), rejected, projection.dropped(), recorder.events()));
+                            mode, landings.pauses(), projection.dropped(), recorder.events()));
             for (String violation : report.violations()) {
                 progress.printf("[%s] invariant broken: %s%n", label, violation);
             }

@@ -1,5 +1,6 @@
 package dev.fencing.demo;
 
+import dev.fencing.testsupport.ProcessFreezer;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -18,13 +19,13 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The coordinator's handle on one worker JVM: its pid, its command pipe, the thread that turns its standard
- * output into {@link WorkerEvent}s, and the signals that freeze and resume it.
+ * output into {@link WorkerEvent}s, and the freeze that stops and resumes it.
  *
- * <p>Freezing is {@code kill -STOP <pid>}: every thread of the JVM stops, ZooKeeper heartbeats included, so
- * the session really expires (a {@code Thread.sleep} would not do that). Each freeze also starts a small
- * resumer process that ignores SIGINT, SIGTERM and SIGHUP and sends SIGCONT as soon as its standard input (a
- * pipe from this JVM) ends, or after a time limit: if this JVM dies in any way while a worker is frozen (even
- * by SIGKILL), the resumer thaws the worker at once, which then sees its own standard input end and exits. {@link #thaw()} kills the resumer once it is not needed.
+ * <p>Freezing is test-support's {@link ProcessFreezer}: {@code kill -STOP <pid>} stops every thread of the JVM,
+ * ZooKeeper heartbeats included, so the session really expires (a {@code Thread.sleep} would not do that), and
+ * its resumer sends SIGCONT as soon as this JVM dies in any way (even by SIGKILL); the thawed worker then sees
+ * its own standard input end and exits. A worker that has exited on its own is not an error to freeze or thaw:
+ * its exit is reported elsewhere.
  *
  * <p>Thread-safe.
  */
@@ -35,7 +36,7 @@ final class WorkerProcess implements AutoCloseable {
     private final Process process;
     private final Writer commands;
     private final Thread reader;
-    private Process resumer;
+    private ProcessFreezer.Frozen frozen;
 
     private WorkerProcess(int id, Process process, Consumer<WorkerEvent> events) {
         this.id = id;
@@ -66,6 +67,12 @@ final class WorkerProcess implements AutoCloseable {
         command.add(System.getProperty("java.class.path"));
         command.add(WorkerMain.class.getName());
         command.addAll(args);
+        return launch(id, command, environment, log, events);
+    }
+
+    /** Starts {@code command} as worker {@code id}; {@link #start} with the JVM's command line. */
+    static WorkerProcess launch(
+            int id, List<String> command, Map<String, String> environment, Path log, Consumer<WorkerEvent> events) {
         ProcessBuilder builder = new ProcessBuilder(command)
                 .redirectError(ProcessBuilder.Redirect.appendTo(log.toFile()))
                 .redirectOutput(ProcessBuilder.Redirect.PIPE)
@@ -102,45 +109,36 @@ final class WorkerProcess implements AutoCloseable {
     }
 
     /**
-     * SIGSTOP, with a resumer that sends SIGCONT after {@code limit} even if this JVM is gone by then.
+     * SIGSTOP, with a resumer that sends SIGCONT after {@code limit} even if this JVM is gone by then. A worker
+     * that has already exited is left as it is.
      *
-     * @throws DemoException if {@code kill} fails
+     * @throws DemoException if {@code kill -STOP} fails on a live worker (nothing is left frozen then)
      */
     synchronized void freeze(Duration limit) {
-        long seconds = Math.max(1, (limit.toMillis() + 999) / 1_000);
+        thaw();
         try {
-            // Resumes the worker as soon as its standard input, a pipe only this JVM holds open, ends (this
-            // JVM died, however it died), and after the limit in any case.
-            resumer = new ProcessBuilder(
-                            "sh",
-                            "-c",
-                            "trap '' INT TERM HUP; (sleep " + seconds + "; kill -CONT " + pid()
-                                    + ") & cat >/dev/null; kill -CONT " + pid())
-                    .redirectErrorStream(true)
-                    .redirectOutput(ProcessBuilder.Redirect.DISCARD)
-                    .start();
-        } catch (IOException e) {
-            throw new DemoException("could not start the resumer for worker " + id + ": " + e.getMessage(), e);
-        }
-        signal("STOP");
-    }
-
-    /** SIGCONT, and the resumer is no longer needed. Safe to call when not frozen. */
-    synchronized void thaw() {
-        signal("CONT");
-        stopResumer();
-    }
-
-    private void stopResumer() {
-        if (resumer != null) {
-            resumer.descendants().forEach(ProcessHandle::destroyForcibly); // its sleep
-            resumer.destroyForcibly();
-            try {
-                resumer.getOutputStream().close();
-            } catch (IOException e) {
-                // the pipe to a killed process: nothing to flush
+            frozen = ProcessFreezer.freeze(pid(), limit);
+        } catch (RuntimeException e) {
+            if (process.isAlive()) {
+                throw new DemoException("could not freeze worker " + id + " (pid " + pid() + "): " + e.getMessage(), e);
             }
-            resumer = null;
+            LOG.debug("worker {} exited before it could be frozen: {}", id, e.getMessage());
+        }
+    }
+
+    /** SIGCONT, and the resumer is no longer needed. Safe to call when not frozen, or when the worker is gone. */
+    synchronized void thaw() {
+        if (frozen == null) {
+            return;
+        }
+        try {
+            frozen.close();
+        } catch (RuntimeException e) {
+            if (process.isAlive()) {
+                throw new DemoException("could not resume worker " + id + " (pid " + pid() + "): " + e.getMessage(), e);
+            }
+        } finally {
+            frozen = null;
         }
     }
 
@@ -166,34 +164,14 @@ final class WorkerProcess implements AutoCloseable {
     /** Thaws and kills the worker (and the JVM's children, if any). Safe to call twice, from a shutdown hook too. */
     @Override
     public void close() {
-        if (process.isAlive()) {
-            thaw();
-            process.descendants().forEach(ProcessHandle::destroyForcibly);
-            process.destroyForcibly();
-            awaitExit(Duration.ofSeconds(5));
-        } else {
-            synchronized (this) {
-                stopResumer();
-            }
-        }
-    }
-
-    private void signal(String signal) {
         try {
-            Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(pid()))
-                    .redirectErrorStream(true)
-                    .start();
-            String output = new String(kill.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
-            if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
-                if (process.isAlive()) {
-                    throw new DemoException("kill -" + signal + " " + pid() + " (worker " + id + ") failed: " + output);
-                }
+            thaw();
+        } finally {
+            if (process.isAlive()) {
+                process.descendants().forEach(ProcessHandle::destroyForcibly);
+                process.destroyForcibly();
+                awaitExit(Duration.ofSeconds(5));
             }
-        } catch (IOException e) {
-            throw new DemoException("could not run kill -" + signal + " " + pid() + ": " + e.getMessage(), e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new DemoException("interrupted while sending SIG" + signal + " to worker " + id, e);
         }
     }
 

@@ -91,20 +91,31 @@ class InvariantCheckerTest {
         return new WorkerEvent(offset, 2, WorkerEvent.Kind.PUBLISHED, "a-1", token, 0, offset);
     }
 
+    private static WorkerEvent rejected(int worker, long token) {
+        return new WorkerEvent(0, worker, WorkerEvent.Kind.REJECTED, "a-1", token, 4, 0);
+    }
+
     @Test
-    void crossCheckWantsARejectionForEveryPauseThatLandedBeforeAWrite() {
+    void crossCheckWantsARejectionOfThePausedWorkerForEveryPauseThatLandedBeforeAWrite() {
+        // worker 1 held a-1 under token 3
         List<RunRecorder.Pause> pauses = List.of(
                 pause(WorkerEvent.PausePoint.READ_WRITE, 4),
                 pause(WorkerEvent.PausePoint.READ_WRITE, 0), // nobody took over: no rejection owed
                 pause(WorkerEvent.PausePoint.WRITE_PUBLISH, 5));
 
-        assertThat(InvariantChecker.crossCheck(Mode.FENCED, pauses, 1, 0, List.of()))
+        assertThat(InvariantChecker.crossCheck(Mode.FENCED, pauses, 0, List.of(rejected(1, 3))))
                 .isEmpty();
-        assertThat(InvariantChecker.crossCheck(Mode.FENCED, pauses, 0, 0, List.of()))
-                .containsExactly("cross-check: 1 pauses landed between a read and its write, but PostgreSQL"
-                        + " rejected only 0 stale writes");
+        String missing = "cross-check: worker 1 was frozen holding a-1 token 3 between its read and its write while"
+                + " token 4 took it over, but PostgreSQL rejected no write of it under token 3";
+        assertThat(InvariantChecker.crossCheck(Mode.FENCED, pauses, 0, List.of()))
+                .containsExactly(missing);
+        // as many rejections as landed pauses is not enough: they must be the paused worker's, under its token
+        assertThat(InvariantChecker.crossCheck(Mode.FENCED, pauses, 0, List.of(rejected(2, 3))))
+                .containsExactly(missing);
+        assertThat(InvariantChecker.crossCheck(Mode.FENCED, pauses, 0, List.of(rejected(1, 6))))
+                .containsExactly(missing);
         // the other modes reject and drop nothing by design
-        assertThat(InvariantChecker.crossCheck(Mode.UNFENCED, pauses, 0, 0, List.of()))
+        assertThat(InvariantChecker.crossCheck(Mode.UNFENCED, pauses, 0, List.of()))
                 .isEmpty();
     }
 
@@ -114,9 +125,9 @@ class InvariantCheckerTest {
         List<WorkerEvent> events = List.of(published(1, 0), published(3, 1), published(2, 2), published(4, 3));
 
         assertThat(InvariantChecker.publishedAfterANewerToken(events)).isEqualTo(1);
-        assertThat(InvariantChecker.crossCheck(Mode.FENCED, List.of(), 0, 1, events))
+        assertThat(InvariantChecker.crossCheck(Mode.FENCED, List.of(), 1, events))
                 .isEmpty();
-        assertThat(InvariantChecker.crossCheck(Mode.FENCED, List.of(), 0, 0, events))
+        assertThat(InvariantChecker.crossCheck(Mode.FENCED, List.of(), 0, events))
                 .containsExactly("cross-check: 1 records reached Kafka after a newer token of their SKU, but the"
                         + " consumer dropped 0");
     }

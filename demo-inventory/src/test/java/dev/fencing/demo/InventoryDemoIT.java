@@ -95,7 +95,24 @@ class InventoryDemoIT {
         assertThat(unfenced.report().staleRecordsApplied())
                 .isEqualTo(InvariantChecker.publishedAfterANewerToken(unfenced.events()));
 
-        // lease-check: the check cannot see a pause that falls right after it; those stale writes get through
+        // lease-check narrows the window: a worker frozen before the check finds its lease lost and writes nothing
+        List<RunRecorder.Pause> beforeTheCheck = leaseCheck.pauses().stream()
+                .filter(p -> p.point() == WorkerEvent.PausePoint.READ_WRITE)
+                .toList();
+        // (the first two pauses already show both sides, so even a run that has time for only two does)
+        assertThat(leaseCheck.pauses())
+                .extracting(RunRecorder.Pause::point)
+                .startsWith(WorkerEvent.PausePoint.AFTER_LEASE_CHECK, WorkerEvent.PausePoint.READ_WRITE);
+        assertThat(leaseCheck.leaseCheckRefusals()).isPositive();
+        assertThat(beforeTheCheck).allSatisfy(p -> assertThat(leaseCheck.events())
+                .as("worker %d, frozen before its lease check under token %d", p.worker(), p.token())
+                .anyMatch(e -> e.kind() == WorkerEvent.Kind.LEASE_CHECK_REFUSED
+                        && e.worker() == p.worker()
+                        && e.token() == p.token())
+                .noneMatch(e ->
+                        e.kind() == WorkerEvent.Kind.WRITTEN && e.worker() == p.worker() && e.token() == p.token()));
+        // and does not close it: the check cannot see a pause that falls right after it; those stale writes get
+        // through
         assertThat(leaseCheck.report().staleWritesAccepted())
                 .isGreaterThanOrEqualTo(tookOver(leaseCheck, WorkerEvent.PausePoint.AFTER_LEASE_CHECK));
         assertThat(leaseCheck.report().invariantsHold()).isFalse();

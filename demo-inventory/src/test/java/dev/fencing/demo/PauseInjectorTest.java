@@ -28,14 +28,14 @@ class PauseInjectorTest {
     }
 
     @Test
-    void inLeaseCheckModeEveryOtherWritePauseFallsRightAfterTheCheckStartingWithTheFirst() {
+    void inLeaseCheckModeTheFirstPauseFallsAfterTheCheckAndTheSecondBeforeIt() {
         assertThat(firstSix(Mode.LEASE_CHECK))
                 .containsExactly(
                         WorkerEvent.PausePoint.AFTER_LEASE_CHECK,
-                        WorkerEvent.PausePoint.WRITE_PUBLISH,
                         WorkerEvent.PausePoint.READ_WRITE,
                         WorkerEvent.PausePoint.WRITE_PUBLISH,
                         WorkerEvent.PausePoint.AFTER_LEASE_CHECK,
+                        WorkerEvent.PausePoint.READ_WRITE,
                         WorkerEvent.PausePoint.WRITE_PUBLISH);
     }
 }
