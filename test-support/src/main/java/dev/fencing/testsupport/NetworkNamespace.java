@@ -128,8 +128,7 @@ public final class NetworkNamespace implements AutoCloseable {
         Pattern owned = Pattern.compile(Pattern.quote(prefix) + "([0-9a-z]+)-[a-z0-9-]+");
         for (String line : run(List.of("ip", "netns", "list")).split("\n")) {
             String candidate = line.trim().split("\\s+")[0];
-            if (abandoned(owned, candidate)) {
-                run(List.of("ip", "netns", "del", candidate));
+            if (abandoned(owned, candidate) && runUnlessGone(List.of("ip", "netns", "del", candidate))) {
                 removed.add(candidate);
             }
         }
@@ -140,8 +139,9 @@ public final class NetworkNamespace implements AutoCloseable {
                 continue;
             }
             String link = parts[1].split("@")[0];
-            if (link.endsWith("h") && abandoned(owned, link.substring(0, link.length() - 1))) {
-                run(List.of("ip", "link", "del", link));
+            if (link.endsWith("h")
+                    && abandoned(owned, link.substring(0, link.length() - 1))
+                    && runUnlessGone(List.of("ip", "link", "del", link))) {
                 removed.add(link);
             }
         }
@@ -355,6 +355,24 @@ public final class NetworkNamespace implements AutoCloseable {
             // fall through: unknown, treated as not root
         }
         return -1;
+    }
+
+    /**
+     * Runs a deletion; false if what it deletes was already gone. The host end of a veth pair goes away by
+     * itself, shortly after its namespace is deleted (by this process or another one cleaning up at the same
+     * time), so it can vanish between the listing and its deletion.
+     */
+    private static boolean runUnlessGone(List<String> command) {
+        try {
+            run(command);
+            return true;
+        } catch (IllegalStateException e) {
+            String message = String.valueOf(e.getMessage());
+            if (message.contains("Cannot find device") || message.contains("No such file or directory")) {
+                return false;
+            }
+            throw e;
+        }
     }
 
     /** Runs a command, returns its standard output; fails with the command and its output when it fails. */
