@@ -259,17 +259,11 @@ public final class LockRegistry implements AutoCloseable {
      */
     long disruptions() {
         if (explicitToleranceNanos == null) {
-            try {
-                int sessionTimeoutMillis =
-                        client.getZookeeperClient().getZooKeeper().getSessionTimeout();
-                if (sessionTimeoutMillis > 0) {
-                    toleranceNanos = Math.max(
-                            MIN_DEFAULT_TOLERANCE_NANOS, TimeUnit.MILLISECONDS.toNanos(sessionTimeoutMillis) / 3);
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt(); // the create that follows sees it
-            } catch (Exception e) {
-                // not connected yet: the create fails or waits; register sets the tolerance
+            // not getZooKeeper(): it hands out (and so takes from Curator) a pending background exception
+            int sessionTimeoutMillis = client.getZookeeperClient().getLastNegotiatedSessionTimeoutMs();
+            if (sessionTimeoutMillis > 0) {
+                toleranceNanos =
+                        Math.max(MIN_DEFAULT_TOLERANCE_NANOS, TimeUnit.MILLISECONDS.toNanos(sessionTimeoutMillis) / 3);
             }
         }
         return disruptions.get();

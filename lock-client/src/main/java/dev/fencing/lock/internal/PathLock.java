@@ -123,7 +123,7 @@ final class PathLock {
             }
             FenceTokens.requirePositive(token, "lock " + path);
             sessionId = owner;
-            sessionTimeout = registry.client.getZookeeperClient().getZooKeeper().getSessionTimeout();
+            sessionTimeout = registry.client.getZookeeperClient().getLastNegotiatedSessionTimeoutMs();
         } catch (InterruptedException e) {
             releaseQuietly(null);
             Thread.currentThread().interrupt();
