@@ -62,15 +62,7 @@ class FragmentEscapeIT {
                 .bind(FencedSql.keyBinding(0), "A-1")
                 .bind(FencedSql.TOKEN, 1L)
                 .execute());
-        assertThat(overwritten)
-                .as("every row, though the token is stale and the key names one")
-                .isEqualTo(3);
-
-        // the fix: the fragment never reaches a statement
-        assertThatThrownBy(() ->
-                        FencedUpdate.builder(plain).key("A-1").set("stock", 0).where(attack))
-                .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("predicate '" + attack + "' is refused");
+        assertOverwrittenButRefused(overwritten, plain, attack, "predicate '" + attack + "' is refused");
     }
 
     /**
@@ -149,15 +141,19 @@ class FragmentEscapeIT {
                 return statement.executeUpdate();
             }
         });
+        assertOverwrittenButRefused(
+                overwritten, plain, attack, "a dollar-quote tag with the non-ASCII character '\u00d7'");
+    }
+
+    /** The counterfactual overwrote every row; the fix: the fragment never reaches a statement. */
+    private static void assertOverwrittenButRefused(int overwritten, FencedTable plain, String attack, String refusal) {
         assertThat(overwritten)
                 .as("every row, though the token is stale and the key names one")
                 .isEqualTo(3);
-
-        // the fix: the fragment never reaches a statement
         assertThatThrownBy(() ->
                         FencedUpdate.builder(plain).key("A-1").set("stock", 0).where(attack))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("a dollar-quote tag with the non-ASCII character '\u00d7'");
+                .hasMessageContaining(refusal);
     }
 
     /** The writer's statements do not depend on the SQL parser the application configured on its Jdbi. */

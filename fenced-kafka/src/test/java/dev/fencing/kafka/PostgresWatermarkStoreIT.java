@@ -155,15 +155,8 @@ class PostgresWatermarkStoreIT {
         // given: a unit that holds P0's claim, and connections that wait at most 200 ms for a lock
         PostgresWatermarkStore holder = PostgresWatermarkStore.create(postgres.jdbi);
         PostgresWatermarkStore impatient = PostgresWatermarkStore.create(jdbiWith("-c lock_timeout=200", "5"));
-        CountDownLatch claimed = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);
-        CompletableFuture<Void> holding = CompletableFuture.runAsync(() -> holder.commit("g9", handle -> {
-            holder.claim(handle, "g9", P0, -1);
-            claimed.countDown();
-            awaitLatch(release);
-            return List.of();
-        }));
-        assertThat(claimed.await(60, TimeUnit.SECONDS)).isTrue();
+        CompletableFuture<Void> holding = holdingTheClaim(holder, "g9", P0, release);
 
         // when / then: the other unit's claim gives up and is refused as stale, not as a store failure
         try {
@@ -189,15 +182,8 @@ class PostgresWatermarkStoreIT {
     void aClaimWaitsForAFrozenUnitAtMostTheClaimTimeoutOnConnectionsWithoutALockTimeout() throws Exception {
         PostgresWatermarkStore frozen = PostgresWatermarkStore.create(postgres.jdbi);
         PostgresWatermarkStore next = PostgresWatermarkStore.create(postgres.jdbi, Duration.ofMillis(300));
-        CountDownLatch claimed = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);
-        CompletableFuture<Void> holding = CompletableFuture.runAsync(() -> frozen.commit("g10", handle -> {
-            frozen.claim(handle, "g10", P0, -1);
-            claimed.countDown();
-            awaitLatch(release);
-            return List.of();
-        }));
-        assertThat(claimed.await(60, TimeUnit.SECONDS)).isTrue();
+        CompletableFuture<Void> holding = holdingTheClaim(frozen, "g10", P0, release);
         try {
             CompletableFuture<Void> waiting = CompletableFuture.runAsync(() -> next.commit("g10", handle -> {
                 next.claim(handle, "g10", P0, -1);
@@ -219,14 +205,9 @@ class PostgresWatermarkStoreIT {
     void aClaimGrantedAfterAWaitLeavesTheHandlersStatementsUnderTheConnectionsOwnLockTimeout() throws Exception {
         PostgresWatermarkStore first = PostgresWatermarkStore.create(postgres.jdbi);
         PostgresWatermarkStore second = PostgresWatermarkStore.create(postgres.jdbi, Duration.ofSeconds(30));
-        CountDownLatch claimed = new CountDownLatch(1);
-        CompletableFuture<Void> holding = CompletableFuture.runAsync(() -> first.commit("g11", handle -> {
-            first.claim(handle, "g11", P1, -1);
-            claimed.countDown();
-            sleepQuietly(500);
-            return List.of();
-        }));
-        assertThat(claimed.await(60, TimeUnit.SECONDS)).isTrue();
+        CountDownLatch release = new CountDownLatch(1);
+        CompletableFuture<Void> holding = holdingTheClaim(first, "g11", P1, release);
+        CompletableFuture.runAsync(release::countDown, CompletableFuture.delayedExecutor(500, TimeUnit.MILLISECONDS));
 
         String[] seenByTheHandler = new String[1];
         second.commit("g11", handle -> {
@@ -247,12 +228,19 @@ class PostgresWatermarkStoreIT {
                 .hasMessage("claimTimeout must be from 1 ms to 24 hours, got PT0S");
     }
 
-    private static void sleepQuietly(long millis) {
-        try {
-            Thread.sleep(millis);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+    /** A unit on its own thread that holds {@code partition}'s claim until {@code release} opens; returns once it does. */
+    private static CompletableFuture<Void> holdingTheClaim(
+            PostgresWatermarkStore store, String group, TopicPartition partition, CountDownLatch release)
+            throws InterruptedException {
+        CountDownLatch claimed = new CountDownLatch(1);
+        CompletableFuture<Void> holding = CompletableFuture.runAsync(() -> store.commit(group, handle -> {
+            store.claim(handle, group, partition, -1);
+            claimed.countDown();
+            awaitLatch(release);
+            return List.of();
+        }));
+        assertThat(claimed.await(60, TimeUnit.SECONDS)).isTrue();
+        return holding;
     }
 
     /** A unit on its own thread that claims {@code a}, waits until the other unit holds its first, then {@code b}. */
