@@ -221,6 +221,24 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
     }
 
     /**
+     * Checks now, on the calling thread, what {@link #run()} checks first: that every subscribed topic and its
+     * dead-letter topic exist. For a caller that must fail at once, before it hands the loop to a thread of
+     * its own (an application starting up): {@link #start()} reports the same failure only through its
+     * future. Call it before {@link #run()} or {@link #start()}, not while the loop runs.
+     *
+     * @throws MissingTopicException naming the first missing topic and how to create it
+     * @throws IllegalStateException if already started or closed
+     */
+    public void checkTopics() {
+        synchronized (lock) {
+            if (state != State.NEW) {
+                throw new IllegalStateException("consumer " + clientId + " of group " + groupId + " is " + state);
+            }
+            requireTopicsExist();
+        }
+    }
+
+    /**
      * Subscribes and polls on the calling thread until {@link #close()} is called or a failure stops it.
      *
      * @throws IllegalStateException if already started or closed

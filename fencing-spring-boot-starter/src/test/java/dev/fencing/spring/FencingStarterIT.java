@@ -8,6 +8,7 @@ import com.example.reservations.ReservationService;
 import com.example.reservations.Reservations;
 import dev.fencing.jdbc.WriteOutcome;
 import dev.fencing.kafka.FencedRecords;
+import dev.fencing.kafka.MissingTopicException;
 import dev.fencing.lock.FencedLocks;
 import dev.fencing.lock.ForeignLockParentException;
 import dev.fencing.lock.Lease;
@@ -311,6 +312,22 @@ class FencingStarterIT {
                     .isEqualTo(8);
             assertThat(orders("D-1")).isEqualTo(1);
         }
+    }
+
+    /**
+     * A consumer declared on a topic that does not exist fails the application's start, naming the topic:
+     * started on its own thread, it would fail there after the application had reported itself up.
+     */
+    @Test
+    void aConsumerDeclaredOnAMissingTopicFailsTheStartNamingTheTopic() {
+        assertThatThrownBy(() -> service(
+                        "missing-topic",
+                        Map.of(
+                                "fencing.kafka.consumers.orphan.topics", "no-such-topic",
+                                "fencing.kafka.consumers.orphan.handler", "reservationLog")))
+                .hasRootCauseInstanceOf(MissingTopicException.class)
+                .rootCause()
+                .hasMessageContaining("no-such-topic");
     }
 
     @Test

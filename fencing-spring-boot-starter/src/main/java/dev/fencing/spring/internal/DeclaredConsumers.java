@@ -82,6 +82,9 @@ public final class DeclaredConsumers implements SmartLifecycle, ConsumerStates {
                     built.put(e.getKey(), build(e.getKey(), e.getValue()));
                 }
             }
+            // before any loop starts: a missing topic fails the application's start, naming the topic,
+            // instead of a consumer that fails on its own thread after the application reported itself up
+            built.values().forEach(FencedConsumer::checkTopics);
         } catch (RuntimeException e) {
             built.values().forEach(FencedConsumer::close);
             throw e;
