@@ -45,6 +45,7 @@ import org.springframework.boot.flyway.autoconfigure.FlywayConfigurationCustomiz
 import org.springframework.boot.health.contributor.Status;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.AnnotationConfigApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.io.ClassPathResource;
@@ -162,6 +163,15 @@ class FencingAutoConfigurationTest {
                 .hasMessageContaining("the application has no FencedLocks bean")
                 .hasMessageContaining("fencing.zookeeper.connect-string")
                 .hasMessageContaining("fencing.locked.enabled=false"));
+    }
+
+    @Test
+    void aFencedLocksBeanInAParentContextLocksTheChildsMethods() {
+        try (AnnotationConfigApplicationContext parent = new AnnotationConfigApplicationContext(OwnLocks.class)) {
+            runner.withParent(parent)
+                    .withUserConfiguration(LockedBean.class)
+                    .run(context -> assertThat(context).hasNotFailed().hasSingleBean(Locked.class));
+        }
     }
 
     @Test

@@ -26,14 +26,12 @@ public final class LockedMethodsCheck implements SmartInitializingSingleton {
 
     @Override
     public void afterSingletonsInstantiated() {
+        // look it up the way the interceptor will: one bean, or a @Primary among several, in this context
+        // or an ancestor's
+        if (beans.getBeanProvider(FencedLocks.class).getIfUnique() != null) {
+            return;
+        }
         int locks = beans.getBeanNamesForType(FencedLocks.class, true, false).length;
-        if (locks == 1) {
-            return;
-        }
-        // a @Primary among several is fine: look it up the way the interceptor will
-        if (locks > 1 && beans.getBeanProvider(FencedLocks.class).getIfUnique() != null) {
-            return;
-        }
         for (String name : beans.getBeanDefinitionNames()) {
             Optional<Method> locked = firstLockedMethod(beans.getType(name, false));
             if (locked.isPresent()) {
