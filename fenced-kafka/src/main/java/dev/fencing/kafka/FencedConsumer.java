@@ -231,9 +231,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
      */
     public void checkTopics() {
         synchronized (lock) {
-            if (state != State.NEW) {
-                throw new IllegalStateException("consumer " + clientId + " of group " + groupId + " is " + state);
-            }
+            requireNew();
             requireTopicsExist();
         }
     }
@@ -248,9 +246,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
      */
     public void run() {
         synchronized (lock) {
-            if (state != State.NEW) {
-                throw new IllegalStateException("consumer " + clientId + " of group " + groupId + " is " + state);
-            }
+            requireNew();
             state = State.RUNNING;
             pollThread = Thread.currentThread();
         }
@@ -391,6 +387,12 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
                 throw failure;
             }
             throw e;
+        }
+    }
+
+    private void requireNew() {
+        if (state != State.NEW) {
+            throw new IllegalStateException("consumer " + clientId + " of group " + groupId + " is " + state);
         }
     }
 

@@ -205,10 +205,7 @@ public final class LockRegistry implements AutoCloseable {
      * leaves no gap: an event either finds the hold in the set or changes what is checked here.
      */
     void register(Hold hold, int negotiatedSessionTimeoutMillis, long disruptionsBeforeCreate) {
-        if (explicitToleranceNanos == null && negotiatedSessionTimeoutMillis > 0) {
-            toleranceNanos = Math.max(
-                    MIN_DEFAULT_TOLERANCE_NANOS, TimeUnit.MILLISECONDS.toNanos(negotiatedSessionTimeoutMillis) / 3);
-        }
+        adoptSessionTimeout(negotiatedSessionTimeoutMillis);
         holds.add(hold);
         LeaseLoss loss = lossAtRegistration(
                 closed,
@@ -258,15 +255,17 @@ public final class LockRegistry implements AutoCloseable {
      * counted as a pause and invalidated the first grant on a 2 s session at once.
      */
     long disruptions() {
-        if (explicitToleranceNanos == null) {
-            // not getZooKeeper(): it hands out (and so takes from Curator) a pending background exception
-            int sessionTimeoutMillis = client.getZookeeperClient().getLastNegotiatedSessionTimeoutMs();
-            if (sessionTimeoutMillis > 0) {
-                toleranceNanos =
-                        Math.max(MIN_DEFAULT_TOLERANCE_NANOS, TimeUnit.MILLISECONDS.toNanos(sessionTimeoutMillis) / 3);
-            }
-        }
+        // not getZooKeeper(): it hands out (and so takes from Curator) a pending background exception
+        adoptSessionTimeout(client.getZookeeperClient().getLastNegotiatedSessionTimeoutMs());
         return disruptions.get();
+    }
+
+    /** The default pause tolerance: a third of the negotiated session timeout, at least the minimum. */
+    private void adoptSessionTimeout(int negotiatedSessionTimeoutMillis) {
+        if (explicitToleranceNanos == null && negotiatedSessionTimeoutMillis > 0) {
+            toleranceNanos = Math.max(
+                    MIN_DEFAULT_TOLERANCE_NANOS, TimeUnit.MILLISECONDS.toNanos(negotiatedSessionTimeoutMillis) / 3);
+        }
     }
 
     private long currentSessionId() {
