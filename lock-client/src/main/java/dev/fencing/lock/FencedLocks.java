@@ -70,6 +70,45 @@ public final class FencedLocks implements AutoCloseable {
         return registry.lock(path, tokenSource);
     }
 
+    /** The read/write lock at {@code path}, with the default token source; see {@link FencedReadWriteLock}. */
+    public FencedReadWriteLock readWriteLock(String path) {
+        return readWriteLock(path, defaultTokenSource);
+    }
+
+    /**
+     * The read/write lock at {@code path}, with the given token source.
+     *
+     * @throws IllegalArgumentException as {@link #lock(String, TokenSource)}
+     * @throws IllegalStateException if these locks are closed
+     */
+    public FencedReadWriteLock readWriteLock(String path, TokenSource tokenSource) {
+        Objects.requireNonNull(tokenSource, "tokenSource");
+        return registry.readWriteLock(path, tokenSource);
+    }
+
+    /**
+     * A new participant, out of the election until it joins, in the election at {@code path}, with the
+     * default token source; see {@link FencedLeaderElection}. Each call makes another participant.
+     *
+     * @param participantId what {@link FencedLeaderElection#currentLeaderId()} reports for it (a host
+     *     name, a pod name): not blank, at most 1024 bytes of UTF-8; uniqueness is up to the caller
+     * @throws IllegalArgumentException if the path or the id is malformed
+     * @throws IllegalStateException if these locks are closed
+     */
+    public FencedLeaderElection election(String path, String participantId) {
+        return election(path, participantId, defaultTokenSource);
+    }
+
+    /** The same, with the given token source; all participants of one election must use the same. */
+    public FencedLeaderElection election(String path, String participantId, TokenSource tokenSource) {
+        Objects.requireNonNull(tokenSource, "tokenSource");
+        return registry.election(path, tokenSource, participantId);
+    }
+
+    /**
+     * Also ends every leadership made here (its participant's thread is interrupted) and withdraws every
+     * participant: see the class comment for leases.
+     */
     @Override
     public void close() {
         registry.close();

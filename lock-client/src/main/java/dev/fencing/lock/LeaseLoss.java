@@ -14,5 +14,11 @@ public enum LeaseLoss {
     /** {@link Lease#verify()} asked the server: the holder's node is gone or belongs to another session. */
     NODE_GONE,
     /** The {@link FencedLocks} that made the lock was closed: nothing watches the lease any more. */
-    LOCKS_CLOSED
+    LOCKS_CLOSED,
+    /**
+     * A {@link Leadership} ended because its participant let go: {@link FencedLeaderElection#stepDown()} or
+     * {@link FencedLeaderElection#close()} was called, or its {@link LeadershipTask} returned. Never a
+     * plain lock's: a closed {@link Lease} keeps the cause it had.
+     */
+    STEPPED_DOWN
 }

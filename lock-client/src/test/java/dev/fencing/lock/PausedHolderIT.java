@@ -4,17 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fencing.lock.internal.FrozenBeforeRegistrationMain;
 import dev.fencing.testsupport.EmbeddedZooKeeper;
-import java.io.BufferedReader;
-import java.io.File;
 import java.io.IOException;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
@@ -156,35 +150,11 @@ class PausedHolderIT {
     }
 
     private static Process start(Class<?> main, String... args) throws IOException {
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        List<String> command = new ArrayList<>(List.of(
-                java,
-                "-cp",
-                System.getProperty("java.class.path"),
-                "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-                main.getName()));
-        command.addAll(List.of(args));
-        File log = Path.of("target", main.getSimpleName() + ".log").toFile();
-        return new ProcessBuilder(command)
-                .redirectError(ProcessBuilder.Redirect.to(log))
-                .start();
+        return ChildJvm.start(main, args);
     }
 
     private static BlockingQueue<String> readLines(Process process) {
-        BlockingQueue<String> lines = new LinkedBlockingQueue<>();
-        Thread reader = new Thread(() -> {
-            try (BufferedReader in =
-                    new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
-                for (String line = in.readLine(); line != null; line = in.readLine()) {
-                    lines.add(line);
-                }
-            } catch (IOException ignored) {
-                // the child ended
-            }
-        });
-        reader.setDaemon(true);
-        reader.start();
-        return lines;
+        return ChildJvm.lines(process);
     }
 
     private static void signal(String signal, long pid) throws IOException, InterruptedException {

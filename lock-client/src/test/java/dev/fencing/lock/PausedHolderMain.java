@@ -13,7 +13,8 @@ import org.apache.curator.retry.ExponentialBackoffRetry;
  * JVM), and when it finds the lease gone prints {@code LOST <cause>}, then {@code NODE_OWNED
  * <true|false>} (whether a lock node of this client's current session still exists, as ZooKeeper sees
  * it), then {@code VERIFY <true|false>}. Arguments: connect string, lock path, session timeout in ms,
- * and optionally the pause tolerance in ms.
+ * and optionally the pause tolerance in ms, or {@code write} to hold the write lock of a {@link
+ * FencedReadWriteLock} instead of an exclusive lock.
  */
 public final class PausedHolderMain {
     static final Duration STEADY = Duration.ofSeconds(1);
@@ -24,7 +25,8 @@ public final class PausedHolderMain {
         String connect = args[0];
         String path = args[1];
         int sessionTimeoutMs = Integer.parseInt(args[2]);
-        Duration pauseTolerance = args.length > 3 ? Duration.ofMillis(Long.parseLong(args[3])) : null;
+        boolean write = args.length > 3 && args[3].equals("write");
+        Duration pauseTolerance = args.length > 3 && !write ? Duration.ofMillis(Long.parseLong(args[3])) : null;
         try (CuratorFramework client = CuratorFrameworkFactory.builder()
                         .connectString(connect)
                         .sessionTimeoutMs(sessionTimeoutMs)
@@ -32,7 +34,9 @@ public final class PausedHolderMain {
                         .retryPolicy(new ExponentialBackoffRetry(50, 3, 500))
                         .build();
                 FencedLocks locks = startedLocks(client, pauseTolerance);
-                Lease lease = locks.lock(path).acquire()) {
+                Lease lease = write
+                        ? locks.readWriteLock(path).writeLock().acquire()
+                        : locks.lock(path).acquire()) {
             System.out.println("HELD " + lease.token());
             System.out.flush();
             long checks = 0;
@@ -59,7 +63,9 @@ public final class PausedHolderMain {
         long session = client.getZookeeperClient().getZooKeeper().getSessionId();
         for (String child : client.getChildren().forPath(path)) {
             var stat = client.checkExists().forPath(path + "/" + child);
-            if (child.contains("lock-") && stat != null && stat.getEphemeralOwner() == session) {
+            if ((child.contains("lock-") || child.contains("__WRIT__"))
+                    && stat != null
+                    && stat.getEphemeralOwner() == session) {
                 return true;
             }
         }

@@ -15,6 +15,10 @@ final class DefaultLease implements Lease {
         this.closed = new AtomicBoolean(viewOnly);
     }
 
+    Hold hold() {
+        return hold;
+    }
+
     @Override
     public long token() {
         return hold.token;

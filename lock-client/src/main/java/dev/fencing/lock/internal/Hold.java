@@ -3,8 +3,12 @@ package dev.fencing.lock.internal;
 import dev.fencing.lock.LeaseLoss;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 
-/** One thread's hold of one lock, shared by its re-entrant leases. */
+/**
+ * One thread's hold of one lock, shared by its re-entrant leases. A hold made for a leader election
+ * carries a hook, run once by whichever thread invalidates it, right after the mark: it ends the term.
+ */
 final class Hold {
     final PathLock lock;
     final String nodePath;
@@ -13,18 +17,26 @@ final class Hold {
     final Thread owner;
     final AtomicInteger entries = new AtomicInteger(1);
     private final AtomicReference<LeaseLoss> loss = new AtomicReference<>();
+    private final Consumer<Hold> onLoss;
 
-    Hold(PathLock lock, String nodePath, long token, long sessionId, Thread owner) {
+    Hold(PathLock lock, String nodePath, long token, long sessionId, Thread owner, Consumer<Hold> onLoss) {
         this.lock = lock;
         this.nodePath = nodePath;
         this.token = token;
         this.sessionId = sessionId;
         this.owner = owner;
+        this.onLoss = onLoss;
     }
 
-    /** Marks the hold invalid; true only for the call that did so. */
+    /** Marks the hold invalid, then runs the hook; true only for the call that did so. */
     boolean invalidate(LeaseLoss cause) {
-        return loss.compareAndSet(null, cause);
+        if (!loss.compareAndSet(null, cause)) {
+            return false;
+        }
+        if (onLoss != null) {
+            onLoss.accept(this);
+        }
+        return true;
     }
 
     LeaseLoss loss() {

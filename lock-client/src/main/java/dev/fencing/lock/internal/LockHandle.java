@@ -17,11 +17,13 @@ final class LockHandle implements FencedLock {
     private final LockRegistry registry;
     private final String path;
     private final TokenSource source;
+    private final LockKind kind;
 
-    LockHandle(LockRegistry registry, String path, TokenSource source) {
+    LockHandle(LockRegistry registry, String path, TokenSource source, LockKind kind) {
         this.registry = registry;
         this.path = path;
         this.source = source;
+        this.kind = kind;
     }
 
     @Override
@@ -36,7 +38,7 @@ final class LockHandle implements FencedLock {
 
     @Override
     public Lease acquire() {
-        return registry.checkout(path, source).acquire(null).orElseThrow();
+        return registry.checkout(path, source, kind).acquire(null).orElseThrow();
     }
 
     @Override
@@ -45,7 +47,7 @@ final class LockHandle implements FencedLock {
         if (timeout.isNegative() || timeout.isZero()) {
             throw new IllegalArgumentException("timeout for lock " + path + " must be positive, got " + timeout);
         }
-        return registry.checkout(path, source).acquire(timeout);
+        return registry.checkout(path, source, kind).acquire(timeout);
     }
 
     @Override
@@ -58,6 +60,10 @@ final class LockHandle implements FencedLock {
 
     @Override
     public String toString() {
-        return "FencedLock[" + path + ", " + source + "]";
+        return switch (kind) {
+            case EXCLUSIVE -> "FencedLock[" + path + ", " + source + "]";
+            case READ -> "FencedReadWriteLock.readLock[" + path + ", " + source + "]";
+            case WRITE -> "FencedReadWriteLock.writeLock[" + path + ", " + source + "]";
+        };
     }
 }

@@ -1,7 +1,9 @@
 package dev.fencing.lock.internal;
 
+import dev.fencing.lock.FencedLeaderElection;
 import dev.fencing.lock.FencedLock;
 import dev.fencing.lock.FencedLockListener;
+import dev.fencing.lock.FencedReadWriteLock;
 import dev.fencing.lock.LeaseLoss;
 import dev.fencing.lock.TokenSource;
 import java.time.Duration;
@@ -52,7 +54,11 @@ public final class LockRegistry implements AutoCloseable {
     final FencedLockListener listener;
     final int sequenceWrapMargin;
 
-    private final ConcurrentMap<String, PathLock> locks = new ConcurrentHashMap<>();
+    /** The path locks in use, by path and kind: a read/write lock has two, its read and its write lock. */
+    private final ConcurrentMap<LockKey, PathLock> locks = new ConcurrentHashMap<>();
+    /** Open election participants, withdrawn when these locks close. */
+    private final Set<ElectionParticipant> participants = ConcurrentHashMap.newKeySet();
+
     private final Set<Hold> holds = ConcurrentHashMap.newKeySet();
     /** ZXID lock paths whose history this process has seen say zxid; bounded, so many paths fit the heap. */
     private final Set<String> zxidHistories =
@@ -101,17 +107,49 @@ public final class LockRegistry implements AutoCloseable {
         notifier.allowCoreThreadTimeOut(true);
     }
 
+    private record LockKey(String path, LockKind kind) {}
+
     public FencedLock lock(String path, TokenSource source) {
+        return handle(path, source, LockKind.EXCLUSIVE);
+    }
+
+    public FencedReadWriteLock readWriteLock(String path, TokenSource source) {
+        return new ReadWriteLockHandle(handle(path, source, LockKind.READ), handle(path, source, LockKind.WRITE));
+    }
+
+    public FencedLeaderElection election(String path, TokenSource source, String participantId) {
         validatePath(client.getNamespace(), path);
         ensureOpen(path);
-        PathLock live = locks.get(path);
+        ElectionParticipant participant = new ElectionParticipant(this, path, source, participantId);
+        participants.add(participant);
+        if (closed) {
+            participants.remove(participant);
+            throw new IllegalStateException("these FencedLocks are closed; no election on " + path);
+        }
+        return participant;
+    }
+
+    void forget(ElectionParticipant participant) {
+        participants.remove(participant);
+    }
+
+    private LockHandle handle(String path, TokenSource source, LockKind kind) {
+        validatePath(client.getNamespace(), path);
+        ensureOpen(path);
+        PathLock live = locks.get(new LockKey(path, kind));
         if (live != null) {
             requireSameSource(live, source);
         }
-        return new LockHandle(this, path, source);
+        return new LockHandle(this, path, source, kind);
     }
 
-    /** The number of lock paths with state in this process: those being acquired or held. */
+    /** The calling thread's hold of the write lock of the read/write lock at {@code path}, or null. */
+    Hold writeHoldOfCurrentThread(String path) {
+        PathLock write = locks.get(new LockKey(path, LockKind.WRITE));
+        return write == null ? null : write.holdOfCurrentThread();
+    }
+
+    /** The number of locks with state in this process (a read/write lock counts twice): those being acquired or held. */
     public int liveLocks() {
         return locks.size();
     }
@@ -157,11 +195,11 @@ public final class LockRegistry implements AutoCloseable {
         }
     }
 
-    /** The path's shared lock, counted as used until {@link #checkin}. */
-    PathLock checkout(String path, TokenSource source) {
+    /** The path's shared lock of that kind, counted as used until {@link #checkin}. */
+    PathLock checkout(String path, TokenSource source, LockKind kind) {
         ensureOpen(path);
-        return locks.compute(path, (p, lock) -> {
-            PathLock current = lock != null ? lock : new PathLock(this, p, source);
+        return locks.compute(new LockKey(path, kind), (key, lock) -> {
+            PathLock current = lock != null ? lock : new PathLock(this, path, source, kind);
             requireSameSource(current, source);
             current.users++;
             return current;
@@ -169,7 +207,7 @@ public final class LockRegistry implements AutoCloseable {
     }
 
     void checkin(PathLock lock) {
-        locks.computeIfPresent(lock.path(), (p, current) -> {
+        locks.computeIfPresent(new LockKey(lock.path(), lock.kind()), (key, current) -> {
             if (current != lock) {
                 return current;
             }
@@ -383,6 +421,9 @@ public final class LockRegistry implements AutoCloseable {
         client.getConnectionStateListenable().removeListener(stateListener);
         pauseDetector.interrupt();
         tellAll(invalidateAll(LeaseLoss.LOCKS_CLOSED), LeaseLoss.LOCKS_CLOSED);
+        for (ElectionParticipant participant : participants) {
+            participant.withdrawOnClose();
+        }
         notifier.shutdown(); // what is queued is still told
     }
 }

@@ -16,6 +16,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.data.Stat;
@@ -23,8 +24,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The state of one lock path in this process while anyone uses it: Curator's mutex, the threads'
- * holds, and the highest token seen. {@link LockRegistry} drops it when the last user leaves.
+ * The state of one lock path and kind in this process while anyone uses it: Curator's mutex, the
+ * threads' holds, and the highest token seen. {@link LockRegistry} drops it when the last user leaves.
+ * A leader election's participant has one of its own, outside the registry's map, whose nodes carry
+ * the participant's id and whose holds interrupt the leader's thread when they are invalidated.
  */
 final class PathLock {
     private static final Logger LOG = LoggerFactory.getLogger(PathLock.class);
@@ -32,6 +35,8 @@ final class PathLock {
     private final LockRegistry registry;
     private final String path;
     private final TokenSource source;
+    private final LockKind kind;
+    private final Consumer<Hold> onLoss;
     private final TokenLockDriver driver;
     private final TokenMutex mutex;
     private final ConcurrentMap<Thread, Hold> holds = new ConcurrentHashMap<>();
@@ -39,12 +44,33 @@ final class PathLock {
     /** Acquires in flight plus live holds; changed only inside the registry's map compute for this path. */
     int users;
 
-    PathLock(LockRegistry registry, String path, TokenSource source) {
+    PathLock(LockRegistry registry, String path, TokenSource source, LockKind kind) {
+        this(registry, path, source, kind, null, null);
+    }
+
+    PathLock(
+            LockRegistry registry,
+            String path,
+            TokenSource source,
+            LockKind kind,
+            byte[] nodeData,
+            Consumer<Hold> onLoss) {
         this.registry = registry;
         this.path = path;
         this.source = source;
-        this.driver = new TokenLockDriver(registry, source);
-        this.mutex = new TokenMutex(registry.client, path, driver);
+        this.kind = kind;
+        this.onLoss = onLoss;
+        this.driver = new TokenLockDriver(registry, source, kind, path);
+        this.mutex = new TokenMutex(registry.client, path, driver, nodeData);
+    }
+
+    LockKind kind() {
+        return kind;
+    }
+
+    /** The calling thread's hold, or null. */
+    Hold holdOfCurrentThread() {
+        return holds.get(Thread.currentThread());
     }
 
     String path() {
@@ -70,6 +96,13 @@ final class PathLock {
                 }
                 held.entries.incrementAndGet();
                 return Optional.of(new DefaultLease(held, false));
+            }
+            if (kind == LockKind.READ) {
+                Hold write = registry.writeHoldOfCurrentThread(path);
+                if (write != null && !write.lock.isValid(write)) {
+                    // a downgrade takes the write node's place in the order: not from a node that may be gone
+                    throw new LeaseLostException(path, write.token, write.loss());
+                }
             }
             TokenLockDriver.Attempt attempt = driver.begin();
             try {
@@ -115,7 +148,10 @@ final class PathLock {
                 czxid = stat.getCzxid();
                 owner = stat.getEphemeralOwner();
             }
-            if (source == TokenSource.SEQUENCE) {
+            if (attempt.downgradedFrom != null) {
+                // a read grant under this thread's write hold: the write's token, whatever the source
+                token = attempt.downgradedFrom.token;
+            } else if (source == TokenSource.SEQUENCE) {
                 token = sequenceToken(node, attempt);
             } else {
                 token = zxidToken(czxid, attempt);
@@ -139,7 +175,7 @@ final class PathLock {
             releaseQuietly(null);
             throw new LockAcquisitionException("could not read the token of lock node " + node, path, e);
         }
-        Hold hold = new Hold(this, node, token, sessionId, me);
+        Hold hold = new Hold(this, node, token, sessionId, me, onLoss);
         holds.put(me, hold);
         registry.register(hold, sessionTimeout, attempt.disruptionsBeforeCreate);
         noteToken(token);
@@ -165,7 +201,7 @@ final class PathLock {
                             + " the parent would restart its tokens",
                     path);
         }
-        return SequenceTokens.token(path, node, attempt.base.getAsLong(), registry.sequenceWrapMargin);
+        return SequenceTokens.token(path, node, kind.nodeName, attempt.base.getAsLong(), registry.sequenceWrapMargin);
     }
 
     /**

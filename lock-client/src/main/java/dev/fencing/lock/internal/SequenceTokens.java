@@ -19,11 +19,16 @@ public final class SequenceTokens {
      *     wrapMargin} of {@code Integer.MAX_VALUE}
      */
     public static long token(String lockPath, String nodePath, long base, int wrapMargin) {
-        int at = nodePath.lastIndexOf(LOCK_NAME);
+        return token(lockPath, nodePath, LOCK_NAME, base, wrapMargin);
+    }
+
+    /** The same for a node named {@code nodeName} + sequence: a read/write lock's {@code __READ__} or {@code __WRIT__}. */
+    static long token(String lockPath, String nodePath, String nodeName, long base, int wrapMargin) {
+        int at = nodePath.lastIndexOf(nodeName);
         if (at < 0) {
-            throw new IllegalStateException("lock node " + nodePath + " has no '" + LOCK_NAME + "' sequence suffix");
+            throw new IllegalStateException("lock node " + nodePath + " has no '" + nodeName + "' sequence suffix");
         }
-        String digits = nodePath.substring(at + LOCK_NAME.length());
+        String digits = nodePath.substring(at + nodeName.length());
         long sequence;
         try {
             sequence = Long.parseLong(digits);

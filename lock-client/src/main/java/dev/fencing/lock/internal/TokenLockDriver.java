@@ -1,5 +1,6 @@
 package dev.fencing.lock.internal;
 
+import dev.fencing.lock.ForeignLockParentException;
 import dev.fencing.lock.TokenSource;
 import java.util.List;
 import java.util.OptionalLong;
@@ -20,6 +21,12 @@ import org.apache.zookeeper.data.Stat;
  * parents with their marker and history, ZXID parents as CONTAINERs that ZooKeeper may reap when unused,
  * after recording in the history that the path is a ZXID lock's (a parent that is already there gets
  * that record at the grant, see {@link PathLock}).
+ *
+ * <p>For the read/write lock it names and orders nodes as Curator's {@code InterProcessReadWriteLock}
+ * does, with Curator's predicates: a writer waits for every node before its own, a reader only for
+ * writers before it, and a thread that holds the write lock gets the read lock at once, with a node that
+ * takes the write node's place in the order (Curator 5.9's downgrade), so a writer queued behind the
+ * write node also waits for the downgraded reader.
  */
 final class TokenLockDriver extends StandardLockInternalsDriver {
 
@@ -30,15 +37,21 @@ final class TokenLockDriver extends StandardLockInternalsDriver {
         long czxid;
         long ephemeralOwner;
         OptionalLong base = OptionalLong.empty();
+        /** A read grant to a thread that holds the write lock: the write hold whose place it takes. */
+        Hold downgradedFrom;
     }
 
     private final ThreadLocal<Attempt> attempts = new ThreadLocal<>();
     private final LockRegistry registry;
     private final TokenSource source;
+    private final LockKind kind;
+    private final String lockPath;
 
-    TokenLockDriver(LockRegistry registry, TokenSource source) {
+    TokenLockDriver(LockRegistry registry, TokenSource source, LockKind kind, String lockPath) {
         this.registry = registry;
         this.source = source;
+        this.kind = kind;
+        this.lockPath = lockPath;
     }
 
     Attempt begin() {
@@ -57,13 +70,21 @@ final class TokenLockDriver extends StandardLockInternalsDriver {
         // Read before the create: any SUSPENDED, LOST or pause from here to the registration of the hold
         // changes the count, and the grant then comes out invalid.
         attempt.disruptionsBeforeCreate = registry.disruptions();
+        String parent = ZKPaths.getPathAndNode(path).getPath();
+        String nodePath = ZKPaths.makePath(parent, kind.nodeName);
+        CreateMode mode = CreateMode.EPHEMERAL_SEQUENTIAL;
+        attempt.downgradedFrom = kind == LockKind.READ ? registry.writeHoldOfCurrentThread(lockPath) : null;
+        if (attempt.downgradedFrom != null) {
+            nodePath += kind.sortKey(ZKPaths.getNodeFromPath(attempt.downgradedFrom.nodePath));
+            mode = CreateMode.EPHEMERAL;
+        }
         Stat stat = new Stat();
         String ourPath;
         try {
-            ourPath = create(client, path, lockNodeBytes, stat);
+            ourPath = create(client, nodePath, mode, lockNodeBytes, stat);
         } catch (KeeperException.NoNodeException e) {
-            createParent(client, ZKPaths.getPathAndNode(path).getPath());
-            ourPath = create(client, path, lockNodeBytes, stat);
+            createParent(client, parent);
+            ourPath = create(client, nodePath, mode, lockNodeBytes, stat);
         }
         attempt.nodePath = ourPath;
         attempt.czxid = stat.getCzxid();
@@ -74,8 +95,25 @@ final class TokenLockDriver extends StandardLockInternalsDriver {
     @Override
     public PredicateResults getsTheLock(
             CuratorFramework client, List<String> children, String sequenceNodeName, int maxLeases) throws Exception {
-        PredicateResults result = super.getsTheLock(client, children, sequenceNodeName, maxLeases);
+        String foreign = kind.foreignChild(children);
+        if (foreign != null) {
+            throw new ForeignLockParentException(
+                    "lock path " + lockPath + " holds node " + foreign + " of the other lock recipe ("
+                            + (kind.readWrite() ? "an exclusive lock or leader election" : "a read/write lock")
+                            + "): the two order their nodes differently and could both grant the lock at once,"
+                            + " so no token was issued. Use one recipe per path",
+                    lockPath);
+        }
         Attempt attempt = attempts.get();
+        PredicateResults result =
+                switch (kind) {
+                    case EXCLUSIVE -> super.getsTheLock(client, children, sequenceNodeName, maxLeases);
+                    case WRITE -> super.getsTheLock(client, children, sequenceNodeName, 1);
+                    case READ ->
+                        attempt != null && attempt.downgradedFrom != null
+                                ? new PredicateResults(null, true)
+                                : readerGetsTheLock(children, sequenceNodeName);
+                };
         if (result.getsTheLock() && attempt != null) {
             // this listing was read after our create and holds our node, so it is of our node's parent
             attempt.base = LockParents.base(children);
@@ -83,8 +121,30 @@ final class TokenLockDriver extends StandardLockInternalsDriver {
         return result;
     }
 
-    private String create(CuratorFramework client, String path, byte[] bytes, Stat stat) throws Exception {
-        var builder = client.create().storingStatIn(stat).withProtection().withMode(CreateMode.EPHEMERAL_SEQUENTIAL);
+    @Override
+    public String fixForSorting(String str, String lockName) {
+        return kind.sortKey(str);
+    }
+
+    /** Curator's read predicate: a reader waits only for a writer before it, and watches the first one. */
+    private static PredicateResults readerGetsTheLock(List<String> children, String sequenceNodeName)
+            throws KeeperException {
+        int firstWrite = -1;
+        for (int index = 0; index < children.size(); index++) {
+            String child = children.get(index);
+            if (child.startsWith(sequenceNodeName)) {
+                return new PredicateResults(firstWrite < 0 ? null : children.get(firstWrite), firstWrite < 0);
+            }
+            if (firstWrite < 0 && LockKind.isWriteNode(child)) {
+                firstWrite = index;
+            }
+        }
+        throw new KeeperException.NoNodeException("Sequential path not found: " + sequenceNodeName);
+    }
+
+    private String create(CuratorFramework client, String path, CreateMode mode, byte[] bytes, Stat stat)
+            throws Exception {
+        var builder = client.create().storingStatIn(stat).withProtection().withMode(mode);
         var withAcl = registry.acl != null ? builder.withACL(registry.acl) : builder;
         return bytes != null ? withAcl.forPath(path, bytes) : withAcl.forPath(path);
     }

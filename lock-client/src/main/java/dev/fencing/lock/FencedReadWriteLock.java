@@ -1,0 +1,60 @@
+package dev.fencing.lock;
+
+/**
+ * A ZooKeeper read/write lock: many readers or one writer, with Curator's {@code
+ * InterProcessReadWriteLock} recipe (its {@code __READ__} and {@code __WRIT__} nodes, its order and its
+ * predicates: a writer waits for every node before its own, a reader for the writers before it, so a
+ * waiting writer holds back readers that come after it). Every grant carries a fence token.
+ *
+ * <p>The token rules, for one path and one {@link TokenSource}:
+ *
+ * <ul>
+ *   <li><b>Write tokens</b> are strictly greater than the token of every earlier write grant and every
+ *       earlier read grant, across holders, sessions and (with the same protection as {@link FencedLock})
+ *       deletions of the parent. A resource stores the newest write token it accepted and refuses
+ *       writes under older ones, exactly as with {@link FencedLock}: a paused ex-writer's late write is
+ *       refused once a later writer has written.
+ *   <li><b>Read tokens</b> come from the same counter: a read token is greater than the token of every
+ *       write granted before the read, and less than that of every write granted after it. Readers share
+ *       the lock, so several valid read tokens exist at once. A resource must never accept a write under a
+ *       read token; what a read token is good for is checking a read afterwards: if the resource's stored
+ *       token is greater than the read token, a writer has written since the read was granted, and what
+ *       was read may be stale.
+ *   <li><b>Re-entry</b> (a thread acquiring a lock it holds, read or write) returns a lease with the same
+ *       token, as {@link FencedLock} does.
+ *   <li><b>Downgrade</b> (a thread holding the write lock acquires the read lock, then releases the write
+ *       lock) works as in Curator 5.9: the read grant is immediate, its node takes the write node's place
+ *       in the order (so writers queued behind the writer also wait for the reader), and its token is the
+ *       write grant's. A thread whose write lease is no longer valid cannot downgrade: {@link
+ *       LeaseLostException}. Upgrade (read to write) deadlocks, as in Curator; do not.
+ * </ul>
+ *
+ * <p>Both locks follow {@link FencedLock}'s lease rules: a lease is invalidated on SUSPENDED, LOST, a
+ * detected pause of this JVM, or {@link FencedLocks#close()}, and belongs to the thread that acquired
+ * it. A path is either a read/write lock's or an exclusive lock's (or election's): a grant that finds the
+ * other recipe's nodes under its path fails with {@link ForeignLockParentException}, since the two order
+ * their nodes differently and could both grant at once. Thread-safe; a cheap handle, as {@link FencedLock}.
+ *
+ * <pre>{@code
+ * FencedReadWriteLock prices = locks.readWriteLock("/locks/price-list");
+ * try (Lease read = prices.readLock().acquire()) {
+ *     report = priceList.read();                                  // many readers at once
+ * }
+ * try (Lease write = prices.writeLock().acquire()) {
+ *     priceList.replace(newPrices, write.token());                // fenced like an exclusive lock
+ * }
+ * }</pre>
+ */
+public interface FencedReadWriteLock {
+
+    /** The lock path; the read and write lock nodes are its children. */
+    String path();
+
+    TokenSource tokenSource();
+
+    /** The shared lock: held by any number of threads and processes while no writer holds or waits before them. */
+    FencedLock readLock();
+
+    /** The exclusive lock: held by one thread, while no reader holds. */
+    FencedLock writeLock();
+}

@@ -1,0 +1,45 @@
+package dev.fencing.lock;
+
+/**
+ * One term of one leader: the participant that was elected, and the term's fence token, strictly
+ * greater than the token of every earlier term of the same election (from the same {@link
+ * TokenSource}; with {@link TokenSource#SEQUENCE}, also across deletions of the election's parent, as
+ * for {@link FencedLock}). Resources fence on it exactly as on a lock's token: a deposed leader's late
+ * writes under its old term's token are refused once the next leader has written.
+ *
+ * <p>A term ends for good: when the connection is SUSPENDED or LOST, when this JVM paused longer than the
+ * pause tolerance, when the participant steps down or its task returns, or when the {@link FencedLocks}
+ * close. From then on {@link #isValid()} is false. A participant that wants to lead again joins again,
+ * and if elected gets a new term with a greater token.
+ *
+ * <p>Thread-safe: any thread may read the token and check the term.
+ */
+public interface Leadership {
+
+    /** The term's fence token. */
+    long token();
+
+    /** The election path. */
+    String path();
+
+    /** The id of the participant that leads in this term. */
+    String participantId();
+
+    /**
+     * True until the term ends, as far as this process can tell without asking ZooKeeper (connection
+     * events, the pause detector, stepping down). Costs no round trip.
+     */
+    boolean isValid();
+
+    /** Throws {@link LeaseLostException} if {@link #isValid()} is false. */
+    void ensureValid();
+
+    /**
+     * Asks the server whether this term's node still exists and belongs to this session (a {@code sync},
+     * then a read), as {@link Lease#verify()} does; a false answer ends the term.
+     */
+    boolean verify();
+
+    /** Why the term ended, or {@code null} while it lasts. */
+    LeaseLoss lossCause();
+}

@@ -1,0 +1,304 @@
+package dev.fencing.lock;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.fencing.jdbc.FencedTable;
+import dev.fencing.jdbc.FencedUpdate;
+import dev.fencing.jdbc.FencedWriter;
+import dev.fencing.jdbc.WriteOutcome;
+import dev.fencing.testsupport.PostgresEndpoint;
+import dev.fencing.testsupport.PostgresServers;
+import dev.fencing.testsupport.ProcessFreezer;
+import dev.fencing.testsupport.ZooKeeperEndpoint;
+import dev.fencing.testsupport.ZooKeeperServers;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.apache.curator.framework.CuratorFramework;
+import org.jdbi.v3.core.Jdbi;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+
+/**
+ * The read/write lock on a real server: readers share, a writer excludes them, write tokens rise above
+ * every earlier grant, a downgrade keeps writers queued behind it waiting, and a frozen writer's late
+ * write is refused by the database while the same write without the fence lands.
+ */
+class FencedReadWriteLockIT {
+    private static final Duration SHORT = Duration.ofMillis(700);
+    private static ZooKeeperEndpoint zk;
+    private static PostgresEndpoint database;
+    private static Jdbi jdbi;
+    private static FencedTable prices;
+
+    private ZooKeeperClients clients;
+    private String path;
+
+    @BeforeAll
+    static void startServers() {
+        zk = ZooKeeperServers.start();
+        database = PostgresServers.shared().createDatabase("rw_lock_it");
+        jdbi = Jdbi.create(database.dataSource());
+        jdbi.useHandle(h -> h.execute("CREATE TABLE price_list (list TEXT PRIMARY KEY, version INT NOT NULL,"
+                + " last_fence_token BIGINT NOT NULL DEFAULT 0)"));
+        prices = FencedTable.builder().table("price_list").keyColumns("list").build(jdbi);
+    }
+
+    @AfterAll
+    static void stopServers() {
+        database.close();
+        zk.close();
+    }
+
+    @BeforeEach
+    void setUp(TestInfo test) {
+        clients = new ZooKeeperClients(zk.connectString());
+        path = "/it/rw-lock/" + test.getTestMethod().orElseThrow().getName() + "-" + System.nanoTime();
+    }
+
+    @AfterEach
+    void tearDown() {
+        clients.close();
+    }
+
+    private FencedReadWriteLock newClientsLock() {
+        return clients.locks(clients.newClient(Duration.ofSeconds(10))).readWriteLock(path);
+    }
+
+    @Test
+    void readersShareTheLockAndAWriterWaitsUntilTheLastReaderLeaves() throws Exception {
+        FencedReadWriteLock a = newClientsLock();
+        FencedReadWriteLock b = newClientsLock();
+        FencedReadWriteLock c = newClientsLock();
+
+        try (Lease readA = a.readLock().acquire()) {
+            Optional<Lease> readB = b.readLock().tryAcquire(SHORT);
+            assertThat(readB).as("a second reader, while the first reads").isPresent();
+            CompletableFuture<Long> writer = async(() -> c.writeLock().runLocked(Lease::token));
+            assertThat(wait(writer, SHORT))
+                    .as("the writer, while two readers read")
+                    .isNull();
+            readB.get().close();
+            assertThat(wait(writer, SHORT))
+                    .as("the writer, while one reader reads")
+                    .isNull();
+            readA.close();
+            assertThat(wait(writer, Duration.ofSeconds(10))).isGreaterThan(readA.token());
+        }
+        try (Lease write = a.writeLock().acquire()) {
+            assertThat(b.readLock().tryAcquire(SHORT))
+                    .as("a reader, while a writer writes")
+                    .isEmpty();
+            assertThat(c.writeLock().tryAcquire(SHORT)).as("a second writer").isEmpty();
+            assertThat(write.isValid()).isTrue();
+        }
+    }
+
+    @Test
+    void aWaitingWriterHoldsBackReadersThatComeAfterIt() throws Exception {
+        FencedReadWriteLock a = newClientsLock();
+        FencedReadWriteLock b = newClientsLock();
+        FencedReadWriteLock c = newClientsLock();
+
+        try (Lease readA = a.readLock().acquire()) {
+            CompletableFuture<Long> writer = async(() -> b.writeLock().runLocked(Lease::token));
+            awaitNodes(2);
+            assertThat(c.readLock().tryAcquire(SHORT))
+                    .as("a reader behind a waiting writer")
+                    .isEmpty();
+            readA.close();
+            assertThat(wait(writer, Duration.ofSeconds(10))).isGreaterThan(readA.token());
+        }
+    }
+
+    @Test
+    void writeTokensRiseAboveEveryEarlierWriteAndReadAndReadTokensLieBetweenTheWritesAroundThem() {
+        FencedReadWriteLock a = newClientsLock();
+        FencedReadWriteLock b = newClientsLock();
+
+        long write1 = a.writeLock().runLocked(Lease::token);
+        long read1 = b.readLock().runLocked(Lease::token);
+        long read2 = a.readLock().runLocked(Lease::token);
+        long write2 = b.writeLock().runLocked(Lease::token);
+        long write3 = a.writeLock().runLocked(Lease::token);
+
+        assertThat(write1).isEqualTo(2);
+        assertThat(read1).isGreaterThan(write1);
+        assertThat(read2).isGreaterThan(read1);
+        assertThat(write2).isGreaterThan(read2);
+        assertThat(write3).isGreaterThan(write2);
+    }
+
+    @Test
+    void reEntryKeepsTheTokenAndADowngradedReadTakesTheWritesTokenAndPlace() throws Exception {
+        FencedReadWriteLock a = newClientsLock();
+        FencedReadWriteLock b = newClientsLock();
+        FencedReadWriteLock c = newClientsLock();
+
+        Lease write = a.writeLock().acquire();
+        try (Lease again = a.writeLock().acquire()) {
+            assertThat(again.token()).isEqualTo(write.token());
+        }
+        CompletableFuture<Long> queuedWriter = async(() -> b.writeLock().runLocked(Lease::token));
+        awaitNodes(2);
+        Lease downgraded = a.readLock().acquire();
+        assertThat(downgraded.token()).as("the read grant under the write hold").isEqualTo(write.token());
+        write.close();
+
+        assertThat(wait(queuedWriter, SHORT))
+                .as("the writer that queued behind the write node, while the downgraded reader reads")
+                .isNull();
+        Optional<Lease> otherReader = c.readLock().tryAcquire(SHORT);
+        assertThat(otherReader).as("another reader is behind the queued writer").isEmpty();
+        downgraded.close();
+        assertThat(wait(queuedWriter, Duration.ofSeconds(10))).isGreaterThan(write.token());
+    }
+
+    @Test
+    void aThreadWhoseWriteLeaseIsLostCannotDowngrade() throws Exception {
+        CuratorFramework client = clients.newClient(Duration.ofSeconds(10));
+        FencedReadWriteLock lock = clients.locks(client).readWriteLock(path);
+        try (Lease write = lock.writeLock().acquire()) {
+            client.delete()
+                    .guaranteed()
+                    .forPath(path + "/"
+                            + client.getChildren().forPath(path).stream()
+                                    .filter(n -> n.contains("__WRIT__"))
+                                    .findFirst()
+                                    .orElseThrow());
+            assertThat(write.verify()).isFalse();
+
+            assertThatThrownBy(() -> lock.readLock().acquire())
+                    .isInstanceOf(LeaseLostException.class)
+                    .hasMessageContaining(path)
+                    .hasMessageContaining(Long.toString(write.token()));
+        }
+    }
+
+    @Test
+    void aPathHoldsOneRecipeOnlyAWriteGrantAmongExclusiveLockNodesIsRefusedAndTheOtherWayRound() {
+        CuratorFramework client = clients.newClient(Duration.ofSeconds(10));
+        FencedLocks locks = clients.locks(client);
+        FencedLocks others = clients.locks(clients.newClient(Duration.ofSeconds(10)));
+        try (Lease exclusive = locks.lock(path).acquire()) {
+            assertThatThrownBy(() -> others.readWriteLock(path).writeLock().acquire())
+                    .isInstanceOf(ForeignLockParentException.class)
+                    .hasMessageContaining(path)
+                    .hasMessageContaining("an exclusive lock or leader election");
+            assertThat(exclusive.isValid()).isTrue();
+        }
+        String other = path + "-rw";
+        try (Lease read = locks.readWriteLock(other).readLock().acquire()) {
+            assertThatThrownBy(() -> others.lock(other).acquire())
+                    .isInstanceOf(ForeignLockParentException.class)
+                    .hasMessageContaining("a read/write lock");
+            assertThat(read.isValid()).isTrue();
+        }
+    }
+
+    /**
+     * A writer in a child JVM is frozen past its session; the next writer gets a greater token and
+     * writes; the frozen writer, resumed, learns it lost the lock, and its late write under the old
+     * token is refused, while the same write without the fence lands on top of the new writer's.
+     */
+    @Test
+    void aFrozenWritersLateWriteIsRefusedWhileTheSameWriteWithoutTheFenceLands() throws Exception {
+        jdbi.useHandle(h -> h.execute("INSERT INTO price_list (list, version, last_fence_token) VALUES ('eu', 1, 0)"
+                + " ON CONFLICT (list) DO UPDATE SET version = 1, last_fence_token = 0"));
+        FencedWriter writer = FencedWriter.builder(jdbi).build();
+        FencedReadWriteLock successorLock = newClientsLock();
+        Process holder = ChildJvm.start(PausedHolderMain.class, zk.connectString(), path, "2000", "write");
+        try {
+            BlockingQueue<String> lines = ChildJvm.lines(holder);
+            String held = lines.poll(60, TimeUnit.SECONDS);
+            assertThat(held).as("child's first line").startsWith("HELD ");
+            long frozenToken = Long.parseLong(held.substring("HELD ".length()));
+            assertThat(lines.poll(60, TimeUnit.SECONDS)).isEqualTo("STEADY");
+
+            long successorToken;
+            try (ProcessFreezer.Frozen frozen = ProcessFreezer.freeze(holder.pid(), Duration.ofSeconds(60))) {
+                try (Lease successor = successorLock
+                        .writeLock()
+                        .tryAcquire(Duration.ofSeconds(30))
+                        .orElseThrow()) {
+                    successorToken = successor.token();
+                    assertThat(writer.tryUpdate(publish(2), successorToken))
+                            .isEqualTo(new WriteOutcome.Applied(successorToken));
+                }
+            }
+            assertThat(successorToken).isGreaterThan(frozenToken);
+            assertThat(lines.poll(30, TimeUnit.SECONDS))
+                    .as("child after SIGCONT")
+                    .startsWith("LOST ");
+
+            assertThat(writer.tryUpdate(publish(3), frozenToken))
+                    .isEqualTo(new WriteOutcome.Rejected(successorToken, frozenToken));
+            assertThat(version()).isEqualTo(2);
+            int unfenced = jdbi.withHandle(h -> h.createUpdate(
+                            "UPDATE price_list SET version = 3, last_fence_token = :token WHERE list = 'eu'")
+                    .bind("token", frozenToken)
+                    .execute());
+            assertThat(unfenced).isEqualTo(1);
+            assertThat(version())
+                    .as("without the fence, the frozen writer's write lands")
+                    .isEqualTo(3);
+        } finally {
+            ProcessFreezer.resume(holder.pid());
+            holder.destroyForcibly();
+        }
+    }
+
+    private static FencedUpdate publish(int version) {
+        return FencedUpdate.builder(prices).key("eu").set("version", version).build();
+    }
+
+    private static int version() {
+        return jdbi.withHandle(h -> h.createQuery("SELECT version FROM price_list WHERE list = 'eu'")
+                .mapTo(Integer.class)
+                .one());
+    }
+
+    private void awaitNodes(int count) throws Exception {
+        CuratorFramework observer = clients.newClient(Duration.ofSeconds(10));
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (observer.getChildren().forPath(path).stream()
+                        .filter(n -> n.contains("__READ__") || n.contains("__WRIT__"))
+                        .count()
+                < count) {
+            assertThat(System.nanoTime())
+                    .as("%d lock nodes under %s", count, path)
+                    .isLessThan(deadline);
+            Thread.sleep(10);
+        }
+    }
+
+    private static <T> CompletableFuture<T> async(java.util.function.Supplier<T> work) {
+        CompletableFuture<T> result = new CompletableFuture<>();
+        Thread thread = new Thread(() -> {
+            try {
+                result.complete(work.get());
+            } catch (Throwable e) {
+                result.completeExceptionally(e);
+            }
+        });
+        thread.setDaemon(true);
+        thread.start();
+        return result;
+    }
+
+    /** The result if it arrives within {@code timeout}, else null. */
+    private static <T> T wait(CompletableFuture<T> future, Duration timeout) throws Exception {
+        try {
+            return future.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.TimeoutException e) {
+            return null;
+        }
+    }
+}
