@@ -103,7 +103,10 @@ class InventoryDemoIT {
         assertThat(leaseCheck.pauses())
                 .extracting(RunRecorder.Pause::point)
                 .startsWith(WorkerEvent.PausePoint.AFTER_LEASE_CHECK, WorkerEvent.PausePoint.READ_WRITE);
-        assertThat(leaseCheck.leaseCheckRefusals()).isPositive();
+        assertThat(leaseCheck.leaseCheckRefusals())
+                .as(() -> "lease checks that refused to write; the run's pauses " + leaseCheck.pauses() + " and events "
+                        + leaseCheck.events())
+                .isPositive();
         assertThat(beforeTheCheck).allSatisfy(p -> assertThat(leaseCheck.events())
                 .as("worker %d, frozen before its lease check under token %d", p.worker(), p.token())
                 .anyMatch(e -> e.kind() == WorkerEvent.Kind.LEASE_CHECK_REFUSED
