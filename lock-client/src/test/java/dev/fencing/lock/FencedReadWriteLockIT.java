@@ -3,22 +3,16 @@ package dev.fencing.lock;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.fencing.jdbc.FencedTable;
 import dev.fencing.jdbc.FencedUpdate;
 import dev.fencing.jdbc.FencedWriter;
 import dev.fencing.jdbc.WriteOutcome;
-import dev.fencing.testsupport.PostgresEndpoint;
-import dev.fencing.testsupport.PostgresServers;
 import dev.fencing.testsupport.ProcessFreezer;
-import dev.fencing.testsupport.ZooKeeperEndpoint;
-import dev.fencing.testsupport.ZooKeeperServers;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
-import org.jdbi.v3.core.Jdbi;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -33,33 +27,24 @@ import org.junit.jupiter.api.TestInfo;
  */
 class FencedReadWriteLockIT {
     private static final Duration SHORT = Duration.ofMillis(700);
-    private static ZooKeeperEndpoint zk;
-    private static PostgresEndpoint database;
-    private static Jdbi jdbi;
-    private static FencedTable prices;
+    private static LockAndDatabase servers;
 
     private ZooKeeperClients clients;
     private String path;
 
     @BeforeAll
     static void startServers() {
-        zk = ZooKeeperServers.start();
-        database = PostgresServers.shared().createDatabase("rw_lock_it");
-        jdbi = Jdbi.create(database.dataSource());
-        jdbi.useHandle(h -> h.execute("CREATE TABLE price_list (list TEXT PRIMARY KEY, version INT NOT NULL,"
-                + " last_fence_token BIGINT NOT NULL DEFAULT 0)"));
-        prices = FencedTable.builder().table("price_list").keyColumns("list").build(jdbi);
+        servers = LockAndDatabase.start("rw_lock_it", "price_list");
     }
 
     @AfterAll
     static void stopServers() {
-        database.close();
-        zk.close();
+        servers.close();
     }
 
     @BeforeEach
     void setUp(TestInfo test) {
-        clients = new ZooKeeperClients(zk.connectString());
+        clients = new ZooKeeperClients(servers.zk.connectString());
         path = "/it/rw-lock/" + test.getTestMethod().orElseThrow().getName() + "-" + System.nanoTime();
     }
 
@@ -210,11 +195,10 @@ class FencedReadWriteLockIT {
      */
     @Test
     void aFrozenWritersLateWriteIsRefusedWhileTheSameWriteWithoutTheFenceLands() throws Exception {
-        jdbi.useHandle(h -> h.execute("INSERT INTO price_list (list, version, last_fence_token) VALUES ('eu', 1, 0)"
-                + " ON CONFLICT (list) DO UPDATE SET version = 1, last_fence_token = 0"));
-        FencedWriter writer = FencedWriter.builder(jdbi).build();
+        servers.reset("eu");
+        FencedWriter writer = FencedWriter.builder(servers.jdbi).build();
         FencedReadWriteLock successorLock = newClientsLock();
-        Process holder = ChildJvm.start(PausedHolderMain.class, zk.connectString(), path, "2000", "write");
+        Process holder = ChildJvm.start(PausedHolderMain.class, servers.zk.connectString(), path, "2000", "write");
         try {
             BlockingQueue<String> lines = ChildJvm.lines(holder);
             String held = lines.poll(60, TimeUnit.SECONDS);
@@ -240,13 +224,9 @@ class FencedReadWriteLockIT {
 
             assertThat(writer.tryUpdate(publish(3), frozenToken))
                     .isEqualTo(new WriteOutcome.Rejected(successorToken, frozenToken));
-            assertThat(version()).isEqualTo(2);
-            int unfenced = jdbi.withHandle(h -> h.createUpdate(
-                            "UPDATE price_list SET version = 3, last_fence_token = :token WHERE list = 'eu'")
-                    .bind("token", frozenToken)
-                    .execute());
-            assertThat(unfenced).isEqualTo(1);
-            assertThat(version())
+            assertThat(servers.value("eu")).isEqualTo(2);
+            assertThat(servers.writeUnfenced("eu", 3)).isEqualTo(1);
+            assertThat(servers.value("eu"))
                     .as("without the fence, the frozen writer's write lands")
                     .isEqualTo(3);
         } finally {
@@ -256,27 +236,14 @@ class FencedReadWriteLockIT {
     }
 
     private static FencedUpdate publish(int version) {
-        return FencedUpdate.builder(prices).key("eu").set("version", version).build();
-    }
-
-    private static int version() {
-        return jdbi.withHandle(h -> h.createQuery("SELECT version FROM price_list WHERE list = 'eu'")
-                .mapTo(Integer.class)
-                .one());
+        return FencedUpdate.builder(servers.table)
+                .key("eu")
+                .set("value", version)
+                .build();
     }
 
     private void awaitNodes(int count) throws Exception {
-        CuratorFramework observer = clients.newClient(Duration.ofSeconds(10));
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (observer.getChildren().forPath(path).stream()
-                        .filter(n -> n.contains("__READ__") || n.contains("__WRIT__"))
-                        .count()
-                < count) {
-            assertThat(System.nanoTime())
-                    .as("%d lock nodes under %s", count, path)
-                    .isLessThan(deadline);
-            Thread.sleep(10);
-        }
+        clients.awaitChildren(path, n -> n.contains("__READ__") || n.contains("__WRIT__"), count);
     }
 
     private static <T> CompletableFuture<T> async(java.util.function.Supplier<T> work) {

@@ -3,6 +3,8 @@ package dev.fencing.lock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
 import org.apache.curator.framework.AuthInfo;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
@@ -30,6 +32,22 @@ final class ZooKeeperClients implements AutoCloseable {
         client.start();
         opened.add(client);
         return client;
+    }
+
+    /** Waits at most 30 s until {@code path} has {@code count} children that {@code which} accepts. */
+    void awaitChildren(String path, Predicate<String> which, int count) throws Exception {
+        CuratorFramework observer = newClient(Duration.ofSeconds(10));
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (observer.checkExists().forPath(path) == null
+                || observer.getChildren().forPath(path).stream().filter(which).count() < count) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("fewer than " + count + " such children under " + path + " after 30 s: "
+                        + (observer.checkExists().forPath(path) == null
+                                ? "no node"
+                                : observer.getChildren().forPath(path)));
+            }
+            Thread.sleep(10);
+        }
     }
 
     FencedLocks locks(CuratorFramework client) {
