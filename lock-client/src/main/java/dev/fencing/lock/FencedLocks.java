@@ -78,7 +78,8 @@ public final class FencedLocks implements AutoCloseable {
     /**
      * The read/write lock at {@code path}, with the given token source.
      *
-     * @throws IllegalArgumentException as {@link #lock(String, TokenSource)}
+     * @throws IllegalArgumentException as {@link #lock(String, TokenSource)}: also when the path is in use
+     *     here, by a lock of any kind, with the other source
      * @throws IllegalStateException if these locks are closed
      */
     public FencedReadWriteLock readWriteLock(String path, TokenSource tokenSource) {
@@ -99,7 +100,10 @@ public final class FencedLocks implements AutoCloseable {
         return election(path, participantId, defaultTokenSource);
     }
 
-    /** The same, with the given token source; all participants of one election must use the same. */
+    /**
+     * The same, with the given token source; all participants of one election must use the same (a path in
+     * use here by a lock with the other source is refused).
+     */
     public FencedLeaderElection election(String path, String participantId, TokenSource tokenSource) {
         Objects.requireNonNull(tokenSource, "tokenSource");
         return registry.election(path, tokenSource, participantId);

@@ -14,8 +14,9 @@ package dev.fencing.lock;
  *       deletions of the parent. A resource stores the newest write token it accepted and refuses
  *       writes under older ones, exactly as with {@link FencedLock}: a paused ex-writer's late write is
  *       refused once a later writer has written.
- *   <li><b>Read tokens</b> come from the same counter: a read token is greater than the token of every
- *       write granted before the read, and less than that of every write granted after it. Readers share
+ *   <li><b>Read tokens</b> come from the same counter: a read token is at least the token of every write
+ *       granted before the read (equal only for a downgrade, below), and less than that of every write
+ *       granted after it. Readers share
  *       the lock, so several valid read tokens exist at once. A resource must never accept a write under a
  *       read token; what a read token is good for is checking a read afterwards: if the resource's stored
  *       token is greater than the read token, a writer has written since the read was granted, and what
@@ -25,15 +26,18 @@ package dev.fencing.lock;
  *   <li><b>Downgrade</b> (a thread holding the write lock acquires the read lock, then releases the write
  *       lock) works as in Curator 5.9: the read grant is immediate, its node takes the write node's place
  *       in the order (so writers queued behind the writer also wait for the reader), and its token is the
- *       write grant's. A thread whose write lease is no longer valid cannot downgrade: {@link
- *       LeaseLostException}. Upgrade (read to write) deadlocks, as in Curator; do not.
+ *       write grant's. A thread whose write lease is no longer valid, or whose write node is gone even if
+ *       the lease does not know it yet, cannot downgrade: {@link LeaseLostException} (the read node is
+ *       created in one transaction with a check that the write node exists). Upgrade (read to write)
+ *       deadlocks, as in Curator; do not.
  * </ul>
  *
  * <p>Both locks follow {@link FencedLock}'s lease rules: a lease is invalidated on SUSPENDED, LOST, a
  * detected pause of this JVM, or {@link FencedLocks#close()}, and belongs to the thread that acquired
  * it. A path is either a read/write lock's or an exclusive lock's (or election's): a grant that finds the
  * other recipe's nodes under its path fails with {@link ForeignLockParentException}, since the two order
- * their nodes differently and could both grant at once. Thread-safe; a cheap handle, as {@link FencedLock}.
+ * their nodes differently and could both grant at once. Only this library's clients check that: a plain
+ * Curator lock or leader recipe pointed at a read/write lock's path would grant beside its readers. Thread-safe; a cheap handle, as {@link FencedLock}.
  *
  * <pre>{@code
  * FencedReadWriteLock prices = locks.readWriteLock("/locks/price-list");

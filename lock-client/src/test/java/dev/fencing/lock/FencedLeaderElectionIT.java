@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -182,6 +183,35 @@ class FencedLeaderElectionIT {
         assertThatThrownBy(b::awaitLeadership)
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("closed");
+    }
+
+    /**
+     * One thread awaits leadership while another steps down as soon as it leads. Whichever comes first, the
+     * await returns the term that was stepped down or fails; it never joins again behind the step-down.
+     */
+    @Test
+    void aStepDownDuringAnAwaitNeverLetsTheAwaitJoinAgain() throws Exception {
+        FencedLocks locks = newClientsLocks();
+        int rejoined = 0;
+        for (int i = 0; i < 150; i++) {
+            FencedLeaderElection participant = locks.election(path + "-" + i, "p");
+            CompletableFuture<Leadership> awaiting = CompletableFuture.supplyAsync(participant::awaitLeadership);
+            while (!participant.isLeader()) {
+                Thread.onSpinWait();
+            }
+            long steppedDown = participant.leadership().map(Leadership::token).orElse(-1L);
+            participant.stepDown();
+            try {
+                if (awaiting.get(10, TimeUnit.SECONDS).token() != steppedDown) {
+                    rejoined++;
+                }
+            } catch (ExecutionException e) {
+                assertThat(e.getCause()).isInstanceOf(IllegalStateException.class);
+            }
+            assertThat(participant.isLeader()).as("round %d, after stepDown", i).isFalse();
+            participant.close();
+        }
+        assertThat(rejoined).as("awaits that joined again after the step-down").isZero();
     }
 
     @Test

@@ -146,24 +146,39 @@ class FencedReadWriteLockIT {
         assertThat(wait(queuedWriter, Duration.ofSeconds(10))).isGreaterThan(write.token());
     }
 
+    /**
+     * The write node is gone (here deleted by hand; a session loss does the same) while the write lease
+     * still looks valid, and another writer has the lock: a downgrade must not put a reader next to it.
+     */
     @Test
-    void aThreadWhoseWriteLeaseIsLostCannotDowngrade() throws Exception {
+    void aWriteNodeThatIsGoneCannotBeDowngradedFromEvenBeforeTheLeaseKnows() throws Exception {
         CuratorFramework client = clients.newClient(Duration.ofSeconds(10));
         FencedReadWriteLock lock = clients.locks(client).readWriteLock(path);
+        FencedReadWriteLock other = newClientsLock();
         try (Lease write = lock.writeLock().acquire()) {
-            client.delete()
-                    .guaranteed()
-                    .forPath(path + "/"
-                            + client.getChildren().forPath(path).stream()
-                                    .filter(n -> n.contains("__WRIT__"))
-                                    .findFirst()
-                                    .orElseThrow());
-            assertThat(write.verify()).isFalse();
+            CompletableFuture<Lease> nextWriter = async(() -> other.writeLock().acquire());
+            awaitNodes(2);
+            String writeNode = path + "/"
+                    + client.getChildren().forPath(path).stream()
+                            .filter(n -> n.contains("__WRIT__"))
+                            .min(java.util.Comparator.comparing(n -> n.substring(n.lastIndexOf("__WRIT__"))))
+                            .orElseThrow();
+            client.delete().forPath(writeNode);
+            Lease next = nextWriter.get(10, TimeUnit.SECONDS);
+            assertThat(write.isValid())
+                    .as("nothing has told the first writer yet")
+                    .isTrue();
 
             assertThatThrownBy(() -> lock.readLock().acquire())
                     .isInstanceOf(LeaseLostException.class)
                     .hasMessageContaining(path)
                     .hasMessageContaining(Long.toString(write.token()));
+            assertThat(write.lossCause()).isEqualTo(LeaseLoss.NODE_GONE);
+            assertThatThrownBy(() -> lock.readLock().acquire()).isInstanceOf(LeaseLostException.class);
+            assertThat(next.verify()).as("the next writer holds alone").isTrue();
+            assertThat(client.getChildren().forPath(path))
+                    .as("no read node was left behind")
+                    .noneMatch(n -> n.contains("__READ__"));
         }
     }
 

@@ -52,6 +52,8 @@ final class ElectionParticipant implements FencedLeaderElection {
     private volatile Candidacy serving;
 
     private boolean closed; // guarded by the monitor
+    /** How often {@link #stepDown()} was called: an await that sees it change stops instead of joining again. */
+    private long stepDowns; // guarded by the monitor
 
     ElectionParticipant(LockRegistry registry, String path, TokenSource source, String participantId) {
         this.registry = registry;
@@ -113,8 +115,12 @@ final class ElectionParticipant implements FencedLeaderElection {
 
     private Optional<Leadership> await(Duration timeout) {
         long deadline = timeout == null ? 0 : System.nanoTime() + timeout.toNanos();
+        long stepDownsSeen;
+        synchronized (monitor) {
+            stepDownsSeen = stepDowns;
+        }
         while (true) {
-            Candidacy current = joinOrCurrent();
+            Candidacy current = joinOrCurrent(stepDownsSeen);
             DefaultLeadership term;
             try {
                 term = timeout == null
@@ -152,15 +158,26 @@ final class ElectionParticipant implements FencedLeaderElection {
                 "participant " + participantId + " of election " + path + " failed: " + cause, path, cause);
     }
 
-    private Candidacy joinOrCurrent() {
+    /** The current candidacy, or a new one unless the participant stepped down since the caller began. */
+    private Candidacy joinOrCurrent(long stepDownsSeen) {
         synchronized (monitor) {
             ensureOpen();
+            if (stepDowns != stepDownsSeen) {
+                throw new IllegalStateException("participant " + participantId + " stepped down from election " + path
+                        + " while this call awaited leadership; call awaitLeadership() again to join again");
+            }
             if (candidacy == null) {
-                candidacy = new Candidacy(null);
-                candidacy.thread.start();
+                start(null);
             }
             return candidacy;
         }
+    }
+
+    /** Starts a candidacy; the caller holds the monitor and has checked that there is none. */
+    private void start(LeadershipTask task) {
+        registry.track(this);
+        candidacy = new Candidacy(task);
+        candidacy.thread.start();
     }
 
     @Override
@@ -172,8 +189,7 @@ final class ElectionParticipant implements FencedLeaderElection {
                 throw new IllegalStateException("participant " + participantId + " is already a candidate in election "
                         + path + "; wait for that candidacy to end, or call stepDown() first");
             }
-            candidacy = new Candidacy(task);
-            candidacy.thread.start();
+            start(task);
             return candidacy.ended.copy();
         }
     }
@@ -228,6 +244,7 @@ final class ElectionParticipant implements FencedLeaderElection {
         Candidacy current;
         DefaultLeadership term;
         synchronized (monitor) {
+            stepDowns++;
             current = candidacy;
             if (current == null) {
                 return;
@@ -318,6 +335,9 @@ final class ElectionParticipant implements FencedLeaderElection {
                     }
                     if (serving == this) {
                         serving = null;
+                    }
+                    if (candidacy == null) {
+                        registry.forget(ElectionParticipant.this);
                     }
                 }
                 if (failure != null) {

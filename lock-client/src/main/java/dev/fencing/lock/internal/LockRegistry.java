@@ -120,15 +120,21 @@ public final class LockRegistry implements AutoCloseable {
     public FencedLeaderElection election(String path, TokenSource source, String participantId) {
         validatePath(client.getNamespace(), path);
         ensureOpen(path);
-        ElectionParticipant participant = new ElectionParticipant(this, path, source, participantId);
+        requireSourceOfLiveLocks(path, source);
+        return new ElectionParticipant(this, path, source, participantId);
+    }
+
+    /** A participant that joins: withdrawn when these locks close. */
+    void track(ElectionParticipant participant) {
         participants.add(participant);
         if (closed) {
             participants.remove(participant);
-            throw new IllegalStateException("these FencedLocks are closed; no election on " + path);
+            throw new IllegalStateException(
+                    "these FencedLocks are closed; no participant joins election " + participant.path());
         }
-        return participant;
     }
 
+    /** A participant that is out of the election: nothing to withdraw any more. */
     void forget(ElectionParticipant participant) {
         participants.remove(participant);
     }
@@ -136,11 +142,18 @@ public final class LockRegistry implements AutoCloseable {
     private LockHandle handle(String path, TokenSource source, LockKind kind) {
         validatePath(client.getNamespace(), path);
         ensureOpen(path);
-        PathLock live = locks.get(new LockKey(path, kind));
-        if (live != null) {
-            requireSameSource(live, source);
-        }
+        requireSourceOfLiveLocks(path, source);
         return new LockHandle(this, path, source, kind);
+    }
+
+    /** Refuses {@code source} for a path in use here, by any kind of lock, with the other source. */
+    private void requireSourceOfLiveLocks(String path, TokenSource source) {
+        for (LockKind kind : LockKind.values()) {
+            PathLock live = locks.get(new LockKey(path, kind));
+            if (live != null) {
+                requireSameSource(live, source);
+            }
+        }
     }
 
     /** The calling thread's hold of the write lock of the read/write lock at {@code path}, or null. */

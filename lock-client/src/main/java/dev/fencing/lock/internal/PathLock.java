@@ -115,8 +115,8 @@ final class PathLock {
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                     throw new LockInterruptedException(path, e);
-                } catch (ForeignLockParentException e) {
-                    throw e; // refused before any lock node was made: the message says why
+                } catch (ForeignLockParentException | LeaseLostException e) {
+                    throw e; // refused, and its lock node released: the message says why
                 } catch (Exception e) {
                     throw new LockAcquisitionException("could not acquire lock " + path + ": " + e, path, e);
                 }

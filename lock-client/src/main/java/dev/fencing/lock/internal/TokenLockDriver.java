@@ -1,10 +1,14 @@
 package dev.fencing.lock.internal;
 
 import dev.fencing.lock.ForeignLockParentException;
+import dev.fencing.lock.LeaseLoss;
+import dev.fencing.lock.LeaseLostException;
 import dev.fencing.lock.TokenSource;
 import java.util.List;
 import java.util.OptionalLong;
+import java.util.UUID;
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.curator.framework.recipes.locks.PredicateResults;
 import org.apache.curator.framework.recipes.locks.StandardLockInternalsDriver;
 import org.apache.curator.utils.ZKPaths;
@@ -26,7 +30,8 @@ import org.apache.zookeeper.data.Stat;
  * does, with Curator's predicates: a writer waits for every node before its own, a reader only for
  * writers before it, and a thread that holds the write lock gets the read lock at once, with a node that
  * takes the write node's place in the order (Curator 5.9's downgrade), so a writer queued behind the
- * write node also waits for the downgraded reader.
+ * write node also waits for the downgraded reader. Unlike Curator, the downgraded node is made only
+ * while the write node exists (see {@link #createDowngraded}).
  */
 final class TokenLockDriver extends StandardLockInternalsDriver {
 
@@ -71,20 +76,19 @@ final class TokenLockDriver extends StandardLockInternalsDriver {
         // changes the count, and the grant then comes out invalid.
         attempt.disruptionsBeforeCreate = registry.disruptions();
         String parent = ZKPaths.getPathAndNode(path).getPath();
-        String nodePath = ZKPaths.makePath(parent, kind.nodeName);
-        CreateMode mode = CreateMode.EPHEMERAL_SEQUENTIAL;
         attempt.downgradedFrom = kind == LockKind.READ ? registry.writeHoldOfCurrentThread(lockPath) : null;
-        if (attempt.downgradedFrom != null) {
-            nodePath += kind.sortKey(ZKPaths.getNodeFromPath(attempt.downgradedFrom.nodePath));
-            mode = CreateMode.EPHEMERAL;
-        }
         Stat stat = new Stat();
         String ourPath;
-        try {
-            ourPath = create(client, nodePath, mode, lockNodeBytes, stat);
-        } catch (KeeperException.NoNodeException e) {
-            createParent(client, parent);
-            ourPath = create(client, nodePath, mode, lockNodeBytes, stat);
+        if (attempt.downgradedFrom != null) {
+            ourPath = createDowngraded(client, parent, attempt.downgradedFrom, lockNodeBytes);
+        } else {
+            String nodePath = ZKPaths.makePath(parent, kind.nodeName);
+            try {
+                ourPath = create(client, nodePath, lockNodeBytes, stat);
+            } catch (KeeperException.NoNodeException e) {
+                createParent(client, parent);
+                ourPath = create(client, nodePath, lockNodeBytes, stat);
+            }
         }
         attempt.nodePath = ourPath;
         attempt.czxid = stat.getCzxid();
@@ -142,11 +146,41 @@ final class TokenLockDriver extends StandardLockInternalsDriver {
         throw new KeeperException.NoNodeException("Sequential path not found: " + sequenceNodeName);
     }
 
-    private String create(CuratorFramework client, String path, CreateMode mode, byte[] bytes, Stat stat)
-            throws Exception {
-        var builder = client.create().storingStatIn(stat).withProtection().withMode(mode);
+    private String create(CuratorFramework client, String path, byte[] bytes, Stat stat) throws Exception {
+        var builder = client.create().storingStatIn(stat).withProtection().withMode(CreateMode.EPHEMERAL_SEQUENTIAL);
         var withAcl = registry.acl != null ? builder.withACL(registry.acl) : builder;
         return bytes != null ? withAcl.forPath(path, bytes) : withAcl.forPath(path);
+    }
+
+    /**
+     * The read node of a downgrade: EPHEMERAL, named with the write node's sequence so that it sorts in the
+     * write node's place, and created in one transaction with a check that the write node still exists. A
+     * write node that is gone (the session ended, someone deleted it) may already have let another writer
+     * in, so no read is granted in its place: {@link LeaseLostException}. The name carries a GUID, as
+     * Curator's protected names do, so a transaction retried after a lost reply recognises its own node.
+     */
+    private String createDowngraded(CuratorFramework client, String parent, Hold write, byte[] bytes) throws Exception {
+        String node = ZKPaths.makePath(
+                parent,
+                "_c_" + UUID.randomUUID() + "-" + kind.nodeName
+                        + kind.sortKey(ZKPaths.getNodeFromPath(write.nodePath)));
+        var create = client.transactionOp().create().withMode(CreateMode.EPHEMERAL);
+        var withAcl = registry.acl != null ? create.withACL(registry.acl) : create;
+        CuratorOp createOp = withAcl.forPath(node, bytes != null ? bytes : new byte[0]);
+        CuratorOp checkOp = client.transactionOp().check().forPath(write.nodePath);
+        try {
+            client.transaction().forOperations(checkOp, createOp);
+        } catch (KeeperException.NodeExistsException retried) {
+            Stat stat = client.checkExists().forPath(node);
+            long session = client.getZookeeperClient().getZooKeeper().getSessionId();
+            if (stat == null || stat.getEphemeralOwner() != session) {
+                throw retried;
+            }
+        } catch (KeeperException.NoNodeException writeNodeGone) {
+            registry.invalidate(write, LeaseLoss.NODE_GONE);
+            throw new LeaseLostException(lockPath, write.token, LeaseLoss.NODE_GONE);
+        }
+        return node;
     }
 
     private void createParent(CuratorFramework client, String parent) throws Exception {
