@@ -203,6 +203,21 @@ class FencedReadWriteLockIT {
         }
     }
 
+    @Test
+    void aPathInUseHereWithOneTokenSourceIsRefusedToEveryKindOfLockWithTheOther() {
+        FencedLocks locks = clients.locks(clients.newClient(Duration.ofSeconds(10)));
+        try (Lease held = locks.lock(path, TokenSource.ZXID).acquire()) {
+            assertThatThrownBy(() -> locks.readWriteLock(path, TokenSource.SEQUENCE))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining(path)
+                    .hasMessageContaining("ZXID");
+            assertThatThrownBy(() -> locks.election(path, "x", TokenSource.SEQUENCE))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining(path);
+            assertThat(held.isValid()).isTrue();
+        }
+    }
+
     /**
      * A writer in a child JVM is frozen past its session; the next writer gets a greater token and
      * writes; the frozen writer, resumed, learns it lost the lock, and its late write under the old
