@@ -359,8 +359,9 @@ final class ElectionParticipant implements FencedLeaderElection {
                 DefaultLease lease;
                 try {
                     lease = (DefaultLease) lock.acquire(null).orElseThrow();
-                } catch (LockInterruptedException e) {
+                } catch (RuntimeException e) {
                     if (withdrawn) {
+                        // the step-down's interrupt, however Curator wrapped it: not a failure
                         Thread.interrupted();
                         return null;
                     }
