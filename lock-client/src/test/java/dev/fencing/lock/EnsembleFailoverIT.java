@@ -1,42 +1,20 @@
 package dev.fencing.lock;
 
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
-
 import dev.fencing.testsupport.EmbeddedZooKeeperEnsemble;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
-import java.util.Optional;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
-import org.apache.curator.test.InstanceSpec;
 import org.junit.jupiter.api.Test;
 
-/**
- * Leader failover in a real 3-server ensemble while clients contend for one lock, or take part in one
- * election: grants and terms keep rising, and valid ones never overlap.
- */
+/** Leader failover in a real 3-server ensemble while clients contend for one lock. */
 class EnsembleFailoverIT {
     private static final int CLIENTS = 4;
-
-    record Hold(long token, long start, long end, boolean validAtEnd) {}
-
-    /** One grant or term: the hold it had, or empty when there was none this time. */
-    interface Contender {
-        Optional<Hold> once();
-    }
 
     @Test
     void tokensKeepRisingAndValidHoldsNeverOverlapWhileTheLeaderStopsAndReturns() throws Exception {
         try (EmbeddedZooKeeperEnsemble ensemble = EmbeddedZooKeeperEnsemble.start(3);
                 ZooKeeperClients clients = new ZooKeeperClients(ensemble.connectString())) {
-            List<Contender> contenders = new ArrayList<>();
+            List<EnsembleFailover.Contender> contenders = new ArrayList<>();
             for (int i = 0; i < CLIENTS; i++) {
                 FencedLock lock =
                         clients.locks(clients.newClient(Duration.ofSeconds(15))).lock("/it/failover");
@@ -44,95 +22,11 @@ class EnsembleFailoverIT {
                     try (lease) {
                         long start = System.nanoTime();
                         Thread.onSpinWait();
-                        return new Hold(lease.token(), start, System.nanoTime(), lease.isValid());
+                        return new EnsembleFailover.Hold(lease.token(), start, System.nanoTime(), lease.isValid());
                     }
                 }));
             }
-            assertRisingAndDisjoint(throughFailover(ensemble, contenders, 100), 250);
+            EnsembleFailover.assertRisingAndDisjoint(EnsembleFailover.throughFailover(ensemble, contenders, 100), 250);
         }
-    }
-
-    @Test
-    void termTokensKeepRisingAndValidTermsNeverOverlapWhileTheLeaderStopsAndReturns() throws Exception {
-        try (EmbeddedZooKeeperEnsemble ensemble = EmbeddedZooKeeperEnsemble.start(3);
-                ZooKeeperClients clients = new ZooKeeperClients(ensemble.connectString())) {
-            List<Contender> contenders = new ArrayList<>();
-            for (int i = 0; i < CLIENTS; i++) {
-                FencedLeaderElection election = clients.locks(clients.newClient(Duration.ofSeconds(15)))
-                        .election("/it/failover-election", "participant-" + i);
-                contenders.add(
-                        () -> election.awaitLeadership(Duration.ofSeconds(2)).map(term -> {
-                            try {
-                                long start = System.nanoTime();
-                                Thread.onSpinWait();
-                                return new Hold(term.token(), start, System.nanoTime(), term.isValid());
-                            } finally {
-                                election.stepDown();
-                            }
-                        }));
-            }
-            assertRisingAndDisjoint(throughFailover(ensemble, contenders, 40), 100);
-        }
-    }
-
-    /** Runs the contenders while the ensemble's leader stops and returns; {@code step} holds between faults. */
-    private static List<Hold> throughFailover(EmbeddedZooKeeperEnsemble ensemble, List<Contender> contenders, int step)
-            throws Exception {
-        ConcurrentLinkedQueue<Hold> holds = new ConcurrentLinkedQueue<>();
-        AtomicBoolean running = new AtomicBoolean(true);
-        ExecutorService pool = Executors.newFixedThreadPool(contenders.size());
-        List<Future<?>> workers = new ArrayList<>();
-        for (Contender contender : contenders) {
-            workers.add(pool.submit(() -> {
-                while (running.get()) {
-                    try {
-                        contender.once().ifPresent(holds::add);
-                    } catch (FencedLockException e) {
-                        // expected while there is no leader
-                    }
-                }
-                return null;
-            }));
-        }
-        awaitMoreHolds(holds, step);
-        InstanceSpec leader = await().atMost(Duration.ofSeconds(30))
-                .until(ensemble::leader, Optional::isPresent)
-                .orElseThrow();
-        ensemble.stop(leader);
-        assertThat(EmbeddedZooKeeperEnsemble.mode(leader)).isEqualTo("down");
-        awaitMoreHolds(holds, step);
-        assertThat(ensemble.leader()).as("a new leader took over").hasValueSatisfying(newLeader -> assertThat(
-                        newLeader.getServerId())
-                .isNotEqualTo(leader.getServerId()));
-        ensemble.restart(leader);
-        awaitMoreHolds(holds, step);
-        running.set(false);
-        for (Future<?> worker : workers) {
-            worker.get(1, TimeUnit.MINUTES);
-        }
-        pool.shutdown();
-        return new ArrayList<>(holds);
-    }
-
-    private static void assertRisingAndDisjoint(List<Hold> holds, int minimumValid) {
-        List<Hold> byStart = new ArrayList<>(holds);
-        byStart.sort(Comparator.comparingLong(Hold::start));
-        for (int i = 1; i < byStart.size(); i++) {
-            assertThat(byStart.get(i).token())
-                    .as("grant %d of %d", i, byStart.size())
-                    .isGreaterThan(byStart.get(i - 1).token());
-        }
-        List<Hold> valid = byStart.stream().filter(Hold::validAtEnd).toList();
-        for (int i = 1; i < valid.size(); i++) {
-            assertThat(valid.get(i).start())
-                    .as("valid hold %s starts after %s ended", valid.get(i), valid.get(i - 1))
-                    .isGreaterThan(valid.get(i - 1).end());
-        }
-        assertThat(valid.size()).isGreaterThanOrEqualTo(minimumValid);
-    }
-
-    private static void awaitMoreHolds(ConcurrentLinkedQueue<Hold> holds, int more) {
-        int target = holds.size() + more;
-        await().atMost(Duration.ofSeconds(90)).until(() -> holds.size() >= target);
     }
 }

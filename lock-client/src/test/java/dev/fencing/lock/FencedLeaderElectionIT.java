@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.fencing.jdbc.FencedUpdate;
 import dev.fencing.jdbc.FencedWriter;
 import dev.fencing.jdbc.WriteOutcome;
+import dev.fencing.testsupport.EmbeddedZooKeeperEnsemble;
 import dev.fencing.testsupport.ProcessFreezer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -212,6 +213,31 @@ class FencedLeaderElectionIT {
             participant.close();
         }
         assertThat(rejoined).as("awaits that joined again after the step-down").isZero();
+    }
+
+    /** Leader failover in a real 3-server ensemble while four participants take turns to lead. */
+    @Test
+    void termTokensKeepRisingAndValidTermsNeverOverlapWhileTheLeaderStopsAndReturns() throws Exception {
+        try (EmbeddedZooKeeperEnsemble ensemble = EmbeddedZooKeeperEnsemble.start(3);
+                ZooKeeperClients clients = new ZooKeeperClients(ensemble.connectString())) {
+            List<EnsembleFailover.Contender> contenders = new ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                FencedLeaderElection election = clients.locks(clients.newClient(Duration.ofSeconds(15)))
+                        .election("/it/failover-election", "participant-" + i);
+                contenders.add(
+                        () -> election.awaitLeadership(Duration.ofSeconds(2)).map(term -> {
+                            try {
+                                long start = System.nanoTime();
+                                Thread.onSpinWait();
+                                return new EnsembleFailover.Hold(
+                                        term.token(), start, System.nanoTime(), term.isValid());
+                            } finally {
+                                election.stepDown();
+                            }
+                        }));
+            }
+            EnsembleFailover.assertRisingAndDisjoint(EnsembleFailover.throughFailover(ensemble, contenders, 40), 100);
+        }
     }
 
     @Test
