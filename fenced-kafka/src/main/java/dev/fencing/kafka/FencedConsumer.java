@@ -4,8 +4,11 @@ import dev.fencing.FencePolicy;
 import dev.fencing.kafka.internal.ConsumerMeters;
 import dev.fencing.kafka.internal.ConsumerSettings;
 import dev.fencing.kafka.internal.DeadLetterWriter;
+import dev.fencing.kafka.internal.KeyParallelRunner;
+import dev.fencing.kafka.internal.KeyParallelWorker;
 import dev.fencing.kafka.internal.OffsetCommitter;
 import dev.fencing.kafka.internal.PartitionOwnership;
+import dev.fencing.kafka.internal.RecordTransactions;
 import dev.fencing.kafka.internal.UnitOfWork;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -156,6 +159,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
     private final OffsetCommitter committer;
     private final PartitionOwnership ownership;
     private final UnitOfWork<K, V> unit;
+    private final KeyParallelRunner<K, V> parallel; // null: serial
     // Owned by the poll thread.
     // What a rebalance callback threw: Kafka rethrows it from poll() wrapped in its own generic error.
     private FencedKafkaException rebalanceFailure;
@@ -212,6 +216,22 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
                 committer,
                 deadLetters,
                 meters);
+        if (settings.maxConcurrency() > 1) {
+            @SuppressWarnings("unchecked") // the builder checked: the store the transactional handler joins
+            RecordTransactions<Object> transactions = builder.transactional ? (RecordTransactions<Object>) store : null;
+            this.parallel = new KeyParallelRunner<>(
+                    settings,
+                    store,
+                    builder.transactional,
+                    new KeyParallelWorker<>(
+                            settings, builder.handler, transactions, keyDeserializer, valueDeserializer, deadLetters),
+                    consumer,
+                    ownership,
+                    committer,
+                    meters);
+        } else {
+            this.parallel = null;
+        }
     }
 
     /** A builder for a consumer whose handler sees keys and values made by these deserializers. */
@@ -263,6 +283,11 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
             requireTopicsExist();
             consumer.subscribe(topics, new Rebalance());
             while (state == State.RUNNING) {
+                if (parallel != null) {
+                    parallel.dispatch(poll(parallel.pollTimeout(pollTimeout)));
+                    parallel.afterPoll();
+                    continue;
+                }
                 ConsumerRecords<ByteBuffer, ByteBuffer> records = poll(pollTimeout);
                 if (!records.isEmpty()) {
                     unit.run(records);
@@ -307,6 +332,16 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
     /** Number of watermarks held in memory now: the keys of the partitions this consumer owns. */
     public int heldWatermarks() {
         return ownership.held();
+    }
+
+    /**
+     * Key-parallel mode: records polled whose offsets are not committable yet (queued, running, or finished
+     * above an unfinished one), over the owned partitions, as of the last poll; at most about {@value
+     * FencedConsumerConfig#MAX_IN_FLIGHT_PER_PARTITION_CONFIG} plus one poll's records per partition. 0 for the
+     * serial consumer.
+     */
+    public int recordsInFlight() {
+        return parallel == null ? 0 : parallel.recordsHeld();
     }
 
     /** The partitions this consumer owns now (as of its last rebalance); empty before it joins. */
@@ -354,6 +389,9 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
      */
     private void shutDown() {
         try {
+            if (parallel != null) {
+                parallel.close();
+            }
             committer.commitFinal(closeTimeout);
             quietly("the Kafka consumer", () -> consumer.close(CloseOptions.timeout(closeTimeout)));
         } catch (RuntimeException e) {
@@ -421,13 +459,34 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         @Override
         public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
             unit.abortIfOpen();
-            ownership.release(partitions, true);
+            try {
+                releaseParallel(partitions, true);
+            } finally {
+                ownership.release(partitions, true);
+            }
         }
 
         @Override
         public void onPartitionsLost(Collection<TopicPartition> partitions) {
             unit.abortIfOpen();
-            ownership.release(partitions, false);
+            try {
+                releaseParallel(partitions, false);
+            } finally {
+                ownership.release(partitions, false);
+            }
+        }
+
+        /** Key-parallel: nothing of these partitions runs once this returns, or the consumer stops. */
+        private void releaseParallel(Collection<TopicPartition> partitions, boolean commit) {
+            if (parallel == null) {
+                return;
+            }
+            try {
+                parallel.release(partitions, commit);
+            } catch (FencedKafkaException e) {
+                rebalanceFailure = e;
+                throw e;
+            }
         }
 
         @Override
@@ -435,6 +494,9 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
             unit.abortIfOpen();
             try {
                 ownership.assign(partitions);
+                if (parallel != null) {
+                    parallel.assigned(partitions);
+                }
             } catch (FencedKafkaException e) {
                 rebalanceFailure = e;
                 throw e;
