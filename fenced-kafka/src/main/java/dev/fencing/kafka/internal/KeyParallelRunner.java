@@ -18,6 +18,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -227,7 +228,11 @@ public final class KeyParallelRunner<K, V> {
                 return;
             }
         }
-        pool.execute(() -> runLane(lane));
+        try {
+            pool.execute(() -> runLane(lane));
+        } catch (RejectedExecutionException e) {
+            p.cancel(); // the consumer is closing and the workers are stopping: the lane's records wait unfinished
+        }
     }
 
     private void fail(FencedKafkaException e) {
@@ -436,7 +441,9 @@ public final class KeyParallelRunner<K, V> {
             if (!cancelAtOnce) {
                 long deadline = System.nanoTime() + drainTimeout.toNanos();
                 for (ParallelPartition p : going) {
-                    p.awaitIdle(false, deadline);
+                    if (!p.cancelled()) { // a cancelled partition's queued records never run
+                        p.awaitIdle(false, deadline);
+                    }
                 }
             }
             long deadline = System.nanoTime() + drainTimeout.toNanos();
@@ -474,9 +481,8 @@ public final class KeyParallelRunner<K, V> {
      */
     public void close() {
         try {
-            if (failure.get() == null) {
-                release(new ArrayList<>(partitions.keySet()), true);
-            }
+            // after a failure nothing runs any more and what finished is committed: only the state goes
+            release(new ArrayList<>(partitions.keySet()), failure.get() == null);
         } catch (RuntimeException e) {
             LOG.warn("group {}: closing the key-parallel workers: {}", groupId, e.toString());
         } finally {
