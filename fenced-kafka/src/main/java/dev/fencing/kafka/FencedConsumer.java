@@ -201,7 +201,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
                 settings.deadLetterProducer());
         this.committer = new OffsetCommitter(consumer, clientId, store == null);
         this.ownership = new PartitionOwnership(groupId, store, consumer, committer);
-        this.meters = new ConsumerMeters(builder.meterRegistry, groupId, clientId, ownership::held);
+        this.meters = new ConsumerMeters(builder.meterRegistry, groupId, clientId, this::heldWatermarks);
         this.unit = new UnitOfWork<>(
                 settings,
                 store,
@@ -331,7 +331,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
 
     /** Number of watermarks held in memory now: the keys of the partitions this consumer owns. */
     public int heldWatermarks() {
-        return ownership.held();
+        return parallel == null ? ownership.held() : parallel.watermarksHeld();
     }
 
     /**

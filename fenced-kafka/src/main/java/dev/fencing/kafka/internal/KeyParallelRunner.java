@@ -100,6 +100,7 @@ public final class KeyParallelRunner<K, V> {
     private final AtomicReference<FencedKafkaException> failure = new AtomicReference<>();
     private long lastCommit = System.nanoTime();
     private volatile int held; // records held by the partitions' frontiers, as of the last poll
+    private volatile int watermarks; // keys held by the partitions' tables, as of the last poll
 
     public KeyParallelRunner(
             ConsumerSettings settings,
@@ -280,11 +281,19 @@ public final class KeyParallelRunner<K, V> {
             consumer.resume(resume);
         }
         int total = 0;
+        int keys = 0;
         for (ParallelPartition p : partitions.values()) {
             p.flushCounts(meters);
             total += p.held();
+            keys += p.watermarks == null ? 0 : watermarkCount(p);
         }
         held = total;
+        watermarks = keys;
+    }
+
+    /** Keys the watermarks tables hold in the heap, over the owned partitions, as of the last poll. Any thread. */
+    public int watermarksHeld() {
+        return watermarks;
     }
 
     /** Records polled and not yet committable, over the owned partitions, as of the last poll. Any thread. */
