@@ -171,7 +171,8 @@ public final class PostgresWatermarkStore implements WatermarkStore<Handle>, Rec
     }
 
     /**
-     * A store on the database behind {@code jdbi}, which must have the V100 migration applied, whose claims wait
+     * A store on the database behind {@code jdbi}, which must have the V100 migration applied (and V101 for the
+     * key-parallel consumer with a transactional handler), whose claims wait
      * at most {@value #DEFAULT_CLAIM_TIMEOUT_SECONDS} s for another unit's.
      */
     public static PostgresWatermarkStore create(Jdbi jdbi) {
