@@ -2,15 +2,12 @@ package dev.fencing.kafka.internal;
 
 import dev.fencing.kafka.FencedKafkaException;
 import dev.fencing.kafka.HandlersStillRunningException;
-import dev.fencing.kafka.PartitionProgress;
 import dev.fencing.kafka.RecordHandlingException;
-import dev.fencing.kafka.StalePartitionStateException;
 import dev.fencing.kafka.WatermarkStore;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -77,9 +74,6 @@ public final class KeyParallelRunner<K, V> {
     /** Poll timeout while records are in flight: their partitions' progress is looked at after each poll. */
     private static final Duration BUSY_POLL = Duration.ofMillis(5);
 
-    private static final Comparator<TopicPartition> PARTITION_ORDER =
-            Comparator.comparing(TopicPartition::topic).thenComparingInt(TopicPartition::partition);
-
     private final String groupId;
     private final WatermarkStore<Object> store; // null: heap only
     private final boolean transactional;
@@ -94,8 +88,7 @@ public final class KeyParallelRunner<K, V> {
     private final KeyParallelWorker<K, V> worker;
     private final ExecutorService pool;
     private final Map<TopicPartition, ParallelPartition> partitions = new HashMap<>();
-    // raised watermarks that passed the frontier but whose store commit has not succeeded yet (plain handlers)
-    private final Map<TopicPartition, Map<Bytes, Long>> unsaved = new HashMap<>();
+    private final KeyParallelProgress progress;
     private final Set<TopicPartition> paused = new HashSet<>();
     private final AtomicReference<FencedKafkaException> failure = new AtomicReference<>();
     private long lastCommit = System.nanoTime();
@@ -123,6 +116,7 @@ public final class KeyParallelRunner<K, V> {
         this.committer = committer;
         this.meters = meters;
         this.worker = worker;
+        this.progress = new KeyParallelProgress(groupId, store, ownership, committer, watermarkCacheMaxKeys);
         AtomicInteger threads = new AtomicInteger();
         int n = settings.maxConcurrency();
         this.pool = new ThreadPoolExecutor(n, n, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(), task -> {
@@ -155,7 +149,7 @@ public final class KeyParallelRunner<K, V> {
             return; // not taken (a failed assignment)
         }
         partitions.put(partition, new ParallelPartition(partition, transactional ? null : table));
-        unsaved.remove(partition);
+        progress.forget(partition);
     }
 
     /** Queues each polled record behind the earlier ones of its key and starts the lanes that were idle. */
@@ -261,7 +255,7 @@ public final class KeyParallelRunner<K, V> {
         for (ParallelPartition p : partitions.values()) {
             // held, not only in flight: records finished above a slow one are kept too (for the frontier), and
             // they are what a crash replays
-            advance(p);
+            progress.advance(p);
             int held = p.held();
             boolean tooManyKeys = p.watermarks != null && watermarkCount(p) > watermarkCacheMaxKeys;
             evict |= tooManyKeys && held == 0;
@@ -307,89 +301,14 @@ public final class KeyParallelRunner<K, V> {
         }
     }
 
-    /**
-     * Commits each partition's frontier (and, for plain handlers, the watermarks raised below it) to the store
-     * and then to Kafka; then evicts the watermarks of idle partitions that hold too many.
-     */
+    /** Commits what finished, then evicts idle partitions' watermarks; resets a partition another member took. */
     private void commit(Collection<ParallelPartition> which) {
         lastCommit = System.nanoTime();
-        if (save(which)) {
-            evictIdle(which);
-        }
-    }
-
-    /**
-     * Moves the partition's frontier past its finished records, keeping what they raised for the next store
-     * commit; returns the offset to commit.
-     */
-    private long advance(ParallelPartition p) {
-        Map<Bytes, Long> raised = unsaved.computeIfAbsent(p.partition, k -> new HashMap<>());
-        return p.advance((key, token) -> raised.merge(Bytes.wrap(key), token, Math::max));
-    }
-
-    /** Returns false if a partition turned out to be another member's (it was reset; nothing was saved). */
-    private boolean save(Collection<ParallelPartition> which) {
-        List<PartitionProgress> progress = new ArrayList<>();
-        for (ParallelPartition p : which) {
-            long next = advance(p);
-            Map<Bytes, Long> raised = unsaved.get(p.partition);
-            if (next >= 0 && (next != ownership.storedOffset(p.partition) || !raised.isEmpty())) {
-                progress.add(new PartitionProgress(p.partition, ownership.storedOffset(p.partition), next, raised));
-            }
-        }
-        if (progress.isEmpty()) {
-            return true;
-        }
-        progress.sort(Comparator.comparing(PartitionProgress::partition, PARTITION_ORDER));
-        if (store != null) {
-            try {
-                store.commit(groupId, tx -> {
-                    for (PartitionProgress p : progress) {
-                        store.claim(tx, groupId, p.partition(), p.expectedOffset());
-                    }
-                    return progress;
-                });
-            } catch (StalePartitionStateException e) {
-                // another member committed the partition: this one lost it without being told yet
-                LOG.warn(
-                        "group {}: {}; the partition's records in flight are dropped and it is read again from"
-                                + " the store",
-                        groupId,
-                        e.getMessage());
-                reset(e.partition());
-                return false; // the others' progress (their raised watermarks too) waits for the next commit
-            }
-        }
-        for (PartitionProgress p : progress) {
-            ownership.finished(p.partition(), p.nextOffset());
-            unsaved.remove(p.partition());
-            ParallelPartition part = partitions.get(p.partition());
-            if (part != null && part.watermarks != null) {
-                synchronized (part) {
-                    ownership.held(part.watermarks.commit());
-                }
-            }
-        }
-        committer.commitAsync();
-        return true;
-    }
-
-    /**
-     * Drops the watermarks of a partition holding more than the cache allows, once it is idle and everything
-     * it raised is saved: with a store they are loaded again as their keys come back.
-     */
-    private void evictIdle(Collection<ParallelPartition> which) {
-        for (ParallelPartition p : which) {
-            Map<Bytes, Long> waiting = unsaved.get(p.partition);
-            if (p.watermarks == null || (waiting != null && !waiting.isEmpty())) {
-                continue;
-            }
-            synchronized (p) {
-                if (p.inFlight() == 0 && p.held() == 0 && p.watermarks.slots() > watermarkCacheMaxKeys) {
-                    ownership.held(p.watermarks.commit());
-                    ownership.held(-p.watermarks.evictIfAbove(watermarkCacheMaxKeys, store != null));
-                }
-            }
+        TopicPartition stale = progress.save(which, partitions::get);
+        if (stale != null) {
+            reset(stale);
+        } else {
+            progress.evictIdle(which);
         }
     }
 
@@ -405,7 +324,7 @@ public final class KeyParallelRunner<K, V> {
             throw new HandlersStillRunningException(groupId, stuck, drainTimeout);
         }
         paused.remove(partition);
-        unsaved.remove(partition);
+        progress.forget(partition);
         ownership.reload(partition, p.advance((key, token) -> {}));
         open(partition);
     }
@@ -432,7 +351,7 @@ public final class KeyParallelRunner<K, V> {
         }
         for (ParallelPartition p : going) {
             partitions.remove(p.partition);
-            unsaved.remove(p.partition);
+            progress.forget(p.partition);
             paused.remove(p.partition);
             p.flushCounts(meters);
         }
