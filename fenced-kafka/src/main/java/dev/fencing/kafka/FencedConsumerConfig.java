@@ -74,7 +74,9 @@ public final class FencedConsumerConfig {
 
     public static final String COMMIT_INTERVAL_MS_CONFIG = "fencing.commit.interval.ms";
     public static final String COMMIT_INTERVAL_MS_DOC = "Longest time one unit of work stays open when"
-            + " fencing.commit.max.records is set, in milliseconds; keep it well below max.poll.interval.ms.";
+            + " fencing.commit.max.records is set, in milliseconds; keep it well below max.poll.interval.ms. In"
+            + " key-parallel mode (fencing.max.concurrency above 1): how often each partition's offset is committed"
+            + " up to its lowest unfinished record.";
     public static final long DEFAULT_COMMIT_INTERVAL_MS = 1_000;
 
     public static final String MAX_CONCURRENCY_CONFIG = "fencing.max.concurrency";

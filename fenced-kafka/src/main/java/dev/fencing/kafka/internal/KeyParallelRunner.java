@@ -218,6 +218,7 @@ public final class KeyParallelRunner<K, V> {
                 fail(e);
                 return;
             } catch (RuntimeException | Error e) {
+                // not the handler's (the worker wraps those): the record's token is unknown here
                 p.abandoned(item);
                 fail(new RecordHandlingException(p.partition, item.record.offset(), -1, e));
                 return;

@@ -8,6 +8,7 @@ import dev.fencing.kafka.StaleRecordPolicy;
 import dev.fencing.kafka.TransactionalRecordHandler;
 import java.nio.ByteBuffer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.slf4j.Logger;
@@ -136,10 +137,7 @@ public final class KeyParallelWorker<K, V> {
             handler.handle(tx, typed, token);
         } catch (RuntimeException | Error e) {
             throw new RecordHandlingException(
-                    new org.apache.kafka.common.TopicPartition(typed.topic(), typed.partition()),
-                    typed.offset(),
-                    token,
-                    e);
+                    new TopicPartition(typed.topic(), typed.partition()), typed.offset(), token, e);
         }
     }
 
