@@ -1,9 +1,14 @@
 package dev.fencing.bench;
 
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
 import dev.fencing.kafka.FencedConsumer;
 import dev.fencing.kafka.InMemoryWatermarkStore;
+import dev.fencing.kafka.PostgresWatermarkStore;
 import dev.fencing.testsupport.KafkaEndpoint;
 import dev.fencing.testsupport.KafkaServers;
+import dev.fencing.testsupport.PostgresEndpoint;
+import dev.fencing.testsupport.PostgresServers;
 import io.confluent.parallelconsumer.ParallelConsumerOptions;
 import io.confluent.parallelconsumer.ParallelStreamProcessor;
 import io.confluent.parallelconsumer.internal.AbstractParallelEoSStreamProcessor;
@@ -23,6 +28,8 @@ import java.util.function.Supplier;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.serialization.StringDeserializer;
+import org.flywaydb.core.Flyway;
+import org.jdbi.v3.core.Jdbi;
 
 /**
  * {@code bench/run kafka-parallel}: a handler that waits 2 ms (simulated I/O, {@code Thread.sleep}) behind
@@ -49,8 +56,12 @@ import org.apache.kafka.common.serialization.StringDeserializer;
  * if Parallel Consumer cannot run against this build's kafka-clients, why not instead of the number.
  *
  * <pre>{@code
- * bench/run kafka-parallel [--records 100000] [--keys 10000] [--serial-records 10000] [--sleep-ms 2]
+ * bench/run kafka-parallel [--records 100000] [--keys 10000] [--serial-records 10000] [--sleep-ms 2] [--postgres]
  * }</pre>
+ *
+ * {@code --postgres} adds the serial and the key-parallel (64) consumer with {@link PostgresWatermarkStore} and a
+ * transactional handler (one INSERT, then the handler time, in the record's transaction) on an embedded
+ * PostgreSQL that commits durably, over the first {@code --serial-records / 2} and 30,000 records.
  */
 public final class KafkaParallelBenchmark {
     private static final int PARTITIONS = 4;
@@ -95,15 +106,17 @@ public final class KafkaParallelBenchmark {
         int keys = 10_000;
         int serialRecords = 10_000;
         long sleepMillis = 2;
+        boolean postgres = false;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
+                case "--postgres" -> postgres = true;
                 case "--records" -> records = Integer.parseInt(args[++i]);
                 case "--keys" -> keys = Integer.parseInt(args[++i]);
                 case "--serial-records" -> serialRecords = Integer.parseInt(args[++i]);
                 case "--sleep-ms" -> sleepMillis = Long.parseLong(args[++i]);
                 default -> {
                     System.err.println("usage: KafkaParallelBenchmark [--records N] [--keys N] [--serial-records N]"
-                            + " [--sleep-ms N]");
+                            + " [--sleep-ms N] [--postgres]");
                     System.exit(2);
                 }
             }
@@ -146,6 +159,10 @@ public final class KafkaParallelBenchmark {
                 }
             }
 
+            if (postgres) {
+                results.addAll(bench.transactional(Math.min(records, serialRecords / 2), Math.min(records, 30_000)));
+            }
+
             System.out.printf(
                     Locale.ROOT,
                     "kafka-parallel: %,d records, %,d keys, %d partitions, %,d stale (dead-lettered by the fenced"
@@ -180,6 +197,15 @@ public final class KafkaParallelBenchmark {
                         + org.apache.kafka.common.utils.internals.AppInfoParser.getVersion() + ": " + peerProblem);
             }
             Result serial = results.get(0);
+            if (postgres) {
+                Result serialTx = results.get(results.size() - 2);
+                Result parallelTx = results.get(results.size() - 1);
+                System.out.printf(
+                        Locale.ROOT,
+                        "kafka-parallel fenced/serial throughput ratio, PostgreSQL transactional handler,"
+                                + " concurrency 64: %.2f%n",
+                        parallelTx.throughput() / serialTx.throughput());
+            }
             for (int n : CONCURRENCY) {
                 System.out.printf(
                         Locale.ROOT,
@@ -273,6 +299,62 @@ public final class KafkaParallelBenchmark {
                         + KafkaRounds.count(registry, "fencing.kafka.records.dead.lettered") + ", expected " + stale);
             }
             Result result = new Result(name, target, elapsed / 1e9);
+            System.err.printf(Locale.ROOT, "  %,.0f records/s%n", result.throughput());
+            return result;
+        }
+    }
+
+    /**
+     * {@code --postgres}: the serial consumer and the key-parallel one at 64, both with {@link
+     * PostgresWatermarkStore} and a transactional handler that inserts one row and then waits the handler time
+     * inside the transaction, on an embedded PostgreSQL that commits durably; a pool of 70 connections.
+     */
+    private List<Result> transactional(int serialTarget, int parallelTarget) {
+        try (PostgresEndpoint server = PostgresServers.start(true);
+                PostgresEndpoint database = server.createDatabase("bench_kafka_parallel")) {
+            Flyway.configure()
+                    .dataSource(database.jdbcUrl(), database.user(), database.password())
+                    .locations("classpath:dev/fencing/db/migration")
+                    .load()
+                    .migrate();
+            HikariConfig config = new HikariConfig();
+            config.setJdbcUrl(database.jdbcUrl());
+            config.setUsername(database.user());
+            config.setPassword(database.password());
+            config.setMaximumPoolSize(70);
+            try (HikariDataSource pool = new HikariDataSource(config)) {
+                Jdbi jdbi = Jdbi.create(pool);
+                jdbi.useHandle(h -> h.execute("CREATE TABLE effect (record_key TEXT, kafka_offset BIGINT)"));
+                List<Result> results = new ArrayList<>();
+                results.add(transactional(jdbi, 1, serialTarget));
+                results.add(transactional(jdbi, 64, parallelTarget));
+                return results;
+            }
+        }
+    }
+
+    private Result transactional(Jdbi jdbi, int concurrency, int target) {
+        String name = (concurrency == 1 ? "serial" : "key-parallel " + concurrency) + ", PostgreSQL transactional";
+        System.err.printf(Locale.ROOT, "%s over %,d records%n", name, target);
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        AtomicLong first = new AtomicLong();
+        try (FencedConsumer<String, String> consumer = FencedConsumer.builder(
+                        new StringDeserializer(), new StringDeserializer())
+                .properties(consumerConfig())
+                .topics(topic)
+                .maxConcurrency(concurrency)
+                .meterRegistry(registry)
+                .transactionalHandler(PostgresWatermarkStore.create(jdbi), (handle, record, token) -> {
+                    first.compareAndSet(0, System.nanoTime());
+                    handle.execute("INSERT INTO effect VALUES (?, ?)", record.key(), record.offset());
+                    work();
+                })
+                .build()) {
+            CompletableFuture<Void> stopped = consumer.start();
+            Supplier<Double> finished = () -> KafkaRounds.count(registry, "fencing.kafka.records.accepted")
+                    + KafkaRounds.count(registry, "fencing.kafka.records.dead.lettered");
+            KafkaRounds.awaitCount(finished, target, stopped);
+            Result result = new Result(name, target, (System.nanoTime() - first.get()) / 1e9);
             System.err.printf(Locale.ROOT, "  %,.0f records/s%n", result.throughput());
             return result;
         }
