@@ -182,7 +182,7 @@ class FlywayRecipesIT {
     }
 
     /**
-     * A later release of the toolkit adds a migration, numbered above every released one (V101, from a
+     * A later release of the toolkit adds a migration, numbered above every released one (V199, from a
      * stand-in location). With separate histories it simply runs.
      */
     @Test
@@ -202,13 +202,13 @@ class FlywayRecipesIT {
                     .migrate();
         }
 
-        assertThat(history("fencing.flyway_schema_history")).containsExactly("1", "100", "101");
+        assertThat(history("fencing.flyway_schema_history")).containsExactly("1", "100", "101", "199");
         assertThat(history("flyway_schema_history")).containsExactly("1000");
         assertGuarded();
     }
 
     /**
-     * In one history the toolkit's new V101 sorts below the service's applied V1000: Flyway refuses to
+     * In one history the toolkit's new V199 sorts below the service's applied V1000: Flyway refuses to
      * migrate until it may run migrations out of order.
      */
     @Test
@@ -225,7 +225,7 @@ class FlywayRecipesIT {
                         .load()
                         .migrate())
                 .isInstanceOf(FlywayException.class)
-                .hasMessageContaining("Detected resolved migration not applied to database: 101")
+                .hasMessageContaining("Detected resolved migration not applied to database: 199")
                 .hasMessageContaining("outOfOrder");
         Flyway.configure()
                 .dataSource(db.jdbcUrl(), db.user(), db.password())
@@ -234,7 +234,7 @@ class FlywayRecipesIT {
                 .load()
                 .migrate();
 
-        assertThat(history("flyway_schema_history")).containsExactly("1", "100", "1000", "101");
+        assertThat(history("flyway_schema_history")).containsExactly("1", "100", "101", "1000", "199");
     }
 
     /**

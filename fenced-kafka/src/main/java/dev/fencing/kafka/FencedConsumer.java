@@ -4,8 +4,11 @@ import dev.fencing.FencePolicy;
 import dev.fencing.kafka.internal.ConsumerMeters;
 import dev.fencing.kafka.internal.ConsumerSettings;
 import dev.fencing.kafka.internal.DeadLetterWriter;
+import dev.fencing.kafka.internal.KeyParallelRunner;
+import dev.fencing.kafka.internal.KeyParallelWorker;
 import dev.fencing.kafka.internal.OffsetCommitter;
 import dev.fencing.kafka.internal.PartitionOwnership;
+import dev.fencing.kafka.internal.RecordTransactions;
 import dev.fencing.kafka.internal.UnitOfWork;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -67,7 +70,7 @@ import org.slf4j.LoggerFactory;
  *
  * <ul>
  *   <li>Order: one poll thread handles records one at a time, in offset order per partition, so in order
- *       per key. Equal tokens are accepted ({@link FencePolicy#MONOTONIC}, the default), so a holder may
+ *       per key (key-parallel mode, below: in order per key only). Equal tokens are accepted ({@link FencePolicy#MONOTONIC}, the default), so a holder may
  *       publish several records under one grant; {@link FencePolicy#STRICT} ({@value
  *       FencedConsumerConfig#POLICY_CONFIG}{@code =strict}) refuses them.
  *   <li>Nothing silently discarded: a record without a key, without a {@value FenceTokenHeader#NAME} header,
@@ -99,6 +102,61 @@ import org.slf4j.LoggerFactory;
  *       {@value FencedConsumerConfig#COMMIT_MAX_RECORDS_CONFIG} lets a unit span several polls, which
  *       amortizes the store's commit (each key's watermark is written once per unit); a rebalance during a
  *       unit rolls the unit back and its records are read again.
+ * </ul>
+ *
+ * <p><b>Key-parallel mode</b> ({@link FencedConsumerBuilder#maxConcurrency maxConcurrency(n)}, n &gt; 1): for
+ * handlers that wait on I/O. The poll thread hands each record to a lane of its key; a fixed pool of n worker
+ * threads runs the lanes, so records of one key are handled one at a time in offset order and records of
+ * different keys at the same time. What changes, and what does not:
+ *
+ * <pre>{@code
+ * FencedConsumer<String, String> consumer = FencedConsumer.builder(
+ *                 new StringDeserializer(), new StringDeserializer())
+ *         .properties(config)
+ *         .topics("sku-events")
+ *         .maxConcurrency(64) // records of 64 keys at once; a pool of at least 64 + 2 connections behind jdbi
+ *         .transactionalHandler(
+ *                 PostgresWatermarkStore.create(jdbi),
+ *                 (handle, record, token) -> handle.execute(
+ *                         "UPDATE stock SET reserved = reserved + 1 WHERE sku = ?", record.key()))
+ *         .build();
+ * }</pre>
+ *
+ * <ul>
+ *   <li>The fence is the serial consumer's, per key: the same {@link FencePolicy}, the same dead-letter rules
+ *       and reasons. A key's watermark is raised only once its record's handler returned; a refused record's
+ *       dead letter is acknowledged before the key's next record starts.
+ *   <li>Offsets: per partition, committed (to the store, then Kafka) every {@value
+ *       FencedConsumerConfig#COMMIT_INTERVAL_MS_CONFIG} up to the lowest record not finished, never past it,
+ *       however many later records of other keys finished.
+ *   <li>With {@link PostgresWatermarkStore} and a transactional handler, each record is a transaction of its
+ *       own: it locks its key's watermark row, is decided against the stored token, runs the handler, and
+ *       stores the raised token together with the record's offset as the key's applied offset (migration
+ *       {@code V101}). After a crash the consumer reads again from the stored partition offset, and a record
+ *       at or below its key's applied offset is skipped inside that same locked transaction: no record is
+ *       applied twice or skipped, and no stale record is accepted (the argument is in the implementation's
+ *       comments). Give the store a pooled {@code DataSource} with at least n + 2 connections. Other
+ *       transactional stores are refused at build: they cannot commit per record.
+ *   <li>With a plain handler, delivery is at least once as in the serial consumer: the store gets a
+ *       partition's offset together with exactly the watermarks raised below it, so a crash replays (at most)
+ *       the records held past the committed offset, each decided as it was the first time. Partitions are
+ *       claimed when their offsets are committed, not before each record: a member expelled from the group may
+ *       run the records it holds while the new owner runs them too.
+ *   <li>Back-pressure: a partition holding {@value FencedConsumerConfig#MAX_IN_FLIGHT_PER_PARTITION_CONFIG}
+ *       records past its committed offset (queued, running, or finished above an unfinished one) is paused
+ *       and resumed at half; the loop keeps polling, so the member stays in the group. Memory: lanes and
+ *       offsets hold only those records, whatever the number of keys; watermarks (plain handlers) at most
+ *       {@value FencedConsumerConfig#WATERMARK_CACHE_MAX_KEYS_CONFIG} per partition plus those in flight (a
+ *       partition over it is paused until idle and its watermarks dropped, to be loaded again from the
+ *       store); the transactional mode keeps none in the heap.
+ *   <li>Rebalance: a revoked partition's records in flight are waited for (at most {@value
+ *       FencedConsumerConfig#CLOSE_TIMEOUT_MS_CONFIG}), then nothing more of it starts, those running are
+ *       waited for as long again, what finished is committed and its state dropped; when the callback returns
+ *       nothing of the partition runs. A handler still running then stops the consumer ({@link
+ *       HandlersStillRunningException}). Lost partitions are not committed.
+ *   <li>Failure: a handler failure in one key stops the consumer: no further record starts, those running
+ *       finish, and offsets are committed up to the failed record (or below it), never past it; {@link #run()}
+ *       throws the {@link RecordHandlingException}.
  * </ul>
  *
  * <p>Not a {@code ConsumerInterceptor}: Kafka logs and swallows an interceptor's exception and passes the
@@ -156,6 +214,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
     private final OffsetCommitter committer;
     private final PartitionOwnership ownership;
     private final UnitOfWork<K, V> unit;
+    private final KeyParallelRunner<K, V> parallel; // null: serial
     // Owned by the poll thread.
     // What a rebalance callback threw: Kafka rethrows it from poll() wrapped in its own generic error.
     private FencedKafkaException rebalanceFailure;
@@ -197,7 +256,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
                 settings.deadLetterProducer());
         this.committer = new OffsetCommitter(consumer, clientId, store == null);
         this.ownership = new PartitionOwnership(groupId, store, consumer, committer);
-        this.meters = new ConsumerMeters(builder.meterRegistry, groupId, clientId, ownership::held);
+        this.meters = new ConsumerMeters(builder.meterRegistry, groupId, clientId, this::heldWatermarks);
         this.unit = new UnitOfWork<>(
                 settings,
                 store,
@@ -212,6 +271,22 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
                 committer,
                 deadLetters,
                 meters);
+        if (settings.maxConcurrency() > 1) {
+            @SuppressWarnings("unchecked") // the builder checked: the store the transactional handler joins
+            RecordTransactions<Object> transactions = builder.transactional ? (RecordTransactions<Object>) store : null;
+            this.parallel = new KeyParallelRunner<>(
+                    settings,
+                    store,
+                    builder.transactional,
+                    new KeyParallelWorker<>(
+                            settings, builder.handler, transactions, keyDeserializer, valueDeserializer, deadLetters),
+                    consumer,
+                    ownership,
+                    committer,
+                    meters);
+        } else {
+            this.parallel = null;
+        }
     }
 
     /** A builder for a consumer whose handler sees keys and values made by these deserializers. */
@@ -263,6 +338,11 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
             requireTopicsExist();
             consumer.subscribe(topics, new Rebalance());
             while (state == State.RUNNING) {
+                if (parallel != null) {
+                    parallel.dispatch(poll(parallel.pollTimeout(pollTimeout)));
+                    parallel.afterPoll();
+                    continue;
+                }
                 ConsumerRecords<ByteBuffer, ByteBuffer> records = poll(pollTimeout);
                 if (!records.isEmpty()) {
                     unit.run(records);
@@ -306,7 +386,17 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
 
     /** Number of watermarks held in memory now: the keys of the partitions this consumer owns. */
     public int heldWatermarks() {
-        return ownership.held();
+        return parallel == null ? ownership.held() : parallel.watermarksHeld();
+    }
+
+    /**
+     * Key-parallel mode: records polled whose offsets are not committable yet (queued, running, or finished
+     * above an unfinished one), over the owned partitions, as of the last poll; at most about {@value
+     * FencedConsumerConfig#MAX_IN_FLIGHT_PER_PARTITION_CONFIG} plus one poll's records per partition. 0 for the
+     * serial consumer.
+     */
+    public int recordsInFlight() {
+        return parallel == null ? 0 : parallel.recordsHeld();
     }
 
     /** The partitions this consumer owns now (as of its last rebalance); empty before it joins. */
@@ -354,6 +444,9 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
      */
     private void shutDown() {
         try {
+            if (parallel != null) {
+                parallel.close();
+            }
             committer.commitFinal(closeTimeout);
             quietly("the Kafka consumer", () -> consumer.close(CloseOptions.timeout(closeTimeout)));
         } catch (RuntimeException e) {
@@ -421,13 +514,34 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         @Override
         public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
             unit.abortIfOpen();
-            ownership.release(partitions, true);
+            try {
+                releaseParallel(partitions, true);
+            } finally {
+                ownership.release(partitions, true);
+            }
         }
 
         @Override
         public void onPartitionsLost(Collection<TopicPartition> partitions) {
             unit.abortIfOpen();
-            ownership.release(partitions, false);
+            try {
+                releaseParallel(partitions, false);
+            } finally {
+                ownership.release(partitions, false);
+            }
+        }
+
+        /** Key-parallel: nothing of these partitions runs once this returns, or the consumer stops. */
+        private void releaseParallel(Collection<TopicPartition> partitions, boolean commit) {
+            if (parallel == null) {
+                return;
+            }
+            try {
+                parallel.release(partitions, commit);
+            } catch (FencedKafkaException e) {
+                rebalanceFailure = e;
+                throw e;
+            }
         }
 
         @Override
@@ -435,6 +549,9 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
             unit.abortIfOpen();
             try {
                 ownership.assign(partitions);
+                if (parallel != null) {
+                    parallel.assigned(partitions);
+                }
             } catch (FencedKafkaException e) {
                 rebalanceFailure = e;
                 throw e;

@@ -4,6 +4,7 @@ import dev.fencing.FencePolicy;
 import dev.fencing.kafka.internal.ConsumerSettings;
 import dev.fencing.kafka.internal.FencingSetting;
 import dev.fencing.kafka.internal.FencingSettings;
+import dev.fencing.kafka.internal.RecordTransactions;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -300,6 +301,27 @@ public final class FencedConsumerBuilder<K, V> {
     }
 
     /**
+     * {@value FencedConsumerConfig#MAX_CONCURRENCY_CONFIG}: {@value FencedConsumerConfig#MAX_CONCURRENCY_DOC}
+     *
+     * <p>Above 1 this is the key-parallel consumer (see {@link FencedConsumer}, "Key-parallel mode").
+     *
+     * @throws IllegalArgumentException if {@code n} is not from 1 to 4096, naming it
+     */
+    public FencedConsumerBuilder<K, V> maxConcurrency(int n) {
+        return set(FencingSettings.MAX_CONCURRENCY, n);
+    }
+
+    /**
+     * {@value FencedConsumerConfig#MAX_IN_FLIGHT_PER_PARTITION_CONFIG}: {@value
+     * FencedConsumerConfig#MAX_IN_FLIGHT_PER_PARTITION_DOC}
+     *
+     * @throws IllegalArgumentException if {@code n} is not from 1 to 1,000,000, naming it
+     */
+    public FencedConsumerBuilder<K, V> maxInFlightPerPartition(int n) {
+        return set(FencingSettings.MAX_IN_FLIGHT_PER_PARTITION, n);
+    }
+
+    /**
      * Counts records and watermarks in this registry (the meters are listed in the {@link FencedConsumer}
      * javadoc). Without one the consumer counts nothing; it never registers in Micrometer's global registry
      * unasked.
@@ -345,6 +367,24 @@ public final class FencedConsumerBuilder<K, V> {
                     + "jdbi)) or .transactionalHandler(PostgresWatermarkStore.create(jdbi), handler), or opt in"
                     + " to losing them with .heapOnlyWatermarksLostOnRestart()");
         }
+        int maxConcurrency = get(FencingSettings.MAX_CONCURRENCY);
+        if (maxConcurrency > 1) {
+            if (get(FencingSettings.COMMIT_MAX_RECORDS) != 0) {
+                throw new IllegalStateException(FencedConsumerConfig.COMMIT_MAX_RECORDS_CONFIG + "="
+                        + get(FencingSettings.COMMIT_MAX_RECORDS) + " is for the serial consumer; with "
+                        + FencedConsumerConfig.MAX_CONCURRENCY_CONFIG + "=" + maxConcurrency + " each partition's"
+                        + " offset is committed every " + FencedConsumerConfig.COMMIT_INTERVAL_MS_CONFIG
+                        + " up to its lowest unfinished record");
+            }
+            if (transactional && !(store instanceof RecordTransactions)) {
+                throw new IllegalStateException(
+                        "a transactionalHandler with " + FencedConsumerConfig.MAX_CONCURRENCY_CONFIG
+                                + "=" + maxConcurrency + " needs PostgresWatermarkStore (each record commits in a"
+                                + " transaction of its own, with its key's applied offset); "
+                                + store.getClass().getSimpleName() + " cannot do that. Use a plain handler, or"
+                                + " maxConcurrency(1)");
+            }
+        }
         String clientId = kafka.containsKey(ConsumerConfig.CLIENT_ID_CONFIG)
                 ? String.valueOf(kafka.get(ConsumerConfig.CLIENT_ID_CONFIG))
                 : "fenced-consumer-" + INSTANCES.incrementAndGet();
@@ -362,7 +402,9 @@ public final class FencedConsumerBuilder<K, V> {
                 get(FencingSettings.DEAD_LETTER_TIMEOUT),
                 get(FencingSettings.WATERMARK_CACHE_MAX_KEYS),
                 get(FencingSettings.COMMIT_MAX_RECORDS),
-                get(FencingSettings.COMMIT_INTERVAL));
+                get(FencingSettings.COMMIT_INTERVAL),
+                maxConcurrency,
+                get(FencingSettings.MAX_IN_FLIGHT_PER_PARTITION));
         return new FencedConsumer<>(this, settings);
     }
 

@@ -74,8 +74,27 @@ public final class FencedConsumerConfig {
 
     public static final String COMMIT_INTERVAL_MS_CONFIG = "fencing.commit.interval.ms";
     public static final String COMMIT_INTERVAL_MS_DOC = "Longest time one unit of work stays open when"
-            + " fencing.commit.max.records is set, in milliseconds; keep it well below max.poll.interval.ms.";
+            + " fencing.commit.max.records is set, in milliseconds; keep it well below max.poll.interval.ms. In"
+            + " key-parallel mode (fencing.max.concurrency above 1): how often each partition's offset is committed"
+            + " up to its lowest unfinished record.";
     public static final long DEFAULT_COMMIT_INTERVAL_MS = 1_000;
+
+    public static final String MAX_CONCURRENCY_CONFIG = "fencing.max.concurrency";
+    public static final String MAX_CONCURRENCY_DOC = "Records handled at the same time, from 1 to 4096. 1: the serial"
+            + " consumer, every record on the poll thread in offset order. Above 1: the key-parallel consumer, records"
+            + " of one key one at a time in offset order, records of different keys at once on this many worker"
+            + " threads; offsets are committed per partition up to the lowest record not yet finished. With a"
+            + " transactionalHandler it needs PostgresWatermarkStore (each record is its own transaction) and a"
+            + " connection pool of at least this many connections; fencing.commit.max.records must stay 0.";
+    public static final int DEFAULT_MAX_CONCURRENCY = 1;
+
+    public static final String MAX_IN_FLIGHT_PER_PARTITION_CONFIG = "fencing.max.in.flight.per.partition";
+    public static final String MAX_IN_FLIGHT_PER_PARTITION_DOC = "Key-parallel consumer only: records one partition"
+            + " may hold past its committable offset (queued, running, or finished above a record not yet"
+            + " finished), from 1 to 1000000. A partition that holds this many is paused (the consumer keeps"
+            + " polling, so it stays in the group) and resumed at half. The heap holds at most this many records"
+            + " per partition plus one poll's, whatever the number of keys; a crash replays at most as many.";
+    public static final int DEFAULT_MAX_IN_FLIGHT_PER_PARTITION = 1_000;
 
     /**
      * Prefix for settings of the producer that writes dead letters, for example {@code

@@ -1,5 +1,8 @@
 package dev.fencing.kafka;
 
+import dev.fencing.FencePolicy;
+import dev.fencing.kafka.internal.PostgresRecordTransactions;
+import dev.fencing.kafka.internal.RecordTransactions;
 import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -15,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.utils.Bytes;
@@ -62,7 +66,7 @@ import org.jdbi.v3.core.JdbiException;
  * (lazy loading, on the unit's thread) join the unit's transaction, since Jdbi hands nested calls the
  * outer handle; one connection per consumer is enough.
  */
-public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
+public final class PostgresWatermarkStore implements WatermarkStore<Handle>, RecordTransactions<Handle> {
     private static final String LOAD_OFFSET = "SELECT next_offset FROM fencing.kafka_offset"
             + " WHERE consumer_group = ? AND topic = ? AND kafka_partition = ?";
     private static final String LOAD_WATERMARKS = "SELECT record_key, fence_token FROM fencing.kafka_watermark"
@@ -134,14 +138,17 @@ public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
 
     private final Jdbi jdbi;
     private final String claimTimeout;
+    private final PostgresRecordTransactions recordTransactions;
 
     private PostgresWatermarkStore(Jdbi jdbi, Duration claimTimeout) {
         this.jdbi = jdbi;
         this.claimTimeout = claimTimeout.toMillis() + "ms";
+        this.recordTransactions = new PostgresRecordTransactions(jdbi);
     }
 
     /**
-     * A store on the database behind {@code jdbi}, which must have the V100 migration applied, whose claims wait
+     * A store on the database behind {@code jdbi}, which must have the V100 migration applied (and V101 for the
+     * key-parallel consumer with a transactional handler), whose claims wait
      * at most {@value #DEFAULT_CLAIM_TIMEOUT_SECONDS} s for another unit's.
      */
     public static PostgresWatermarkStore create(Jdbi jdbi) {
@@ -257,6 +264,24 @@ public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
             throw new WatermarkStoreException(
                     "could not commit a batch of group " + groupId + ": " + e.getMessage(), e);
         }
+    }
+
+    /**
+     * The key-parallel consumer's transaction for one record ({@link RecordTransactions}): a {@code SELECT ...
+     * FOR UPDATE} of the key's row, the decision, your handler, and one {@code INSERT ... ON CONFLICT DO
+     * UPDATE} of the key's token and applied offset, at READ COMMITTED. Needs the V101 migration. Called by
+     * the consumer; an application has no reason to.
+     */
+    @Override
+    public long applyOnce(
+            String groupId,
+            TopicPartition partition,
+            byte[] key,
+            long offset,
+            long token,
+            FencePolicy policy,
+            Consumer<? super Handle> work) {
+        return recordTransactions.applyOnce(groupId, partition, key, offset, token, policy, work);
     }
 
     /**

@@ -4,6 +4,8 @@ import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
 import dev.fencing.testsupport.EmbeddedKafka;
 import java.time.Duration;
 import java.util.HashMap;
@@ -54,7 +56,9 @@ class JavadocSamplesIT {
                 "orders",
                 "orders.dlt",
                 "stock-moves",
-                "stock-moves.dlt")) {
+                "stock-moves.dlt",
+                "sku-events",
+                "sku-events.dlt")) {
             kafka.createTopic(topic, 1);
         }
         bootstrap = kafka.bootstrapServers();
@@ -114,6 +118,44 @@ class JavadocSamplesIT {
 
         consumer.close();
         stopped.get(60, TimeUnit.SECONDS);
+        assertThat(reserved("sku-42")).isEqualTo(before + 1);
+    }
+
+    /** FencedConsumer's key-parallel sample. */
+    @Test
+    void theKeyParallelSampleAppliesAStampedRecordOnceAndDeadLettersAStaleOne() throws Exception {
+        Map<String, Object> config = Map.of(
+                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
+                ConsumerConfig.GROUP_ID_CONFIG, "sku-applier",
+                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        HikariConfig poolConfig = new HikariConfig();
+        poolConfig.setJdbcUrl(postgres.database.jdbcUrl());
+        poolConfig.setUsername(postgres.database.user());
+        poolConfig.setPassword(postgres.database.password());
+        poolConfig.setMaximumPoolSize(66);
+        poolConfig.setMinimumIdle(2);
+        int before = reserved("sku-42");
+        try (HikariDataSource pool = new HikariDataSource(poolConfig)) {
+            Jdbi jdbi = Jdbi.create(pool);
+            FencedConsumer<String, String> consumer = FencedConsumer.builder(
+                            new StringDeserializer(), new StringDeserializer())
+                    .properties(config)
+                    .topics("sku-events")
+                    .maxConcurrency(64) // records of 64 keys at once; a pool of at least 64 + 2 connections behind jdbi
+                    .transactionalHandler(
+                            PostgresWatermarkStore.create(jdbi),
+                            (handle, record, token) -> handle.execute(
+                                    "UPDATE stock SET reserved = reserved + 1 WHERE sku = ?", record.key()))
+                    .build();
+            try (consumer) {
+                consumer.start();
+                send("sku-events", "sku-42", "reserve 1", 7);
+                send("sku-events", "sku-42", "reserve 1 (late)", 6);
+                ConsumerRecord<String, String> dlt = readFirst("sku-events.dlt");
+                assertThat(dlt.value()).isEqualTo("reserve 1 (late)");
+                await().atMost(Duration.ofSeconds(60)).until(() -> reserved("sku-42") == before + 1);
+            }
+        }
         assertThat(reserved("sku-42")).isEqualTo(before + 1);
     }
 

@@ -12,6 +12,7 @@ import java.util.Map;
  *
  * @param kafka the Kafka consumer properties as given (without the {@code fencing.*} ones)
  * @param deadLetterProducer {@code fencing.dead.letter.producer.*} properties, without the prefix
+ * @param maxConcurrency 1: the serial consumer; above: the key-parallel one with that many workers
  */
 public record ConsumerSettings(
         String groupId,
@@ -27,7 +28,9 @@ public record ConsumerSettings(
         Duration deadLetterTimeout,
         int watermarkCacheMaxKeys,
         long commitMaxRecords,
-        Duration commitInterval) {
+        Duration commitInterval,
+        int maxConcurrency,
+        int maxInFlightPerPartition) {
     public ConsumerSettings {
         topics = List.copyOf(topics);
         kafka = Map.copyOf(kafka);

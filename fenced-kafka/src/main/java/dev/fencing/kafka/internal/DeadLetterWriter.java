@@ -102,6 +102,40 @@ public final class DeadLetterWriter implements AutoCloseable {
             throw new DeadLetterException(
                     topic, origin, "the unit's dead-letter writes took longer than " + limit(), null);
         }
+        LOG.debug("group {} dead-letters {} to {} ({}): {}", groupId, origin, topic, reason, detail);
+        try {
+            pending.add(new Write(topic, origin, producer.send(deadLetter(topic, record, reason, detail))));
+        } catch (KafkaException e) {
+            throw new DeadLetterException(topic, origin, "the send failed: " + e, e);
+        }
+    }
+
+    /**
+     * For the key-parallel consumer's workers: sends one refused record and waits for its acknowledgement, at
+     * most {@value FencedConsumerConfig#DEAD_LETTER_TIMEOUT_MS_CONFIG}. Thread-safe (once {@link #open()} ran).
+     *
+     * @throws DeadLetterException if the write fails or is not acknowledged in time
+     */
+    public void sendAndAwait(ConsumerRecord<ByteBuffer, ByteBuffer> record, DeadLetterReason reason, String detail) {
+        String topic = topicFor(record.topic());
+        String origin = record.topic() + "-" + record.partition() + " offset " + record.offset();
+        LOG.debug("group {} dead-letters {} to {} ({}): {}", groupId, origin, topic, reason, detail);
+        try {
+            producer.send(deadLetter(topic, record, reason, detail)).get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (KafkaException e) {
+            throw new DeadLetterException(topic, origin, "the send failed: " + e, e);
+        } catch (ExecutionException e) {
+            throw new DeadLetterException(topic, origin, "the write failed: " + e.getCause(), e.getCause());
+        } catch (TimeoutException e) {
+            throw new DeadLetterException(topic, origin, "not acknowledged within " + limit(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new DeadLetterException(topic, origin, "interrupted", e);
+        }
+    }
+
+    private ProducerRecord<byte[], byte[]> deadLetter(
+            String topic, ConsumerRecord<ByteBuffer, ByteBuffer> record, DeadLetterReason reason, String detail) {
         Headers headers = new RecordHeaders(record.headers().toArray());
         headers.add(DeadLetterHeaders.REASON, utf8(reason.name()));
         headers.add(DeadLetterHeaders.DETAIL, utf8(detail));
@@ -109,21 +143,8 @@ public final class DeadLetterWriter implements AutoCloseable {
         headers.add(DeadLetterHeaders.ORIGIN_PARTITION, utf8(Integer.toString(record.partition())));
         headers.add(DeadLetterHeaders.ORIGIN_OFFSET, utf8(Long.toString(record.offset())));
         headers.add(DeadLetterHeaders.GROUP, utf8(groupId));
-        LOG.debug("group {} dead-letters {} to {} ({}): {}", groupId, origin, topic, reason, detail);
-        try {
-            pending.add(new Write(
-                    topic,
-                    origin,
-                    producer.send(new ProducerRecord<>(
-                            topic,
-                            null,
-                            null,
-                            FetchedBytes.copy(record.key()),
-                            FetchedBytes.copy(record.value()),
-                            headers))));
-        } catch (KafkaException e) {
-            throw new DeadLetterException(topic, origin, "the send failed: " + e, e);
-        }
+        return new ProducerRecord<>(
+                topic, null, null, FetchedBytes.copy(record.key()), FetchedBytes.copy(record.value()), headers);
     }
 
     /**

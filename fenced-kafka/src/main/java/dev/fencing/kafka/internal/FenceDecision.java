@@ -52,6 +52,35 @@ public final class FenceDecision {
         return verdict > 0;
     }
 
+    /**
+     * What a person reads about a refused record (the dead letter's detail header, the DEBUG line of a drop).
+     *
+     * @param header the record's token header (null if none)
+     * @param watermark the key's watermark the record was judged against
+     * @param key the record's key bytes (null if none)
+     */
+    public static String detail(long verdict, Header header, long watermark, byte[] key) {
+        return switch (reason(verdict)) {
+            case MISSING_KEY -> "record has no key";
+            case MISSING_TOKEN -> "no " + FenceTokenHeader.NAME + " header";
+            case UNREADABLE_TOKEN -> unreadable(header);
+            default -> {
+                long token = FenceTokenHeader.decode(header.value());
+                yield "token " + token + " is " + (token < watermark ? "older than" : "equal to") + " watermark "
+                        + watermark + " of key " + Keys.describe(key);
+            }
+        };
+    }
+
+    private static String unreadable(Header header) {
+        try {
+            FenceTokenHeader.decode(header.value());
+            return "unreadable " + FenceTokenHeader.NAME + " header";
+        } catch (UnreadableFenceTokenException e) {
+            return e.getMessage();
+        }
+    }
+
     /** Why a refused record is refused. */
     public static DeadLetterReason reason(long verdict) {
         if (verdict == STALE) {

@@ -92,6 +92,22 @@ public final class FencingSettings {
             FencedConsumerConfig.DEFAULT_COMMIT_INTERVAL_MS,
             FencedConsumerConfig.COMMIT_INTERVAL_MS_DOC));
 
+    public static final FencingSetting<Integer> MAX_CONCURRENCY = define(new FencingSetting<>(
+            FencedConsumerConfig.MAX_CONCURRENCY_CONFIG,
+            "maxConcurrency",
+            FencedConsumerConfig.DEFAULT_MAX_CONCURRENCY,
+            FencingSettings::wholeInt,
+            n -> n >= 1 && n <= 4096 ? null : "must be from 1 to 4096, got " + n,
+            FencedConsumerConfig.MAX_CONCURRENCY_DOC));
+
+    public static final FencingSetting<Integer> MAX_IN_FLIGHT_PER_PARTITION = define(new FencingSetting<>(
+            FencedConsumerConfig.MAX_IN_FLIGHT_PER_PARTITION_CONFIG,
+            "maxInFlightPerPartition",
+            FencedConsumerConfig.DEFAULT_MAX_IN_FLIGHT_PER_PARTITION,
+            FencingSettings::wholeInt,
+            n -> n >= 1 && n <= 1_000_000 ? null : "must be from 1 to 1000000, got " + n,
+            FencedConsumerConfig.MAX_IN_FLIGHT_PER_PARTITION_DOC));
+
     private FencingSettings() {}
 
     /** The setting of a key, or null. */

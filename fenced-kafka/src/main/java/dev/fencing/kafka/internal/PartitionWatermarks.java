@@ -78,6 +78,11 @@ public final class PartitionWatermarks {
         return live;
     }
 
+    /** Keys with a mark, including those loaded without a watermark; what {@link #evictIfAbove} compares. */
+    public int slots() {
+        return used;
+    }
+
     /** Whether a key without a mark has no watermark (true), or is merely not loaded yet (false). */
     public boolean complete() {
         return complete;

@@ -9,7 +9,6 @@ import dev.fencing.kafka.RecordHandlingException;
 import dev.fencing.kafka.StalePartitionStateException;
 import dev.fencing.kafka.StaleRecordPolicy;
 import dev.fencing.kafka.TransactionalRecordHandler;
-import dev.fencing.kafka.UnreadableFenceTokenException;
 import dev.fencing.kafka.WatermarkStore;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -377,17 +376,7 @@ public final class UnitOfWork<K, V> {
             PartitionBatch p,
             Batch batch) {
         DeadLetterReason reason = FenceDecision.reason(verdict);
-        String detail =
-                switch (reason) {
-                    case MISSING_KEY -> "record has no key";
-                    case MISSING_TOKEN -> "no " + FenceTokenHeader.NAME + " header";
-                    case UNREADABLE_TOKEN -> unreadable(header);
-                    default -> {
-                        long token = FenceTokenHeader.decode(header.value());
-                        yield "token " + token + " is " + (token < watermark ? "older than" : "equal to")
-                                + " watermark " + watermark + " of key " + Keys.describe(bytes(record.key()));
-                    }
-                };
+        String detail = FenceDecision.detail(verdict, header, watermark, bytes(record.key()));
         if (reason == DeadLetterReason.STALE_TOKEN && stalePolicy == StaleRecordPolicy.DROP) {
             p.dropped++;
             LOG.debug(
@@ -400,15 +389,6 @@ public final class UnitOfWork<K, V> {
             return;
         }
         deadLetter(record, reason, detail, p, batch);
-    }
-
-    private static String unreadable(Header header) {
-        try {
-            FenceTokenHeader.decode(header.value());
-            return "unreadable " + FenceTokenHeader.NAME + " header";
-        } catch (UnreadableFenceTokenException e) {
-            return e.getMessage();
-        }
     }
 
     private ConsumerRecord<K, V> deserialize(ConsumerRecord<ByteBuffer, ByteBuffer> record) {

@@ -1,0 +1,429 @@
+package dev.fencing.kafka.internal;
+
+import dev.fencing.kafka.FencedKafkaException;
+import dev.fencing.kafka.HandlersStillRunningException;
+import dev.fencing.kafka.RecordHandlingException;
+import dev.fencing.kafka.WatermarkStore;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.utils.Bytes;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The key-parallel mode of the fenced consumer, on the poll thread's side: hands each polled record to its
+ * key's lane ({@link ParallelPartition}), runs lanes on a fixed pool of {@code maxConcurrency} workers
+ * ({@link KeyParallelWorker} handles the records), pauses partitions that hold too many records, commits
+ * each partition's offset up to its lowest unfinished record, and on revocation waits for the partition's
+ * records before it commits and lets the partition go. Every method is for the poll thread.
+ *
+ * <p><b>Why a crash neither applies a record twice nor skips one</b> (transactional handler, {@code
+ * PostgresWatermarkStore}). Three facts hold at every moment:
+ *
+ * <ol>
+ *   <li>Per key, records run one at a time in offset order, and a record counts as finished only once its
+ *       transaction committed, or its refusal's dead letter was acknowledged, or it was found applied before.
+ *   <li>Each accepted record's transaction locks its key's row, decides against the stored token, runs the
+ *       handler, and stores the raised token with the record's offset as the key's applied offset: all of it
+ *       or none of it commits. So a key's applied offset {@code a} means its record at {@code a} was applied,
+ *       and by (1) every earlier record of the key had finished before that one started.
+ *   <li>A partition's stored offset {@code n} is only ever the frontier: every record below {@code n} had
+ *       finished when it was saved.
+ * </ol>
+ *
+ * After a crash the consumer reads again from {@code n}. Records below {@code n} finished (3) and are not
+ * read. A record at or above {@code n} whose offset is at or below its key's applied offset finished (2)
+ * and is skipped, inside the same locked transaction that would have applied it. Any other record was not
+ * applied (its transaction never committed, else the key's applied offset would reach it), and no later
+ * record of its key was applied either (that one's applied offset would reach past it): the key's stored
+ * token is what it was when the record was first decided, so it is decided again exactly as before, and
+ * applied now if accepted. Hence every record is applied once, or refused. A refusal may be dead-lettered
+ * twice (at least once, as in the serial consumer). Two members holding one partition during a rebalance
+ * (a zombie) serialize on each key's row lock, and the later one finds the record applied: this holds
+ * without any partition claim. The replay reaches back at most to the frontier, i.e. over the records in
+ * flight when the process died: at most {@code fencing.max.in.flight.per.partition} plus one poll per
+ * partition.
+ *
+ * <p>With a plain handler the fence decision uses the partition's watermarks table in memory (loaded lazily
+ * from the store as in the serial consumer); a record's raised watermark is handed to the store only with
+ * the offset that passes it, so the store always holds the watermarks of exactly the records below its
+ * offset: a crash replays the records above it, at least once, each decided as it was the first time.
+ */
+public final class KeyParallelRunner<K, V> {
+    private static final Logger LOG = LoggerFactory.getLogger(KeyParallelRunner.class);
+    /** Records a worker takes from one lane before it lets other lanes have the thread. */
+    private static final int LANE_TURN = 32;
+    /** Poll timeout while records are in flight: their partitions' progress is looked at after each poll. */
+    private static final Duration BUSY_POLL = Duration.ofMillis(5);
+
+    private final String groupId;
+    private final WatermarkStore<Object> store; // null: heap only
+    private final boolean transactional;
+    private final int maxInFlight;
+    private final int watermarkCacheMaxKeys;
+    private final Duration commitInterval;
+    private final Duration drainTimeout;
+    private final Consumer<ByteBuffer, ByteBuffer> consumer;
+    private final PartitionOwnership ownership;
+    private final OffsetCommitter committer;
+    private final ConsumerMeters meters;
+    private final KeyParallelWorker<K, V> worker;
+    private final ExecutorService pool;
+    private final Map<TopicPartition, ParallelPartition> partitions = new HashMap<>();
+    private final KeyParallelProgress progress;
+    private final Set<TopicPartition> paused = new HashSet<>();
+    private final AtomicReference<FencedKafkaException> failure = new AtomicReference<>();
+    private long lastCommit = System.nanoTime();
+    private volatile int held; // records held by the partitions' frontiers, as of the last poll
+    private volatile int watermarks; // keys held by the partitions' tables, as of the last poll
+
+    public KeyParallelRunner(
+            ConsumerSettings settings,
+            WatermarkStore<Object> store,
+            boolean transactional,
+            KeyParallelWorker<K, V> worker,
+            Consumer<ByteBuffer, ByteBuffer> consumer,
+            PartitionOwnership ownership,
+            OffsetCommitter committer,
+            ConsumerMeters meters) {
+        this.groupId = settings.groupId();
+        this.store = store;
+        this.transactional = transactional;
+        this.maxInFlight = settings.maxInFlightPerPartition();
+        this.watermarkCacheMaxKeys = settings.watermarkCacheMaxKeys();
+        this.commitInterval = settings.commitInterval();
+        this.drainTimeout = settings.closeTimeout();
+        this.consumer = consumer;
+        this.ownership = ownership;
+        this.committer = committer;
+        this.meters = meters;
+        this.worker = worker;
+        this.progress = new KeyParallelProgress(groupId, store, ownership, committer, watermarkCacheMaxKeys);
+        AtomicInteger threads = new AtomicInteger();
+        int n = settings.maxConcurrency();
+        this.pool = new ThreadPoolExecutor(n, n, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(), task -> {
+            Thread thread = new Thread(task, settings.clientId() + "-worker-" + threads.incrementAndGet());
+            thread.setDaemon(true);
+            return thread;
+        });
+    }
+
+    /** How long the next poll may wait: short while records are in flight, so progress is committed soon. */
+    public Duration pollTimeout(Duration configured) {
+        for (ParallelPartition p : partitions.values()) {
+            if (p.held() > 0) {
+                return BUSY_POLL.compareTo(configured) < 0 ? BUSY_POLL : configured;
+            }
+        }
+        return configured;
+    }
+
+    /** After {@link PartitionOwnership#assign}: the partitions' lanes, empty. */
+    public void assigned(Collection<TopicPartition> assigned) {
+        for (TopicPartition partition : assigned) {
+            open(partition);
+        }
+    }
+
+    private void open(TopicPartition partition) {
+        PartitionWatermarks table = ownership.watermarks(partition);
+        if (table == null) {
+            return; // not taken (a failed assignment)
+        }
+        partitions.put(partition, new ParallelPartition(partition, transactional ? null : table));
+        progress.forget(partition);
+    }
+
+    /** Queues each polled record behind the earlier ones of its key and starts the lanes that were idle. */
+    public void dispatch(ConsumerRecords<ByteBuffer, ByteBuffer> records) {
+        for (TopicPartition partition : records.partitions()) {
+            ParallelPartition p = partitions.get(partition);
+            if (p == null) {
+                throw new IllegalStateException("records of " + partition + " arrived before its assignment");
+            }
+            List<ConsumerRecord<ByteBuffer, ByteBuffer>> polled = records.records(partition);
+            if (p.watermarks != null && !p.watermarks.complete()) {
+                loadMissingKeys(p, polled);
+            }
+            for (ConsumerRecord<ByteBuffer, ByteBuffer> record : polled) {
+                ParallelPartition.Lane idle = p.add(record);
+                if (idle != null) {
+                    pool.execute(() -> runLane(idle));
+                }
+            }
+        }
+    }
+
+    /**
+     * Lazy loading, as in the serial consumer: every key of these records that the table does not hold gets a
+     * mark before its first record is dispatched, so a worker never adds a key the poll thread could load too.
+     */
+    private void loadMissingKeys(ParallelPartition p, List<ConsumerRecord<ByteBuffer, ByteBuffer>> records) {
+        Set<Bytes> missing = new HashSet<>();
+        synchronized (p) {
+            for (ConsumerRecord<ByteBuffer, ByteBuffer> record : records) {
+                if (record.key() != null) {
+                    byte[] key = FetchedBytes.copy(record.key());
+                    if (p.watermarks.find(key) == null) {
+                        missing.add(Bytes.wrap(key));
+                    }
+                }
+            }
+        }
+        if (missing.isEmpty()) {
+            return;
+        }
+        Map<Bytes, Long> found = store.loadWatermarks(groupId, p.partition, missing);
+        synchronized (p) {
+            for (Bytes key : missing) {
+                p.watermarks.load(key.get(), found.getOrDefault(key, 0L));
+            }
+        }
+        ownership.held(found.size());
+    }
+
+    /** A worker's turn on one lane: up to {@link #LANE_TURN} records, then the lane goes to the back of the queue. */
+    private void runLane(ParallelPartition.Lane lane) {
+        ParallelPartition p = lane.owner;
+        for (int i = 0; i < LANE_TURN; i++) {
+            if (failure.get() != null) {
+                p.cancel();
+            }
+            ParallelPartition.Item item = p.next(lane);
+            if (item == null) {
+                return;
+            }
+            try {
+                worker.process(p, item);
+            } catch (FencedKafkaException e) {
+                p.abandoned(item);
+                fail(e);
+                return;
+            } catch (RuntimeException | Error e) {
+                // not the handler's (the worker wraps those): the record's token is unknown here
+                p.abandoned(item);
+                fail(new RecordHandlingException(p.partition, item.record.offset(), -1, e));
+                return;
+            }
+        }
+        try {
+            pool.execute(() -> runLane(lane));
+        } catch (RejectedExecutionException e) {
+            p.cancel(); // the consumer is closing and the workers are stopping: the lane's records wait unfinished
+        }
+    }
+
+    private void fail(FencedKafkaException e) {
+        if (failure.compareAndSet(null, e)) {
+            LOG.debug("group {}: a worker failed, the consumer stops: {}", groupId, e.toString());
+        }
+    }
+
+    /**
+     * After each poll: stops on a worker's failure (after committing what finished), pauses partitions that
+     * hold {@code maxInFlightPerPartition} records or more and resumes them at half, evicts a partition's
+     * watermarks from the heap once it is idle, commits progress every commit interval, updates the meters.
+     *
+     * @throws FencedKafkaException the failure of a worker, once nothing runs any more
+     */
+    public void afterPoll() {
+        FencedKafkaException failed = failure.get();
+        if (failed != null) {
+            stopAll();
+            throw failed;
+        }
+        Set<TopicPartition> pause = new HashSet<>();
+        Set<TopicPartition> resume = new HashSet<>();
+        boolean evict = false;
+        for (ParallelPartition p : partitions.values()) {
+            // held, not only in flight: records finished above a slow one are kept too (for the frontier), and
+            // they are what a crash replays
+            progress.advance(p);
+            int held = p.held();
+            boolean tooManyKeys = p.watermarks != null && watermarkCount(p) > watermarkCacheMaxKeys;
+            evict |= tooManyKeys && held == 0;
+            if ((held >= maxInFlight || tooManyKeys) && paused.add(p.partition)) {
+                pause.add(p.partition);
+            } else if (!tooManyKeys && held <= maxInFlight / 2 && paused.remove(p.partition)) {
+                resume.add(p.partition);
+            }
+        }
+        if (!pause.isEmpty()) {
+            consumer.pause(pause);
+        }
+        if (evict || System.nanoTime() - lastCommit >= commitInterval.toNanos()) {
+            commit(partitions.values());
+        }
+        if (!resume.isEmpty()) {
+            consumer.resume(resume);
+        }
+        int total = 0;
+        int keys = 0;
+        for (ParallelPartition p : partitions.values()) {
+            p.flushCounts(meters);
+            total += p.held();
+            keys += p.watermarks == null ? 0 : watermarkCount(p);
+        }
+        held = total;
+        watermarks = keys;
+    }
+
+    /** Keys the watermarks tables hold in the heap, over the owned partitions, as of the last poll. Any thread. */
+    public int watermarksHeld() {
+        return watermarks;
+    }
+
+    /** Records polled and not yet committable, over the owned partitions, as of the last poll. Any thread. */
+    public int recordsHeld() {
+        return held;
+    }
+
+    private static int watermarkCount(ParallelPartition p) {
+        synchronized (p) {
+            return p.watermarks.slots();
+        }
+    }
+
+    /** Commits what finished, then evicts idle partitions' watermarks; resets a partition another member took. */
+    private void commit(Collection<ParallelPartition> which) {
+        lastCommit = System.nanoTime();
+        TopicPartition stale = progress.save(which, partitions::get);
+        if (stale != null) {
+            reset(stale);
+        } else {
+            progress.evictIdle(which);
+        }
+    }
+
+    /** A partition another member committed: stop its records, then read it again from the store. */
+    private void reset(TopicPartition partition) {
+        ParallelPartition p = partitions.remove(partition);
+        if (p == null) {
+            return;
+        }
+        List<ParallelPartition> going = List.of(p);
+        List<TopicPartition> stuck = drain(going, false);
+        if (!stuck.isEmpty()) {
+            throw new HandlersStillRunningException(groupId, stuck, drainTimeout);
+        }
+        paused.remove(partition);
+        progress.forget(partition);
+        ownership.reload(partition, p.advance((key, token) -> {}));
+        open(partition);
+    }
+
+    /**
+     * Revocation ({@code commit} true) or loss: waits up to the drain timeout for the partitions' records in
+     * flight, then lets no more of them start and waits as long again for those running; commits what
+     * finished (revocation only) and drops the partitions' state. Returns having started nothing of them that
+     * still runs.
+     *
+     * @throws HandlersStillRunningException if handlers of the partitions still run after that
+     */
+    public void release(Collection<TopicPartition> released, boolean commit) {
+        List<ParallelPartition> going = new ArrayList<>();
+        for (TopicPartition partition : released) {
+            ParallelPartition p = partitions.get(partition);
+            if (p != null) {
+                going.add(p);
+            }
+        }
+        List<TopicPartition> stuck = drain(going, !commit);
+        if (commit && stuck.isEmpty()) {
+            commit(going);
+        }
+        for (ParallelPartition p : going) {
+            partitions.remove(p.partition);
+            progress.forget(p.partition);
+            paused.remove(p.partition);
+            p.flushCounts(meters);
+        }
+        if (!stuck.isEmpty()) {
+            throw new HandlersStillRunningException(groupId, stuck, drainTimeout.multipliedBy(2));
+        }
+    }
+
+    /**
+     * Waits for the records in flight ({@code cancelAtOnce}: only for those running), then cancels the rest;
+     * returns the partitions whose handlers still run.
+     */
+    private List<TopicPartition> drain(List<ParallelPartition> going, boolean cancelAtOnce) {
+        try {
+            if (!cancelAtOnce) {
+                long deadline = System.nanoTime() + drainTimeout.toNanos();
+                for (ParallelPartition p : going) {
+                    if (!p.cancelled()) { // a cancelled partition's queued records never run
+                        p.awaitIdle(false, deadline);
+                    }
+                }
+            }
+            long deadline = System.nanoTime() + drainTimeout.toNanos();
+            List<TopicPartition> stuck = new ArrayList<>();
+            for (ParallelPartition p : going) {
+                p.cancel();
+                if (!p.awaitIdle(true, deadline)) {
+                    stuck.add(p.partition);
+                }
+            }
+            return stuck;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            List<TopicPartition> all = new ArrayList<>();
+            going.forEach(p -> all.add(p.partition));
+            return all;
+        }
+    }
+
+    /** After a worker failed: no record starts any more; waits for those running, commits what finished. */
+    private void stopAll() {
+        List<ParallelPartition> all = new ArrayList<>(partitions.values());
+        List<TopicPartition> stuck = drain(all, true);
+        if (stuck.isEmpty()) {
+            commit(all);
+        }
+        for (ParallelPartition p : all) {
+            p.flushCounts(meters);
+        }
+    }
+
+    /**
+     * On close: lets the records in flight finish (up to the drain timeout), commits, and stops the workers.
+     * Never throws.
+     */
+    public void close() {
+        try {
+            // after a failure nothing runs any more and what finished is committed: only the state goes
+            release(new ArrayList<>(partitions.keySet()), failure.get() == null);
+        } catch (RuntimeException e) {
+            LOG.warn("group {}: closing the key-parallel workers: {}", groupId, e.toString());
+        } finally {
+            pool.shutdown();
+            try {
+                if (!pool.awaitTermination(drainTimeout.toMillis(), TimeUnit.MILLISECONDS)) {
+                    pool.shutdownNow();
+                }
+            } catch (InterruptedException e) {
+                pool.shutdownNow();
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+}

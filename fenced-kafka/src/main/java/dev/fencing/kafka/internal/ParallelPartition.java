@@ -1,0 +1,180 @@
+package dev.fencing.kafka.internal;
+
+import dev.fencing.kafka.DeadLetterReason;
+import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.function.ObjLongConsumer;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.utils.Bytes;
+
+/**
+ * One owned partition of the key-parallel consumer: a lane per key with records in flight (the key's records
+ * in offset order, handled one at a time), the {@link OffsetFrontier}, and the partition's watermarks table
+ * (plain handlers only). Every method is synchronized on this object, which also guards the table; the poll
+ * thread adds records and reads the frontier, workers take records from lanes and report them finished.
+ *
+ * <p>A lane exists only while its key has a record queued or running, so the lanes and the frontier hold at
+ * most the partition's records in flight, whatever the number of distinct keys.
+ */
+final class ParallelPartition {
+    /** The lane of records without a key: refused anyway, they only need to finish in order among themselves. */
+    private static final Bytes NO_KEY = Bytes.wrap(new byte[0]);
+
+    final TopicPartition partition;
+    final PartitionWatermarks watermarks; // null: the store decides each record (transactional mode)
+    private final OffsetFrontier frontier = new OffsetFrontier();
+    private final Map<Bytes, Lane> lanes = new HashMap<>();
+    private int queued;
+    private int running;
+    private boolean cancelled; // revoked, lost, failed or closing: no record starts any more
+    // counts for the meters since the poll thread last took them
+    private long accepted;
+    private long dropped;
+    private final Map<DeadLetterReason, Integer> deadLettered = new EnumMap<>(DeadLetterReason.class);
+
+    /** One record on its way: the fetched record, its key bytes (a copy; null: none) and its frontier slot. */
+    static final class Item {
+        final ConsumerRecord<ByteBuffer, ByteBuffer> record;
+        final byte[] key;
+        final OffsetFrontier.Slot slot;
+
+        Item(ConsumerRecord<ByteBuffer, ByteBuffer> record, byte[] key, OffsetFrontier.Slot slot) {
+            this.record = record;
+            this.key = key;
+            this.slot = slot;
+        }
+    }
+
+    /** The records of one key waiting or running, in offset order. */
+    static final class Lane {
+        final ParallelPartition owner;
+        final Bytes key;
+        final ArrayDeque<Item> items = new ArrayDeque<>();
+
+        Lane(ParallelPartition owner, Bytes key) {
+            this.owner = owner;
+            this.key = key;
+        }
+    }
+
+    ParallelPartition(TopicPartition partition, PartitionWatermarks watermarks) {
+        this.partition = partition;
+        this.watermarks = watermarks;
+    }
+
+    /**
+     * Queues a record behind the earlier ones of its key; returns its lane if the lane was idle and must be
+     * handed to a worker, else null (a worker already runs it). Records must come in offset order.
+     */
+    synchronized Lane add(ConsumerRecord<ByteBuffer, ByteBuffer> record) {
+        byte[] key = record.key() == null ? null : FetchedBytes.copy(record.key());
+        Item item = new Item(record, key, frontier.add(record.offset()));
+        Bytes laneKey = key == null ? NO_KEY : Bytes.wrap(key);
+        Lane lane = lanes.get(laneKey);
+        boolean idle = lane == null;
+        if (idle) {
+            lane = new Lane(this, laneKey);
+            lanes.put(laneKey, lane);
+        }
+        lane.items.addLast(item);
+        queued++;
+        return idle ? lane : null;
+    }
+
+    /**
+     * The lane's next record, now counted as running; null if the lane is empty or the partition cancelled,
+     * and then the lane is gone (a later record of its key opens a new one). Cancelled records stay
+     * unfinished: the frontier stops below them.
+     */
+    synchronized Item next(Lane lane) {
+        if (cancelled || lane.items.isEmpty()) {
+            queued -= lane.items.size();
+            lane.items.clear();
+            lanes.remove(lane.key);
+            notifyAll();
+            return null;
+        }
+        queued--;
+        running++;
+        return lane.items.pollFirst();
+    }
+
+    /** A running record finished: accepted (raising {@code key} to {@code token}), refused, or skipped. */
+    synchronized void finished(Item item, byte[] raisedKey, long token) {
+        OffsetFrontier.finish(item.slot, raisedKey, token);
+        running--;
+        notifyAll();
+    }
+
+    /** A running record did not finish (its handler failed): the frontier stays below it for good. */
+    synchronized void abandoned(Item item) {
+        running--;
+        notifyAll();
+    }
+
+    synchronized void countAccepted() {
+        accepted++;
+    }
+
+    synchronized void countDropped() {
+        dropped++;
+    }
+
+    synchronized void countDeadLettered(DeadLetterReason reason) {
+        deadLettered.merge(reason, 1, Integer::sum);
+    }
+
+    /** Hands the counts since the last call to the meters. Poll thread. */
+    synchronized void flushCounts(ConsumerMeters meters) {
+        meters.accepted(partition.topic(), accepted);
+        meters.dropped(partition.topic(), dropped);
+        deadLettered.forEach((reason, n) -> meters.deadLettered(partition.topic(), reason.name(), n));
+        accepted = 0;
+        dropped = 0;
+        deadLettered.clear();
+    }
+
+    /** Records queued or running. */
+    synchronized int inFlight() {
+        return queued + running;
+    }
+
+    /** Records held by the frontier: those in flight, and finished ones above an unfinished one. */
+    synchronized int held() {
+        return frontier.size();
+    }
+
+    /** See {@link OffsetFrontier#advance}. */
+    synchronized long advance(ObjLongConsumer<byte[]> raised) {
+        return frontier.advance(raised);
+    }
+
+    /** From now on no record of this partition starts; queued ones are dropped unfinished. */
+    synchronized void cancel() {
+        cancelled = true;
+        notifyAll();
+    }
+
+    synchronized boolean cancelled() {
+        return cancelled;
+    }
+
+    /**
+     * Waits until nothing is in flight ({@code runningOnly}: nothing running) or {@code deadline} (a {@link
+     * System#nanoTime()}) passes; returns whether it got there.
+     */
+    synchronized boolean awaitIdle(boolean runningOnly, long deadline) throws InterruptedException {
+        while (runningOnly ? running > 0 : queued + running > 0) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                return false;
+            }
+            wait(Math.max(1, left / 1_000_000));
+        }
+        return true;
+    }
+}

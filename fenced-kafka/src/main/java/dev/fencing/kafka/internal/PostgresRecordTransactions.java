@@ -1,0 +1,162 @@
+package dev.fencing.kafka.internal;
+
+import dev.fencing.FencePolicy;
+import dev.fencing.kafka.WatermarkStoreException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.function.Consumer;
+import org.apache.kafka.common.TopicPartition;
+import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.Jdbi;
+import org.jdbi.v3.core.JdbiException;
+
+/**
+ * {@code PostgresWatermarkStore}'s transaction per record for the key-parallel consumer ({@link
+ * RecordTransactions}), on the tables of migrations V100 and V101. Thread-safe: each call takes its own handle
+ * from Jdbi.
+ */
+public final class PostgresRecordTransactions implements RecordTransactions<Handle> {
+    /** As the store's units: the row lock must be followed by a read of the latest committed row. */
+    private static final String READ_COMMITTED = "SET TRANSACTION ISOLATION LEVEL READ COMMITTED";
+
+    /**
+     * The key-parallel consumer's per-record transaction, first statement after {@code READ_COMMITTED}: the
+     * key's stored watermark and applied offset, locked for the rest of the transaction. {@code FOR UPDATE}
+     * waits for a transaction holding the row and then reads the row as that one left it.
+     */
+    static final String LOCK_KEY = "SELECT fence_token, applied_offset FROM fencing.kafka_watermark"
+            + " WHERE consumer_group = ? AND topic = ? AND kafka_partition = ? AND record_key = ? FOR UPDATE";
+
+    /**
+     * Raises one key's watermark with the offset of the record applied, after the handler ran in the same
+     * transaction. A key without a row had nothing to lock: if another transaction inserted it meanwhile, the
+     * insert waits for it and then updates only if that one left a lower applied offset and a token this one
+     * still passes ({@code %s}: the policy's comparison); otherwise it changes nothing (count 0) and the
+     * transaction is rolled back and decided again.
+     */
+    private static final String APPLY_KEY = "INSERT INTO fencing.kafka_watermark"
+            + " (consumer_group, topic, kafka_partition, record_key, fence_token, applied_offset)"
+            + " VALUES (?, ?, ?, ?, ?, ?)"
+            + " ON CONFLICT (consumer_group, topic, kafka_partition, record_key) DO UPDATE"
+            + " SET fence_token = GREATEST(fencing.kafka_watermark.fence_token, EXCLUDED.fence_token),"
+            + " applied_offset = EXCLUDED.applied_offset, updated_at = now()"
+            + " WHERE fencing.kafka_watermark.applied_offset < EXCLUDED.applied_offset"
+            + " AND fencing.kafka_watermark.fence_token %s EXCLUDED.fence_token";
+
+    private static final String APPLY_KEY_MONOTONIC = String.format(APPLY_KEY, "<=");
+    private static final String APPLY_KEY_STRICT = String.format(APPLY_KEY, "<");
+
+    private final Jdbi jdbi;
+
+    public PostgresRecordTransactions(Jdbi jdbi) {
+        this.jdbi = jdbi;
+    }
+
+    @Override
+    public long applyOnce(
+            String groupId,
+            TopicPartition partition,
+            byte[] key,
+            long offset,
+            long token,
+            FencePolicy policy,
+            Consumer<? super Handle> work) {
+        while (true) {
+            try {
+                return jdbi.inTransaction(
+                        handle -> applyOnceIn(handle, groupId, partition, key, offset, token, policy, work));
+            } catch (WorkFailed e) {
+                // the handler's own failure, rolled back with its transaction: thrown as it is, not as the store's
+                Throwable cause = e.getCause();
+                if (cause instanceof Error error) {
+                    throw error;
+                }
+                throw (RuntimeException) cause;
+            } catch (KeyRaced e) {
+                // another transaction inserted the key between this one's read and its write: rolled back,
+                // decided again against what that one committed
+            } catch (JdbiException | SQLException e) {
+                throw new WatermarkStoreException(
+                        "could not apply " + partition + " offset " + offset + " for group " + groupId + ": "
+                                + e.getMessage(),
+                        e);
+            }
+        }
+    }
+
+    private static long applyOnceIn(
+            Handle handle,
+            String groupId,
+            TopicPartition partition,
+            byte[] key,
+            long offset,
+            long token,
+            FencePolicy policy,
+            Consumer<? super Handle> work)
+            throws SQLException {
+        Connection connection = handle.getConnection();
+        try (Statement statement = connection.createStatement()) {
+            statement.execute(READ_COMMITTED);
+        }
+        long stored = 0;
+        try (PreparedStatement statement = connection.prepareStatement(LOCK_KEY)) {
+            bindPartition(statement, 1, groupId, partition);
+            statement.setBytes(4, key);
+            try (ResultSet rows = statement.executeQuery()) {
+                if (rows.next()) {
+                    stored = rows.getLong(1);
+                    if (rows.getLong(2) >= offset) {
+                        return APPLIED_BEFORE;
+                    }
+                }
+            }
+        }
+        if (!policy.admits(stored, token)) {
+            return stored;
+        }
+        try {
+            work.accept(handle);
+        } catch (RuntimeException | Error e) {
+            throw new WorkFailed(e);
+        }
+        try (PreparedStatement statement =
+                connection.prepareStatement(policy == FencePolicy.STRICT ? APPLY_KEY_STRICT : APPLY_KEY_MONOTONIC)) {
+            bindPartition(statement, 1, groupId, partition);
+            statement.setBytes(4, key);
+            statement.setLong(5, token);
+            statement.setLong(6, offset);
+            if (statement.executeUpdate() != 1) {
+                throw new KeyRaced();
+            }
+        }
+        return APPLIED;
+    }
+
+    /** Carries the work's failure through Jdbi's rollback, so that it is not taken for the store's. */
+    private static final class WorkFailed extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        WorkFailed(Throwable cause) {
+            super(cause.toString(), cause, false, false);
+        }
+    }
+
+    /** Rolls back a record's transaction that lost the race for a key's first row. */
+    private static final class KeyRaced extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        KeyRaced() {
+            super("another transaction inserted the key first", null, false, false);
+        }
+    }
+
+    private static void bindPartition(PreparedStatement statement, int first, String groupId, TopicPartition partition)
+            throws SQLException {
+        statement.setString(first, groupId);
+        statement.setString(first + 1, partition.topic());
+        statement.setInt(first + 2, partition.partition());
+    }
+}

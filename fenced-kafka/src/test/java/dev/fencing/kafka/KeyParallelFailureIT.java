@@ -1,0 +1,160 @@
+package dev.fencing.kafka;
+
+import static dev.fencing.kafka.KafkaFixture.committed;
+import static dev.fencing.kafka.KafkaFixture.consumerConfig;
+import static dev.fencing.kafka.KafkaFixture.newGroup;
+import static dev.fencing.kafka.KafkaFixture.newTopic;
+import static dev.fencing.kafka.KafkaFixture.producer;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.jdbi.v3.core.Jdbi;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A handler failure in one key stops the key-parallel consumer; records of other keys after the failed one
+ * finish meanwhile, yet nothing at or after the failed record is committed, and the failed key's next record
+ * never runs.
+ */
+class KeyParallelFailureIT {
+    private static final int OTHERS = 150;
+    private static PostgresFixture postgres;
+
+    @BeforeAll
+    static void migrate() {
+        postgres = new PostgresFixture("kafka_parallel_failure_it");
+        postgres.jdbi.useHandle(h -> h.execute("CREATE TABLE applied (kafka_offset BIGINT, value TEXT)"));
+    }
+
+    @AfterAll
+    static void drop() {
+        postgres.close();
+    }
+
+    /** a2's handler fails only once a record of another key after it has been handled. */
+    private static void await(CountDownLatch latch) {
+        try {
+            assertThat(latch.await(30, TimeUnit.SECONDS)).isTrue();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** One partition: a1, 150 other keys, a2 (fails), 150 other keys, a3. Returns a2's offset. */
+    private static long publish(String topic) {
+        try (KafkaProducer<String, String> producer = producer()) {
+            producer.send(FencedRecords.create(topic, "sku-a", "a1", 5));
+            for (int i = 0; i < OTHERS; i++) {
+                producer.send(FencedRecords.create(topic, "other-" + i, "before-" + i, 5));
+            }
+            producer.send(FencedRecords.create(topic, "sku-a", "a2", 5));
+            for (int i = 0; i < OTHERS; i++) {
+                producer.send(FencedRecords.create(topic, "other-" + i, "after-" + i, 5));
+            }
+            producer.send(FencedRecords.create(topic, "sku-a", "a3", 5));
+            producer.flush();
+        }
+        return OTHERS + 1;
+    }
+
+    @Test
+    void aPlainHandlerFailureStopsTheConsumerAndCommitsNothingFromTheFailedRecordOn() throws Exception {
+        String topic = newTopic("parallel-failure", 1);
+        String group = newGroup("parallel-failure");
+        long failedOffset = publish(topic);
+        Set<String> handled = ConcurrentHashMap.newKeySet();
+        CountDownLatch lastOtherHandled = new CountDownLatch(1);
+        try (FencedConsumer<String, String> consumer = FencedConsumer.builder(
+                        new StringDeserializer(), new StringDeserializer())
+                .properties(consumerConfig(group))
+                .maxConcurrency(8)
+                .topics(topic)
+                .watermarkStore(new InMemoryWatermarkStore())
+                .handler((record, token) -> {
+                    if (record.value().equals("a2")) {
+                        await(lastOtherHandled);
+                        throw new IllegalStateException("inventory service down for " + record.key());
+                    }
+                    handled.add(record.value());
+                    if (record.value().equals("after-" + (OTHERS - 1))) {
+                        lastOtherHandled.countDown();
+                    }
+                })
+                .build()) {
+            CompletableFuture<Void> stopped = consumer.start();
+
+            assertThatThrownBy(() -> stopped.get(60, TimeUnit.SECONDS))
+                    .isInstanceOf(ExecutionException.class)
+                    .cause()
+                    .isInstanceOf(RecordHandlingException.class)
+                    .hasMessageContaining("offset " + failedOffset)
+                    .hasRootCauseMessage("inventory service down for sku-a");
+        }
+        // records of other keys after a2 finished while a2 ran, and a2's key went no further
+        assertThat(handled).contains("a1", "after-" + (OTHERS - 1)).doesNotContain("a3");
+        assertThat(committed(group, topic)).isEqualTo(failedOffset);
+    }
+
+    @Test
+    void aTransactionalHandlerFailureRollsBackItsRecordAndStoresNoOffsetPastIt() throws Exception {
+        String topic = newTopic("parallel-tx-failure", 1);
+        String group = newGroup("parallel-tx-failure");
+        long failedOffset = publish(topic);
+        CountDownLatch lastOtherHandled = new CountDownLatch(1);
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(postgres.database.jdbcUrl());
+        config.setUsername(postgres.database.user());
+        config.setPassword(postgres.database.password());
+        config.setMaximumPoolSize(10);
+        try (HikariDataSource pool = new HikariDataSource(config);
+                FencedConsumer<String, String> consumer = FencedConsumer.builder(
+                                new StringDeserializer(), new StringDeserializer())
+                        .properties(consumerConfig(group))
+                        .maxConcurrency(8)
+                        .topics(topic)
+                        .transactionalHandler(
+                                PostgresWatermarkStore.create(Jdbi.create(pool)), (handle, record, token) -> {
+                                    handle.execute(
+                                            "INSERT INTO applied VALUES (?, ?)", record.offset(), record.value());
+                                    if (record.value().equals("a2")) {
+                                        await(lastOtherHandled);
+                                        throw new IllegalStateException("down");
+                                    }
+                                    if (record.value().equals("after-" + (OTHERS - 1))) {
+                                        lastOtherHandled.countDown();
+                                    }
+                                })
+                        .build()) {
+            CompletableFuture<Void> stopped = consumer.start();
+
+            assertThatThrownBy(() -> stopped.get(60, TimeUnit.SECONDS))
+                    .isInstanceOf(ExecutionException.class)
+                    .cause()
+                    .isInstanceOf(RecordHandlingException.class)
+                    .hasMessageContaining("offset " + failedOffset);
+        }
+        List<String> applied = postgres.jdbi.withHandle(h ->
+                h.createQuery("SELECT value FROM applied").mapTo(String.class).list());
+        assertThat(applied).contains("a1", "after-" + (OTHERS - 1)).doesNotContain("a2", "a3");
+        long stored = postgres.jdbi.withHandle(
+                h -> h.createQuery("SELECT next_offset FROM fencing.kafka_offset WHERE consumer_group = :g")
+                        .bind("g", group)
+                        .mapTo(Long.class)
+                        .one());
+        assertThat(stored).isEqualTo(failedOffset);
+        assertThat(committed(group, topic)).isLessThanOrEqualTo(failedOffset);
+    }
+}
