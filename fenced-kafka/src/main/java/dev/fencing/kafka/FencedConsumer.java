@@ -429,6 +429,9 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
             return;
         }
         consumer.wakeup();
+        if (parallel != null && parallel.isWorkerThread()) {
+            return; // a handler: the poll thread's drain waits for this very record, so waiting here would stall
+        }
         try {
             if (!stopped.await(closeTimeout.toMillis(), TimeUnit.MILLISECONDS)) {
                 LOG.warn("fenced consumer {} of group {} did not stop within {}", clientId, groupId, closeTimeout);

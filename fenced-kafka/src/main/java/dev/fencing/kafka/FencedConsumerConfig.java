@@ -85,7 +85,9 @@ public final class FencedConsumerConfig {
             + " of one key one at a time in offset order, records of different keys at once on this many worker"
             + " threads; offsets are committed per partition up to the lowest record not yet finished. With a"
             + " transactionalHandler it needs PostgresWatermarkStore (each record is its own transaction) and a"
-            + " connection pool of at least this many connections; fencing.commit.max.records must stay 0.";
+            + " connection pool of at least this many connections; fencing.commit.max.records must stay 0. Above 1,"
+            + " the handler and the key and value deserializers are called from this many threads at once: they"
+            + " must be thread-safe.";
     public static final int DEFAULT_MAX_CONCURRENCY = 1;
 
     public static final String MAX_IN_FLIGHT_PER_PARTITION_CONFIG = "fencing.max.in.flight.per.partition";
@@ -93,7 +95,9 @@ public final class FencedConsumerConfig {
             + " may hold past its committable offset (queued, running, or finished above a record not yet"
             + " finished), from 1 to 1000000. A partition that holds this many is paused (the consumer keeps"
             + " polling, so it stays in the group) and resumed at half. The heap holds at most this many records"
-            + " per partition plus one poll's, whatever the number of keys; a crash replays at most as many.";
+            + " per partition plus one poll's, whatever the number of keys. Progress is also saved as soon as a"
+            + " partition's committable offset runs this many records ahead of the saved one, so a crash replays"
+            + " at most about twice this many plus two polls' records per partition.";
     public static final int DEFAULT_MAX_IN_FLIGHT_PER_PARTITION = 1_000;
 
     /**

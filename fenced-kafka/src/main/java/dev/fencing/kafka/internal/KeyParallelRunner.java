@@ -21,6 +21,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.common.TopicPartition;
@@ -58,9 +59,11 @@ import org.slf4j.LoggerFactory;
  * applied now if accepted. Hence every record is applied once, or refused. A refusal may be dead-lettered
  * twice (at least once, as in the serial consumer). Two members holding one partition during a rebalance
  * (a zombie) serialize on each key's row lock, and the later one finds the record applied: this holds
- * without any partition claim. The replay reaches back at most to the frontier, i.e. over the records in
- * flight when the process died: at most {@code fencing.max.in.flight.per.partition} plus one poll per
- * partition.
+ * without any partition claim. The replay reaches back to the stored frontier: over the records held when the
+ * process died (at most {@code fencing.max.in.flight.per.partition} plus one poll per partition) and those
+ * that passed the frontier since its last save, which is saved every commit interval and as soon as it runs
+ * {@code fencing.max.in.flight.per.partition} records ahead: at most about twice that window plus two polls
+ * per partition.
  *
  * <p>With a plain handler the fence decision uses the partition's watermarks table in memory (loaded lazily
  * from the store as in the serial consumer); a record's raised watermark is handed to the store only with
@@ -73,6 +76,8 @@ public final class KeyParallelRunner<K, V> {
     private static final int LANE_TURN = 32;
     /** Poll timeout while records are in flight: their partitions' progress is looked at after each poll. */
     private static final Duration BUSY_POLL = Duration.ofMillis(5);
+    /** The runner whose pool a thread belongs to, for {@link #isWorkerThread()}. */
+    private static final ThreadLocal<KeyParallelRunner<?, ?>> WORKER_OF = new ThreadLocal<>();
 
     private final String groupId;
     private final WatermarkStore<Object> store; // null: heap only
@@ -81,6 +86,14 @@ public final class KeyParallelRunner<K, V> {
     private final int watermarkCacheMaxKeys;
     private final Duration commitInterval;
     private final Duration drainTimeout;
+    /**
+     * How long a revocation waits for handlers still running after the drain timeout: a plain handler's
+     * effect is fenced only by the resource, so, like the serial consumer, the member keeps the partition
+     * until its handlers return or the group expels it ({@code max.poll.interval.ms}); a transactional one
+     * meets the next owner on its key's row lock, so the drain timeout suffices.
+     */
+    private final Duration runningTimeout;
+
     private final Consumer<ByteBuffer, ByteBuffer> consumer;
     private final PartitionOwnership ownership;
     private final OffsetCommitter committer;
@@ -111,6 +124,10 @@ public final class KeyParallelRunner<K, V> {
         this.watermarkCacheMaxKeys = settings.watermarkCacheMaxKeys();
         this.commitInterval = settings.commitInterval();
         this.drainTimeout = settings.closeTimeout();
+        Duration maxPollInterval = Duration.ofMillis(Long.parseLong(
+                String.valueOf(settings.kafka().getOrDefault(ConsumerConfig.MAX_POLL_INTERVAL_MS_CONFIG, 300_000))));
+        this.runningTimeout =
+                transactional || maxPollInterval.compareTo(drainTimeout) < 0 ? drainTimeout : maxPollInterval;
         this.consumer = consumer;
         this.ownership = ownership;
         this.committer = committer;
@@ -120,10 +137,20 @@ public final class KeyParallelRunner<K, V> {
         AtomicInteger threads = new AtomicInteger();
         int n = settings.maxConcurrency();
         this.pool = new ThreadPoolExecutor(n, n, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(), task -> {
-            Thread thread = new Thread(task, settings.clientId() + "-worker-" + threads.incrementAndGet());
+            Thread thread = new Thread(
+                    () -> {
+                        WORKER_OF.set(this);
+                        task.run();
+                    },
+                    settings.clientId() + "-worker-" + threads.incrementAndGet());
             thread.setDaemon(true);
             return thread;
         });
+    }
+
+    /** Whether the calling thread is one of this runner's workers (a handler calling {@code close()}). */
+    public boolean isWorkerThread() {
+        return WORKER_OF.get() == this;
     }
 
     /** How long the next poll may wait: short while records are in flight, so progress is committed soon. */
@@ -216,11 +243,13 @@ public final class KeyParallelRunner<K, V> {
             } catch (FencedKafkaException e) {
                 p.abandoned(item);
                 fail(e);
+                p.cancel();
                 return;
-            } catch (RuntimeException | Error e) {
+            } catch (Throwable e) { // checked exceptions too: a sneaky-throwing handler must stop the consumer
                 // not the handler's (the worker wraps those): the record's token is unknown here
                 p.abandoned(item);
                 fail(new RecordHandlingException(p.partition, item.record.offset(), -1, e));
+                p.cancel();
                 return;
             }
         }
@@ -253,10 +282,14 @@ public final class KeyParallelRunner<K, V> {
         Set<TopicPartition> pause = new HashSet<>();
         Set<TopicPartition> resume = new HashSet<>();
         boolean evict = false;
+        boolean farAhead = false;
         for (ParallelPartition p : partitions.values()) {
             // held, not only in flight: records finished above a slow one are kept too (for the frontier), and
             // they are what a crash replays
-            progress.advance(p);
+            long next = progress.advance(p);
+            long stored = ownership.storedOffset(p.partition);
+            // what a crash would read again: keep it near the window, not a commit interval's worth of records
+            farAhead |= next >= 0 && stored >= 0 && next - stored >= maxInFlight;
             int held = p.held();
             boolean tooManyKeys = p.watermarks != null && watermarkCount(p) > watermarkCacheMaxKeys;
             evict |= tooManyKeys && held == 0;
@@ -269,7 +302,7 @@ public final class KeyParallelRunner<K, V> {
         if (!pause.isEmpty()) {
             consumer.pause(pause);
         }
-        if (evict || System.nanoTime() - lastCommit >= commitInterval.toNanos()) {
+        if (evict || farAhead || System.nanoTime() - lastCommit >= commitInterval.toNanos()) {
             commit(partitions.values());
         }
         if (!resume.isEmpty()) {
@@ -320,25 +353,32 @@ public final class KeyParallelRunner<K, V> {
             return;
         }
         List<ParallelPartition> going = List.of(p);
-        List<TopicPartition> stuck = drain(going, false);
+        List<TopicPartition> stuck = drain(going, false, runningTimeout);
         if (!stuck.isEmpty()) {
-            throw new HandlersStillRunningException(groupId, stuck, drainTimeout);
+            throw new HandlersStillRunningException(groupId, stuck, drainTimeout.plus(runningTimeout));
         }
-        paused.remove(partition);
         progress.forget(partition);
         ownership.reload(partition, p.advance((key, token) -> {}));
         open(partition);
+        if (paused.remove(partition)) {
+            consumer.resume(List.of(partition)); // still assigned: paused in Kafka until told otherwise
+        }
     }
 
     /**
      * Revocation ({@code commit} true) or loss: waits up to the drain timeout for the partitions' records in
-     * flight, then lets no more of them start and waits as long again for those running; commits what
+     * flight, then lets no more of them start and waits for those running (on revocation with a plain
+     * handler up to {@code max.poll.interval.ms}, else the drain timeout again); commits what
      * finished (revocation only) and drops the partitions' state. Returns having started nothing of them that
      * still runs.
      *
      * @throws HandlersStillRunningException if handlers of the partitions still run after that
      */
     public void release(Collection<TopicPartition> released, boolean commit) {
+        release(released, commit, commit ? runningTimeout : drainTimeout);
+    }
+
+    private void release(Collection<TopicPartition> released, boolean commit, Duration running) {
         List<ParallelPartition> going = new ArrayList<>();
         for (TopicPartition partition : released) {
             ParallelPartition p = partitions.get(partition);
@@ -346,7 +386,7 @@ public final class KeyParallelRunner<K, V> {
                 going.add(p);
             }
         }
-        List<TopicPartition> stuck = drain(going, !commit);
+        List<TopicPartition> stuck = drain(going, !commit, running);
         if (commit && stuck.isEmpty()) {
             commit(going);
         }
@@ -357,7 +397,7 @@ public final class KeyParallelRunner<K, V> {
             p.flushCounts(meters);
         }
         if (!stuck.isEmpty()) {
-            throw new HandlersStillRunningException(groupId, stuck, drainTimeout.multipliedBy(2));
+            throw new HandlersStillRunningException(groupId, stuck, drainTimeout.plus(running));
         }
     }
 
@@ -365,7 +405,7 @@ public final class KeyParallelRunner<K, V> {
      * Waits for the records in flight ({@code cancelAtOnce}: only for those running), then cancels the rest;
      * returns the partitions whose handlers still run.
      */
-    private List<TopicPartition> drain(List<ParallelPartition> going, boolean cancelAtOnce) {
+    private List<TopicPartition> drain(List<ParallelPartition> going, boolean cancelAtOnce, Duration running) {
         try {
             if (!cancelAtOnce) {
                 long deadline = System.nanoTime() + drainTimeout.toNanos();
@@ -375,7 +415,7 @@ public final class KeyParallelRunner<K, V> {
                     }
                 }
             }
-            long deadline = System.nanoTime() + drainTimeout.toNanos();
+            long deadline = System.nanoTime() + running.toNanos();
             List<TopicPartition> stuck = new ArrayList<>();
             for (ParallelPartition p : going) {
                 p.cancel();
@@ -395,7 +435,7 @@ public final class KeyParallelRunner<K, V> {
     /** After a worker failed: no record starts any more; waits for those running, commits what finished. */
     private void stopAll() {
         List<ParallelPartition> all = new ArrayList<>(partitions.values());
-        List<TopicPartition> stuck = drain(all, true);
+        List<TopicPartition> stuck = drain(all, true, drainTimeout);
         if (stuck.isEmpty()) {
             commit(all);
         }
@@ -411,7 +451,7 @@ public final class KeyParallelRunner<K, V> {
     public void close() {
         try {
             // after a failure nothing runs any more and what finished is committed: only the state goes
-            release(new ArrayList<>(partitions.keySet()), failure.get() == null);
+            release(new ArrayList<>(partitions.keySet()), failure.get() == null, drainTimeout);
         } catch (RuntimeException e) {
             LOG.warn("group {}: closing the key-parallel workers: {}", groupId, e.toString());
         } finally {

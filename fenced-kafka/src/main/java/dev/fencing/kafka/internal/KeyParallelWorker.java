@@ -135,7 +135,7 @@ public final class KeyParallelWorker<K, V> {
     private void handle(Object tx, ConsumerRecord<K, V> typed, long token) {
         try {
             handler.handle(tx, typed, token);
-        } catch (RuntimeException | Error e) {
+        } catch (Throwable e) { // checked ones too, from a handler that throws them sneakily
             throw new RecordHandlingException(
                     new TopicPartition(typed.topic(), typed.partition()), typed.offset(), token, e);
         }
@@ -201,7 +201,7 @@ public final class KeyParallelWorker<K, V> {
                             record.headers(),
                             record.leaderEpoch()),
                     null);
-        } catch (RuntimeException e) {
+        } catch (Exception e) { // checked ones too, from a deserializer that throws them sneakily
             // a deserializer may have read part of a buffer: the dead letter gets all of it
             if (key != null) {
                 key.limit(keyLimit).position(keyPosition);

@@ -1,6 +1,7 @@
 package dev.fencing.kafka.internal;
 
 import dev.fencing.FencePolicy;
+import dev.fencing.kafka.RecordHandlingException;
 import dev.fencing.kafka.WatermarkStoreException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -74,7 +75,10 @@ public final class PostgresRecordTransactions implements RecordTransactions<Hand
                 if (cause instanceof Error error) {
                     throw error;
                 }
-                throw (RuntimeException) cause;
+                if (cause instanceof RuntimeException runtime) {
+                    throw runtime;
+                }
+                throw new RecordHandlingException(partition, offset, token, cause); // a sneaky checked one
             } catch (KeyRaced e) {
                 // another transaction inserted the key between this one's read and its write: rolled back,
                 // decided again against what that one committed
@@ -119,7 +123,7 @@ public final class PostgresRecordTransactions implements RecordTransactions<Hand
         }
         try {
             work.accept(handle);
-        } catch (RuntimeException | Error e) {
+        } catch (Throwable e) { // checked ones too, from a handler that throws them sneakily
             throw new WorkFailed(e);
         }
         try (PreparedStatement statement =
