@@ -289,7 +289,8 @@ public final class KeyParallelRunner<K, V> {
             long next = progress.advance(p);
             long stored = ownership.storedOffset(p.partition);
             // what a crash would read again: keep it near the window, not a commit interval's worth of records
-            farAhead |= next >= 0 && stored >= 0 && next - stored >= maxInFlight;
+            // (nothing stored yet: the first progress is saved at once, wherever the partition starts)
+            farAhead |= next >= 0 && (stored < 0 ? next > 0 : next - stored >= maxInFlight);
             int held = p.held();
             boolean tooManyKeys = p.watermarks != null && watermarkCount(p) > watermarkCacheMaxKeys;
             evict |= tooManyKeys && held == 0;
