@@ -51,7 +51,9 @@ class WorkerCleanupIT {
         signal("INT", coordinator.process.pid());
 
         // then (the hook stops three embedded servers: on two busy cores that has taken over 30 s)
-        await().atMost(Duration.ofSeconds(90)).until(() -> !coordinator.process.isAlive());
+        await().atMost(Duration.ofSeconds(90)).untilAsserted(() -> assertThat(coordinator.process.isAlive())
+                .as(() -> "the coordinator still runs 90 s after Ctrl-C; it printed " + coordinator.lines)
+                .isFalse());
         await().atMost(Duration.ofSeconds(10))
                 .untilAsserted(() -> assertThat(coordinator.descendants).noneMatch(WorkerCleanupIT::running));
         await().atMost(Duration.ofSeconds(30)).until(() -> !running(coordinator.postgres));

@@ -79,18 +79,9 @@ class CrashRestartIT {
             producer.flush();
         }
         List<ConsumerRecord<String, String>> log = readAll(topic, RECORDS);
-        Set<String> expectedApplied = new HashSet<>();
-        Set<String> expectedStale = new HashSet<>();
-        Map<String, Long> watermark = new HashMap<>();
-        for (ConsumerRecord<String, String> record : log) {
-            long t = token(record);
-            if (t >= watermark.getOrDefault(record.key(), 0L)) {
-                watermark.put(record.key(), t);
-                expectedApplied.add(record.partition() + "@" + record.offset());
-            } else {
-                expectedStale.add(record.partition() + "@" + record.offset());
-            }
-        }
+        KafkaFixture.Expected expected = KafkaFixture.expected(log);
+        Set<String> expectedApplied = expected.applied();
+        Set<String> expectedStale = expected.stale();
         assertThat(expectedStale).isNotEmpty();
         String group = newGroup("crash");
 

@@ -9,8 +9,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -166,6 +168,26 @@ final class KafkaFixture {
     static String header(ConsumerRecord<?, ?> record, String name) {
         Header header = record.headers().lastHeader(name);
         return header == null ? null : new String(header.value(), StandardCharsets.UTF_8);
+    }
+
+    /** Which records of {@code log} ("partition@offset") a fenced consumer applies and which it refuses. */
+    record Expected(Set<String> applied, Set<String> stale) {}
+
+    /** What a fenced consumer with the default policy makes of {@code log}, read in offset order per partition. */
+    static Expected expected(List<ConsumerRecord<String, String>> log) {
+        Set<String> applied = new HashSet<>();
+        Set<String> stale = new HashSet<>();
+        Map<String, Long> watermark = new HashMap<>();
+        for (ConsumerRecord<String, String> record : log) {
+            long t = token(record);
+            if (t >= watermark.getOrDefault(record.key(), 0L)) {
+                watermark.put(record.key(), t);
+                applied.add(record.partition() + "@" + record.offset());
+            } else {
+                stale.add(record.partition() + "@" + record.offset());
+            }
+        }
+        return new Expected(applied, stale);
     }
 
     static long token(ConsumerRecord<?, ?> record) {
