@@ -42,4 +42,13 @@ public final class ZooKeeperSessions {
             throw new IllegalStateException("interrupted while expiring a session", e);
         }
     }
+
+    /**
+     * Expires a session on the client side, as Curator's {@code KillSession} does: the handle gets an
+     * Expired event at once. Curator then replaces its handle, and closing the old one ends the session
+     * on the server, which deletes its ephemeral nodes, before Curator reports LOST to its listeners.
+     */
+    public static void injectExpiry(ZooKeeper handle) {
+        handle.getTestable().injectSessionExpiration();
+    }
 }
