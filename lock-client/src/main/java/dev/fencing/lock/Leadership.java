@@ -7,10 +7,14 @@ package dev.fencing.lock;
  * for {@link FencedLock}). Resources fence on it exactly as on a lock's token: a deposed leader's late
  * writes under its old term's token are refused once the next leader has written.
  *
- * <p>A term ends for good: when the connection is SUSPENDED or LOST, when this JVM paused longer than the
- * pause tolerance, when the participant steps down or its task returns, or when the {@link FencedLocks}
- * close. From then on {@link #isValid()} is false. A participant that wants to lead again joins again,
- * and if elected gets a new term with a greater token.
+ * <p>A term ends for good, and a check of {@link #isValid()} that <em>begins</em> after the event answers
+ * {@code false}: when this JVM paused longer than the pause tolerance; when the connection is SUSPENDED or
+ * the session LOST, however Curator learned of it (also when it replaced its ZooKeeper handle, which
+ * closes the old session before Curator reports LOST); when the participant steps down or its task
+ * returns; or when the {@link FencedLocks} close. These are the rules of a {@link Lease}, with the same
+ * limits: a pause that has not ended yet cannot be seen, which is why the resource checks the token. A
+ * participant that wants to lead again joins again, and if elected gets a new
+ * term with a greater token.
  *
  * <p>Thread-safe: any thread may read the token and check the term.
  */
@@ -27,7 +31,8 @@ public interface Leadership {
 
     /**
      * True until the term ends, as far as this process can tell without asking ZooKeeper (connection
-     * events, the pause detector, stepping down). Costs no round trip.
+     * events, handle replacement, the pause detector, stepping down): false for every check that begins
+     * after one of the events above. Costs no round trip.
      */
     boolean isValid();
 

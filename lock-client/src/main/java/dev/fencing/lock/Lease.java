@@ -8,11 +8,26 @@ package dev.fencing.lock;
  * frozen between {@link #isValid()} and its write, which is exactly why the resource checks the
  * token.
  *
- * <p>The lease turns invalid, for good, when the client's connection is suspended, its session is
- * lost, this JVM is seen to have stopped for longer than the pause tolerance, or its {@link
- * FencedLocks} is closed; the {@link FencedLockListener} is told. One of these events between the
- * creation of the holder's node and the grant yields a lease that is invalid from the start. A holder that finds its lease invalid should stop writing and close
- * it; to continue, acquire again (with a new, greater token).
+ * <p><b>What {@link #isValid()} promises.</b> A check that <em>begins</em> after any of these answers
+ * {@code false}, and keeps answering {@code false}:
+ *
+ * <ul>
+ *   <li>this JVM stopped (GC, {@code SIGSTOP}, a suspended VM) for longer than the pause tolerance;
+ *   <li>the client's connection was SUSPENDED, or its session was LOST, however Curator learned of it:
+ *       also when Curator replaced its ZooKeeper handle (an expired session, a changed connect string),
+ *       which closes the old session, and so deletes the holder's node, before Curator reports LOST;
+ *   <li>{@link #close()} returned (the cause is then {@link LeaseLoss#RELEASED}, unless the lease had lost
+ *       its lock before);
+ *   <li>the {@link FencedLocks} were closed, or {@link #verify()} found the node gone.
+ * </ul>
+ *
+ * One of these events between the creation of the holder's node and the grant yields a lease that is
+ * invalid from the start. The {@link FencedLockListener} is told of connection events, handle
+ * replacements and pauses. What the check cannot know: a pause that has not ended yet, and a server
+ * that expired the session while this client still looked connected without pausing (a partition the
+ * client has not noticed, shorter than its connection timeout), which is why the resource checks the
+ * token. A holder that finds its lease invalid should stop writing and close it; to continue, acquire
+ * again (with a new, greater token).
  *
  * <p>Thread-safe for reads; {@link #close()} must be called by the thread that acquired the lock
  * (Curator locks are owned by threads) and is safe to call twice.
@@ -34,8 +49,8 @@ public interface Lease extends AutoCloseable {
     String path();
 
     /**
-     * Whether the lease is still valid as far as this process knows, without asking the server. It
-     * turns false at most the pause tolerance after this JVM resumes from a long pause.
+     * Whether the lease is still valid as far as this process knows, without asking the server: false
+     * for every check that begins after one of the events listed above. Costs no round trip.
      */
     boolean isValid();
 
@@ -53,7 +68,7 @@ public interface Lease extends AutoCloseable {
      */
     boolean verify();
 
-    /** Why the lease is invalid, or {@code null} while it is valid. */
+    /** Why the lease is invalid, or {@code null} while it is valid; checks as {@link #isValid()} does. */
     LeaseLoss lossCause();
 
     /**

@@ -4,7 +4,11 @@ package dev.fencing.lock;
 public enum LeaseLoss {
     /** The client lost its connection; the session may still be alive, but nobody can tell from here. */
     CONNECTION_SUSPENDED,
-    /** The session is gone: the server has deleted, or will delete, the holder's lock node. */
+    /**
+     * The session is gone: the server has deleted, or will delete, the holder's lock node. Also the cause
+     * when Curator replaced its ZooKeeper handle (an expired session, a changed connect string), which
+     * closes the old session before Curator reports LOST.
+     */
     SESSION_LOST,
     /**
      * This JVM stopped running (GC, SIGSTOP, page faults, a suspended VM) for longer than the pause
@@ -18,7 +22,13 @@ public enum LeaseLoss {
     /**
      * A {@link Leadership} ended because its participant let go: {@link FencedLeaderElection#stepDown()} or
      * {@link FencedLeaderElection#close()} was called, or its {@link LeadershipTask} returned. Never a
-     * plain lock's: a closed {@link Lease} keeps the cause it had.
+     * plain lock's: a lock's holder lets go with {@link Lease#close()}, which is {@link #RELEASED}.
      */
-    STEPPED_DOWN
+    STEPPED_DOWN,
+    /**
+     * The lease was closed: {@link Lease#close()} on this lease, or, for a lease a {@link
+     * FencedLockListener} was given, on the last of the holder's re-entrant leases. A lease that had
+     * already lost its lock keeps that cause when it is closed.
+     */
+    RELEASED
 }

@@ -8,8 +8,11 @@ public class LeaseLostException extends FencedLockException {
 
     public LeaseLostException(String lockPath, long token, LeaseLoss cause) {
         super(
-                "lease on " + lockPath + " with fence token " + token + " is no longer valid (" + cause
-                        + "); stop writing under it, close it and acquire again",
+                cause == LeaseLoss.RELEASED
+                        ? "lease on " + lockPath + " with fence token " + token + " was closed (RELEASED); acquire"
+                                + " again to write under a new token"
+                        : "lease on " + lockPath + " with fence token " + token + " is no longer valid (" + cause
+                                + "); stop writing under it, close it and acquire again",
                 lockPath,
                 token,
                 null);

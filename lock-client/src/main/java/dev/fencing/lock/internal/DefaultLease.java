@@ -5,14 +5,19 @@ import dev.fencing.lock.LeaseLoss;
 import dev.fencing.lock.LeaseLostException;
 import java.util.concurrent.atomic.AtomicBoolean;
 
-/** A lease handed out by one acquire; re-entrant acquires share the hold but not the closed flag. */
+/**
+ * A lease handed out by one acquire; re-entrant acquires share the hold but not the closed flag. A view
+ * (what a listener is given) cannot be closed, and reads as its hold does: invalid once the holder's last
+ * lease closed, which marks the hold {@link LeaseLoss#RELEASED}.
+ */
 final class DefaultLease implements Lease {
     private final Hold hold;
-    private final AtomicBoolean closed;
+    private final boolean view;
+    private final AtomicBoolean closed = new AtomicBoolean();
 
-    DefaultLease(Hold hold, boolean viewOnly) {
+    DefaultLease(Hold hold, boolean view) {
         this.hold = hold;
-        this.closed = new AtomicBoolean(viewOnly);
+        this.view = view;
     }
 
     Hold hold() {
@@ -31,13 +36,14 @@ final class DefaultLease implements Lease {
 
     @Override
     public boolean isValid() {
-        return hold.lock.isValid(hold);
+        // close() sets the flag before it returns, so a check that begins after close() sees it
+        return !closed.get() && hold.lock.isValid(hold);
     }
 
     @Override
     public void ensureValid() {
         if (!isValid()) {
-            throw new LeaseLostException(path(), token(), hold.loss());
+            throw new LeaseLostException(path(), token(), lossCause());
         }
     }
 
@@ -48,13 +54,16 @@ final class DefaultLease implements Lease {
 
     @Override
     public LeaseLoss lossCause() {
-        isValid();
-        return hold.loss();
+        if (hold.lock.isValid(hold) && !closed.get()) {
+            return null;
+        }
+        LeaseLoss loss = hold.loss();
+        return loss != null ? loss : LeaseLoss.RELEASED;
     }
 
     @Override
     public void close() {
-        if (closed.get()) {
+        if (view || closed.get()) {
             return;
         }
         if (Thread.currentThread() != hold.owner) {
@@ -68,7 +77,7 @@ final class DefaultLease implements Lease {
 
     @Override
     public String toString() {
-        LeaseLoss loss = hold.loss();
+        LeaseLoss loss = closed.get() && hold.loss() == null ? LeaseLoss.RELEASED : hold.loss();
         return "Lease[" + path() + ", token=" + token() + (loss == null ? ", valid" : ", lost: " + loss) + "]";
     }
 }

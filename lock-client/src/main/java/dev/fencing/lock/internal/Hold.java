@@ -14,16 +14,27 @@ final class Hold {
     final String nodePath;
     final long token;
     final long sessionId;
+    /** Curator's handle generation read before the node was created: see {@link LockRegistry#handleGeneration()}. */
+    final long handleGeneration;
+
     final Thread owner;
     final AtomicInteger entries = new AtomicInteger(1);
     private final AtomicReference<LeaseLoss> loss = new AtomicReference<>();
     private final Consumer<Hold> onLoss;
 
-    Hold(PathLock lock, String nodePath, long token, long sessionId, Thread owner, Consumer<Hold> onLoss) {
+    Hold(
+            PathLock lock,
+            String nodePath,
+            long token,
+            long sessionId,
+            long handleGeneration,
+            Thread owner,
+            Consumer<Hold> onLoss) {
         this.lock = lock;
         this.nodePath = nodePath;
         this.token = token;
         this.sessionId = sessionId;
+        this.handleGeneration = handleGeneration;
         this.owner = owner;
         this.onLoss = onLoss;
     }

@@ -82,6 +82,10 @@ public final class LockRegistry implements AutoCloseable {
     private volatile long lastTickNanos = System.nanoTime();
     private volatile boolean closed;
     private volatile Runnable beforeRegistering = () -> {};
+    private volatile Runnable betweenValidityReads = () -> {};
+    private volatile Runnable beforeDetectorTick = () -> {};
+    /** The handle generation the pause detector last saw; only the detector's thread uses it. */
+    private long generationSeen;
 
     public LockRegistry(
             CuratorFramework client,
@@ -264,6 +268,8 @@ public final class LockRegistry implements AutoCloseable {
                 disruptionsBeforeCreate,
                 disruptions.get(),
                 lastDisruption,
+                hold.handleGeneration,
+                handleGeneration(),
                 hold.sessionId,
                 currentSessionId());
         if (loss != null) {
@@ -272,9 +278,9 @@ public final class LockRegistry implements AutoCloseable {
     }
 
     /**
-     * Why a hold that has just been registered is already invalid, or null if it is not. The session
-     * check catches an expiry whose LOST event Curator has not delivered yet: the client may already
-     * run a new session while the old one's node, ours, is gone.
+     * Why a hold that has just been registered is already invalid, or null if it is not. The handle and
+     * session checks catch an expiry whose LOST event Curator has not delivered yet: the client may
+     * already run a new handle, or a new session, while the old one's node, ours, is gone.
      */
     static LeaseLoss lossAtRegistration(
             boolean closed,
@@ -282,6 +288,8 @@ public final class LockRegistry implements AutoCloseable {
             long disruptionsBeforeCreate,
             long disruptionsNow,
             LeaseLoss lastDisruption,
+            long generationBeforeCreate,
+            long generationNow,
             long nodeOwnerSession,
             long currentSession) {
         if (closed) {
@@ -293,7 +301,7 @@ public final class LockRegistry implements AutoCloseable {
         if (disruptionsNow != disruptionsBeforeCreate) {
             return lastDisruption;
         }
-        if (currentSession != nodeOwnerSession || nodeOwnerSession == 0) {
+        if (generationNow != generationBeforeCreate || currentSession != nodeOwnerSession || nodeOwnerSession == 0) {
             return LeaseLoss.SESSION_LOST;
         }
         return null;
@@ -333,7 +341,54 @@ public final class LockRegistry implements AutoCloseable {
 
     /** True when this JVM has not run the pause detector for longer than the tolerance: it was frozen. */
     boolean pausedTooLong() {
-        return System.nanoTime() - lastTickNanos > toleranceNanos;
+        return pausedSince(lastTickNanos);
+    }
+
+    /**
+     * The pause detector's last tick, for a validity check to read <em>before</em> it reads a hold's
+     * mark: see {@link PathLock#isValid}.
+     */
+    long lastTick() {
+        return lastTickNanos;
+    }
+
+    /**
+     * True when more than the tolerance has passed since {@code tick}. The clock is read here, after the
+     * caller read {@code tick}: a clock read first could come out older than a tick the detector wrote
+     * after its mark, and a pause would read as none.
+     */
+    boolean pausedSince(long tick) {
+        return System.nanoTime() - tick > toleranceNanos;
+    }
+
+    /**
+     * Curator's handle generation ({@code CuratorZookeeperClient.getInstanceIndex()}). Curator bumps it in
+     * {@code ConnectionState.reset()} (on an expired session, or a changed connect string) <em>before</em>
+     * it closes the old handle; closing sends {@code closeSession}, and the server deletes the old session's
+     * nodes at once, up to a few hundred milliseconds before Curator reports LOST. A hold whose node was
+     * created under an earlier generation belongs to a closed or closing session.
+     */
+    long handleGeneration() {
+        return client.getZookeeperClient().getInstanceIndex();
+    }
+
+    /** True when Curator replaced its handle since {@code generation}: see {@link #handleGeneration()}. */
+    boolean handleReplacedSince(long generation) {
+        return handleGeneration() != generation;
+    }
+
+    /** Test hook: runs in every validity check between its read of the detector's tick and its read of the mark. */
+    void betweenValidityReads(Runnable hook) {
+        this.betweenValidityReads = Objects.requireNonNull(hook);
+    }
+
+    void betweenValidityReads() {
+        betweenValidityReads.run();
+    }
+
+    /** Test hook: runs on the pause detector's thread in each round, before it reads the clock. */
+    void beforeDetectorTick(Runnable hook) {
+        this.beforeDetectorTick = Objects.requireNonNull(hook);
     }
 
     /** Invalidates one hold and tells the listener on the calling thread. */
@@ -384,7 +439,11 @@ public final class LockRegistry implements AutoCloseable {
     private void disrupted(LeaseLoss cause) {
         lastDisruption = cause;
         disruptions.incrementAndGet();
-        List<Hold> marked = invalidateAll(cause);
+        tellLater(invalidateAll(cause), cause);
+    }
+
+    /** Tells the listener on the notifier's thread, so that the caller is not held up by a slow listener. */
+    private void tellLater(List<Hold> marked, LeaseLoss cause) {
         if (marked.isEmpty()) {
             return;
         }
@@ -404,10 +463,13 @@ public final class LockRegistry implements AutoCloseable {
     }
 
     private void detectPauses() {
+        generationSeen = handleGeneration();
         while (!closed) {
             long tolerance = toleranceNanos;
             long tick = Math.max(TimeUnit.MILLISECONDS.toNanos(5), Math.min(tolerance / 4, 50_000_000L));
             LockSupport.parkNanos(tick);
+            beforeDetectorTick.run();
+            detectHandleReplacement();
             long now = System.nanoTime();
             // Count and invalidate before moving the tick forward, so no holder sees a fresh tick with a
             // stale lease; count even with no holds, for acquires that are about to register one.
@@ -421,6 +483,29 @@ public final class LockRegistry implements AutoCloseable {
                 disrupted(LeaseLoss.PAUSE_DETECTED);
             }
             lastTickNanos = now;
+        }
+    }
+
+    /**
+     * Ends the holds of a replaced handle without waiting for Curator's LOST, so that listeners hear of it
+     * and election terms end within a tick. Every validity check also compares the generation itself, so
+     * a check never depends on this having run.
+     */
+    private void detectHandleReplacement() {
+        long generation = handleGeneration();
+        if (generation == generationSeen) {
+            return;
+        }
+        generationSeen = generation;
+        List<Hold> marked = new ArrayList<>();
+        for (Hold hold : holds) {
+            if (hold.handleGeneration != generation && markInvalid(hold, LeaseLoss.SESSION_LOST)) {
+                marked.add(hold);
+            }
+        }
+        if (!marked.isEmpty()) {
+            LOG.warn("Curator replaced its ZooKeeper handle: the old session's lock nodes are gone or going");
+            tellLater(marked, LeaseLoss.SESSION_LOST);
         }
     }
 

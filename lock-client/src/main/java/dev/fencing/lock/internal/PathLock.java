@@ -175,7 +175,7 @@ final class PathLock {
             releaseQuietly(null);
             throw new LockAcquisitionException("could not read the token of lock node " + node, path, e);
         }
-        Hold hold = new Hold(this, node, token, sessionId, me, onLoss);
+        Hold hold = new Hold(this, node, token, sessionId, attempt.generationBeforeCreate, me, onLoss);
         holds.put(me, hold);
         registry.register(hold, sessionTimeout, attempt.disruptionsBeforeCreate);
         noteToken(token);
@@ -266,11 +266,30 @@ final class PathLock {
         }
     }
 
+    /**
+     * Whether {@code hold} may still be acted on, as far as this process knows: a check that begins after
+     * a pause longer than the tolerance, after Curator replaced the handle whose session owns the node, or
+     * after the hold was marked (connection events, close, release, step-down) answers false.
+     *
+     * <p>The pause detector writes in this order: it marks every hold, then moves its tick. This check
+     * reads in the reverse order: the tick, then the mark, then the clock. Both fields are volatile, so if
+     * the tick read here is the one written after a pause, its write came after the marks and the mark read
+     * next is seen (happens-before through the tick). If the tick read is the old one, the clock read
+     * after it is at least the time this check began, so a check that began after the pause sees the gap.
+     * Read the other way round (mark, then tick), a check could see the old mark and the new tick and
+     * answer true after a detected pause.
+     */
     boolean isValid(Hold hold) {
+        long tick = registry.lastTick();
+        registry.betweenValidityReads();
         if (hold.loss() != null) {
             return false;
         }
-        if (registry.pausedTooLong()) {
+        if (registry.handleReplacedSince(hold.handleGeneration)) {
+            registry.invalidate(hold, LeaseLoss.SESSION_LOST);
+            return false;
+        }
+        if (registry.pausedSince(tick)) {
             registry.invalidate(hold, LeaseLoss.PAUSE_DETECTED);
             return false;
         }
@@ -329,6 +348,8 @@ final class PathLock {
         if (hold.entries.decrementAndGet() > 0) {
             return;
         }
+        // marked before the node goes, so that no view of the hold (a listener's) reads valid afterwards
+        hold.invalidate(LeaseLoss.RELEASED);
         holds.remove(hold.owner, hold);
         registry.unregister(hold);
         try {

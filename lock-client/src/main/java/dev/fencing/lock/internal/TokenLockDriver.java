@@ -38,6 +38,7 @@ final class TokenLockDriver extends StandardLockInternalsDriver {
     /** What one acquire attempt learned; written and read by the acquiring thread only. */
     static final class Attempt {
         long disruptionsBeforeCreate;
+        long generationBeforeCreate;
         String nodePath;
         long czxid;
         long ephemeralOwner;
@@ -75,6 +76,8 @@ final class TokenLockDriver extends StandardLockInternalsDriver {
         // Read before the create: any SUSPENDED, LOST or pause from here to the registration of the hold
         // changes the count, and the grant then comes out invalid.
         attempt.disruptionsBeforeCreate = registry.disruptions();
+        // Likewise Curator's handle: a handle replaced after this read closed the session the node may have.
+        attempt.generationBeforeCreate = registry.handleGeneration();
         String parent = ZKPaths.getPathAndNode(path).getPath();
         attempt.downgradedFrom = kind == LockKind.READ ? registry.writeHoldOfCurrentThread(lockPath) : null;
         Stat stat = new Stat();

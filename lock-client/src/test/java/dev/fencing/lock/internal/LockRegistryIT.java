@@ -316,7 +316,7 @@ class LockRegistryIT {
      * {@code client}, except that connection state listeners added through it never hear of an event:
      * as if Curator's event thread were late to deliver them.
      */
-    private static CuratorFramework heldBackConnectionEvents(CuratorFramework client) {
+    static CuratorFramework heldBackConnectionEvents(CuratorFramework client) {
         Listenable<ConnectionStateListener> silent = new Listenable<>() {
             @Override
             public void addListener(ConnectionStateListener listener) {}
