@@ -8,7 +8,8 @@ package dev.fencing.lock;
  * marks all of them invalid before the first call: however long a listener takes, every lease the
  * event concerns already answers {@code isValid() == false}.
  *
- * <p>Connection events and pauses are told on a thread of the {@link FencedLocks}' own, named {@code
+ * <p>Connection events, pauses and sessions found closed by the pause detector (Curator replaced its
+ * handle, or the client was closed) are told on a thread of the {@link FencedLocks}' own, named {@code
  * fenced-lock-listener}, one call after another in the order the leases were invalidated, so a slow
  * listener delays only later calls, never an invalidation. Everything else is told on the thread that
  * found it: the thread closing the {@link FencedLocks}, the acquiring thread (for a grant that was

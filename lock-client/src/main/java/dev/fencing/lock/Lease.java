@@ -15,7 +15,8 @@ package dev.fencing.lock;
  *   <li>this JVM stopped (GC, {@code SIGSTOP}, a suspended VM) for longer than the pause tolerance;
  *   <li>the client's connection was SUSPENDED, or its session was LOST, however Curator learned of it:
  *       also when Curator replaced its ZooKeeper handle (an expired session, a changed connect string),
- *       which closes the old session, and so deletes the holder's node, before Curator reports LOST;
+ *       which closes the old session, and so deletes the holder's node, before Curator reports LOST; and
+ *       when the Curator client itself was closed;
  *   <li>{@link #close()} returned (the cause is then {@link LeaseLoss#RELEASED}, unless the lease had lost
  *       its lock before);
  *   <li>the {@link FencedLocks} were closed, or {@link #verify()} found the node gone.

@@ -7,7 +7,8 @@ public enum LeaseLoss {
     /**
      * The session is gone: the server has deleted, or will delete, the holder's lock node. Also the cause
      * when Curator replaced its ZooKeeper handle (an expired session, a changed connect string), which
-     * closes the old session before Curator reports LOST.
+     * closes the old session before Curator reports LOST, when the handle that owns the node was closed,
+     * and when the Curator client was closed (which reports nothing).
      */
     SESSION_LOST,
     /**

@@ -97,11 +97,12 @@ public final class ProcessFreezer {
         long deadline = System.nanoTime() + STOP_DEADLINE.toNanos();
         while (true) {
             List<String> running = runningThreads(pid);
+            // no thread that can run: stopped, unless the process is gone or a zombie
+            if (ProcessHandle.of(pid).map(ProcessFreezer::isDead).orElse(true)) {
+                throw new IllegalStateException("process " + pid + " exited while it was being frozen");
+            }
             if (running.isEmpty()) {
                 return;
-            }
-            if (!ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)) {
-                throw new IllegalStateException("process " + pid + " exited while it was being frozen");
             }
             if (System.nanoTime() - deadline > 0) {
                 throw new IllegalStateException("process " + pid + " was sent SIGSTOP, but " + STOP_DEADLINE.toMillis()
@@ -187,8 +188,8 @@ public final class ProcessFreezer {
      * Whether every thread of {@code pid} is stopped right now; false when there is no such process.
      */
     public static boolean isStopped(long pid) {
-        return ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)
-                && runningThreads(pid).isEmpty();
+        return runningThreads(pid).isEmpty()
+                && !ProcessHandle.of(pid).map(ProcessFreezer::isDead).orElse(true);
     }
 
     private static void signal(String signal, long pid) {
@@ -197,7 +198,20 @@ public final class ProcessFreezer {
                     .redirectErrorStream(true)
                     .start();
             String output = new String(kill.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
-            if (!kill.waitFor(10, TimeUnit.SECONDS)) {
+            // the signal is sent once kill has run: an interrupt must not turn a sent signal into a failure
+            boolean interrupted = false;
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (kill.isAlive() && System.nanoTime() - deadline < 0) {
+                try {
+                    kill.waitFor(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+            if (kill.isAlive()) {
                 kill.destroyForcibly();
                 throw new IllegalStateException("kill -" + signal + " " + pid + " did not finish within 10 s");
             }
@@ -206,9 +220,6 @@ public final class ProcessFreezer {
             }
         } catch (IOException e) {
             throw new UncheckedIOException("cannot run kill -" + signal + " " + pid, e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while sending SIG" + signal + " to " + pid, e);
         }
     }
 
@@ -246,28 +257,37 @@ public final class ProcessFreezer {
         }
 
         /**
-         * Sends {@code SIGCONT} and stops the resumer. A process that has exited meanwhile is not an error.
+         * Sends {@code SIGCONT} and stops the resumer. A process that has exited meanwhile is not an error. If
+         * the {@code SIGCONT} cannot be sent, the resumer is told to send it instead (its input is closed), and
+         * the failure is thrown.
          */
         @Override
         public synchronized void close() {
             if (resumer == null) {
                 return;
             }
+            resumedAtNanos = System.nanoTime();
             try {
                 if (ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)) {
                     signal("CONT", pid);
                 }
-            } finally {
-                resumedAtNanos = System.nanoTime();
-                // Parents before children: a shell whose child ends runs its next command, and here that
-                // is a kill -CONT (the resumer's after cat, the timer's after sleep).
-                killTree(resumer.toHandle());
-                try {
-                    resumer.getOutputStream().close();
-                } catch (IOException e) {
-                    // the pipe to a killed process: nothing to flush
-                }
+            } catch (RuntimeException e) {
+                closeInput(); // the resumer's cat ends, and it sends the SIGCONT itself
                 resumer = null;
+                throw e;
+            }
+            // Parents before children: a shell whose child ends runs its next command, and here that is a
+            // kill -CONT (the resumer's after cat, the timer's after sleep), which could thaw a later freeze.
+            killTree(resumer.toHandle());
+            closeInput();
+            resumer = null;
+        }
+
+        private void closeInput() {
+            try {
+                resumer.getOutputStream().close();
+            } catch (IOException e) {
+                // the pipe to a killed process: nothing to flush
             }
         }
 

@@ -103,6 +103,27 @@ class ProcessFreezerTest {
         assertThat(thawed).isEmpty();
     }
 
+    /** A process that has exited but is not reaped yet (a zombie) has no thread that runs: it is not frozen. */
+    @Test
+    void freezingAProcessThatHasExitedFailsInsteadOfReportingItFrozen() throws IOException {
+        // sleep 0 exits at once; its parent becomes sleep 60, which never reaps it
+        Process parent = new ProcessBuilder("sh", "-c", "sleep 0 & exec sleep 60").start();
+        try {
+            ProcessHandle zombie = await().atMost(Duration.ofSeconds(10))
+                    .until(
+                            () -> parent.children().findFirst().filter(ProcessFreezer::isDead),
+                            java.util.Optional::isPresent)
+                    .orElseThrow();
+
+            assertThatThrownBy(() -> ProcessFreezer.freeze(zombie.pid(), Duration.ofSeconds(5)))
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("exited");
+            assertThat(ProcessFreezer.isStopped(zombie.pid())).isFalse();
+        } finally {
+            parent.destroyForcibly();
+        }
+    }
+
     @Test
     void badArgumentsAreRefusedNamingTheValue() {
         assertThatThrownBy(() -> ProcessFreezer.freeze(0, Duration.ofSeconds(5)))

@@ -14,6 +14,8 @@ final class DefaultLease implements Lease {
     private final Hold hold;
     private final boolean view;
     private final AtomicBoolean closed = new AtomicBoolean();
+    /** Why the lease is invalid as of its close: set before {@link #closed}, read after it. */
+    private volatile LeaseLoss causeAtClose;
 
     DefaultLease(Hold hold, boolean view) {
         this.hold = hold;
@@ -54,11 +56,10 @@ final class DefaultLease implements Lease {
 
     @Override
     public LeaseLoss lossCause() {
-        if (hold.lock.isValid(hold) && !closed.get()) {
-            return null;
+        if (closed.get()) {
+            return causeAtClose;
         }
-        LeaseLoss loss = hold.loss();
-        return loss != null ? loss : LeaseLoss.RELEASED;
+        return hold.lock.isValid(hold) ? null : hold.loss();
     }
 
     @Override
@@ -70,14 +71,18 @@ final class DefaultLease implements Lease {
             throw new IllegalStateException("lease on " + path() + " with fence token " + token()
                     + " must be closed by the thread that acquired it ('" + hold.owner.getName() + "')");
         }
+        // the owner thread alone closes, so the cause is set before anyone can see the flag
+        LeaseLoss loss = hold.lock.isValid(hold) ? null : hold.loss();
+        causeAtClose = loss != null ? loss : LeaseLoss.RELEASED;
         if (closed.compareAndSet(false, true)) {
             hold.lock.exit(hold);
         }
     }
 
+    /** Says what is known without checking (a check may tell the listener): a lease shown valid may not be. */
     @Override
     public String toString() {
-        LeaseLoss loss = closed.get() && hold.loss() == null ? LeaseLoss.RELEASED : hold.loss();
+        LeaseLoss loss = closed.get() ? causeAtClose : hold.loss();
         return "Lease[" + path() + ", token=" + token() + (loss == null ? ", valid" : ", lost: " + loss) + "]";
     }
 }

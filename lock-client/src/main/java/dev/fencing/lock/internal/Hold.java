@@ -4,6 +4,7 @@ import dev.fencing.lock.LeaseLoss;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
+import org.apache.zookeeper.ZooKeeper;
 
 /**
  * One thread's hold of one lock, shared by its re-entrant leases. A hold made for a leader election
@@ -20,6 +21,9 @@ final class Hold {
     final Thread owner;
     final AtomicInteger entries = new AtomicInteger(1);
     private final AtomicReference<LeaseLoss> loss = new AtomicReference<>();
+    /** The ZooKeeper handle of the session that owns the node; null if it was already gone at registration. */
+    private volatile ZooKeeper owningHandle;
+
     private final Consumer<Hold> onLoss;
 
     Hold(
@@ -52,5 +56,13 @@ final class Hold {
 
     LeaseLoss loss() {
         return loss.get();
+    }
+
+    void ownedBy(ZooKeeper handle) {
+        owningHandle = handle;
+    }
+
+    ZooKeeper owningHandle() {
+        return owningHandle;
     }
 }

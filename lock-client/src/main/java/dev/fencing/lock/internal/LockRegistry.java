@@ -23,10 +23,12 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.imps.CuratorFrameworkState;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.framework.state.ConnectionStateListener;
 import org.apache.curator.utils.PathUtils;
 import org.apache.curator.utils.ZKPaths;
+import org.apache.zookeeper.ZooKeeper;
 import org.apache.zookeeper.data.ACL;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -84,8 +86,10 @@ public final class LockRegistry implements AutoCloseable {
     private volatile Runnable beforeRegistering = () -> {};
     private volatile Runnable betweenValidityReads = () -> {};
     private volatile Runnable beforeDetectorTick = () -> {};
-    /** The handle generation the pause detector last saw; only the detector's thread uses it. */
+    /** The handle generation and client state the pause detector last saw; only the detector's thread uses them. */
     private long generationSeen;
+
+    private boolean clientStartedSeen = true;
 
     public LockRegistry(
             CuratorFramework client,
@@ -261,6 +265,12 @@ public final class LockRegistry implements AutoCloseable {
      */
     void register(Hold hold, int negotiatedSessionTimeoutMillis, long disruptionsBeforeCreate) {
         adoptSessionTimeout(negotiatedSessionTimeoutMillis);
+        // the owning handle is known before the hold can be seen, so that no scan finds it without one
+        ZooKeeper handle = currentHandle();
+        long currentSession = handle == null ? 0 : handle.getSessionId();
+        if (currentSession == hold.sessionId) {
+            hold.ownedBy(handle);
+        }
         holds.add(hold);
         LeaseLoss loss = lossAtRegistration(
                 closed,
@@ -271,7 +281,7 @@ public final class LockRegistry implements AutoCloseable {
                 hold.handleGeneration,
                 handleGeneration(),
                 hold.sessionId,
-                currentSessionId());
+                currentSession);
         if (loss != null) {
             invalidate(hold, loss);
         }
@@ -327,11 +337,12 @@ public final class LockRegistry implements AutoCloseable {
         }
     }
 
-    private long currentSessionId() {
+    /** Curator's current ZooKeeper handle, or null if it has none to give. */
+    private ZooKeeper currentHandle() {
         try {
-            return client.getZookeeperClient().getZooKeeper().getSessionId();
+            return client.getZookeeperClient().getZooKeeper();
         } catch (Exception e) {
-            return 0;
+            return null;
         }
     }
 
@@ -372,9 +383,19 @@ public final class LockRegistry implements AutoCloseable {
         return client.getZookeeperClient().getInstanceIndex();
     }
 
-    /** True when Curator replaced its handle since {@code generation}: see {@link #handleGeneration()}. */
-    boolean handleReplacedSince(long generation) {
-        return handleGeneration() != generation;
+    /**
+     * True when the session that owns {@code hold}'s node is closed or closing, as far as this client can
+     * tell without asking: Curator replaced its handle since the node was created (see {@link
+     * #handleGeneration()}), the handle that owns the node is closed (an expiry it was told of, or a reset
+     * that began before the create read the generation), or the Curator client itself was closed (which
+     * closes its session without a LOST event, and without a new generation).
+     */
+    boolean sessionEnded(Hold hold) {
+        if (client.getState() != CuratorFrameworkState.STARTED || handleGeneration() != hold.handleGeneration) {
+            return true;
+        }
+        ZooKeeper owner = hold.owningHandle();
+        return owner == null || !owner.getState().isAlive();
     }
 
     /** Test hook: runs in every validity check between its read of the detector's tick and its read of the mark. */
@@ -464,6 +485,7 @@ public final class LockRegistry implements AutoCloseable {
 
     private void detectPauses() {
         generationSeen = handleGeneration();
+        clientStartedSeen = client.getState() == CuratorFrameworkState.STARTED;
         while (!closed) {
             long tolerance = toleranceNanos;
             long tick = Math.max(TimeUnit.MILLISECONDS.toNanos(5), Math.min(tolerance / 4, 50_000_000L));
@@ -493,18 +515,21 @@ public final class LockRegistry implements AutoCloseable {
      */
     private void detectHandleReplacement() {
         long generation = handleGeneration();
-        if (generation == generationSeen) {
+        boolean started = client.getState() == CuratorFrameworkState.STARTED;
+        if (generation == generationSeen && started == clientStartedSeen) {
             return;
         }
         generationSeen = generation;
+        clientStartedSeen = started;
         List<Hold> marked = new ArrayList<>();
         for (Hold hold : holds) {
-            if (hold.handleGeneration != generation && markInvalid(hold, LeaseLoss.SESSION_LOST)) {
+            if (sessionEnded(hold) && markInvalid(hold, LeaseLoss.SESSION_LOST)) {
                 marked.add(hold);
             }
         }
         if (!marked.isEmpty()) {
-            LOG.warn("Curator replaced its ZooKeeper handle: the old session's lock nodes are gone or going");
+            LOG.warn("Curator replaced its ZooKeeper handle or was closed: the old session's lock nodes are gone"
+                    + " or going");
             tellLater(marked, LeaseLoss.SESSION_LOST);
         }
     }

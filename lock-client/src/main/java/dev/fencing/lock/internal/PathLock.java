@@ -268,8 +268,9 @@ final class PathLock {
 
     /**
      * Whether {@code hold} may still be acted on, as far as this process knows: a check that begins after
-     * a pause longer than the tolerance, after Curator replaced the handle whose session owns the node, or
-     * after the hold was marked (connection events, close, release, step-down) answers false.
+     * a pause longer than the tolerance, after Curator replaced or closed the handle whose session owns the
+     * node (or the whole client was closed), or after the hold was marked (connection events, close,
+     * release, step-down) answers false.
      *
      * <p>The pause detector writes in this order: it marks every hold, then moves its tick. This check
      * reads in the reverse order: the tick, then the mark, then the clock. Both fields are volatile, so if
@@ -285,7 +286,7 @@ final class PathLock {
         if (hold.loss() != null) {
             return false;
         }
-        if (registry.handleReplacedSince(hold.handleGeneration)) {
+        if (registry.sessionEnded(hold)) {
             registry.invalidate(hold, LeaseLoss.SESSION_LOST);
             return false;
         }

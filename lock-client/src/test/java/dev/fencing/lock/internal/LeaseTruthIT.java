@@ -14,6 +14,8 @@ import dev.fencing.lock.LeaseLostException;
 import dev.fencing.lock.TokenSource;
 import dev.fencing.lock.internal.LockRegistryIT.RecordingListener;
 import dev.fencing.testsupport.EmbeddedZooKeeper;
+import java.lang.reflect.Field;
+import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -23,6 +25,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.curator.CuratorZookeeperClient;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.ExponentialBackoffRetry;
@@ -152,6 +156,76 @@ class LeaseTruthIT {
         assertThat(validAfterTakeover).isEmpty();
     }
 
+    /**
+     * {@code ConnectionState.reset()} bumps the generation, then closes the old handle. An acquire that runs
+     * while the resetting thread is off the processor between the two reads the new generation, yet creates
+     * its node on the old handle, whose session the reset then closes. The statements of {@code reset()} are
+     * run here one by one (Curator 5.9's fields), with the acquire in that gap.
+     */
+    @Test
+    void aLeaseGrantedInsideCuratorsResetReadsInvalidOnceTheResetClosedItsSession() throws Exception {
+        CuratorFramework client = client();
+        LockRegistry registry = registryWithoutEventsOrDetector(client);
+        LockRegistry other = registry(client(), null);
+        Object state = field(CuratorZookeeperClient.class, "state").get(client.getZookeeperClient());
+        ((AtomicLong) field(state.getClass(), "instanceIndex").get(state)).incrementAndGet();
+
+        Lease lease = registry.lock(path, TokenSource.SEQUENCE).acquire();
+
+        ((AtomicBoolean) field(state.getClass(), "isConnected").get(state)).set(false);
+        Object handles = field(state.getClass(), "handleHolder").get(state);
+        method(handles.getClass(), "closeAndReset").invoke(handles);
+        method(handles.getClass(), "getZooKeeper").invoke(handles);
+        Lease taken = successorThread
+                .submit(() -> other.lock(path, TokenSource.SEQUENCE).acquire())
+                .get(30, TimeUnit.SECONDS);
+
+        assertThat(taken.token()).isGreaterThan(lease.token());
+        assertThat(lease.isValid())
+                .as("a lease whose session the reset closed, beside " + taken)
+                .isFalse();
+        assertThat(lease.lossCause()).isEqualTo(LeaseLoss.SESSION_LOST);
+        lease.close();
+        successorThread.submit(taken::close).get(30, TimeUnit.SECONDS);
+    }
+
+    /** Closing the Curator client closes its session, with no LOST event and no new handle generation. */
+    @Test
+    void aLeaseReadsInvalidOnceItsCuratorClientWasClosed() throws Exception {
+        CuratorFramework client = client();
+        LockRegistry registry = registry(client, null);
+        Lease lease = registry.lock(path, TokenSource.SEQUENCE).acquire();
+        FencedLock next = registry(client(), null).lock(path, TokenSource.SEQUENCE);
+
+        client.close();
+        Lease taken = successorThread.submit(() -> next.acquire()).get(30, TimeUnit.SECONDS);
+
+        assertThat(taken.token()).isGreaterThan(lease.token());
+        assertThat(lease.isValid())
+                .as("the lease of a closed client, beside " + taken)
+                .isFalse();
+        assertThat(lease.lossCause()).isEqualTo(LeaseLoss.SESSION_LOST);
+        successorThread.submit(taken::close).get(30, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void aTermReadsEndedOnceItsCuratorClientWasClosed() throws Exception {
+        CuratorFramework client = client();
+        FencedLeaderElection a = registry(client, null).election(path, TokenSource.SEQUENCE, "a");
+        FencedLeaderElection b = registry(client(), null).election(path, TokenSource.SEQUENCE, "b");
+        opened.add(b);
+        Leadership old = a.awaitLeadership(Duration.ofSeconds(30)).orElseThrow();
+
+        client.close();
+        Leadership taken = b.awaitLeadership(Duration.ofSeconds(30)).orElseThrow();
+
+        assertThat(taken.token()).isGreaterThan(old.token());
+        assertThat(old.isValid())
+                .as("the term of a closed client, beside " + taken)
+                .isFalse();
+        assertThat(a.isLeader()).isFalse();
+    }
+
     @Test
     void aClosedLeaseReadsInvalidAsReleasedWhileTheHoldersOtherReEntrantLeaseStaysValid() {
         LockRegistry registry = registry(client(), null);
@@ -184,15 +258,19 @@ class LeaseTruthIT {
     }
 
     @Test
-    void aLeaseThatLostItsLockBeforeItWasClosedKeepsItsCause() {
+    void aLeaseKeepsTheCauseItHadWhenItWasClosed() {
         LockRegistry registry = registry(client(), null);
-        Lease lease = registry.lock(path, TokenSource.SEQUENCE).acquire();
-        registry.close();
+        FencedLock lock = registry.lock(path, TokenSource.SEQUENCE);
+        Lease outer = lock.acquire();
+        Lease inner = lock.acquire();
+        inner.close();
+        registry.close(); // the shared hold is lost after the inner lease was closed
 
-        lease.close();
+        outer.close();
 
-        assertThat(lease.isValid()).isFalse();
-        assertThat(lease.lossCause()).isEqualTo(LeaseLoss.LOCKS_CLOSED);
+        assertThat(outer.isValid()).isFalse();
+        assertThat(outer.lossCause()).as("lost, then closed").isEqualTo(LeaseLoss.LOCKS_CLOSED);
+        assertThat(inner.lossCause()).as("closed, then its hold lost").isEqualTo(LeaseLoss.RELEASED);
     }
 
     private LockRegistry registryWithoutEventsOrDetector(CuratorFramework client) {
@@ -241,6 +319,18 @@ class LeaseTruthIT {
 
     private static void awaitConnected(CuratorFramework client) throws InterruptedException {
         assertThat(client.getZookeeperClient().blockUntilConnectedOrTimedOut()).isTrue();
+    }
+
+    private static Field field(Class<?> type, String name) throws NoSuchFieldException {
+        Field field = type.getDeclaredField(name);
+        field.setAccessible(true);
+        return field;
+    }
+
+    private static Method method(Class<?> type, String name) throws NoSuchMethodException {
+        Method method = type.getDeclaredMethod(name);
+        method.setAccessible(true);
+        return method;
     }
 
     private static Runnable once(ThrowingRunnable action) {
