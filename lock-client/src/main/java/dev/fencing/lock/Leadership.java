@@ -10,10 +10,10 @@ package dev.fencing.lock;
  * <p>A term ends for good, and a check of {@link #isValid()} that <em>begins</em> after the event answers
  * {@code false}: when this JVM paused longer than the pause tolerance; when the connection is SUSPENDED or
  * the session LOST, however Curator learned of it (also when it replaced its ZooKeeper handle, which
- * closes the old session before Curator reports LOST); when the participant steps down or its task
- * returns; or when the {@link FencedLocks} close. These are the rules of a {@link Lease}, with the same
- * limits: a pause that has not ended yet cannot be seen, which is why the resource checks the token. A
- * participant that wants to lead again joins again, and if elected gets a new
+ * closes the old session before Curator reports LOST, and when the Curator client was closed); when the
+ * participant steps down or its task returns; or when the {@link FencedLocks} close. These are the rules
+ * of a {@link Lease}, with the same limits: a pause that has not ended yet cannot be seen, which is why the
+ * resource checks the token. A participant that wants to lead again joins again, and if elected gets a new
  * term with a greater token.
  *
  * <p>Thread-safe: any thread may read the token and check the term.
