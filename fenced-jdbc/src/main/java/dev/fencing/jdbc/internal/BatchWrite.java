@@ -5,12 +5,16 @@ import dev.fencing.jdbc.FencedBatch;
 import dev.fencing.jdbc.FencedTable;
 import dev.fencing.jdbc.FencedWriteException;
 import dev.fencing.jdbc.WriteOutcome;
+import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.statement.Query;
 import org.jdbi.v3.core.statement.SqlStatement;
+import org.jdbi.v3.core.statement.UnableToExecuteStatementException;
 
 /**
  * A {@link FencedBatch} as one statement on a handle: either the bare fenced UPDATE of all its rows, which
@@ -28,11 +32,12 @@ final class BatchWrite {
 
     /**
      * The bare fenced UPDATE of every row: {@code true} when every input row wrote exactly one row, and
-     * nothing but two counts is read back. On {@code false} some rows may have been written: the caller
-     * rolls back.
+     * nothing but one number is read back. On {@code false} the statement failed and wrote nothing, but
+     * PostgreSQL undoes it only by ending an auto-commit statement's transaction, or the caller's
+     * transaction, or by a rollback to a savepoint set before it: the caller does one of these.
      *
      * @throws FencedWriteException when an input row wrote more than one row (the key columns do not name
-     *     one row: the unique key FencedTable checked is gone); the caller's rollback undoes it
+     *     one row: the unique key FencedTable checked is gone); the statement failed and wrote nothing
      */
     boolean writeAll(Handle handle, FencedBatch batch) {
         BatchShape shape = BatchShape.of(batch);
@@ -52,12 +57,39 @@ final class BatchWrite {
         }
         Query query = StatementParser.query(handle, sql);
         bind(query, batch, shape, rows);
-        long[] counts = query.map((rs, ctx) -> new long[] {rs.getLong("inputs"), rs.getLong("written")})
-                .one();
-        if (counts[1] != counts[0]) {
-            throw keyNamesTwoRows(batch, counts[1] + " rows for " + counts[0] + " keys");
+        query.bind(FencedSql.BATCH_SIZE, (long) batch.size());
+        try {
+            query.mapTo(Long.class).one();
+            return true;
+        } catch (UnableToExecuteStatementException e) {
+            long[] counts = shortfall(e);
+            if (counts == null) {
+                throw e;
+            }
+            if (counts[0] > counts[1]) {
+                throw keyNamesTwoRows(batch, counts[0] + " rows for " + counts[1] + " keys");
+            }
+            return false;
         }
-        return counts[0] == batch.size();
+    }
+
+    private static final Pattern SHORTFALL =
+            Pattern.compile(Pattern.quote(FencedSql.BATCH_SHORTFALL) + "(\\d+) rows for (\\d+) of \\d+ keys");
+
+    /**
+     * The table rows and distinct input rows written, from the bare statement's own failure; {@code null}
+     * for any other failure.
+     */
+    private static long[] shortfall(UnableToExecuteStatementException e) {
+        for (Throwable cause = e.getCause(); cause != null; cause = cause.getCause()) {
+            if (cause instanceof SQLException sql && "22P02".equals(sql.getSQLState()) && sql.getMessage() != null) {
+                Matcher matcher = SHORTFALL.matcher(sql.getMessage());
+                if (matcher.find()) {
+                    return new long[] {Long.parseLong(matcher.group(1)), Long.parseLong(matcher.group(2))};
+                }
+            }
+        }
+        return null;
     }
 
     private static FencedWriteException keyNamesTwoRows(FencedBatch batch, String wrote) {
