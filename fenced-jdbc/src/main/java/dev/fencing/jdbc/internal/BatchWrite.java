@@ -5,6 +5,7 @@ import dev.fencing.jdbc.FencedBatch;
 import dev.fencing.jdbc.FencedTable;
 import dev.fencing.jdbc.FencedWriteException;
 import dev.fencing.jdbc.WriteOutcome;
+import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -12,8 +13,10 @@ import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.argument.Argument;
 import org.jdbi.v3.core.statement.Query;
 import org.jdbi.v3.core.statement.SqlStatement;
+import org.jdbi.v3.core.statement.StatementContext;
 import org.jdbi.v3.core.statement.UnableToExecuteStatementException;
 
 /**
@@ -189,7 +192,7 @@ final class BatchWrite {
             for (int row : rows) {
                 tokens.add(batch.tokens().get(row));
             }
-            statement.bindArray(FencedSql.BATCH_TOKENS, Long.class, tokens);
+            statement.bind(FencedSql.BATCH_TOKENS, new TypedArray("bigint", tokens.toArray(new Long[0])));
         }
         for (int k = 0; k < shape.integralKeys.length; k++) {
             bindColumn(statement, FencedSql.batchKeys(k), shape.integralKeys[k], batch.keyValues(k), rows);
@@ -202,9 +205,31 @@ final class BatchWrite {
     private static void bindColumn(
             SqlStatement<?> statement, String name, boolean integral, List<Object> values, List<Integer> rows) {
         if (integral) {
-            statement.bindArray(name, Long.class, BatchValues.longs(values, rows));
+            statement.bind(
+                    name,
+                    new TypedArray("bigint", BatchValues.longs(values, rows).toArray(new Long[0])));
         } else {
-            statement.bindArray(name, String.class, BatchValues.texts(values, rows));
+            statement.bind(
+                    name, new TypedArray("text", BatchValues.texts(values, rows).toArray(new String[0])));
+        }
+    }
+
+    /**
+     * An array bound as an array of its own element type. Jdbi's {@code bindArray} hands the driver an
+     * {@code Object[]}, which pgjdbc can only send as text, every number printed and parsed again; a {@code
+     * Long[]} it sends in binary. Measured on a 1,000-row batch: about 0.2 ms of the client's time.
+     */
+    private record TypedArray(String typeName, Object[] elements) implements Argument {
+        @Override
+        public void apply(int position, PreparedStatement statement, StatementContext ctx) throws SQLException {
+            java.sql.Array array = statement.getConnection().createArrayOf(typeName, elements);
+            ctx.addCleanable(array::free);
+            statement.setArray(position, array);
+        }
+
+        @Override
+        public String toString() {
+            return typeName + "[] of " + elements.length;
         }
     }
 
