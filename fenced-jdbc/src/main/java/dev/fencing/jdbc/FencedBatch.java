@@ -160,7 +160,10 @@ public final class FencedBatch {
             if (columns == null) {
                 throw new IllegalStateException("no columns: call columns(...) before adding rows");
             }
-            FenceTokens.requirePositive(token, table.qualifiedName() + " key " + key);
+            if (token <= 0) {
+                // the message only when it is needed: building it for every row cost more than the rest of add
+                FenceTokens.requirePositive(token, table.qualifiedName() + " key " + key);
+            }
             table.requireKey(key);
             if (rowValues.length != columns.size()) {
                 throw new IllegalArgumentException("row " + key + " has " + rowValues.length + " values for columns "
