@@ -54,12 +54,8 @@ final class BatchWrite {
                         shape.integralValues,
                         shape.oneToken,
                         true));
-        List<Integer> rows = new ArrayList<>(batch.size());
-        for (int i = 0; i < batch.size(); i++) {
-            rows.add(i);
-        }
         Query query = StatementParser.query(handle, sql);
-        bind(query, batch, shape, rows);
+        bind(query, batch, shape, null);
         query.bind(FencedSql.BATCH_SIZE, (long) batch.size());
         try {
             query.mapTo(Long.class).one();
@@ -183,16 +179,12 @@ final class BatchWrite {
         return Arrays.asList(outcomes);
     }
 
-    /** Binds the token(s), keys and values of the batch's {@code rows}. */
+    /** Binds the token(s), keys and values of the batch's {@code rows}, or of all its rows when null. */
     private static void bind(SqlStatement<?> statement, FencedBatch batch, BatchShape shape, List<Integer> rows) {
         if (shape.oneToken) {
             statement.bind(FencedSql.TOKEN, shape.firstToken);
         } else {
-            List<Long> tokens = new ArrayList<>(rows.size());
-            for (int row : rows) {
-                tokens.add(batch.tokens().get(row));
-            }
-            statement.bind(FencedSql.BATCH_TOKENS, new TypedArray("bigint", tokens.toArray(new Long[0])));
+            statement.bind(FencedSql.BATCH_TOKENS, new TypedArray("bigint", BatchValues.longs(batch.tokens(), rows)));
         }
         for (int k = 0; k < shape.integralKeys.length; k++) {
             bindColumn(statement, FencedSql.batchKeys(k), shape.integralKeys[k], batch.keyValues(k), rows);
@@ -204,14 +196,11 @@ final class BatchWrite {
 
     private static void bindColumn(
             SqlStatement<?> statement, String name, boolean integral, List<Object> values, List<Integer> rows) {
-        if (integral) {
-            statement.bind(
-                    name,
-                    new TypedArray("bigint", BatchValues.longs(values, rows).toArray(new Long[0])));
-        } else {
-            statement.bind(
-                    name, new TypedArray("text", BatchValues.texts(values, rows).toArray(new String[0])));
-        }
+        statement.bind(
+                name,
+                integral
+                        ? new TypedArray("bigint", BatchValues.longs(values, rows))
+                        : new TypedArray("text", BatchValues.texts(values, rows)));
     }
 
     /**
