@@ -56,7 +56,7 @@ final class BatchWrite {
                         true));
         Query query = StatementParser.query(handle, sql);
         bind(query, batch, shape, null);
-        query.bind(FencedSql.BATCH_SIZE, (long) batch.size());
+        query.bind(FencedSql.BATCH_SIZE, LibraryArguments.ofLong(batch.size()));
         try {
             query.mapTo(Long.class).one();
             return true;
@@ -139,7 +139,7 @@ final class BatchWrite {
         for (int attempt = 1; !pending.isEmpty(); attempt++) {
             Query query = StatementParser.query(handle, sql);
             bind(query, batch, shape, pending);
-            query.bind(FencedSql.BATCH_SIZE, (long) pending.size());
+            query.bind(FencedSql.BATCH_SIZE, LibraryArguments.ofLong(pending.size()));
             // only the rows that were not written come back; every other pending row was applied
             List<long[]> rows = query.map((rs, ctx) -> {
                         long ord = rs.getLong("ord");
@@ -182,7 +182,7 @@ final class BatchWrite {
     /** Binds the token(s), keys and values of the batch's {@code rows}, or of all its rows when null. */
     private static void bind(SqlStatement<?> statement, FencedBatch batch, BatchShape shape, List<Integer> rows) {
         if (shape.oneToken) {
-            statement.bind(FencedSql.TOKEN, shape.firstToken);
+            statement.bind(FencedSql.TOKEN, LibraryArguments.ofLong(shape.firstToken));
         } else {
             statement.bind(FencedSql.BATCH_TOKENS, new TypedArray("bigint", BatchValues.longs(batch.tokens(), rows)));
         }
