@@ -48,14 +48,12 @@ import org.jdbi.v3.core.Jdbi;
  * tables and ends with {@code jdbc fenced/raw throughput ratio: X.XX}, the lowest case of the first.
  *
  * <pre>{@code
- * bench/run jdbc [--rounds 40] [--round-millis 150]
+ * bench/run jdbc [--rounds 40] [--round-millis 600]
  * }</pre>
  */
 public final class JdbcBenchmark {
     static final int ROWS = 10_000;
     static final int BATCH = 1_000;
-    /** A batch takes tens of milliseconds: its rounds are longer, so each holds enough batches. */
-    static final int BATCH_ROUND_FACTOR = 4;
 
     static final String PROTECTED = "bench_fenced";
     static final String UNPROTECTED = "bench_plain";
@@ -75,10 +73,13 @@ public final class JdbcBenchmark {
     }
 
     public static void main(String[] args) throws Exception {
-        // many short rounds: a durable commit waits for the disk, whose latency swings widely on a shared
-        // machine, and short alternating rounds spread that noise evenly over both sides
+        // many alternating rounds: a durable commit waits for the disk, whose latency swings widely on a
+        // shared machine, and alternating rounds spread that noise evenly over both sides. Each round is long
+        // enough to hold over 1,000 commits on one connection (about 2,000 durable single-row UPDATEs a
+        // second): 150 ms rounds held about 300, and a few slow fsyncs in one round moved the
+        // single-connection ratio between 0.90 and 0.98 from run to run (four connections almost as much)
         int rounds = 40;
-        long roundMillis = 150;
+        long roundMillis = 600;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--rounds" -> rounds = Integer.parseInt(args[++i]);
@@ -168,7 +169,7 @@ public final class JdbcBenchmark {
         String sql = "UPDATE " + table + " AS t SET counter = v.counter"
                 + " FROM unnest(CAST(:ids AS bigint[]), CAST(:counters AS bigint[])) AS v(id, counter)"
                 + " WHERE t.id = v.id";
-        return timed(1, BATCH_ROUND_FACTOR, () -> {
+        return timed(1, () -> {
             long first = firstBatchId();
             List<Long> ids = new ArrayList<>(BATCH);
             List<Long> values = new ArrayList<>(BATCH);
@@ -185,7 +186,7 @@ public final class JdbcBenchmark {
     }
 
     private double fencedBatches() throws Exception {
-        return timed(1, BATCH_ROUND_FACTOR, () -> {
+        return timed(1, () -> {
             long first = firstBatchId();
             FencedBatch.Builder batch = FencedBatch.builder(fenced).columns("counter");
             long token = tokens.incrementAndGet();
@@ -217,16 +218,12 @@ public final class JdbcBenchmark {
         int run();
     }
 
-    private double timed(int threads, Operation operation) throws Exception {
-        return timed(threads, 1, operation);
-    }
-
     /** Runs the operation on {@code threads} threads for one round; returns operations per second. */
-    private double timed(int threads, int roundFactor, Operation operation) throws Exception {
+    private double timed(int threads, Operation operation) throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(threads);
         LongAdder done = new LongAdder();
         long start = System.nanoTime();
-        long deadline = start + TimeUnit.MILLISECONDS.toNanos(roundMillis * roundFactor);
+        long deadline = start + TimeUnit.MILLISECONDS.toNanos(roundMillis);
         List<Future<?>> futures = new ArrayList<>();
         for (int t = 0; t < threads; t++) {
             futures.add(pool.submit(() -> {

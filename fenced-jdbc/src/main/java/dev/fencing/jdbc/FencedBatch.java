@@ -3,6 +3,7 @@ package dev.fencing.jdbc;
 import dev.fencing.FenceTokens;
 import dev.fencing.InvalidFenceTokenException;
 import dev.fencing.jdbc.internal.BatchValues;
+import dev.fencing.jdbc.internal.LongSet;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -102,6 +103,8 @@ public final class FencedBatch {
         private final List<List<Object>> keyValues = new ArrayList<>();
         private final List<List<Object>> values = new ArrayList<>();
         private final Set<Object> seenKeys = new HashSet<>();
+        /** Single whole-number keys, the common case, kept without boxes (a batch holds thousands). */
+        private final LongSet seenIntegralKeys = new LongSet();
 
         private Builder(FencedTable table) {
             this.table = table;
@@ -160,7 +163,10 @@ public final class FencedBatch {
             if (columns == null) {
                 throw new IllegalStateException("no columns: call columns(...) before adding rows");
             }
-            FenceTokens.requirePositive(token, table.qualifiedName() + " key " + key);
+            if (token <= 0) {
+                // the message only when it is needed: building it for every row cost more than the rest of add
+                FenceTokens.requirePositive(token, table.qualifiedName() + " key " + key);
+            }
             table.requireKey(key);
             if (rowValues.length != columns.size()) {
                 throw new IllegalArgumentException("row " + key + " has " + rowValues.length + " values for columns "
@@ -171,7 +177,9 @@ public final class FencedBatch {
                     BatchValues.text(value); // refuses a type that cannot travel
                 }
             }
-            if (!seenKeys.add(identity(key))) {
+            if (!(key.size() == 1 && BatchValues.integral(key.values().get(0))
+                    ? seenIntegralKeys.add(((Number) key.values().get(0)).longValue())
+                    : seenKeys.add(identity(key)))) {
                 throw new IllegalArgumentException("key " + key + " is already in this batch");
             }
             for (int i = 0; i < key.size(); i++) {
@@ -185,11 +193,13 @@ public final class FencedBatch {
             return this;
         }
 
-        /** The key as the database compares it, so that 7 and 7L count as the same row. */
+        /**
+         * A key that is not a single whole number as the database compares it (a single whole number is
+         * compared as a {@code long}, so that 7 and 7L count as the same row).
+         */
         private static Object identity(RowKey key) {
             if (key.size() == 1) {
-                Object value = key.values().get(0);
-                return BatchValues.integral(value) ? (Object) ((Number) value).longValue() : BatchValues.text(value);
+                return BatchValues.text(key.values().get(0));
             }
             List<String> keyText = new ArrayList<>(key.size());
             for (Object value : key.values()) {

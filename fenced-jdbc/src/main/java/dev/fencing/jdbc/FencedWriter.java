@@ -46,10 +46,12 @@ import org.jdbi.v3.core.Jdbi;
  * open. A method without one runs on this thread's handle as Jdbi hands it out: inside the caller's {@code
  * jdbi.useTransaction(...)} / {@code inTransaction(...)} that is the caller's handle, and the write joins
  * the caller's transaction (it commits or rolls back with it; nothing is committed separately). Outside
- * one, a single-row write runs as auto-committed statements, and {@link #tryBatch(FencedBatch)}, {@link
- * #batch}, {@link #claimAndRun} and {@link #advanceWatermarkAndRun} open a transaction of their own and
- * commit it. {@link #batch} is all or nothing in both cases: in a caller's transaction it writes under a
- * savepoint and rolls back to it when a row is not applied, leaving the caller's transaction usable.
+ * one, a single-row write runs as auto-committed statements; a batch runs first as one auto-committed
+ * statement that writes every row or fails and writes none, and only when it did not write every row as a
+ * transaction of its own; {@link #claimAndRun} and {@link #advanceWatermarkAndRun} open a transaction of
+ * their own and commit it. {@link #batch} is all or nothing in both cases: in a caller's transaction it
+ * writes under a savepoint and rolls back to it when a row is not applied, leaving the caller's
+ * transaction usable.
  *
  * <p>Every method refuses a token {@code <= 0} with {@link InvalidFenceTokenException} before any SQL
  * runs. The {@code try...} methods return a {@link WriteOutcome}; their twins throw the matching {@link
@@ -69,11 +71,14 @@ import org.jdbi.v3.core.Jdbi;
  * snapshot admits the token yet the write did not apply (a transaction committed a change to the row while
  * the statement ran), the reporting statement is run again, up to a few times, so the outcome is truthful.
  * The decision to write is always the database's, made under the row lock; nothing is read before a
- * write. A batch in a transaction of the writer's own runs first as the bare fenced UPDATE of all its rows;
- * when every row of the batch wrote exactly one row of the table, it commits (a key that matched two rows
- * fails the batch: {@link FencedWriteException}, rolled back). Otherwise that transaction is rolled back
- * and the batch runs again, in a new one, as one statement that writes and reports the rows it did not
- * write. In a caller's transaction {@link #tryBatch} runs only the reporting statement.
+ * write. A batch outside a caller's transaction runs first as the bare fenced UPDATE of all its rows,
+ * which commits only when every row of the batch wrote exactly one row of the table; otherwise the
+ * statement fails on purpose, so that PostgreSQL undoes it (a key that matched two rows fails the batch:
+ * {@link FencedWriteException}; nothing was written). The batch then runs again, in a transaction of its
+ * own, as one statement that writes and reports the rows it did not write. That failure is an error in
+ * the server's log, one per batch not written whole: {@code invalid input syntax for type bigint: "fenced
+ * batch wrote 999 rows for 999 of 1000 keys; rolled back"}. In a caller's transaction {@link #tryBatch}
+ * runs only the reporting statement.
  *
  * <p>Writes assume PostgreSQL's default READ COMMITTED isolation: a fenced UPDATE that meets a row another
  * transaction is changing waits for it and then re-checks the fence against the committed row. Under

@@ -111,6 +111,44 @@ class InvalidInputIT {
         assertThat(db.row("A-1")).isEqualTo("10:0");
     }
 
+    /**
+     * A batch names each row once: a key added again, as the database compares it (7 and 7L are one bigint
+     * key), is refused when it is added. Sent twice in one statement, the UPDATE would write the row once,
+     * with the values of either, as the plain batch at the end shows.
+     */
+    @Test
+    void aBatchRefusesAKeyAddedTwiceAsTheDatabaseComparesIt() {
+        db.jdbi.useHandle(h -> {
+            h.execute("CREATE TABLE IF NOT EXISTS counter (id BIGINT PRIMARY KEY, n BIGINT NOT NULL)");
+            h.execute("SELECT fencing.protect_table('counter')");
+            h.execute("TRUNCATE counter");
+            h.execute("INSERT INTO counter (id, n) SELECT g, 0 FROM generate_series(1, 3) AS g");
+        });
+        FencedTable counter =
+                FencedTable.builder().table("counter").keyColumns("id").build(db.jdbi);
+        FencedBatch.Builder byId = FencedBatch.builder(counter)
+                .columns("n")
+                .add(5, RowKey.of(7L), 1)
+                .add(5, RowKey.of(1L), 1);
+        assertThatThrownBy(() -> byId.add(5, RowKey.of(7), 2))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("key 7 is already in this batch");
+        assertThatThrownBy(() -> byId.add(6, RowKey.of(1L), 2))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("key 1 is already in this batch");
+        FencedBatch.Builder bySku =
+                FencedBatch.builder(inventory).columns("stock").add(5, RowKey.of("A-1"), 1);
+        assertThatThrownBy(() -> bySku.add(5, RowKey.of("A-1"), 2))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("key A-1 is already in this batch");
+        assertThat(byId.add(5, RowKey.of(2), 2).build().keys())
+                .containsExactly(RowKey.of(7L), RowKey.of(1L), RowKey.of(2));
+
+        int written = db.jdbi.withHandle(h -> h.execute("UPDATE counter AS t SET n = v.n"
+                + " FROM unnest(ARRAY[3, 3], ARRAY[10, 20]) AS v(id, n) WHERE t.id = v.id"));
+        assertThat(written).as("one row written for two").isEqualTo(1);
+    }
+
     @ParameterizedTest
     @ValueSource(longs = {0, -1, Long.MIN_VALUE})
     void refusesTokensThatAreNotPositiveBeforeAnySqlRuns(long token) {

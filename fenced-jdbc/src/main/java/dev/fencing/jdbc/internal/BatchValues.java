@@ -4,7 +4,6 @@ import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.time.ZonedDateTime;
 import java.time.temporal.TemporalAccessor;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 
@@ -68,19 +67,23 @@ public final class BatchValues {
         return any;
     }
 
-    public static List<Long> longs(List<Object> values, List<Integer> rows) {
-        List<Long> longs = new ArrayList<>(rows.size());
-        for (int row : rows) {
-            Object value = values.get(row);
-            longs.add(value == null ? null : ((Number) value).longValue());
+    /** The values of {@code rows} (all of them when null), as whole numbers; nulls stay null. */
+    public static Long[] longs(List<?> values, List<Integer> rows) {
+        int size = rows == null ? values.size() : rows.size();
+        Long[] longs = new Long[size];
+        for (int i = 0; i < size; i++) {
+            Object value = values.get(rows == null ? i : rows.get(i));
+            longs[i] = value == null || value instanceof Long ? (Long) value : (Long) ((Number) value).longValue();
         }
         return longs;
     }
 
-    public static List<String> texts(List<Object> values, List<Integer> rows) {
-        List<String> texts = new ArrayList<>(rows.size());
-        for (int row : rows) {
-            texts.add(text(values.get(row)));
+    /** The values of {@code rows} (all of them when null), as text PostgreSQL reads back; see {@link #text}. */
+    public static String[] texts(List<Object> values, List<Integer> rows) {
+        int size = rows == null ? values.size() : rows.size();
+        String[] texts = new String[size];
+        for (int i = 0; i < size; i++) {
+            texts[i] = text(values.get(rows == null ? i : rows.get(i)));
         }
         return texts;
     }

@@ -5,12 +5,19 @@ import dev.fencing.jdbc.FencedBatch;
 import dev.fencing.jdbc.FencedTable;
 import dev.fencing.jdbc.FencedWriteException;
 import dev.fencing.jdbc.WriteOutcome;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.argument.Argument;
 import org.jdbi.v3.core.statement.Query;
 import org.jdbi.v3.core.statement.SqlStatement;
+import org.jdbi.v3.core.statement.StatementContext;
+import org.jdbi.v3.core.statement.UnableToExecuteStatementException;
 
 /**
  * A {@link FencedBatch} as one statement on a handle: either the bare fenced UPDATE of all its rows, which
@@ -28,11 +35,12 @@ final class BatchWrite {
 
     /**
      * The bare fenced UPDATE of every row: {@code true} when every input row wrote exactly one row, and
-     * nothing but two counts is read back. On {@code false} some rows may have been written: the caller
-     * rolls back.
+     * nothing but one number is read back. On {@code false} the statement failed and wrote nothing, but
+     * PostgreSQL undoes it only by ending an auto-commit statement's transaction, or the caller's
+     * transaction, or by a rollback to a savepoint set before it: the caller does one of these.
      *
      * @throws FencedWriteException when an input row wrote more than one row (the key columns do not name
-     *     one row: the unique key FencedTable checked is gone); the caller's rollback undoes it
+     *     one row: the unique key FencedTable checked is gone); the statement failed and wrote nothing
      */
     boolean writeAll(Handle handle, FencedBatch batch) {
         BatchShape shape = BatchShape.of(batch);
@@ -46,18 +54,41 @@ final class BatchWrite {
                         shape.integralValues,
                         shape.oneToken,
                         true));
-        List<Integer> rows = new ArrayList<>(batch.size());
-        for (int i = 0; i < batch.size(); i++) {
-            rows.add(i);
-        }
         Query query = StatementParser.query(handle, sql);
-        bind(query, batch, shape, rows);
-        long[] counts = query.map((rs, ctx) -> new long[] {rs.getLong("inputs"), rs.getLong("written")})
-                .one();
-        if (counts[1] != counts[0]) {
-            throw keyNamesTwoRows(batch, counts[1] + " rows for " + counts[0] + " keys");
+        bind(query, batch, shape, null);
+        query.bind(FencedSql.BATCH_SIZE, LibraryArguments.ofLong(batch.size()));
+        try {
+            query.mapTo(Long.class).one();
+            return true;
+        } catch (UnableToExecuteStatementException e) {
+            long[] counts = shortfall(e);
+            if (counts == null) {
+                throw e;
+            }
+            if (counts[0] > counts[1]) {
+                throw keyNamesTwoRows(batch, counts[0] + " rows for " + counts[1] + " keys");
+            }
+            return false;
         }
-        return counts[0] == batch.size();
+    }
+
+    private static final Pattern SHORTFALL =
+            Pattern.compile(Pattern.quote(FencedSql.BATCH_SHORTFALL) + "(\\d+) rows for (\\d+) of \\d+ keys");
+
+    /**
+     * The table rows and distinct input rows written, from the bare statement's own failure; {@code null}
+     * for any other failure.
+     */
+    private static long[] shortfall(UnableToExecuteStatementException e) {
+        for (Throwable cause = e.getCause(); cause != null; cause = cause.getCause()) {
+            if (cause instanceof SQLException sql && "22P02".equals(sql.getSQLState()) && sql.getMessage() != null) {
+                Matcher matcher = SHORTFALL.matcher(sql.getMessage());
+                if (matcher.find()) {
+                    return new long[] {Long.parseLong(matcher.group(1)), Long.parseLong(matcher.group(2))};
+                }
+            }
+        }
+        return null;
     }
 
     private static FencedWriteException keyNamesTwoRows(FencedBatch batch, String wrote) {
@@ -108,7 +139,7 @@ final class BatchWrite {
         for (int attempt = 1; !pending.isEmpty(); attempt++) {
             Query query = StatementParser.query(handle, sql);
             bind(query, batch, shape, pending);
-            query.bind(FencedSql.BATCH_SIZE, (long) pending.size());
+            query.bind(FencedSql.BATCH_SIZE, LibraryArguments.ofLong(pending.size()));
             // only the rows that were not written come back; every other pending row was applied
             List<long[]> rows = query.map((rs, ctx) -> {
                         long ord = rs.getLong("ord");
@@ -148,16 +179,12 @@ final class BatchWrite {
         return Arrays.asList(outcomes);
     }
 
-    /** Binds the token(s), keys and values of the batch's {@code rows}. */
+    /** Binds the token(s), keys and values of the batch's {@code rows}, or of all its rows when null. */
     private static void bind(SqlStatement<?> statement, FencedBatch batch, BatchShape shape, List<Integer> rows) {
         if (shape.oneToken) {
-            statement.bind(FencedSql.TOKEN, shape.firstToken);
+            statement.bind(FencedSql.TOKEN, LibraryArguments.ofLong(shape.firstToken));
         } else {
-            List<Long> tokens = new ArrayList<>(rows.size());
-            for (int row : rows) {
-                tokens.add(batch.tokens().get(row));
-            }
-            statement.bindArray(FencedSql.BATCH_TOKENS, Long.class, tokens);
+            statement.bind(FencedSql.BATCH_TOKENS, new TypedArray("bigint", BatchValues.longs(batch.tokens(), rows)));
         }
         for (int k = 0; k < shape.integralKeys.length; k++) {
             bindColumn(statement, FencedSql.batchKeys(k), shape.integralKeys[k], batch.keyValues(k), rows);
@@ -169,10 +196,29 @@ final class BatchWrite {
 
     private static void bindColumn(
             SqlStatement<?> statement, String name, boolean integral, List<Object> values, List<Integer> rows) {
-        if (integral) {
-            statement.bindArray(name, Long.class, BatchValues.longs(values, rows));
-        } else {
-            statement.bindArray(name, String.class, BatchValues.texts(values, rows));
+        statement.bind(
+                name,
+                integral
+                        ? new TypedArray("bigint", BatchValues.longs(values, rows))
+                        : new TypedArray("text", BatchValues.texts(values, rows)));
+    }
+
+    /**
+     * An array bound as an array of its own element type. Jdbi's {@code bindArray} hands the driver an
+     * {@code Object[]}, which pgjdbc can only send as text, every number printed and parsed again; a {@code
+     * Long[]} it sends in binary. Measured on a 1,000-row batch: about 0.2 ms of the client's time.
+     */
+    private record TypedArray(String typeName, Object[] elements) implements Argument {
+        @Override
+        public void apply(int position, PreparedStatement statement, StatementContext ctx) throws SQLException {
+            java.sql.Array array = statement.getConnection().createArrayOf(typeName, elements);
+            ctx.addCleanable(array::free);
+            statement.setArray(position, array);
+        }
+
+        @Override
+        public String toString() {
+            return typeName + "[] of " + elements.length;
         }
     }
 

@@ -236,23 +236,42 @@ public final class DefaultFencedWriter implements FencedWriter {
     }
 
     /**
-     * First the bare UPDATE of every row in a transaction of its own, committed when its update count says
-     * every row was written (the common case). Otherwise that transaction is rolled back and the reporting
-     * statement runs in a new one, a complete fenced write again; with {@code allOrNothing}, a row not
-     * written throws inside it, which rolls back the rows that were.
+     * First the bare UPDATE of every row, which writes them all or fails and writes none (the common case
+     * writes them all). On an auto-commit connection it runs alone, its own transaction, with no BEGIN or
+     * COMMIT around it (the COMMIT was a round trip of its own): PostgreSQL commits it when it wrote every
+     * row and undoes it when it failed. On a connection that does not auto-commit although the handle is
+     * in no transaction (a transaction handler that counts only the transactions it began, such as Jdbi's
+     * {@code LocalTransactionHandler.managed()} from 3.55), it runs in a transaction of its own, rolled
+     * back on failure, as it would otherwise be left uncommitted. When it did not write
+     * every row, the reporting statement runs in a new transaction, a complete fenced write again; with
+     * {@code allOrNothing}, a row not written throws inside it, which rolls back the rows that were.
      */
     private List<WriteOutcome> inOwnTransaction(Handle handle, FencedBatch batch, boolean allOrNothing) {
-        try {
-            return handle.inTransaction(h -> {
-                if (!batches.writeAll(h, batch)) {
-                    throw new NotAllWritten();
-                }
+        if (autoCommits(handle)) {
+            if (batches.writeAll(handle, batch)) {
                 return BatchWrite.allApplied(batch);
-            });
-        } catch (NotAllWritten e) {
-            // rolled back; fall through to the reporting statement
+            }
+        } else {
+            try {
+                return handle.inTransaction(h -> {
+                    if (!batches.writeAll(h, batch)) {
+                        throw new NotAllWritten();
+                    }
+                    return BatchWrite.allApplied(batch);
+                });
+            } catch (NotAllWritten e) {
+                // rolled back; fall through to the reporting statement
+            }
         }
         return handle.inTransaction(h -> reported(h, batch, allOrNothing));
+    }
+
+    private static boolean autoCommits(Handle handle) {
+        try {
+            return handle.getConnection().getAutoCommit();
+        } catch (SQLException e) {
+            throw new TransactionException("could not read the connection's auto-commit mode", e);
+        }
     }
 
     /**

@@ -135,14 +135,21 @@ public final class FencedSql {
     public static final String BATCH_SIZE = Bindings.RESERVED_PREFIX + "size";
 
     /**
+     * What the bare batch statement's error says when it did not write every row once: its value, which
+     * PostgreSQL cannot read as a number, starts with this text and goes on with {@code N rows for M of K
+     * keys}.
+     */
+    public static final String BATCH_SHORTFALL = "fenced batch wrote ";
+
+    /**
      * Many rows in one statement: the rows arrive as parallel arrays (see {@link BatchValues}; {@code
      * integralKeys[i]} / {@code integralValues[i]} say which travel as {@code bigint[]}), are joined to the
      * table, and each is updated only under its own fence condition. Only the rows that were NOT written
      * come back ({@code ord}, 1-based input position, and {@code stored}, the row's token or NULL when
      * absent), and a row with {@code ord} 0 when an input row wrote more than one table row; when every
-     * row was written once the report part does not run at all. With {@code bare}, only the
-     * UPDATE, reporting how many input rows it wrote ({@code inputs}) and how many table rows ({@code
-     * written}): both equal the batch size exactly when every row was written once.
+     * row was written once the report part does not run at all. With {@code bare}, the UPDATE alone, which
+     * returns one row when every input row wrote exactly one table row and otherwise fails (and so undoes
+     * itself), with SQLSTATE 22P02 and a message holding {@link #BATCH_SHORTFALL}.
      */
     public static String batch(
             FencedTable table,
@@ -191,11 +198,18 @@ public final class FencedSql {
                 + " WHERE " + String.join(" AND ", join)
                 + " AND fenced_row." + fence + " " + operator(policy) + " " + token;
         if (bare) {
-            // distinct input rows written, and table rows written: both equal the batch size exactly when
-            // every input row wrote one row (a bare update count could add up two rows of one key and none
-            // of another)
+            // Every input row wrote one table row exactly when both the table rows written and the distinct
+            // input rows among them number the batch's size (the update count alone would add up two rows
+            // of one key and none of another). Otherwise the statement fails, so that on an auto-commit
+            // connection it needs no transaction around it: PostgreSQL undoes the statement, and what it
+            // wrote never commits. The failure is a cast of text that is not a number, evaluated only then;
+            // its text, quoted in the error (and in the server's log), says what happened.
+            String size = "CAST(:" + BATCH_SIZE + " AS bigint)";
             return "WITH applied AS (" + update + " RETURNING input.ord)"
-                    + " SELECT count(DISTINCT ord) AS inputs, count(*) AS written FROM applied";
+                    + " SELECT CAST(CASE WHEN count(*) = " + size + " AND count(DISTINCT ord) = " + size
+                    + " THEN '0' ELSE '" + BATCH_SHORTFALL + "' || count(*) || ' rows for '"
+                    + " || count(DISTINCT ord) || ' of ' || " + size + " || ' keys; rolled back'"
+                    + " END AS bigint) AS shortfall FROM applied";
         }
         return "WITH applied AS (" + update + " RETURNING input.ord)"
                 + " SELECT input.ord, (SELECT t." + fence + " FROM " + target(table) + " AS t WHERE "

@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
 import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.argument.Argument;
 import org.jdbi.v3.core.statement.Query;
 import org.jdbi.v3.core.statement.SqlStatement;
 import org.jdbi.v3.core.statement.Update;
@@ -136,9 +137,14 @@ final class SingleRowWrite {
     private static void bind(SqlStatement<?> statement, RowKey key, long token, Map<String, Object> bindings) {
         List<Object> keyValues = key.values();
         for (int i = 0; i < keyValues.size(); i++) {
-            statement.bind(FencedSql.keyBinding(i), keyValues.get(i));
+            Object value = LibraryArguments.ofKey(keyValues.get(i));
+            if (value instanceof Argument argument) {
+                statement.bind(FencedSql.keyBinding(i), argument);
+            } else {
+                statement.bind(FencedSql.keyBinding(i), value);
+            }
         }
-        statement.bind(FencedSql.TOKEN, token);
+        statement.bind(FencedSql.TOKEN, LibraryArguments.ofLong(token));
         bindings.forEach(statement::bind);
     }
 
