@@ -28,8 +28,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.curator.CuratorZookeeperClient;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -74,14 +72,14 @@ class LeaseTruthIT {
         Lease lease = registry.lock(path, TokenSource.SEQUENCE).acquire();
         CountDownLatch detectorHeld = new CountDownLatch(1);
         CountDownLatch resume = new CountDownLatch(1);
-        registry.beforeDetectorTick(once(() -> {
+        registry.beforeDetectorTick(Hooks.once(() -> {
             detectorHeld.countDown();
             resume.await(); // the "pause": this JVM's detector does not run, as in a frozen JVM
         }));
         assertThat(detectorHeld.await(10, TimeUnit.SECONDS)).isTrue();
         long tickBefore = registry.lastTick();
         await().atMost(Duration.ofSeconds(10)).until(() -> registry.pausedSince(tickBefore));
-        registry.betweenValidityReads(once(() -> {
+        registry.betweenValidityReads(Hooks.once(() -> {
             // the JVM resumes; the detector marks the hold and moves its tick while the check is between reads
             resume.countDown();
             await().atMost(Duration.ofSeconds(10)).until(() -> registry.lastTick() != tickBefore);
@@ -301,13 +299,7 @@ class LeaseTruthIT {
     }
 
     private CuratorFramework client() {
-        CuratorFramework client = CuratorFrameworkFactory.builder()
-                .connectString(zk.connectString())
-                .sessionTimeoutMs(10_000)
-                .connectionTimeoutMs(5_000)
-                .retryPolicy(new ExponentialBackoffRetry(50, 10, 1_000))
-                .build();
-        client.start();
+        CuratorFramework client = Hooks.startedClient(zk.connectString());
         opened.add(client);
         return client;
     }
@@ -331,23 +323,5 @@ class LeaseTruthIT {
         Method method = type.getDeclaredMethod(name);
         method.setAccessible(true);
         return method;
-    }
-
-    private static Runnable once(ThrowingRunnable action) {
-        AtomicBoolean done = new AtomicBoolean();
-        return () -> {
-            if (done.compareAndSet(false, true)) {
-                try {
-                    action.run();
-                } catch (Exception e) {
-                    throw new IllegalStateException(e);
-                }
-            }
-        };
-    }
-
-    @FunctionalInterface
-    private interface ThrowingRunnable {
-        void run() throws Exception;
     }
 }

@@ -26,11 +26,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.listen.Listenable;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.framework.state.ConnectionStateListener;
-import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.zookeeper.ZooKeeper;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -80,7 +78,7 @@ class LockRegistryIT {
                 lost.set(true);
             }
         });
-        registry.beforeRegistering(once(() -> {
+        registry.beforeRegistering(Hooks.once(() -> {
             // the holder "freezes" here: its session expires and another client takes the lock
             ZooKeeper handle = zooKeeper(client);
             ZooKeeperSessions.expire(zk.connectString(), handle.getSessionId(), handle.getSessionPasswd());
@@ -113,7 +111,7 @@ class LockRegistryIT {
             }
         });
         AtomicReference<Long> sessionBefore = new AtomicReference<>();
-        registry.beforeRegistering(once(() -> {
+        registry.beforeRegistering(Hooks.once(() -> {
             sessionBefore.set(zooKeeper(client).getSessionId());
             zk.stop();
             await().atMost(Duration.ofSeconds(20)).untilTrue(suspended);
@@ -151,7 +149,7 @@ class LockRegistryIT {
         opened.add(registry);
         FencedLock next = registry(client(), new RecordingListener()).lock(path, TokenSource.SEQUENCE);
         AtomicReference<Lease> successor = new AtomicReference<>();
-        registry.beforeRegistering(once(() -> {
+        registry.beforeRegistering(Hooks.once(() -> {
             // the holder "freezes" here: its session expires, the client opens a new one, another
             // client takes the lock, and Curator has not told the registry yet
             ZooKeeper handle = zooKeeper(client);
@@ -294,24 +292,6 @@ class LockRegistryIT {
         assertThat(registry.liveLocks()).isZero();
     }
 
-    private static Runnable once(ThrowingRunnable action) {
-        AtomicBoolean done = new AtomicBoolean();
-        return () -> {
-            if (done.compareAndSet(false, true)) {
-                try {
-                    action.run();
-                } catch (Exception e) {
-                    throw new IllegalStateException(e);
-                }
-            }
-        };
-    }
-
-    @FunctionalInterface
-    private interface ThrowingRunnable {
-        void run() throws Exception;
-    }
-
     /**
      * {@code client}, except that connection state listeners added through it never hear of an event:
      * as if Curator's event thread were late to deliver them.
@@ -349,13 +329,7 @@ class LockRegistryIT {
     }
 
     private CuratorFramework client() {
-        CuratorFramework client = CuratorFrameworkFactory.builder()
-                .connectString(zk.connectString())
-                .sessionTimeoutMs(10_000)
-                .connectionTimeoutMs(5_000)
-                .retryPolicy(new ExponentialBackoffRetry(50, 10, 1_000))
-                .build();
-        client.start();
+        CuratorFramework client = Hooks.startedClient(zk.connectString());
         opened.add(client);
         return client;
     }

@@ -11,8 +11,6 @@ import java.lang.reflect.Proxy;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -134,13 +132,6 @@ class RecreatedParentRaceIT {
     }
 
     private static CuratorFramework start(EmbeddedZooKeeper zk) {
-        CuratorFramework client = CuratorFrameworkFactory.builder()
-                .connectString(zk.connectString())
-                .sessionTimeoutMs(10_000)
-                .connectionTimeoutMs(5_000)
-                .retryPolicy(new ExponentialBackoffRetry(50, 10, 1_000))
-                .build();
-        client.start();
-        return client;
+        return Hooks.startedClient(zk.connectString());
     }
 }
