@@ -166,6 +166,26 @@ class BareBatchIT {
         }
     }
 
+    /**
+     * A value that fails the same cast as the bare statement's own check, with the same text, must not be
+     * taken for the bare statement's shortfall: the batch fails with the value's own error, and nothing is
+     * written.
+     */
+    @Test
+    void aValueThatFailsLikeTheBareStatementsCheckFailsAsItselfAndWritesNothing() {
+        String lookalike = "fenced batch wrote 2 rows for 1 of 1 keys; rolled back";
+
+        assertThatThrownBy(() -> strict.tryBatch(FencedBatch.builder(inventory)
+                        .columns("stock")
+                        .add(5, RowKey.of("A-1"), 1)
+                        .add(5, RowKey.of("A-2"), lookalike)
+                        .build()))
+                .hasStackTraceContaining("invalid input syntax for type integer")
+                .hasStackTraceContaining(lookalike)
+                .satisfies(e -> assertThat(e.getMessage()).doesNotContain("no longer name one row"));
+        assertThat(db.row("A-1")).as("nothing written").isEqualTo("10:0");
+    }
+
     /** In a transaction only between its own begin and commit or rollback; the connection never auto-commits. */
     private static final class OwnTransactionsOnly implements TransactionHandler {
         private final Set<Handle> open = ConcurrentHashMap.newKeySet();

@@ -158,7 +158,7 @@ class InheritedTableIT {
         assertThat(count).isEqualTo(batch.size());
         assertThatThrownBy(() -> strictWriter().tryBatch(batch))
                 .isInstanceOf(FencedWriteException.class)
-                .hasMessageContaining("wrote 2 rows for 1 keys");
+                .hasMessageContaining("no longer name one row");
         assertThat(rows("stock_loose", "B-1")).isEqualTo("stock_loose=1:1,stock_loose=2:1");
         assertThat(rows("stock_loose", "C-1")).isEqualTo("stock_loose=1:9");
     }

@@ -10,7 +10,6 @@ import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.argument.Argument;
@@ -37,10 +36,9 @@ final class BatchWrite {
      * The bare fenced UPDATE of every row: {@code true} when every input row wrote exactly one row, and
      * nothing but one number is read back. On {@code false} the statement failed and wrote nothing, but
      * PostgreSQL undoes it only by ending an auto-commit statement's transaction, or the caller's
-     * transaction, or by a rollback to a savepoint set before it: the caller does one of these.
-     *
-     * @throws FencedWriteException when an input row wrote more than one row (the key columns do not name
-     *     one row: the unique key FencedTable checked is gone); the statement failed and wrote nothing
+     * transaction, or by a rollback to a savepoint set before it: the caller does one of these, then runs
+     * the reporting statement, which also fails the batch when an input row wrote more than one row (the
+     * key columns do not name one row: the unique key FencedTable checked is gone).
      */
     boolean writeAll(Handle handle, FencedBatch batch) {
         BatchShape shape = BatchShape.of(batch);
@@ -61,34 +59,34 @@ final class BatchWrite {
             query.mapTo(Long.class).one();
             return true;
         } catch (UnableToExecuteStatementException e) {
-            long[] counts = shortfall(e);
-            if (counts == null) {
+            if (!isShortfall(e)) {
                 throw e;
             }
-            if (counts[0] > counts[1]) {
-                throw keyNamesTwoRows(batch, counts[0] + " rows for " + counts[1] + " keys");
-            }
+            // Not every row was written once: what happened is for the reporting statement to find out (it
+            // also fails the batch for a key that names two rows). The counts in the message are not trusted:
+            // a user's value that failed the same cast could carry the same text.
             return false;
         }
     }
 
     private static final Pattern SHORTFALL =
-            Pattern.compile(Pattern.quote(FencedSql.BATCH_SHORTFALL) + "(\\d+) rows for (\\d+) of \\d+ keys");
+            Pattern.compile(Pattern.quote(FencedSql.BATCH_SHORTFALL) + "\\d+ rows for \\d+ of \\d+ keys");
 
     /**
-     * The table rows and distinct input rows written, from the bare statement's own failure; {@code null}
-     * for any other failure.
+     * Whether the bare statement failed as it does when it did not write every row once. Any other
+     * failure, and a user's value that merely looks like that one, is thrown or found again by the reporting
+     * statement, which runs the same write.
      */
-    private static long[] shortfall(UnableToExecuteStatementException e) {
+    private static boolean isShortfall(UnableToExecuteStatementException e) {
         for (Throwable cause = e.getCause(); cause != null; cause = cause.getCause()) {
-            if (cause instanceof SQLException sql && "22P02".equals(sql.getSQLState()) && sql.getMessage() != null) {
-                Matcher matcher = SHORTFALL.matcher(sql.getMessage());
-                if (matcher.find()) {
-                    return new long[] {Long.parseLong(matcher.group(1)), Long.parseLong(matcher.group(2))};
-                }
+            if (cause instanceof SQLException sql
+                    && "22P02".equals(sql.getSQLState())
+                    && sql.getMessage() != null
+                    && SHORTFALL.matcher(sql.getMessage()).find()) {
+                return true;
             }
         }
-        return null;
+        return false;
     }
 
     private static FencedWriteException keyNamesTwoRows(FencedBatch batch, String wrote) {
@@ -116,7 +114,7 @@ final class BatchWrite {
      * alone with the others like it, up to {@link SingleRowWrite#MAX_ATTEMPTS} times; the rows written by an
      * earlier attempt stay written, so a failure after that leaves them in the handle's transaction.
      *
-     * @throws FencedWriteException when an input row wrote more than one row, as {@link #writeAll}
+     * @throws FencedWriteException when an input row wrote more than one row
      */
     List<WriteOutcome> writeAndReport(Handle handle, FencedBatch batch) {
         FencedTable table = batch.table();
