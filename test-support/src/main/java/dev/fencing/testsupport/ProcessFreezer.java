@@ -46,6 +46,9 @@ public final class ProcessFreezer {
     public static final Duration STOP_DEADLINE = Duration.ofSeconds(10);
 
     private static final Path PROC = Path.of("/proc");
+    /** Linux lists each thread under /proc; elsewhere (macOS) only ps can tell, and only of the process. */
+    private static final boolean PROC_LISTS_THREADS =
+            Files.isDirectory(PROC.resolve("self").resolve("task"));
 
     private ProcessFreezer() {}
 
@@ -122,7 +125,7 @@ public final class ProcessFreezer {
      * {@code D} stops when its system call returns).
      */
     static List<String> runningThreads(long pid) {
-        if (!Files.isDirectory(PROC.resolve("self").resolve("task"))) {
+        if (!PROC_LISTS_THREADS) {
             return processStateByPs(pid);
         }
         List<String> running = new ArrayList<>();

@@ -56,9 +56,11 @@ final class DefaultLease implements Lease {
 
     @Override
     public LeaseLoss lossCause() {
-        if (closed.get()) {
-            return causeAtClose;
-        }
+        return closed.get() ? causeAtClose : holdLoss();
+    }
+
+    /** The hold's loss, after a check that may find one (a pause, a closed session); null while valid. */
+    private LeaseLoss holdLoss() {
         return hold.lock.isValid(hold) ? null : hold.loss();
     }
 
@@ -72,7 +74,7 @@ final class DefaultLease implements Lease {
                     + " must be closed by the thread that acquired it ('" + hold.owner.getName() + "')");
         }
         // the owner thread alone closes, so the cause is set before anyone can see the flag
-        LeaseLoss loss = hold.lock.isValid(hold) ? null : hold.loss();
+        LeaseLoss loss = holdLoss();
         causeAtClose = loss != null ? loss : LeaseLoss.RELEASED;
         if (closed.compareAndSet(false, true)) {
             hold.lock.exit(hold);

@@ -22,6 +22,7 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.Predicate;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.imps.CuratorFrameworkState;
 import org.apache.curator.framework.state.ConnectionState;
@@ -433,9 +434,14 @@ public final class LockRegistry implements AutoCloseable {
 
     /** Marks every live hold invalid, and only then returns those it marked, for the listener. */
     private List<Hold> invalidateAll(LeaseLoss cause) {
+        return invalidateWhere(hold -> true, cause);
+    }
+
+    /** Marks every live hold that {@code affected} accepts invalid, and only then returns those it marked. */
+    private List<Hold> invalidateWhere(Predicate<Hold> affected, LeaseLoss cause) {
         List<Hold> marked = new ArrayList<>();
         for (Hold hold : holds) {
-            if (markInvalid(hold, cause)) {
+            if (affected.test(hold) && markInvalid(hold, cause)) {
                 marked.add(hold);
             }
         }
@@ -521,12 +527,7 @@ public final class LockRegistry implements AutoCloseable {
         }
         generationSeen = generation;
         clientStartedSeen = started;
-        List<Hold> marked = new ArrayList<>();
-        for (Hold hold : holds) {
-            if (sessionEnded(hold) && markInvalid(hold, LeaseLoss.SESSION_LOST)) {
-                marked.add(hold);
-            }
-        }
+        List<Hold> marked = invalidateWhere(this::sessionEnded, LeaseLoss.SESSION_LOST);
         if (!marked.isEmpty()) {
             LOG.warn("Curator replaced its ZooKeeper handle or was closed: the old session's lock nodes are gone"
                     + " or going");
