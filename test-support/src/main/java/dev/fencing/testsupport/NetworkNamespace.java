@@ -367,12 +367,21 @@ public final class NetworkNamespace implements AutoCloseable {
             run(command);
             return true;
         } catch (IllegalStateException e) {
-            String message = String.valueOf(e.getMessage());
-            if (message.contains("Cannot find device") || message.contains("No such file or directory")) {
+            if (alreadyGone(String.valueOf(e.getMessage()))) {
                 return false;
             }
             throw e;
         }
+    }
+    /**
+     * Whether {@code ip}'s error says that what it was to delete does not exist: "Cannot find device" when
+     * the name no longer resolves, "No such device" (ENODEV from RTNETLINK) when the link went between the
+     * name's lookup and the deletion, "No such file or directory" for a namespace.
+     */
+    static boolean alreadyGone(String ipError) {
+        return ipError.contains("Cannot find device")
+                || ipError.contains("No such device")
+                || ipError.contains("No such file or directory");
     }
 
     /** Runs a command, returns its standard output; fails with the command and its output when it fails. */
