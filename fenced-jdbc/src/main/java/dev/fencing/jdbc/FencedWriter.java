@@ -72,13 +72,16 @@ import org.jdbi.v3.core.Jdbi;
  * the statement ran), the reporting statement is run again, up to a few times, so the outcome is truthful.
  * The decision to write is always the database's, made under the row lock; nothing is read before a
  * write. A batch outside a caller's transaction runs first as the bare fenced UPDATE of all its rows,
- * which commits only when every row of the batch wrote exactly one row of the table; otherwise the
- * statement fails on purpose, so that PostgreSQL undoes it (a key that matched two rows fails the batch:
- * {@link FencedWriteException}; nothing was written). The batch then runs again, in a transaction of its
- * own, as one statement that writes and reports the rows it did not write. That failure is an error in
- * the server's log, one per batch not written whole: {@code invalid input syntax for type bigint: "fenced
- * batch wrote 999 rows for 999 of 1000 keys; rolled back"}. In a caller's transaction {@link #tryBatch}
- * runs only the reporting statement.
+ * which commits only when it wrote as many rows as the batch has, under a unique index on the key columns
+ * that the statement looks up itself (so that each input row wrote exactly one row, a different one);
+ * otherwise the statement fails on purpose, so that PostgreSQL undoes it. The batch then runs again, in a
+ * transaction of its own, as one statement that writes and reports the rows it did not write, and that
+ * fails (undoing itself: {@link FencedWriteException}) when a key matched two rows or two of the batch's
+ * keys name one row ({@code '7'} and {@code 7L} for a number). The first failure is an error in the
+ * server's log, one per batch not written whole: {@code invalid input syntax for type bigint: "fenced batch
+ * wrote 999 rows for 1000 keys; rolled back"}. In a caller's transaction {@link #tryBatch} runs only the
+ * reporting statement; a transaction open on the connection (pgjdbc says so) counts as the caller's even
+ * when the handle's transaction handler did not begin it.
  *
  * <p>Writes assume PostgreSQL's default READ COMMITTED isolation: a fenced UPDATE that meets a row another
  * transaction is changing waits for it and then re-checks the fence against the committed row. Under

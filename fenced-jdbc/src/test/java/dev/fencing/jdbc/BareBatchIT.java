@@ -173,7 +173,7 @@ class BareBatchIT {
      */
     @Test
     void aValueThatFailsLikeTheBareStatementsCheckFailsAsItselfAndWritesNothing() {
-        String lookalike = "fenced batch wrote 2 rows for 1 of 1 keys; rolled back";
+        String lookalike = "fenced batch wrote 2 rows for 1 keys; rolled back";
 
         assertThatThrownBy(() -> strict.tryBatch(FencedBatch.builder(inventory)
                         .columns("stock")
@@ -184,6 +184,67 @@ class BareBatchIT {
                 .hasStackTraceContaining(lookalike)
                 .satisfies(e -> assertThat(e.getMessage()).doesNotContain("no longer name one row"));
         assertThat(db.row("A-1")).as("nothing written").isEqualTo("10:0");
+    }
+
+    /**
+     * On the same kind of connection, the caller has written a row and not committed: the server has a
+     * transaction open that the handle's transaction handler did not begin. The batch must treat it as the
+     * caller's: a transaction of its own would commit the caller's work (tryBatch) or roll it back (a stale
+     * batch()). Here the caller's row stays uncommitted through both, the stale batch leaves the caller's
+     * transaction usable, and the caller's rollback undoes the fresh batch with its own work.
+     */
+    @Test
+    void aTransactionTheHandlerDidNotBeginIsTheCallersAndTheBatchNeitherCommitsNorUndoesItsWork() {
+        HikariConfig config = new HikariConfig();
+        config.setDataSource(db.database.dataSource());
+        config.setAutoCommit(false);
+        config.setMaximumPoolSize(1);
+        try (HikariDataSource pool = new HikariDataSource(config)) {
+            Jdbi jdbi = Jdbi.create(pool).setTransactionHandler(new OwnTransactionsOnly());
+            FencedWriter writer = FencedWriter.builder(jdbi).build();
+            jdbi.useHandle(h -> {
+                h.execute("UPDATE inventory_plain SET stock = 77 WHERE sku = 'A-1'");
+                assertThat(h.isInTransaction()).as("the handler began nothing").isFalse();
+
+                List<WriteOutcome> outcomes = writer.tryBatch(
+                        h,
+                        FencedBatch.builder(inventory)
+                                .columns("stock")
+                                .add(5, RowKey.of("A-1"), 1)
+                                .build());
+                assertThat(outcomes).containsExactly(new WriteOutcome.Applied(5));
+                assertThat(plainStock("A-1"))
+                        .as("the caller's write, not committed by the batch")
+                        .isEqualTo(10);
+
+                assertThatThrownBy(() -> writer.batch(FencedBatch.builder(inventory)
+                                .columns("stock")
+                                .add(6, RowKey.of("A-2"), 3)
+                                .add(4, RowKey.of("A-1"), 4) // stale: A-1 holds token 5 in this transaction
+                                .build()))
+                        .isInstanceOf(StaleFenceException.class);
+                int callersStock = h.createQuery("SELECT stock FROM inventory_plain WHERE sku = 'A-1'")
+                        .mapTo(Integer.class)
+                        .one();
+                assertThat(callersStock)
+                        .as("the caller's write, not undone by the batch")
+                        .isEqualTo(77);
+                assertThat(plainStock("A-1")).isEqualTo(10);
+                run(() -> h.getConnection().rollback());
+            });
+            assertThat(plainStock("A-1")).isEqualTo(10);
+            assertThat(db.row("A-1"))
+                    .as("the fresh batch went with the caller's rollback")
+                    .isEqualTo("10:0");
+            assertThat(db.row("A-2")).isEqualTo("10:0");
+        }
+    }
+
+    private static int plainStock(String sku) {
+        return db.jdbi.withHandle(h -> h.createQuery("SELECT stock FROM inventory_plain WHERE sku = ?")
+                .bind(0, sku)
+                .mapTo(Integer.class)
+                .one());
     }
 
     /** In a transaction only between its own begin and commit or rollback; the connection never auto-commits. */
@@ -245,17 +306,17 @@ class BareBatchIT {
                 Handle handle, TransactionIsolationLevel level, HandleCallback<R, X> callback) throws X {
             return inTransaction(handle, callback);
         }
+    }
 
-        private interface SqlStep {
-            void run() throws SQLException;
-        }
+    private interface SqlStep {
+        void run() throws SQLException;
+    }
 
-        private static void run(SqlStep step) {
-            try {
-                step.run();
-            } catch (SQLException e) {
-                throw new IllegalStateException(e);
-            }
+    private static void run(SqlStep step) {
+        try {
+            step.run();
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
         }
     }
 }

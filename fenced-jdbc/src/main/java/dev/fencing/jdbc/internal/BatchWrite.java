@@ -4,12 +4,15 @@ import dev.fencing.FencePolicy;
 import dev.fencing.jdbc.FencedBatch;
 import dev.fencing.jdbc.FencedTable;
 import dev.fencing.jdbc.FencedWriteException;
+import dev.fencing.jdbc.RowKey;
 import dev.fencing.jdbc.WriteOutcome;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.argument.Argument;
@@ -70,7 +73,7 @@ final class BatchWrite {
     }
 
     private static final Pattern SHORTFALL =
-            Pattern.compile(Pattern.quote(FencedSql.BATCH_SHORTFALL) + "\\d+ rows for \\d+ of \\d+ keys");
+            Pattern.compile(Pattern.quote(FencedSql.BATCH_SHORTFALL) + "\\d+ rows for \\d+ keys");
 
     /**
      * Whether the bare statement failed as it does when it did not write every row once. Any other
@@ -89,15 +92,47 @@ final class BatchWrite {
         return false;
     }
 
-    private static FencedWriteException keyNamesTwoRows(FencedBatch batch, String wrote) {
+    private static FencedWriteException keyNamesTwoRows(FencedBatch batch, String wrote, Throwable cause) {
         return new FencedWriteException(
                 "fenced batch on " + batch.table().qualifiedName() + " wrote " + wrote + ": its key columns "
                         + batch.table().keyColumns()
-                        + " no longer name one row (dropped unique key?); the batch is rolled back",
+                        + " no longer name one row (dropped unique key?); the statement was undone",
                 batch.table().qualifiedName(),
                 null,
                 0,
-                null);
+                cause);
+    }
+
+    /**
+     * The reporting statement's own failure for a bad batch, recognised by its nonce, as a {@link
+     * FencedWriteException}; any other failure as it came.
+     */
+    private static RuntimeException badBatch(
+            UnableToExecuteStatementException e, FencedBatch batch, List<Integer> pending, long nonce) {
+        Pattern failure = Pattern.compile(Pattern.quote(FencedSql.BATCH_FAILURE + nonce + ": ") + "(?:("
+                + Pattern.quote(FencedSql.KEY_NAMES_ROWS) + ")|key given twice, input row (\\d+))");
+        for (Throwable cause = e.getCause(); cause != null; cause = cause.getCause()) {
+            if (cause instanceof SQLException sql && "22P02".equals(sql.getSQLState()) && sql.getMessage() != null) {
+                Matcher matcher = failure.matcher(sql.getMessage());
+                if (!matcher.find()) {
+                    continue;
+                }
+                if (matcher.group(1) != null) {
+                    return keyNamesTwoRows(batch, "more rows than keys", e);
+                }
+                int index = pending.get(Integer.parseInt(matcher.group(2)) - 1);
+                RowKey key = batch.keys().get(index);
+                return new FencedWriteException(
+                        "fenced batch on " + batch.table().qualifiedName() + " gives the row of key " + key
+                                + " twice (row " + (index + 1) + " and another whose key the database reads as"
+                                + " equal, such as '7' and 7L); the statement was undone",
+                        batch.table().qualifiedName(),
+                        key,
+                        batch.tokens().get(index),
+                        e);
+            }
+        }
+        return e;
     }
 
     static List<WriteOutcome> allApplied(FencedBatch batch) {
@@ -138,19 +173,23 @@ final class BatchWrite {
             Query query = StatementParser.query(handle, sql);
             bind(query, batch, shape, pending);
             query.bind(FencedSql.BATCH_SIZE, LibraryArguments.ofLong(pending.size()));
+            long nonce = ThreadLocalRandom.current().nextLong();
+            query.bind(FencedSql.BATCH_NONCE, LibraryArguments.ofLong(nonce));
             // only the rows that were not written come back; every other pending row was applied
-            List<long[]> rows = query.map((rs, ctx) -> {
-                        long ord = rs.getLong("ord");
-                        long stored = rs.getLong("stored");
-                        return rs.wasNull() ? new long[] {ord} : new long[] {ord, stored};
-                    })
-                    .list();
+            List<long[]> rows;
+            try {
+                rows = query.map((rs, ctx) -> {
+                            long ord = rs.getLong("ord");
+                            long stored = rs.getLong("stored");
+                            return rs.wasNull() ? new long[] {ord} : new long[] {ord, stored};
+                        })
+                        .list();
+            } catch (UnableToExecuteStatementException e) {
+                throw badBatch(e, batch, pending, nonce);
+            }
             boolean[] notWritten = new boolean[pending.size()];
             List<Integer> again = new ArrayList<>();
             for (long[] row : rows) {
-                if (row[0] == 0) {
-                    throw keyNamesTwoRows(batch, "more rows than keys");
-                }
                 int position = (int) row[0] - 1;
                 notWritten[position] = true;
                 int index = pending.get(position);

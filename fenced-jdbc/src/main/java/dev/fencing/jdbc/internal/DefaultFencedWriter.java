@@ -230,7 +230,10 @@ public final class DefaultFencedWriter implements FencedWriter {
         if (batch.size() == 0) {
             return List.of();
         }
-        return handle.isInTransaction()
+        // a transaction open on the server is the caller's, whether or not the handle's transaction handler
+        // began it (one that counts only its own transactions does not see a caller's statements on a
+        // connection that does not auto-commit)
+        return handle.isInTransaction() || ServerTransactions.open(handle.getConnection())
                 ? inCallersTransaction(handle, batch, allOrNothing)
                 : inOwnTransaction(handle, batch, allOrNothing);
     }

@@ -142,14 +142,28 @@ public final class FencedSql {
     public static final String BATCH_SHORTFALL = "fenced batch wrote ";
 
     /**
+     * What the reporting batch statement's error says when the batch is bad: this text, the statement's
+     * nonce ({@link #BATCH_NONCE}), a colon, and either {@link #KEY_NAMES_ROWS} or {@code key given twice,
+     * input row N}.
+     */
+    public static final String BATCH_FAILURE = "fenced batch ";
+
+    public static final String BATCH_NONCE = Bindings.RESERVED_PREFIX + "nonce";
+
+    /** The reporting batch statement's failure when an input row wrote more than one table row. */
+    public static final String KEY_NAMES_ROWS = "an input row wrote more than one row";
+
+    /**
      * Many rows in one statement: the rows arrive as parallel arrays (see {@link BatchValues}; {@code
      * integralKeys[i]} / {@code integralValues[i]} say which travel as {@code bigint[]}), are joined to the
      * table, and each is updated only under its own fence condition. Only the rows that were NOT written
      * come back ({@code ord}, 1-based input position, and {@code stored}, the row's token or NULL when
-     * absent), and a row with {@code ord} 0 when an input row wrote more than one table row; when every
-     * row was written once the report part does not run at all. With {@code bare}, the UPDATE alone, which
-     * returns one row when every input row wrote exactly one table row and otherwise fails (and so undoes
-     * itself), with SQLSTATE 22P02 and a message holding {@link #BATCH_SHORTFALL}.
+     * absent); when every row was written once the report part does not run at all. The statement fails
+     * (and so undoes itself) with SQLSTATE 22P02 and a message holding {@link #BATCH_FAILURE} and its nonce
+     * when an input row wrote more than one table row or two input rows name one row. With {@code bare},
+     * the UPDATE alone, under a unique index on the key columns, which returns one row when every input row
+     * wrote exactly one table row and otherwise fails (and so undoes itself), with SQLSTATE 22P02 and a
+     * message holding {@link #BATCH_SHORTFALL}.
      */
     public static String batch(
             FencedTable table,
@@ -166,6 +180,8 @@ public final class FencedSql {
         List<String> keyNames = new ArrayList<>();
         List<String> join = new ArrayList<>();
         List<String> lookup = new ArrayList<>();
+        List<String> written = new ArrayList<>();
+        List<String> twice = new ArrayList<>();
         for (int i = 0; i < table.keyColumns().size(); i++) {
             String column = table.keyColumns().get(i);
             String array = typedArray(
@@ -176,6 +192,8 @@ public final class FencedSql {
             keyNames.add("key_" + i);
             join.add("fenced_row." + Identifiers.quote(column) + " = input.key_" + i);
             lookup.add("t." + Identifiers.quote(column) + " = input.key_" + i);
+            written.add("fenced_row." + Identifiers.quote(column) + " AS written_key_" + i);
+            twice.add("applied.written_key_" + i + " = input.key_" + i);
         }
         // a batch written under one token (the usual case: one lock holder) binds it once
         String token = oneToken ? "CAST(:" + TOKEN + " AS bigint)" : "input.token";
@@ -192,37 +210,73 @@ public final class FencedSql {
             set.add(Identifiers.quote(column) + " = input.value_" + i);
         }
         set.add(fence + " = " + token);
-        String update = "UPDATE " + target(table) + " AS fenced_row SET " + String.join(", ", set)
-                + " FROM unnest(" + String.join(", ", arrays) + ") WITH ORDINALITY AS input("
-                + String.join(", ", names) + ", ord)"
-                + " WHERE " + String.join(" AND ", join)
-                + " AND fenced_row." + fence + " " + operator(policy) + " " + token;
+        String from = "UPDATE " + target(table) + " AS fenced_row SET " + String.join(", ", set) + " FROM unnest("
+                + String.join(", ", arrays) + ")";
+        String where = " WHERE " + String.join(" AND ", join) + " AND fenced_row." + fence + " " + operator(policy)
+                + " " + token;
         if (bare) {
-            // Every input row wrote one table row exactly when both the table rows written and the distinct
-            // input rows among them number the batch's size (the update count alone would add up two rows
-            // of one key and none of another). Otherwise the statement fails, so that on an auto-commit
-            // connection it needs no transaction around it: PostgreSQL undoes the statement, and what it
-            // wrote never commits. The failure is a cast of text that is not a number, evaluated only then;
-            // its text, quoted in the error (and in the server's log), says what happened.
+            // The update count is the number of table rows written: PostgreSQL writes a row once however many
+            // input rows join it. While a unique index on (a subset of) the key columns holds, an input row
+            // joins at most one table row, so a count of the batch's size means every input row wrote
+            // exactly one row, a different one each (a key given twice, even in two spellings the client
+            // cannot compare, such as '7' and '07' for a number, leaves the count short). The index is looked
+            // up in the statement itself, once (an InitPlan): without it nothing is written and the reporting
+            // statement, which counts input rows, finds what happened. No index can be dropped while the
+            // statement runs, as the UPDATE holds a lock on the table that DROP INDEX waits for.
+            // A count short of the size fails the statement, so that on an auto-commit connection it needs
+            // no transaction around it: PostgreSQL undoes the statement, and what it wrote never commits.
+            // The failure is a cast of text that is not a number, evaluated only then; its text, quoted in
+            // the error (and in the server's log), says what happened.
             String size = "CAST(:" + BATCH_SIZE + " AS bigint)";
-            return "WITH applied AS (" + update + " RETURNING input.ord)"
-                    + " SELECT CAST(CASE WHEN count(*) = " + size + " AND count(DISTINCT ord) = " + size
-                    + " THEN '0' ELSE '" + BATCH_SHORTFALL + "' || count(*) || ' rows for '"
-                    + " || count(DISTINCT ord) || ' of ' || " + size + " || ' keys; rolled back'"
+            return "WITH applied AS (" + from + " AS input(" + String.join(", ", names) + ")" + where
+                    + " AND " + uniqueKeyHolds(table) + " RETURNING 1)"
+                    + " SELECT CAST(CASE WHEN count(*) = " + size + " THEN '0' ELSE '" + BATCH_SHORTFALL
+                    + "' || count(*) || ' rows for ' || " + size + " || ' keys; rolled back'"
                     + " END AS bigint) AS shortfall FROM applied";
         }
-        return "WITH applied AS (" + update + " RETURNING input.ord)"
-                + " SELECT input.ord, (SELECT t." + fence + " FROM " + target(table) + " AS t WHERE "
+        String update = from + " WITH ORDINALITY AS input(" + String.join(", ", names) + ", ord)" + where;
+        // A bad batch fails the statement, so that PostgreSQL undoes what it wrote, in the caller's
+        // transaction too: with the text of BATCH_FAILURE, the statement's own nonce (so that no value of
+        // the caller's failing the same cast reads as this) and what went wrong.
+        String failure = "'" + BATCH_FAILURE + "' || CAST(:" + BATCH_NONCE + " AS bigint) || ': ";
+        return "WITH applied AS (" + update + " RETURNING input.ord, " + String.join(", ", written) + ")"
+                // an input row not written whose key names a row another input row wrote: one key twice,
+                // in spellings the client could not compare ('7' and '07' for a number)
+                + " SELECT CAST(CASE WHEN EXISTS (SELECT 1 FROM applied WHERE " + String.join(" AND ", twice)
+                + ") THEN " + failure + "key given twice, input row ' || input.ord ELSE CAST(input.ord AS text)"
+                + " END AS bigint) AS ord,"
+                + " (SELECT t." + fence + " FROM " + target(table) + " AS t WHERE "
                 + String.join(" AND ", lookup) + ") AS stored"
                 + " FROM unnest(" + String.join(", ", keyArrays) + ") WITH ORDINALITY AS input("
                 + String.join(", ", keyNames) + ", ord)"
                 // an uncommon case: evaluated once (an InitPlan), it keeps the rest from running at all
                 + " WHERE (SELECT count(*) FROM applied) < :" + BATCH_SIZE
                 + " AND NOT EXISTS (SELECT 1 FROM applied WHERE applied.ord = input.ord)"
-                // and ord 0 when some input row wrote more than one table row: its extra rows could make
+                // and a failure when some input row wrote more than one table row: its extra rows could make
                 // up the count above for a row that was not written
-                + " UNION ALL SELECT 0, NULL WHERE (SELECT count(*) FROM applied)"
-                + " > (SELECT count(DISTINCT ord) FROM applied) ORDER BY 1";
+                // (the text holds the counts: a constant would be cast, and fail, when the statement is planned)
+                + " UNION ALL SELECT CAST(" + failure + KEY_NAMES_ROWS + " (' || (SELECT count(*) FROM applied)"
+                + " || ' rows for ' || (SELECT count(DISTINCT ord) FROM applied) || ' input rows)' AS bigint), NULL"
+                + " WHERE (SELECT count(*) FROM applied) > (SELECT count(DISTINCT ord) FROM applied) ORDER BY 1";
+    }
+
+    /**
+     * A condition, evaluated once per statement, that holds while a unique index covers the table's key
+     * columns: an immediate (not deferrable: a deferred one admits duplicates until COMMIT), valid, whole
+     * (no predicate, no expressions) unique index whose key columns are all among them.
+     */
+    static String uniqueKeyHolds(FencedTable table) {
+        List<String> keys = new ArrayList<>();
+        for (String column : table.keyColumns()) {
+            keys.add("'" + Identifiers.require("key column", column) + "'");
+        }
+        return "(SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_index AS i"
+                + " WHERE i.indrelid = CAST('" + table.quotedName() + "' AS pg_catalog.regclass)"
+                + " AND i.indisunique AND i.indimmediate AND i.indisvalid"
+                + " AND i.indpred IS NULL AND i.indexprs IS NULL"
+                + " AND NOT EXISTS (SELECT 1 FROM unnest(CAST(i.indkey AS int2[])) WITH ORDINALITY AS k(attnum, n)"
+                + " WHERE k.n <= i.indnkeyatts AND k.attnum NOT IN (SELECT a.attnum FROM pg_catalog.pg_attribute AS a"
+                + " WHERE a.attrelid = i.indrelid AND a.attname IN (" + String.join(", ", keys) + ")))))";
     }
 
     private static String typedArray(String binding, boolean integral, String type) {
