@@ -22,6 +22,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import org.flywaydb.core.Flyway;
 import org.jdbi.v3.core.Jdbi;
+import org.jdbi.v3.core.argument.Argument;
 
 /**
  * {@code bench/run jdbc}: fenced-jdbc's writes against the same plain writes, in alternating rounds in one
@@ -171,18 +172,28 @@ public final class JdbcBenchmark {
                 + " WHERE t.id = v.id";
         return timed(1, () -> {
             long first = firstBatchId();
-            List<Long> ids = new ArrayList<>(BATCH);
-            List<Long> values = new ArrayList<>(BATCH);
+            Long[] ids = new Long[BATCH];
+            Long[] values = new Long[BATCH];
             for (int i = 0; i < BATCH; i++) {
-                ids.add(first + i);
-                values.add(first * 7 + i);
+                ids[i] = first + i;
+                values[i] = first * 7 + i;
             }
+            // arrays of Long, which pgjdbc sends in binary (Jdbi's bindArray hands it an Object[], sent as
+            // text), as the fenced batch sends its own
             jdbi.useHandle(h -> h.createUpdate(sql)
-                    .bindArray("ids", Long.class, ids)
-                    .bindArray("counters", Long.class, values)
+                    .bind("ids", bigintArray(ids))
+                    .bind("counters", bigintArray(values))
                     .execute());
             return BATCH;
         });
+    }
+
+    private static Argument bigintArray(Long[] elements) {
+        return (position, statement, ctx) -> {
+            java.sql.Array array = statement.getConnection().createArrayOf("bigint", elements);
+            ctx.addCleanable(array::free);
+            statement.setArray(position, array);
+        };
     }
 
     private double fencedBatches() throws Exception {
