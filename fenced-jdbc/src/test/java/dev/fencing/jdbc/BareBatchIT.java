@@ -132,11 +132,7 @@ class BareBatchIT {
      */
     @Test
     void onAConnectionThatDoesNotAutoCommitOutsideATransactionTheBatchCommitsItsRows() {
-        HikariConfig config = new HikariConfig();
-        config.setDataSource(db.database.dataSource());
-        config.setAutoCommit(false);
-        config.setMaximumPoolSize(1);
-        try (HikariDataSource pool = new HikariDataSource(config)) {
+        try (HikariDataSource pool = notAutoCommitting()) {
             Jdbi jdbi = Jdbi.create(pool).setTransactionHandler(new OwnTransactionsOnly());
             FencedWriter writer = FencedWriter.builder(jdbi).build();
 
@@ -195,11 +191,7 @@ class BareBatchIT {
      */
     @Test
     void aTransactionTheHandlerDidNotBeginIsTheCallersAndTheBatchNeitherCommitsNorUndoesItsWork() {
-        HikariConfig config = new HikariConfig();
-        config.setDataSource(db.database.dataSource());
-        config.setAutoCommit(false);
-        config.setMaximumPoolSize(1);
-        try (HikariDataSource pool = new HikariDataSource(config)) {
+        try (HikariDataSource pool = notAutoCommitting()) {
             Jdbi jdbi = Jdbi.create(pool).setTransactionHandler(new OwnTransactionsOnly());
             FencedWriter writer = FencedWriter.builder(jdbi).build();
             jdbi.useHandle(h -> {
@@ -238,6 +230,15 @@ class BareBatchIT {
                     .isEqualTo("10:0");
             assertThat(db.row("A-2")).isEqualTo("10:0");
         }
+    }
+
+    /** One connection that does not auto-commit. */
+    private static HikariDataSource notAutoCommitting() {
+        HikariConfig config = new HikariConfig();
+        config.setDataSource(db.database.dataSource());
+        config.setAutoCommit(false);
+        config.setMaximumPoolSize(1);
+        return new HikariDataSource(config);
     }
 
     private static int plainStock(String sku) {
