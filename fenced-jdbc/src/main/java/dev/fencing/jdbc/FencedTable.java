@@ -1,7 +1,10 @@
 package dev.fencing.jdbc;
 
+import dev.fencing.jdbc.internal.FencedSql;
 import dev.fencing.jdbc.internal.Identifiers;
 import dev.fencing.jdbc.internal.StatementParser;
+import java.time.temporal.ChronoField;
+import java.time.temporal.TemporalAccessor;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -41,6 +44,8 @@ import org.slf4j.LoggerFactory;
  * later must be built again.
  */
 public final class FencedTable {
+    private static final Set<String> FLOATING = Set.of("real", "double precision");
+
     /** The fence column that {@code fencing.protect_table(...)} adds. */
     public static final String DEFAULT_FENCE_COLUMN = "last_fence_token";
 
@@ -140,7 +145,25 @@ public final class FencedTable {
             throw new IllegalArgumentException("key " + key + " has " + key.size() + " values but " + qualifiedName()
                     + " is keyed by " + keyColumns);
         }
+        for (Object value : key.values()) {
+            if (!(value instanceof String || value instanceof Long || value instanceof Integer)
+                    && finerThanMicroseconds(value)) {
+                // PostgreSQL keeps microseconds: the cast would round the value and name another row
+                throw new IllegalArgumentException("key " + key + " of " + qualifiedName() + " has a time value "
+                        + value + " finer than the microseconds PostgreSQL keeps; it would round to another row's"
+                        + " key");
+            }
+        }
         return key;
+    }
+
+    private static boolean finerThanMicroseconds(Object value) {
+        if (value instanceof java.sql.Timestamp timestamp) {
+            return timestamp.getNanos() % 1000 != 0;
+        }
+        return value instanceof TemporalAccessor time
+                && time.isSupported(ChronoField.NANO_OF_SECOND)
+                && time.getLong(ChronoField.NANO_OF_SECOND) % 1000 != 0;
     }
 
     /**
@@ -314,6 +337,14 @@ public final class FencedTable {
                                     + types.keySet(),
                             null);
                 }
+                if (FLOATING.contains(types.get(key))) {
+                    throw new FencedTableException(
+                            qualified,
+                            "key column '" + key + "' of " + qualified + " is " + types.get(key)
+                                    + ": a floating-point value sent as a key may round to another row's; key the"
+                                    + " table by an exact type",
+                            null);
+                }
             }
             if (!types.containsKey(fenceColumn)) {
                 throw new FencedTableException(
@@ -331,15 +362,9 @@ public final class FencedTable {
             }
             boolean unique = StatementParser.query(
                             handle,
-                            "SELECT EXISTS (SELECT 1 FROM pg_index i"
-                                    + " WHERE i.indrelid = to_regclass(format('%I.%I', :schema, :table))"
-                                    + " AND i.indisunique AND i.indpred IS NULL AND i.indexprs IS NULL"
-                                    + " AND i.indnkeyatts = cardinality(CAST(:keys AS text[]))"
-                                    + " AND (SELECT array_agg(a.attname::text ORDER BY a.attname::text)"
-                                    + " FROM unnest(i.indkey::int2[]) WITH ORDINALITY AS ik(attnum, n)"
-                                    + " JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ik.attnum"
-                                    + " WHERE ik.n <= i.indnkeyatts)"
-                                    + " = (SELECT array_agg(k ORDER BY k) FROM unnest(CAST(:keys AS text[])) AS k))")
+                            "SELECT "
+                                    + FencedSql.uniqueKey(
+                                            "to_regclass(format('%I.%I', :schema, :table))", "CAST(:keys AS text[])"))
                     .bind("schema", schema)
                     .bind("table", table)
                     .bindArray("keys", String.class, keyColumns)
@@ -349,7 +374,9 @@ public final class FencedTable {
                 throw new FencedTableException(
                         qualified,
                         "key columns " + keyColumns + " are not a unique key of " + qualified
-                                + " (no primary key or unique index on exactly those columns)",
+                                + " (no primary key or unique index on those columns, or on some of them, that is"
+                                + " immediate, valid, without predicate or expressions, and compares each column"
+                                + " with its own collation and its type's default operator class)",
                         null);
             }
             boolean guarded = StatementParser.query(

@@ -6,9 +6,14 @@ import static org.awaitility.Awaitility.await;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import java.net.URL;
+import java.net.URLClassLoader;
+import java.sql.Connection;
+import java.sql.Driver;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
+import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
@@ -230,6 +235,48 @@ class BareBatchIT {
                     .isEqualTo("10:0");
             assertThat(db.row("A-2")).isEqualTo("10:0");
         }
+    }
+
+    /**
+     * The same, on a connection of a pgjdbc loaded by a class loader of its own (as an application server or
+     * a plugin system would): the library still finds pgjdbc's answer through the connection itself.
+     */
+    @Test
+    void aPgjdbcFromAnotherClassLoaderStillTellsTheBatchThatTheTransactionIsTheCallers() throws Exception {
+        URL jar = org.postgresql.Driver.class
+                .getProtectionDomain()
+                .getCodeSource()
+                .getLocation();
+        try (URLClassLoader isolated = new URLClassLoader(new URL[] {jar}, ClassLoader.getPlatformClassLoader())) {
+            Driver driver = (Driver) isolated.loadClass("org.postgresql.Driver")
+                    .getDeclaredConstructor()
+                    .newInstance();
+            Properties properties = new Properties();
+            properties.setProperty("user", db.database.user());
+            properties.setProperty("password", db.database.password());
+            try (Connection connection = driver.connect(db.database.jdbcUrl(), properties)) {
+                assertThat(connection.getClass().getClassLoader()).isSameAs(isolated);
+                connection.setAutoCommit(false);
+                Jdbi jdbi = Jdbi.create(() -> connection).setTransactionHandler(new OwnTransactionsOnly());
+                try (Handle h = jdbi.open()) {
+                    h.execute("UPDATE inventory_plain SET stock = 77 WHERE sku = 'A-1'");
+                    List<WriteOutcome> outcomes = FencedWriter.builder(jdbi)
+                            .build()
+                            .tryBatch(
+                                    h,
+                                    FencedBatch.builder(inventory)
+                                            .columns("stock")
+                                            .add(5, RowKey.of("A-1"), 1)
+                                            .build());
+                    assertThat(outcomes).containsExactly(new WriteOutcome.Applied(5));
+                    assertThat(plainStock("A-1"))
+                            .as("the caller's write, not committed")
+                            .isEqualTo(10);
+                    connection.rollback();
+                }
+            }
+        }
+        assertThat(db.row("A-1")).isEqualTo("10:0");
     }
 
     /** One connection that does not auto-commit. */

@@ -230,12 +230,34 @@ public final class DefaultFencedWriter implements FencedWriter {
         if (batch.size() == 0) {
             return List.of();
         }
-        // a transaction open on the server is the caller's, whether or not the handle's transaction handler
-        // began it (one that counts only its own transactions does not see a caller's statements on a
-        // connection that does not auto-commit)
-        return handle.isInTransaction() || ServerTransactions.open(handle.getConnection())
+        return callersTransaction(handle)
                 ? inCallersTransaction(handle, batch, allOrNothing)
                 : inOwnTransaction(handle, batch, allOrNothing);
+    }
+
+    /**
+     * Whether the batch runs in the caller's transaction: the handle's, or one open on the server that the
+     * handle's transaction handler did not begin (one that counts only its own transactions does not see a
+     * caller's statements on a connection that does not auto-commit). On such a connection whose driver does
+     * not say, the batch refuses to guess: a transaction of its own could commit or undo the caller's work.
+     */
+    private static boolean callersTransaction(Handle handle) {
+        if (handle.isInTransaction()) {
+            return true;
+        }
+        if (autoCommits(handle)) {
+            return false;
+        }
+        return switch (ServerTransactions.of(handle.getConnection())) {
+            case IDLE -> false;
+            case OPEN -> true;
+            case UNKNOWN ->
+                throw new IllegalStateException("a fenced batch on a connection that does not auto-commit,"
+                        + " outside a transaction of the handle's, needs to know whether the connection has a transaction"
+                        + " open, and its driver does not say (no pgjdbc connection behind "
+                        + handle.getConnection().getClass().getName()
+                        + "): run the batch in a Jdbi transaction or on an auto-commit connection");
+        };
     }
 
     /**

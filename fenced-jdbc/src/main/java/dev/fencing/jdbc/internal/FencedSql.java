@@ -245,8 +245,10 @@ public final class FencedSql {
                 + " SELECT CAST(CASE WHEN EXISTS (SELECT 1 FROM applied WHERE " + String.join(" AND ", twice)
                 + ") THEN " + failure + "key given twice, input row ' || input.ord ELSE CAST(input.ord AS text)"
                 + " END AS bigint) AS ord,"
-                + " (SELECT t." + fence + " FROM " + target(table) + " AS t WHERE "
-                + String.join(" AND ", lookup) + ") AS stored"
+                // (a key that matches two rows fails the statement here too: its count is not constant)
+                + " (SELECT CASE WHEN count(*) > 1 THEN CAST(" + failure + KEY_NAMES_ROWS + " (' || count(*)"
+                + " || ' rows for input row ' || input.ord || ')' AS bigint) ELSE max(t." + fence + ") END FROM "
+                + target(table) + " AS t WHERE " + String.join(" AND ", lookup) + ") AS stored"
                 + " FROM unnest(" + String.join(", ", keyArrays) + ") WITH ORDINALITY AS input("
                 + String.join(", ", keyNames) + ", ord)"
                 // an uncommon case: evaluated once (an InitPlan), it keeps the rest from running at all
@@ -262,21 +264,53 @@ public final class FencedSql {
 
     /**
      * A condition, evaluated once per statement, that holds while a unique index covers the table's key
-     * columns: an immediate (not deferrable: a deferred one admits duplicates until COMMIT), valid, whole
-     * (no predicate, no expressions) unique index whose key columns are all among them.
+     * columns; see {@link #uniqueKey}.
      */
     static String uniqueKeyHolds(FencedTable table) {
+        return "(SELECT " + uniqueKey("CAST('" + table.quotedName() + "' AS pg_catalog.regclass)", keyNames(table))
+                + ")";
+    }
+
+    private static String keyNames(FencedTable table) {
         List<String> keys = new ArrayList<>();
         for (String column : table.keyColumns()) {
             keys.add("'" + Identifiers.require("key column", column) + "'");
         }
-        return "(SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_index AS i"
-                + " WHERE i.indrelid = CAST('" + table.quotedName() + "' AS pg_catalog.regclass)"
+        return "ARRAY[" + String.join(", ", keys) + "]";
+    }
+
+    /**
+     * An SQL boolean: whether the table {@code relation} (an SQL regclass expression) has a unique index that
+     * makes its key columns (the SQL text array {@code keyColumns}) name at most one row as the library's
+     * statements compare them, {@code column = CAST(value AS column's type)}. That index is immediate (a
+     * deferrable one admits duplicates until COMMIT), valid, whole (no predicate, no expressions), its key
+     * columns are all among {@code keyColumns}, and each compares as the column's {@code =} does: with the
+     * column's collation (an index {@code COLLATE "C"} on a case-insensitive column tells 'Bob' from 'bob',
+     * the column's {@code =} does not) and the default btree operator class of the column's type (a citext
+     * column under {@code text_ops} likewise). Anything else counts as no unique key.
+     */
+    public static String uniqueKey(String relation, String keyColumns) {
+        String btree = "(SELECT am.oid FROM pg_catalog.pg_am AS am WHERE am.amname = 'btree')";
+        String base = "(CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE t.oid END)";
+        return "EXISTS (SELECT 1 FROM pg_catalog.pg_index AS i"
+                + " WHERE i.indrelid = " + relation
                 + " AND i.indisunique AND i.indimmediate AND i.indisvalid"
                 + " AND i.indpred IS NULL AND i.indexprs IS NULL"
-                + " AND NOT EXISTS (SELECT 1 FROM unnest(CAST(i.indkey AS int2[])) WITH ORDINALITY AS k(attnum, n)"
-                + " WHERE k.n <= i.indnkeyatts AND k.attnum NOT IN (SELECT a.attnum FROM pg_catalog.pg_attribute AS a"
-                + " WHERE a.attrelid = i.indrelid AND a.attname IN (" + String.join(", ", keys) + ")))))";
+                + " AND NOT EXISTS (SELECT 1 FROM unnest(CAST(i.indkey AS int2[]), CAST(i.indclass AS oid[]),"
+                + " CAST(i.indcollation AS oid[])) WITH ORDINALITY AS k(attnum, opclass, collation_oid, n)"
+                + " WHERE k.n <= i.indnkeyatts AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute AS a"
+                + " JOIN pg_catalog.pg_type AS t ON t.oid = a.atttypid"
+                + " WHERE a.attrelid = i.indrelid AND a.attnum = k.attnum"
+                + " AND a.attname = ANY (CAST(" + keyColumns + " AS name[]))"
+                + " AND k.collation_oid = a.attcollation"
+                // the opclass PostgreSQL picks for the type by default: its own, or else the one of a type
+                // it converts to without a function (varchar's is text's)
+                + " AND k.opclass IN (SELECT c.oid FROM pg_catalog.pg_opclass AS c"
+                + " WHERE c.opcmethod = " + btree + " AND c.opcdefault AND (c.opcintype = " + base
+                + " OR (NOT EXISTS (SELECT 1 FROM pg_catalog.pg_opclass AS own WHERE own.opcmethod = " + btree
+                + " AND own.opcdefault AND own.opcintype = " + base + ")"
+                + " AND EXISTS (SELECT 1 FROM pg_catalog.pg_cast AS cast_to WHERE cast_to.castsource = " + base
+                + " AND cast_to.casttarget = c.opcintype AND cast_to.castmethod = 'b')))))))";
     }
 
     private static String typedArray(String binding, boolean integral, String type) {

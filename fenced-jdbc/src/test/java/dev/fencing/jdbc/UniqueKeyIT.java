@@ -1,0 +1,153 @@
+package dev.fencing.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Instant;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A key names at most one row only under a unique index that compares as the library's statements do
+ * ({@code column = CAST(value AS type)}), and only for a value the cast keeps as it is. A citext column under a
+ * unique index with {@code text_ops} holds 'Bob' and 'bob', which its {@code =} reads as one key: a batch
+ * whose 'BOB' writes both rows could make up the count of a row that was never written. These tests hold
+ * the table check, the bare statement and the reporting statement to that, and show the plain statement
+ * writing both rows.
+ */
+class UniqueKeyIT {
+    static FencingDatabase db;
+    static FencedWriter writer;
+
+    @BeforeAll
+    static void database() {
+        db = FencingDatabase.create("unique_key_it", 2);
+        db.jdbi.useHandle(h -> h.execute("CREATE EXTENSION IF NOT EXISTS citext"));
+        writer = FencedWriter.builder(db.jdbi).build();
+    }
+
+    @AfterAll
+    static void dropDatabase() {
+        db.close();
+    }
+
+    @Test
+    void aTableWhoseOnlyUniqueIndexComparesOtherwiseThanItsColumnsIsRefused() {
+        db.jdbi.useHandle(h -> {
+            h.execute("CREATE TABLE names_text_ops (k citext NOT NULL, v int NOT NULL)");
+            h.execute("CREATE UNIQUE INDEX names_text_ops_k ON names_text_ops (k text_ops)");
+            h.execute("SELECT fencing.protect_table('names_text_ops', ARRAY['k'])");
+        });
+        assertThatThrownBy(() -> FencedTable.builder()
+                        .table("names_text_ops")
+                        .keyColumns("k")
+                        .build(db.jdbi))
+                .isInstanceOf(FencedTableException.class)
+                .hasMessageContaining("are not a unique key")
+                .hasMessageContaining("default operator class");
+    }
+
+    @Test
+    void aFloatingPointKeyColumnIsRefused() {
+        db.jdbi.useHandle(h -> {
+            h.execute("CREATE TABLE readings (k double precision PRIMARY KEY, v int NOT NULL)");
+            h.execute("SELECT fencing.protect_table('readings')");
+        });
+        assertThatThrownBy(() ->
+                        FencedTable.builder().table("readings").keyColumns("k").build(db.jdbi))
+                .isInstanceOf(FencedTableException.class)
+                .hasMessageContaining("'k'")
+                .hasMessageContaining("double precision");
+    }
+
+    /** PostgreSQL keeps microseconds: 00:00:00.000000400 would round to the row at 00:00:00 and write it. */
+    @Test
+    void aTimeKeyFinerThanMicrosecondsIsRefusedNamingIt() {
+        db.jdbi.useHandle(h -> {
+            h.execute("CREATE TABLE events (k timestamptz PRIMARY KEY, v int NOT NULL)");
+            h.execute("SELECT fencing.protect_table('events')");
+            h.execute("INSERT INTO events (k, v) VALUES ('2024-01-01T00:00:00Z', 0)");
+        });
+        FencedTable events =
+                FencedTable.builder().table("events").keyColumns("k").build(db.jdbi);
+        Instant finer = Instant.parse("2024-01-01T00:00:00.000000400Z");
+
+        assertThatThrownBy(() -> FencedBatch.builder(events).columns("v").add(5, RowKey.of(finer), 1))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(finer.toString())
+                .hasMessageContaining("microseconds");
+        assertThatThrownBy(() -> writer.tryUpdate(
+                        FencedUpdate.builder(events).key(finer).set("v", 1).build(), 5))
+                .isInstanceOf(IllegalArgumentException.class);
+        int v = db.jdbi.withHandle(
+                h -> h.createQuery("SELECT v FROM events").mapTo(Integer.class).one());
+        assertThat(v).isZero();
+
+        List<WriteOutcome> exact = writer.tryBatch(FencedBatch.builder(events)
+                .columns("v")
+                .add(5, RowKey.of(Instant.parse("2024-01-01T00:00:00.000001Z")), 1)
+                .build());
+        assertThat(exact).containsExactly(new WriteOutcome.NotFound(5));
+    }
+
+    /**
+     * The table was checked under a proper index, which was then replaced by one under {@code text_ops},
+     * and 'Bob' and 'bob' went in. 'BOB' writes both rows, 'alice' none: the count is the batch's size. The
+     * bare statement must not take it for every row written, and the reporting statement fails the batch,
+     * undone. The plain statement writes both rows and says two rows were written.
+     */
+    @Test
+    void anIndexReplacedAfterTheCheckByOneThatComparesOtherwiseFailsTheBatchUndone() {
+        db.jdbi.useHandle(h -> {
+            h.execute("CREATE TABLE names_swapped (k citext NOT NULL, v int NOT NULL)");
+            h.execute("CREATE UNIQUE INDEX names_swapped_k ON names_swapped (k)");
+            h.execute("SELECT fencing.protect_table('names_swapped', ARRAY['k'])");
+        });
+        FencedTable names =
+                FencedTable.builder().table("names_swapped").keyColumns("k").build(db.jdbi);
+        db.jdbi.useHandle(h -> {
+            h.execute("DROP INDEX names_swapped_k");
+            h.execute("CREATE UNIQUE INDEX names_swapped_k_text ON names_swapped (k text_ops)");
+            h.execute("INSERT INTO names_swapped (k, v) VALUES ('Bob', 0), ('bob', 0), ('carol', 0)");
+        });
+        FencedBatch batch = FencedBatch.builder(names)
+                .columns("v")
+                .add(5, RowKey.of("BOB"), 1)
+                .add(5, RowKey.of("alice"), 2)
+                .build();
+
+        assertThatThrownBy(() -> writer.tryBatch(batch))
+                .isInstanceOf(FencedWriteException.class)
+                .hasMessageContaining("no longer name one row");
+        assertThatThrownBy(() -> db.jdbi.useTransaction(h -> writer.tryBatch(h, batch)))
+                .isInstanceOf(FencedWriteException.class)
+                .hasMessageContaining("no longer name one row");
+        assertThat(rows()).isEqualTo("Bob=0:0,bob=0:0,carol=0:0");
+
+        // a key not written (stale) that matches two rows fails the reporting statement the same way
+        db.jdbi.useHandle(h -> h.execute("UPDATE names_swapped SET last_fence_token = 9 WHERE k = 'bob'"));
+        assertThatThrownBy(() -> writer.tryBatch(FencedBatch.builder(names)
+                        .columns("v")
+                        .add(5, RowKey.of("BOB"), 1)
+                        .add(5, RowKey.of("carol"), 3)
+                        .build()))
+                .isInstanceOf(FencedWriteException.class)
+                .hasMessageContaining("no longer name one row");
+        assertThat(rows()).isEqualTo("Bob=0:9,bob=0:9,carol=0:0");
+
+        int written = db.jdbi.withHandle(h -> h.execute("UPDATE names_swapped AS t SET v = s.v"
+                + " FROM unnest(ARRAY['BOB', 'alice']::citext[], ARRAY[1, 2]) AS s(k, v) WHERE t.k = s.k"));
+        assertThat(written)
+                .as("the plain statement: 'BOB' wrote two rows, 'alice' none")
+                .isEqualTo(2);
+    }
+
+    private static String rows() {
+        return db.jdbi.withHandle(h -> h.createQuery("SELECT string_agg(k || '=' || v || ':' || last_fence_token, ','"
+                        + " ORDER BY k COLLATE \"C\") FROM names_swapped")
+                .mapTo(String.class)
+                .one());
+    }
+}
