@@ -200,19 +200,7 @@ class BareBatchIT {
             Jdbi jdbi = Jdbi.create(pool).setTransactionHandler(new OwnTransactionsOnly());
             FencedWriter writer = FencedWriter.builder(jdbi).build();
             jdbi.useHandle(h -> {
-                h.execute("UPDATE inventory_plain SET stock = 77 WHERE sku = 'A-1'");
-                assertThat(h.isInTransaction()).as("the handler began nothing").isFalse();
-
-                List<WriteOutcome> outcomes = writer.tryBatch(
-                        h,
-                        FencedBatch.builder(inventory)
-                                .columns("stock")
-                                .add(5, RowKey.of("A-1"), 1)
-                                .build());
-                assertThat(outcomes).containsExactly(new WriteOutcome.Applied(5));
-                assertThat(plainStock("A-1"))
-                        .as("the caller's write, not committed by the batch")
-                        .isEqualTo(10);
+                aCallersWriteThenAFreshBatch(writer, h);
 
                 assertThatThrownBy(() -> writer.batch(FencedBatch.builder(inventory)
                                 .columns("stock")
@@ -259,24 +247,31 @@ class BareBatchIT {
                 connection.setAutoCommit(false);
                 Jdbi jdbi = Jdbi.create(() -> connection).setTransactionHandler(new OwnTransactionsOnly());
                 try (Handle h = jdbi.open()) {
-                    h.execute("UPDATE inventory_plain SET stock = 77 WHERE sku = 'A-1'");
-                    List<WriteOutcome> outcomes = FencedWriter.builder(jdbi)
-                            .build()
-                            .tryBatch(
-                                    h,
-                                    FencedBatch.builder(inventory)
-                                            .columns("stock")
-                                            .add(5, RowKey.of("A-1"), 1)
-                                            .build());
-                    assertThat(outcomes).containsExactly(new WriteOutcome.Applied(5));
-                    assertThat(plainStock("A-1"))
-                            .as("the caller's write, not committed")
-                            .isEqualTo(10);
+                    aCallersWriteThenAFreshBatch(FencedWriter.builder(jdbi).build(), h);
                     connection.rollback();
                 }
             }
         }
         assertThat(db.row("A-1")).isEqualTo("10:0");
+    }
+
+    /**
+     * The caller writes a row of its own outside any transaction of the handle's, then a fresh batch runs on
+     * the same handle: it applies, and the caller's write is still not committed.
+     */
+    private static void aCallersWriteThenAFreshBatch(FencedWriter writer, Handle h) {
+        h.execute("UPDATE inventory_plain SET stock = 77 WHERE sku = 'A-1'");
+        assertThat(h.isInTransaction()).as("the handler began nothing").isFalse();
+        List<WriteOutcome> outcomes = writer.tryBatch(
+                h,
+                FencedBatch.builder(inventory)
+                        .columns("stock")
+                        .add(5, RowKey.of("A-1"), 1)
+                        .build());
+        assertThat(outcomes).containsExactly(new WriteOutcome.Applied(5));
+        assertThat(plainStock("A-1"))
+                .as("the caller's write, not committed by the batch")
+                .isEqualTo(10);
     }
 
     /** One connection that does not auto-commit. */
