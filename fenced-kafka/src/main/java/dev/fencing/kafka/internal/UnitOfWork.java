@@ -269,26 +269,26 @@ public final class UnitOfWork<K, V> {
             PartitionBatch p,
             Batch batch) {
         ByteBuffer keyBuffer = record.key();
-        PartitionWatermarks.Mark mark = null;
+        int slot = PartitionWatermarks.NONE;
         byte[] newKey = null;
         if (keyBuffer != null) {
             int keyLength = keyBuffer.remaining();
             if (keyBuffer.hasArray()) {
                 byte[] keyArray = keyBuffer.array();
                 int keyOffset = keyBuffer.arrayOffset() + keyBuffer.position();
-                mark = current.find(keyArray, keyOffset, keyLength);
-                if (mark == null) {
+                slot = current.find(keyArray, keyOffset, keyLength);
+                if (slot == PartitionWatermarks.NONE) {
                     newKey = Arrays.copyOfRange(keyArray, keyOffset, keyOffset + keyLength);
                 }
             } else {
                 byte[] keyArray = FetchedBytes.copy(keyBuffer);
-                mark = current.find(keyArray, 0, keyLength);
-                newKey = mark == null ? keyArray : null;
+                slot = current.find(keyArray, 0, keyLength);
+                newKey = slot == PartitionWatermarks.NONE ? keyArray : null;
             }
         }
         long raise;
         try {
-            raise = step.apply(tx, record, mark == null ? 0 : mark.current(), p);
+            raise = step.apply(tx, record, current.current(slot), p);
         } catch (RecordHandlingException e) {
             if (transactional) {
                 throw e;
@@ -297,7 +297,7 @@ public final class UnitOfWork<K, V> {
             return false;
         }
         if (raise != RecordStep.REFUSED) {
-            current.raise(newKey, mark, raise);
+            current.raise(newKey, slot, raise); // no key was added since the find: the slot still holds
         }
         return true;
     }
