@@ -101,10 +101,15 @@ import org.slf4j.LoggerFactory;
  *       for 10-byte keys) drops all of them from the heap; with a store they are loaded again as their keys
  *       come back (heap-only: forgotten). The {@link InMemoryWatermarkStore} itself keeps every key
  *       it was given.
- *   <li>Units of work: by default each poll's records are one unit (one store commit, one offset commit).
- *       {@value FencedConsumerConfig#COMMIT_MAX_RECORDS_CONFIG} lets a unit span several polls, which
- *       amortizes the store's commit (each key's watermark is written once per unit); a rebalance during a
- *       unit rolls the unit back and its records are read again.
+ *   <li>Units of work: the consumer commits on an interval. A unit (one store commit, one offset commit)
+ *       spans polls until it is {@value FencedConsumerConfig#COMMIT_INTERVAL_MS_CONFIG} old (1 s by default),
+ *       holds {@value FencedConsumerConfig#COMMIT_MAX_RECORDS_CONFIG} records (no limit by default), a poll
+ *       brings nothing, or the consumer closes; {@code fencing.commit.interval.ms=0} commits after every poll.
+ *       Longer units amortize the store's commit (each key's watermark is written once per unit) and the wait
+ *       for dead-letter acknowledgements, which happens once per unit, before its save: no offset, in the store
+ *       or in Kafka, passes a dead letter that was not acknowledged, and the store gets each offset with
+ *       exactly the watermarks raised below it. A crash, or a rebalance during a unit, replays up to one unit
+ *       (rolled back whole with a transactional handler; handled again with a plain one).
  * </ul>
  *
  * <p><b>Key-parallel mode</b> ({@link FencedConsumerBuilder#maxConcurrency maxConcurrency(n)}, n &gt; 1): for
@@ -255,7 +260,9 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
                 settings.deadLetterTopic(),
                 settings.deadLetterTimeout(),
                 settings.kafka(),
-                settings.deadLetterProducer());
+                settings.deadLetterProducer(),
+                // key-parallel workers await each dead letter at once: a linger would only delay them
+                settings.maxConcurrency() > 1 ? Duration.ZERO : DeadLetterWriter.BATCHED_LINGER);
         this.committer = new OffsetCommitter(consumer, clientId, store == null);
         this.ownership = new PartitionOwnership(groupId, store, consumer, committer);
         this.meters = new ConsumerMeters(builder.meterRegistry, groupId, clientId, this::heldWatermarks);

@@ -50,11 +50,10 @@ public final class FencedConsumerConfig {
     public static final long DEFAULT_CLOSE_TIMEOUT_MS = 30_000;
 
     public static final String DEAD_LETTER_TIMEOUT_MS_CONFIG = "fencing.dead.letter.timeout.ms";
-    public static final String DEAD_LETTER_TIMEOUT_MS_DOC = "Longest time the dead-letter writes of one unit of work"
-            + " may take altogether (sending, including waiting for metadata, and the acknowledgements), in"
-            + " milliseconds. When it passes, or at the first write that fails, the consumer stops with a"
-            + " DeadLetterException naming the topic and the record's offset, and commits nothing past it. Keep it"
-            + " well below max.poll.interval.ms.";
+    public static final String DEAD_LETTER_TIMEOUT_MS_DOC = "Longest time one dead-letter write may take from its"
+            + " send (including waiting for metadata) to its acknowledgement, in milliseconds. When it passes, or at"
+            + " the first write that fails, the consumer stops with a DeadLetterException naming the topic and the"
+            + " record's offset, and commits nothing past it. Keep it well below max.poll.interval.ms.";
     public static final long DEFAULT_DEAD_LETTER_TIMEOUT_MS = 10_000;
 
     public static final String WATERMARK_CACHE_MAX_KEYS_CONFIG = "fencing.watermark.cache.max.keys";
@@ -66,17 +65,22 @@ public final class FencedConsumerConfig {
     public static final int DEFAULT_WATERMARK_CACHE_MAX_KEYS = 1_000_000;
 
     public static final String COMMIT_MAX_RECORDS_CONFIG = "fencing.commit.max.records";
-    public static final String COMMIT_MAX_RECORDS_DOC = "Records one unit of work (one store transaction, one offset"
-            + " commit) may span, over several polls. 0: commit after every poll. Larger units amortize the store's"
-            + " commit and write each key's watermark once per unit; a rebalance during a unit rolls it back and"
-            + " reads it again (with a plain handler, its effects then happen twice).";
+    public static final String COMMIT_MAX_RECORDS_DOC = "Serial consumer: most records one unit of work (one store"
+            + " transaction and save, one offset commit) may hold, over several polls. 0: no limit by count, the"
+            + " unit ends by fencing.commit.interval.ms. Larger units amortize the store's commit and write each"
+            + " key's watermark once per unit; a rebalance during a unit rolls it back and reads it again (with a"
+            + " plain handler, its effects then happen twice).";
     public static final long DEFAULT_COMMIT_MAX_RECORDS = 0;
 
     public static final String COMMIT_INTERVAL_MS_CONFIG = "fencing.commit.interval.ms";
-    public static final String COMMIT_INTERVAL_MS_DOC = "Longest time one unit of work stays open when"
-            + " fencing.commit.max.records is set, in milliseconds; keep it well below max.poll.interval.ms. In"
-            + " key-parallel mode (fencing.max.concurrency above 1): how often each partition's offset is committed"
-            + " up to its lowest unfinished record.";
+    public static final String COMMIT_INTERVAL_MS_DOC = "Serial consumer: longest time one unit of work (one store"
+            + " transaction and save, one offset commit) stays open, polling as it goes, in milliseconds. A unit"
+            + " also ends at fencing.commit.max.records records, at a poll that brings nothing, and on close. 0:"
+            + " commit after every poll. A unit's dead letters are awaited once, before its save: no offset, in the"
+            + " store or in Kafka, passes a dead letter that was not acknowledged. A crash or a rebalance replays up"
+            + " to one unit (a plain handler's effects then happen again; a transactional handler's unit is rolled"
+            + " back whole). Keep it well below max.poll.interval.ms. In key-parallel mode (fencing.max.concurrency"
+            + " above 1): how often each partition's offset is committed up to its lowest unfinished record.";
     public static final long DEFAULT_COMMIT_INTERVAL_MS = 1_000;
 
     public static final String MAX_CONCURRENCY_CONFIG = "fencing.max.concurrency";

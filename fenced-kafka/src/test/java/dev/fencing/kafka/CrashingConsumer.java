@@ -1,5 +1,6 @@
 package dev.fencing.kafka;
 
+import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -45,6 +46,9 @@ public final class CrashingConsumer {
                         ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG,
                         1_000))
                 .topics(topic)
+                // a unit per poll, so that units commit before the one the process dies in (by default a unit
+                // spans a second of polls, and the 150 records before the kill would all be in one)
+                .commitInterval(Duration.ZERO)
                 .transactionalHandler(PostgresWatermarkStore.create(jdbi), (handle, record, token) -> {
                     if (handle != transaction[0]) {
                         transaction[0] = handle;

@@ -53,6 +53,11 @@ class FencedConsumerBuilderTest {
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining(
                         FencedConsumerConfig.COMMIT_MAX_RECORDS_CONFIG + "=-5: commitMaxRecords must be >= 0");
+        assertThatThrownBy(() -> builder().property(FencedConsumerConfig.COMMIT_INTERVAL_MS_CONFIG, -1))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(
+                        FencedConsumerConfig.COMMIT_INTERVAL_MS_CONFIG + "=-1: commitInterval must be >= 0");
+        builder().commitInterval(Duration.ZERO); // commit after every poll
         assertThatThrownBy(() -> builder().deadLetterTopic("has space"))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("'has space' is not a legal Kafka topic name");

@@ -19,8 +19,7 @@ class PartitionWatermarksTest {
     }
 
     private static long current(PartitionWatermarks watermarks, String key) {
-        PartitionWatermarks.Mark mark = watermarks.find(raw(key));
-        return mark == null ? 0 : mark.current();
+        return watermarks.current(watermarks.find(raw(key)));
     }
 
     @Test
@@ -44,7 +43,7 @@ class PartitionWatermarksTest {
         PartitionWatermarks watermarks = new PartitionWatermarks(Map.of(key("a"), 5L));
         watermarks.begin();
         watermarks.raise(raw("a"), watermarks.find(raw("a")), 9);
-        watermarks.raise(raw("new"), null, 3);
+        watermarks.raise(raw("new"), PartitionWatermarks.NONE, 3);
 
         watermarks.rollback();
 
@@ -66,7 +65,7 @@ class PartitionWatermarksTest {
         for (int i = 0; i < 10_000; i++) {
             assertThat(current(watermarks, "k" + i)).isEqualTo(i + 1);
         }
-        assertThat(watermarks.find(raw("absent"))).isNull();
+        assertThat(watermarks.find(raw("absent"))).isEqualTo(PartitionWatermarks.NONE);
         assertThat(watermarks.size()).isEqualTo(10_000);
     }
 
@@ -84,14 +83,14 @@ class PartitionWatermarksTest {
         PartitionWatermarks watermarks = new PartitionWatermarks(Map.of(key("order-17"), 5L));
         byte[] fetched = raw("xx-order-17-yy"); // the key sits at offset 3, as in a fetched batch
 
-        PartitionWatermarks.Mark inPlace = watermarks.find(fetched, 3, "order-17".length());
+        int inPlace = watermarks.find(fetched, 3, "order-17".length());
 
-        assertThat(inPlace).isSameAs(watermarks.find(raw("order-17")));
-        assertThat(inPlace.current()).isEqualTo(5);
+        assertThat(inPlace).isEqualTo(watermarks.find(raw("order-17")));
+        assertThat(watermarks.current(inPlace)).isEqualTo(5);
         assertThat(watermarks.find(fetched, 3, "order-1".length()))
                 .as("a prefix is another key")
-                .isNull();
-        assertThat(watermarks.find(fetched, 0, fetched.length)).isNull();
+                .isEqualTo(PartitionWatermarks.NONE);
+        assertThat(watermarks.find(fetched, 0, fetched.length)).isEqualTo(PartitionWatermarks.NONE);
     }
 
     @Test
@@ -117,7 +116,7 @@ class PartitionWatermarksTest {
         watermarks.load(raw("a"), 5);
         watermarks.load(raw("b"), 0); // the store has none for b
         assertThat(current(watermarks, "a")).isEqualTo(5);
-        assertThat(watermarks.find(raw("b"))).as("known to have none").isNotNull();
+        assertThat(watermarks.find(raw("b"))).as("known to have none").isNotEqualTo(PartitionWatermarks.NONE);
         assertThat(watermarks.size()).isEqualTo(1);
 
         watermarks.begin();
@@ -130,7 +129,7 @@ class PartitionWatermarksTest {
 
         assertThat(watermarks.evictIfAbove(2, true)).isEqualTo(2);
         assertThat(watermarks.size()).isZero();
-        assertThat(watermarks.find(raw("a"))).isNull();
+        assertThat(watermarks.find(raw("a"))).isEqualTo(PartitionWatermarks.NONE);
         assertThat(watermarks.complete()).as("with a store: loaded again").isFalse();
     }
 
@@ -140,5 +139,41 @@ class PartitionWatermarksTest {
         assertThat(watermarks.evictIfAbove(1, false)).isEqualTo(2);
         assertThat(watermarks.complete()).isTrue();
         assertThat(current(watermarks, "a")).as("the documented loss").isZero();
+    }
+
+    @Test
+    void keysLongerThanEightBytesThatShareTheirFirstEightAreToldApart() {
+        PartitionWatermarks watermarks = new PartitionWatermarks(Map.of(key("customer-1"), 5L, key("customer-2"), 6L));
+
+        assertThat(current(watermarks, "customer-1")).isEqualTo(5);
+        assertThat(current(watermarks, "customer-2")).isEqualTo(6);
+        assertThat(watermarks.find(raw("customer-3"))).isEqualTo(PartitionWatermarks.NONE);
+        assertThat(watermarks.find(raw("customer"))).as("its first eight bytes").isEqualTo(PartitionWatermarks.NONE);
+        assertThat(watermarks.find(raw("customer-10"))).isEqualTo(PartitionWatermarks.NONE);
+    }
+
+    @Test
+    void keysRaisedBeforeTheTableGrowsAreCommittedOrRolledBackWithTheirNewSlots() {
+        PartitionWatermarks watermarks = new PartitionWatermarks(Map.of(key("a"), 5L));
+        watermarks.begin();
+        watermarks.raise(raw("a"), watermarks.find(raw("a")), 6);
+        for (int i = 0; i < 100; i++) { // grows the table several times
+            watermarks.raise(raw("k" + i), PartitionWatermarks.NONE, 1);
+        }
+        watermarks.rollback();
+        assertThat(current(watermarks, "a")).isEqualTo(5);
+        assertThat(current(watermarks, "k42")).isZero();
+
+        watermarks.begin();
+        watermarks.raise(raw("a"), watermarks.find(raw("a")), 7);
+        for (int i = 100; i < 200; i++) {
+            watermarks.raise(raw("k" + i), PartitionWatermarks.NONE, 2);
+        }
+        assertThat(watermarks.raised()).hasSize(101).containsEntry(key("a"), 7L).containsEntry(key("k150"), 2L);
+        assertThat(watermarks.commit()).as("new keys").isEqualTo(100);
+        assertThat(current(watermarks, "a")).isEqualTo(7);
+        assertThat(current(watermarks, "k150")).isEqualTo(2);
+        watermarks.begin();
+        assertThat(watermarks.raised()).isEmpty();
     }
 }

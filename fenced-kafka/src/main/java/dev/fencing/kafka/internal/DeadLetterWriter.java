@@ -29,12 +29,19 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Writes refused records to their dead-letter topic, with headers saying why and where from, and waits for
- * the acknowledgements of one unit of work within one deadline: the first write that fails or is late ends
- * the unit with a {@link DeadLetterException} naming the topic and the record's offset. Poll thread only.
+ * Writes refused records to their dead-letter topic, with headers saying why and where from. The serial
+ * consumer sends them as its records are decided and awaits them ({@link #awaitAll()}) only before it saves or
+ * commits an offset that passes them; each write must be acknowledged within the dead-letter timeout of its
+ * own send, and the first write that fails or is late ends the unit with a {@link DeadLetterException} naming
+ * the topic and the record's offset. Poll thread only, except {@link #sendAndAwait}.
  */
 public final class DeadLetterWriter implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(DeadLetterWriter.class);
+    /**
+     * The producer's linger for the serial consumer, whose dead letters are awaited only before the next save:
+     * a few milliseconds gather a unit's dead letters into fewer requests and cost nothing it waits for.
+     */
+    public static final Duration BATCHED_LINGER = Duration.ofMillis(5);
 
     private final String groupId;
     private final String deadLetterTopic; // empty: <source topic>.dlt
@@ -42,13 +49,16 @@ public final class DeadLetterWriter implements AutoCloseable {
     private final Map<String, Object> producerConfig;
     private KafkaProducer<byte[], byte[]> producer;
     private final List<Write> pending = new ArrayList<>();
-    private long deadline; // System.nanoTime() by which the unit's writes are acknowledged; 0: none yet
+    private int unchecked; // pending writes before this index are known to be acknowledged
 
-    private record Write(String topic, String origin, Future<RecordMetadata> ack) {}
+    /** A write sent and not yet awaited; {@code deadline} is the {@code System.nanoTime()} its ack is due by. */
+    private record Write(String topic, String origin, Future<RecordMetadata> ack, long deadline) {}
 
     /**
      * @param consumerConfig the consumer's Kafka settings: the producer takes their bootstrap and security ones
      * @param overrides {@code fencing.dead.letter.producer.*} settings, without the prefix
+     * @param linger the producer's {@code linger.ms} unless {@code overrides} set it: a little for a writer whose
+     *     sends are awaited later in bulk, none for one that awaits each send at once
      */
     public DeadLetterWriter(
             String groupId,
@@ -56,11 +66,12 @@ public final class DeadLetterWriter implements AutoCloseable {
             String deadLetterTopic,
             Duration timeout,
             Map<String, Object> consumerConfig,
-            Map<String, Object> overrides) {
+            Map<String, Object> overrides,
+            Duration linger) {
         this.groupId = groupId;
         this.deadLetterTopic = deadLetterTopic;
         this.timeout = timeout;
-        this.producerConfig = producerConfig(consumerConfig, overrides, clientId, timeout);
+        this.producerConfig = producerConfig(consumerConfig, overrides, clientId, timeout, linger);
     }
 
     /** Connects; called by the poll thread when the loop starts, so that a consumer never run opens nothing. */
@@ -81,32 +92,55 @@ public final class DeadLetterWriter implements AutoCloseable {
                 : String.valueOf(servers);
     }
 
-    /** Starts a unit of work: no writes pending, no deadline yet. */
+    /** Starts a unit of work: no writes pending. */
     public void begin() {
         pending.clear();
-        deadline = 0;
+        unchecked = 0;
     }
 
     /**
-     * Sends one refused record (key and value as fetched); the deadline starts with the unit's first send.
+     * Sends one refused record (key and value as fetched) without waiting for its acknowledgement, which is due
+     * within the dead-letter timeout of this send. Fails early if an earlier write of the unit already failed
+     * or is overdue.
      *
-     * @throws DeadLetterException if the send fails at once, or the unit's deadline has passed
+     * @throws DeadLetterException if the send fails at once, or an earlier write failed or is late
      */
     public void send(ConsumerRecord<ByteBuffer, ByteBuffer> record, DeadLetterReason reason, String detail) {
         String topic = topicFor(record.topic());
         String origin = record.topic() + "-" + record.partition() + " offset " + record.offset();
-        if (deadline == 0) {
-            deadline = System.nanoTime() + timeout.toNanos();
-        } else if (System.nanoTime() - deadline > 0) {
-            awaitAll(); // names the first write that failed or is late, if one did
-            throw new DeadLetterException(
-                    topic, origin, "the unit's dead-letter writes took longer than " + limit(), null);
+        long now = System.nanoTime();
+        while (unchecked < pending.size()) {
+            Write oldest = pending.get(unchecked);
+            if (!oldest.ack().isDone()) {
+                if (now - oldest.deadline() > 0) {
+                    awaitAll(); // throws for the late write, or an earlier one that failed
+                }
+                break;
+            }
+            if (failed(oldest.ack())) {
+                awaitAll(); // throws for the first write that failed
+            }
+            unchecked++;
         }
         LOG.debug("group {} dead-letters {} to {} ({}): {}", groupId, origin, topic, reason, detail);
         try {
-            pending.add(new Write(topic, origin, producer.send(deadLetter(topic, record, reason, detail))));
+            pending.add(new Write(
+                    topic, origin, producer.send(deadLetter(topic, record, reason, detail)), now + timeout.toNanos()));
         } catch (KafkaException e) {
             throw new DeadLetterException(topic, origin, "the send failed: " + e, e);
+        }
+    }
+
+    /** For a write that is done: whether it failed. */
+    private static boolean failed(Future<RecordMetadata> done) {
+        try {
+            done.get();
+            return false;
+        } catch (ExecutionException e) {
+            return true;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return true;
         }
     }
 
@@ -148,14 +182,14 @@ public final class DeadLetterWriter implements AutoCloseable {
     }
 
     /**
-     * Waits for the unit's writes, in order, each within what is left of the deadline (no {@code flush()}: it
-     * has no timeout; {@code linger.ms=0} sends at once).
+     * Waits for the unit's writes, in order, each until its own deadline (no {@code flush()}: it has no
+     * timeout). Called before any offset that passes them is saved or committed.
      *
      * @throws DeadLetterException for the first write that failed or was not acknowledged in time
      */
     public void awaitAll() {
         for (Write write : pending) {
-            long left = deadline - System.nanoTime();
+            long left = write.deadline() - System.nanoTime();
             try {
                 write.ack().get(Math.max(0, left), TimeUnit.NANOSECONDS);
             } catch (ExecutionException e) {
@@ -191,7 +225,11 @@ public final class DeadLetterWriter implements AutoCloseable {
     }
 
     private static Map<String, Object> producerConfig(
-            Map<String, Object> consumerConfig, Map<String, Object> overrides, String clientId, Duration timeout) {
+            Map<String, Object> consumerConfig,
+            Map<String, Object> overrides,
+            String clientId,
+            Duration timeout,
+            Duration linger) {
         Map<String, Object> config = new HashMap<>();
         for (Map.Entry<String, Object> entry : consumerConfig.entrySet()) {
             String key = entry.getKey();
@@ -206,7 +244,7 @@ public final class DeadLetterWriter implements AutoCloseable {
         config.put(ProducerConfig.CLIENT_ID_CONFIG, clientId + "-dead-letters");
         config.put(ProducerConfig.ACKS_CONFIG, "all");
         config.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
-        config.put(ProducerConfig.LINGER_MS_CONFIG, 0);
+        config.put(ProducerConfig.LINGER_MS_CONFIG, (int) linger.toMillis());
         // a send that waits for metadata (a missing topic) blocks the poll thread: at most the unit's deadline
         config.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, timeout.toMillis());
         config.putAll(overrides);

@@ -47,6 +47,20 @@ public final class FenceDecision {
         return policy.admits(watermark, token) ? token : STALE;
     }
 
+    /**
+     * {@link #decide(boolean, Header, long, FencePolicy)} for a token already read from the header ({@link
+     * TokenHeaderReader}): {@code carried} is the token, or {@link #MISSING_TOKEN} or {@link #UNREADABLE_TOKEN}.
+     */
+    public static long decide(boolean hasKey, long carried, long watermark, FencePolicy policy) {
+        if (!hasKey) {
+            return MISSING_KEY;
+        }
+        if (carried <= 0) {
+            return carried;
+        }
+        return policy.admits(watermark, carried) ? carried : STALE;
+    }
+
     /** Whether a verdict accepts the record. */
     public static boolean accepted(long verdict) {
         return verdict > 0;

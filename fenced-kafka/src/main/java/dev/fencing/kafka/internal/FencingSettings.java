@@ -86,10 +86,12 @@ public final class FencingSettings {
             n -> n >= 0 ? null : "must be >= 0, got " + n,
             FencedConsumerConfig.COMMIT_MAX_RECORDS_DOC));
 
-    public static final FencingSetting<Duration> COMMIT_INTERVAL = define(millis(
+    public static final FencingSetting<Duration> COMMIT_INTERVAL = define(new FencingSetting<>(
             FencedConsumerConfig.COMMIT_INTERVAL_MS_CONFIG,
             "commitInterval",
-            FencedConsumerConfig.DEFAULT_COMMIT_INTERVAL_MS,
+            Duration.ofMillis(FencedConsumerConfig.DEFAULT_COMMIT_INTERVAL_MS),
+            (k, raw) -> raw instanceof Duration d ? d : Duration.ofMillis(whole(k, raw)),
+            d -> d.isNegative() ? "must be >= 0, got " + d : null, // 0: commit after every poll
             FencedConsumerConfig.COMMIT_INTERVAL_MS_DOC));
 
     public static final FencingSetting<Integer> MAX_CONCURRENCY = define(new FencingSetting<>(

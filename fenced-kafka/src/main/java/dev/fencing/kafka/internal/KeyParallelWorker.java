@@ -42,13 +42,11 @@ public final class KeyParallelWorker<K, V> {
             processInTransaction(p, item);
             return;
         }
-        PartitionWatermarks.Mark mark = null;
         long watermark = 0;
         if (item.key != null) {
             synchronized (p) {
-                mark = p.watermarks.find(item.key);
+                watermark = p.watermarks.current(p.watermarks.find(item.key));
             }
-            watermark = mark == null ? 0 : mark.current();
         }
         long raise = step.apply(null, item.record, watermark, p);
         if (raise == RecordStep.REFUSED) {
@@ -56,8 +54,9 @@ public final class KeyParallelWorker<K, V> {
             return;
         }
         synchronized (p) {
-            // a new key's array is ours (copied at dispatch): the table may keep it
-            p.watermarks.raise(mark == null ? item.key : null, mark, raise);
+            // looked up again: other workers may have added keys since; a new key's array is ours (copied at
+            // dispatch), the table may keep it
+            p.watermarks.raise(item.key, raise);
         }
         p.finished(item, item.key, raise);
     }

@@ -62,7 +62,7 @@ final class MissingWatermarks {
             byte[] array = key.hasArray() ? key.array() : FetchedBytes.copy(key);
             int offset = key.hasArray() ? key.arrayOffset() + key.position() : 0;
             int length = key.remaining();
-            if (table.find(array, offset, length) == null) {
+            if (table.find(array, offset, length) == PartitionWatermarks.NONE) {
                 if (missing == null) {
                     missing = new HashSet<>();
                 }

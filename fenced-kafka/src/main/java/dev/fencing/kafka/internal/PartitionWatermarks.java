@@ -1,32 +1,50 @@
 package dev.fencing.kafka.internal;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 import java.util.AbstractMap;
 import java.util.AbstractSet;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Iterator;
-import java.util.List;
 import java.util.Map;
+import java.util.NoSuchElementException;
 import java.util.Set;
 import java.util.function.BiConsumer;
 import org.apache.kafka.common.utils.Bytes;
 
 /**
  * The watermarks of one owned partition, changed in place while a batch runs and either committed or rolled
- * back with it. Poll thread only.
+ * back with it. Poll thread only (the key-parallel consumer's workers call it under the partition's monitor).
  *
- * <p>Why not a {@code HashMap<Bytes, Long>}: this is the one lookup every record pays. An open-addressing
- * table of {@link Mark}s keyed by the raw key bytes costs no allocation per lookup and two memory reads
- * (the mark, its key) instead of four (node, {@code Bytes}, its array, the value). A batch keeps the marks
- * it raised in a list (each once), which is also what the store saves.
+ * <p>Why not a {@code HashMap<Bytes, Long>}: this is the one lookup every record pays, and with many keys it
+ * is a cache miss, not arithmetic. An open-addressing table whose slots lie side by side in one {@code long[]}
+ * (the key's hash and length, its first eight bytes, the current and the committed token: 32 bytes, half a
+ * cache line) answers a lookup of a key of up to eight bytes from one cache line, with no allocation; longer
+ * keys compare their remaining bytes with the slot's copy of the key. A slot's index is what {@link #find}
+ * returns and {@link #raise} takes; it stays valid until the table grows (a new key) or drops its keys.
  */
 public final class PartitionWatermarks {
-    private Mark[] table;
+    /** What {@link #find} returns for a key without a mark. */
+    public static final int NONE = -1;
+
+    private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
+    // a slot's words: HEAD is (hash << 32) | (key length + 1), never 0 for a used slot and 0 for a free one
+    private static final int STRIDE = 4;
+    private static final int HEAD = 0;
+    private static final int PREFIX = 1;
+    private static final int CURRENT = 2; // the token including the running batch, 0 if none
+    private static final int COMMITTED = 3; // the token without it
+
+    private long[] words;
+    private byte[][] keys; // each slot's whole key, never changed once in the table
+    private boolean[] listed; // whether the slot is among the batch's raised ones
+    private int mask;
     private int used; // slots taken, including marks of rolled-back new keys (token 0)
     private int live; // marks with a committed token
-    private final List<Mark> raised = new ArrayList<>();
+    private int[] raised = new int[16]; // the slots the running batch raised, each once
+    private int raisedCount;
     private final Map<Bytes, Long> raisedView = new RaisedView();
-    private int batch;
     // true: every key with a stored watermark has a mark here, so a key without one has none. false: a key
     // without a mark is unknown and must be loaded (lazily, from the store) before its record is judged.
     private boolean complete;
@@ -43,34 +61,11 @@ public final class PartitionWatermarks {
 
     private PartitionWatermarks(Map<Bytes, Long> stored, boolean complete) {
         this.complete = complete;
-        table = new Mark[capacityFor(stored.size())];
+        allocate(capacityFor(stored.size()));
         stored.forEach((key, token) -> {
-            byte[] bytes = key.get();
-            Mark mark = new Mark(bytes, KeyHash.of(bytes), token);
-            insert(mark);
+            insert(key.get(), KeyHash.of(key.get()), token);
             live++;
         });
-    }
-
-    /** One key's watermark: {@code current} includes the running batch, {@code committed} does not. */
-    public static final class Mark {
-        final byte[] key;
-        final int hash;
-        long committed;
-        long current;
-        int batch;
-
-        Mark(byte[] key, int hash, long token) {
-            this.key = key;
-            this.hash = hash;
-            this.committed = token;
-            this.current = token;
-        }
-
-        /** The token, 0 if none was accepted. */
-        public long current() {
-            return current;
-        }
     }
 
     /** Keys with a committed watermark. */
@@ -93,10 +88,8 @@ public final class PartitionWatermarks {
      * its array must never change afterwards.
      */
     public void load(byte[] key, long token) {
-        if ((used + 1) * 2 > table.length) {
-            resize();
-        }
-        insert(new Mark(key, KeyHash.of(key), token));
+        growIfFull();
+        insert(key, KeyHash.of(key), token);
         if (token > 0) {
             live++;
         }
@@ -108,11 +101,11 @@ public final class PartitionWatermarks {
      * their keys come back); without one ({@code lazyAfterwards} false) they are lost.
      */
     public int evictIfAbove(int maxKeys, boolean lazyAfterwards) {
-        if (used <= maxKeys || !raised.isEmpty()) {
+        if (used <= maxKeys || raisedCount > 0) {
             return 0;
         }
         int dropped = live;
-        table = new Mark[capacityFor(0)];
+        allocate(capacityFor(0));
         used = 0;
         live = 0;
         complete = !lazyAfterwards;
@@ -121,51 +114,70 @@ public final class PartitionWatermarks {
 
     /** Starts a batch: nothing raised yet. */
     public void begin() {
-        batch++;
-        raised.clear();
+        unlist();
     }
 
-    /** The key's mark, or null if no token was ever accepted for it. */
-    public Mark find(byte[] key) {
+    /** The slot of the key's mark, or {@link #NONE} if it has none. */
+    public int find(byte[] key) {
         return find(key, 0, key.length);
     }
 
     /** Like {@link #find(byte[])} for the key in {@code bytes[offset, offset + length)}, read in place. */
-    public Mark find(byte[] bytes, int offset, int length) {
+    public int find(byte[] bytes, int offset, int length) {
         int h = KeyHash.of(bytes, offset, length);
-        int end = offset + length;
-        Mark[] t = table;
-        int mask = t.length - 1;
-        for (int i = h & mask; ; i = (i + 1) & mask) {
-            Mark mark = t[i];
-            if (mark == null) {
-                return null;
+        long head = head(h, length);
+        long prefix = prefix(bytes, offset, length);
+        long[] w = words;
+        int m = mask;
+        for (int i = h & m; ; i = (i + 1) & m) {
+            int base = i * STRIDE;
+            long slotHead = w[base + HEAD];
+            if (slotHead == 0) {
+                return NONE;
             }
-            if (mark.hash == h && Arrays.equals(mark.key, 0, mark.key.length, bytes, offset, end)) {
-                return mark;
+            if (slotHead == head
+                    && w[base + PREFIX] == prefix
+                    && (length <= Long.BYTES
+                            || Arrays.equals(
+                                    keys[i], Long.BYTES, length, bytes, offset + Long.BYTES, offset + length))) {
+                return i;
             }
         }
     }
 
+    /** The token of the mark in {@code slot} (running batch included), 0 for {@link #NONE} or none accepted. */
+    public long current(int slot) {
+        return slot == NONE ? 0 : words[slot * STRIDE + CURRENT];
+    }
+
     /**
-     * Records that {@code token} was accepted for {@code key}; {@code mark} is what {@link #find} returned.
-     * For a new key the array is kept as it is: the caller must not change it afterwards.
+     * Records that {@code token} was accepted for the key whose slot {@link #find} returned (no key was added
+     * since); for {@link #NONE}, adds {@code key}, whose array is kept as it is: the caller must not change it
+     * afterwards.
      */
-    public void raise(byte[] key, Mark mark, long token) {
-        if (mark == null) {
-            mark = new Mark(key, KeyHash.of(key), 0); // the caller hands over a key nobody else changes
-            if ((used + 1) * 2 > table.length) {
-                resize();
-            }
-            insert(mark);
-        } else if (token <= mark.current) {
+    public void raise(byte[] key, int slot, long token) {
+        if (slot == NONE) {
+            growIfFull();
+            slot = insert(key, KeyHash.of(key), 0); // the caller hands over a key nobody else changes
+        } else if (token <= words[slot * STRIDE + CURRENT]) {
             return;
         }
-        if (mark.batch != batch) {
-            mark.batch = batch;
-            raised.add(mark);
+        if (!listed[slot]) {
+            listed[slot] = true;
+            if (raisedCount == raised.length) {
+                raised = Arrays.copyOf(raised, raisedCount * 2);
+            }
+            raised[raisedCount++] = slot;
         }
-        mark.current = token;
+        words[slot * STRIDE + CURRENT] = token;
+    }
+
+    /**
+     * {@link #raise(byte[], int, long)} for a key looked up again now: for a caller that may have let others add
+     * keys since its own lookup (the key-parallel workers). The array is kept if the key is new.
+     */
+    public void raise(byte[] key, long token) {
+        raise(key, find(key), token);
     }
 
     /** The keys the running batch raised, with their new tokens; a view, valid until the next {@link #begin}. */
@@ -185,56 +197,114 @@ public final class PartitionWatermarks {
      * and returns true; otherwise returns false and does nothing.
      */
     public static boolean forEachRaised(Map<Bytes, Long> raised, RaisedKey action) {
-        if (!(raised instanceof PartitionWatermarks.RaisedView)) {
+        if (!(raised instanceof PartitionWatermarks.RaisedView view)) {
             return false;
         }
-        for (Mark mark : ((PartitionWatermarks.RaisedView) raised).marks()) {
-            action.accept(mark.key, mark.hash, mark.current);
-        }
+        view.forEachSlot(action);
         return true;
     }
 
     /** Makes the batch's tokens committed; returns how many keys are new. */
     public int commit() {
         int added = 0;
-        for (Mark mark : raised) {
-            if (mark.committed == 0) {
+        long[] w = words;
+        for (int r = 0; r < raisedCount; r++) {
+            int base = raised[r] * STRIDE;
+            if (w[base + COMMITTED] == 0) {
                 added++;
             }
-            mark.committed = mark.current;
+            w[base + COMMITTED] = w[base + CURRENT];
         }
         live += added;
-        raised.clear();
+        unlist();
         return added;
     }
 
     /** Undoes the running batch. A new key's mark stays in the table with token 0, which means none. */
     public void rollback() {
-        for (Mark mark : raised) {
-            mark.current = mark.committed;
+        long[] w = words;
+        for (int r = 0; r < raisedCount; r++) {
+            int base = raised[r] * STRIDE;
+            w[base + CURRENT] = w[base + COMMITTED];
         }
-        raised.clear();
+        unlist();
     }
 
-    private void insert(Mark mark) {
-        Mark[] t = table;
-        int mask = t.length - 1;
-        int i = mark.hash & mask;
-        while (t[i] != null) {
-            i = (i + 1) & mask;
+    private void unlist() {
+        for (int r = 0; r < raisedCount; r++) {
+            listed[raised[r]] = false;
         }
-        t[i] = mark;
+        raisedCount = 0;
+    }
+
+    private static long head(int hash, int length) {
+        return ((long) hash << 32) | (length + 1L);
+    }
+
+    /** The key's first eight bytes (fewer: zero-padded), as one long. */
+    private static long prefix(byte[] bytes, int offset, int length) {
+        if (length >= Long.BYTES) {
+            return (long) LONGS.get(bytes, offset);
+        }
+        long prefix = 0;
+        for (int i = 0; i < length; i++) {
+            prefix |= (bytes[offset + i] & 0xFFL) << (8 * i);
+        }
+        return prefix;
+    }
+
+    private void allocate(int capacity) {
+        words = new long[capacity * STRIDE];
+        keys = new byte[capacity][];
+        listed = new boolean[capacity];
+        mask = capacity - 1;
+    }
+
+    private void growIfFull() {
+        if ((used + 1) * 2 > keys.length) {
+            resize();
+        }
+    }
+
+    /** Puts a key without a mark into a free slot; returns the slot. */
+    private int insert(byte[] key, int hash, long token) {
+        long[] w = words;
+        int m = mask;
+        int i = hash & m;
+        while (w[i * STRIDE + HEAD] != 0) {
+            i = (i + 1) & m;
+        }
+        int base = i * STRIDE;
+        w[base + HEAD] = head(hash, key.length);
+        w[base + PREFIX] = prefix(key, 0, key.length);
+        w[base + CURRENT] = token;
+        w[base + COMMITTED] = token;
+        keys[i] = key;
         used++;
+        return i;
     }
 
+    /** Doubles the table; the batch's raised slots move with their keys. */
     private void resize() {
-        Mark[] old = table;
-        table = new Mark[old.length * 2];
+        long[] oldWords = words;
+        byte[][] oldKeys = keys;
+        boolean[] oldListed = listed;
+        int[] moved = new int[oldKeys.length];
+        allocate(oldKeys.length * 2);
         used = 0;
-        for (Mark mark : old) {
-            if (mark != null) {
-                insert(mark);
+        for (int old = 0; old < oldKeys.length; old++) {
+            byte[] key = oldKeys[old];
+            if (key == null) {
+                continue;
             }
+            int base = old * STRIDE;
+            int slot = insert(key, (int) (oldWords[base + HEAD] >>> 32), oldWords[base + COMMITTED]);
+            words[slot * STRIDE + CURRENT] = oldWords[base + CURRENT];
+            listed[slot] = oldListed[old];
+            moved[old] = slot;
+        }
+        for (int r = 0; r < raisedCount; r++) {
+            raised[r] = moved[raised[r]];
         }
     }
 
@@ -247,13 +317,17 @@ public final class PartitionWatermarks {
     }
 
     private final class RaisedView extends AbstractMap<Bytes, Long> {
-        List<Mark> marks() {
-            return raised;
+        void forEachSlot(RaisedKey action) {
+            for (int r = 0; r < raisedCount; r++) {
+                int slot = raised[r];
+                int base = slot * STRIDE;
+                action.accept(keys[slot], (int) (words[base + HEAD] >>> 32), words[base + CURRENT]);
+            }
         }
 
         @Override
         public int size() {
-            return raised.size();
+            return raisedCount;
         }
 
         @Override
@@ -261,22 +335,26 @@ public final class PartitionWatermarks {
             return new AbstractSet<>() {
                 @Override
                 public int size() {
-                    return raised.size();
+                    return raisedCount;
                 }
 
                 @Override
                 public Iterator<Map.Entry<Bytes, Long>> iterator() {
-                    Iterator<Mark> marks = raised.iterator();
                     return new Iterator<>() {
+                        private int next;
+
                         @Override
                         public boolean hasNext() {
-                            return marks.hasNext();
+                            return next < raisedCount;
                         }
 
                         @Override
                         public Map.Entry<Bytes, Long> next() {
-                            Mark mark = marks.next();
-                            return Map.entry(Bytes.wrap(mark.key), mark.current);
+                            if (next >= raisedCount) {
+                                throw new NoSuchElementException();
+                            }
+                            int slot = raised[next++];
+                            return Map.entry(Bytes.wrap(keys[slot]), words[slot * STRIDE + CURRENT]);
                         }
                     };
                 }
@@ -285,8 +363,9 @@ public final class PartitionWatermarks {
 
         @Override
         public void forEach(BiConsumer<? super Bytes, ? super Long> action) {
-            for (Mark mark : raised) {
-                action.accept(Bytes.wrap(mark.key), mark.current);
+            for (int r = 0; r < raisedCount; r++) {
+                int slot = raised[r];
+                action.accept(Bytes.wrap(keys[slot]), words[slot * STRIDE + CURRENT]);
             }
         }
     }

@@ -27,6 +27,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class RecordStep<K, V> {
     private static final Logger LOG = LoggerFactory.getLogger(RecordStep.class);
+    private static final TokenHeaderReader TOKENS = TokenHeaderReader.get();
 
     /** What {@link #apply} returns for a refused record: nothing to raise. */
     public static final long REFUSED = 0;
@@ -95,10 +96,9 @@ public final class RecordStep<K, V> {
      * @throws dev.fencing.kafka.DeadLetterException if the sink failed
      */
     public long apply(Object tx, ConsumerRecord<ByteBuffer, ByteBuffer> record, long watermark, Tally tally) {
-        Header header = tokenHeader(record);
-        long token = FenceDecision.decide(record.key() != null, header, watermark, policy);
+        long token = FenceDecision.decide(record.key() != null, TOKENS.read(record.headers()), watermark, policy);
         if (!FenceDecision.accepted(token)) {
-            refuse(record, token, header, watermark, tally);
+            refuse(record, token, tokenHeader(record), watermark, tally);
             return REFUSED;
         }
         Typed<K, V> typed = deserialize(record);

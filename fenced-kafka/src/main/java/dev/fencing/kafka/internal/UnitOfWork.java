@@ -27,8 +27,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The unit of work: handles a poll's records (and, with {@value FencedConsumerConfig#COMMIT_MAX_RECORDS_CONFIG},
- * more polls') inside one store commit: claims each partition, loads missing watermarks, runs the {@link
+ * The unit of work: handles the records of polls over up to {@value FencedConsumerConfig#COMMIT_INTERVAL_MS_CONFIG}
+ * (or {@value FencedConsumerConfig#COMMIT_MAX_RECORDS_CONFIG} records) inside one store commit: claims each partition, loads missing watermarks, runs the {@link
  * RecordStep} on each record in offset order against the partition's table (its dead letters sent now and
  * awaited before the unit's save), then commits the raised watermarks and offsets with the handler's effects,
  * or rolls all of it back and rewinds. Poll thread only.
@@ -42,6 +42,7 @@ public final class UnitOfWork<K, V> {
     private final boolean transactional;
     private final long commitMaxRecords;
     private final Duration commitInterval;
+    private final Duration pollTimeout;
     private final int watermarkCacheMaxKeys;
     private final Consumer<ByteBuffer, ByteBuffer> consumer;
     private final Function<Duration, ConsumerRecords<ByteBuffer, ByteBuffer>> poll;
@@ -75,6 +76,7 @@ public final class UnitOfWork<K, V> {
         this.transactional = transactional;
         this.commitMaxRecords = settings.commitMaxRecords();
         this.commitInterval = settings.commitInterval();
+        this.pollTimeout = settings.pollTimeout();
         this.watermarkCacheMaxKeys = settings.watermarkCacheMaxKeys();
         this.consumer = consumer;
         this.poll = poll;
@@ -86,8 +88,9 @@ public final class UnitOfWork<K, V> {
     }
 
     /**
-     * Handles one poll's records, and more polls' as {@value FencedConsumerConfig#COMMIT_MAX_RECORDS_CONFIG}
-     * allows, as one unit; commits it or rolls it back.
+     * Handles one poll's records, and more polls' as {@value FencedConsumerConfig#COMMIT_INTERVAL_MS_CONFIG}
+     * and {@value FencedConsumerConfig#COMMIT_MAX_RECORDS_CONFIG} allow, as one unit; commits it or rolls it
+     * back.
      *
      * @throws RecordHandlingException if the handler failed (after committing what came before, for a plain
      *     handler)
@@ -142,18 +145,25 @@ public final class UnitOfWork<K, V> {
     }
 
     /**
-     * One unit of work: the polled records and, with {@value FencedConsumerConfig#COMMIT_MAX_RECORDS_CONFIG},
-     * more polls until the unit is big or old enough. A rebalance inside the unit aborts it.
+     * One unit of work: the polled records and more polls, until the unit is {@value
+     * FencedConsumerConfig#COMMIT_INTERVAL_MS_CONFIG} old, holds {@value
+     * FencedConsumerConfig#COMMIT_MAX_RECORDS_CONFIG} records (if set), a poll brings nothing, or the consumer
+     * closes. A rebalance inside the unit aborts it. Its dead letters are awaited once, here, before the save
+     * that passes them.
      */
     private List<PartitionProgress> handleUnit(Object tx, ConsumerRecords<ByteBuffer, ByteBuffer> first, Batch batch) {
         long deadline = System.nanoTime() + commitInterval.toNanos();
         ConsumerRecords<ByteBuffer, ByteBuffer> records = first;
         while (handlePolled(tx, records, batch)
-                && batch.records < commitMaxRecords
-                && System.nanoTime() < deadline
+                && (commitMaxRecords == 0 || batch.records < commitMaxRecords)
                 && running.getAsBoolean()) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                break;
+            }
             try {
-                records = poll.apply(Duration.ZERO);
+                // not poll(0): a fetch still on its way would end the unit at once
+                records = poll.apply(left < pollTimeout.toNanos() ? Duration.ofNanos(left) : pollTimeout);
             } catch (WakeupException e) {
                 if (unitAborted) {
                     throw new UnitAbortedException(); // the same poll revoked partitions of this unit
@@ -174,6 +184,7 @@ public final class UnitOfWork<K, V> {
                 break;
             }
         }
+        // no offset, in the store or in Kafka, passes a dead letter that was not acknowledged
         deadLetters.awaitAll();
         List<PartitionProgress> progress = new ArrayList<>(batch.partitions.size());
         for (PartitionBatch p : batch.partitions.values()) {
@@ -258,26 +269,26 @@ public final class UnitOfWork<K, V> {
             PartitionBatch p,
             Batch batch) {
         ByteBuffer keyBuffer = record.key();
-        PartitionWatermarks.Mark mark = null;
+        int slot = PartitionWatermarks.NONE;
         byte[] newKey = null;
         if (keyBuffer != null) {
             int keyLength = keyBuffer.remaining();
             if (keyBuffer.hasArray()) {
                 byte[] keyArray = keyBuffer.array();
                 int keyOffset = keyBuffer.arrayOffset() + keyBuffer.position();
-                mark = current.find(keyArray, keyOffset, keyLength);
-                if (mark == null) {
+                slot = current.find(keyArray, keyOffset, keyLength);
+                if (slot == PartitionWatermarks.NONE) {
                     newKey = Arrays.copyOfRange(keyArray, keyOffset, keyOffset + keyLength);
                 }
             } else {
                 byte[] keyArray = FetchedBytes.copy(keyBuffer);
-                mark = current.find(keyArray, 0, keyLength);
-                newKey = mark == null ? keyArray : null;
+                slot = current.find(keyArray, 0, keyLength);
+                newKey = slot == PartitionWatermarks.NONE ? keyArray : null;
             }
         }
         long raise;
         try {
-            raise = step.apply(tx, record, mark == null ? 0 : mark.current(), p);
+            raise = step.apply(tx, record, current.current(slot), p);
         } catch (RecordHandlingException e) {
             if (transactional) {
                 throw e;
@@ -286,7 +297,7 @@ public final class UnitOfWork<K, V> {
             return false;
         }
         if (raise != RecordStep.REFUSED) {
-            current.raise(newKey, mark, raise);
+            current.raise(newKey, slot, raise); // no key was added since the find: the slot still holds
         }
         return true;
     }
