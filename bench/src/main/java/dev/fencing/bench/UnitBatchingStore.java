@@ -5,9 +5,12 @@ import dev.fencing.kafka.PartitionState;
 import dev.fencing.kafka.TransactionalRecordHandler;
 import dev.fencing.kafka.WatermarkStore;
 import java.sql.SQLException;
+import java.util.Collection;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Function;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.utils.Bytes;
 import org.jdbi.v3.core.Handle;
 
 /**
@@ -35,6 +38,29 @@ final class UnitBatchingStore implements WatermarkStore<Handle> {
     @Override
     public PartitionState load(String groupId, TopicPartition partition) {
         return delegate.load(groupId, partition);
+    }
+
+    // The rest is the delegate's, so that the fenced side claims its partitions and loads watermarks lazily
+    // as the consumer does with the store alone (the interface's defaults would skip the claims and load
+    // whole partitions).
+    @Override
+    public boolean loadsLazily() {
+        return delegate.loadsLazily();
+    }
+
+    @Override
+    public long loadOffset(String groupId, TopicPartition partition) {
+        return delegate.loadOffset(groupId, partition);
+    }
+
+    @Override
+    public Map<Bytes, Long> loadWatermarks(String groupId, TopicPartition partition, Collection<Bytes> keys) {
+        return delegate.loadWatermarks(groupId, partition, keys);
+    }
+
+    @Override
+    public void claim(Handle unit, String groupId, TopicPartition partition, long expectedOffset) {
+        delegate.claim(unit, groupId, partition, expectedOffset);
     }
 
     @Override

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.as;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.InstanceOfAssertFactories.STRING;
+import static org.awaitility.Awaitility.await;
 
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
@@ -418,5 +419,154 @@ class PostgresWatermarkStoreIT {
                 .one());
         assertThat(plain).isEqualTo("serializable");
         assertThat(store.loadOffset("g6", P0)).isEqualTo(1);
+    }
+
+    private static long tableCounter(String column) {
+        return postgres.jdbi.withHandle(handle -> handle.createQuery("SELECT " + column
+                        + " FROM pg_stat_user_tables WHERE schemaname = 'fencing' AND relname = 'kafka_watermark'")
+                .mapTo(Long.class)
+                .one());
+    }
+
+    @Test
+    void aSaveUpdatesTheKeysTheTableHoldsInPlaceAndInsertsOnlyTheNewOnes() {
+        // given 300 stored keys, and the table's counters once the statistics have them
+        PostgresWatermarkStore store = PostgresWatermarkStore.create(postgres.jdbi);
+        store.commit("g12", handle -> List.of(new PartitionProgress(P0, -1, 1, tokens("k", 300, 10L))));
+        long[] before = new long[3];
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+            before[0] = tableCounter("n_tup_ins");
+            before[1] = tableCounter("n_tup_upd");
+            before[2] = tableCounter("n_tup_hot_upd");
+            assertThat(store.load("g12", P0).watermarks()).hasSize(300);
+            assertThat(before[0]).isGreaterThanOrEqualTo(300);
+        });
+
+        // when a unit raises them all and adds 50 new keys
+        Map<Bytes, Long> raised = tokens("k", 300, 20L);
+        raised.putAll(tokens("new", 50, 20L));
+        store.commit("g12", handle -> List.of(new PartitionProgress(P0, 1, 2, raised)));
+
+        // then: 300 updates, every one HOT (the key's row stays on its page, the primary key is not touched),
+        // and 50 inserts
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+            assertThat(tableCounter("n_tup_upd") - before[1]).isEqualTo(300);
+            assertThat(tableCounter("n_tup_hot_upd") - before[2]).isEqualTo(300);
+            assertThat(tableCounter("n_tup_ins") - before[0]).isEqualTo(50);
+        });
+        assertThat(store.load("g12", P0)).isEqualTo(new PartitionState(2, raised));
+    }
+
+    @Test
+    void theKnownKeysUpdateNeverLowersATokenWhereTheSameUpdateWithoutItsGuardDoes() throws SQLException {
+        PostgresWatermarkStore store = PostgresWatermarkStore.create(postgres.jdbi);
+        store.commit("g13", handle -> List.of(new PartitionProgress(P0, -1, 1, tokens("k", 10, 100L))));
+
+        // a unit offering lower tokens for known keys leaves them
+        store.commit("g13", handle -> List.of(new PartitionProgress(P0, 1, 2, tokens("k", 10, 5L))));
+        assertThat(store.load("g13", P0).watermarks()).isEqualTo(tokens("k", 10, 100L));
+
+        // the same update without its guard lowers them: the guard is what keeps them
+        String guard = " AND w.fence_token < s.fence_token";
+        assertThat(PostgresWatermarkStore.UPDATE_KNOWN).contains(guard);
+        String unguarded = PostgresWatermarkStore.UPDATE_KNOWN.replace(guard, "");
+        int lowered = postgres.jdbi.withHandle(handle -> {
+            Connection connection = handle.getConnection();
+            try (PreparedStatement statement = connection.prepareStatement(unguarded)) {
+                statement.setString(1, "g13");
+                statement.setArray(2, connection.createArrayOf("text", new String[] {"orders"}));
+                statement.setArray(3, connection.createArrayOf("int4", new Integer[] {0}));
+                statement.setArray(4, connection.createArrayOf("bytea", new byte[][] {
+                    key("k1").get()
+                }));
+                statement.setArray(5, connection.createArrayOf("int8", new Long[] {5L}));
+                int rows = 0;
+                try (var result = statement.executeQuery()) {
+                    while (result.next()) {
+                        rows++;
+                    }
+                }
+                return rows;
+            }
+        });
+        assertThat(lowered).isEqualTo(1);
+        assertThat(store.load("g13", P0).watermarks()).containsEntry(key("k1"), 5L);
+    }
+
+    /** The plan of the known keys' update under the store's settings, for 2,000 keys, as {@code mode} plans it. */
+    private static String knownKeysPlan(String mode) {
+        StringBuilder numbered = new StringBuilder();
+        int parameter = 0;
+        for (char c : PostgresWatermarkStore.UPDATE_KNOWN.toCharArray()) {
+            numbered.append(c == '?' ? "$" + ++parameter : String.valueOf(c));
+        }
+        StringBuilder keyLiterals = new StringBuilder();
+        for (int i = 0; i < 2000; i++) {
+            keyLiterals.append(i == 0 ? "" : ",").append("'\\x");
+            for (byte b : key("k" + i).get()) {
+                keyLiterals.append(String.format("%02x", b));
+            }
+            keyLiterals.append("'");
+        }
+        String arrays = "'g14', array_fill('orders'::text, ARRAY[2000]), array_fill(0, ARRAY[2000]),"
+                + " ARRAY[" + keyLiterals + "]::bytea[],"
+                + " array_fill(7::int8, ARRAY[2000])";
+        return postgres.jdbi.inTransaction(handle -> {
+            handle.execute("SET LOCAL plan_cache_mode = " + mode);
+            handle.createQuery(PostgresWatermarkStore.PROBE_JOINS_ONLY)
+                    .mapToMap()
+                    .one();
+            handle.execute("PREPARE probe(text, text[], int4[], bytea[], int8[]) AS " + numbered);
+            try {
+                return String.join(
+                        "\n",
+                        handle.createQuery("EXPLAIN EXECUTE probe(" + arrays + ")")
+                                .mapTo(String.class)
+                                .list());
+            } finally {
+                handle.execute("DEALLOCATE probe");
+            }
+        });
+    }
+
+    @Test
+    void theKnownKeysUpdateProbesThePrimaryKeyOncePerKeyInCustomAndGenericPlans() {
+        // given a group of 20,000 keys, analyzed: its own costs would have PostgreSQL hash all of them
+        PostgresWatermarkStore store = PostgresWatermarkStore.create(postgres.jdbi);
+        store.commit("g14", handle -> List.of(new PartitionProgress(P0, -1, 1, tokens("k", 20_000, 5L))));
+        postgres.jdbi.useHandle(handle -> handle.execute("ANALYZE fencing.kafka_watermark"));
+
+        for (String mode : List.of("force_custom_plan", "force_generic_plan")) {
+            assertThat(knownKeysPlan(mode))
+                    .as(mode)
+                    .contains("Nested Loop", "Tid Scan on kafka_watermark", "Index Scan using kafka_watermark_pkey")
+                    .doesNotContain("Hash", "Merge", "Materialize", "Seq Scan", "Bitmap");
+        }
+    }
+
+    @Test
+    void theKnownKeysUpdateIsNeverPreparedOnTheServerSoEachUnitIsPlannedWithItsOwnKeys() {
+        // given connections that prepare every statement on the server from its first use
+        Jdbi preparing = jdbiWith("", "1");
+        PostgresWatermarkStore store = PostgresWatermarkStore.create(preparing);
+        store.commit("g15", handle -> List.of(new PartitionProgress(P0, -1, 1, tokens("k", 100, 5L))));
+
+        // when ten units run on one connection (a handle held open around them: Jdbi hands the units its connection)
+        List<String> prepared = preparing.withHandle(handle -> {
+            for (int unit = 1; unit <= 10; unit++) {
+                long offset = unit;
+                long token = 5 + unit;
+                store.commit(
+                        "g15", h -> List.of(new PartitionProgress(P0, offset, offset + 1, tokens("k", 100, token))));
+            }
+            return handle.createQuery("SELECT statement FROM pg_prepared_statements")
+                    .mapTo(String.class)
+                    .list();
+        });
+
+        // then the offset's statement went to the server as a prepared one, the known keys' update never did
+        assertThat(prepared).anyMatch(sql -> sql.contains("UPDATE fencing.kafka_offset"));
+        assertThat(prepared).noneMatch(sql -> sql.contains("UPDATE fencing.kafka_watermark"));
+        assertThat(store.load("g15", P0)).isEqualTo(new PartitionState(11, tokens("k", 100, 15L)));
     }
 }

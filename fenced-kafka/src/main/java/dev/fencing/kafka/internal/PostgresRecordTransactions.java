@@ -7,7 +7,6 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.util.function.Consumer;
 import org.apache.kafka.common.TopicPartition;
 import org.jdbi.v3.core.Handle;
@@ -20,15 +19,15 @@ import org.jdbi.v3.core.JdbiException;
  * from Jdbi.
  */
 public final class PostgresRecordTransactions implements RecordTransactions<Handle> {
-    /** As the store's units: the row lock must be followed by a read of the latest committed row. */
-    private static final String READ_COMMITTED = "SET TRANSACTION ISOLATION LEVEL READ COMMITTED";
-
     /**
-     * The key-parallel consumer's per-record transaction, first statement after {@code READ_COMMITTED}: the
-     * key's stored watermark and applied offset, locked for the rest of the transaction. {@code FOR UPDATE}
-     * waits for a transaction holding the row and then reads the row as that one left it.
+     * The key-parallel consumer's per-record transaction, its first statement: READ COMMITTED (as the store's
+     * units: the row lock must be followed by a read of the latest committed row), then the key's stored
+     * watermark and applied offset, locked for the rest of the transaction. {@code FOR UPDATE} waits for a
+     * transaction holding the row and then reads the row as that one left it. Two statements in one round
+     * trip, in the message that carries pgjdbc's {@code BEGIN}.
      */
-    static final String LOCK_KEY = "SELECT fence_token, applied_offset FROM fencing.kafka_watermark"
+    static final String LOCK_KEY = "SET TRANSACTION ISOLATION LEVEL READ COMMITTED;"
+            + " SELECT fence_token, applied_offset FROM fencing.kafka_watermark"
             + " WHERE consumer_group = ? AND topic = ? AND kafka_partition = ? AND record_key = ? FOR UPDATE";
 
     /**
@@ -102,14 +101,15 @@ public final class PostgresRecordTransactions implements RecordTransactions<Hand
             Consumer<? super Handle> work)
             throws SQLException {
         Connection connection = handle.getConnection();
-        try (Statement statement = connection.createStatement()) {
-            statement.execute(READ_COMMITTED);
-        }
         long stored = 0;
         try (PreparedStatement statement = connection.prepareStatement(LOCK_KEY)) {
             bindPartition(statement, 1, groupId, partition);
             statement.setBytes(4, key);
-            try (ResultSet rows = statement.executeQuery()) {
+            statement.execute(); // the SET's empty result first, then the key's row if it has one
+            if (!statement.getMoreResults()) {
+                throw new SQLException("the key's lock returned no result");
+            }
+            try (ResultSet rows = statement.getResultSet()) {
                 if (rows.next()) {
                     stored = rows.getLong(1);
                     if (rows.getLong(2) >= offset) {
