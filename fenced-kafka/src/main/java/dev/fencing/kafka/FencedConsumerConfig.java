@@ -65,16 +65,18 @@ public final class FencedConsumerConfig {
     public static final int DEFAULT_WATERMARK_CACHE_MAX_KEYS = 1_000_000;
 
     public static final String COMMIT_MAX_RECORDS_CONFIG = "fencing.commit.max.records";
-    public static final String COMMIT_MAX_RECORDS_DOC = "Serial consumer: most records one unit of work (one store"
-            + " transaction and save, one offset commit) may hold, over several polls. 0: no limit by count, the"
+    public static final String COMMIT_MAX_RECORDS_DOC = "Serial consumer: a unit of work (one store"
+            + " transaction and save, one offset commit) ends after the poll that brings it to this many records"
+            + " (so it may hold up to max.poll.records - 1 more), over several polls. 0: no limit by count, the"
             + " unit ends by fencing.commit.interval.ms. Larger units amortize the store's commit and write each"
             + " key's watermark once per unit; a rebalance during a unit rolls it back and reads it again (with a"
             + " plain handler, its effects then happen twice).";
     public static final long DEFAULT_COMMIT_MAX_RECORDS = 0;
 
     public static final String COMMIT_INTERVAL_MS_CONFIG = "fencing.commit.interval.ms";
-    public static final String COMMIT_INTERVAL_MS_DOC = "Serial consumer: longest time one unit of work (one store"
-            + " transaction and save, one offset commit) stays open, polling as it goes, in milliseconds. A unit"
+    public static final String COMMIT_INTERVAL_MS_DOC = "Serial consumer: how long one unit of work (one store"
+            + " transaction and save, one offset commit) stays open, polling as it goes, in milliseconds (checked"
+            + " between polls: the unit ends after the poll that outlives it). A unit"
             + " also ends at fencing.commit.max.records records, at a poll that brings nothing, and on close. 0:"
             + " commit after every poll. A unit's dead letters are awaited once, before its save: no offset, in the"
             + " store or in Kafka, passes a dead letter that was not acknowledged. A crash or a rebalance replays up"
