@@ -104,7 +104,7 @@ import org.slf4j.LoggerFactory;
  *   <li>Units of work: the consumer commits on an interval. A unit (one store commit, one offset commit)
  *       spans polls until it is {@value FencedConsumerConfig#COMMIT_INTERVAL_MS_CONFIG} old (1 s by default),
  *       holds {@value FencedConsumerConfig#COMMIT_MAX_RECORDS_CONFIG} records (no limit by default), a poll
- *       brings nothing, or the consumer closes; {@code fencing.commit.interval.ms=0} commits after every poll.
+ *       brings nothing for 20 ms, or the consumer closes; {@code fencing.commit.interval.ms=0} commits after every poll.
  *       Longer units amortize the store's commit (each key's watermark is written once per unit) and the wait
  *       for dead-letter acknowledgements, which happens once per unit, before its save: no offset, in the store
  *       or in Kafka, passes a dead letter that was not acknowledged, and the store gets each offset with

@@ -76,8 +76,8 @@ public final class FencedConsumerConfig {
     public static final String COMMIT_INTERVAL_MS_CONFIG = "fencing.commit.interval.ms";
     public static final String COMMIT_INTERVAL_MS_DOC = "Serial consumer: how long one unit of work (one store"
             + " transaction and save, one offset commit) stays open, polling as it goes, in milliseconds (checked"
-            + " between polls: the unit ends after the poll that outlives it). A unit"
-            + " also ends at fencing.commit.max.records records, at a poll that brings nothing, and on close. 0:"
+            + " between polls: the unit ends after the poll that outlives it). A unit also ends at"
+            + " fencing.commit.max.records records, at a poll that brings nothing for 20 ms, and on close. 0:"
             + " commit after every poll. A unit's dead letters are awaited once, before its save: no offset, in the"
             + " store or in Kafka, passes a dead letter that was not acknowledged. A crash or a rebalance replays up"
             + " to one unit (a plain handler's effects then happen again; a transactional handler's unit is rolled"

@@ -35,6 +35,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class UnitOfWork<K, V> {
     private static final Logger LOG = LoggerFactory.getLogger(UnitOfWork.class);
+    /** A poll inside a unit that brings nothing for this long ends the unit: the records stopped coming. */
+    static final Duration IDLE = Duration.ofMillis(20);
 
     private final String groupId;
     private final WatermarkStore<Object> store; // null: heap only
@@ -147,8 +149,8 @@ public final class UnitOfWork<K, V> {
     /**
      * One unit of work: the polled records and more polls, until the unit is {@value
      * FencedConsumerConfig#COMMIT_INTERVAL_MS_CONFIG} old, holds {@value
-     * FencedConsumerConfig#COMMIT_MAX_RECORDS_CONFIG} records (if set), a poll brings nothing, or the consumer
-     * closes. A rebalance inside the unit aborts it. Its dead letters are awaited once, here, before the save
+     * FencedConsumerConfig#COMMIT_MAX_RECORDS_CONFIG} records (if set), a poll brings nothing for {@link #IDLE},
+     * or the consumer closes. A rebalance inside the unit aborts it. Its dead letters are awaited once, here, before the save
      * that passes them.
      */
     private List<PartitionProgress> handleUnit(Object tx, ConsumerRecords<ByteBuffer, ByteBuffer> first, Batch batch) {
@@ -162,8 +164,10 @@ public final class UnitOfWork<K, V> {
                 break;
             }
             try {
-                // not poll(0): a fetch still on its way would end the unit at once
-                records = poll.apply(left < pollTimeout.toNanos() ? Duration.ofNanos(left) : pollTimeout);
+                // not poll(0): a fetch still on its way would end the unit at once; not the whole poll timeout
+                // either: once records stop coming, what the unit did is committed (and counted) at once
+                long wait = Math.min(left, Math.min(pollTimeout.toNanos(), IDLE.toNanos()));
+                records = poll.apply(Duration.ofNanos(wait));
             } catch (WakeupException e) {
                 if (unitAborted) {
                     throw new UnitAbortedException(); // the same poll revoked partitions of this unit
