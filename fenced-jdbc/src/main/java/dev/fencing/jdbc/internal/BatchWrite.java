@@ -81,15 +81,23 @@ final class BatchWrite {
      * statement, which runs the same write.
      */
     private static boolean isShortfall(UnableToExecuteStatementException e) {
+        return ownFailure(e, SHORTFALL) != null;
+    }
+
+    /**
+     * The match of {@code text} in the message of the statement's failure to cast text to a number (SQLSTATE
+     * 22P02), the way the batch statements fail on purpose; null when the failure is another.
+     */
+    private static Matcher ownFailure(UnableToExecuteStatementException e, Pattern text) {
         for (Throwable cause = e.getCause(); cause != null; cause = cause.getCause()) {
-            if (cause instanceof SQLException sql
-                    && "22P02".equals(sql.getSQLState())
-                    && sql.getMessage() != null
-                    && SHORTFALL.matcher(sql.getMessage()).find()) {
-                return true;
+            if (cause instanceof SQLException sql && "22P02".equals(sql.getSQLState()) && sql.getMessage() != null) {
+                Matcher matcher = text.matcher(sql.getMessage());
+                if (matcher.find()) {
+                    return matcher;
+                }
             }
         }
-        return false;
+        return null;
     }
 
     private static FencedWriteException keyNamesTwoRows(FencedBatch batch, String wrote, Throwable cause) {
@@ -111,28 +119,23 @@ final class BatchWrite {
             UnableToExecuteStatementException e, FencedBatch batch, List<Integer> pending, long nonce) {
         Pattern failure = Pattern.compile(Pattern.quote(FencedSql.BATCH_FAILURE + nonce + ": ") + "(?:("
                 + Pattern.quote(FencedSql.KEY_NAMES_ROWS) + ")|key given twice, input row (\\d+))");
-        for (Throwable cause = e.getCause(); cause != null; cause = cause.getCause()) {
-            if (cause instanceof SQLException sql && "22P02".equals(sql.getSQLState()) && sql.getMessage() != null) {
-                Matcher matcher = failure.matcher(sql.getMessage());
-                if (!matcher.find()) {
-                    continue;
-                }
-                if (matcher.group(1) != null) {
-                    return keyNamesTwoRows(batch, "more rows than keys", e);
-                }
-                int index = pending.get(Integer.parseInt(matcher.group(2)) - 1);
-                RowKey key = batch.keys().get(index);
-                return new FencedWriteException(
-                        "fenced batch on " + batch.table().qualifiedName() + " gives the row of key " + key
-                                + " twice (row " + (index + 1) + " and another whose key the database reads as"
-                                + " equal, such as '7' and 7L); the statement was undone",
-                        batch.table().qualifiedName(),
-                        key,
-                        batch.tokens().get(index),
-                        e);
-            }
+        Matcher matcher = ownFailure(e, failure);
+        if (matcher == null) {
+            return e;
         }
-        return e;
+        if (matcher.group(1) != null) {
+            return keyNamesTwoRows(batch, "more rows than keys", e);
+        }
+        int index = pending.get(Integer.parseInt(matcher.group(2)) - 1);
+        RowKey key = batch.keys().get(index);
+        return new FencedWriteException(
+                "fenced batch on " + batch.table().qualifiedName() + " gives the row of key " + key
+                        + " twice (row " + (index + 1) + " and another whose key the database reads as"
+                        + " equal, such as '7' and 7L); the statement was undone",
+                batch.table().qualifiedName(),
+                key,
+                batch.tokens().get(index),
+                e);
     }
 
     static List<WriteOutcome> allApplied(FencedBatch batch) {

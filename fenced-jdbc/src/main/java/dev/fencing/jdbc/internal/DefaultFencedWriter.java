@@ -230,24 +230,22 @@ public final class DefaultFencedWriter implements FencedWriter {
         if (batch.size() == 0) {
             return List.of();
         }
-        return callersTransaction(handle)
+        if (handle.isInTransaction()) {
+            return inCallersTransaction(handle, batch, allOrNothing);
+        }
+        boolean autoCommits = autoCommits(handle);
+        return !autoCommits && openOnServer(handle)
                 ? inCallersTransaction(handle, batch, allOrNothing)
-                : inOwnTransaction(handle, batch, allOrNothing);
+                : inOwnTransaction(handle, batch, allOrNothing, autoCommits);
     }
 
     /**
-     * Whether the batch runs in the caller's transaction: the handle's, or one open on the server that the
-     * handle's transaction handler did not begin (one that counts only its own transactions does not see a
-     * caller's statements on a connection that does not auto-commit). On such a connection whose driver does
-     * not say, the batch refuses to guess: a transaction of its own could commit or undo the caller's work.
+     * On a connection that does not auto-commit, outside the handle's transactions: whether a transaction is
+     * open on the server all the same, which is then the caller's (a transaction handler that counts only its
+     * own transactions does not see a caller's statements there). When the driver does not say, the batch
+     * refuses to guess: a transaction of its own could commit or undo the caller's work.
      */
-    private static boolean callersTransaction(Handle handle) {
-        if (handle.isInTransaction()) {
-            return true;
-        }
-        if (autoCommits(handle)) {
-            return false;
-        }
+    private static boolean openOnServer(Handle handle) {
         return switch (ServerTransactions.of(handle.getConnection())) {
             case IDLE -> false;
             case OPEN -> true;
@@ -271,8 +269,9 @@ public final class DefaultFencedWriter implements FencedWriter {
      * every row, the reporting statement runs in a new transaction, a complete fenced write again; with
      * {@code allOrNothing}, a row not written throws inside it, which rolls back the rows that were.
      */
-    private List<WriteOutcome> inOwnTransaction(Handle handle, FencedBatch batch, boolean allOrNothing) {
-        if (autoCommits(handle)) {
+    private List<WriteOutcome> inOwnTransaction(
+            Handle handle, FencedBatch batch, boolean allOrNothing, boolean autoCommits) {
+        if (autoCommits) {
             if (batches.writeAll(handle, batch)) {
                 return BatchWrite.allApplied(batch);
             }
