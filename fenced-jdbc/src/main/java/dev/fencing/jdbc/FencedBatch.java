@@ -4,6 +4,7 @@ import dev.fencing.FenceTokens;
 import dev.fencing.InvalidFenceTokenException;
 import dev.fencing.jdbc.internal.BatchValues;
 import dev.fencing.jdbc.internal.LongSet;
+import java.util.AbstractList;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -35,7 +36,8 @@ import java.util.Set;
 public final class FencedBatch {
     private final FencedTable table;
     private final List<String> columns;
-    private final List<Long> tokens;
+    private final long[] tokens;
+    private final boolean oneToken;
     private final List<RowKey> keys;
     private final List<List<Object>> keyValues;
     private final List<List<Object>> values;
@@ -43,7 +45,8 @@ public final class FencedBatch {
     private FencedBatch(Builder builder) {
         this.table = builder.table;
         this.columns = builder.columns;
-        this.tokens = List.copyOf(builder.tokens);
+        this.tokens = Arrays.copyOf(builder.tokens, builder.keys.size());
+        this.oneToken = builder.oneToken;
         this.keys = List.copyOf(builder.keys);
         this.keyValues = frozen(builder.keyValues);
         this.values = frozen(builder.values);
@@ -53,7 +56,7 @@ public final class FencedBatch {
     private static List<List<Object>> frozen(List<List<Object>> columns) {
         List<List<Object>> copy = new ArrayList<>(columns.size());
         for (List<Object> column : columns) {
-            copy.add(Collections.unmodifiableList(new ArrayList<>(column)));
+            copy.add(Collections.unmodifiableList(Arrays.asList(column.toArray())));
         }
         return Collections.unmodifiableList(copy);
     }
@@ -81,7 +84,27 @@ public final class FencedBatch {
 
     /** The rows' tokens, in the order they were added. */
     public List<Long> tokens() {
-        return tokens;
+        return new AbstractList<>() {
+            @Override
+            public Long get(int row) {
+                return tokens[row];
+            }
+
+            @Override
+            public int size() {
+                return tokens.length;
+            }
+        };
+    }
+
+    /** The token of row {@code row} (0-based, in the order rows were added). */
+    public long token(int row) {
+        return tokens[row];
+    }
+
+    /** Whether every row has the same token (the usual batch: one lock holder's). */
+    public boolean hasOneToken() {
+        return oneToken;
     }
 
     /** The values of key column {@code i} for every row, in row order. */
@@ -98,7 +121,8 @@ public final class FencedBatch {
     public static final class Builder {
         private final FencedTable table;
         private List<String> columns;
-        private final List<Long> tokens = new ArrayList<>();
+        private long[] tokens = new long[16];
+        private boolean oneToken = true;
         private final List<RowKey> keys = new ArrayList<>();
         private final List<List<Object>> keyValues = new ArrayList<>();
         private final List<List<Object>> values = new ArrayList<>();
@@ -188,7 +212,12 @@ public final class FencedBatch {
             for (int i = 0; i < rowValues.length; i++) {
                 values.get(i).add(rowValues[i]);
             }
-            tokens.add(token);
+            int row = keys.size();
+            if (row == tokens.length) {
+                tokens = Arrays.copyOf(tokens, row * 2);
+            }
+            tokens[row] = token;
+            oneToken &= row == 0 || token == tokens[0];
             keys.add(key);
             return this;
         }

@@ -10,12 +10,16 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.argument.Argument;
+import org.jdbi.v3.core.mapper.RowMapper;
 import org.jdbi.v3.core.statement.Query;
 import org.jdbi.v3.core.statement.SqlStatement;
 import org.jdbi.v3.core.statement.StatementContext;
@@ -29,6 +33,11 @@ import org.jdbi.v3.core.statement.UnableToExecuteStatementException;
 final class BatchWrite {
     private final FencePolicy policy;
     private final StatementCache statements;
+    /**
+     * Each table's unique index as last found by the full check, which the bare statement confirms cheaply.
+     * Bounded like the statement cache: past the bound, tables not in it are looked up for every batch.
+     */
+    private final ConcurrentMap<FencedTable, KeyIndex> keyIndexes = new ConcurrentHashMap<>();
 
     BatchWrite(FencePolicy policy, StatementCache statements) {
         this.policy = policy;
@@ -42,35 +51,56 @@ final class BatchWrite {
      * transaction, or by a rollback to a savepoint set before it: the caller does one of these, then runs
      * the reporting statement, which also fails the batch when an input row wrote more than one row (the
      * key columns do not name one row: the unique key FencedTable checked is gone).
+     *
+     * <p>The statement relies on the table's unique index found by the full check ({@link KeyIndex#find},
+     * on this handle the first time), which it confirms in itself. Without one it does not run and says
+     * {@code false}; after it said {@code false} the index is looked up again the next time, as a failure
+     * may be an index that was replaced (REINDEX CONCURRENTLY, a key column's type altered).
      */
     boolean writeAll(Handle handle, FencedBatch batch) {
+        FencedTable table = batch.table();
+        KeyIndex index = keyIndexes.get(table);
+        if (index == null) {
+            index = KeyIndex.find(handle, table).orElse(null);
+            if (index == null) {
+                return false;
+            }
+            if (keyIndexes.size() < StatementCache.MAX_CACHED_STATEMENTS) {
+                keyIndexes.put(table, index);
+            }
+        }
+        KeyIndex found = index;
         BatchShape shape = BatchShape.of(batch);
         String sql = statements.get(
-                shape.key("bare batch", batch),
+                shape.key("bare batch", batch, found),
                 () -> FencedSql.batch(
-                        batch.table(),
+                        table,
                         batch.columns(),
                         policy,
                         shape.integralKeys,
                         shape.integralValues,
                         shape.oneToken,
-                        true));
+                        found));
         Query query = StatementParser.query(handle, sql);
         bind(query, batch, shape, null);
         query.bind(FencedSql.BATCH_SIZE, LibraryArguments.ofLong(batch.size()));
         try {
-            query.mapTo(Long.class).one();
+            query.map(SHORTFALL_COLUMN).one();
             return true;
         } catch (UnableToExecuteStatementException e) {
             if (!isShortfall(e)) {
                 throw e;
             }
+            keyIndexes.remove(table, found);
             // Not every row was written once: what happened is for the reporting statement to find out (it
             // also fails the batch for a key that names two rows). The counts in the message are not trusted:
             // a user's value that failed the same cast could carry the same text.
             return false;
         }
     }
+
+    /** The bare statement's one column, read without looking a mapper up. */
+    private static final RowMapper<Long> SHORTFALL_COLUMN = (rs, ctx) -> rs.getLong(1);
 
     private static final Pattern SHORTFALL =
             Pattern.compile(Pattern.quote(FencedSql.BATCH_SHORTFALL) + "\\d+ rows for \\d+ keys");
@@ -134,16 +164,20 @@ final class BatchWrite {
                         + " equal, such as '7' and 7L); the statement was undone",
                 batch.table().qualifiedName(),
                 key,
-                batch.tokens().get(index),
+                batch.token(index),
                 e);
     }
 
+    /** Every row applied, as an unmodifiable list: one outcome shared by all rows when they share a token. */
     static List<WriteOutcome> allApplied(FencedBatch batch) {
-        List<WriteOutcome> outcomes = new ArrayList<>(batch.size());
-        for (long token : batch.tokens()) {
-            outcomes.add(new WriteOutcome.Applied(token));
+        if (batch.hasOneToken()) {
+            return Collections.nCopies(batch.size(), new WriteOutcome.Applied(batch.token(0)));
         }
-        return outcomes;
+        WriteOutcome[] outcomes = new WriteOutcome[batch.size()];
+        for (int i = 0; i < outcomes.length; i++) {
+            outcomes[i] = new WriteOutcome.Applied(batch.token(i));
+        }
+        return Collections.unmodifiableList(Arrays.asList(outcomes));
     }
 
     /**
@@ -163,7 +197,7 @@ final class BatchWrite {
         }
         BatchShape shape = BatchShape.of(batch);
         String sql = statements.get(
-                shape.key("batch", batch),
+                shape.key("batch", batch, null),
                 () -> FencedSql.batch(
                         table,
                         batch.columns(),
@@ -171,7 +205,7 @@ final class BatchWrite {
                         shape.integralKeys,
                         shape.integralValues,
                         shape.oneToken,
-                        false));
+                        null));
         for (int attempt = 1; !pending.isEmpty(); attempt++) {
             Query query = StatementParser.query(handle, sql);
             bind(query, batch, shape, pending);
@@ -196,7 +230,7 @@ final class BatchWrite {
                 int position = (int) row[0] - 1;
                 notWritten[position] = true;
                 int index = pending.get(position);
-                long token = batch.tokens().get(index);
+                long token = batch.token(index);
                 if (row.length == 1) {
                     outcomes[index] = new WriteOutcome.NotFound(token);
                 } else if (!policy.admits(row[1], token)) {
@@ -211,12 +245,12 @@ final class BatchWrite {
             for (int position = 0; position < notWritten.length; position++) {
                 if (!notWritten[position]) {
                     int index = pending.get(position);
-                    outcomes[index] = new WriteOutcome.Applied(batch.tokens().get(index));
+                    outcomes[index] = new WriteOutcome.Applied(batch.token(index));
                 }
             }
             pending = again;
         }
-        return Arrays.asList(outcomes);
+        return Collections.unmodifiableList(Arrays.asList(outcomes));
     }
 
     /** Binds the token(s), keys and values of the batch's {@code rows}, or of all its rows when null. */
@@ -285,19 +319,42 @@ final class BatchWrite {
             for (int c = 0; c < integralValues.length; c++) {
                 integralValues[c] = BatchValues.integral(batch.values(c));
             }
-            long firstToken = batch.size() == 0 ? 0 : batch.tokens().get(0);
-            boolean oneToken = true;
-            for (long token : batch.tokens()) {
-                oneToken &= token == firstToken;
-            }
-            return new BatchShape(integralKeys, integralValues, oneToken, firstToken);
+            return new BatchShape(
+                    integralKeys, integralValues, batch.hasOneToken(), batch.size() == 0 ? 0 : batch.token(0));
         }
 
-        StatementCache.Key key(String kind, FencedBatch batch) {
+        StatementCache.Key key(String kind, FencedBatch batch, KeyIndex index) {
             return new StatementCache.Key(
                     kind,
                     batch.table(),
-                    List.of(batch.columns(), Arrays.toString(integralKeys), Arrays.toString(integralValues), oneToken));
+                    List.of(new ShapeKey(batch.columns(), this, index == null ? NO_INDEX : index)));
         }
+
+        /**
+         * The shape's part of a cache key, compared by content, and the key index by identity: the one a
+         * table's batches use stays the same object until it is looked up again.
+         */
+        private record ShapeKey(List<String> columns, BatchShape shape, Object index) {
+            @Override
+            public boolean equals(Object other) {
+                return other instanceof ShapeKey that
+                        && columns.equals(that.columns)
+                        && Arrays.equals(shape.integralKeys, that.shape.integralKeys)
+                        && Arrays.equals(shape.integralValues, that.shape.integralValues)
+                        && shape.oneToken == that.shape.oneToken
+                        && index == that.index;
+            }
+
+            @Override
+            public int hashCode() {
+                return ((columns.hashCode() * 31 + Arrays.hashCode(shape.integralKeys)) * 31
+                                        + Arrays.hashCode(shape.integralValues))
+                                * 31
+                        + Boolean.hashCode(shape.oneToken) * 7
+                        + System.identityHashCode(index);
+            }
+        }
+
+        private static final Object NO_INDEX = new Object();
     }
 }

@@ -160,10 +160,10 @@ public final class FencedSql {
      * come back ({@code ord}, 1-based input position, and {@code stored}, the row's token or NULL when
      * absent); when every row was written once the report part does not run at all. The statement fails
      * (and so undoes itself) with SQLSTATE 22P02 and a message holding {@link #BATCH_FAILURE} and its nonce
-     * when an input row wrote more than one table row or two input rows name one row. With {@code bare},
-     * the UPDATE alone, under a unique index on the key columns, which returns one row when every input row
-     * wrote exactly one table row and otherwise fails (and so undoes itself), with SQLSTATE 22P02 and a
-     * message holding {@link #BATCH_SHORTFALL}.
+     * when an input row wrote more than one table row or two input rows name one row. With a {@code
+     * keyIndex}, the bare statement: the UPDATE alone, while that unique index on the key columns stands,
+     * which returns one row when every input row wrote exactly one table row and otherwise fails (and so
+     * undoes itself), with SQLSTATE 22P02 and a message holding {@link #BATCH_SHORTFALL}.
      */
     public static String batch(
             FencedTable table,
@@ -172,7 +172,7 @@ public final class FencedSql {
             boolean[] integralKeys,
             boolean[] integralValues,
             boolean oneToken,
-            boolean bare) {
+            KeyIndex keyIndex) {
         String fence = Identifiers.quote(table.fenceColumn());
         List<String> arrays = new ArrayList<>();
         List<String> keyArrays = new ArrayList<>();
@@ -214,14 +214,17 @@ public final class FencedSql {
                 + String.join(", ", arrays) + ")";
         String where = " WHERE " + String.join(" AND ", join) + " AND fenced_row." + fence + " " + operator(policy)
                 + " " + token;
-        if (bare) {
+        if (keyIndex != null) {
             // The update count is the number of table rows written: PostgreSQL writes a row once however many
             // input rows join it. While a unique index on (a subset of) the key columns holds, an input row
             // joins at most one table row, so a count of the batch's size means every input row wrote
             // exactly one row, a different one each (a key given twice, even in two spellings the client
-            // cannot compare, such as '7' and '07' for a number, leaves the count short). The index is looked
-            // up in the statement itself, once (an InitPlan): without it nothing is written and the reporting
-            // statement, which counts input rows, finds what happened. No index can be dropped while the
+            // cannot compare, such as '7' and '07' for a number, leaves the count short). The index, found
+            // earlier by the full check (KeyIndex.find), is looked up again in the statement itself, once (an
+            // InitPlan), by its OID and everything the full check read from it and from the key columns
+            // (KeyIndex.stands, a few primary-key probes of the catalog where the full check costs about
+            // 0.4 ms): when it no longer stands as found, nothing is written and the reporting statement,
+            // which counts input rows, finds what happened. No index can be dropped or replaced while the
             // statement runs, as the UPDATE holds a lock on the table that DROP INDEX waits for.
             // A count short of the size fails the statement, so that on an auto-commit connection it needs
             // no transaction around it: PostgreSQL undoes the statement, and what it wrote never commits.
@@ -229,7 +232,7 @@ public final class FencedSql {
             // the error (and in the server's log), says what happened.
             String size = "CAST(:" + BATCH_SIZE + " AS bigint)";
             return "WITH applied AS (" + from + " AS input(" + String.join(", ", names) + ")" + where
-                    + " AND " + uniqueKeyHolds(table) + " RETURNING 1)"
+                    + " AND " + keyIndex.stands() + " RETURNING 1)"
                     + " SELECT CAST(CASE WHEN count(*) = " + size + " THEN '0' ELSE '" + BATCH_SHORTFALL
                     + "' || count(*) || ' rows for ' || " + size + " || ' keys; rolled back'"
                     + " END AS bigint) AS shortfall FROM applied";
@@ -262,16 +265,8 @@ public final class FencedSql {
                 + " WHERE (SELECT count(*) FROM applied) > (SELECT count(DISTINCT ord) FROM applied) ORDER BY 1";
     }
 
-    /**
-     * A condition, evaluated once per statement, that holds while a unique index covers the table's key
-     * columns; see {@link #uniqueKey}.
-     */
-    static String uniqueKeyHolds(FencedTable table) {
-        return "(SELECT " + uniqueKey("CAST('" + table.quotedName() + "' AS pg_catalog.regclass)", keyNames(table))
-                + ")";
-    }
-
-    private static String keyNames(FencedTable table) {
+    /** The table's key column names as an SQL text array. */
+    static String keyNames(FencedTable table) {
         List<String> keys = new ArrayList<>();
         for (String column : table.keyColumns()) {
             keys.add("'" + Identifiers.require("key column", column) + "'");
@@ -290,10 +285,14 @@ public final class FencedSql {
      * column under {@code text_ops} likewise). Anything else counts as no unique key.
      */
     public static String uniqueKey(String relation, String keyColumns) {
+        return "EXISTS (SELECT 1 FROM pg_catalog.pg_index AS i WHERE " + uniqueIndex(relation, keyColumns) + ")";
+    }
+
+    /** The condition of {@link #uniqueKey} on one index, {@code i} (a row of {@code pg_catalog.pg_index}). */
+    static String uniqueIndex(String relation, String keyColumns) {
         String btree = "(SELECT am.oid FROM pg_catalog.pg_am AS am WHERE am.amname = 'btree')";
         String base = "(CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE t.oid END)";
-        return "EXISTS (SELECT 1 FROM pg_catalog.pg_index AS i"
-                + " WHERE i.indrelid = " + relation
+        return "i.indrelid = " + relation
                 + " AND i.indisunique AND i.indimmediate AND i.indisvalid"
                 + " AND i.indpred IS NULL AND i.indexprs IS NULL"
                 + " AND NOT EXISTS (SELECT 1 FROM unnest(CAST(i.indkey AS int2[]), CAST(i.indclass AS oid[]),"
@@ -310,7 +309,7 @@ public final class FencedSql {
                 + " OR (NOT EXISTS (SELECT 1 FROM pg_catalog.pg_opclass AS own WHERE own.opcmethod = " + btree
                 + " AND own.opcdefault AND own.opcintype = " + base + ")"
                 + " AND EXISTS (SELECT 1 FROM pg_catalog.pg_cast AS cast_to WHERE cast_to.castsource = " + base
-                + " AND cast_to.casttarget = c.opcintype AND cast_to.castmethod = 'b')))))))";
+                + " AND cast_to.casttarget = c.opcintype AND cast_to.castmethod = 'b'))))))";
     }
 
     private static String typedArray(String binding, boolean integral, String type) {

@@ -3,47 +3,61 @@ package dev.fencing.jdbc.internal;
 /**
  * A set of {@code long}s without a box or a node per element: how {@code FencedBatch.Builder} remembers the
  * whole-number keys it has taken, so that finding a key named twice costs a batch of thousands of rows
- * little. Open addressing with linear probing; grows at half full. Not thread-safe.
+ * little. Open addressing with linear probing in one array, 0 marking a free slot (the value 0 itself is a
+ * flag of its own); grows at half full. Not thread-safe.
  */
 public final class LongSet {
-    private long[] slots = new long[16];
-    private boolean[] used = new boolean[16];
+    private long[] slots = new long[64];
+    private boolean hasZero;
     private int size;
 
     /** {@code true} when {@code value} was not in the set and now is. */
     public boolean add(long value) {
+        if (value == 0) {
+            if (hasZero) {
+                return false;
+            }
+            hasZero = true;
+            size++;
+            return true;
+        }
         if (size * 2 >= slots.length) {
             grow();
         }
-        int mask = slots.length - 1;
-        for (int i = slot(value, mask); ; i = (i + 1) & mask) {
-            if (!used[i]) {
-                used[i] = true;
-                slots[i] = value;
-                size++;
-                return true;
-            }
-            if (slots[i] == value) {
-                return false;
-            }
+        if (!insert(slots, value)) {
+            return false;
         }
+        size++;
+        return true;
     }
 
     public int size() {
         return size;
     }
 
-    private void grow() {
-        long[] oldSlots = slots;
-        boolean[] oldUsed = used;
-        slots = new long[oldSlots.length * 2];
-        used = new boolean[oldSlots.length * 2];
-        size = 0;
-        for (int i = 0; i < oldSlots.length; i++) {
-            if (oldUsed[i]) {
-                add(oldSlots[i]);
+    /** Puts a non-zero value into {@code table}; {@code false} when it was there. */
+    private static boolean insert(long[] table, long value) {
+        int mask = table.length - 1;
+        for (int i = slot(value, mask); ; i = (i + 1) & mask) {
+            long slot = table[i];
+            if (slot == 0) {
+                table[i] = value;
+                return true;
+            }
+            if (slot == value) {
+                return false;
             }
         }
+    }
+
+    private void grow() {
+        long[] grown = new long[slots.length * 2];
+        for (long value : slots) {
+            if (value != 0) {
+                insert(grown, value);
+            }
+        }
+        slots = grown;
     }
 
     /** Keys are often consecutive: mix the bits so that they spread over the table. */
