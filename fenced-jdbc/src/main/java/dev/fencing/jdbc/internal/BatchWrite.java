@@ -330,10 +330,7 @@ final class BatchWrite {
                     List.of(new ShapeKey(batch.columns(), this, index == null ? NO_INDEX : index)));
         }
 
-        /**
-         * The shape's part of a cache key, compared by content, and the key index by identity: the one a
-         * table's batches use stays the same object until it is looked up again.
-         */
+        /** The shape's part of a cache key, compared by content (the key index's hash is computed once). */
         private record ShapeKey(List<String> columns, BatchShape shape, Object index) {
             @Override
             public boolean equals(Object other) {
@@ -342,7 +339,7 @@ final class BatchWrite {
                         && Arrays.equals(shape.integralKeys, that.shape.integralKeys)
                         && Arrays.equals(shape.integralValues, that.shape.integralValues)
                         && shape.oneToken == that.shape.oneToken
-                        && index == that.index;
+                        && index.equals(that.index);
             }
 
             @Override
@@ -351,7 +348,7 @@ final class BatchWrite {
                                         + Arrays.hashCode(shape.integralValues))
                                 * 31
                         + Boolean.hashCode(shape.oneToken) * 7
-                        + System.identityHashCode(index);
+                        + index.hashCode();
             }
         }
 

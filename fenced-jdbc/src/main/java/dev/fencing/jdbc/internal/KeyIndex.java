@@ -3,6 +3,7 @@ package dev.fencing.jdbc.internal;
 import dev.fencing.jdbc.FencedTable;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 import org.jdbi.v3.core.Handle;
 
@@ -15,28 +16,64 @@ import org.jdbi.v3.core.Handle;
  * operator classes, collations, predicate and expressions), and altering a key column's type or collation
  * rebuilds it under a new OID; all of it is compared anyway, so the conclusion does not rest on that.
  *
- * @param indexOid the index
- * @param keyVector its {@code indkey} ({@code int2vector} text: the table's column numbers, included columns too)
- * @param classVector its {@code indclass} ({@code oidvector} text: one operator class per key column)
- * @param collationVector its {@code indcollation} ({@code oidvector} text)
- * @param columns the table's columns the index is keyed on, each as it was when the index was found
+ * <p>Compared by content, with its hash computed once: it is part of the key of the statements that rely
+ * on it, and an index found again as it was finds their statements again.
  */
-record KeyIndex(
-        FencedTable table,
-        long indexOid,
-        String keyVector,
-        String classVector,
-        String collationVector,
-        List<Column> columns) {
+final class KeyIndex {
+    private final FencedTable table;
+    /** The index. */
+    private final long indexOid;
+    /** Its {@code indkey} ({@code int2vector} text: the table's column numbers, included columns too). */
+    private final String keyVector;
+    /** Its {@code indclass} ({@code oidvector} text: one operator class per key column). */
+    private final String classVector;
+    /** Its {@code indcollation} ({@code oidvector} text). */
+    private final String collationVector;
+    /** The table's columns the index is keyed on, each as it was when the index was found. */
+    private final List<Column> columns;
+
+    private final int hash;
 
     /** A key column of the index: number, name, type and collation, as in {@code pg_attribute}. */
     record Column(int number, String name, long typeOid, long collationOid) {}
 
-    KeyIndex {
-        columns = List.copyOf(columns);
-        requireVector(keyVector);
-        requireVector(classVector);
-        requireVector(collationVector);
+    KeyIndex(
+            FencedTable table,
+            long indexOid,
+            String keyVector,
+            String classVector,
+            String collationVector,
+            List<Column> columns) {
+        this.table = table;
+        this.indexOid = indexOid;
+        this.keyVector = requireVector(keyVector);
+        this.classVector = requireVector(classVector);
+        this.collationVector = requireVector(collationVector);
+        this.columns = List.copyOf(columns);
+        this.hash = Objects.hash(
+                System.identityHashCode(table), indexOid, keyVector, classVector, collationVector, this.columns);
+    }
+
+    @Override
+    public boolean equals(Object other) {
+        return other instanceof KeyIndex that
+                && hash == that.hash
+                && table == that.table
+                && indexOid == that.indexOid
+                && keyVector.equals(that.keyVector)
+                && classVector.equals(that.classVector)
+                && collationVector.equals(that.collationVector)
+                && columns.equals(that.columns);
+    }
+
+    @Override
+    public int hashCode() {
+        return hash;
+    }
+
+    @Override
+    public String toString() {
+        return "unique index " + indexOid + " of " + table.qualifiedName() + " on " + columns;
     }
 
     /**
@@ -125,9 +162,10 @@ record KeyIndex(
     }
 
     /** Vector text goes into SQL literals: digits and spaces only. */
-    private static void requireVector(String vector) {
+    private static String requireVector(String vector) {
         if (vector == null || !vector.matches("[0-9 ]*")) {
             throw new IllegalStateException("unexpected catalog vector: " + vector);
         }
+        return vector;
     }
 }
