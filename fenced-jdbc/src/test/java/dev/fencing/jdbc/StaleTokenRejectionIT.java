@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.fencing.FencePolicy;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -277,6 +278,46 @@ class StaleTokenRejectionIT {
                 .as("the batch's row and the caller's statement commit together")
                 .isEqualTo("101:6");
         assertThat(db.row("A-2")).isEqualTo("8:5");
+    }
+
+    /** A batch's outcomes are counted one by one, by kind, however the writer groups them. */
+    @Test
+    void aBatchCountsEachRowsOutcome() {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        FencedWriter counted =
+                FencedWriter.builder(db.jdbi).meterRegistry(registry).build();
+        db.reset("A-1", "A-2", "A-3", "A-4");
+        counted.batch(FencedBatch.builder(inventory)
+                .columns("stock")
+                .add(5, RowKey.of("A-3"), 1)
+                .add(5, RowKey.of("A-4"), 1)
+                .build());
+        List<WriteOutcome> outcomes = counted.tryBatch(FencedBatch.builder(inventory)
+                .columns("stock")
+                .add(6, RowKey.of("A-1"), 2)
+                .add(6, RowKey.of("A-2"), 2)
+                .add(4, RowKey.of("A-3"), 2)
+                .add(6, RowKey.of("B-0"), 2)
+                .add(6, RowKey.of("A-4"), 2)
+                .build());
+
+        assertThat(outcomes)
+                .containsExactly(
+                        new WriteOutcome.Applied(6),
+                        new WriteOutcome.Applied(6),
+                        new WriteOutcome.Rejected(5, 4),
+                        new WriteOutcome.NotFound(6),
+                        new WriteOutcome.Applied(6));
+        assertThat(count(registry, "applied")).isEqualTo(5);
+        assertThat(count(registry, "rejected")).isEqualTo(1);
+        assertThat(count(registry, "not_found")).isEqualTo(1);
+    }
+
+    private static double count(SimpleMeterRegistry registry, String outcome) {
+        return registry.get("fencing.jdbc.writes")
+                .tags("table", "public.inventory", "outcome", outcome)
+                .counter()
+                .count();
     }
 
     /** A batch of A-1 (its token and new stock) and A-2. */

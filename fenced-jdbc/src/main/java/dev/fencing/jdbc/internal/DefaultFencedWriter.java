@@ -370,11 +370,20 @@ public final class DefaultFencedWriter implements FencedWriter {
         }
     }
 
+    /** Counts a batch's outcomes, a run of rows with the same kind of outcome at once, and logs those not applied. */
     private List<WriteOutcome> recordedAndLogged(FencedBatch batch, List<WriteOutcome> outcomes) {
         String table = batch.table().qualifiedName();
+        int runStart = 0;
         for (int i = 0; i < outcomes.size(); i++) {
-            counters.record(table, outcomes.get(i));
-            logged(table, batch.keys().get(i), outcomes.get(i));
+            WriteOutcome outcome = outcomes.get(i);
+            if (outcome.getClass() != outcomes.get(runStart).getClass()) {
+                counters.record(table, outcomes.get(runStart), i - runStart);
+                runStart = i;
+            }
+            logged(table, batch.keys().get(i), outcome);
+        }
+        if (!outcomes.isEmpty()) {
+            counters.record(table, outcomes.get(runStart), outcomes.size() - runStart);
         }
         return outcomes;
     }

@@ -24,12 +24,17 @@ public final class MicrometerWriteCounters implements WriteCounters {
 
     @Override
     public void record(String table, WriteOutcome outcome) {
+        record(table, outcome, 1);
+    }
+
+    @Override
+    public void record(String table, WriteOutcome outcome, long count) {
         String tag = WriteCounters.tag(outcome);
         counters.computeIfAbsent(List.of(table, tag), k -> Counter.builder(METER)
                         .description("fenced writes by outcome")
                         .tag("table", table)
                         .tag("outcome", tag)
                         .register(registry))
-                .increment();
+                .increment(count);
     }
 }

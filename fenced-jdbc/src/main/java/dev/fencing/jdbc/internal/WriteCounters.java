@@ -8,6 +8,13 @@ public interface WriteCounters {
 
     void record(String table, WriteOutcome outcome);
 
+    /** {@code count} outcomes like {@code outcome} at once (a batch's rows). */
+    default void record(String table, WriteOutcome outcome, long count) {
+        for (long i = 0; i < count; i++) {
+            record(table, outcome);
+        }
+    }
+
     static String tag(WriteOutcome outcome) {
         if (outcome instanceof WriteOutcome.Applied) {
             return "applied";
