@@ -3,7 +3,10 @@ package dev.fencing.jdbc;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
 import java.util.List;
+import org.jdbi.v3.core.Jdbi;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -102,6 +105,122 @@ class KeyIndexIT {
         assertThat(plainWrites("names_renamed", "k", "text"))
                 .as("the plain statement: 'x' wrote two rows, 'absent' none")
                 .isEqualTo(2);
+    }
+
+    /**
+     * A varchar column's index compares with text's class, which the check accepts only while varchar has no
+     * default class of its own. Here one is created after a batch found the index, case-insensitive, with
+     * its operators where the statements find them ({@code public}, on the search path): the statements'
+     * {@code =} on varchar is now that one, under which 'BOB' names both 'Bob' and 'bob', which the old
+     * index let in side by side.
+     */
+    @Test
+    void aDefaultOperatorClassCreatedAfterABatchFoundTheIndexFailsTheNextBatchUndone() {
+        db.jdbi.useHandle(h -> {
+            h.execute("CREATE TABLE names_varchar (k varchar NOT NULL, v int NOT NULL)");
+            h.execute("CREATE UNIQUE INDEX names_varchar_k ON names_varchar (k)");
+            h.execute("SELECT fencing.protect_table('names_varchar', ARRAY['k'])");
+            h.execute("INSERT INTO names_varchar (k, v) VALUES ('Bob', 0), ('carol', 0)");
+        });
+        FencedTable names =
+                FencedTable.builder().table("names_varchar").keyColumns("k").build(db.jdbi);
+        assertThat(writer.tryBatch(FencedBatch.builder(names)
+                        .columns("v")
+                        .add(3, RowKey.of("carol"), 1)
+                        .build()))
+                .containsExactly(new WriteOutcome.Applied(3));
+        db.jdbi.useHandle(h -> {
+            for (String[] op : new String[][] {{"lt", "<"}, {"le", "<="}, {"eq", "="}, {"ge", ">="}, {"gt", ">"}}) {
+                h.execute("CREATE FUNCTION ci_" + op[0] + "(varchar, varchar) RETURNS boolean LANGUAGE sql"
+                        + " IMMUTABLE AS 'SELECT lower($1) " + op[1] + " lower($2)'");
+                h.execute("CREATE OPERATOR public." + op[1] + " (LEFTARG = varchar, RIGHTARG = varchar,"
+                        + " FUNCTION = ci_" + op[0] + ")");
+            }
+            h.execute("CREATE FUNCTION ci_cmp(varchar, varchar) RETURNS int LANGUAGE sql IMMUTABLE AS 'SELECT"
+                    + " CASE WHEN lower($1) < lower($2) THEN -1 WHEN lower($1) > lower($2) THEN 1 ELSE 0 END'");
+            h.execute("CREATE OPERATOR CLASS ci_ops DEFAULT FOR TYPE varchar USING btree AS"
+                    + " OPERATOR 1 public.< (varchar, varchar), OPERATOR 2 public.<= (varchar, varchar),"
+                    + " OPERATOR 3 public.= (varchar, varchar), OPERATOR 4 public.>= (varchar, varchar),"
+                    + " OPERATOR 5 public.> (varchar, varchar), FUNCTION 1 ci_cmp(varchar, varchar)");
+            h.execute("INSERT INTO names_varchar (k, v) VALUES ('bob', 0)");
+        });
+        try {
+            FencedBatch batch = FencedBatch.builder(names)
+                    .columns("v")
+                    .add(5, RowKey.of("BOB"), 1)
+                    .add(5, RowKey.of("alice"), 2)
+                    .build();
+            assertThatThrownBy(() -> writer.tryBatch(batch))
+                    .isInstanceOf(FencedWriteException.class)
+                    .hasMessageContaining("no longer name one row");
+            assertThat(rows("names_varchar", "k")).isEqualTo("Bob=0:0,bob=0:0,carol=1:3");
+            int written = db.jdbi.withHandle(h -> h.execute("UPDATE names_varchar AS t SET v = s.v FROM"
+                    + " unnest(CAST(ARRAY['BOB', 'alice'] AS varchar[]), ARRAY[1, 2]) AS s(k, v)"
+                    + " WHERE t.k = s.k"));
+            assertThat(written).as("'BOB' under the new class: two rows").isEqualTo(2);
+        } finally {
+            db.jdbi.useHandle(h -> {
+                h.execute("DROP OPERATOR CLASS ci_ops USING btree");
+                for (String op : new String[] {"<", "<=", "=", ">=", ">"}) {
+                    h.execute("DROP OPERATOR public." + op + " (varchar, varchar)");
+                }
+            });
+        }
+    }
+
+    /**
+     * A key column altered after the table was built: the statements still cast to the type it had. Here
+     * timestamptz became timestamp in a session whose time zone skips an hour in spring, so 02:30 and
+     * 03:30 that night are one instant: a batch that compares as timestamptz writes both rows for one key.
+     */
+    @Test
+    void aKeyColumnAlteredSinceTheTableWasBuiltIsNotTrusted() {
+        HikariConfig config = new HikariConfig();
+        config.setDataSource(db.database.dataSource());
+        config.setMaximumPoolSize(1);
+        config.setConnectionInitSql("SET TIME ZONE 'America/New_York'");
+        try (HikariDataSource newYork = new HikariDataSource(config)) {
+            Jdbi jdbi = Jdbi.create(newYork);
+            FencedWriter inNewYork = FencedWriter.builder(jdbi).build();
+            jdbi.useHandle(h -> {
+                h.execute("CREATE TABLE moments (k timestamptz PRIMARY KEY, v int NOT NULL)");
+                h.execute("SELECT fencing.protect_table('moments')");
+                h.execute("INSERT INTO moments (k, v) VALUES ('2024-01-01 00:00:00+00', 0)");
+            });
+            FencedTable moments =
+                    FencedTable.builder().table("moments").keyColumns("k").build(jdbi);
+            assertThat(inNewYork.tryBatch(FencedBatch.builder(moments)
+                            .columns("v")
+                            .add(3, RowKey.of("2024-01-01 00:00:00+00"), 1)
+                            .build()))
+                    .containsExactly(new WriteOutcome.Applied(3));
+            jdbi.useHandle(h -> {
+                h.execute("ALTER TABLE moments ALTER COLUMN k TYPE timestamp");
+                h.execute("INSERT INTO moments (k, v) VALUES ('2024-03-10 02:30', 0), ('2024-03-10 03:30', 0)");
+            });
+            FencedBatch batch = FencedBatch.builder(moments)
+                    .columns("v")
+                    .add(5, RowKey.of("2024-03-10 07:30:00+00"), 1)
+                    .add(5, RowKey.of("2030-01-01 00:00:00+00"), 2)
+                    .build();
+
+            for (int attempt = 1; attempt <= 2; attempt++) {
+                assertThatThrownBy(() -> inNewYork.tryBatch(batch))
+                        .as("batch %d after the change", attempt)
+                        .isInstanceOf(FencedWriteException.class)
+                        .hasMessageContaining("no longer name one row");
+            }
+            int writtenUnderFive =
+                    jdbi.withHandle(h -> h.createQuery("SELECT count(*) FROM moments WHERE last_fence_token = 5")
+                            .mapTo(Integer.class)
+                            .one());
+            assertThat(writtenUnderFive).isZero();
+            int written = jdbi.withHandle(h ->
+                    h.execute("UPDATE moments SET v = 9" + " WHERE k = CAST('2024-03-10 07:30:00+00' AS timestamptz)"));
+            assertThat(written)
+                    .as("the plain statement, comparing as timestamptz: two rows")
+                    .isEqualTo(2);
+        }
     }
 
     /** REINDEX CONCURRENTLY leaves an equal index under a new OID: batches go on being written. */

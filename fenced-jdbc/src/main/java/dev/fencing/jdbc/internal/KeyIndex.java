@@ -34,8 +34,19 @@ final class KeyIndex {
 
     private final int hash;
 
-    /** A key column of the index: number, name, type and collation, as in {@code pg_attribute}. */
-    record Column(int number, String name, long typeOid, long collationOid) {}
+    /**
+     * A key column of the index: number, name, type and collation, as in {@code pg_attribute}; the index's
+     * operator class for it, its access method and input type; and the column's base type (its domain's).
+     */
+    record Column(
+            int number,
+            String name,
+            long typeOid,
+            long collationOid,
+            long opclass,
+            long accessMethod,
+            long opclassType,
+            long baseType) {}
 
     KeyIndex(
             FencedTable table,
@@ -78,20 +89,28 @@ final class KeyIndex {
 
     /**
      * The table's unique index on (a subset of) its key columns that passes the full check, the primary
-     * key first; empty when there is none. Reads the catalog on {@code handle}; what it finds is only
-     * trusted through {@link #stands()}, inside the statement that relies on it.
+     * key first; empty when there is none, or when one of its columns no longer has the type the table had
+     * when it was built (the statements cast to that type; build the table again). Reads the catalog on
+     * {@code handle}; what it finds is only trusted through {@link #stands()}, inside the statement that
+     * relies on it.
      */
     static Optional<KeyIndex> find(Handle handle, FencedTable table) {
         String relation = "CAST('" + table.quotedName() + "' AS pg_catalog.regclass)";
+        String base = "(CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE t.oid END)";
         List<Object[]> rows = StatementParser.query(
                         handle,
                         "SELECT i.indexrelid, CAST(i.indkey AS text) AS key_vector,"
                                 + " CAST(i.indclass AS text) AS class_vector,"
                                 + " CAST(i.indcollation AS text) AS collation_vector,"
-                                + " a.attnum, CAST(a.attname AS text) AS attname, a.atttypid, a.attcollation"
+                                + " a.attnum, CAST(a.attname AS text) AS attname, a.atttypid, a.attcollation,"
+                                + " pg_catalog.format_type(a.atttypid, -1) AS type_name,"
+                                + " c.oid AS opclass, c.opcmethod, c.opcintype, " + base + " AS base_type"
                                 + " FROM pg_catalog.pg_index AS i"
-                                + " CROSS JOIN LATERAL unnest(CAST(i.indkey AS int2[])) WITH ORDINALITY AS k(attnum, n)"
+                                + " CROSS JOIN LATERAL unnest(CAST(i.indkey AS int2[]), CAST(i.indclass AS oid[]))"
+                                + " WITH ORDINALITY AS k(attnum, opclass, n)"
                                 + " JOIN pg_catalog.pg_attribute AS a ON a.attrelid = i.indrelid AND a.attnum = k.attnum"
+                                + " JOIN pg_catalog.pg_type AS t ON t.oid = a.atttypid"
+                                + " JOIN pg_catalog.pg_opclass AS c ON c.oid = k.opclass"
                                 + " WHERE k.n <= i.indnkeyatts AND i.indexrelid = (SELECT i.indexrelid"
                                 + " FROM pg_catalog.pg_index AS i WHERE "
                                 + FencedSql.uniqueIndex(relation, FencedSql.keyNames(table))
@@ -104,7 +123,12 @@ final class KeyIndex {
                     rs.getInt("attnum"),
                     rs.getString("attname"),
                     rs.getLong("atttypid"),
-                    rs.getLong("attcollation")
+                    rs.getLong("attcollation"),
+                    rs.getString("type_name"),
+                    rs.getLong("opclass"),
+                    rs.getLong("opcmethod"),
+                    rs.getLong("opcintype"),
+                    rs.getLong("base_type")
                 })
                 .list();
         if (rows.isEmpty()) {
@@ -118,7 +142,20 @@ final class KeyIndex {
                 throw new IllegalStateException(
                         "unique index " + row[0] + " of " + table.qualifiedName() + " is keyed on " + name);
             }
-            columns.add(new Column((Integer) row[4], name, (Long) row[6], (Long) row[7]));
+            if (!row[8].equals(table.columnType(name).orElse(null))) {
+                // altered since the table was built: the statements still cast to the old type, whose
+                // equality need not be the index's
+                return Optional.empty();
+            }
+            columns.add(new Column(
+                    (Integer) row[4],
+                    name,
+                    (Long) row[6],
+                    (Long) row[7],
+                    (Long) row[9],
+                    (Long) row[10],
+                    (Long) row[11],
+                    (Long) row[12]));
         }
         Object[] first = rows.get(0);
         return Optional.of(
@@ -128,7 +165,9 @@ final class KeyIndex {
     /**
      * An SQL boolean, evaluated once per statement (an InitPlan): the index still stands as found, on the
      * table the statement names, over the same columns, which still have the names, types and collations
-     * they had.
+     * they had, each under the operator class the full check accepted for the same reason: the default
+     * btree class of the column's base type, or (when that type has none) a default class of a type it
+     * converts to without a function.
      */
     String stands() {
         StringBuilder sql = new StringBuilder("(SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_index AS i")
@@ -152,13 +191,37 @@ final class KeyIndex {
                     .append(column.number())
                     .append(" AND a.attname = '")
                     .append(Identifiers.require("key column", column.name()))
-                    .append("' AND a.atttypid = CAST(")
-                    .append(column.typeOid())
-                    .append(" AS pg_catalog.oid) AND a.attcollation = CAST(")
-                    .append(column.collationOid())
-                    .append(" AS pg_catalog.oid))");
+                    .append("' AND a.atttypid = ")
+                    .append(oid(column.typeOid()))
+                    .append(" AND a.attcollation = ")
+                    .append(oid(column.collationOid()))
+                    .append(")");
+            sql.append(" AND EXISTS (SELECT 1 FROM pg_catalog.pg_opclass AS c WHERE c.oid = ")
+                    .append(oid(column.opclass()))
+                    .append(" AND c.opcdefault AND c.opcmethod = ")
+                    .append(oid(column.accessMethod()))
+                    .append(" AND c.opcintype = ")
+                    .append(oid(column.opclassType()))
+                    .append(")");
+            if (column.opclassType() != column.baseType()) {
+                // a class of another type: only while the column's type has no default class of its own
+                // (PostgreSQL would pick that one) and converts to the class's type without a function
+                sql.append(" AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_opclass AS own WHERE own.opcmethod = ")
+                        .append(oid(column.accessMethod()))
+                        .append(" AND own.opcdefault AND own.opcintype = ")
+                        .append(oid(column.baseType()))
+                        .append(") AND EXISTS (SELECT 1 FROM pg_catalog.pg_cast AS cast_to WHERE cast_to.castsource = ")
+                        .append(oid(column.baseType()))
+                        .append(" AND cast_to.casttarget = ")
+                        .append(oid(column.opclassType()))
+                        .append(" AND cast_to.castmethod = 'b')");
+            }
         }
         return sql.append("))").toString();
+    }
+
+    private static String oid(long oid) {
+        return "CAST(" + oid + " AS pg_catalog.oid)";
     }
 
     /** Vector text goes into SQL literals: digits and spaces only. */
