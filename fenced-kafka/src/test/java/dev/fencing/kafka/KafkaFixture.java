@@ -66,6 +66,10 @@ final class KafkaFixture {
         config.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
         config.put(ProducerConfig.ACKS_CONFIG, "all");
         config.put(ProducerConfig.LINGER_MS_CONFIG, 5);
+        // one request in flight: a retried first request can then never be overtaken by a later one, which an
+        // idempotent producer fails for good with OutOfOrderSequenceException (KAFKA-15591; createTopic also
+        // waits for every partition's leader)
+        config.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 1);
         return new KafkaProducer<>(config, new StringSerializer(), new StringSerializer());
     }
 
