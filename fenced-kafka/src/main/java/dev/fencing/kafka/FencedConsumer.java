@@ -8,7 +8,10 @@ import dev.fencing.kafka.internal.KeyParallelRunner;
 import dev.fencing.kafka.internal.KeyParallelWorker;
 import dev.fencing.kafka.internal.OffsetCommitter;
 import dev.fencing.kafka.internal.PartitionOwnership;
+import dev.fencing.kafka.internal.RecordStep;
 import dev.fencing.kafka.internal.RecordTransactions;
+import dev.fencing.kafka.internal.Scheduler;
+import dev.fencing.kafka.internal.SerialScheduler;
 import dev.fencing.kafka.internal.UnitOfWork;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -213,8 +216,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
 
     private final OffsetCommitter committer;
     private final PartitionOwnership ownership;
-    private final UnitOfWork<K, V> unit;
-    private final KeyParallelRunner<K, V> parallel; // null: serial
+    private final Scheduler scheduler; // serial or key-parallel
     // Owned by the poll thread.
     // What a rebalance callback threw: Kafka rethrows it from poll() wrapped in its own generic error.
     private FencedKafkaException rebalanceFailure;
@@ -257,36 +259,47 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         this.committer = new OffsetCommitter(consumer, clientId, store == null);
         this.ownership = new PartitionOwnership(groupId, store, consumer, committer);
         this.meters = new ConsumerMeters(builder.meterRegistry, groupId, clientId, this::heldWatermarks);
-        this.unit = new UnitOfWork<>(
+        this.scheduler = settings.maxConcurrency() > 1
+                ? keyParallel(builder, settings)
+                : new SerialScheduler<>(
+                        new UnitOfWork<>(
+                                settings,
+                                store,
+                                new RecordStep<>(
+                                        settings,
+                                        builder.handler,
+                                        keyDeserializer,
+                                        valueDeserializer,
+                                        deadLetters::send), // awaited before the unit's save
+                                builder.transactional,
+                                consumer,
+                                this::poll,
+                                () -> state == State.RUNNING,
+                                ownership,
+                                committer,
+                                deadLetters,
+                                meters),
+                        ownership);
+    }
+
+    private Scheduler keyParallel(FencedConsumerBuilder<K, V> builder, ConsumerSettings settings) {
+        @SuppressWarnings("unchecked") // the builder checked: the store the transactional handler joins
+        RecordTransactions<Object> transactions = builder.transactional ? (RecordTransactions<Object>) store : null;
+        RecordStep<K, V> step = new RecordStep<>(
                 settings,
-                store,
                 builder.handler,
-                builder.transactional,
                 keyDeserializer,
                 valueDeserializer,
+                deadLetters::sendAndAwait); // acknowledged before the record counts as finished
+        return new KeyParallelRunner<>(
+                settings,
+                store,
+                builder.transactional,
+                new KeyParallelWorker<>(settings, step, transactions),
                 consumer,
-                this::poll,
-                () -> state == State.RUNNING,
                 ownership,
                 committer,
-                deadLetters,
                 meters);
-        if (settings.maxConcurrency() > 1) {
-            @SuppressWarnings("unchecked") // the builder checked: the store the transactional handler joins
-            RecordTransactions<Object> transactions = builder.transactional ? (RecordTransactions<Object>) store : null;
-            this.parallel = new KeyParallelRunner<>(
-                    settings,
-                    store,
-                    builder.transactional,
-                    new KeyParallelWorker<>(
-                            settings, builder.handler, transactions, keyDeserializer, valueDeserializer, deadLetters),
-                    consumer,
-                    ownership,
-                    committer,
-                    meters);
-        } else {
-            this.parallel = null;
-        }
     }
 
     /** A builder for a consumer whose handler sees keys and values made by these deserializers. */
@@ -338,15 +351,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
             requireTopicsExist();
             consumer.subscribe(topics, new Rebalance());
             while (state == State.RUNNING) {
-                if (parallel != null) {
-                    parallel.dispatch(poll(parallel.pollTimeout(pollTimeout)));
-                    parallel.afterPoll();
-                    continue;
-                }
-                ConsumerRecords<ByteBuffer, ByteBuffer> records = poll(pollTimeout);
-                if (!records.isEmpty()) {
-                    unit.run(records);
-                }
+                scheduler.handle(poll(scheduler.pollTimeout(pollTimeout)));
             }
         } catch (WakeupException e) {
             if (state == State.RUNNING) {
@@ -386,7 +391,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
 
     /** Number of watermarks held in memory now: the keys of the partitions this consumer owns. */
     public int heldWatermarks() {
-        return parallel == null ? ownership.held() : parallel.watermarksHeld();
+        return scheduler.watermarksHeld();
     }
 
     /**
@@ -396,7 +401,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
      * serial consumer.
      */
     public int recordsInFlight() {
-        return parallel == null ? 0 : parallel.recordsHeld();
+        return scheduler.recordsHeld();
     }
 
     /** The partitions this consumer owns now (as of its last rebalance); empty before it joins. */
@@ -429,7 +434,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
             return;
         }
         consumer.wakeup();
-        if (parallel != null && parallel.isWorkerThread()) {
+        if (scheduler.isWorkerThread()) {
             return; // a handler: the poll thread's drain waits for this very record, so waiting here would stall
         }
         try {
@@ -447,9 +452,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
      */
     private void shutDown() {
         try {
-            if (parallel != null) {
-                parallel.close();
-            }
+            scheduler.close();
             committer.commitFinal(closeTimeout);
             quietly("the Kafka consumer", () -> consumer.close(CloseOptions.timeout(closeTimeout)));
         } catch (RuntimeException e) {
@@ -516,9 +519,8 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
     private final class Rebalance implements ConsumerRebalanceListener {
         @Override
         public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
-            unit.abortIfOpen();
             try {
-                releaseParallel(partitions, true);
+                release(partitions, true);
             } finally {
                 ownership.release(partitions, true);
             }
@@ -526,21 +528,17 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
 
         @Override
         public void onPartitionsLost(Collection<TopicPartition> partitions) {
-            unit.abortIfOpen();
             try {
-                releaseParallel(partitions, false);
+                release(partitions, false);
             } finally {
                 ownership.release(partitions, false);
             }
         }
 
-        /** Key-parallel: nothing of these partitions runs once this returns, or the consumer stops. */
-        private void releaseParallel(Collection<TopicPartition> partitions, boolean commit) {
-            if (parallel == null) {
-                return;
-            }
+        /** Nothing of these partitions runs once this returns, or the consumer stops. */
+        private void release(Collection<TopicPartition> partitions, boolean commit) {
             try {
-                parallel.release(partitions, commit);
+                scheduler.release(partitions, commit);
             } catch (FencedKafkaException e) {
                 rebalanceFailure = e;
                 throw e;
@@ -549,12 +547,9 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
 
         @Override
         public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
-            unit.abortIfOpen();
             try {
                 ownership.assign(partitions);
-                if (parallel != null) {
-                    parallel.assigned(partitions);
-                }
+                scheduler.assigned(partitions);
             } catch (FencedKafkaException e) {
                 rebalanceFailure = e;
                 throw e;

@@ -25,7 +25,6 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.utils.Bytes;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -66,11 +65,11 @@ import org.slf4j.LoggerFactory;
  * per partition.
  *
  * <p>With a plain handler the fence decision uses the partition's watermarks table in memory (loaded lazily
- * from the store as in the serial consumer); a record's raised watermark is handed to the store only with
+ * from the store by {@link MissingWatermarks}); a record's raised watermark is handed to the store only with
  * the offset that passes it, so the store always holds the watermarks of exactly the records below its
  * offset: a crash replays the records above it, at least once, each decided as it was the first time.
  */
-public final class KeyParallelRunner<K, V> {
+public final class KeyParallelRunner<K, V> implements Scheduler {
     private static final Logger LOG = LoggerFactory.getLogger(KeyParallelRunner.class);
     /** Records a worker takes from one lane before it lets other lanes have the thread. */
     private static final int LANE_TURN = 32;
@@ -149,11 +148,13 @@ public final class KeyParallelRunner<K, V> {
     }
 
     /** Whether the calling thread is one of this runner's workers (a handler calling {@code close()}). */
+    @Override
     public boolean isWorkerThread() {
         return WORKER_OF.get() == this;
     }
 
     /** How long the next poll may wait: short while records are in flight, so progress is committed soon. */
+    @Override
     public Duration pollTimeout(Duration configured) {
         for (ParallelPartition p : partitions.values()) {
             if (p.held() > 0) {
@@ -164,6 +165,7 @@ public final class KeyParallelRunner<K, V> {
     }
 
     /** After {@link PartitionOwnership#assign}: the partitions' lanes, empty. */
+    @Override
     public void assigned(Collection<TopicPartition> assigned) {
         for (TopicPartition partition : assigned) {
             open(partition);
@@ -179,6 +181,13 @@ public final class KeyParallelRunner<K, V> {
         progress.forget(partition);
     }
 
+    /** {@link #dispatch}, then {@link #afterPoll}. */
+    @Override
+    public void handle(ConsumerRecords<ByteBuffer, ByteBuffer> records) {
+        dispatch(records);
+        afterPoll();
+    }
+
     /** Queues each polled record behind the earlier ones of its key and starts the lanes that were idle. */
     public void dispatch(ConsumerRecords<ByteBuffer, ByteBuffer> records) {
         for (TopicPartition partition : records.partitions()) {
@@ -188,7 +197,7 @@ public final class KeyParallelRunner<K, V> {
             }
             List<ConsumerRecord<ByteBuffer, ByteBuffer>> polled = records.records(partition);
             if (p.watermarks != null && !p.watermarks.complete()) {
-                loadMissingKeys(p, polled);
+                ownership.held(MissingWatermarks.load(store, groupId, partition, p.watermarks, p, polled));
             }
             for (ConsumerRecord<ByteBuffer, ByteBuffer> record : polled) {
                 ParallelPartition.Lane idle = p.add(record);
@@ -197,34 +206,6 @@ public final class KeyParallelRunner<K, V> {
                 }
             }
         }
-    }
-
-    /**
-     * Lazy loading, as in the serial consumer: every key of these records that the table does not hold gets a
-     * mark before its first record is dispatched, so a worker never adds a key the poll thread could load too.
-     */
-    private void loadMissingKeys(ParallelPartition p, List<ConsumerRecord<ByteBuffer, ByteBuffer>> records) {
-        Set<Bytes> missing = new HashSet<>();
-        synchronized (p) {
-            for (ConsumerRecord<ByteBuffer, ByteBuffer> record : records) {
-                if (record.key() != null) {
-                    byte[] key = FetchedBytes.copy(record.key());
-                    if (p.watermarks.find(key) == null) {
-                        missing.add(Bytes.wrap(key));
-                    }
-                }
-            }
-        }
-        if (missing.isEmpty()) {
-            return;
-        }
-        Map<Bytes, Long> found = store.loadWatermarks(groupId, p.partition, missing);
-        synchronized (p) {
-            for (Bytes key : missing) {
-                p.watermarks.load(key.get(), found.getOrDefault(key, 0L));
-            }
-        }
-        ownership.held(found.size());
     }
 
     /** A worker's turn on one lane: up to {@link #LANE_TURN} records, then the lane goes to the back of the queue. */
@@ -321,11 +302,13 @@ public final class KeyParallelRunner<K, V> {
     }
 
     /** Keys the watermarks tables hold in the heap, over the owned partitions, as of the last poll. Any thread. */
+    @Override
     public int watermarksHeld() {
         return watermarks;
     }
 
     /** Records polled and not yet committable, over the owned partitions, as of the last poll. Any thread. */
+    @Override
     public int recordsHeld() {
         return held;
     }
@@ -375,6 +358,7 @@ public final class KeyParallelRunner<K, V> {
      *
      * @throws HandlersStillRunningException if handlers of the partitions still run after that
      */
+    @Override
     public void release(Collection<TopicPartition> released, boolean commit) {
         release(released, commit, commit ? runningTimeout : drainTimeout);
     }
@@ -449,6 +433,7 @@ public final class KeyParallelRunner<K, V> {
      * On close: lets the records in flight finish (up to the drain timeout), commits, and stops the workers.
      * Never throws.
      */
+    @Override
     public void close() {
         try {
             // after a failure nothing runs any more and what finished is committed: only the state goes

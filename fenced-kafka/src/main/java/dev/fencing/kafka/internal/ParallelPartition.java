@@ -20,7 +20,7 @@ import org.apache.kafka.common.utils.Bytes;
  * <p>A lane exists only while its key has a record queued or running, so the lanes and the frontier hold at
  * most the partition's records in flight, whatever the number of distinct keys.
  */
-final class ParallelPartition {
+final class ParallelPartition implements RecordStep.Tally {
     /** The lane of records without a key: refused anyway, they only need to finish in order among themselves. */
     private static final Bytes NO_KEY = Bytes.wrap(new byte[0]);
 
@@ -116,15 +116,18 @@ final class ParallelPartition {
         notifyAll();
     }
 
-    synchronized void countAccepted() {
+    @Override
+    public synchronized void accepted() {
         accepted++;
     }
 
-    synchronized void countDropped() {
+    @Override
+    public synchronized void dropped() {
         dropped++;
     }
 
-    synchronized void countDeadLettered(DeadLetterReason reason) {
+    @Override
+    public synchronized void deadLettered(DeadLetterReason reason) {
         deadLettered.merge(reason, 1, Integer::sum);
     }
 

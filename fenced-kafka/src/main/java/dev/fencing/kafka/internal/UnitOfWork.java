@@ -1,14 +1,10 @@
 package dev.fencing.kafka.internal;
 
-import dev.fencing.FencePolicy;
 import dev.fencing.kafka.DeadLetterReason;
-import dev.fencing.kafka.FenceTokenHeader;
 import dev.fencing.kafka.FencedConsumerConfig;
 import dev.fencing.kafka.PartitionProgress;
 import dev.fencing.kafka.RecordHandlingException;
 import dev.fencing.kafka.StalePartitionStateException;
-import dev.fencing.kafka.StaleRecordPolicy;
-import dev.fencing.kafka.TransactionalRecordHandler;
 import dev.fencing.kafka.WatermarkStore;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -16,7 +12,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -28,30 +23,23 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
-import org.apache.kafka.common.header.Header;
-import org.apache.kafka.common.serialization.Deserializer;
-import org.apache.kafka.common.utils.Bytes;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The unit of work: handles a poll's records (and, with {@value FencedConsumerConfig#COMMIT_MAX_RECORDS_CONFIG},
- * more polls') inside one store commit: claims each partition, loads missing watermarks, decides each record
- * ({@link FenceDecision}), hands accepted ones to the handler and refused ones to the {@link DeadLetterWriter},
- * then commits the raised watermarks and offsets with the handler's effects, or rolls all of it back and
- * rewinds. Poll thread only.
+ * more polls') inside one store commit: claims each partition, loads missing watermarks, runs the {@link
+ * RecordStep} on each record in offset order against the partition's table (its dead letters sent now and
+ * awaited before the unit's save), then commits the raised watermarks and offsets with the handler's effects,
+ * or rolls all of it back and rewinds. Poll thread only.
  */
 public final class UnitOfWork<K, V> {
     private static final Logger LOG = LoggerFactory.getLogger(UnitOfWork.class);
 
     private final String groupId;
     private final WatermarkStore<Object> store; // null: heap only
-    private final TransactionalRecordHandler<Object, K, V> handler;
+    private final RecordStep<K, V> step;
     private final boolean transactional;
-    private final Deserializer<K> keyDeserializer;
-    private final Deserializer<V> valueDeserializer;
-    private final FencePolicy policy;
-    private final StaleRecordPolicy stalePolicy;
     private final long commitMaxRecords;
     private final Duration commitInterval;
     private final int watermarkCacheMaxKeys;
@@ -72,10 +60,8 @@ public final class UnitOfWork<K, V> {
     public UnitOfWork(
             ConsumerSettings settings,
             WatermarkStore<Object> store,
-            TransactionalRecordHandler<Object, K, V> handler,
+            RecordStep<K, V> step,
             boolean transactional,
-            Deserializer<K> keyDeserializer,
-            Deserializer<V> valueDeserializer,
             Consumer<ByteBuffer, ByteBuffer> consumer,
             Function<Duration, ConsumerRecords<ByteBuffer, ByteBuffer>> poll,
             BooleanSupplier running,
@@ -85,12 +71,8 @@ public final class UnitOfWork<K, V> {
             ConsumerMeters meters) {
         this.groupId = settings.groupId();
         this.store = store;
-        this.handler = handler;
+        this.step = step;
         this.transactional = transactional;
-        this.keyDeserializer = keyDeserializer;
-        this.valueDeserializer = valueDeserializer;
-        this.policy = settings.policy();
-        this.stalePolicy = settings.staleRecords();
         this.commitMaxRecords = settings.commitMaxRecords();
         this.commitInterval = settings.commitInterval();
         this.watermarkCacheMaxKeys = settings.watermarkCacheMaxKeys();
@@ -224,7 +206,8 @@ public final class UnitOfWork<K, V> {
             List<ConsumerRecord<ByteBuffer, ByteBuffer>> partitionRecords = records.records(partition);
             PartitionBatch p = open(tx, partition, partitionRecords.get(0).offset(), batch);
             if (!p.watermarks.complete()) {
-                loadMissingKeys(p, partitionRecords);
+                ownership.held(MissingWatermarks.load(
+                        store, groupId, partition, p.watermarks, p.watermarks, partitionRecords));
             }
             for (ConsumerRecord<ByteBuffer, ByteBuffer> record : partitionRecords) {
                 if (!handleRecord(tx, record, p.watermarks, p, batch)) {
@@ -264,39 +247,10 @@ public final class UnitOfWork<K, V> {
     }
 
     /**
-     * Lazy loading: gives every key of these records that the partition's table does not hold a mark, with
-     * its stored token or none, in one store call. Runs after the partition's claim, so what the store returns
-     * cannot be overtaken by another member's commit during this unit.
+     * Returns false if the handler failed and the batch must stop here (plain handlers only). The key is read
+     * where the fetch put it; a new key is copied before the handler runs (a {@code ByteBuffer} or {@code
+     * byte[]} handler sees the fetched bytes and could change them).
      */
-    private void loadMissingKeys(PartitionBatch p, List<ConsumerRecord<ByteBuffer, ByteBuffer>> records) {
-        Set<Bytes> missing = null;
-        for (ConsumerRecord<ByteBuffer, ByteBuffer> record : records) {
-            ByteBuffer key = record.key();
-            if (key == null) {
-                continue;
-            }
-            byte[] array = key.hasArray() ? key.array() : bytes(key);
-            int offset = key.hasArray() ? key.arrayOffset() + key.position() : 0;
-            int length = key.remaining();
-            if (p.watermarks.find(array, offset, length) == null) {
-                if (missing == null) {
-                    missing = new HashSet<>();
-                }
-                // a copy: the handler may change the fetched bytes, the table keeps this array
-                missing.add(Bytes.wrap(Arrays.copyOfRange(array, offset, offset + length)));
-            }
-        }
-        if (missing == null) {
-            return;
-        }
-        Map<Bytes, Long> found = store.loadWatermarks(groupId, p.partition, missing);
-        for (Bytes key : missing) {
-            p.watermarks.load(key.get(), found.getOrDefault(key, 0L));
-        }
-        ownership.held(found.size());
-    }
-
-    /** Returns false if the handler failed and the batch must stop here (plain handlers only). */
     private boolean handleRecord(
             Object tx,
             ConsumerRecord<ByteBuffer, ByteBuffer> record,
@@ -304,118 +258,37 @@ public final class UnitOfWork<K, V> {
             PartitionBatch p,
             Batch batch) {
         ByteBuffer keyBuffer = record.key();
-        byte[] keyArray = null;
-        int keyOffset = 0;
-        int keyLength = 0;
-        boolean keyCopied = false;
         PartitionWatermarks.Mark mark = null;
+        byte[] newKey = null;
         if (keyBuffer != null) {
-            keyLength = keyBuffer.remaining();
-            keyCopied = !keyBuffer.hasArray();
-            if (keyCopied) {
-                keyArray = bytes(keyBuffer);
+            int keyLength = keyBuffer.remaining();
+            if (keyBuffer.hasArray()) {
+                byte[] keyArray = keyBuffer.array();
+                int keyOffset = keyBuffer.arrayOffset() + keyBuffer.position();
+                mark = current.find(keyArray, keyOffset, keyLength);
+                if (mark == null) {
+                    newKey = Arrays.copyOfRange(keyArray, keyOffset, keyOffset + keyLength);
+                }
             } else {
-                keyArray = keyBuffer.array();
-                keyOffset = keyBuffer.arrayOffset() + keyBuffer.position();
+                byte[] keyArray = FetchedBytes.copy(keyBuffer);
+                mark = current.find(keyArray, 0, keyLength);
+                newKey = mark == null ? keyArray : null;
             }
-            mark = current.find(keyArray, keyOffset, keyLength);
         }
-        long watermark = mark == null ? 0 : mark.current();
-        Header header = record.headers().lastHeader(FenceTokenHeader.NAME);
-        long token = FenceDecision.decide(keyBuffer != null, header, watermark, policy);
-        if (!FenceDecision.accepted(token)) {
-            refuse(record, token, header, watermark, p, batch);
-            return true;
-        }
-        // A new key is copied before the handler runs: a ByteBuffer or byte[] handler sees the fetched bytes
-        // and could change them.
-        byte[] newKey = mark != null
-                ? null
-                : keyCopied ? keyArray : Arrays.copyOfRange(keyArray, keyOffset, keyOffset + keyLength);
-        ByteBuffer valueBuffer = record.value();
-        int valuePosition = valueBuffer == null ? 0 : valueBuffer.position();
-        int valueLimit = valueBuffer == null ? 0 : valueBuffer.limit();
-        int keyPosition = keyBuffer.position();
-        int keyLimit = keyBuffer.limit();
-        ConsumerRecord<K, V> typed;
+        long raise;
         try {
-            typed = deserialize(record);
-        } catch (RuntimeException e) {
-            // a deserializer may have read part of a buffer: the dead letter gets all of it
-            keyBuffer.limit(keyLimit).position(keyPosition);
-            if (valueBuffer != null) {
-                valueBuffer.limit(valueLimit).position(valuePosition);
-            }
-            // The token passed the fence: its holder exists, so a record under an older token is stale whether
-            // or not this one could be read. Not raising here would let the paused ex-holder's later record in.
-            current.raise(newKey, mark, token);
-            deadLetter(record, DeadLetterReason.UNREADABLE_RECORD, "deserializer failed: " + e, p, batch);
-            return true;
-        }
-        try {
-            handler.handle(tx, typed, token);
-        } catch (RuntimeException | Error e) {
-            RecordHandlingException failure = new RecordHandlingException(p.partition, record.offset(), token, e);
+            raise = step.apply(tx, record, mark == null ? 0 : mark.current(), p);
+        } catch (RecordHandlingException e) {
             if (transactional) {
-                throw failure;
+                throw e;
             }
-            batch.failure = failure;
+            batch.failure = e;
             return false;
         }
-        current.raise(newKey, mark, token);
-        p.accepted++;
-        return true;
-    }
-
-    /** The slow path: what a refused record gets, with a detail a person can act on. */
-    private void refuse(
-            ConsumerRecord<ByteBuffer, ByteBuffer> record,
-            long verdict,
-            Header header,
-            long watermark,
-            PartitionBatch p,
-            Batch batch) {
-        DeadLetterReason reason = FenceDecision.reason(verdict);
-        String detail = FenceDecision.detail(verdict, header, watermark, bytes(record.key()));
-        if (reason == DeadLetterReason.STALE_TOKEN && stalePolicy == StaleRecordPolicy.DROP) {
-            p.dropped++;
-            LOG.debug(
-                    "group {} dropped {}-{}@{}: {}",
-                    groupId,
-                    record.topic(),
-                    record.partition(),
-                    record.offset(),
-                    detail);
-            return;
+        if (raise != RecordStep.REFUSED) {
+            current.raise(newKey, mark, raise);
         }
-        deadLetter(record, reason, detail, p, batch);
-    }
-
-    private ConsumerRecord<K, V> deserialize(ConsumerRecord<ByteBuffer, ByteBuffer> record) {
-        K key = keyDeserializer.deserialize(record.topic(), record.headers(), record.key());
-        V value = valueDeserializer.deserialize(record.topic(), record.headers(), record.value());
-        return new ConsumerRecord<>(
-                record.topic(),
-                record.partition(),
-                record.offset(),
-                record.timestamp(),
-                record.timestampType(),
-                record.serializedKeySize(),
-                record.serializedValueSize(),
-                key,
-                value,
-                record.headers(),
-                record.leaderEpoch());
-    }
-
-    private void deadLetter(
-            ConsumerRecord<ByteBuffer, ByteBuffer> record,
-            DeadLetterReason reason,
-            String detail,
-            PartitionBatch p,
-            Batch batch) {
-        deadLetters.send(record, reason, detail);
-        p.deadLettered.merge(reason, 1, Integer::sum);
+        return true;
     }
 
     private void rollback(Batch batch) {
@@ -435,16 +308,6 @@ public final class UnitOfWork<K, V> {
                 consumer.seek(polled.getKey(), polled.getValue());
             }
         }
-    }
-
-    /** The buffer's remaining bytes, copied; the buffer is not moved. */
-    private static byte[] bytes(ByteBuffer buffer) {
-        if (buffer == null) {
-            return null;
-        }
-        byte[] bytes = new byte[buffer.remaining()];
-        buffer.duplicate().get(bytes);
-        return bytes;
     }
 
     /** Called by the rebalance callbacks: a unit open across a rebalance is rolled back. */
@@ -474,7 +337,7 @@ public final class UnitOfWork<K, V> {
         RecordHandlingException failure;
     }
 
-    private static final class PartitionBatch {
+    private static final class PartitionBatch implements RecordStep.Tally {
         final TopicPartition partition;
         final PartitionWatermarks watermarks;
         final Map<DeadLetterReason, Integer> deadLettered = new HashMap<>();
@@ -486,6 +349,21 @@ public final class UnitOfWork<K, V> {
         PartitionBatch(TopicPartition partition, PartitionWatermarks watermarks) {
             this.partition = partition;
             this.watermarks = watermarks;
+        }
+
+        @Override
+        public void accepted() {
+            accepted++;
+        }
+
+        @Override
+        public void dropped() {
+            dropped++;
+        }
+
+        @Override
+        public void deadLettered(DeadLetterReason reason) {
+            deadLettered.merge(reason, 1, Integer::sum);
         }
     }
 }
