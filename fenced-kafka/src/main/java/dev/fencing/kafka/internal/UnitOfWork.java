@@ -53,6 +53,7 @@ public final class UnitOfWork<K, V> {
     private final OffsetCommitter committer;
     private final DeadLetterWriter deadLetters;
     private final ConsumerMeters meters;
+    private final UnitEffects<Object> effects; // null unless the handler's effects are written at each unit's end
     private boolean unitOpen;
     private boolean unitAborted;
 
@@ -87,6 +88,9 @@ public final class UnitOfWork<K, V> {
         this.committer = committer;
         this.deadLetters = deadLetters;
         this.meters = meters;
+        @SuppressWarnings("unchecked") // the store is the handler's own: it gets its own unit of work back
+        UnitEffects<Object> unitEffects = store instanceof UnitEffects<?> e ? (UnitEffects<Object>) e : null;
+        this.effects = unitEffects;
     }
 
     /**
@@ -188,6 +192,9 @@ public final class UnitOfWork<K, V> {
                 break;
             }
         }
+        if (effects != null) {
+            refuseLate(tx, batch);
+        }
         // no offset, in the store or in Kafka, passes a dead letter that was not acknowledged
         deadLetters.awaitAll();
         List<PartitionProgress> progress = new ArrayList<>(batch.partitions.size());
@@ -202,6 +209,9 @@ public final class UnitOfWork<K, V> {
 
     /** Returns false if a plain handler failed: the unit stops at that record. */
     private boolean handlePolled(Object tx, ConsumerRecords<ByteBuffer, ByteBuffer> records, Batch batch) {
+        if (effects != null) {
+            batch.polls.add(records);
+        }
         Set<TopicPartition> polled = records.partitions();
         // before any claim: a claim that fails leaves the partitions after it unopened, and the rewind must
         // still seek them back to these records, or the next unit would commit past them
@@ -306,6 +316,21 @@ public final class UnitOfWork<K, V> {
         return true;
     }
 
+    /**
+     * Writes the handler's effects of the unit ({@link UnitEffects}); a record whose effect the resource refused
+     * is stale after all: dropped or dead-lettered like one the fence refused (the dead letter awaited with the
+     * unit's others, before the save), its offset committed with the unit. Its key's watermark stays as raised:
+     * the resource holds at least that token.
+     */
+    private void refuseLate(Object tx, Batch batch) {
+        for (UnitEffects.Refusal refusal : effects.finishUnit(tx)) {
+            PartitionBatch p = batch.partitions.get(refusal.partition());
+            ConsumerRecord<ByteBuffer, ByteBuffer> record = batch.polled(refusal.partition(), refusal.offset());
+            p.accepted--;
+            step.refuse(record, FenceDecision.STALE, RecordStep.tokenHeader(record), refusal.storedToken(), p);
+        }
+    }
+
     private void rollback(Batch batch) {
         for (PartitionBatch p : batch.partitions.values()) {
             p.watermarks.rollback();
@@ -348,8 +373,22 @@ public final class UnitOfWork<K, V> {
         final Map<TopicPartition, PartitionBatch> partitions = new LinkedHashMap<>();
         // the first offset polled of every partition in the unit, opened or not
         final Map<TopicPartition, Long> polledFirst = new HashMap<>();
+        // the unit's polls, kept while its effects are unwritten ({@link UnitEffects})
+        final List<ConsumerRecords<ByteBuffer, ByteBuffer>> polls = new ArrayList<>();
         long records;
         RecordHandlingException failure;
+
+        /** The record the unit polled at this offset. */
+        ConsumerRecord<ByteBuffer, ByteBuffer> polled(TopicPartition partition, long offset) {
+            for (ConsumerRecords<ByteBuffer, ByteBuffer> poll : polls) {
+                for (ConsumerRecord<ByteBuffer, ByteBuffer> record : poll.records(partition)) {
+                    if (record.offset() == offset) {
+                        return record;
+                    }
+                }
+            }
+            throw new IllegalStateException("the unit holds no record of " + partition + " at offset " + offset);
+        }
     }
 
     private static final class PartitionBatch implements RecordStep.Tally {
