@@ -116,8 +116,9 @@ public final class FencedConsumerConfig {
     public static final String GROUP_MAX_MS_DOC = "Key-parallel consumer with a transactionalHandler only: longest"
             + " time a commit group starts records, in milliseconds; a record whose turn comes later waits for the"
             + " next group. Bounds how long a group holds its keys' locks and its records back from the committed"
-            + " offset when handlers are slow; keep it well below fencing.commit.interval.ms.";
-    public static final long DEFAULT_GROUP_MAX_MS = 100;
+            + " offset when handlers are slow; keep it below fencing.commit.interval.ms and well below the close"
+            + " timeout.";
+    public static final long DEFAULT_GROUP_MAX_MS = 500;
 
     /**
      * Prefix for settings of the producer that writes dead letters, for example {@code

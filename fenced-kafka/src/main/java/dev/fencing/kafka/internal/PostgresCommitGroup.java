@@ -216,12 +216,16 @@ final class PostgresCommitGroup {
             }
         }
         List<Key> written = new ArrayList<>();
+        List<Key> unused = new ArrayList<>();
         for (Key key : keys) {
             if (key.written) {
                 written.add(key);
             } else if (!key.found) {
-                drop(connection, groupId, key);
+                unused.add(key);
             }
+        }
+        if (!unused.isEmpty()) {
+            drop(connection, groupId, unused);
         }
         if (!written.isEmpty()) {
             int updated = withKeyArrays(connection, WRITE_KEYS, groupId, written, true);
@@ -302,13 +306,17 @@ final class PostgresCommitGroup {
         }
     }
 
-    private static void drop(Connection connection, String groupId, Key key) throws SQLException {
+    /** Drops the placeholders in one batch (one round trip). */
+    private static void drop(Connection connection, String groupId, List<Key> keys) throws SQLException {
         try (PreparedStatement statement = connection.prepareStatement(DROP_KEY)) {
-            statement.setString(1, groupId);
-            statement.setString(2, key.partition.topic());
-            statement.setInt(3, key.partition.partition());
-            statement.setBytes(4, key.key);
-            statement.executeUpdate();
+            for (Key key : keys) {
+                statement.setString(1, groupId);
+                statement.setString(2, key.partition.topic());
+                statement.setInt(3, key.partition.partition());
+                statement.setBytes(4, key.key);
+                statement.addBatch();
+            }
+            statement.executeBatch();
         }
     }
 
