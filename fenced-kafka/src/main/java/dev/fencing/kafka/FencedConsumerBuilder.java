@@ -347,6 +347,24 @@ public final class FencedConsumerBuilder<K, V> {
     }
 
     /**
+     * {@value FencedConsumerConfig#GROUP_MAX_RECORDS_CONFIG}: {@value FencedConsumerConfig#GROUP_MAX_RECORDS_DOC}
+     *
+     * @throws IllegalArgumentException if {@code n} is not from 1 to 10,000, naming it
+     */
+    public FencedConsumerBuilder<K, V> groupMaxRecords(int n) {
+        return set(FencingSettings.GROUP_MAX_RECORDS, n);
+    }
+
+    /**
+     * {@value FencedConsumerConfig#GROUP_MAX_MS_CONFIG}: {@value FencedConsumerConfig#GROUP_MAX_MS_DOC}
+     *
+     * @throws IllegalArgumentException if {@code time} is not positive, naming it
+     */
+    public FencedConsumerBuilder<K, V> groupMaxTime(Duration time) {
+        return set(FencingSettings.GROUP_MAX_TIME, time);
+    }
+
+    /**
      * Counts records and watermarks in this registry (the meters are listed in the {@link FencedConsumer}
      * javadoc). Without one the consumer counts nothing; it never registers in Micrometer's global registry
      * unasked.
@@ -444,7 +462,9 @@ public final class FencedConsumerBuilder<K, V> {
                 get(FencingSettings.COMMIT_MAX_RECORDS),
                 get(FencingSettings.COMMIT_INTERVAL),
                 maxConcurrency,
-                get(FencingSettings.MAX_IN_FLIGHT_PER_PARTITION));
+                get(FencingSettings.MAX_IN_FLIGHT_PER_PARTITION),
+                get(FencingSettings.GROUP_MAX_RECORDS),
+                get(FencingSettings.GROUP_MAX_TIME));
         return new FencedConsumer<>(this, settings);
     }
 
