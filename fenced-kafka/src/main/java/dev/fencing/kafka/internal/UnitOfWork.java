@@ -284,20 +284,22 @@ public final class UnitOfWork<K, V> {
             Batch batch) {
         ByteBuffer keyBuffer = record.key();
         int slot = PartitionWatermarks.NONE;
-        byte[] newKey = null;
+        // the key the record raises: a new key's copy, or the table's own array of a found one, taken now (the
+        // handler may change the fetched bytes, KeyMutatingHandlerIT); raise checks that the slot still holds it
+        byte[] key = null;
         if (keyBuffer != null) {
             int keyLength = keyBuffer.remaining();
             if (keyBuffer.hasArray()) {
                 byte[] keyArray = keyBuffer.array();
                 int keyOffset = keyBuffer.arrayOffset() + keyBuffer.position();
                 slot = current.find(keyArray, keyOffset, keyLength);
-                if (slot == PartitionWatermarks.NONE) {
-                    newKey = Arrays.copyOfRange(keyArray, keyOffset, keyOffset + keyLength);
-                }
+                key = slot == PartitionWatermarks.NONE
+                        ? Arrays.copyOfRange(keyArray, keyOffset, keyOffset + keyLength)
+                        : current.key(slot);
             } else {
                 byte[] keyArray = FetchedBytes.copy(keyBuffer);
                 slot = current.find(keyArray, 0, keyLength);
-                newKey = slot == PartitionWatermarks.NONE ? keyArray : null;
+                key = slot == PartitionWatermarks.NONE ? keyArray : current.key(slot);
             }
         }
         long raise;
@@ -311,7 +313,7 @@ public final class UnitOfWork<K, V> {
             return false;
         }
         if (raise != RecordStep.REFUSED) {
-            current.raise(newKey, slot, raise); // no key was added since the find: the slot still holds
+            current.raise(key, slot, raise);
         }
         return true;
     }
