@@ -9,7 +9,7 @@ import org.jdbi.v3.core.Jdbi;
 /**
  * Run in a child JVM by {@link FencedRowCrashRestartIT}: a fenced consumer whose {@link FencedRowHandler} sets
  * each record's value into its key's row of {@code account}, until the parent kills the process (while one of
- * its units' row updates waits on a lock the parent holds).
+ * its units' row updates waits on a lock the parent holds). Units of about one poll (40 records).
  */
 public final class FencedRowCrashingConsumer {
     private FencedRowCrashingConsumer() {}
@@ -40,7 +40,12 @@ public final class FencedRowCrashingConsumer {
                         ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG,
                         6_000,
                         ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG,
-                        1_000))
+                        1_000,
+                        // a unit of about one poll: the records are all there at the start, and a unit that
+                        // spanned polls for the default second would hold every record up to the held one, so
+                        // none would be committed when the parent kills this process
+                        FencedConsumerConfig.COMMIT_MAX_RECORDS_CONFIG,
+                        40))
                 .topics(topic)
                 .fencedRowHandler(PostgresWatermarkStore.create(jdbi), rows)
                 .build();
