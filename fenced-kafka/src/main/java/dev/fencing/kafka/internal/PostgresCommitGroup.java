@@ -9,7 +9,6 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
@@ -33,15 +32,16 @@ import org.slf4j.LoggerFactory;
 final class PostgresCommitGroup {
     private static final Logger LOG = LoggerFactory.getLogger(PostgresCommitGroup.class);
 
-    private static final String READ_COMMITTED = "SET TRANSACTION ISOLATION LEVEL READ COMMITTED";
-
     /**
-     * Locks the rows of the group's keys that exist and reads them as the last transaction to hold them left
-     * them. Each input row is one probe of the primary key (a lateral subquery has no join for a generic plan
-     * to get wrong), taken in the arrays' order: every group sorts its keys alike, so two groups wanting the
-     * same keys (a zombie's and the new owner's) queue rather than deadlock.
+     * The group's first statement: READ COMMITTED (the row locks must be followed by reads of the latest
+     * committed rows), then locks the rows of the group's keys that exist and reads them as the last transaction
+     * to hold them left them. Each input row is one probe of the primary key (a lateral subquery has no join for
+     * a generic plan to get wrong), taken in the arrays' order: every group sorts its keys alike, so two groups
+     * wanting the same keys (a zombie's and the new owner's) queue rather than deadlock. Two statements in one
+     * round trip, in the message that carries pgjdbc's {@code BEGIN}, as a record's own transaction does.
      */
-    static final String LOCK_KEYS = "SELECT u.i, w.fence_token, w.applied_offset"
+    static final String LOCK_KEYS = "SET TRANSACTION ISOLATION LEVEL READ COMMITTED;"
+            + " SELECT u.i, w.fence_token, w.applied_offset"
             + " FROM unnest(?::text[], ?::int4[], ?::bytea[]) WITH ORDINALITY AS u(topic, kafka_partition,"
             + " record_key, i)"
             + " CROSS JOIN LATERAL (SELECT fence_token, applied_offset FROM fencing.kafka_watermark w"
@@ -170,9 +170,6 @@ final class PostgresCommitGroup {
             GroupWork<? super Handle> work)
             throws SQLException {
         Connection connection = handle.getConnection();
-        try (Statement statement = connection.createStatement()) {
-            statement.execute(READ_COMMITTED);
-        }
         lock(connection, groupId, keys);
         List<Key> created = new ArrayList<>();
         for (Key key : keys) {
@@ -254,7 +251,11 @@ final class PostgresCommitGroup {
             statement.setArray(2, partitionArray);
             statement.setArray(3, keyArray);
             statement.setString(4, groupId);
-            try (ResultSet rows = statement.executeQuery()) {
+            statement.execute(); // the SET's empty result first, then the rows of the keys that have one
+            if (!statement.getMoreResults()) {
+                throw new SQLException("the group's lock returned no result");
+            }
+            try (ResultSet rows = statement.getResultSet()) {
                 while (rows.next()) {
                     Key key = keys.get((int) rows.getLong(1) - 1);
                     key.found = true;
