@@ -17,9 +17,10 @@ import org.apache.kafka.common.header.Headers;
  * byte is always 0. Eight bytes of text, which a tool that writes headers as strings makes of a token (Kafka's
  * console producer writes {@code 00000042} for 42), read as a number above 2<sup>56</sup>; so does any other
  * value whose first byte is not 0. Such a value is refused as unreadable, not taken for a token far above every
- * real one that would refuse the key's later records as stale. Lock tokens stay far below the bound: a
- * ZooKeeper sequence token below 2<sup>31</sup> per incarnation of the lock's parent, a zxid token below
- * 2<sup>56</sup> while the ensemble's leader epoch is below 2<sup>24</sup>.
+ * real one that would refuse the key's later records as stale. lock-client's tokens stay far below the bound: a
+ * SEQUENCE token is its lock parent's base (0, plus 2<sup>31</sup> per re-creation of the parent) plus a
+ * sequence below 2<sup>31</sup>; a ZXID token (epoch in the high 32 bits) stays below 2<sup>56</sup> while the
+ * ensemble's leader epoch is below 2<sup>24</sup>.
  *
  * <pre>{@code
  * byte[] value = FenceTokenHeader.encode(42L); // 00 00 00 00 00 00 00 2a
