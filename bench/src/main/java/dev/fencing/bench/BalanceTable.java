@@ -53,17 +53,19 @@ final class BalanceTable {
     }
 
     /** One unit's updates, collected record by record and sent in one {@code executeBatch}. */
-    static final class Batch {
+    static final class Batch implements HandWrittenExactlyOnceLoop.Effect {
         private final List<String> accounts = new ArrayList<>();
         private final List<Integer> amounts = new ArrayList<>();
 
-        void add(String account, int amount) {
+        @Override
+        public void add(String account, int amount) {
             accounts.add(account);
             amounts.add(amount);
         }
 
         /** Sends the batch on {@code connection} (inside the caller's transaction); fails if a row is missing. */
-        void flush(Connection connection) throws SQLException {
+        @Override
+        public void flush(Connection connection) throws SQLException {
             if (accounts.isEmpty()) {
                 return;
             }

@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongConsumer;
+import java.util.function.Supplier;
 import javax.sql.DataSource;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -36,6 +37,13 @@ final class HandWrittenExactlyOnceLoop {
 
     private HandWrittenExactlyOnceLoop() {}
 
+    /** A unit's database effect: collected record by record, sent inside the unit's transaction. */
+    interface Effect {
+        void add(String account, int amount);
+
+        void flush(Connection connection) throws SQLException;
+    }
+
     static void createOffsetTable(DataSource dataSource) throws SQLException {
         try (Connection connection = dataSource.getConnection();
                 Statement statement = connection.createStatement()) {
@@ -59,6 +67,20 @@ final class HandWrittenExactlyOnceLoop {
             Runnable polled,
             LongConsumer handled)
             throws SQLException {
+        run(consumer, groupId, topic, connection, running, polled, handled, BalanceTable.Batch::new);
+    }
+
+    /** {@link #run} with another effect than the balance table's. */
+    static void run(
+            KafkaConsumer<String, String> consumer,
+            String groupId,
+            String topic,
+            Connection connection,
+            AtomicBoolean running,
+            Runnable polled,
+            LongConsumer handled,
+            Supplier<? extends Effect> effects)
+            throws SQLException {
         connection.setAutoCommit(false);
         consumer.subscribe(List.of(topic), new SeekToStored(consumer, groupId, connection));
         Map<TopicPartition, Long> next = new HashMap<>();
@@ -68,7 +90,7 @@ final class HandWrittenExactlyOnceLoop {
                 continue;
             }
             polled.run();
-            BalanceTable.Batch effect = new BalanceTable.Batch();
+            Effect effect = effects.get();
             next.clear();
             for (ConsumerRecord<String, String> record : records) {
                 effect.add(record.key(), record.value().length());

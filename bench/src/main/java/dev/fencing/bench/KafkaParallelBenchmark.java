@@ -3,6 +3,7 @@ package dev.fencing.bench;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.fencing.kafka.FencedConsumer;
+import dev.fencing.kafka.FencedConsumerBuilder;
 import dev.fencing.kafka.InMemoryWatermarkStore;
 import dev.fencing.kafka.PostgresWatermarkStore;
 import dev.fencing.testsupport.KafkaEndpoint;
@@ -57,11 +58,15 @@ import org.jdbi.v3.core.Jdbi;
  *
  * <pre>{@code
  * bench/run kafka-parallel [--records 100000] [--keys 10000] [--serial-records 10000] [--sleep-ms 2] [--postgres]
+ *         [--group-max-records N]
  * }</pre>
  *
  * {@code --postgres} adds the serial and the key-parallel (64) consumer with {@link PostgresWatermarkStore} and a
  * transactional handler (one INSERT, then the handler time, in the record's transaction) on an embedded
- * PostgreSQL that commits durably, over the first {@code --serial-records / 2} and 30,000 records.
+ * PostgreSQL that commits durably, over the first {@code --serial-records / 2} and 30,000 records (commit groups
+ * of the default size, or {@code --group-max-records}), and prints {@code kafka-parallel-postgres fenced/serial
+ * throughput ratio: X.XX}; then, untimed, through counting proxies, the statements and round trips per record of
+ * the key-parallel consumer over the same records with a transaction per record and with commit groups.
  */
 public final class KafkaParallelBenchmark {
     private static final int PARTITIONS = 4;
@@ -107,6 +112,7 @@ public final class KafkaParallelBenchmark {
         int serialRecords = 10_000;
         long sleepMillis = 2;
         boolean postgres = false;
+        int groupMaxRecords = 0; // 0: the consumer's default
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--postgres" -> postgres = true;
@@ -114,9 +120,10 @@ public final class KafkaParallelBenchmark {
                 case "--keys" -> keys = Integer.parseInt(args[++i]);
                 case "--serial-records" -> serialRecords = Integer.parseInt(args[++i]);
                 case "--sleep-ms" -> sleepMillis = Long.parseLong(args[++i]);
+                case "--group-max-records" -> groupMaxRecords = Integer.parseInt(args[++i]);
                 default -> {
                     System.err.println("usage: KafkaParallelBenchmark [--records N] [--keys N] [--serial-records N]"
-                            + " [--sleep-ms N] [--postgres]");
+                            + " [--sleep-ms N] [--postgres] [--group-max-records N]");
                     System.exit(2);
                 }
             }
@@ -160,7 +167,8 @@ public final class KafkaParallelBenchmark {
             }
 
             if (postgres) {
-                results.addAll(bench.transactional(Math.min(records, serialRecords / 2), Math.min(records, 30_000)));
+                results.addAll(bench.transactional(
+                        Math.min(records, serialRecords / 2), Math.min(records, 30_000), groupMaxRecords));
             }
 
             System.out.printf(
@@ -204,6 +212,10 @@ public final class KafkaParallelBenchmark {
                         Locale.ROOT,
                         "kafka-parallel fenced/serial throughput ratio, PostgreSQL transactional handler,"
                                 + " concurrency 64: %.2f%n",
+                        parallelTx.throughput() / serialTx.throughput());
+                System.out.printf(
+                        Locale.ROOT,
+                        "kafka-parallel-postgres fenced/serial throughput ratio: %.2f%n",
                         parallelTx.throughput() / serialTx.throughput());
             }
             for (int n : CONCURRENCY) {
@@ -309,7 +321,7 @@ public final class KafkaParallelBenchmark {
      * PostgresWatermarkStore} and a transactional handler that inserts one row and then waits the handler time
      * inside the transaction, on an embedded PostgreSQL that commits durably; a pool of 70 connections.
      */
-    private List<Result> transactional(int serialTarget, int parallelTarget) {
+    private List<Result> transactional(int serialTarget, int parallelTarget, int groupMaxRecords) {
         try (PostgresEndpoint server = PostgresServers.start(true);
                 PostgresEndpoint database = server.createDatabase("bench_kafka_parallel")) {
             Flyway.configure()
@@ -326,19 +338,33 @@ public final class KafkaParallelBenchmark {
                 Jdbi jdbi = Jdbi.create(pool);
                 jdbi.useHandle(h -> h.execute("CREATE TABLE effect (record_key TEXT, kafka_offset BIGINT)"));
                 List<Result> results = new ArrayList<>();
-                results.add(transactional(jdbi, 1, serialTarget));
-                results.add(transactional(jdbi, 64, parallelTarget));
+                results.add(transactional(jdbi, 1, serialTarget, groupMaxRecords));
+                results.add(transactional(jdbi, 64, parallelTarget, groupMaxRecords));
+                // untimed: what each record sends to the server, through counting proxies, with a transaction
+                // per record (groups of 1) and with commit groups, over the same records
+                int counted = parallelTarget;
+                for (int group : new int[] {1, groupMaxRecords}) {
+                    StatementCounts counts = new StatementCounts();
+                    transactional(Jdbi.create(counts.wrap(pool)), 64, counted, group);
+                    counts.printPerRecord(
+                            System.out,
+                            "key-parallel 64, PostgreSQL transactional, "
+                                    + (group == 1
+                                            ? "a transaction per record"
+                                            : "commit groups" + (group > 0 ? " of up to " + group : " (default size)")),
+                            counted);
+                }
                 return results;
             }
         }
     }
 
-    private Result transactional(Jdbi jdbi, int concurrency, int target) {
+    private Result transactional(Jdbi jdbi, int concurrency, int target, int groupMaxRecords) {
         String name = (concurrency == 1 ? "serial" : "key-parallel " + concurrency) + ", PostgreSQL transactional";
         System.err.printf(Locale.ROOT, "%s over %,d records%n", name, target);
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         AtomicLong first = new AtomicLong();
-        try (FencedConsumer<String, String> consumer = FencedConsumer.builder(
+        FencedConsumerBuilder<String, String> builder = FencedConsumer.builder(
                         new StringDeserializer(), new StringDeserializer())
                 .properties(consumerConfig())
                 .topics(topic)
@@ -348,8 +374,11 @@ public final class KafkaParallelBenchmark {
                     first.compareAndSet(0, System.nanoTime());
                     handle.execute("INSERT INTO effect VALUES (?, ?)", record.key(), record.offset());
                     work();
-                })
-                .build()) {
+                });
+        if (groupMaxRecords > 0) {
+            builder.groupMaxRecords(groupMaxRecords);
+        }
+        try (FencedConsumer<String, String> consumer = builder.build()) {
             CompletableFuture<Void> stopped = consumer.start();
             Supplier<Double> finished = () -> KafkaRounds.count(registry, "fencing.kafka.records.accepted")
                     + KafkaRounds.count(registry, "fencing.kafka.records.dead.lettered");

@@ -2,7 +2,9 @@ package dev.fencing.bench;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.fencing.jdbc.FencedTable;
 import dev.fencing.kafka.FencedConsumer;
+import dev.fencing.kafka.FencedRowHandler;
 import dev.fencing.kafka.PostgresWatermarkStore;
 import dev.fencing.kafka.TransactionalRecordHandler;
 import dev.fencing.kafka.WatermarkStore;
@@ -61,8 +63,11 @@ import org.jdbi.v3.core.Jdbi;
  * every applied record. After the timed rounds a diagnostic pass counts the statements each side sends per
  * unit. A second case runs the same comparison with {@link OneUpsertWatermarkStore}, the prototype the
  * store's write path came from, which differs only in not asserting READ COMMITTED per unit ({@code
- * --no-prototype} skips it). Ends with {@code kafka-postgres
- * fenced/raw throughput ratio: X.XX} for the shipped store.
+ * --no-prototype} skips it). A third case writes rows of a protected table ({@link RowTable}): the raw loop
+ * sets each record's row with a plain {@code UPDATE}, the fenced consumer with a {@code FencedRowHandler}
+ * (the same update with the token check in the statement, one JDBC batch per unit, the row as the key's
+ * watermark: no watermark rows). Ends with {@code kafka-postgres fenced/raw throughput ratio: X.XX} for the
+ * shipped store and {@code kafka-postgres-row fenced/raw throughput ratio: X.XX} for the row case.
  *
  * <p>{@code --token-every N} (at least {@code keys}) lets a token cover N consecutive records, so a key
  * sees N / keys records per token and only the first of them raises its watermark: fewer watermark writes,
@@ -81,13 +86,16 @@ public final class KafkaPostgresBenchmark {
     private final String topic;
     private final int records;
     private final int stale;
+    private final int keys;
     private final DataSource pool;
 
-    private KafkaPostgresBenchmark(KafkaEndpoint kafka, String topic, int records, int stale, DataSource pool) {
+    private KafkaPostgresBenchmark(
+            KafkaEndpoint kafka, String topic, int records, int stale, int keys, DataSource pool) {
         this.kafka = kafka;
         this.topic = topic;
         this.records = records;
         this.stale = stale;
+        this.keys = keys;
         this.pool = pool;
     }
 
@@ -144,8 +152,9 @@ public final class KafkaPostgresBenchmark {
             config.setMaximumPoolSize(4);
             try (HikariDataSource pool = new HikariDataSource(config)) {
                 BalanceTable.create(pool, keys);
+                RowTable.create(pool, keys);
                 HandWrittenExactlyOnceLoop.createOffsetTable(pool);
-                KafkaPostgresBenchmark bench = new KafkaPostgresBenchmark(kafka, topic, records, stale, pool);
+                KafkaPostgresBenchmark bench = new KafkaPostgresBenchmark(kafka, topic, records, stale, keys, pool);
                 Map<String, Function<DataSource, WatermarkStore<Handle>>> stores = new LinkedHashMap<>();
                 stores.put("PostgresWatermarkStore", ds -> PostgresWatermarkStore.create(Jdbi.create(ds)));
                 if (prototype) {
@@ -159,10 +168,16 @@ public final class KafkaPostgresBenchmark {
                             () -> bench.rawRound(pool),
                             () -> bench.fencedRound(store.getValue().apply(pool))));
                 }
+                KafkaRounds.Result row = KafkaRounds.compare(
+                        "fenced row (FencedRowHandler), unit = poll",
+                        rounds,
+                        () -> bench.rowRawRound(pool),
+                        () -> bench.rowFencedRound(pool));
                 if (profile) {
                     System.out.println("statements per unit of work (diagnostic pass, one untimed round each):");
                     bench.profileRaw();
                     stores.forEach(bench::profileFenced);
+                    bench.profileRows();
                 }
                 System.out.printf(
                         Locale.ROOT,
@@ -175,7 +190,9 @@ public final class KafkaPostgresBenchmark {
                         PARTITIONS,
                         stale,
                         MAX_POLL_RECORDS);
-                KafkaRounds.printTable(System.out, results);
+                List<KafkaRounds.Result> table = new ArrayList<>(results);
+                table.add(row);
+                KafkaRounds.printTable(System.out, table);
                 for (int i = 1; i < results.size(); i++) {
                     System.out.printf(
                             Locale.ROOT,
@@ -187,6 +204,7 @@ public final class KafkaPostgresBenchmark {
                         Locale.ROOT,
                         "kafka-postgres fenced/raw throughput ratio: %.2f%n",
                         results.get(0).ratio());
+                System.out.printf(Locale.ROOT, "kafka-postgres-row fenced/raw throughput ratio: %.2f%n", row.ratio());
             }
         }
     }
@@ -203,6 +221,120 @@ public final class KafkaPostgresBenchmark {
         StatementCounts counts = new StatementCounts();
         fencedRound(store.apply(counts.wrap(pool)));
         counts.print(System.out, "fenced, " + name, records);
+    }
+
+    /** The row case's raw side through a {@link StatementCounts} proxy, then its fenced side. */
+    private void profileRows() {
+        StatementCounts raw = new StatementCounts();
+        rowRawRound(raw.wrap(pool));
+        raw.print(System.out, "raw, rows", records);
+        StatementCounts fenced = new StatementCounts();
+        rowFencedRound(fenced.wrap(pool));
+        fenced.print(System.out, "fenced, FencedRowHandler", records);
+    }
+
+    /** {@link HandWrittenExactlyOnceLoop} setting {@link RowTable} rows; records per second. */
+    private double rowRawRound(DataSource dataSource) {
+        try {
+            RowTable.reset(pool, keys);
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+        resetTable();
+        Map<String, Object> config = consumerConfig();
+        config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        String groupId = (String) config.get(ConsumerConfig.GROUP_ID_CONFIG);
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        Counter handled = registry.counter("bench.raw.records");
+        AtomicLong first = new AtomicLong();
+        AtomicBoolean running = new AtomicBoolean(true);
+        long elapsed;
+        try (KafkaConsumer<String, String> consumer =
+                        new KafkaConsumer<>(config, new StringDeserializer(), new StringDeserializer());
+                Connection connection = dataSource.getConnection()) {
+            CompletableFuture<Void> stopped = CompletableFuture.runAsync(() -> {
+                try {
+                    HandWrittenExactlyOnceLoop.run(
+                            consumer,
+                            groupId,
+                            topic,
+                            connection,
+                            running,
+                            () -> first.compareAndSet(0, System.nanoTime()),
+                            handled::increment,
+                            RowTable.Batch::new);
+                } catch (SQLException e) {
+                    throw new CompletionException(e);
+                }
+            });
+            KafkaRounds.awaitCount(() -> KafkaRounds.count(registry, "bench.raw.records"), records, stopped);
+            elapsed = System.nanoTime() - first.get();
+            running.set(false);
+            stopped.join();
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+        requireRowsWritten("raw rows");
+        return records / (elapsed / 1e9);
+    }
+
+    /**
+     * {@code FencedConsumer} with a {@link FencedRowHandler} on {@link RowTable}: each accepted record's row
+     * update, fenced, in one JDBC batch per unit; no watermark rows. Records per second.
+     */
+    private double rowFencedRound(DataSource dataSource) {
+        try {
+            RowTable.reset(pool, keys);
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+        resetTable();
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        AtomicLong first = new AtomicLong();
+        Jdbi jdbi = Jdbi.create(dataSource);
+        FencedTable table = FencedTable.builder()
+                .table(RowTable.TABLE)
+                .keyColumns("account")
+                .build(jdbi);
+        FencedRowHandler<String, String> rows = FencedRowHandler.<String, String>builder(table)
+                .columns("balance")
+                .values(record -> {
+                    if (first.get() == 0) {
+                        first.set(System.nanoTime());
+                    }
+                    return new Object[] {record.value().length()};
+                })
+                .build();
+        long elapsed;
+        try (FencedConsumer<String, String> consumer = FencedConsumer.builder(
+                        new StringDeserializer(), new StringDeserializer())
+                .properties(consumerConfig())
+                .topics(topic)
+                .meterRegistry(registry)
+                .fencedRowHandler(PostgresWatermarkStore.create(jdbi), rows)
+                .build()) {
+            CompletableFuture<Void> stopped = consumer.start();
+            Supplier<Double> finished = () -> KafkaRounds.count(registry, "fencing.kafka.records.accepted")
+                    + KafkaRounds.count(registry, "fencing.kafka.records.dropped")
+                    + KafkaRounds.count(registry, "fencing.kafka.records.dead.lettered");
+            KafkaRounds.awaitCount(finished, records, stopped);
+            elapsed = System.nanoTime() - first.get();
+        }
+        requireRowsWritten("fenced rows");
+        return records / (elapsed / 1e9);
+    }
+
+    /** Fails the run unless every key's row was written. */
+    private void requireRowsWritten(String side) {
+        long written;
+        try {
+            written = RowTable.written(pool);
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+        if (written != keys) {
+            throw new IllegalStateException(side + " round wrote " + written + " rows, expected " + keys);
+        }
     }
 
     private Map<String, Object> consumerConfig() {
@@ -299,7 +431,7 @@ public final class KafkaPostgresBenchmark {
             BalanceTable.reset(pool);
             try (Connection connection = pool.getConnection();
                     Statement statement = connection.createStatement()) {
-                statement.execute("VACUUM fencing.kafka_watermark, fencing.kafka_offset, bench_offset");
+                statement.execute("VACUUM fencing.kafka_watermark, fencing.kafka_offset, bench_offset, bench_row");
             }
         } catch (SQLException e) {
             throw new IllegalStateException(e);

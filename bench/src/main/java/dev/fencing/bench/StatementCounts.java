@@ -57,6 +57,34 @@ final class StatementCounts {
         });
     }
 
+    /**
+     * Prints each counted call per record, then the calls that cost a round trip to the server (statements
+     * executed, commits, rollbacks, isolation calls) per record.
+     */
+    void printPerRecord(PrintStream out, String side, long records) {
+        long units = get("commit()");
+        out.printf(
+                Locale.ROOT,
+                "%s: %,d records, %,d commits (%.1f records per commit)%n",
+                side,
+                records,
+                units,
+                records / (double) Math.max(units, 1));
+        double trips = 0;
+        for (Map.Entry<String, LongAdder> e : new TreeMap<>(counts).entrySet()) {
+            String what = e.getKey();
+            double n = e.getValue().sum() / (double) Math.max(records, 1);
+            out.printf(Locale.ROOT, "  %7.3f per record  %s%n", n, what);
+            if (what.startsWith("execute")
+                    || what.equals("commit()")
+                    || what.equals("rollback()")
+                    || what.endsWith("TransactionIsolation()")) {
+                trips += n;
+            }
+        }
+        out.printf(Locale.ROOT, "  %7.3f round trips per record (statements, commits, rollbacks, isolation)%n", trips);
+    }
+
     long get(String what) {
         LongAdder n = counts.get(what);
         return n == null ? 0 : n.sum();

@@ -7,7 +7,10 @@ package dev.fencing.kafka;
 public enum DeadLetterReason {
     /** No {@value FenceTokenHeader#NAME} header: never accepted, since the consumer cannot fence it. */
     MISSING_TOKEN,
-    /** The header is not 8 bytes holding a positive big-endian long. */
+    /**
+     * The header is not 8 bytes holding a big-endian long from 1 to {@link FenceTokenHeader#MAX_TOKEN} (2^56 -
+     * 1): eight bytes of text, such as the console producer's {@code 00000042}, are refused here.
+     */
     UNREADABLE_TOKEN,
     /** The token is older than the key's watermark (or equal, under FencePolicy.STRICT). */
     STALE_TOKEN,

@@ -137,14 +137,18 @@ import org.slf4j.LoggerFactory;
  *   <li>Offsets: per partition, committed (to the store, then Kafka) every {@value
  *       FencedConsumerConfig#COMMIT_INTERVAL_MS_CONFIG} up to the lowest record not finished, never past it,
  *       however many later records of other keys finished.
- *   <li>With {@link PostgresWatermarkStore} and a transactional handler, each record is a transaction of its
- *       own: it locks its key's watermark row, is decided against the stored token, runs the handler, and
- *       stores the raised token together with the record's offset as the key's applied offset (migration
- *       {@code V101}). After a crash the consumer reads again from the stored partition offset, and a record
- *       at or below its key's applied offset is skipped inside that same locked transaction: no record is
- *       applied twice or skipped, and no stale record is accepted (the argument is in the implementation's
- *       comments). Give the store a pooled {@code DataSource} with at least n + 2 connections. Other
- *       transactional stores are refused at build: they cannot commit per record.
+ *   <li>With {@link PostgresWatermarkStore} and a transactional handler, records commit in groups of up to
+ *       {@value FencedConsumerConfig#GROUP_MAX_RECORDS_CONFIG} ({@link FencedConsumerBuilder#groupMaxRecords};
+ *       1: a transaction per record): a worker's group locks each of its keys' watermark rows once, decides its
+ *       records against the stored tokens, runs the handler for each, and stores the raised tokens together
+ *       with each key's last applied offset (migration {@code V101}) in the same transaction; its records count
+ *       as finished only once it committed. A conflict (deadlock, serialization failure) or a handler failure
+ *       rolls the group back and runs its records again, one transaction each. After a crash the consumer
+ *       reads again from the stored partition offset, and a record at or below its key's applied offset is
+ *       skipped inside the locked transaction that would apply it: no record is applied twice or skipped, and
+ *       no stale record is accepted (the argument is in the implementation's comments). Give the store a
+ *       pooled {@code DataSource} with at least n + 2 connections. Other transactional stores are refused at
+ *       build: they cannot commit per key.
  *   <li>With a plain handler, delivery is at least once as in the serial consumer: the store gets a
  *       partition's offset together with exactly the watermarks raised below it, so a crash replays (at most)
  *       the records held past the committed offset, each decided as it was the first time. Partitions are

@@ -2,6 +2,7 @@ package dev.fencing.kafka;
 
 import dev.fencing.FencePolicy;
 import dev.fencing.kafka.internal.ConsumerSettings;
+import dev.fencing.kafka.internal.FencedRowUnits;
 import dev.fencing.kafka.internal.FencingSetting;
 import dev.fencing.kafka.internal.FencingSettings;
 import dev.fencing.kafka.internal.RecordTransactions;
@@ -35,6 +36,8 @@ public final class FencedConsumerBuilder<K, V> {
     WatermarkStore<Object> store;
     TransactionalRecordHandler<Object, K, V> handler;
     boolean transactional;
+    private FencedRowHandler<K, V> fencedRows; // with fencedRowStore: made into store and handler at build()
+    private PostgresWatermarkStore fencedRowStore;
     private boolean heapOnly;
     private final Map<FencingSetting<?>, Object> fencing = new HashMap<>(); // given fencing.* values
     private String policyKey; // which of fencing.policy / fencing.strict set it, to refuse both
@@ -191,6 +194,28 @@ public final class FencedConsumerBuilder<K, V> {
     }
 
     /**
+     * Records whose effect is a fenced update of their key's row in a protected table ({@link
+     * FencedRowHandler}): the row is the key's watermark, the updates of a unit go in one batch in the store's
+     * transaction with its offsets, and a record whose row refuses its update is stale (dead-lettered or dropped
+     * as {@link #staleRecords} says, committed with its unit). The serial consumer only: {@link
+     * #maxConcurrency} above 1 is refused at {@link #build()}.
+     */
+    public FencedConsumerBuilder<K, V> fencedRowHandler(PostgresWatermarkStore store, FencedRowHandler<K, V> rows) {
+        Objects.requireNonNull(store, "store");
+        Objects.requireNonNull(rows, "rows");
+        requireNoHandler();
+        if (this.store != null || heapOnly) {
+            throw new IllegalStateException(
+                    heapOnly
+                            ? "heapOnlyWatermarksLostOnRestart() is set; fencedRowHandler needs a store of its own"
+                            : "a watermark store is already set; fencedRowHandler sets its own");
+        }
+        this.fencedRows = rows;
+        this.fencedRowStore = store;
+        return this;
+    }
+
+    /**
      * Where watermarks and offsets are kept, for a {@link #handler}. One of this, {@link
      * #transactionalHandler} or {@link #heapOnlyWatermarksLostOnRestart()} is required: there is no default,
      * because a consumer that forgets its watermarks applies stale records after a restart. {@link
@@ -199,8 +224,8 @@ public final class FencedConsumerBuilder<K, V> {
      */
     public FencedConsumerBuilder<K, V> watermarkStore(WatermarkStore<?> store) {
         Objects.requireNonNull(store, "store");
-        if (transactional) {
-            throw new IllegalStateException("transactionalHandler already set the store");
+        if (transactional || fencedRows != null) {
+            throw new IllegalStateException("a transactional or fenced row handler already set the store");
         }
         if (heapOnly) {
             throw new IllegalStateException("heapOnlyWatermarksLostOnRestart() is set; choose one");
@@ -224,7 +249,7 @@ public final class FencedConsumerBuilder<K, V> {
      * where that is acceptable, or for measurements; otherwise give a {@link #watermarkStore}.
      */
     public FencedConsumerBuilder<K, V> heapOnlyWatermarksLostOnRestart() {
-        if (store != null) {
+        if (store != null || fencedRows != null) {
             throw new IllegalStateException("a watermark store is already set; choose one");
         }
         this.heapOnly = true;
@@ -322,6 +347,24 @@ public final class FencedConsumerBuilder<K, V> {
     }
 
     /**
+     * {@value FencedConsumerConfig#GROUP_MAX_RECORDS_CONFIG}: {@value FencedConsumerConfig#GROUP_MAX_RECORDS_DOC}
+     *
+     * @throws IllegalArgumentException if {@code n} is not from 1 to 10,000, naming it
+     */
+    public FencedConsumerBuilder<K, V> groupMaxRecords(int n) {
+        return set(FencingSettings.GROUP_MAX_RECORDS, n);
+    }
+
+    /**
+     * {@value FencedConsumerConfig#GROUP_MAX_MS_CONFIG}: {@value FencedConsumerConfig#GROUP_MAX_MS_DOC}
+     *
+     * @throws IllegalArgumentException if {@code time} is not positive, naming it
+     */
+    public FencedConsumerBuilder<K, V> groupMaxTime(Duration time) {
+        return set(FencingSettings.GROUP_MAX_TIME, time);
+    }
+
+    /**
      * Counts records and watermarks in this registry (the meters are listed in the {@link FencedConsumer}
      * javadoc). Without one the consumer counts nothing; it never registers in Micrometer's global registry
      * unasked.
@@ -345,6 +388,21 @@ public final class FencedConsumerBuilder<K, V> {
         }
         if (topics.isEmpty()) {
             throw new IllegalStateException("at least one topic is required");
+        }
+        if (fencedRows != null) {
+            if (get(FencingSettings.MAX_CONCURRENCY) > 1) {
+                throw new IllegalStateException("fencedRowHandler writes a unit's row updates at the unit's end, which"
+                        + " only the serial consumer has; " + FencedConsumerConfig.MAX_CONCURRENCY_CONFIG + "="
+                        + get(FencingSettings.MAX_CONCURRENCY) + " is refused with it: use maxConcurrency(1)");
+            }
+            FencedRowUnits<K, V> units =
+                    new FencedRowUnits<>(fencedRowStore, fencedRows, keyDeserializer, get(FencingSettings.POLICY));
+            @SuppressWarnings("unchecked") // the consumer passes the store's own unit of work back to its handler
+            TransactionalRecordHandler<Object, K, V> unitsHandler =
+                    (TransactionalRecordHandler<Object, K, V>) (TransactionalRecordHandler<?, K, V>) units;
+            this.store = castStore(units);
+            this.handler = unitsHandler;
+            this.transactional = true;
         }
         if (handler == null) {
             throw new IllegalStateException("a handler is required");
@@ -404,7 +462,9 @@ public final class FencedConsumerBuilder<K, V> {
                 get(FencingSettings.COMMIT_MAX_RECORDS),
                 get(FencingSettings.COMMIT_INTERVAL),
                 maxConcurrency,
-                get(FencingSettings.MAX_IN_FLIGHT_PER_PARTITION));
+                get(FencingSettings.MAX_IN_FLIGHT_PER_PARTITION),
+                get(FencingSettings.GROUP_MAX_RECORDS),
+                get(FencingSettings.GROUP_MAX_TIME));
         return new FencedConsumer<>(this, settings);
     }
 
@@ -420,7 +480,7 @@ public final class FencedConsumerBuilder<K, V> {
     }
 
     private void requireNoHandler() {
-        if (handler != null) {
+        if (handler != null || fencedRows != null) {
             throw new IllegalStateException("a handler is already set");
         }
     }

@@ -90,8 +90,9 @@ public final class FencedConsumerConfig {
             + " consumer, every record on the poll thread in offset order. Above 1: the key-parallel consumer, records"
             + " of one key one at a time in offset order, records of different keys at once on this many worker"
             + " threads; offsets are committed per partition up to the lowest record not yet finished. With a"
-            + " transactionalHandler it needs PostgresWatermarkStore (each record is its own transaction) and a"
-            + " connection pool of at least this many connections; fencing.commit.max.records must stay 0. Above 1,"
+            + " transactionalHandler it needs PostgresWatermarkStore (records commit with their keys' applied"
+            + " offsets, in commit groups) and a connection pool of at least this many connections;"
+            + " fencing.commit.max.records must stay 0. Above 1,"
             + " the handler and the key and value deserializers are called from this many threads at once: they"
             + " must be thread-safe.";
     public static final int DEFAULT_MAX_CONCURRENCY = 1;
@@ -105,6 +106,25 @@ public final class FencedConsumerConfig {
             + " partition's committable offset runs this many records ahead of the saved one, so a crash replays"
             + " at most about twice this many plus two polls' records per partition.";
     public static final int DEFAULT_MAX_IN_FLIGHT_PER_PARTITION = 1_000;
+
+    public static final String GROUP_MAX_RECORDS_CONFIG = "fencing.group.max.records";
+    public static final String GROUP_MAX_RECORDS_DOC = "Key-parallel consumer with a transactionalHandler only:"
+            + " records one commit group may hold, from 1 to 10000. A worker takes up to this many records from"
+            + " the keys waiting (a key's records in order), runs them in one transaction that locks each key"
+            + " once and writes the keys' tokens and applied offsets in one statement, and only after it commits"
+            + " counts them finished. About 1 + 4/n statements per record instead of 5; the group's keys stay"
+            + " locked, and its records uncommitted, until it commits. A conflict (deadlock, serialization"
+            + " failure, a key written by another member) or a handler failure rolls the group back and runs its"
+            + " records again one transaction each. 1: a transaction per record.";
+    public static final int DEFAULT_GROUP_MAX_RECORDS = 16;
+
+    public static final String GROUP_MAX_MS_CONFIG = "fencing.group.max.ms";
+    public static final String GROUP_MAX_MS_DOC = "Key-parallel consumer with a transactionalHandler only: longest"
+            + " time a commit group starts records, in milliseconds; a record whose turn comes later waits for the"
+            + " next group. Bounds how long a group holds its keys' locks and its records back from the committed"
+            + " offset when handlers are slow; keep it below fencing.commit.interval.ms and well below the close"
+            + " timeout.";
+    public static final long DEFAULT_GROUP_MAX_MS = 500;
 
     /**
      * Prefix for settings of the producer that writes dead letters, for example {@code

@@ -341,6 +341,20 @@ public final class PostgresWatermarkStore implements WatermarkStore<Handle>, Rec
     }
 
     /**
+     * The key-parallel consumer's commit group ({@link RecordTransactions#applyGroup}); called by the consumer;
+     * an application has no reason to.
+     */
+    @Override
+    public long[] applyGroup(
+            String groupId,
+            List<GroupRecord> records,
+            FencePolicy policy,
+            long deadline,
+            GroupWork<? super Handle> work) {
+        return recordTransactions.applyGroup(groupId, records, policy, deadline, work);
+    }
+
+    /**
      * Locks the partition for the rest of the transaction and checks its stored offset. The stored offset is
      * the partition's epoch: every commit moves it, so a unit that loaded an older one belongs to a member that
      * lost the partition; and a unit that holds the lock makes every other claimant wait until it commits or

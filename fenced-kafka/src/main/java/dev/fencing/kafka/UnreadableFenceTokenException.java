@@ -3,9 +3,10 @@ package dev.fencing.kafka;
 import dev.fencing.InvalidFenceTokenException;
 
 /**
- * A {@value FenceTokenHeader#NAME} header whose value is not a token: not exactly 8 bytes, or not a positive
- * big-endian {@code long}. The consumer dead-letters such a record (reason {@code UNREADABLE_TOKEN}); {@link
- * FenceTokenHeader#decode} throws this.
+ * A {@value FenceTokenHeader#NAME} header whose value is not a token: not exactly 8 bytes, or not a big-endian
+ * {@code long} from 1 to {@link FenceTokenHeader#MAX_TOKEN} (2^56 - 1). The consumer dead-letters such a record
+ * (reason {@code UNREADABLE_TOKEN}); {@link FenceTokenHeader#decode} throws this, and {@link
+ * FenceTokenHeader#encode} for a token above the bound.
  *
  * <p>It extends fencing-core's {@link InvalidFenceTokenException}, not {@link FencedKafkaException}: it is the
  * Kafka wire-format case of the same failure (a token that cannot be accepted, refused before anything is

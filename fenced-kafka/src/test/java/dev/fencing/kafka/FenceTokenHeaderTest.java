@@ -14,14 +14,16 @@ class FenceTokenHeaderTest {
     @Test
     void encodesTokenAsEightBytesBigEndian() {
         assertThat(FenceTokenHeader.encode(42L)).containsExactly(0, 0, 0, 0, 0, 0, 0, 42);
-        assertThat(FenceTokenHeader.encode(Long.MAX_VALUE))
-                .isEqualTo(ByteBuffer.allocate(8).putLong(Long.MAX_VALUE).array());
-        assertThat(FenceTokenHeader.encode(0x0102030405060708L)).containsExactly(1, 2, 3, 4, 5, 6, 7, 8);
+        assertThat(FenceTokenHeader.encode(FenceTokenHeader.MAX_TOKEN))
+                .isEqualTo(ByteBuffer.allocate(8)
+                        .putLong(FenceTokenHeader.MAX_TOKEN)
+                        .array());
+        assertThat(FenceTokenHeader.encode(0x0002030405060708L)).containsExactly(0, 2, 3, 4, 5, 6, 7, 8);
     }
 
     @Test
     void decodesWhatItEncodes() {
-        for (long token : new long[] {1, 255, 256, 1L << 32, (5L << 32) | 17, Long.MAX_VALUE}) {
+        for (long token : new long[] {1, 255, 256, 1L << 32, (5L << 32) | 17, FenceTokenHeader.MAX_TOKEN}) {
             assertThat(FenceTokenHeader.decode(FenceTokenHeader.encode(token))).isEqualTo(token);
         }
     }
@@ -58,6 +60,41 @@ class FenceTokenHeaderTest {
                         ByteBuffer.allocate(8).putLong(-1).array()))
                 .isInstanceOf(UnreadableFenceTokenException.class)
                 .hasMessageContaining("holds -1");
+    }
+
+    @Test
+    void refusesEightBytesOfTextAsTheConsoleProducerWritesThemRatherThanReadAHugeToken() {
+        byte[] text = "00000042".getBytes(StandardCharsets.US_ASCII); // 0x3030303030303432, about 3.47e18
+
+        assertThatThrownBy(() -> FenceTokenHeader.decode(text))
+                .isInstanceOf(UnreadableFenceTokenException.class)
+                .hasMessage("header fencing-token holds 3472328296227681330 (the text \"00000042\"), above"
+                        + " 72057594037927935 (2^56 - 1), the largest token a header carries");
+        assertThat(ByteBuffer.wrap(text).getLong()).isEqualTo(3472328296227681330L); // what a plain read takes
+    }
+
+    @Test
+    void readsTokensUpTo2To56Minus1AndRefusesEveryValueWhoseFirstByteIsNotZero() {
+        assertThat(FenceTokenHeader.MAX_TOKEN).isEqualTo((1L << 56) - 1);
+        assertThat(FenceTokenHeader.decode(
+                        ByteBuffer.allocate(8).putLong((1L << 56) - 1).array()))
+                .isEqualTo((1L << 56) - 1);
+        for (long above : new long[] {1L << 56, (1L << 56) + 1, Long.MAX_VALUE}) {
+            assertThatThrownBy(() -> FenceTokenHeader.decode(
+                            ByteBuffer.allocate(8).putLong(above).array()))
+                    .isInstanceOf(UnreadableFenceTokenException.class)
+                    .hasMessageContaining("holds " + above + ", above 72057594037927935");
+        }
+    }
+
+    @Test
+    void refusesToEncodeATokenNoConsumerWouldRead() {
+        assertThatThrownBy(() -> FenceTokenHeader.encode(1L << 56))
+                .isInstanceOf(InvalidFenceTokenException.class)
+                .isInstanceOf(UnreadableFenceTokenException.class)
+                .hasMessageContaining("token 72057594037927936 is above 72057594037927935 (2^56 - 1)");
+        assertThatThrownBy(() -> FenceTokenHeader.encode(Long.MAX_VALUE))
+                .isInstanceOf(UnreadableFenceTokenException.class);
     }
 
     @Test

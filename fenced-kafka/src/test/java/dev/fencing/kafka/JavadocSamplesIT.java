@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.fencing.jdbc.FencedTable;
 import dev.fencing.testsupport.EmbeddedKafka;
 import java.time.Duration;
 import java.util.HashMap;
@@ -58,7 +59,9 @@ class JavadocSamplesIT {
                 "stock-moves",
                 "stock-moves.dlt",
                 "sku-events",
-                "sku-events.dlt")) {
+                "sku-events.dlt",
+                "stock-levels",
+                "stock-levels.dlt")) {
             kafka.createTopic(topic, 1);
         }
         bootstrap = kafka.bootstrapServers();
@@ -313,6 +316,46 @@ class JavadocSamplesIT {
                 .build()) {
             reserving.start();
             await().atMost(Duration.ofSeconds(60)).until(() -> reserved("sku-42") == reservedBefore + 1);
+        }
+    }
+
+    /** FencedRowHandler. */
+    @Test
+    void theFencedRowSampleSetsTheRowAndItsToken() throws Exception {
+        Map<String, Object> config = Map.of(
+                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
+                ConsumerConfig.GROUP_ID_CONFIG, "stock-levels",
+                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        Jdbi jdbi = database;
+        jdbi.useHandle(h -> {
+            h.execute("CREATE TABLE stock_level (sku TEXT PRIMARY KEY, quantity BIGINT NOT NULL)");
+            h.execute("INSERT INTO stock_level VALUES ('sku-7', 0)");
+            h.execute("SELECT fencing.protect_table('stock_level')");
+        });
+        send("stock-levels", "sku-7", "12", 3);
+
+        // CREATE TABLE stock_level (sku TEXT PRIMARY KEY, quantity BIGINT NOT NULL);
+        // SELECT fencing.protect_table('stock_level');
+        FencedTable stockLevel =
+                FencedTable.builder().table("stock_level").keyColumns("sku").build(jdbi);
+        FencedRowHandler<String, String> rows = FencedRowHandler.<String, String>builder(stockLevel)
+                .columns("quantity")
+                .values(record -> new Object[] {Long.parseLong(record.value())})
+                .build();
+        FencedConsumer<String, String> consumer = FencedConsumer.builder(
+                        new StringDeserializer(), new StringDeserializer())
+                .properties(config)
+                .topics("stock-levels")
+                .fencedRowHandler(PostgresWatermarkStore.create(jdbi), rows)
+                .build();
+
+        try (consumer) {
+            consumer.start();
+            await().atMost(Duration.ofSeconds(60)).until(() -> jdbi.withHandle(h -> h.createQuery(
+                                    "SELECT quantity || '@' || last_fence_token FROM stock_level WHERE sku = 'sku-7'")
+                            .mapTo(String.class)
+                            .one())
+                    .equals("12@3"));
         }
     }
 

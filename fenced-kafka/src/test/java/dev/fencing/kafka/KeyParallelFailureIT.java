@@ -134,6 +134,9 @@ class KeyParallelFailureIT {
                                 new StringDeserializer(), new StringDeserializer())
                         .properties(consumerConfig(group))
                         .maxConcurrency(8)
+                        // a transaction per record: a2 waits for records of other keys that a commit group
+                        // would run after it (KeyParallelCommitGroupIT covers a failure inside a group)
+                        .groupMaxRecords(1)
                         .topics(topic)
                         .transactionalHandler(
                                 PostgresWatermarkStore.create(Jdbi.create(pool)), (handle, record, token) -> {

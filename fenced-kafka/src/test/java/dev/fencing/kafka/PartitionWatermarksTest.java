@@ -1,6 +1,7 @@
 package dev.fencing.kafka;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.fencing.kafka.internal.PartitionWatermarks;
 import java.nio.charset.StandardCharsets;
@@ -67,6 +68,54 @@ class PartitionWatermarksTest {
         }
         assertThat(watermarks.find(raw("absent"))).isEqualTo(PartitionWatermarks.NONE);
         assertThat(watermarks.size()).isEqualTo(10_000);
+    }
+
+    @Test
+    void raisingAKeyInASlotThatHoldsAnotherKeyFailsNamingTheKeyAndTheSlotAndRaisesNothing() {
+        PartitionWatermarks watermarks = new PartitionWatermarks(Map.of(key("a"), 5L, key("b"), 6L));
+        int slotOfA = watermarks.find(raw("a"));
+        watermarks.begin();
+
+        // unguarded, this raised a's watermark to 9 for a record of b
+        assertThatThrownBy(() -> watermarks.raise(raw("b"), slotOfA, 9))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessage("key b was raised in slot " + slotOfA + ", which holds key a: the table changed since"
+                        + " its lookup");
+
+        assertThat(current(watermarks, "a")).isEqualTo(5);
+        assertThat(current(watermarks, "b")).isEqualTo(6);
+        assertThat(watermarks.raised()).isEmpty();
+    }
+
+    @Test
+    void aSlotFoundBeforeTheTableGrewIsRefusedAsStale() {
+        PartitionWatermarks watermarks = new PartitionWatermarks(Map.of(key("a"), 5L));
+        int before = watermarks.find(raw("a"));
+        watermarks.begin();
+        for (int i = 0; i < 100; i++) { // grows the table several times: a moves
+            watermarks.raise(raw("k" + i), PartitionWatermarks.NONE, 1);
+        }
+        int after = watermarks.find(raw("a"));
+        assertThat(after).isNotEqualTo(before);
+
+        assertThatThrownBy(() -> watermarks.raise(raw("a"), before, 8))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageStartingWith("key a was raised in slot " + before + ", which holds ");
+        assertThat(current(watermarks, "a")).isEqualTo(5);
+    }
+
+    @Test
+    void raisingAMarkedKeyAsNewFailsRatherThanGivingItTwoMarks() {
+        PartitionWatermarks watermarks = new PartitionWatermarks(Map.of(key("a"), 5L));
+        int slotOfA = watermarks.find(raw("a"));
+        watermarks.begin();
+
+        assertThatThrownBy(() -> watermarks.raise(raw("a"), PartitionWatermarks.NONE, 3))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessage("key a was raised as new (slot NONE) but has a mark in slot " + slotOfA
+                        + ": the table changed since its lookup");
+        assertThat(watermarks.slots()).isEqualTo(1);
+        assertThatThrownBy(() -> watermarks.raise(null, slotOfA, 3)).isInstanceOf(IllegalStateException.class);
     }
 
     @Test

@@ -170,6 +170,63 @@ class PostgresRoundTripsIT {
                 .isEqualTo(RecordTransactions.APPLIED_BEFORE);
     }
 
+    @Test
+    void aCommitGroupOverKnownKeysTakesThreeRoundTripsBesidesItsHandlersAndRunsAtReadCommitted() {
+        PostgresWatermarkStore store = PostgresWatermarkStore.create(jdbi);
+        String group = "commit-group";
+        RecordTransactions.GroupWork<Object> nothing = new RecordTransactions.GroupWork<>() {
+            @Override
+            public void run(Object transaction, int index) {}
+
+            @Override
+            public void refused(int index, long stored) {}
+        };
+        List<RecordTransactions.GroupRecord> first = List.of(
+                new RecordTransactions.GroupRecord(P0, key("a").get(), 1, 3),
+                new RecordTransactions.GroupRecord(P0, key("b").get(), 2, 3));
+        // the keys' rows exist once a first group created them (one round trip more: the placeholders' insert)
+        counter.reset();
+        assertThat(store.applyGroup(group, first, FencePolicy.STRICT, System.nanoTime() + 60_000_000_000L, nothing))
+                .containsExactly(RecordTransactions.APPLIED, RecordTransactions.APPLIED);
+        assertThat(counter.roundTrips).isEqualTo(4);
+
+        // when a group of four records over the two known keys runs, one handler asking for the isolation level
+        String[] isolation = new String[1];
+        List<RecordTransactions.GroupRecord> records = List.of(
+                new RecordTransactions.GroupRecord(P0, key("a").get(), 3, 4),
+                new RecordTransactions.GroupRecord(P0, key("b").get(), 4, 4),
+                new RecordTransactions.GroupRecord(P0, key("a").get(), 5, 5),
+                new RecordTransactions.GroupRecord(P0, key("b").get(), 6, 5));
+        counter.reset();
+        long[] outcomes = store.applyGroup(
+                group,
+                records,
+                FencePolicy.STRICT,
+                System.nanoTime() + 60_000_000_000L,
+                new RecordTransactions.GroupWork<Object>() {
+                    @Override
+                    public void run(Object transaction, int index) {
+                        if (index == 0) {
+                            isolation[0] = ((org.jdbi.v3.core.Handle) transaction)
+                                    .createQuery("SELECT current_setting('transaction_isolation')")
+                                    .mapTo(String.class)
+                                    .one();
+                        }
+                    }
+
+                    @Override
+                    public void refused(int index, long stored) {}
+                });
+
+        System.out.printf(
+                "commit group of 4 records: %d round trips, %d statements:%n  %s%n",
+                counter.roundTrips, counter.statements, String.join("\n  ", counter.sent));
+        assertThat(outcomes).containsOnly(RecordTransactions.APPLIED);
+        assertThat(isolation[0]).isEqualTo("read committed");
+        // the keys' locks with the isolation level, the one handler's statement, the keys' rows, COMMIT
+        assertThat(counter.roundTrips).isEqualTo(4);
+    }
+
     /** Counts the protocol messages pgjdbc logs on one thread. */
     private static final class ProtocolCounter extends Handler {
         private final Thread thread;

@@ -84,6 +84,33 @@ class UnreadableTokenIT {
         });
     }
 
+    /**
+     * Kafka's console producer ({@code --property parse.headers=true}) writes header values as text: the token
+     * 42 becomes the 8 bytes {@code 00000042}, which read as a big-endian long are about 3.47e18. Taken for a
+     * token, that record would be applied and hold its key's watermark above every real token, so the writer's
+     * next record (43) would be refused as stale; read as unreadable, it is dead-lettered and 43 is applied.
+     */
+    @Test
+    void aTokenWrittenAsEightBytesOfTextIsDeadLetteredAndDoesNotPoisonItsKeysWatermark() throws Exception {
+        String topic = newTopic("text-token", 1);
+        try (KafkaProducer<String, String> producer = producer()) {
+            producer.send(withHeader(topic, "sku-1", "console 42", "00000042".getBytes(StandardCharsets.US_ASCII)))
+                    .get();
+            producer.send(FencedRecords.create(topic, "sku-1", "set 43", 43)).get();
+        }
+
+        List<String> handled = handledValues(topic, newGroup("text-token"), new StringDeserializer(), 2);
+
+        assertThat(handled).containsExactly("set 43");
+        List<ConsumerRecord<String, String>> deadLetters = readAll(topic + ".dlt", 1);
+        assertThat(deadLetters)
+                .extracting(ConsumerRecord::value, r -> header(r, DeadLetterHeaders.REASON))
+                .containsExactly(tuple("console 42", "UNREADABLE_TOKEN"));
+        assertThat(header(deadLetters.get(0), DeadLetterHeaders.DETAIL))
+                .isEqualTo("header fencing-token holds 3472328296227681330 (the text \"00000042\"), above"
+                        + " 72057594037927935 (2^56 - 1), the largest token a header carries");
+    }
+
     @Test
     void aRecordTheDeserializerRefusesIsDeadLetteredAndTheLoopGoesOn() throws Exception {
         String topic = newTopic("undeserializable", 1);

@@ -13,6 +13,9 @@ import java.util.Map;
  * @param kafka the Kafka consumer properties as given (without the {@code fencing.*} ones)
  * @param deadLetterProducer {@code fencing.dead.letter.producer.*} properties, without the prefix
  * @param maxConcurrency 1: the serial consumer; above: the key-parallel one with that many workers
+ * @param groupMaxRecords key-parallel with a transactional handler: records per commit group (1: a transaction
+ *     per record)
+ * @param groupMaxTime key-parallel with a transactional handler: how long a commit group runs records
  */
 public record ConsumerSettings(
         String groupId,
@@ -30,7 +33,9 @@ public record ConsumerSettings(
         long commitMaxRecords,
         Duration commitInterval,
         int maxConcurrency,
-        int maxInFlightPerPartition) {
+        int maxInFlightPerPartition,
+        int groupMaxRecords,
+        Duration groupMaxTime) {
     public ConsumerSettings {
         topics = List.copyOf(topics);
         kafka = Map.copyOf(kafka);

@@ -110,6 +110,20 @@ public final class FencingSettings {
             n -> n >= 1 && n <= 1_000_000 ? null : "must be from 1 to 1000000, got " + n,
             FencedConsumerConfig.MAX_IN_FLIGHT_PER_PARTITION_DOC));
 
+    public static final FencingSetting<Integer> GROUP_MAX_RECORDS = define(new FencingSetting<>(
+            FencedConsumerConfig.GROUP_MAX_RECORDS_CONFIG,
+            "groupMaxRecords",
+            FencedConsumerConfig.DEFAULT_GROUP_MAX_RECORDS,
+            FencingSettings::wholeInt,
+            n -> n >= 1 && n <= 10_000 ? null : "must be from 1 to 10000, got " + n,
+            FencedConsumerConfig.GROUP_MAX_RECORDS_DOC));
+
+    public static final FencingSetting<Duration> GROUP_MAX_TIME = define(millis(
+            FencedConsumerConfig.GROUP_MAX_MS_CONFIG,
+            "groupMaxTime",
+            FencedConsumerConfig.DEFAULT_GROUP_MAX_MS,
+            FencedConsumerConfig.GROUP_MAX_MS_DOC));
+
     private FencingSettings() {}
 
     /** The setting of a key, or null. */

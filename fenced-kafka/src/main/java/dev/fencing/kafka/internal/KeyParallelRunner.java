@@ -6,10 +6,12 @@ import dev.fencing.kafka.RecordHandlingException;
 import dev.fencing.kafka.WatermarkStore;
 import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -35,34 +37,53 @@ import org.slf4j.LoggerFactory;
  * each partition's offset up to its lowest unfinished record, and on revocation waits for the partition's
  * records before it commits and lets the partition go. Every method is for the poll thread.
  *
+ * <p><b>Commit groups</b> (transactional handler, {@code groupMaxRecords} above 1). A worker takes up to {@code
+ * groupMaxRecords} records from the lanes waiting, whole lanes' worth in order, and runs them as one group: one
+ * transaction that locks each of their keys once, decides and runs the records one after the other (for at most
+ * {@code groupMaxTime}; records left over go back to the front of their lanes), writes the keys' tokens and
+ * applied offsets in one statement and commits. Only then are its records finished and its lanes let go. A
+ * group the store rolls back (a deadlock, a serialization failure, a key another member created meanwhile, or a
+ * handler that threw) is rerun record by record, each in a transaction of its own; a record's own transaction
+ * below is a group of one.
+ *
  * <p><b>Why a crash neither applies a record twice nor skips one</b> (transactional handler, {@code
  * PostgresWatermarkStore}). Three facts hold at every moment:
  *
  * <ol>
- *   <li>Per key, records run one at a time in offset order, and a record counts as finished only once its
- *       transaction committed, or its refusal's dead letter was acknowledged, or it was found applied before.
- *   <li>Each accepted record's transaction locks its key's row, decides against the stored token, runs the
- *       handler, and stores the raised token with the record's offset as the key's applied offset: all of it
- *       or none of it commits. So a key's applied offset {@code a} means its record at {@code a} was applied,
- *       and by (1) every earlier record of the key had finished before that one started.
+ *   <li>Per key, records run one at a time in offset order: a lane belongs to at most one group at a time,
+ *       which runs the lane's records in order and keeps the lane until it committed. A record counts as
+ *       finished only once its group committed (whatever the record's outcome in it), or its refusal's dead
+ *       letter was acknowledged (before the group), or it was found applied before.
+ *   <li>Each group locks its keys' rows (creating the missing ones, so that it holds those too), decides each
+ *       record against its key's stored token and applied offset as the group's earlier records of the key
+ *       left them, runs the handler for each accepted one, dead-letters each one it refuses and awaits the
+ *       acknowledgement, and stores each key's raised token with the offset of its last applied record as the
+ *       key's applied offset: all of it or none of it commits. So a key's applied offset {@code a} means its
+ *       record at {@code a} was applied, and every earlier record of the key had been dealt with durably
+ *       before that commit: applied in a committed group (an earlier one, by (1), or this one), or refused
+ *       with its dead letter acknowledged.
  *   <li>A partition's stored offset {@code n} is only ever the frontier: every record below {@code n} had
- *       finished when it was saved.
+ *       finished, so by (1) its group had committed, when it was saved.
  * </ol>
  *
  * After a crash the consumer reads again from {@code n}. Records below {@code n} finished (3) and are not
- * read. A record at or above {@code n} whose offset is at or below its key's applied offset finished (2)
+ * read. A record at or above {@code n} whose offset is at or below its key's applied offset was dealt with (2)
  * and is skipped, inside the same locked transaction that would have applied it. Any other record was not
- * applied (its transaction never committed, else the key's applied offset would reach it), and no later
- * record of its key was applied either (that one's applied offset would reach past it): the key's stored
- * token is what it was when the record was first decided, so it is decided again exactly as before, and
- * applied now if accepted. Hence every record is applied once, or refused. A refusal may be dead-lettered
- * twice (at least once, as in the serial consumer). Two members holding one partition during a rebalance
- * (a zombie) serialize on each key's row lock, and the later one finds the record applied: this holds
- * without any partition claim. The replay reaches back to the stored frontier: over the records held when the
- * process died (at most {@code fencing.max.in.flight.per.partition} plus one poll per partition) and those
- * that passed the frontier since its last save, which is saved every commit interval and as soon as it runs
- * {@code fencing.max.in.flight.per.partition} records ahead: at most about twice that window plus two polls
- * per partition.
+ * applied (its group never committed, else the key's applied offset would reach it), and no later record of
+ * its key was applied either (that one's applied offset would reach past it): the key's stored token is what
+ * it was when the record was first decided, so it is decided again exactly as before, and applied now if
+ * accepted. In particular a group that had not committed when the process died left neither an effect nor an
+ * applied offset for any of its records, none of which had finished: all of them are read again and decided
+ * as the first time. Hence every record is applied once, or refused. A refusal may be dead-lettered twice (at
+ * least once, as in the serial consumer; a group rerun record by record dead-letters its refusals again). Two
+ * members holding one partition during a rebalance (a zombie) serialize on each key's row lock (groups lock
+ * their keys in one order, so they queue rather than deadlock; a deadlock with anything else reruns the
+ * group), and the later one finds the record applied: this holds without any partition claim. The replay
+ * reaches back to the stored frontier: over the records held when the process died (at most {@code
+ * fencing.max.in.flight.per.partition} plus one poll per partition) and those that passed the frontier since
+ * its last save, which is saved every commit interval and as soon as it runs {@code
+ * fencing.max.in.flight.per.partition} records ahead: at most about twice that window plus two polls per
+ * partition.
  *
  * <p>With a plain handler the fence decision uses the partition's watermarks table in memory (loaded lazily
  * from the store by {@link MissingWatermarks}); a record's raised watermark is handed to the store only with
@@ -92,6 +113,12 @@ public final class KeyParallelRunner<K, V> implements Scheduler {
      * meets the next owner on its key's row lock, so the drain timeout suffices.
      */
     private final Duration runningTimeout;
+    /** Records one commit group takes at most; 0: no groups, a transaction per record (or a plain handler). */
+    private final int groupMaxRecords;
+
+    private final long groupMaxNanos;
+    /** Lanes waiting for a commit group, each with a pool task queued for it (grouped mode only). */
+    private final ArrayDeque<ParallelPartition.Lane> ready = new ArrayDeque<>();
 
     private final Consumer<ByteBuffer, ByteBuffer> consumer;
     private final PartitionOwnership ownership;
@@ -127,6 +154,8 @@ public final class KeyParallelRunner<K, V> implements Scheduler {
                 String.valueOf(settings.kafka().getOrDefault(ConsumerConfig.MAX_POLL_INTERVAL_MS_CONFIG, 300_000))));
         this.runningTimeout =
                 transactional || maxPollInterval.compareTo(drainTimeout) < 0 ? drainTimeout : maxPollInterval;
+        this.groupMaxRecords = transactional && settings.groupMaxRecords() > 1 ? settings.groupMaxRecords() : 0;
+        this.groupMaxNanos = settings.groupMaxTime().toNanos();
         this.consumer = consumer;
         this.ownership = ownership;
         this.committer = committer;
@@ -190,6 +219,7 @@ public final class KeyParallelRunner<K, V> implements Scheduler {
 
     /** Queues each polled record behind the earlier ones of its key and starts the lanes that were idle. */
     public void dispatch(ConsumerRecords<ByteBuffer, ByteBuffer> records) {
+        List<ParallelPartition.Lane> idleLanes = new ArrayList<>();
         for (TopicPartition partition : records.partitions()) {
             ParallelPartition p = partitions.get(partition);
             if (p == null) {
@@ -201,10 +231,80 @@ public final class KeyParallelRunner<K, V> implements Scheduler {
             }
             for (ConsumerRecord<ByteBuffer, ByteBuffer> record : polled) {
                 ParallelPartition.Lane idle = p.add(record);
-                if (idle != null) {
+                if (idle == null) {
+                    continue;
+                }
+                if (groupMaxRecords > 0) {
+                    idleLanes.add(idle);
+                } else {
                     pool.execute(() -> runLane(idle));
                 }
             }
+        }
+        // grouped: queued once the whole poll is in its lanes, so that a group takes a lane's records together
+        if (!idleLanes.isEmpty()) {
+            synchronized (ready) {
+                ready.addAll(idleLanes);
+            }
+            for (int i = 0; i < idleLanes.size(); i++) {
+                pool.execute(this::runGroup);
+            }
+        }
+    }
+
+    /**
+     * A worker's commit group: takes up to {@code groupMaxRecords} records from the lanes waiting (a lane's
+     * records in order, several lanes), runs them in one transaction ({@link KeyParallelWorker#processGroup}),
+     * and only then lets the lanes go: one with records left waits again at the back of the queue. Each lane
+     * queued came with a pool task, so a task that finds none left (its lane went into another task's group)
+     * just ends.
+     */
+    private void runGroup() {
+        List<ParallelPartition.Taken> group = new ArrayList<>();
+        synchronized (ready) {
+            while (group.size() < groupMaxRecords) {
+                ParallelPartition.Lane lane = ready.poll();
+                if (lane == null) {
+                    break;
+                }
+                if (failure.get() != null) {
+                    lane.owner.cancel();
+                }
+                lane.owner.take(lane, groupMaxRecords - group.size(), group);
+            }
+        }
+        if (group.isEmpty()) {
+            return;
+        }
+        try {
+            worker.processGroup(group, System.nanoTime() + groupMaxNanos);
+        } catch (FencedKafkaException e) {
+            fail(e);
+            group.forEach(t -> t.lane().owner.cancel());
+        } catch (Throwable e) { // not the handler's (the worker wraps those): a bug, which must stop the consumer
+            ParallelPartition.Taken first = group.get(0);
+            fail(new RecordHandlingException(
+                    first.lane().owner.partition, first.item().record.offset(), -1, e));
+            group.forEach(t -> t.lane().owner.cancel());
+        } finally {
+            Map<ParallelPartition.Lane, Boolean> lanes = new IdentityHashMap<>();
+            for (ParallelPartition.Taken taken : group) {
+                if (lanes.putIfAbsent(taken.lane(), Boolean.TRUE) == null
+                        && taken.lane().owner.resume(taken.lane())) {
+                    requeue(taken.lane());
+                }
+            }
+        }
+    }
+
+    private void requeue(ParallelPartition.Lane lane) {
+        synchronized (ready) {
+            ready.addLast(lane);
+        }
+        try {
+            pool.execute(this::runGroup);
+        } catch (RejectedExecutionException e) {
+            lane.owner.cancel(); // the consumer is closing and the workers are stopping: the lane's records wait
         }
     }
 

@@ -3,6 +3,8 @@ package dev.fencing.kafka.internal;
 import dev.fencing.kafka.DeadLetterReason;
 import dev.fencing.kafka.RecordHandlingException;
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.header.Header;
 import org.slf4j.Logger;
@@ -13,7 +15,8 @@ import org.slf4j.LoggerFactory;
  * its partition. A refusal's dead letter is acknowledged before the record counts as finished (the step's sink
  * awaits each one). With a plain handler the step decides against the partition's watermarks table, read and
  * raised under the partition's monitor, and the key's watermark is raised only after the handler returned; with
- * a transactional one the store decides in the record's own transaction ({@link RecordTransactions}).
+ * a transactional one the store decides in the record's own transaction ({@link RecordTransactions}), or in its
+ * commit group's ({@link #processGroup}).
  * Thread-safe: records of one key never run at the same time.
  */
 public final class KeyParallelWorker<K, V> {
@@ -84,6 +87,17 @@ public final class KeyParallelWorker<K, V> {
                         step.handle(tx, typed.record(), token);
                     }
                 });
+        settle(p, item, typed, header, outcome);
+    }
+
+    /** Counts, logs or refuses a record after its transaction (or group) ended as {@code outcome}; finishes it. */
+    private void settle(
+            ParallelPartition p,
+            ParallelPartition.Item item,
+            RecordStep.Typed<K, V> typed,
+            Header header,
+            long outcome) {
+        ConsumerRecord<ByteBuffer, ByteBuffer> record = item.record;
         if (outcome == RecordTransactions.APPLIED) {
             if (typed.record() == null) {
                 p.deadLettered(DeadLetterReason.UNREADABLE_RECORD);
@@ -101,5 +115,108 @@ public final class KeyParallelWorker<K, V> {
             step.refuse(record, FenceDecision.STALE, header, outcome, p);
         }
         p.finished(item, null, 0);
+    }
+
+    /**
+     * A commit group (transactional handler only): the records a worker took from one or more lanes, records of
+     * one key in offset order. Refuses those without a key or a readable token at once; runs the others in one
+     * store transaction ({@link RecordTransactions#applyGroup}) and only after it committed reports them
+     * finished (a refusal's dead letter is sent and acknowledged inside the group, before a later record of its key
+     * moves the key's applied offset past it); puts back at the front of their lanes those
+     * whose turn came after {@code deadline}. A group the store rolled back (a conflict, or a handler that
+     * threw) is rerun record by record, each in its own transaction, as {@link #process} runs them. Every
+     * record of the group is finished, put back or abandoned when this returns or throws.
+     *
+     * @throws RecordHandlingException if a handler failed when its record ran alone
+     * @throws dev.fencing.kafka.DeadLetterException if a refusal could not be dead-lettered
+     * @throws dev.fencing.kafka.WatermarkStoreException if the store failed
+     */
+    void processGroup(List<ParallelPartition.Taken> group, long deadline) {
+        boolean[] settled = new boolean[group.size()];
+        try {
+            List<RecordTransactions.GroupRecord> records = new ArrayList<>(group.size());
+            List<Integer> positions = new ArrayList<>(group.size());
+            List<RecordStep.Typed<K, V>> typed = new ArrayList<>(group.size());
+            for (int i = 0; i < group.size(); i++) {
+                ParallelPartition p = group.get(i).lane().owner;
+                ParallelPartition.Item item = group.get(i).item();
+                Header header = RecordStep.tokenHeader(item.record);
+                long token = FenceDecision.decide(item.key != null, header, 0, step.policy());
+                if (!FenceDecision.accepted(token)) {
+                    step.refuse(item.record, token, header, 0, p);
+                    p.finished(item, null, 0);
+                    settled[i] = true;
+                    continue;
+                }
+                positions.add(i);
+                records.add(new RecordTransactions.GroupRecord(p.partition, item.key, item.record.offset(), token));
+                typed.add(step.deserialize(item.record));
+            }
+            long[] outcomes = records.size() < 2
+                    ? null // one record: its own transaction is cheaper than a group's
+                    : transactions.applyGroup(
+                            groupId, records, step.policy(), deadline, new RecordTransactions.GroupWork<Object>() {
+                                @Override
+                                public void run(Object tx, int j) {
+                                    ParallelPartition.Item item =
+                                            group.get(positions.get(j)).item();
+                                    RecordStep.Typed<K, V> t = typed.get(j);
+                                    if (t.record() == null) {
+                                        // inside the group: acknowledged before the key's applied offset passes
+                                        step.deadLetter(item.record, DeadLetterReason.UNREADABLE_RECORD, t.failure());
+                                    } else {
+                                        step.handle(
+                                                tx, t.record(), records.get(j).token());
+                                    }
+                                }
+
+                                @Override
+                                public void refused(int j, long stored) {
+                                    // inside the group too: a later record of the key may be applied in it
+                                    ParallelPartition.Taken taken = group.get(positions.get(j));
+                                    ConsumerRecord<ByteBuffer, ByteBuffer> record = taken.item().record;
+                                    step.refuse(
+                                            record,
+                                            FenceDecision.STALE,
+                                            RecordStep.tokenHeader(record),
+                                            stored,
+                                            taken.lane().owner);
+                                }
+                            });
+            if (outcomes == null) {
+                for (int i : positions) {
+                    process(group.get(i).lane().owner, group.get(i).item());
+                    settled[i] = true;
+                }
+                return;
+            }
+            for (int j = outcomes.length - 1; j >= 0; j--) { // the latest first: each goes back to its lane's front
+                if (outcomes[j] == RecordTransactions.NOT_RUN) {
+                    ParallelPartition.Taken taken = group.get(positions.get(j));
+                    taken.lane().owner.putBack(taken.lane(), taken.item());
+                    settled[positions.get(j)] = true;
+                }
+            }
+            for (int j = 0; j < outcomes.length; j++) {
+                int i = positions.get(j);
+                if (settled[i]) {
+                    continue;
+                }
+                ParallelPartition p = group.get(i).lane().owner;
+                ParallelPartition.Item item = group.get(i).item();
+                if (outcomes[j] > 0) {
+                    p.finished(item, null, 0); // refused, and dead-lettered, inside the group
+                } else {
+                    settle(p, item, typed.get(j), RecordStep.tokenHeader(item.record), outcomes[j]);
+                }
+                settled[i] = true;
+            }
+        } finally {
+            for (int i = 0; i < settled.length; i++) {
+                if (!settled[i]) {
+                    group.get(i).lane().owner.abandoned(group.get(i).item());
+                }
+            }
+        }
     }
 }

@@ -5,6 +5,7 @@ import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.EnumMap;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.function.ObjLongConsumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -101,6 +102,48 @@ final class ParallelPartition implements RecordStep.Tally {
         queued--;
         running++;
         return lane.items.pollFirst();
+    }
+
+    /** A record a commit group took from its lane. */
+    record Taken(Lane lane, Item item) {}
+
+    /**
+     * For a commit group: the lane's next records, at most {@code max}, appended to {@code group} and counted as
+     * running; the lane stays with the group (a later record of its key waits in it) until {@link #resume}.
+     * Returns how many; 0 if the lane is empty or the partition cancelled, and then the lane is gone.
+     */
+    synchronized int take(Lane lane, int max, List<Taken> group) {
+        if (cancelled || lane.items.isEmpty()) {
+            next(lane);
+            return 0;
+        }
+        int n = Math.min(max, lane.items.size());
+        for (int i = 0; i < n; i++) {
+            group.add(new Taken(lane, lane.items.pollFirst()));
+        }
+        queued -= n;
+        running += n;
+        return n;
+    }
+
+    /** A taken record the group did not run (its time ran out): first in its lane again, queued. */
+    synchronized void putBack(Lane lane, Item item) {
+        lane.items.addFirst(item);
+        queued++;
+        running--;
+        notifyAll();
+    }
+
+    /**
+     * After its group: whether the lane has records left to run (the caller queues it again); if not, or if the
+     * partition was cancelled, the lane is gone.
+     */
+    synchronized boolean resume(Lane lane) {
+        if (cancelled || lane.items.isEmpty()) {
+            next(lane);
+            return false;
+        }
+        return true;
     }
 
     /** A running record finished: accepted (raising {@code key} to {@code token}), refused, or skipped. */

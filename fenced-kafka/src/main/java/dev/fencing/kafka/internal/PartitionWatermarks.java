@@ -150,17 +150,42 @@ public final class PartitionWatermarks {
         return slot == NONE ? 0 : words[slot * STRIDE + CURRENT];
     }
 
+    /** The key of the mark in {@code slot}: the table's own array, which nobody may change. */
+    public byte[] key(int slot) {
+        return keys[slot];
+    }
+
     /**
-     * Records that {@code token} was accepted for the key whose slot {@link #find} returned (no key was added
-     * since); for {@link #NONE}, adds {@code key}, whose array is kept as it is: the caller must not change it
-     * afterwards.
+     * Records that {@code token} was accepted for {@code key}, whose slot {@link #find} returned (no key was
+     * added since); for {@link #NONE}, adds {@code key}, whose array is kept as it is: the caller must not change
+     * it afterwards.
+     *
+     * @throws IllegalStateException naming the key and the slot, if the slot does not hold {@code key} or {@code
+     *     key} has a mark although the slot given is {@link #NONE}: the table changed since the lookup, and
+     *     raising would move another key's watermark or give this key two
      */
     public void raise(byte[] key, int slot, long token) {
+        if (key == null) {
+            throw new IllegalStateException("raise of slot " + slot + " without a key");
+        }
         if (slot == NONE) {
+            int marked = find(key);
+            if (marked != NONE) {
+                throw new IllegalStateException("key " + Keys.describe(key) + " was raised as new (slot NONE) but"
+                        + " has a mark in slot " + marked + ": the table changed since its lookup");
+            }
             growIfFull();
             slot = insert(key, KeyHash.of(key), 0); // the caller hands over a key nobody else changes
-        } else if (token <= words[slot * STRIDE + CURRENT]) {
-            return;
+        } else {
+            byte[] held = slot >= 0 && slot < keys.length ? keys[slot] : null;
+            if (held != key && (held == null || !Arrays.equals(held, key))) {
+                throw new IllegalStateException("key " + Keys.describe(key) + " was raised in slot " + slot
+                        + ", which holds " + (held == null ? "no key" : "key " + Keys.describe(held))
+                        + ": the table changed since its lookup");
+            }
+            if (token <= words[slot * STRIDE + CURRENT]) {
+                return;
+            }
         }
         if (!listed[slot]) {
             listed[slot] = true;

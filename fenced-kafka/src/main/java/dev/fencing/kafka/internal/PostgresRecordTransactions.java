@@ -7,6 +7,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.util.List;
 import java.util.function.Consumer;
 import org.apache.kafka.common.TopicPartition;
 import org.jdbi.v3.core.Handle;
@@ -137,6 +138,17 @@ public final class PostgresRecordTransactions implements RecordTransactions<Hand
             }
         }
         return APPLIED;
+    }
+
+    /** A commit group's transaction: {@link PostgresCommitGroup}. */
+    @Override
+    public long[] applyGroup(
+            String groupId,
+            List<GroupRecord> records,
+            FencePolicy policy,
+            long deadline,
+            GroupWork<? super Handle> work) {
+        return PostgresCommitGroup.apply(jdbi, groupId, records, policy, deadline, work);
     }
 
     /** Carries the work's failure through Jdbi's rollback, so that it is not taken for the store's. */

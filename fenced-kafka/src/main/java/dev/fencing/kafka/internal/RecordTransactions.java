@@ -1,6 +1,7 @@
 package dev.fencing.kafka.internal;
 
 import dev.fencing.FencePolicy;
+import java.util.List;
 import java.util.function.Consumer;
 import org.apache.kafka.common.TopicPartition;
 
@@ -36,4 +37,40 @@ public interface RecordTransactions<T> {
             long token,
             FencePolicy policy,
             Consumer<? super T> work);
+
+    /** {@link #applyGroup}: the group's time ran out before the record's turn; it was neither run nor decided. */
+    long NOT_RUN = Long.MIN_VALUE;
+
+    /** One record of a commit group: its partition, key (never null), offset and token (already read, positive). */
+    record GroupRecord(TopicPartition partition, byte[] key, long offset, long token) {}
+
+    /** The caller's part of a commit group, called inside its transaction, in the records' order. */
+    interface GroupWork<T> {
+        /** Runs the accepted record at {@code index} in {@code transaction}. */
+        void run(T transaction, int index);
+
+        /**
+         * The record at {@code index} is refused by its key's token {@code stored}: called before the group
+         * commits, so that whatever the caller does with a refusal (a dead letter, acknowledged) is done before a
+         * later record of the key, applied in the same group, moves the key's applied offset past this one.
+         */
+        void refused(int index, long stored);
+    }
+
+    /**
+     * A commit group: {@link #applyOnce} for several records in one transaction. Locks each key of {@code
+     * records} once, decides the records in their order (records of one key must be in offset order), each
+     * against its key's stored token and applied offset as raised by the group's earlier records, runs {@code
+     * work} for each accepted one, writes every applied key's token and applied offset in one statement and
+     * commits. Records whose turn comes after {@code deadline} (a {@link System#nanoTime()}) are {@link
+     * #NOT_RUN}; the first record always runs.
+     *
+     * @return per record, as {@link #applyOnce}: {@link #APPLIED}, {@link #APPLIED_BEFORE} or the stored token
+     *     that refused it, or {@link #NOT_RUN}; null if the group was rolled back, with nothing of it committed,
+     *     because of a conflict (a serialization failure, a deadlock, a key another transaction created
+     *     meanwhile) or because {@code work} threw: the caller reruns the records one by one
+     * @throws dev.fencing.kafka.WatermarkStoreException if the store cannot read or save
+     */
+    long[] applyGroup(
+            String groupId, List<GroupRecord> records, FencePolicy policy, long deadline, GroupWork<? super T> work);
 }

@@ -96,8 +96,20 @@ public abstract class TokenHeaderReader {
      * headers of one name, odd values); else what differed.
      */
     static String selfCheck(TokenHeaderReader candidate) {
-        byte[] good = FenceTokenHeader.encode(0x0102030405060708L);
-        byte[][] values = {good, new byte[7], new byte[9], new byte[8], null, FenceTokenHeader.encode(1)};
+        byte[] good = FenceTokenHeader.encode(0x00F2030405060708L);
+        byte[] text = "00000042".getBytes(StandardCharsets.US_ASCII); // above MAX_TOKEN: unreadable
+        byte[] negative = {-1, 2, 3, 4, 5, 6, 7, 8};
+        byte[][] values = {
+            good,
+            new byte[7],
+            new byte[9],
+            new byte[8],
+            null,
+            FenceTokenHeader.encode(1),
+            text,
+            negative,
+            FenceTokenHeader.encode(FenceTokenHeader.MAX_TOKEN)
+        };
         for (byte[] value : values) {
             for (int shape = 0; shape < 4; shape++) {
                 RecordHeaders headers = new RecordHeaders();
@@ -215,7 +227,7 @@ public abstract class TokenHeaderReader {
                 if (value.order() != ByteOrder.BIG_ENDIAN) {
                     token = Long.reverseBytes(token);
                 }
-                return token > 0 ? token : FenceDecision.UNREADABLE_TOKEN;
+                return token > 0 && token <= FenceTokenHeader.MAX_TOKEN ? token : FenceDecision.UNREADABLE_TOKEN;
             }
             return FenceDecision.MISSING_TOKEN;
         }

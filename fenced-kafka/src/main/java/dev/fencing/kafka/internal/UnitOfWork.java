@@ -53,6 +53,7 @@ public final class UnitOfWork<K, V> {
     private final OffsetCommitter committer;
     private final DeadLetterWriter deadLetters;
     private final ConsumerMeters meters;
+    private final UnitEffects<Object> effects; // null unless the handler's effects are written at each unit's end
     private boolean unitOpen;
     private boolean unitAborted;
 
@@ -87,6 +88,9 @@ public final class UnitOfWork<K, V> {
         this.committer = committer;
         this.deadLetters = deadLetters;
         this.meters = meters;
+        @SuppressWarnings("unchecked") // the store is the handler's own: it gets its own unit of work back
+        UnitEffects<Object> unitEffects = store instanceof UnitEffects<?> e ? (UnitEffects<Object>) e : null;
+        this.effects = unitEffects;
     }
 
     /**
@@ -188,6 +192,9 @@ public final class UnitOfWork<K, V> {
                 break;
             }
         }
+        if (effects != null) {
+            refuseLate(tx, batch);
+        }
         // no offset, in the store or in Kafka, passes a dead letter that was not acknowledged
         deadLetters.awaitAll();
         List<PartitionProgress> progress = new ArrayList<>(batch.partitions.size());
@@ -202,6 +209,9 @@ public final class UnitOfWork<K, V> {
 
     /** Returns false if a plain handler failed: the unit stops at that record. */
     private boolean handlePolled(Object tx, ConsumerRecords<ByteBuffer, ByteBuffer> records, Batch batch) {
+        if (effects != null) {
+            batch.polls.add(records);
+        }
         Set<TopicPartition> polled = records.partitions();
         // before any claim: a claim that fails leaves the partitions after it unopened, and the rewind must
         // still seek them back to these records, or the next unit would commit past them
@@ -274,20 +284,22 @@ public final class UnitOfWork<K, V> {
             Batch batch) {
         ByteBuffer keyBuffer = record.key();
         int slot = PartitionWatermarks.NONE;
-        byte[] newKey = null;
+        // the key the record raises: a new key's copy, or the table's own array of a found one, taken now (the
+        // handler may change the fetched bytes, KeyMutatingHandlerIT); raise checks that the slot still holds it
+        byte[] key = null;
         if (keyBuffer != null) {
             int keyLength = keyBuffer.remaining();
             if (keyBuffer.hasArray()) {
                 byte[] keyArray = keyBuffer.array();
                 int keyOffset = keyBuffer.arrayOffset() + keyBuffer.position();
                 slot = current.find(keyArray, keyOffset, keyLength);
-                if (slot == PartitionWatermarks.NONE) {
-                    newKey = Arrays.copyOfRange(keyArray, keyOffset, keyOffset + keyLength);
-                }
+                key = slot == PartitionWatermarks.NONE
+                        ? Arrays.copyOfRange(keyArray, keyOffset, keyOffset + keyLength)
+                        : current.key(slot);
             } else {
                 byte[] keyArray = FetchedBytes.copy(keyBuffer);
                 slot = current.find(keyArray, 0, keyLength);
-                newKey = slot == PartitionWatermarks.NONE ? keyArray : null;
+                key = slot == PartitionWatermarks.NONE ? keyArray : current.key(slot);
             }
         }
         long raise;
@@ -301,9 +313,24 @@ public final class UnitOfWork<K, V> {
             return false;
         }
         if (raise != RecordStep.REFUSED) {
-            current.raise(newKey, slot, raise); // no key was added since the find: the slot still holds
+            current.raise(key, slot, raise);
         }
         return true;
+    }
+
+    /**
+     * Writes the handler's effects of the unit ({@link UnitEffects}); a record whose effect the resource refused
+     * is stale after all: dropped or dead-lettered like one the fence refused (the dead letter awaited with the
+     * unit's others, before the save), its offset committed with the unit. Its key's watermark stays as raised:
+     * the resource holds at least that token.
+     */
+    private void refuseLate(Object tx, Batch batch) {
+        for (UnitEffects.Refusal refusal : effects.finishUnit(tx)) {
+            PartitionBatch p = batch.partitions.get(refusal.partition());
+            ConsumerRecord<ByteBuffer, ByteBuffer> record = batch.polled(refusal.partition(), refusal.offset());
+            p.accepted--;
+            step.refuse(record, FenceDecision.STALE, RecordStep.tokenHeader(record), refusal.storedToken(), p);
+        }
     }
 
     private void rollback(Batch batch) {
@@ -348,8 +375,22 @@ public final class UnitOfWork<K, V> {
         final Map<TopicPartition, PartitionBatch> partitions = new LinkedHashMap<>();
         // the first offset polled of every partition in the unit, opened or not
         final Map<TopicPartition, Long> polledFirst = new HashMap<>();
+        // the unit's polls, kept while its effects are unwritten ({@link UnitEffects})
+        final List<ConsumerRecords<ByteBuffer, ByteBuffer>> polls = new ArrayList<>();
         long records;
         RecordHandlingException failure;
+
+        /** The record the unit polled at this offset. */
+        ConsumerRecord<ByteBuffer, ByteBuffer> polled(TopicPartition partition, long offset) {
+            for (ConsumerRecords<ByteBuffer, ByteBuffer> poll : polls) {
+                for (ConsumerRecord<ByteBuffer, ByteBuffer> record : poll.records(partition)) {
+                    if (record.offset() == offset) {
+                        return record;
+                    }
+                }
+            }
+            throw new IllegalStateException("the unit holds no record of " + partition + " at offset " + offset);
+        }
     }
 
     private static final class PartitionBatch implements RecordStep.Tally {

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.fencing.FencePolicy;
 import dev.fencing.kafka.DeadLetterReason;
 import dev.fencing.kafka.FenceTokenHeader;
+import java.nio.charset.StandardCharsets;
 import org.apache.kafka.common.header.internals.RecordHeader;
 import org.junit.jupiter.api.Test;
 
@@ -43,6 +44,13 @@ class FenceDecisionTest {
         assertThat(FenceDecision.decide(
                         true, new RecordHeader(FenceTokenHeader.NAME, new byte[8]), 0, FencePolicy.MONOTONIC))
                 .as("token 0 is not a token")
+                .isEqualTo(FenceDecision.UNREADABLE_TOKEN);
+        assertThat(FenceDecision.decide(
+                        true,
+                        new RecordHeader(FenceTokenHeader.NAME, "00000042".getBytes(StandardCharsets.US_ASCII)),
+                        41,
+                        FencePolicy.MONOTONIC))
+                .as("the console producer's text for 42 is no token of 3.47e18")
                 .isEqualTo(FenceDecision.UNREADABLE_TOKEN);
         assertThat(FenceDecision.reason(FenceDecision.MISSING_KEY)).isEqualTo(DeadLetterReason.MISSING_KEY);
         assertThat(FenceDecision.reason(FenceDecision.MISSING_TOKEN)).isEqualTo(DeadLetterReason.MISSING_TOKEN);

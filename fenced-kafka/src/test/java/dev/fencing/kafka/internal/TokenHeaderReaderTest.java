@@ -59,6 +59,23 @@ class TokenHeaderReaderTest {
     }
 
     @Test
+    void bothReadersRefuseEightBytesOfTextAndEveryValueAbove2To56Minus1() {
+        byte[] consoleProducerText = "00000042".getBytes(StandardCharsets.US_ASCII);
+        for (TokenHeaderReader reader :
+                new TokenHeaderReader[] {TokenHeaderReader.get(), TokenHeaderReader.publicApi()}) {
+            assertThat(reader.read(fetched(consoleProducerText))).isEqualTo(FenceDecision.UNREADABLE_TOKEN);
+            assertThat(reader.read(fetched(FenceTokenHeader.encode(7), consoleProducerText)))
+                    .isEqualTo(FenceDecision.UNREADABLE_TOKEN);
+            assertThat(reader.read(
+                            fetched(ByteBuffer.allocate(8).putLong(1L << 56).array())))
+                    .isEqualTo(FenceDecision.UNREADABLE_TOKEN);
+            assertThat(reader.read(fetched(FenceTokenHeader.encode(FenceTokenHeader.MAX_TOKEN))))
+                    .isEqualTo(FenceTokenHeader.MAX_TOKEN);
+        }
+        assertThat(TokenHeaderReader.get().inPlace()).isTrue(); // the self-check still passes with the bound
+    }
+
+    @Test
     void theInPlaceReaderReadsAHeaderSomeoneAlreadyDecoded() {
         RecordHeaders headers = fetched(FenceTokenHeader.encode(41));
         assertThat(headers.lastHeader(FenceTokenHeader.NAME).value()).hasSize(8); // decodes name and value

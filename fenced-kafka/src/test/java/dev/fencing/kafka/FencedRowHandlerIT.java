@@ -1,0 +1,251 @@
+package dev.fencing.kafka;
+
+import static dev.fencing.kafka.KafkaFixture.consumerConfig;
+import static dev.fencing.kafka.KafkaFixture.header;
+import static dev.fencing.kafka.KafkaFixture.newGroup;
+import static dev.fencing.kafka.KafkaFixture.newTopic;
+import static dev.fencing.kafka.KafkaFixture.readAll;
+import static dev.fencing.kafka.KafkaFixture.sendFenced;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import dev.fencing.jdbc.FencedTable;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.jdbi.v3.core.Jdbi;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link FencedRowHandler} against a real broker and PostgreSQL: the row of a protected table is the key's
+ * watermark; a row that refuses a record's update makes the record stale.
+ */
+class FencedRowHandlerIT {
+    private static PostgresFixture postgres;
+    /** Another writer of the same rows, on connections of its own (not the consumer's unit). */
+    private static Jdbi outside;
+
+    @BeforeAll
+    static void migrate() {
+        postgres = new PostgresFixture("kafka_rows_it");
+        outside = Jdbi.create(postgres.database.jdbcUrl(), postgres.database.user(), postgres.database.password());
+    }
+
+    @AfterAll
+    static void drop() {
+        postgres.close();
+    }
+
+    /** A protected table {@code (sku TEXT PRIMARY KEY, quantity BIGINT)} with rows a and b at quantity 0, token 0. */
+    private static FencedTable stockTable() {
+        String table = "stock_" + UUID.randomUUID().toString().substring(0, 8);
+        postgres.jdbi.useHandle(h -> {
+            h.execute("CREATE TABLE " + table + " (sku TEXT PRIMARY KEY, quantity BIGINT NOT NULL)");
+            h.execute("INSERT INTO " + table + " VALUES ('a', 0), ('b', 0)");
+            h.execute("SELECT fencing.protect_table('" + table + "')");
+        });
+        return FencedTable.builder().table(table).keyColumns("sku").build(postgres.jdbi);
+    }
+
+    private static String row(FencedTable table, String sku) {
+        return postgres.jdbi.withHandle(h -> h.createQuery(
+                        "SELECT quantity || '@' || last_fence_token FROM " + table.quotedName() + " WHERE sku = :sku")
+                .bind("sku", sku)
+                .mapTo(String.class)
+                .one());
+    }
+
+    private static long storedWatermarkRows(String group) {
+        return postgres.jdbi.withHandle(
+                h -> h.createQuery("SELECT count(*) FROM fencing.kafka_watermark WHERE consumer_group = :g")
+                        .bind("g", group)
+                        .mapTo(Long.class)
+                        .one());
+    }
+
+    private static FencedConsumer<String, String> consumer(
+            String group, String topic, FencedRowHandler<String, String> rows) {
+        return FencedConsumer.builder(new StringDeserializer(), new StringDeserializer())
+                .properties(consumerConfig(group))
+                .topics(topic)
+                .fencedRowHandler(PostgresWatermarkStore.create(postgres.jdbi), rows)
+                .build();
+    }
+
+    private static void runUntilStored(
+            FencedConsumer<String, String> consumer, String group, String topic, long offset) {
+        consumer.start();
+        PostgresWatermarkStore store = PostgresWatermarkStore.create(postgres.jdbi);
+        await().atMost(Duration.ofSeconds(60))
+                .until(() -> store.loadOffset(group, new TopicPartition(topic, 0)) == offset);
+    }
+
+    @Test
+    void aRowAnotherWriterFencedMeanwhileRefusesItsRecordsWhichAreDeadLetteredAndCommittedOnce() {
+        // given records a@5, b@5, a@6, and another writer that fences row a with token 7 while the consumer's
+        // unit holds a@5 (after the consumer read the row's token, before the unit's updates are sent)
+        FencedTable stock = stockTable();
+        String topic = newTopic("rows", 1);
+        String group = newGroup("rows");
+        try (KafkaProducer<String, String> producer = KafkaFixture.producer()) {
+            sendFenced(producer, topic, "a", "10", 5);
+            sendFenced(producer, topic, "b", "20", 5);
+            sendFenced(producer, topic, "a", "30", 6);
+        }
+        AtomicBoolean fencedMeanwhile = new AtomicBoolean();
+        FencedRowHandler<String, String> rows = FencedRowHandler.<String, String>builder(stock)
+                .columns("quantity")
+                .values(record -> {
+                    if (record.value().equals("10") && fencedMeanwhile.compareAndSet(false, true)) {
+                        outside.useHandle(h -> h.execute("UPDATE " + stock.quotedName()
+                                + " SET quantity = 99, last_fence_token = 7 WHERE sku = 'a' AND last_fence_token < 7"));
+                    }
+                    return new Object[] {Long.parseLong(record.value())};
+                })
+                .build();
+
+        // when
+        try (FencedConsumer<String, String> consumer = consumer(group, topic, rows)) {
+            runUntilStored(consumer, group, topic, 3);
+        }
+
+        // then: a's records were refused by its row and dead-lettered; b's applied; no watermark row written
+        assertThat(fencedMeanwhile).isTrue();
+        assertThat(row(stock, "a")).isEqualTo("99@7");
+        assertThat(row(stock, "b")).isEqualTo("20@5");
+        List<ConsumerRecord<String, String>> deadLetters = readAll(topic + ".dlt", 2);
+        assertThat(deadLetters).hasSize(2);
+        assertThat(deadLetters)
+                .extracting(r -> header(r, DeadLetterHeaders.ORIGIN_OFFSET) + " " + header(r, DeadLetterHeaders.REASON))
+                .containsExactly("0 STALE_TOKEN", "2 STALE_TOKEN");
+        assertThat(storedWatermarkRows(group)).isZero();
+
+        // when the group goes on after a restart with one more record
+        try (KafkaProducer<String, String> producer = KafkaFixture.producer()) {
+            sendFenced(producer, topic, "b", "40", 8);
+        }
+        try (FencedConsumer<String, String> restarted = consumer(group, topic, rows)) {
+            runUntilStored(restarted, group, topic, 4);
+        }
+
+        // then: the refused records' offsets were committed with their unit: neither applied nor dead-lettered again
+        assertThat(row(stock, "b")).isEqualTo("40@8");
+        assertThat(row(stock, "a")).isEqualTo("99@7");
+        assertThat(KafkaFixture.size(topic + ".dlt")).isEqualTo(2);
+    }
+
+    @Test
+    void aKeysWatermarkIsTheGreaterOfItsRowsTokenAndItsStoredWatermark() {
+        // given row a fenced at 7 by another writer, and a watermark of 9 stored for key b (row b at 0)
+        FencedTable stock = stockTable();
+        String topic = newTopic("rows-load", 1);
+        String group = newGroup("rows-load");
+        outside.useHandle(h -> h.execute("UPDATE " + stock.quotedName() + " SET last_fence_token = 7 WHERE sku = 'a'"));
+        PostgresWatermarkStore.create(postgres.jdbi)
+                .commit(
+                        group,
+                        h -> List.of(new PartitionProgress(
+                                new TopicPartition(topic, 0),
+                                -1,
+                                0,
+                                Map.of(org.apache.kafka.common.utils.Bytes.wrap("b".getBytes()), 9L))));
+        try (KafkaProducer<String, String> producer = KafkaFixture.producer()) {
+            sendFenced(producer, topic, "a", "1", 6);
+            sendFenced(producer, topic, "b", "2", 8);
+            sendFenced(producer, topic, "a", "3", 8);
+            sendFenced(producer, topic, "b", "4", 10);
+        }
+        AtomicInteger handed = new AtomicInteger();
+        FencedRowHandler<String, String> rows = FencedRowHandler.<String, String>builder(stock)
+                .columns("quantity")
+                .values(record -> {
+                    handed.incrementAndGet();
+                    return new Object[] {Long.parseLong(record.value())};
+                })
+                .build();
+
+        // when
+        try (FencedConsumer<String, String> consumer = consumer(group, topic, rows)) {
+            runUntilStored(consumer, group, topic, 4);
+        }
+
+        // then: a@6 (below a's row) and b@8 (below b's stored watermark) never reached the handler
+        assertThat(handed).hasValue(2);
+        assertThat(row(stock, "a")).isEqualTo("3@8");
+        assertThat(row(stock, "b")).isEqualTo("4@10");
+        assertThat(readAll(topic + ".dlt", 2))
+                .extracting(r -> header(r, DeadLetterHeaders.ORIGIN_OFFSET) + " " + header(r, DeadLetterHeaders.REASON))
+                .containsExactly("0 STALE_TOKEN", "1 STALE_TOKEN");
+    }
+
+    @Test
+    void refusesAtBuildWhatItCannotFenceNamingIt() {
+        String plain = "plain_" + UUID.randomUUID().toString().substring(0, 8);
+        String twoKeys = "two_keys_" + UUID.randomUUID().toString().substring(0, 8);
+        String numericKey = "numeric_key_" + UUID.randomUUID().toString().substring(0, 8);
+        postgres.jdbi.useHandle(h -> {
+            h.execute("CREATE TABLE " + plain + " (sku TEXT PRIMARY KEY, quantity BIGINT NOT NULL,"
+                    + " last_fence_token BIGINT NOT NULL DEFAULT 0)");
+            h.execute("CREATE TABLE " + twoKeys + " (tenant TEXT, sku TEXT, quantity BIGINT NOT NULL,"
+                    + " PRIMARY KEY (tenant, sku))");
+            h.execute("SELECT fencing.protect_table('" + twoKeys + "')");
+            h.execute("CREATE TABLE " + numericKey + " (id NUMERIC PRIMARY KEY, quantity BIGINT NOT NULL)");
+            h.execute("SELECT fencing.protect_table('" + numericKey + "')");
+        });
+
+        FencedTable unguarded =
+                FencedTable.builder().table(plain).keyColumns("sku").build(postgres.jdbi);
+        assertThatThrownBy(() -> FencedRowHandler.<String, String>builder(unguarded)
+                        .columns("quantity")
+                        .values(r -> new Object[] {1})
+                        .build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("public." + plain)
+                .hasMessageContaining("fencing.protect_table");
+        FencedTable composite =
+                FencedTable.builder().table(twoKeys).keyColumns("tenant", "sku").build(postgres.jdbi);
+        assertThatThrownBy(() -> FencedRowHandler.<String, String>builder(composite)
+                        .columns("quantity")
+                        .values(r -> new Object[] {1})
+                        .build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("[tenant, sku]");
+        FencedTable numeric =
+                FencedTable.builder().table(numericKey).keyColumns("id").build(postgres.jdbi);
+        assertThatThrownBy(() -> FencedRowHandler.<String, String>builder(numeric)
+                        .columns("quantity")
+                        .values(r -> new Object[] {1})
+                        .build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("numeric");
+        FencedTable stock = stockTable();
+        assertThatThrownBy(() -> FencedRowHandler.<String, String>builder(stock).columns("last_fence_token"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("last_fence_token");
+
+        // and the key-parallel consumer, which has no unit to send the rows' updates in
+        FencedRowHandler<String, String> rows = FencedRowHandler.<String, String>builder(stock)
+                .columns("quantity")
+                .values(r -> new Object[] {1})
+                .build();
+        assertThatThrownBy(() -> FencedConsumer.builder(new StringDeserializer(), new StringDeserializer())
+                        .properties(consumerConfig(newGroup("rows-parallel")))
+                        .topics("any")
+                        .maxConcurrency(2)
+                        .fencedRowHandler(PostgresWatermarkStore.create(postgres.jdbi), rows)
+                        .build())
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("fencedRowHandler")
+                .hasMessageContaining("maxConcurrency");
+    }
+}
