@@ -73,7 +73,8 @@ import org.jdbi.v3.core.Jdbi;
  * The decision to write is always the database's, made under the row lock; nothing is read before a
  * write. A batch outside a caller's transaction runs first as the bare fenced UPDATE of all its rows,
  * which commits only when it wrote as many rows as the batch has, under a unique index on the key columns
- * that the statement looks up itself (so that each input row wrote exactly one row, a different one);
+ * (so that each input row wrote exactly one row, a different one), found once per table by the check
+ * {@link FencedTable} makes and confirmed by each statement itself;
  * otherwise the statement fails on purpose, so that PostgreSQL undoes it. The batch then runs again, in a
  * transaction of its own, as one statement that writes and reports the rows it did not write, and that
  * fails (undoing itself: {@link FencedWriteException}) when a key matched two rows or two of the batch's
@@ -120,7 +121,8 @@ public interface FencedWriter {
     void upsert(FencedUpsert upsert, long token);
 
     /**
-     * Runs every row of the batch in one statement; outcomes in the order rows were added. Each row is
+     * Runs every row of the batch in one statement; outcomes in the order rows were added, as an
+     * unmodifiable list. Each row is
      * applied or not on its own. If it throws, outside a caller's transaction nothing was written; inside
      * one, rows may have been written in it (Jdbi's {@code inTransaction} rolls back when the exception
      * leaves it).
