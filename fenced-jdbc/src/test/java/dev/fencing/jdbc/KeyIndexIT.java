@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import java.util.List;
+import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.jdbi.v3.core.Jdbi;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -42,31 +43,16 @@ class KeyIndexIT {
             h.execute("SELECT fencing.protect_table('names_replaced', ARRAY['k'])");
             h.execute("INSERT INTO names_replaced (k, v) VALUES ('Bob', 0), ('carol', 0)");
         });
-        FencedTable names =
-                FencedTable.builder().table("names_replaced").keyColumns("k").build(db.jdbi);
-        // the first batch finds the index and keeps it
-        assertThat(writer.tryBatch(FencedBatch.builder(names)
-                        .columns("v")
-                        .add(3, RowKey.of("carol"), 1)
-                        .build()))
-                .containsExactly(new WriteOutcome.Applied(3));
+        FencedTable names = foundByABatch(writer, db.jdbi, "names_replaced", "carol");
         db.jdbi.useHandle(h -> {
             h.execute("DROP INDEX names_replaced_k");
             h.execute("CREATE UNIQUE INDEX names_replaced_k_text ON names_replaced (k text_ops)");
             h.execute("INSERT INTO names_replaced (k, v) VALUES ('bob', 0)");
         });
-        FencedBatch batch = FencedBatch.builder(names)
-                .columns("v")
-                .add(5, RowKey.of("BOB"), 1)
-                .add(5, RowKey.of("alice"), 2)
-                .build();
+        FencedBatch batch = twoKeys(names, "BOB", "alice");
 
-        assertThatThrownBy(() -> writer.tryBatch(batch))
-                .isInstanceOf(FencedWriteException.class)
-                .hasMessageContaining("no longer name one row");
-        assertThatThrownBy(() -> writer.batch(batch))
-                .isInstanceOf(FencedWriteException.class)
-                .hasMessageContaining("no longer name one row");
+        assertFailsUndone(() -> writer.tryBatch(batch));
+        assertFailsUndone(() -> writer.batch(batch));
         assertThat(rows("names_replaced", "k")).isEqualTo("Bob=0:0,bob=0:0,carol=1:3");
         assertThat(plainWrites("names_replaced", "k", "citext"))
                 .as("the plain statement: 'BOB' wrote two rows, 'alice' none")
@@ -80,27 +66,15 @@ class KeyIndexIT {
             h.execute("SELECT fencing.protect_table('names_renamed')");
             h.execute("INSERT INTO names_renamed (k, j, v) VALUES ('a', 'x', 0), ('b', 'x', 0)");
         });
-        FencedTable names =
-                FencedTable.builder().table("names_renamed").keyColumns("k").build(db.jdbi);
-        assertThat(writer.tryBatch(FencedBatch.builder(names)
-                        .columns("v")
-                        .add(3, RowKey.of("a"), 1)
-                        .build()))
-                .containsExactly(new WriteOutcome.Applied(3));
+        FencedTable names = foundByABatch(writer, db.jdbi, "names_renamed", "a");
         // the primary key stays on the column now named k_old; k is now a column with 'x' twice
         db.jdbi.useHandle(h -> {
             h.execute("ALTER TABLE names_renamed RENAME COLUMN k TO k_old");
             h.execute("ALTER TABLE names_renamed RENAME COLUMN j TO k");
         });
-        FencedBatch batch = FencedBatch.builder(names)
-                .columns("v")
-                .add(5, RowKey.of("x"), 1)
-                .add(5, RowKey.of("absent"), 2)
-                .build();
+        FencedBatch batch = twoKeys(names, "x", "absent");
 
-        assertThatThrownBy(() -> writer.tryBatch(batch))
-                .isInstanceOf(FencedWriteException.class)
-                .hasMessageContaining("no longer name one row");
+        assertFailsUndone(() -> writer.tryBatch(batch));
         assertThat(rows("names_renamed", "k_old")).isEqualTo("a=1:3,b=0:0");
         assertThat(plainWrites("names_renamed", "k", "text"))
                 .as("the plain statement: 'x' wrote two rows, 'absent' none")
@@ -122,13 +96,7 @@ class KeyIndexIT {
             h.execute("SELECT fencing.protect_table('names_varchar', ARRAY['k'])");
             h.execute("INSERT INTO names_varchar (k, v) VALUES ('Bob', 0), ('carol', 0)");
         });
-        FencedTable names =
-                FencedTable.builder().table("names_varchar").keyColumns("k").build(db.jdbi);
-        assertThat(writer.tryBatch(FencedBatch.builder(names)
-                        .columns("v")
-                        .add(3, RowKey.of("carol"), 1)
-                        .build()))
-                .containsExactly(new WriteOutcome.Applied(3));
+        FencedTable names = foundByABatch(writer, db.jdbi, "names_varchar", "carol");
         db.jdbi.useHandle(h -> {
             for (String[] op : new String[][] {{"lt", "<"}, {"le", "<="}, {"eq", "="}, {"ge", ">="}, {"gt", ">"}}) {
                 h.execute("CREATE FUNCTION ci_" + op[0] + "(varchar, varchar) RETURNS boolean LANGUAGE sql"
@@ -145,14 +113,8 @@ class KeyIndexIT {
             h.execute("INSERT INTO names_varchar (k, v) VALUES ('bob', 0)");
         });
         try {
-            FencedBatch batch = FencedBatch.builder(names)
-                    .columns("v")
-                    .add(5, RowKey.of("BOB"), 1)
-                    .add(5, RowKey.of("alice"), 2)
-                    .build();
-            assertThatThrownBy(() -> writer.tryBatch(batch))
-                    .isInstanceOf(FencedWriteException.class)
-                    .hasMessageContaining("no longer name one row");
+            FencedBatch batch = twoKeys(names, "BOB", "alice");
+            assertFailsUndone(() -> writer.tryBatch(batch));
             assertThat(rows("names_varchar", "k")).isEqualTo("Bob=0:0,bob=0:0,carol=1:3");
             int written = db.jdbi.withHandle(h -> h.execute("UPDATE names_varchar AS t SET v = s.v FROM"
                     + " unnest(CAST(ARRAY['BOB', 'alice'] AS varchar[]), ARRAY[1, 2]) AS s(k, v)"
@@ -187,36 +149,23 @@ class KeyIndexIT {
                 h.execute("SELECT fencing.protect_table('moments')");
                 h.execute("INSERT INTO moments (k, v) VALUES ('2024-01-01 00:00:00+00', 0)");
             });
-            FencedTable moments =
-                    FencedTable.builder().table("moments").keyColumns("k").build(jdbi);
-            assertThat(inNewYork.tryBatch(FencedBatch.builder(moments)
-                            .columns("v")
-                            .add(3, RowKey.of("2024-01-01 00:00:00+00"), 1)
-                            .build()))
-                    .containsExactly(new WriteOutcome.Applied(3));
+            FencedTable moments = foundByABatch(inNewYork, jdbi, "moments", "2024-01-01 00:00:00+00");
             jdbi.useHandle(h -> {
                 h.execute("ALTER TABLE moments ALTER COLUMN k TYPE timestamp");
                 h.execute("INSERT INTO moments (k, v) VALUES ('2024-03-10 02:30', 0), ('2024-03-10 03:30', 0)");
             });
-            FencedBatch batch = FencedBatch.builder(moments)
-                    .columns("v")
-                    .add(5, RowKey.of("2024-03-10 07:30:00+00"), 1)
-                    .add(5, RowKey.of("2030-01-01 00:00:00+00"), 2)
-                    .build();
+            FencedBatch batch = twoKeys(moments, "2024-03-10 07:30:00+00", "2030-01-01 00:00:00+00");
 
-            for (int attempt = 1; attempt <= 2; attempt++) {
-                assertThatThrownBy(() -> inNewYork.tryBatch(batch))
-                        .as("batch %d after the change", attempt)
-                        .isInstanceOf(FencedWriteException.class)
-                        .hasMessageContaining("no longer name one row");
-            }
+            // the first batch after the change, and the next, after the writer looked the index up again
+            assertFailsUndone(() -> inNewYork.tryBatch(batch));
+            assertFailsUndone(() -> inNewYork.tryBatch(batch));
             int writtenUnderFive =
                     jdbi.withHandle(h -> h.createQuery("SELECT count(*) FROM moments WHERE last_fence_token = 5")
                             .mapTo(Integer.class)
                             .one());
             assertThat(writtenUnderFive).isZero();
-            int written = jdbi.withHandle(h ->
-                    h.execute("UPDATE moments SET v = 9" + " WHERE k = CAST('2024-03-10 07:30:00+00' AS timestamptz)"));
+            int written = jdbi.withHandle(
+                    h -> h.execute("UPDATE moments SET v = 9 WHERE k = CAST('2024-03-10 07:30:00+00' AS timestamptz)"));
             assertThat(written)
                     .as("the plain statement, comparing as timestamptz: two rows")
                     .isEqualTo(2);
@@ -241,6 +190,32 @@ class KeyIndexIT {
         assertThat(writer.tryBatch(batchOfThree(numbers, 4))).allMatch(WriteOutcome::isApplied);
         writer.batch(batchOfThree(numbers, 5));
         assertThat(rows("numbers_rebuilt", "k")).isEqualTo("1=5:5,2=5:5,3=5:5");
+    }
+
+    /** The table as built now, and a first batch, written, that has the writer find its unique index. */
+    private static FencedTable foundByABatch(FencedWriter writer, Jdbi jdbi, String table, Object key) {
+        FencedTable fenced = FencedTable.builder().table(table).keyColumns("k").build(jdbi);
+        assertThat(writer.tryBatch(FencedBatch.builder(fenced)
+                        .columns("v")
+                        .add(3, RowKey.of(key), 1)
+                        .build()))
+                .containsExactly(new WriteOutcome.Applied(3));
+        return fenced;
+    }
+
+    /** A batch under token 5 of a key that names two rows by now, and of a key that names none. */
+    private static FencedBatch twoKeys(FencedTable table, Object namesTwo, Object namesNone) {
+        return FencedBatch.builder(table)
+                .columns("v")
+                .add(5, RowKey.of(namesTwo), 1)
+                .add(5, RowKey.of(namesNone), 2)
+                .build();
+    }
+
+    private static void assertFailsUndone(ThrowingCallable batch) {
+        assertThatThrownBy(batch)
+                .isInstanceOf(FencedWriteException.class)
+                .hasMessageContaining("no longer name one row");
     }
 
     private static FencedBatch batchOfThree(FencedTable table, long token) {
