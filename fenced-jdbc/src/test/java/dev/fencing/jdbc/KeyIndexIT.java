@@ -6,8 +6,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.jdbi.v3.core.Jdbi;
+import org.jdbi.v3.core.statement.SqlLogger;
+import org.jdbi.v3.core.statement.StatementContext;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -172,9 +175,23 @@ class KeyIndexIT {
         }
     }
 
-    /** REINDEX CONCURRENTLY leaves an equal index under a new OID: batches go on being written. */
+    /**
+     * REINDEX CONCURRENTLY leaves an equal index under a new OID: batches go on being written, and the
+     * writer looks the index up again after the batch that found it changed, not after a batch that merely
+     * had a stale row.
+     */
     @Test
-    void anIndexRebuiltUnderANewOidIsFoundAgain() {
+    void anIndexRebuiltUnderANewOidIsFoundAgainAndOnlyThen() {
+        AtomicInteger lookups = new AtomicInteger();
+        Jdbi counted = Jdbi.create(db.pool).setSqlLogger(new SqlLogger() {
+            @Override
+            public void logBeforeExecution(StatementContext context) {
+                if (context.getRenderedSql().contains("CROSS JOIN LATERAL unnest(CAST(i.indkey")) {
+                    lookups.incrementAndGet();
+                }
+            }
+        });
+        FencedWriter countedWriter = FencedWriter.builder(counted).build();
         db.jdbi.useHandle(h -> {
             h.execute("CREATE TABLE numbers_rebuilt (k bigint PRIMARY KEY, v int NOT NULL)");
             h.execute("SELECT fencing.protect_table('numbers_rebuilt')");
@@ -183,13 +200,22 @@ class KeyIndexIT {
         FencedTable numbers =
                 FencedTable.builder().table("numbers_rebuilt").keyColumns("k").build(db.jdbi);
         long before = indexOid("numbers_rebuilt");
-        assertThat(writer.tryBatch(batchOfThree(numbers, 3))).allMatch(WriteOutcome::isApplied);
+        assertThat(countedWriter.tryBatch(batchOfThree(numbers, 3))).allMatch(WriteOutcome::isApplied);
+        assertThat(lookups).hasValue(1);
+        assertThat(countedWriter.tryBatch(batchOfThree(numbers, 2))).noneMatch(WriteOutcome::isApplied);
+        assertThat(countedWriter.tryBatch(batchOfThree(numbers, 4))).allMatch(WriteOutcome::isApplied);
+        assertThat(lookups).as("a stale batch keeps the index").hasValue(1);
+
         db.jdbi.useHandle(h -> h.execute("REINDEX INDEX CONCURRENTLY numbers_rebuilt_pkey"));
         assertThat(indexOid("numbers_rebuilt")).isNotEqualTo(before);
-
-        assertThat(writer.tryBatch(batchOfThree(numbers, 4))).allMatch(WriteOutcome::isApplied);
-        writer.batch(batchOfThree(numbers, 5));
-        assertThat(rows("numbers_rebuilt", "k")).isEqualTo("1=5:5,2=5:5,3=5:5");
+        assertThat(countedWriter.tryBatch(batchOfThree(numbers, 5))).allMatch(WriteOutcome::isApplied);
+        countedWriter.batch(batchOfThree(numbers, 6));
+        assertThat(lookups)
+                .as("looked up again once, after the batch that found it changed")
+                .hasValue(2);
+        countedWriter.batch(batchOfThree(numbers, 7));
+        assertThat(lookups).hasValue(2);
+        assertThat(rows("numbers_rebuilt", "k")).isEqualTo("1=7:7,2=7:7,3=7:7");
     }
 
     /** The table as built now, and a first batch, written, that has the writer find its unique index. */

@@ -54,8 +54,8 @@ final class BatchWrite {
      *
      * <p>The statement relies on the table's unique index found by the full check ({@link KeyIndex#find},
      * on this handle the first time), which it confirms in itself. Without one it does not run and says
-     * {@code false}; after it said {@code false} the index is looked up again the next time, as a failure
-     * may be an index that was replaced (REINDEX CONCURRENTLY, a key column's type altered).
+     * {@code false}; when its failure says the index changed (dropped, replaced, rebuilt by REINDEX
+     * CONCURRENTLY), the index is looked up again the next time.
      */
     boolean writeAll(Handle handle, FencedBatch batch) {
         FencedTable table = batch.table();
@@ -88,13 +88,17 @@ final class BatchWrite {
             query.map(SHORTFALL_COLUMN).one();
             return true;
         } catch (UnableToExecuteStatementException e) {
-            if (!isShortfall(e)) {
+            Matcher shortfall = shortfall(e);
+            if (shortfall == null) {
                 throw e;
             }
-            keyIndexes.remove(table, found);
+            if (shortfall.group(1) != null) {
+                keyIndexes.remove(table, found);
+            }
             // Not every row was written once: what happened is for the reporting statement to find out (it
             // also fails the batch for a key that names two rows). The counts in the message are not trusted:
-            // a user's value that failed the same cast could carry the same text.
+            // a user's value that failed the same cast could carry the same text (and at worst make the
+            // writer look the index up again).
             return false;
         }
     }
@@ -102,16 +106,16 @@ final class BatchWrite {
     /** The bare statement's one column, read without looking a mapper up. */
     private static final RowMapper<Long> SHORTFALL_COLUMN = (rs, ctx) -> rs.getLong(1);
 
-    private static final Pattern SHORTFALL =
-            Pattern.compile(Pattern.quote(FencedSql.BATCH_SHORTFALL) + "\\d+ rows for \\d+ keys");
+    private static final Pattern SHORTFALL = Pattern.compile(Pattern.quote(FencedSql.BATCH_SHORTFALL)
+            + "\\d+ rows for \\d+ keys(" + Pattern.quote(FencedSql.KEY_INDEX_CHANGED) + ")?;");
 
     /**
      * Whether the bare statement failed as it does when it did not write every row once. Any other
      * failure, and a user's value that merely looks like that one, is thrown or found again by the reporting
      * statement, which runs the same write.
      */
-    private static boolean isShortfall(UnableToExecuteStatementException e) {
-        return ownFailure(e, SHORTFALL) != null;
+    private static Matcher shortfall(UnableToExecuteStatementException e) {
+        return ownFailure(e, SHORTFALL);
     }
 
     /**

@@ -141,6 +141,9 @@ public final class FencedSql {
      */
     public static final String BATCH_SHORTFALL = "fenced batch wrote ";
 
+    /** What the bare statement's failure adds when the unique index it relied on no longer stands. */
+    public static final String KEY_INDEX_CHANGED = ", the unique index it relied on changed";
+
     /**
      * What the reporting batch statement's error says when the batch is bad: this text, the statement's
      * nonce ({@link #BATCH_NONCE}), a colon, and either {@link #KEY_NAMES_ROWS} or {@code key given twice,
@@ -234,8 +237,11 @@ public final class FencedSql {
             return "WITH applied AS (" + from + " AS input(" + String.join(", ", names) + ")" + where
                     + " AND " + keyIndex.stands() + " RETURNING 1)"
                     + " SELECT CAST(CASE WHEN count(*) = " + size + " THEN '0' ELSE '" + BATCH_SHORTFALL
-                    + "' || count(*) || ' rows for ' || " + size + " || ' keys; rolled back'"
-                    + " END AS bigint) AS shortfall FROM applied";
+                    + "' || count(*) || ' rows for ' || " + size + " || ' keys'"
+                    // the index looked up again only in a failure (an InitPlan runs when first needed), so
+                    // that the writer looks for it again only when it changed
+                    + " || CASE WHEN " + keyIndex.stands() + " THEN '' ELSE '" + KEY_INDEX_CHANGED + "' END"
+                    + " || '; rolled back' END AS bigint) AS shortfall FROM applied";
         }
         String update = from + " WITH ORDINALITY AS input(" + String.join(", ", names) + ", ord)" + where;
         // A bad batch fails the statement, so that PostgreSQL undoes what it wrote, in the caller's
