@@ -13,6 +13,7 @@ import java.util.concurrent.ThreadLocalRandom;
  * a test compares with), and key names of a test's own.
  */
 final class RedisFixture implements AutoCloseable {
+    final String uri;
     final RedisClient client;
     final StatefulRedisConnection<String, String> connection;
     /** Plain commands, writing behind the fence's back. */
@@ -25,7 +26,8 @@ final class RedisFixture implements AutoCloseable {
     }
 
     RedisFixture(RedisEndpoint redis) {
-        this.client = RedisClient.create(redis.uri());
+        this.uri = redis.uri();
+        this.client = RedisClient.create(uri);
         this.connection = client.connect();
         this.plain = connection.sync();
         this.prefix = "it" + Long.toString(ThreadLocalRandom.current().nextLong() >>> 1, 36) + ":";
