@@ -1,13 +1,16 @@
-package dev.fencing.redis;
+package dev.fencing.lock;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fencing.FencePolicy;
-import dev.fencing.lock.FencedLock;
-import dev.fencing.lock.FencedLocks;
-import dev.fencing.lock.Lease;
+import dev.fencing.redis.FencedRedis;
+import dev.fencing.redis.WriteOutcome;
 import dev.fencing.testsupport.EmbeddedZooKeeper;
 import dev.fencing.testsupport.ProcessFreezer;
+import dev.fencing.testsupport.RedisServers;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
 import java.io.BufferedReader;
 import java.io.File;
 import java.io.IOException;
@@ -31,16 +34,19 @@ import org.junit.jupiter.api.Test;
  * Redis; the frozen JVM resumes and writes under its old token. Redis refuses that write with the stored
  * token, and the same late write sent as a plain SET overwrites the newer holder's value.
  */
-class FrozenLockHolderIT {
+class FrozenHolderRedisIT {
     private static final int SESSION_TIMEOUT_MS = 2_000;
 
     @Test
     void aHolderFrozenPastItsSessionIsRefusedByRedisWhileItsPlainSetOverwritesTheNewerValue() throws Exception {
         String path = "/it/redis-frozen-holder";
+        String uri = RedisServers.shared().uri();
+        RedisClient redisClient = RedisClient.create(uri);
         try (EmbeddedZooKeeper zk = EmbeddedZooKeeper.builder().build();
-                RedisFixture redis = new RedisFixture()) {
-            String key = redis.key("frozen-holder");
-            Process holder = start(zk.connectString(), path, redis.uri, key);
+                StatefulRedisConnection<String, String> connection = redisClient.connect()) {
+            RedisCommands<String, String> plain = connection.sync();
+            String key = "{frozen-holder-" + System.nanoTime() + "}";
+            Process holder = start(zk.connectString(), path, uri, key);
             try {
                 BlockingQueue<String> lines = lines(holder);
                 String held = lines.poll(60, TimeUnit.SECONDS);
@@ -56,7 +62,9 @@ class FrozenLockHolderIT {
                             lock.tryAcquire(Duration.ofSeconds(30)).orElseThrow()) {
                         newerToken = successor.token();
                         assertThat(newerToken).isGreaterThan(frozenToken);
-                        FencedRedis fenced = redis.fenced(FencePolicy.STRICT);
+                        FencedRedis fenced = FencedRedis.builder(connection)
+                                .policy(FencePolicy.STRICT)
+                                .build();
                         assertThat(fenced.trySet(key, "by-" + newerToken, newerToken)
                                         .isApplied())
                                 .isTrue();
@@ -66,16 +74,18 @@ class FrozenLockHolderIT {
                 send(holder, "FENCED");
                 assertThat(lines.poll(30, TimeUnit.SECONDS))
                         .isEqualTo("OUTCOME " + new WriteOutcome.Rejected(newerToken, frozenToken));
-                assertThat(redis.plain.get(key)).isEqualTo("by-" + newerToken);
+                assertThat(plain.get(key)).isEqualTo("by-" + newerToken);
 
                 send(holder, "PLAIN");
                 assertThat(lines.poll(30, TimeUnit.SECONDS)).isEqualTo("PLAIN OK");
-                assertThat(redis.plain.get(key)).isEqualTo("late-" + frozenToken);
+                assertThat(plain.get(key)).isEqualTo("late-" + frozenToken);
             } finally {
                 ProcessFreezer.resume(holder.pid());
                 holder.destroyForcibly();
                 holder.waitFor(10, TimeUnit.SECONDS);
             }
+        } finally {
+            redisClient.shutdown();
         }
     }
 
@@ -89,14 +99,14 @@ class FrozenLockHolderIT {
 
     private static Process start(String connect, String path, String redisUri, String key) throws IOException {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        File log = Path.of("target", "LateWriterMain-" + System.nanoTime() + ".log")
+        File log = Path.of("target", "LateRedisWriterMain-" + System.nanoTime() + ".log")
                 .toFile();
         return new ProcessBuilder(List.of(
                         java,
                         "-cp",
                         System.getProperty("java.class.path"),
                         "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-                        LateWriterMain.class.getName(),
+                        LateRedisWriterMain.class.getName(),
                         connect,
                         path,
                         Integer.toString(SESSION_TIMEOUT_MS),

@@ -1,8 +1,7 @@
-package dev.fencing.redis;
+package dev.fencing.lock;
 
 import dev.fencing.FencePolicy;
-import dev.fencing.lock.FencedLocks;
-import dev.fencing.lock.Lease;
+import dev.fencing.redis.FencedRedis;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import java.io.BufferedReader;
@@ -14,15 +13,15 @@ import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 
 /**
- * A lock holder in its own JVM, for {@link FrozenLockHolderIT} to freeze with SIGSTOP between its lease
+ * A lock holder in its own JVM, for {@link FrozenHolderRedisIT} to freeze with SIGSTOP between its lease
  * check and its write. Takes the lock, prints {@code HELD <token>}, then on each line of standard input:
  * {@code FENCED} writes {@code late-<token>} through the fence and prints {@code OUTCOME <outcome>};
  * {@code PLAIN} writes the same value with a plain SET and prints {@code PLAIN OK}. It never checks its
  * lease again: the pause falls between that check and the write. Arguments: ZooKeeper connect string, lock
  * path, session timeout in ms, Redis URI, key.
  */
-public final class LateWriterMain {
-    private LateWriterMain() {}
+public final class LateRedisWriterMain {
+    private LateRedisWriterMain() {}
 
     public static void main(String[] args) throws Exception {
         String connect = args[0];
