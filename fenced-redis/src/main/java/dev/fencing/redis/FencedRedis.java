@@ -6,6 +6,7 @@ import dev.fencing.redis.internal.DefaultFencedRedis;
 import dev.fencing.redis.internal.FencedKeys;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import java.time.Duration;
 import java.util.List;
@@ -194,6 +195,8 @@ public interface FencedRedis {
         private boolean clusterKeys;
         private FencePolicy policy = FencePolicy.STRICT;
         private int maxValueBytes = DEFAULT_MAX_VALUE_BYTES;
+        private int waitReplicas;
+        private Duration waitTimeout = Duration.ZERO;
 
         private Builder(RedisClusterAsyncCommands<String, String> commands, Duration timeout, boolean cluster) {
             this.commands = commands;
@@ -233,8 +236,42 @@ public interface FencedRedis {
             return this;
         }
 
+        /**
+         * After every applied write, {@code WAIT replicas timeout} on the same connection, and report in {@link
+         * WriteOutcome.Applied#replicasAcknowledged()} how many replicas had the write when it returned (it
+         * returns once {@code replicas} have it, or after {@code timeout}). This narrows, it does not close, the
+         * window in which a failover to a replica that missed the write brings an older token back: Redis has
+         * already applied and acknowledged the write to other clients, and a replica may still be promoted
+         * without it. A write acknowledged by fewer replicas than asked is still applied; the caller decides.
+         * Not with a cluster connection (Lettuce would send {@code WAIT} to some node, not the key's).
+         *
+         * @param replicas at least 1
+         * @param timeout at least 1 ms; {@code WAIT} blocks the connection that long at most
+         */
+        public Builder waitForReplicas(int replicas, Duration timeout) {
+            Objects.requireNonNull(timeout, "timeout");
+            if (replicas < 1) {
+                throw new IllegalArgumentException("replicas to wait for must be >= 1, got " + replicas);
+            }
+            if (timeout.toMillis() < 1) {
+                throw new IllegalArgumentException("WAIT timeout must be at least 1 ms, got " + timeout);
+            }
+            if (commands instanceof RedisAdvancedClusterAsyncCommands) {
+                throw new IllegalArgumentException("waitForReplicas is not supported on a cluster connection");
+            }
+            this.waitReplicas = replicas;
+            this.waitTimeout = timeout;
+            return this;
+        }
+
         public FencedRedis build() {
-            return new DefaultFencedRedis(commands, timeout, policy, new FencedKeys(clusterKeys, maxValueBytes));
+            return new DefaultFencedRedis(
+                    commands,
+                    timeout.plus(waitTimeout),
+                    policy,
+                    new FencedKeys(clusterKeys, maxValueBytes),
+                    waitReplicas,
+                    waitTimeout);
         }
     }
 }

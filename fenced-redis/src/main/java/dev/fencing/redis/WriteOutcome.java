@@ -33,8 +33,20 @@ public sealed interface WriteOutcome {
      * @param reply what the write returned: the new value of a counter ({@code Long}), the number of keys
      *     deleted ({@code Long}), the reply of a user script's body as Lettuce decodes it ({@code Long},
      *     {@code String}, {@code List}, or {@code null}); {@code null} for a set
+     * @param replicasAcknowledged with {@link FencedRedis.Builder#waitForReplicas}: how many replicas had
+     *     this write (and everything before it on the connection) when {@code WAIT} returned, which may be
+     *     fewer than asked; {@value #NOT_ASKED} when the writer does not wait for replicas
      */
-    record Applied(long offeredToken, long previousToken, Object reply) implements WriteOutcome {}
+    record Applied(long offeredToken, long previousToken, Object reply, int replicasAcknowledged)
+            implements WriteOutcome {
+        /** {@link #replicasAcknowledged()} of a writer that does not wait for replicas. */
+        public static final int NOT_ASKED = -1;
+
+        /** An applied write of a writer that does not wait for replicas. */
+        public Applied(long offeredToken, long previousToken, Object reply) {
+            this(offeredToken, previousToken, reply, NOT_ASKED);
+        }
+    }
 
     /**
      * The key carries a token the policy does not let {@link #offeredToken()} overwrite: a newer lock holder

@@ -31,11 +31,20 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
     private final String policyArgument;
     private final FencedKeys keys;
     private final Map<String, LuaScripts.Script> userScripts = new ConcurrentHashMap<>();
+    private final int waitReplicas;
+    private final long waitMillis;
 
-    public AsyncFencedRedis(RedisClusterAsyncCommands<String, String> commands, FencePolicy policy, FencedKeys keys) {
+    public AsyncFencedRedis(
+            RedisClusterAsyncCommands<String, String> commands,
+            FencePolicy policy,
+            FencedKeys keys,
+            int waitReplicas,
+            Duration waitTimeout) {
         this.commands = Objects.requireNonNull(commands, "commands");
         this.policyArgument = policy == FencePolicy.STRICT ? "S" : "M";
         this.keys = Objects.requireNonNull(keys, "keys");
+        this.waitReplicas = waitReplicas;
+        this.waitMillis = waitTimeout.toMillis();
     }
 
     @Override
@@ -151,12 +160,12 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
                         ? commands.<List<Object>>eval(script.text(), ScriptOutputType.MULTI, scriptKeys, args)
                                 .toCompletableFuture()
                         : CompletableFuture.failedFuture(failure));
-        return reply.handle((list, failure) -> {
+        CompletableFuture<WriteOutcome> outcome = reply.handle((list, failure) -> {
             if (failure != null) {
                 throw new CompletionException(failed(op, key, token, unwrap(failure)));
             }
-            WriteOutcome outcome = Replies.outcome(op, key, token, list);
-            if (outcome instanceof WriteOutcome.Rejected rejected) {
+            WriteOutcome read = Replies.outcome(op, key, token, list);
+            if (read instanceof WriteOutcome.Rejected rejected) {
                 LOG.debug(
                         "stale fence token refused: {} of Redis key {} under token {}, stored token {}",
                         op,
@@ -164,8 +173,31 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
                         token,
                         rejected.storedToken());
             }
-            return outcome;
+            return read;
         });
+        if (waitReplicas == 0) {
+            return outcome;
+        }
+        return outcome.thenCompose(read -> read instanceof WriteOutcome.Applied applied
+                ? commands.waitForReplication(waitReplicas, waitMillis)
+                        .toCompletableFuture()
+                        .handle((replicas, failure) -> {
+                            if (failure != null) {
+                                throw new CompletionException(new FencedRedisWriteException(
+                                        "fenced " + op + " of Redis key " + key + " under token " + token
+                                                + " was applied, but WAIT for " + waitReplicas + " replicas failed: "
+                                                + unwrap(failure),
+                                        key,
+                                        token,
+                                        unwrap(failure)));
+                            }
+                            return (WriteOutcome) new WriteOutcome.Applied(
+                                    applied.offeredToken(),
+                                    applied.previousToken(),
+                                    applied.reply(),
+                                    replicas.intValue());
+                        })
+                : CompletableFuture.completedFuture(read));
     }
 
     static FencingRedisException failed(String op, String key, long token, Throwable failure) {

@@ -26,8 +26,13 @@ public final class DefaultFencedRedis implements FencedRedis {
     private final FencePolicy policy;
 
     public DefaultFencedRedis(
-            RedisClusterAsyncCommands<String, String> commands, Duration timeout, FencePolicy policy, FencedKeys keys) {
-        this.async = new AsyncFencedRedis(commands, policy, keys);
+            RedisClusterAsyncCommands<String, String> commands,
+            Duration timeout,
+            FencePolicy policy,
+            FencedKeys keys,
+            int waitReplicas,
+            Duration waitTimeout) {
+        this.async = new AsyncFencedRedis(commands, policy, keys, waitReplicas, waitTimeout);
         this.timeout = Objects.requireNonNull(timeout, "timeout");
         this.policy = policy;
     }
