@@ -115,6 +115,8 @@ public interface FencedRedis {
     /**
      * {@code SET key value PX ttl} under the fence: the value expires after {@code ttl}, its token key
      * never does.
+     *
+     * @throws IllegalArgumentException if {@code ttl} is under 1 ms or over a hundred years
      */
     WriteOutcome trySet(String key, String value, Duration ttl, long token);
 

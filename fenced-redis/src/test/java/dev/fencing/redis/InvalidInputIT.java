@@ -106,5 +106,9 @@ class InvalidInputIT {
         assertThatThrownBy(() -> fenced.tryHset(key, Map.of(), 1)).hasMessageContaining(key);
         assertThatThrownBy(() -> fenced.trySet(key, "v", java.time.Duration.ZERO, 1))
                 .hasMessageContaining(key);
+        assertThatThrownBy(() -> fenced.trySet(key, "v", java.time.Duration.ofSeconds(Long.MAX_VALUE), 1))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(key);
+        assertThat(redis.plain.exists(key)).isZero();
     }
 }

@@ -26,6 +26,7 @@ import org.slf4j.LoggerFactory;
 /** The fenced writes: checks input, sends the script (EVALSHA, EVAL on NOSCRIPT), reads its reply. */
 public final class AsyncFencedRedis implements FencedRedisAsync {
     private static final Logger LOG = LoggerFactory.getLogger(AsyncFencedRedis.class);
+    private static final Duration MAX_TTL = Duration.ofDays(365 * 100);
 
     private final RedisClusterAsyncCommands<String, String> commands;
     private final String policyArgument;
@@ -55,9 +56,10 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
     @Override
     public CompletableFuture<WriteOutcome> trySet(String key, String value, Duration ttl, long token) {
         Objects.requireNonNull(ttl, "ttl");
-        if (ttl.isNegative() || ttl.toMillis() < 1) {
+        // a century: Duration.toMillis overflows for the largest durations, and Redis refuses PX near 2^63 ms
+        if (ttl.isNegative() || ttl.compareTo(Duration.ofMillis(1)) < 0 || ttl.compareTo(MAX_TTL) > 0) {
             throw new IllegalArgumentException(
-                    "time to live for Redis key '" + key + "' must be at least 1 ms, got " + ttl);
+                    "time to live for Redis key '" + key + "' must be between 1 ms and " + MAX_TTL + ", got " + ttl);
         }
         return set("SET PX", key, value, Long.toString(ttl.toMillis()), token);
     }
