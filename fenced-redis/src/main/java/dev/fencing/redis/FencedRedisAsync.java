@@ -8,7 +8,7 @@ import java.util.concurrent.CompletionStage;
 /**
  * The writes of {@link FencedRedis}, returning as soon as the script is sent: several writes in flight on
  * one connection are pipelined. Each stage completes with the {@link WriteOutcome}, or exceptionally with a
- * {@link FencingRedisException}. Bad input (a token {@code <= 0}, a malformed key or value) is refused at
+ * {@link FencingRedisException} (the cause of the {@code CompletionException} that {@code join()} throws). Bad input (a token {@code <= 0}, a malformed key or value) is refused at
  * once, by throwing, before anything is sent. Thread-safe.
  *
  * <pre>{@code
