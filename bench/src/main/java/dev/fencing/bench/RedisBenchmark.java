@@ -1,0 +1,200 @@
+package dev.fencing.bench;
+
+import dev.fencing.redis.FencedRedis;
+import dev.fencing.redis.FencedRedisAsync;
+import dev.fencing.redis.WriteOutcome;
+import dev.fencing.testsupport.RedisEndpoint;
+import dev.fencing.testsupport.RedisServers;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.async.RedisAsyncCommands;
+import io.lettuce.core.api.sync.RedisCommands;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * {@code bench/run redis}: fenced-redis's writes against the plain commands, in alternating rounds in one
+ * JVM on one Redis server (embedded, or the one named by {@code FENCING_REDIS_URL}), both sides on the same
+ * Lettuce connection.
+ *
+ * <ul>
+ *   <li>SET of a string, HSET of two fields, and the guarded decrement ({@link FencedRedis#tryDecrementBy},
+ *       the inventory case) against plain {@code SET}, {@code HSET} and {@code DECRBY};
+ *   <li>each one at a time (a round trip per write) and pipelined ({@value #PIPELINE} writes in flight,
+ *       through {@link FencedRedis#async()} and Lettuce's async commands).
+ * </ul>
+ *
+ * <p>Each fenced write takes a fresh token from a counter, as a stream of lock grants would, so every one is
+ * applied; keys are drawn at random from {@value #KEYS}. Prints the table and ends with {@code redis
+ * fenced/raw throughput ratio: X.XX}, the lowest case.
+ *
+ * <pre>{@code
+ * bench/run redis [--rounds 20] [--round-millis 400]
+ * }</pre>
+ */
+public final class RedisBenchmark {
+    static final int KEYS = 10_000;
+    static final int PIPELINE = 64;
+    /** The counters start high enough that no decrement in a run meets the guard. */
+    static final long STOCK = 1L << 50;
+
+    private final RedisCommands<String, String> sync;
+    private final RedisAsyncCommands<String, String> async;
+    private final FencedRedis fenced;
+    private final FencedRedisAsync fencedAsync;
+    private final long roundMillis;
+    private final AtomicLong tokens = new AtomicLong();
+    private final LongAdder notApplied = new LongAdder();
+
+    private RedisBenchmark(StatefulRedisConnection<String, String> connection, long roundMillis) {
+        this.sync = connection.sync();
+        this.async = connection.async();
+        this.fenced = FencedRedis.builder(connection).build();
+        this.fencedAsync = fenced.async();
+        this.roundMillis = roundMillis;
+    }
+
+    public static void main(String[] args) throws Exception {
+        int rounds = 20;
+        long roundMillis = 400;
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--rounds" -> rounds = Integer.parseInt(args[++i]);
+                case "--round-millis" -> roundMillis = Long.parseLong(args[++i]);
+                default -> {
+                    System.err.println("usage: RedisBenchmark [--rounds N] [--round-millis MS]");
+                    System.exit(2);
+                }
+            }
+        }
+        try (RedisEndpoint redis = RedisServers.start()) {
+            RedisClient client = RedisClient.create(redis.uri());
+            try (StatefulRedisConnection<String, String> connection = client.connect()) {
+                String version = connection
+                        .sync()
+                        .info("server")
+                        .lines()
+                        .filter(line -> line.startsWith("redis_version:"))
+                        .findFirst()
+                        .orElse("redis_version:?");
+                new RedisBenchmark(connection, roundMillis).run(rounds, version, redis.toString());
+            } finally {
+                client.shutdown();
+            }
+        }
+    }
+
+    private void run(int rounds, String version, String server) throws Exception {
+        System.out.printf(
+                Locale.ROOT,
+                "redis benchmark: %s on %s; %d keys; %d ms rounds; pipelined %d in flight%n",
+                version,
+                server,
+                KEYS,
+                roundMillis,
+                PIPELINE);
+        for (int i = 0; i < KEYS; i++) {
+            sync.set(counterKey(i), Long.toString(STOCK));
+        }
+        AlternatingRuns runs = new AlternatingRuns(rounds);
+        runs.compare(
+                "SET, one at a time",
+                () -> oneAtATime(() -> sync.set(stringKey(), "value")),
+                () -> oneAtATime(() -> count(fenced.trySet(stringKey(), "value", tokens.incrementAndGet()))));
+        runs.compare(
+                "HSET 2 fields, one at a time",
+                () -> oneAtATime(() -> sync.hset(hashKey(), fields())),
+                () -> oneAtATime(() -> count(fenced.tryHset(hashKey(), fields(), tokens.incrementAndGet()))));
+        runs.compare(
+                "guarded decrement, one at a time",
+                () -> oneAtATime(() -> sync.decrby(counterKey(), 1)),
+                () -> oneAtATime(() -> count(fenced.tryDecrementBy(counterKey(), 1, tokens.incrementAndGet()))));
+        runs.compare(
+                "SET, pipelined",
+                () -> pipelined(() -> async.set(stringKey(), "value")),
+                () -> pipelined(() -> fencedAsync.trySet(stringKey(), "value", tokens.incrementAndGet())));
+        runs.compare(
+                "HSET 2 fields, pipelined",
+                () -> pipelined(() -> async.hset(hashKey(), fields())),
+                () -> pipelined(() -> fencedAsync.tryHset(hashKey(), fields(), tokens.incrementAndGet())));
+        runs.compare(
+                "guarded decrement, pipelined",
+                () -> pipelined(() -> async.decrby(counterKey(), 1)),
+                () -> pipelined(() -> fencedAsync.tryDecrementBy(counterKey(), 1, tokens.incrementAndGet())));
+        System.out.println();
+        System.out.println("plain commands (raw) and fenced-redis (fenced), one Lettuce connection");
+        runs.printTable(System.out);
+        System.out.printf(Locale.ROOT, "fenced writes not applied: %d%n", notApplied.sum());
+        System.out.printf(Locale.ROOT, "redis fenced/raw throughput ratio: %.2f%n", runs.lowestRatio());
+    }
+
+    private double oneAtATime(Runnable write) {
+        long done = 0;
+        long start = System.nanoTime();
+        long deadline = start + TimeUnit.MILLISECONDS.toNanos(roundMillis);
+        while (System.nanoTime() < deadline) {
+            write.run();
+            done++;
+        }
+        return done / ((System.nanoTime() - start) / 1e9);
+    }
+
+    /** Sends {@value #PIPELINE} writes, waits for all of them, again until the round ends. */
+    private double pipelined(java.util.function.Supplier<? extends CompletionStage<?>> write) {
+        long done = 0;
+        long start = System.nanoTime();
+        long deadline = start + TimeUnit.MILLISECONDS.toNanos(roundMillis);
+        List<CompletableFuture<?>> inFlight = new ArrayList<>(PIPELINE);
+        while (System.nanoTime() < deadline) {
+            for (int i = 0; i < PIPELINE; i++) {
+                inFlight.add(write.get().toCompletableFuture());
+            }
+            for (CompletableFuture<?> future : inFlight) {
+                if (future.join() instanceof WriteOutcome outcome) {
+                    count(outcome);
+                }
+            }
+            inFlight.clear();
+            done += PIPELINE;
+        }
+        return done / ((System.nanoTime() - start) / 1e9);
+    }
+
+    private void count(WriteOutcome outcome) {
+        if (!outcome.isApplied()) {
+            notApplied.increment();
+        }
+    }
+
+    private static int randomKey() {
+        return ThreadLocalRandom.current().nextInt(KEYS);
+    }
+
+    private static String stringKey() {
+        return "{bench:s:" + randomKey() + "}";
+    }
+
+    private static String hashKey() {
+        return "{bench:h:" + randomKey() + "}";
+    }
+
+    private static String counterKey() {
+        return counterKey(randomKey());
+    }
+
+    private static String counterKey(int i) {
+        return "{bench:c:" + i + "}";
+    }
+
+    private static Map<String, String> fields() {
+        return Map.of("state", "RESERVED", "by", "worker-1");
+    }
+}

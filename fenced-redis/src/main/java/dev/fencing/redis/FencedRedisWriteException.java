@@ -1,0 +1,28 @@
+package dev.fencing.redis;
+
+/**
+ * Redis failed a fenced write, or refused it as malformed: the key holds a value of another type
+ * (WRONGTYPE), its token key holds something that is not a token, a counter is not an integer, the
+ * connection failed, no answer came in time. The message names the key. The cause is Lettuce's exception,
+ * where there is one.
+ *
+ * <p>Whether the write took effect is known when Redis answered with an error (the script checks before it
+ * writes: nothing was written), and unknown after a timeout or a lost connection (the script may have run).
+ * Retrying under the same token is safe under {@link dev.fencing.FencePolicy#STRICT}: the write applies at
+ * most once.
+ *
+ * <pre>{@code
+ * try {
+ *     redis.set("{order-7}:state", "PAID", token);
+ * } catch (FencedRedisWriteException e) {
+ *     log.warn("fenced write to {} failed: {}", e.key(), e.getMessage());
+ * }
+ * }</pre>
+ */
+public final class FencedRedisWriteException extends FencingRedisException {
+    private static final long serialVersionUID = 1L;
+
+    public FencedRedisWriteException(String message, String key, long token, Throwable cause) {
+        super(message, key, token, cause);
+    }
+}

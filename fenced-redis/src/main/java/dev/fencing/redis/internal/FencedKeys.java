@@ -1,0 +1,124 @@
+package dev.fencing.redis.internal;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Names token keys and checks keys and values before anything is sent. Pure functions of the text; no
+ * I/O.
+ */
+public final class FencedKeys {
+    public static final String TOKEN_KEY_SUFFIX = ":fencing-token";
+    /** Lua numbers are doubles: integers are exact up to this magnitude. */
+    public static final long EXACT_LIMIT = 1L << 53;
+
+    private final boolean clusterKeys;
+    private final int maxValueBytes;
+
+    public FencedKeys(boolean clusterKeys, int maxValueBytes) {
+        this.clusterKeys = clusterKeys;
+        this.maxValueBytes = maxValueBytes;
+    }
+
+    public static String tokenKey(String key) {
+        return key + TOKEN_KEY_SUFFIX;
+    }
+
+    /**
+     * The hash tag of {@code key} as Redis Cluster reads it: the text between the first {@code {} and the
+     * first {@code }} after it, if that is not empty; otherwise {@code null} (the whole key is hashed).
+     */
+    public static String hashTag(String key) {
+        int open = key.indexOf('{');
+        if (open < 0) {
+            return null;
+        }
+        int close = key.indexOf('}', open + 1);
+        if (close <= open + 1) {
+            return null;
+        }
+        return key.substring(open + 1, close);
+    }
+
+    /** Checks a fenced key and returns its token key. */
+    public String check(String key) {
+        if (key == null || key.isEmpty()) {
+            throw new IllegalArgumentException("a fenced Redis key must not be " + (key == null ? "null" : "empty"));
+        }
+        if (key.endsWith(TOKEN_KEY_SUFFIX)) {
+            throw new IllegalArgumentException("Redis key '" + key + "' ends with '" + TOKEN_KEY_SUFFIX
+                    + "', the suffix of token keys: a token key is written by the fence only");
+        }
+        if (clusterKeys && hashTag(key) == null) {
+            throw new IllegalArgumentException("Redis key '" + key + "' has no hash tag: on a cluster the key and"
+                    + " its token key must share a slot, so name it with one, for example '{" + key + "}'");
+        }
+        return tokenKey(key);
+    }
+
+    /** Checks the keys of a user script: the first is fenced; on a cluster all share its hash slot. */
+    public String checkScriptKeys(List<String> keys) {
+        if (keys == null || keys.isEmpty()) {
+            throw new IllegalArgumentException("a fenced script needs at least one key: KEYS[1] is the fenced key");
+        }
+        String tokenKey = check(keys.get(0));
+        String tag = hashTag(keys.get(0));
+        for (String key : keys) {
+            if (key == null) {
+                throw new IllegalArgumentException("a fenced script's keys must not contain null: " + keys);
+            }
+            if (clusterKeys && !tag.equals(hashTag(key))) {
+                throw new IllegalArgumentException("Redis key '" + key + "' does not share the hash tag {" + tag
+                        + "} of the fenced key '" + keys.get(0) + "': on a cluster a script's keys share one slot");
+            }
+        }
+        return tokenKey;
+    }
+
+    public void checkValue(String key, String value) {
+        if (value == null) {
+            throw new IllegalArgumentException("the value for Redis key '" + key + "' must not be null");
+        }
+        // a UTF-8 character takes at most 3 bytes per UTF-16 unit: encode only a value that could be too large
+        if ((long) value.length() * 3 > maxValueBytes) {
+            checkSize(key, value.getBytes(StandardCharsets.UTF_8).length);
+        }
+    }
+
+    public void checkFields(String key, Map<String, String> fields) {
+        if (fields == null || fields.isEmpty()) {
+            throw new IllegalArgumentException("HSET of Redis key '" + key + "' needs at least one field");
+        }
+        long bound = 0;
+        for (Map.Entry<String, String> field : fields.entrySet()) {
+            if (field.getKey() == null || field.getValue() == null) {
+                throw new IllegalArgumentException(
+                        "HSET of Redis key '" + key + "': null field or value (field " + field.getKey() + ")");
+            }
+            bound += 3L * (field.getKey().length() + field.getValue().length());
+        }
+        if (bound > maxValueBytes) {
+            long bytes = 0;
+            for (Map.Entry<String, String> field : fields.entrySet()) {
+                bytes += field.getKey().getBytes(StandardCharsets.UTF_8).length
+                        + field.getValue().getBytes(StandardCharsets.UTF_8).length;
+            }
+            checkSize(key, bytes);
+        }
+    }
+
+    public static void checkExact(String key, String what, long number) {
+        if (number > EXACT_LIMIT || number < -EXACT_LIMIT) {
+            throw new IllegalArgumentException(what + " " + number + " for Redis key '" + key
+                    + "' is beyond +-2^53, where the guard's arithmetic (Lua's doubles) is exact");
+        }
+    }
+
+    private void checkSize(String key, long bytes) {
+        if (bytes > maxValueBytes) {
+            throw new IllegalArgumentException("the value for Redis key '" + key + "' is " + bytes
+                    + " bytes (UTF-8), over the limit of " + maxValueBytes + "; nothing was written");
+        }
+    }
+}

@@ -1,0 +1,163 @@
+package dev.fencing.redis.internal;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+
+/**
+ * The Lua scripts of the fenced writes. Each one checks the token and writes in the same script, which Redis
+ * runs without interleaving any other command; that atomicity is the whole point, so nothing here reads in
+ * one round trip and writes in another.
+ *
+ * <p>Every script gets the fenced key and its token key as {@code KEYS}, and the offered token and the
+ * policy ({@code S} strict, {@code M} monotonic) as its first two {@code ARGV}. It replies with a table:
+ * {@code {1, stored, reply}} applied, {@code {0, stored}} rejected, {@code {2, stored, value}} guard false;
+ * tokens travel as decimal text because Lua numbers are doubles, exact only up to 2^53, and tokens (a
+ * ZooKeeper zxid, for one) use all 63 bits. Malformed state is an error reply starting with {@code FENCING}
+ * that names the key, sent before anything is written.
+ */
+public final class LuaScripts {
+    private LuaScripts() {}
+
+    /** A script's text and the SHA-1 under which Redis caches it. */
+    public record Script(String text, String sha) {
+        static Script of(String text) {
+            try {
+                byte[] digest = MessageDigest.getInstance("SHA-1").digest(text.getBytes(StandardCharsets.UTF_8));
+                return new Script(text, HexFormat.of().formatHex(digest));
+            } catch (NoSuchAlgorithmException e) {
+                throw new IllegalStateException("SHA-1 is missing from this JVM", e);
+            }
+        }
+    }
+
+    /**
+     * The check, shared by every script. Compares decimal strings without leading zeros: the longer is the
+     * larger, and at equal length the string order is the numeric order. A token key that holds anything
+     * but such a string fails closed.
+     */
+    static final String FENCE = """
+            local function fencing_stored(tk)
+              local stored = redis.pcall('GET', tk)
+              if type(stored) == 'table' and stored.err then
+                return nil, 'FENCING token key ' .. tk .. ' holds no string (' .. stored.err .. '); nothing was written'
+              end
+              if not stored then return '0' end
+              if #stored > 19 or not string.match(stored, '^[1-9]%d*$') then
+                return nil, 'FENCING token key ' .. tk .. ' holds "' .. string.sub(stored, 1, 40)
+                  .. '", not a fence token; nothing was written'
+              end
+              return stored
+            end
+            local function fencing_admits(stored, offered, policy)
+              if #stored ~= #offered then return #stored < #offered end
+              if stored == offered then return policy == 'M' end
+              return stored < offered
+            end
+            local function fencing_type(key, expected)
+              local t = redis.call('TYPE', key).ok
+              if t ~= 'none' and t ~= expected then
+                return 'FENCING WRONGTYPE key ' .. key .. ' holds a ' .. t .. ', not a ' .. expected
+                  .. '; nothing was written'
+              end
+              return nil
+            end
+            """;
+
+    /** KEYS: value, token key. ARGV: token, policy, value, time to live in ms or "". */
+    public static final Script SET = Script.of(FENCE + """
+            local err = fencing_type(KEYS[1], 'string')
+            if err then return redis.error_reply(err) end
+            local stored
+            stored, err = fencing_stored(KEYS[2])
+            if err then return redis.error_reply(err) end
+            if not fencing_admits(stored, ARGV[1], ARGV[2]) then return {0, stored} end
+            if ARGV[4] == '' then
+              redis.call('SET', KEYS[1], ARGV[3])
+            else
+              redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[4])
+            end
+            redis.call('SET', KEYS[2], ARGV[1])
+            return {1, stored}
+            """);
+
+    /** KEYS: hash, token key. ARGV: token, policy, field, value, field, value... */
+    public static final Script HSET = Script.of(FENCE + """
+            local err = fencing_type(KEYS[1], 'hash')
+            if err then return redis.error_reply(err) end
+            local stored
+            stored, err = fencing_stored(KEYS[2])
+            if err then return redis.error_reply(err) end
+            if not fencing_admits(stored, ARGV[1], ARGV[2]) then return {0, stored} end
+            local i = 3
+            while i <= #ARGV do
+              local last = math.min(i + 199, #ARGV)
+              redis.call('HSET', KEYS[1], unpack(ARGV, i, last))
+              i = last + 1
+            end
+            redis.call('SET', KEYS[2], ARGV[1])
+            return {1, stored}
+            """);
+
+    /** KEYS: key, token key. ARGV: token, policy. */
+    public static final Script DELETE = Script.of(FENCE + """
+            local stored, err = fencing_stored(KEYS[2])
+            if err then return redis.error_reply(err) end
+            if not fencing_admits(stored, ARGV[1], ARGV[2]) then return {0, stored} end
+            local deleted = redis.call('DEL', KEYS[1])
+            redis.call('SET', KEYS[2], ARGV[1])
+            return {1, stored, deleted}
+            """);
+
+    /** KEYS: counter, token key. ARGV: token, policy, delta, minimum. */
+    public static final Script INCREMENT = Script.of(FENCE + """
+            local err = fencing_type(KEYS[1], 'string')
+            if err then return redis.error_reply(err) end
+            local stored
+            stored, err = fencing_stored(KEYS[2])
+            if err then return redis.error_reply(err) end
+            if not fencing_admits(stored, ARGV[1], ARGV[2]) then return {0, stored} end
+            local raw = redis.call('GET', KEYS[1])
+            local current = 0
+            if raw then
+              if not (raw == '0' or string.match(raw, '^-?[1-9]%d*$')) or #raw > 17 then
+                return redis.error_reply('FENCING counter key ' .. KEYS[1] .. ' holds "' .. string.sub(raw, 1, 40)
+                  .. '", not an integer within +-2^53; nothing was written')
+              end
+              current = tonumber(raw)
+              if math.abs(current) > 9007199254740992 then
+                return redis.error_reply('FENCING counter key ' .. KEYS[1] .. ' holds ' .. raw
+                  .. ', beyond +-2^53 where the guard is exact; nothing was written')
+              end
+            end
+            if current + tonumber(ARGV[3]) < tonumber(ARGV[4]) then return {2, stored, raw or '0'} end
+            local value = redis.call('INCRBY', KEYS[1], ARGV[3])
+            redis.call('SET', KEYS[2], ARGV[1])
+            return {1, stored, value}
+            """);
+
+    /**
+     * The application's body, under the fence of its first key. The library appends the token key to
+     * {@code KEYS} and the token and policy to {@code ARGV}, and takes them off again before the body runs,
+     * so the body sees exactly the keys and arguments it was given. The token is raised before the body
+     * runs: Redis keeps a failed script's earlier writes, and they must not be open to an older token.
+     */
+    public static Script userScript(String body) {
+        return Script.of(FENCE + """
+                local fencing_policy = table.remove(ARGV)
+                local fencing_offered = table.remove(ARGV)
+                local fencing_tk = table.remove(KEYS)
+                local fencing_prior, fencing_err = fencing_stored(fencing_tk)
+                if fencing_err then return redis.error_reply(fencing_err) end
+                if not fencing_admits(fencing_prior, fencing_offered, fencing_policy) then return {0, fencing_prior} end
+                redis.call('SET', fencing_tk, fencing_offered)
+                local fencing_reply = (function()
+                """ + body + """
+
+                end)()
+                if type(fencing_reply) == 'table' and fencing_reply.err then return fencing_reply end
+                return {1, fencing_prior, fencing_reply}
+                """);
+    }
+}

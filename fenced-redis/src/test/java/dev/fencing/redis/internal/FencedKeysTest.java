@@ -1,0 +1,77 @@
+package dev.fencing.redis.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class FencedKeysTest {
+
+    private final FencedKeys standalone = new FencedKeys(false, 16);
+    private final FencedKeys cluster = new FencedKeys(true, 16);
+
+    @Test
+    void theHashTagIsReadAsRedisClusterReadsIt() {
+        assertThat(FencedKeys.hashTag("{sku-42}:stock")).isEqualTo("sku-42");
+        assertThat(FencedKeys.hashTag("stock:{sku-42}")).isEqualTo("sku-42");
+        assertThat(FencedKeys.hashTag("a{b}{c}")).isEqualTo("b");
+        assertThat(FencedKeys.hashTag("{}sku")).isNull();
+        assertThat(FencedKeys.hashTag("{sku")).isNull();
+        assertThat(FencedKeys.hashTag("sku")).isNull();
+    }
+
+    @Test
+    void theTokenKeyKeepsTheKeysHashTag() {
+        String tokenKey = standalone.check("{sku-42}:stock");
+        assertThat(tokenKey).isEqualTo("{sku-42}:stock:fencing-token");
+        assertThat(FencedKeys.hashTag(tokenKey)).isEqualTo("sku-42");
+    }
+
+    @Test
+    void aClusterRefusesAKeyWithoutHashTagNamingIt() {
+        assertThat(standalone.check("stock:sku-42")).isEqualTo("stock:sku-42:fencing-token");
+        assertThatThrownBy(() -> cluster.check("stock:sku-42"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("'stock:sku-42'")
+                .hasMessageContaining("hash tag");
+        assertThatThrownBy(() -> cluster.checkScriptKeys(List.of("{a}:x", "{b}:y")))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("'{b}:y'");
+        assertThat(cluster.checkScriptKeys(List.of("{a}:x", "{a}:y"))).isEqualTo("{a}:x:fencing-token");
+    }
+
+    @Test
+    void aTokenKeyOrAnEmptyKeyIsNotAFencedKey() {
+        assertThatThrownBy(() -> standalone.check("k:fencing-token"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("'k:fencing-token'");
+        assertThatThrownBy(() -> standalone.check("")).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> standalone.checkScriptKeys(List.of())).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void aValueOverTheLimitIsRefusedNamingKeyAndSize() {
+        standalone.checkValue("k", "x".repeat(16));
+        assertThatThrownBy(() -> standalone.checkValue("k", "x".repeat(17)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("'k'")
+                .hasMessageContaining("17 bytes");
+        // five characters, ten bytes in UTF-8
+        standalone.checkValue("k", "ééééé");
+        assertThatThrownBy(() -> standalone.checkValue("k", "éééééééééé")).hasMessageContaining("20 bytes");
+        assertThatThrownBy(() -> standalone.checkFields("h", Map.of("field", "valuevaluevalue")))
+                .hasMessageContaining("'h'")
+                .hasMessageContaining("20 bytes");
+    }
+
+    @Test
+    void guardArithmeticBeyondTwoToThe53IsRefused() {
+        FencedKeys.checkExact("k", "delta", 1L << 53);
+        assertThatThrownBy(() -> FencedKeys.checkExact("k", "delta", (1L << 53) + 1))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("delta 9007199254740993")
+                .hasMessageContaining("'k'");
+    }
+}
