@@ -278,6 +278,8 @@ public final class KeyParallelRunner<K, V> implements Scheduler {
         }
         try {
             worker.processGroup(group, System.nanoTime() + groupMaxNanos);
+        } catch (KeyParallelWorker.RetryCancelled e) {
+            // its partition was cancelled while a record waited to run again: what did not finish stays so
         } catch (FencedKafkaException e) {
             fail(e);
             group.forEach(t -> t.lane().owner.cancel());
@@ -321,6 +323,9 @@ public final class KeyParallelRunner<K, V> implements Scheduler {
             }
             try {
                 worker.process(p, item);
+            } catch (KeyParallelWorker.RetryCancelled e) {
+                p.abandoned(item); // its partition was cancelled while it waited to run again: not a failure
+                return;
             } catch (FencedKafkaException e) {
                 p.abandoned(item);
                 fail(e);
@@ -399,6 +404,12 @@ public final class KeyParallelRunner<K, V> implements Scheduler {
         }
         held = total;
         watermarks = keys;
+    }
+
+    /** A worker's failure is final: the worker retried it as long as the retry policy allows. */
+    @Override
+    public boolean isFinal(RuntimeException e) {
+        return e == failure.get();
     }
 
     /** Keys the watermarks tables hold in the heap, over the owned partitions, as of the last poll. Any thread. */
