@@ -9,6 +9,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.fencing.FencePolicy;
+import dev.fencing.testsupport.PostgresBackends;
 import java.net.URI;
 import java.time.Duration;
 import java.util.List;
@@ -27,6 +28,7 @@ import org.jdbi.v3.core.Jdbi;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.postgresql.ds.PGSimpleDataSource;
 
 /**
  * Consumers that ride out their database: the store's PostgreSQL is reached through a proxy that the handler
@@ -166,6 +168,44 @@ class ConsumerRecoveryIT {
         assertThat(appliedRows(topic)).isEqualTo(200);
         assertThat(duplicates(topic)).isEmpty();
         assertThat(committed(group, topic)).isEqualTo(200);
+    }
+
+    /** Another member of staff kills the backend of the unit's transaction (57P01) while a record is handled. */
+    @Test
+    void aSerialConsumerRetriesAUnitWhoseBackendWasTerminated() throws Exception {
+        String topic = newTopic("recover-terminated", 1);
+        String group = newGroup("recover-terminated");
+        publish(topic, 200);
+        PGSimpleDataSource admin = new PGSimpleDataSource();
+        admin.setURL(postgres.database.jdbcUrl());
+        admin.setUser(postgres.database.user());
+        admin.setPassword(postgres.database.password());
+        AtomicBoolean terminated = new AtomicBoolean();
+        try (FencedConsumer<String, String> consumer = FencedConsumer.builder(
+                        new StringDeserializer(), new StringDeserializer())
+                .properties(config(group))
+                .fencePolicy(FencePolicy.STRICT)
+                .topics(topic)
+                .transactionalHandler(PostgresWatermarkStore.create(postgres.jdbi), (handle, record, token) -> {
+                    if (record.value().equals("v-120") && terminated.compareAndSet(false, true)) {
+                        assertThat(PostgresBackends.terminate(
+                                        admin, PostgresBackends.backendPid(handle.getConnection())))
+                                .isTrue();
+                    }
+                    handle.execute("INSERT INTO applied VALUES (?, ?, ?)", topic, record.offset(), record.value());
+                })
+                .build()) {
+            CompletableFuture<Void> stopped = consumer.start();
+            Awaitility.await()
+                    .atMost(Duration.ofSeconds(60))
+                    .until(() -> stopped.isDone() || committed(group, topic) == 200);
+            assertThat(stopped).isNotDone();
+            assertThat(terminated).isTrue();
+            assertThat(consumer.retries()).isGreaterThanOrEqualTo(1);
+            assertThat(consumer.state()).isEqualTo(ConsumerState.RUNNING);
+        }
+        assertThat(appliedRows(topic)).isEqualTo(200);
+        assertThat(duplicates(topic)).isEmpty();
     }
 
     /**
