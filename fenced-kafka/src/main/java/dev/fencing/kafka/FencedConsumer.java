@@ -171,7 +171,9 @@ import org.slf4j.LoggerFactory;
  *       HandlersStillRunningException}). Lost partitions are not committed.
  *   <li>Failure: a handler failure in one key stops the consumer: no further record starts, those running
  *       finish, and offsets are committed up to the failed record (or below it), never past it; {@link #run()}
- *       throws the {@link RecordHandlingException}.
+ *       throws the {@link RecordHandlingException}. A transient failure (below) of one record's transaction or
+ *       group is retried by its worker: the record keeps its key's lane and holds the committed offset below
+ *       it while it waits, and runs again in a new transaction.
  * </ul>
  *
  * <p>Not a {@code ConsumerInterceptor}: Kafka logs and swallows an interceptor's exception and passes the
@@ -183,12 +185,28 @@ import org.slf4j.LoggerFactory;
  * KafkaConsumer}. A deserializer that returns the buffer itself (a {@code ByteBufferDeserializer} of your own)
  * hands the handler a slice of the fetch response: copy what you keep, or the whole response stays in memory.
  *
+ * <p><b>Transient failures are retried</b>, in both modes, for up to {@value
+ * FencedConsumerConfig#RETRY_MAX_MS_CONFIG} (2 minutes by default) from the first failure, waiting {@value
+ * FencedConsumerConfig#RETRY_BACKOFF_MS_CONFIG} (100 ms) doubled per attempt up to {@value
+ * FencedConsumerConfig#RETRY_BACKOFF_MAX_MS_CONFIG} (10 s): the store's database refused or lost the
+ * connection (SQLSTATE class {@code 08}, {@code 57P01}, {@code 57P02}, {@code 57P03}, {@code 53300}, a pool
+ * that found no connection in time) or rolled a transaction back as a deadlock ({@code 40P01}) or a
+ * serialization failure ({@code 40001}), also when a transactional handler's own statement met it. The failed
+ * unit (serial) or record or group (key-parallel) is rolled back and run again from the same records; the serial
+ * consumer first drops its partitions' watermarks from memory and takes them again from the store, so a
+ * watermark that the failed attempt raised cannot refuse the retry; nothing is skipped, nothing is applied twice
+ * (with a transactional handler), and no offset is committed past a record that was not applied. Meanwhile
+ * {@link #state()} is {@link ConsumerState#RETRYING}. A handler's own exception is retried only if {@link
+ * FencedConsumerBuilder#retryHandlerFailures} names it. A consumer with {@link
+ * FencedConsumerBuilder#heapOnlyWatermarksLostOnRestart()} in key-parallel mode retries only in its workers.
+ *
  * <p>Failure: a handler exception or {@code Error} (the unit is rolled back either way), a dead-letter write
  * that fails or exceeds {@value FencedConsumerConfig#DEAD_LETTER_TIMEOUT_MS_CONFIG}, a store that cannot
  * load or save, a missing topic or dead-letter topic at start, or a store behind Kafka stops the loop; {@link
  * #run()} throws it ({@link RecordHandlingException}, {@link DeadLetterException}, {@link
  * WatermarkStoreException}, {@link MissingTopicException}, {@link StoreBehindKafkaException}) and {@link
- * #start()}'s future completes with it. Records are read {@code read_committed} only. With the in-memory store
+ * #start()}'s future completes with it; {@link #state()} is then {@link ConsumerState#FAILED} and {@link
+ * #restart()} starts it again from what was committed. Records are read {@code read_committed} only. With the in-memory store
  * or a plain handler, delivery is at least once: a crash between the handler and the offset commit replays
  * records, and a replayed record with the watermark's token is accepted again.
  *
@@ -200,8 +218,9 @@ import org.slf4j.LoggerFactory;
  * fencing.kafka.records.dead.lettered} (tags {@code group}, {@code topic}, and {@code reason} for dead letters);
  * gauge {@code fencing.kafka.watermarks.held} (tags {@code group}, {@code client}).
  *
- * <p>Thread-safety: {@link #run()} or {@link #start()} once; {@link #close()} and {@link #heldWatermarks()}
- * from any thread. {@code close()} is safe to call twice.
+ * <p>Thread-safety: {@link #run()} or {@link #start()} once (and {@link #restart()} after each failure);
+ * {@link #close()}, {@link #state()} and {@link #heldWatermarks()} from any thread. {@code close()} is safe to
+ * call twice.
  */
 public final class FencedConsumer<K, V> implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(FencedConsumer.class);

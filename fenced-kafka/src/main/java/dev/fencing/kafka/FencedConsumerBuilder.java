@@ -402,7 +402,7 @@ public final class FencedConsumerBuilder<K, V> {
      * rolled back.
      *
      * <pre>{@code
-     * .retryHandlerFailures(e -> e instanceof IllegalStateException)
+     * .retryHandlerFailures(e -> e instanceof IllegalStateException) // opt in
      * }</pre>
      */
     public FencedConsumerBuilder<K, V> retryHandlerFailures(Predicate<? super Throwable> retried) {

@@ -24,6 +24,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.awaitility.Awaitility;
+import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -98,7 +99,7 @@ class ConsumerRecoveryIT {
     }
 
     /** Cuts the proxy in the handler of record {@code v-<cutAt>}, on its first attempt only. */
-    private static TransactionalRecordHandler<org.jdbi.v3.core.Handle, String, String> cuttingHandler(
+    private static TransactionalRecordHandler<Handle, String, String> cuttingHandler(
             String topic, CuttableProxy proxy, int cutAt) {
         AtomicBoolean cut = new AtomicBoolean();
         return (handle, record, token) -> {
@@ -292,13 +293,13 @@ class ConsumerRecoveryIT {
                     .cause()
                     .isInstanceOf(RecordHandlingException.class)
                     .hasRootCauseMessage("pricing service down");
-            assertThat(consumer.state()).isEqualTo(ConsumerState.FAILED);
             assertThat(consumer.failure()).isInstanceOf(RecordHandlingException.class);
             assertThat(consumer.retries()).isZero();
             assertThat(appliedRows(topic)).isZero(); // the unit, v-0 to v-7, was rolled back
 
             serviceDown.set(false);
-            CompletableFuture<Void> restarted = consumer.restart();
+            assertThat(consumer.state()).isEqualTo(ConsumerState.FAILED);
+            CompletableFuture<Void> restarted = consumer.restart(); // new Kafka clients, from what was committed
             Awaitility.await()
                     .atMost(Duration.ofSeconds(60))
                     .until(() -> restarted.isDone() || committed(group, topic) == 20);
@@ -315,19 +316,24 @@ class ConsumerRecoveryIT {
         String group = newGroup("recover-opt-in");
         publish(topic, 20);
         AtomicBoolean failedOnce = new AtomicBoolean();
-        try (FencedConsumer<String, String> consumer = FencedConsumer.builder(
-                        new StringDeserializer(), new StringDeserializer())
-                .properties(config(group))
-                .fencePolicy(FencePolicy.STRICT)
+        StringDeserializer keys = new StringDeserializer();
+        StringDeserializer values = new StringDeserializer();
+        Map<String, Object> config = config(group);
+        config.put(FencedConsumerConfig.POLICY_CONFIG, "strict");
+        Jdbi jdbi = postgres.jdbi;
+        TransactionalRecordHandler<Handle, String, String> handler = (handle, record, token) -> {
+            handle.execute("INSERT INTO applied VALUES (?, ?, ?)", topic, record.offset(), record.value());
+            if (record.value().equals("v-7") && failedOnce.compareAndSet(false, true)) {
+                throw new IllegalStateException("pricing service down");
+            }
+        };
+        FencedConsumer<String, String> consumer = FencedConsumer.builder(keys, values)
+                .properties(config) // fencing.retry.* settings, if the defaults do not suit
                 .topics(topic)
-                .retryHandlerFailures(e -> e instanceof IllegalStateException)
-                .transactionalHandler(PostgresWatermarkStore.create(postgres.jdbi), (handle, record, token) -> {
-                    handle.execute("INSERT INTO applied VALUES (?, ?, ?)", topic, record.offset(), record.value());
-                    if (record.value().equals("v-7") && failedOnce.compareAndSet(false, true)) {
-                        throw new IllegalStateException("pricing service down");
-                    }
-                })
-                .build()) {
+                .retryHandlerFailures(e -> e instanceof IllegalStateException) // opt in
+                .transactionalHandler(PostgresWatermarkStore.create(jdbi), handler)
+                .build();
+        try (consumer) {
             CompletableFuture<Void> stopped = consumer.start();
             Awaitility.await()
                     .atMost(Duration.ofSeconds(60))
