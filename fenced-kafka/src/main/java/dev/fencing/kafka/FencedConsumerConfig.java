@@ -144,9 +144,11 @@ public final class FencedConsumerConfig {
     public static final String RETRY_MAX_MS_CONFIG = "fencing.retry.max.ms";
     public static final String RETRY_MAX_MS_DOC = "How long, in milliseconds from its first failure, the consumer"
             + " keeps running again a unit, record or group that transient failures roll back; then it stops"
-            + " with the last failure, as it does at once for any other failure. 0: nothing is retried. The"
-            + " serial consumer does not poll while it waits: keep it below max.poll.interval.ms, or the group"
-            + " expels the member meanwhile (it rejoins and reads its partitions again from the store).";
+            + " with the last failure, as it does at once for any other failure. 0: nothing is retried. While it"
+            + " waits to take its partitions again (the serial consumer after any transient failure, the"
+            + " key-parallel one after one of its poll thread) the consumer does not poll: keep it below"
+            + " max.poll.interval.ms, or the group expels the member meanwhile (it rejoins and reads its"
+            + " partitions again from the store).";
     public static final long DEFAULT_RETRY_MAX_MS = 120_000;
 
     /**
