@@ -171,6 +171,60 @@ class ConsumerRecoveryIT {
         assertThat(committed(group, topic)).isEqualTo(200);
     }
 
+    /**
+     * A plain handler in key-parallel mode keeps its watermarks in memory, loaded from and saved to the store by
+     * the poll thread; the store's connection is cut while records finish above the stored offset. The poll
+     * thread's next save fails; the retry drops the partition's watermarks with it and takes them again from the
+     * store, so the records read again are decided as the first time: handled again (at least once), not refused
+     * as stale by the watermarks they raised themselves (STRICT would refuse them).
+     */
+    @Test
+    void aKeyParallelPlainHandlerIsNotRefusedByWatermarksItsRolledBackRecordsRaised() throws Exception {
+        String topic = newTopic("recover-parallel-plain", 1);
+        String group = newGroup("recover-parallel-plain");
+        publish(topic, 200);
+        AtomicBoolean cut = new AtomicBoolean();
+        try (CuttableProxy proxy = new CuttableProxy(port(postgres.database.jdbcUrl()));
+                FencedConsumer<String, String> consumer = FencedConsumer.builder(
+                                new StringDeserializer(), new StringDeserializer())
+                        .properties(config(group))
+                        .fencePolicy(FencePolicy.STRICT)
+                        .maxConcurrency(4)
+                        .topics(topic)
+                        .watermarkStore(PostgresWatermarkStore.create(through(proxy)))
+                        .handler((record, token) -> {
+                            if (record.value().equals("v-120") && cut.compareAndSet(false, true)) {
+                                proxy.cut(); // on its first handling only: it is handled again after the retry
+                            }
+                            postgres.jdbi.useHandle(h -> h.execute(
+                                    "INSERT INTO applied VALUES (?, ?, ?)", topic, record.offset(), record.value()));
+                        })
+                        .build()) {
+            CompletableFuture<Void> stopped = consumer.start();
+            Awaitility.await()
+                    .atMost(Duration.ofSeconds(60))
+                    .until(() -> stopped.isDone()
+                            || (consumer.state() == ConsumerState.RETRYING && consumer.retries() >= 3));
+            assertThat(stopped).isNotDone();
+            long handledBeforeTheDatabaseCameBack = appliedRows(topic);
+            proxy.heal();
+            Awaitility.await()
+                    .atMost(Duration.ofSeconds(60))
+                    .until(() -> stopped.isDone() || committed(group, topic) == 200);
+            assertThat(stopped).isNotDone();
+            assertThat(appliedRows(topic)).isGreaterThan(handledBeforeTheDatabaseCameBack); // some read again
+        }
+        long distinct =
+                postgres.jdbi.withHandle(h -> h.createQuery("SELECT count(DISTINCT value) FROM applied WHERE topic = ?")
+                        .bind(0, topic)
+                        .mapTo(Long.class)
+                        .one());
+        assertThat(distinct).isEqualTo(200);
+        assertThat(KafkaFixture.size(topic + FencedConsumerConfig.DEAD_LETTER_SUFFIX))
+                .as("records refused")
+                .isZero();
+    }
+
     /** Another member of staff kills the backend of the unit's transaction (57P01) while a record is handled. */
     @Test
     void aSerialConsumerRetriesAUnitWhoseBackendWasTerminated() throws Exception {
