@@ -10,6 +10,7 @@ import dev.fencing.kafka.internal.OffsetCommitter;
 import dev.fencing.kafka.internal.PartitionOwnership;
 import dev.fencing.kafka.internal.RecordStep;
 import dev.fencing.kafka.internal.RecordTransactions;
+import dev.fencing.kafka.internal.RetryPolicy;
 import dev.fencing.kafka.internal.Scheduler;
 import dev.fencing.kafka.internal.SerialScheduler;
 import dev.fencing.kafka.internal.UnitOfWork;
@@ -23,6 +24,8 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
@@ -168,7 +171,9 @@ import org.slf4j.LoggerFactory;
  *       HandlersStillRunningException}). Lost partitions are not committed.
  *   <li>Failure: a handler failure in one key stops the consumer: no further record starts, those running
  *       finish, and offsets are committed up to the failed record (or below it), never past it; {@link #run()}
- *       throws the {@link RecordHandlingException}.
+ *       throws the {@link RecordHandlingException}. A transient failure (below) of one record's transaction or
+ *       group is retried by its worker: the record keeps its key's lane and holds the committed offset below
+ *       it while it waits, and runs again in a new transaction.
  * </ul>
  *
  * <p>Not a {@code ConsumerInterceptor}: Kafka logs and swallows an interceptor's exception and passes the
@@ -180,12 +185,28 @@ import org.slf4j.LoggerFactory;
  * KafkaConsumer}. A deserializer that returns the buffer itself (a {@code ByteBufferDeserializer} of your own)
  * hands the handler a slice of the fetch response: copy what you keep, or the whole response stays in memory.
  *
+ * <p><b>Transient failures are retried</b>, in both modes, for up to {@value
+ * FencedConsumerConfig#RETRY_MAX_MS_CONFIG} (2 minutes by default) from the first failure, waiting {@value
+ * FencedConsumerConfig#RETRY_BACKOFF_MS_CONFIG} (100 ms) doubled per attempt up to {@value
+ * FencedConsumerConfig#RETRY_BACKOFF_MAX_MS_CONFIG} (10 s): the store's database refused or lost the
+ * connection (SQLSTATE class {@code 08}, {@code 57P01}, {@code 57P02}, {@code 57P03}, {@code 53300}, a pool
+ * that found no connection in time) or rolled a transaction back as a deadlock ({@code 40P01}) or a
+ * serialization failure ({@code 40001}), also when a transactional handler's own statement met it. The failed
+ * unit (serial) or record or group (key-parallel) is rolled back and run again from the same records; the serial
+ * consumer first drops its partitions' watermarks from memory and takes them again from the store, so a
+ * watermark that the failed attempt raised cannot refuse the retry; nothing is skipped, nothing is applied twice
+ * (with a transactional handler), and no offset is committed past a record that was not applied. Meanwhile
+ * {@link #state()} is {@link ConsumerState#RETRYING}. A handler's own exception is retried only if {@link
+ * FencedConsumerBuilder#retryHandlerFailures} names it. A consumer with {@link
+ * FencedConsumerBuilder#heapOnlyWatermarksLostOnRestart()} in key-parallel mode retries only in its workers.
+ *
  * <p>Failure: a handler exception or {@code Error} (the unit is rolled back either way), a dead-letter write
  * that fails or exceeds {@value FencedConsumerConfig#DEAD_LETTER_TIMEOUT_MS_CONFIG}, a store that cannot
  * load or save, a missing topic or dead-letter topic at start, or a store behind Kafka stops the loop; {@link
  * #run()} throws it ({@link RecordHandlingException}, {@link DeadLetterException}, {@link
  * WatermarkStoreException}, {@link MissingTopicException}, {@link StoreBehindKafkaException}) and {@link
- * #start()}'s future completes with it. Records are read {@code read_committed} only. With the in-memory store
+ * #start()}'s future completes with it; {@link #state()} is then {@link ConsumerState#FAILED} and {@link
+ * #restart()} starts it again from what was committed. Records are read {@code read_committed} only. With the in-memory store
  * or a plain handler, delivery is at least once: a crash between the handler and the offset commit replays
  * records, and a replayed record with the watermark's token is accepted again.
  *
@@ -197,17 +218,12 @@ import org.slf4j.LoggerFactory;
  * fencing.kafka.records.dead.lettered} (tags {@code group}, {@code topic}, and {@code reason} for dead letters);
  * gauge {@code fencing.kafka.watermarks.held} (tags {@code group}, {@code client}).
  *
- * <p>Thread-safety: {@link #run()} or {@link #start()} once; {@link #close()} and {@link #heldWatermarks()}
- * from any thread. {@code close()} is safe to call twice.
+ * <p>Thread-safety: {@link #run()} or {@link #start()} once (and {@link #restart()} after each failure);
+ * {@link #close()}, {@link #state()} and {@link #heldWatermarks()} from any thread. {@code close()} is safe to
+ * call twice.
  */
 public final class FencedConsumer<K, V> implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(FencedConsumer.class);
-
-    private enum State {
-        NEW,
-        RUNNING,
-        CLOSED
-    }
 
     private final String groupId;
     private final String clientId;
@@ -219,21 +235,21 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
     private final StaleRecordPolicy stalePolicy;
     private final Duration pollTimeout;
     private final Duration closeTimeout;
-    private final KafkaConsumer<ByteBuffer, ByteBuffer> consumer;
-    private final DeadLetterWriter deadLetters;
+    private final ConsumerSettings settings;
+    private final TransactionalRecordHandler<Object, K, V> handler;
+    private final boolean transactional;
+    private final RetryPolicy retry;
     private final ConsumerMeters meters;
 
-    private final OffsetCommitter committer;
-    private final PartitionOwnership ownership;
-    private final Scheduler scheduler; // serial or key-parallel
-    // Owned by the poll thread.
-    // What a rebalance callback threw: Kafka rethrows it from poll() wrapped in its own generic error.
-    private FencedKafkaException rebalanceFailure;
-
     private final Object lock = new Object();
-    private volatile State state = State.NEW;
+    private volatile ConsumerState state = ConsumerState.NEW;
+    // this run's Kafka clients, ownership and scheduler: a restart after a failure makes new ones
+    private volatile Engine engine;
+    private volatile Throwable failure;
     private Thread pollThread;
-    private final CountDownLatch stopped = new CountDownLatch(1);
+    // the poll thread and the key-parallel workers waiting to run again what a transient failure rolled back
+    private final AtomicInteger retrying = new AtomicInteger();
+    private final AtomicLong retries = new AtomicLong();
 
     FencedConsumer(FencedConsumerBuilder<K, V> builder, ConsumerSettings settings) {
         this.groupId = settings.groupId();
@@ -246,71 +262,12 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         this.stalePolicy = settings.staleRecords();
         this.pollTimeout = settings.pollTimeout();
         this.closeTimeout = settings.closeTimeout();
-
-        Map<String, Object> consumerConfig = new HashMap<>(settings.kafka());
-        consumerConfig.put(ConsumerConfig.CLIENT_ID_CONFIG, clientId);
-        consumerConfig.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-        // records of aborted producer transactions must never reach the handler (nor raise a watermark)
-        consumerConfig.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-        // where neither the store nor the group has an offset (a new group, an offset the log no longer holds),
-        // Kafka's own default (latest) would skip every record already there without a trace
-        consumerConfig.putIfAbsent(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-        // ByteBufferDeserializer hands over the fetched bytes in place: no copy before the fence check, and the
-        // handler's deserializers read the same bytes (their ByteBuffer method) once
-        this.consumer = new KafkaConsumer<>(consumerConfig, new ByteBufferDeserializer(), new ByteBufferDeserializer());
-        this.deadLetters = new DeadLetterWriter(
-                groupId,
-                clientId,
-                settings.deadLetterTopic(),
-                settings.deadLetterTimeout(),
-                settings.kafka(),
-                settings.deadLetterProducer(),
-                // key-parallel workers await each dead letter at once: a linger would only delay them
-                settings.maxConcurrency() > 1 ? Duration.ZERO : DeadLetterWriter.BATCHED_LINGER);
-        this.committer = new OffsetCommitter(consumer, clientId, store == null);
-        this.ownership = new PartitionOwnership(groupId, store, consumer, committer);
+        this.settings = settings;
+        this.handler = builder.handler;
+        this.transactional = builder.transactional;
+        this.retry = settings.retry();
         this.meters = new ConsumerMeters(builder.meterRegistry, groupId, clientId, this::heldWatermarks);
-        this.scheduler = settings.maxConcurrency() > 1
-                ? keyParallel(builder, settings)
-                : new SerialScheduler<>(
-                        new UnitOfWork<>(
-                                settings,
-                                store,
-                                new RecordStep<>(
-                                        settings,
-                                        builder.handler,
-                                        keyDeserializer,
-                                        valueDeserializer,
-                                        deadLetters::send), // awaited before the unit's save
-                                builder.transactional,
-                                consumer,
-                                this::poll,
-                                () -> state == State.RUNNING,
-                                ownership,
-                                committer,
-                                deadLetters,
-                                meters),
-                        ownership);
-    }
-
-    private Scheduler keyParallel(FencedConsumerBuilder<K, V> builder, ConsumerSettings settings) {
-        @SuppressWarnings("unchecked") // the builder checked: the store the transactional handler joins
-        RecordTransactions<Object> transactions = builder.transactional ? (RecordTransactions<Object>) store : null;
-        RecordStep<K, V> step = new RecordStep<>(
-                settings,
-                builder.handler,
-                keyDeserializer,
-                valueDeserializer,
-                deadLetters::sendAndAwait); // acknowledged before the record counts as finished
-        return new KeyParallelRunner<>(
-                settings,
-                store,
-                builder.transactional,
-                new KeyParallelWorker<>(settings, step, transactions),
-                consumer,
-                ownership,
-                committer,
-                meters);
+        this.engine = new Engine();
     }
 
     /** A builder for a consumer whose handler sees keys and values made by these deserializers. */
@@ -331,12 +288,13 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
     public void checkTopics() {
         synchronized (lock) {
             requireNew();
-            requireTopicsExist();
+            engine.requireTopicsExist();
         }
     }
 
     /**
      * Subscribes and polls on the calling thread until {@link #close()} is called or a failure stops it.
+     * Transient failures ({@value FencedConsumerConfig#RETRY_MAX_MS_CONFIG}) are retried meanwhile.
      *
      * @throws IllegalStateException if already started or closed
      * @throws RecordHandlingException if the handler threw
@@ -344,10 +302,12 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
      * @throws WatermarkStoreException if the store could not load or save
      */
     public void run() {
+        Engine run;
         synchronized (lock) {
             requireNew();
-            state = State.RUNNING;
+            state = ConsumerState.RUNNING;
             pollThread = Thread.currentThread();
+            run = engine;
         }
         LOG.info(
                 "fenced consumer {} of group {} starting on {} (store {}, policy {}, stale records {})",
@@ -357,20 +317,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
                 store == null ? "none: this consumer's heap" : store.getClass().getSimpleName(),
                 policy,
                 stalePolicy.configValue());
-        try {
-            deadLetters.open();
-            requireTopicsExist();
-            consumer.subscribe(topics, new Rebalance());
-            while (state == State.RUNNING) {
-                scheduler.handle(poll(scheduler.pollTimeout(pollTimeout)));
-            }
-        } catch (WakeupException e) {
-            if (state == State.RUNNING) {
-                throw e;
-            }
-        } finally {
-            shutDown();
-        }
+        run.run();
     }
 
     /**
@@ -387,7 +334,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
                         run();
                         done.complete(null);
                     } catch (Throwable e) {
-                        if (state == State.CLOSED && e instanceof IllegalStateException && pollThread == null) {
+                        if (state == ConsumerState.CLOSED && e instanceof IllegalStateException && pollThread == null) {
                             done.complete(null); // closed before the thread got to run
                         } else {
                             done.completeExceptionally(e);
@@ -400,9 +347,54 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         return done;
     }
 
+    /**
+     * Starts a consumer that a failure stopped ({@link ConsumerState#FAILED}) again, as {@link #start()} does:
+     * with new Kafka clients, from what the store (or, without one, Kafka) committed, in the same group and with
+     * the same handler, deserializers and settings. Nothing of the failed run is kept: its unit (or its records
+     * in flight) was rolled back or not committed, and is read again. If the failure was the handler's, it
+     * will most likely fail again on the same record.
+     *
+     * @return completes when the restarted loop ends, as {@link #start()}'s
+     * @throws IllegalStateException unless the consumer is {@link ConsumerState#FAILED} (a running consumer
+     *     needs no restart; a closed one stays closed)
+     */
+    public CompletableFuture<Void> restart() {
+        synchronized (lock) {
+            if (state != ConsumerState.FAILED) {
+                throw new IllegalStateException(
+                        "consumer " + clientId + " of group " + groupId + " is " + state + ", not FAILED");
+            }
+            engine = new Engine();
+            failure = null;
+            pollThread = null;
+            state = ConsumerState.NEW;
+        }
+        LOG.info("fenced consumer {} of group {} restarts", clientId, groupId);
+        return start();
+    }
+
+    /**
+     * What the consumer is doing now: {@link ConsumerState#RETRYING} while a unit, record or group that a
+     * transient failure rolled back waits to run again (until it has). Any thread.
+     */
+    public ConsumerState state() {
+        ConsumerState now = state;
+        return now == ConsumerState.RUNNING && retrying.get() > 0 ? ConsumerState.RETRYING : now;
+    }
+
+    /** The failure that stopped the consumer ({@link ConsumerState#FAILED}), else null. Any thread. */
+    public Throwable failure() {
+        return failure;
+    }
+
+    /** Attempts run again after transient (or retried handler) failures since the consumer was built. */
+    public long retries() {
+        return retries.get();
+    }
+
     /** Number of watermarks held in memory now: the keys of the partitions this consumer owns. */
     public int heldWatermarks() {
-        return scheduler.watermarksHeld();
+        return engine.scheduler.watermarksHeld();
     }
 
     /**
@@ -412,12 +404,12 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
      * serial consumer.
      */
     public int recordsInFlight() {
-        return scheduler.recordsHeld();
+        return engine.scheduler.recordsHeld();
     }
 
     /** The partitions this consumer owns now (as of its last rebalance); empty before it joins. */
     public Set<TopicPartition> assignment() {
-        return ownership.assignment();
+        return engine.ownership.assignment();
     }
 
     /** The client id, also the name of the thread {@link #start()} makes. */
@@ -428,28 +420,36 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
     /**
      * Stops polling after the current record's batch is committed, leaves the group and waits up to
      * {@value FencedConsumerConfig#CLOSE_TIMEOUT_MS_CONFIG} for that. Safe to call twice and from any thread,
-     * including from the handler.
+     * including from the handler. A consumer waiting to retry stops waiting.
      */
     @Override
     public void close() {
-        State previous;
+        ConsumerState previous;
+        Engine run;
         synchronized (lock) {
             previous = state;
-            state = State.CLOSED;
+            state = ConsumerState.CLOSED;
+            run = engine;
+            lock.notifyAll(); // a poll thread backing off
         }
-        if (previous == State.NEW) {
-            shutDown();
+        if (previous == ConsumerState.NEW) {
+            run.shutDown();
+            closeDeserializers();
+            return;
+        }
+        if (previous == ConsumerState.FAILED) {
+            closeDeserializers(); // the rest went when it failed
             return;
         }
         if (Thread.currentThread() == pollThread) {
             return;
         }
-        consumer.wakeup();
-        if (scheduler.isWorkerThread()) {
+        run.consumer.wakeup();
+        if (run.scheduler.isWorkerThread()) {
             return; // a handler: the poll thread's drain waits for this very record, so waiting here would stall
         }
         try {
-            if (!stopped.await(closeTimeout.toMillis(), TimeUnit.MILLISECONDS)) {
+            if (!run.stopped.await(closeTimeout.toMillis(), TimeUnit.MILLISECONDS)) {
                 LOG.warn("fenced consumer {} of group {} did not stop within {}", clientId, groupId, closeTimeout);
             }
         } catch (InterruptedException e) {
@@ -457,25 +457,9 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         }
     }
 
-    /**
-     * Releases everything, each step bounded by {@code closeTimeout} and none of them able to stop the others
-     * or to replace the loop's own failure: it never throws.
-     */
-    private void shutDown() {
-        try {
-            scheduler.close();
-            committer.commitFinal(closeTimeout);
-            quietly("the Kafka consumer", () -> consumer.close(CloseOptions.timeout(closeTimeout)));
-        } catch (RuntimeException e) {
-            LOG.warn("closing Kafka consumer {} failed: {}", clientId, e.toString());
-        } finally {
-            quietly("the dead-letter producer", () -> deadLetters.close(closeTimeout));
-            quietly("the key deserializer", keyDeserializer::close);
-            quietly("the value deserializer", valueDeserializer::close);
-            ownership.clear();
-            stopped.countDown();
-            LOG.info("fenced consumer {} of group {} stopped", clientId, groupId);
-        }
+    private void closeDeserializers() {
+        quietly("the key deserializer", keyDeserializer::close);
+        quietly("the value deserializer", valueDeserializer::close);
     }
 
     private void quietly(String what, Runnable close) {
@@ -486,90 +470,326 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         }
     }
 
-    /** {@code consumer.poll}, except that a failure of our rebalance callback is thrown as itself. */
-    private ConsumerRecords<ByteBuffer, ByteBuffer> poll(Duration timeout) {
-        try {
-            return consumer.poll(timeout);
-        } catch (KafkaException e) {
-            FencedKafkaException failure = rebalanceFailure;
-            if (failure != null) {
-                rebalanceFailure = null;
-                throw failure;
-            }
-            throw e;
-        }
-    }
-
     private void requireNew() {
-        if (state != State.NEW) {
+        if (state != ConsumerState.NEW) {
             throw new IllegalStateException("consumer " + clientId + " of group " + groupId + " is " + state);
         }
     }
 
     /**
-     * Fails at once when a subscribed topic or a dead-letter topic is missing: otherwise the first refused
-     * record would block its dead-letter write for {@code max.block.ms} and then stop the consumer.
+     * Waits {@code nanos}, or until the consumer closes; returns whether it is still running. Poll thread.
      */
-    private void requireTopicsExist() {
-        Set<String> existing = consumer.listTopics().keySet();
-        for (String topic : topics) {
-            if (!existing.contains(topic)) {
-                throw new MissingTopicException(
-                        topic, "it is subscribed by group " + groupId, deadLetters.bootstrapServers());
+    private boolean backOff(long nanos) {
+        long deadline = System.nanoTime() + nanos;
+        synchronized (lock) {
+            try {
+                while (state == ConsumerState.RUNNING) {
+                    long left = deadline - System.nanoTime();
+                    if (left <= 0) {
+                        return true;
+                    }
+                    lock.wait(Math.max(1, left / 1_000_000));
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
             }
-            String deadLetterOf = deadLetters.topicFor(topic);
-            if (!existing.contains(deadLetterOf)) {
-                throw new MissingTopicException(
-                        deadLetterOf,
-                        "it is the dead-letter topic of " + topic + " for group " + groupId,
-                        deadLetters.bootstrapServers());
-            }
+            return false;
         }
     }
 
-    private final class Rebalance implements ConsumerRebalanceListener {
-        @Override
-        public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
-            try {
-                release(partitions, true);
-            } finally {
-                ownership.release(partitions, true);
-            }
+    /** One run of the loop: its Kafka clients, the partitions it owns, and the mode that handles records. */
+    private final class Engine {
+        final KafkaConsumer<ByteBuffer, ByteBuffer> consumer;
+        final DeadLetterWriter deadLetters;
+        final OffsetCommitter committer;
+        final PartitionOwnership ownership;
+        final Scheduler scheduler; // serial or key-parallel
+        final CountDownLatch stopped = new CountDownLatch(1);
+        // Owned by the poll thread.
+        // What a rebalance callback threw: Kafka rethrows it from poll() wrapped in its own generic error.
+        private FencedKafkaException rebalanceFailure;
+        private boolean recovering; // a rolled-back attempt waits to be run again: counted in retrying
+
+        Engine() {
+            Map<String, Object> consumerConfig = new HashMap<>(settings.kafka());
+            consumerConfig.put(ConsumerConfig.CLIENT_ID_CONFIG, clientId);
+            consumerConfig.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+            // records of aborted producer transactions must never reach the handler (nor raise a watermark)
+            consumerConfig.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+            // where neither the store nor the group has an offset (a new group, an offset the log no longer
+            // holds), Kafka's own default (latest) would skip every record already there without a trace
+            consumerConfig.putIfAbsent(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+            // ByteBufferDeserializer hands over the fetched bytes in place: no copy before the fence check, and
+            // the handler's deserializers read the same bytes (their ByteBuffer method) once
+            this.consumer =
+                    new KafkaConsumer<>(consumerConfig, new ByteBufferDeserializer(), new ByteBufferDeserializer());
+            this.deadLetters = new DeadLetterWriter(
+                    groupId,
+                    clientId,
+                    settings.deadLetterTopic(),
+                    settings.deadLetterTimeout(),
+                    settings.kafka(),
+                    settings.deadLetterProducer(),
+                    // key-parallel workers await each dead letter at once: a linger would only delay them
+                    settings.maxConcurrency() > 1 ? Duration.ZERO : DeadLetterWriter.BATCHED_LINGER);
+            this.committer = new OffsetCommitter(consumer, clientId, store == null);
+            this.ownership = new PartitionOwnership(groupId, store, consumer, committer);
+            this.scheduler = settings.maxConcurrency() > 1
+                    ? keyParallel()
+                    : new SerialScheduler<>(
+                            new UnitOfWork<>(
+                                    settings,
+                                    store,
+                                    new RecordStep<>(
+                                            settings,
+                                            handler,
+                                            keyDeserializer,
+                                            valueDeserializer,
+                                            deadLetters::send), // awaited before the unit's save
+                                    transactional,
+                                    consumer,
+                                    this::poll,
+                                    () -> state == ConsumerState.RUNNING,
+                                    ownership,
+                                    committer,
+                                    deadLetters,
+                                    meters),
+                            ownership);
         }
 
-        @Override
-        public void onPartitionsLost(Collection<TopicPartition> partitions) {
-            try {
-                release(partitions, false);
-            } finally {
-                ownership.release(partitions, false);
-            }
+        private Scheduler keyParallel() {
+            @SuppressWarnings("unchecked") // the builder checked: the store the transactional handler joins
+            RecordTransactions<Object> transactions = transactional ? (RecordTransactions<Object>) store : null;
+            RecordStep<K, V> step = new RecordStep<>(
+                    settings,
+                    handler,
+                    keyDeserializer,
+                    valueDeserializer,
+                    deadLetters::sendAndAwait); // acknowledged before the record counts as finished
+            return new KeyParallelRunner<>(
+                    settings,
+                    store,
+                    transactional,
+                    new KeyParallelWorker<>(settings, step, transactions, retrying, retries),
+                    consumer,
+                    ownership,
+                    committer,
+                    meters);
         }
 
-        /** Nothing of these partitions runs once this returns, or the consumer stops. */
-        private void release(Collection<TopicPartition> partitions, boolean commit) {
+        void run() {
+            Throwable failed = null;
             try {
-                scheduler.release(partitions, commit);
-            } catch (FencedKafkaException e) {
-                rebalanceFailure = e;
+                deadLetters.open();
+                requireTopicsExist();
+                consumer.subscribe(topics, new Rebalance());
+                RetryPolicy.Attempts attempts = retry.attempts();
+                long progress = ownership.progress();
+                while (state == ConsumerState.RUNNING) {
+                    try {
+                        scheduler.handle(poll(scheduler.pollTimeout(pollTimeout)));
+                    } catch (RuntimeException e) {
+                        if (state != ConsumerState.RUNNING
+                                || scheduler.isFinal(e)
+                                || (store == null && settings.maxConcurrency() > 1)) {
+                            throw e;
+                        }
+                        recover(e, attempts);
+                        progress = ownership.progress();
+                        continue;
+                    }
+                    if (recovering && ownership.progress() != progress) {
+                        // what was rolled back has run again and committed: a new failure starts a new run
+                        recovering = false;
+                        retrying.decrementAndGet();
+                        attempts.reset();
+                        LOG.info("fenced consumer {} of group {} recovered", clientId, groupId);
+                    }
+                }
+            } catch (WakeupException e) {
+                if (state == ConsumerState.RUNNING) {
+                    failed = e;
+                    throw e;
+                }
+            } catch (RuntimeException | Error e) {
+                failed = e;
                 throw e;
+            } finally {
+                if (recovering) {
+                    recovering = false;
+                    retrying.decrementAndGet();
+                }
+                shutDown();
+                boolean closed;
+                synchronized (lock) {
+                    closed = state == ConsumerState.CLOSED;
+                    if (!closed) {
+                        state = ConsumerState.FAILED;
+                        failure = failed;
+                    }
+                }
+                if (closed) {
+                    closeDeserializers();
+                }
+                stopped.countDown();
             }
         }
 
-        @Override
-        public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+        /**
+         * After a transient failure on the poll thread: the serial unit was rolled back, the key-parallel
+         * records running finish and none starts; every owned partition is dropped from memory (its watermarks
+         * too) and, after the back-off, taken again from the store, where the consumer reads on. Throws the
+         * failure if it is not retried, or once {@value FencedConsumerConfig#RETRY_MAX_MS_CONFIG} has passed.
+         */
+        private void recover(RuntimeException first, RetryPolicy.Attempts attempts) {
+            RuntimeException failure = first;
+            long wait = attempts.next(failure);
+            if (wait < 0) {
+                throw failure;
+            }
+            if (!recovering) {
+                recovering = true;
+                retrying.incrementAndGet();
+            }
+            Set<TopicPartition> owned = consumer.assignment();
+            Map<TopicPartition, Long> rewind = ownership.rewindPoints();
+            scheduler.release(owned, false);
+            ownership.release(owned, false);
+            while (true) {
+                retries.incrementAndGet();
+                LOG.warn(
+                        "fenced consumer {} of group {}: {} (attempt {}); its partitions {} are read again from the"
+                                + " store in {} ms",
+                        clientId,
+                        groupId,
+                        failure.toString(),
+                        attempts.failures(),
+                        owned,
+                        wait / 1_000_000);
+                if (!backOff(wait)) {
+                    return; // closed meanwhile
+                }
+                try {
+                    ownership.assign(owned);
+                    scheduler.assigned(owned);
+                    ownership.rewind(owned, rewind);
+                    consumer.resume(consumer.paused());
+                    return;
+                } catch (RuntimeException e) {
+                    ownership.release(owned, false);
+                    if (state != ConsumerState.RUNNING) {
+                        return;
+                    }
+                    failure = e;
+                    wait = attempts.next(failure);
+                    if (wait < 0) {
+                        throw failure;
+                    }
+                }
+            }
+        }
+
+        /**
+         * Releases everything, each step bounded by {@code closeTimeout} and none of them able to stop the
+         * others or to replace the loop's own failure: it never throws. The deserializers stay open until the
+         * consumer is closed (a restart uses them again).
+         */
+        void shutDown() {
             try {
-                ownership.assign(partitions);
-                scheduler.assigned(partitions);
-            } catch (FencedKafkaException e) {
-                rebalanceFailure = e;
-                throw e;
-            } catch (KafkaException e) {
-                throw e; // wakeup, or Kafka's own failure: poll() throws it as it is
+                scheduler.close();
+                committer.commitFinal(closeTimeout);
+                quietly("the Kafka consumer", () -> consumer.close(CloseOptions.timeout(closeTimeout)));
             } catch (RuntimeException e) {
-                rebalanceFailure = new WatermarkStoreException(
-                        "could not load the watermarks of " + partitions + " for group " + groupId + ": " + e, e);
-                throw rebalanceFailure;
+                LOG.warn("closing Kafka consumer {} failed: {}", clientId, e.toString());
+            } finally {
+                quietly("the dead-letter producer", () -> deadLetters.close(closeTimeout));
+                ownership.clear();
+                LOG.info("fenced consumer {} of group {} stopped", clientId, groupId);
+            }
+        }
+
+        /** {@code consumer.poll}, except that a failure of our rebalance callback is thrown as itself. */
+        private ConsumerRecords<ByteBuffer, ByteBuffer> poll(Duration timeout) {
+            ConsumerRecords<ByteBuffer, ByteBuffer> records;
+            try {
+                records = consumer.poll(timeout);
+            } catch (KafkaException e) {
+                FencedKafkaException failure = rebalanceFailure;
+                if (failure != null) {
+                    rebalanceFailure = null;
+                    throw failure;
+                }
+                throw e;
+            }
+            ownership.polled(records);
+            return records;
+        }
+
+        /**
+         * Fails at once when a subscribed topic or a dead-letter topic is missing: otherwise the first refused
+         * record would block its dead-letter write for {@code max.block.ms} and then stop the consumer.
+         */
+        void requireTopicsExist() {
+            Set<String> existing = consumer.listTopics().keySet();
+            for (String topic : topics) {
+                if (!existing.contains(topic)) {
+                    throw new MissingTopicException(
+                            topic, "it is subscribed by group " + groupId, deadLetters.bootstrapServers());
+                }
+                String deadLetterOf = deadLetters.topicFor(topic);
+                if (!existing.contains(deadLetterOf)) {
+                    throw new MissingTopicException(
+                            deadLetterOf,
+                            "it is the dead-letter topic of " + topic + " for group " + groupId,
+                            deadLetters.bootstrapServers());
+                }
+            }
+        }
+
+        private final class Rebalance implements ConsumerRebalanceListener {
+            @Override
+            public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+                try {
+                    release(partitions, true);
+                } finally {
+                    ownership.release(partitions, true);
+                }
+            }
+
+            @Override
+            public void onPartitionsLost(Collection<TopicPartition> partitions) {
+                try {
+                    release(partitions, false);
+                } finally {
+                    ownership.release(partitions, false);
+                }
+            }
+
+            /** Nothing of these partitions runs once this returns, or the consumer stops. */
+            private void release(Collection<TopicPartition> partitions, boolean commit) {
+                try {
+                    scheduler.release(partitions, commit);
+                } catch (FencedKafkaException e) {
+                    rebalanceFailure = e;
+                    throw e;
+                }
+            }
+
+            @Override
+            public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+                try {
+                    ownership.assign(partitions);
+                    scheduler.assigned(partitions);
+                } catch (FencedKafkaException e) {
+                    rebalanceFailure = e;
+                    throw e;
+                } catch (KafkaException e) {
+                    throw e; // wakeup, or Kafka's own failure: poll() throws it as it is
+                } catch (RuntimeException e) {
+                    rebalanceFailure = new WatermarkStoreException(
+                            "could not load the watermarks of " + partitions + " for group " + groupId + ": " + e, e);
+                    throw rebalanceFailure;
+                }
             }
         }
     }

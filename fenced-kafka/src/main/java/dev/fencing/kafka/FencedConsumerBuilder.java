@@ -6,6 +6,7 @@ import dev.fencing.kafka.internal.FencedRowUnits;
 import dev.fencing.kafka.internal.FencingSetting;
 import dev.fencing.kafka.internal.FencingSettings;
 import dev.fencing.kafka.internal.RecordTransactions;
+import dev.fencing.kafka.internal.RetryPolicy;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -16,6 +17,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Predicate;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.serialization.Deserializer;
@@ -42,6 +44,7 @@ public final class FencedConsumerBuilder<K, V> {
     private final Map<FencingSetting<?>, Object> fencing = new HashMap<>(); // given fencing.* values
     private String policyKey; // which of fencing.policy / fencing.strict set it, to refuse both
     MeterRegistry meterRegistry; // null: no meters
+    private Predicate<? super Throwable> retriedHandlerFailures = failure -> false;
 
     FencedConsumerBuilder(Deserializer<K> keyDeserializer, Deserializer<V> valueDeserializer) {
         this.keyDeserializer = Objects.requireNonNull(keyDeserializer, "keyDeserializer");
@@ -365,6 +368,49 @@ public final class FencedConsumerBuilder<K, V> {
     }
 
     /**
+     * Back-off between attempts after transient failures: {@value FencedConsumerConfig#RETRY_BACKOFF_MS_CONFIG}
+     * ({@code initial}) and {@value FencedConsumerConfig#RETRY_BACKOFF_MAX_MS_CONFIG} ({@code max}). {@value
+     * FencedConsumerConfig#RETRY_BACKOFF_MS_DOC}
+     *
+     * @throws IllegalArgumentException if either is not positive, or {@code max} is below {@code initial}
+     */
+    public FencedConsumerBuilder<K, V> retryBackoff(Duration initial, Duration max) {
+        Objects.requireNonNull(initial, "initial");
+        Objects.requireNonNull(max, "max");
+        if (max.compareTo(initial) < 0) {
+            throw new IllegalArgumentException("retryBackoff: max " + max + " is below initial " + initial);
+        }
+        set(FencingSettings.RETRY_BACKOFF, initial);
+        return set(FencingSettings.RETRY_BACKOFF_MAX, max);
+    }
+
+    /**
+     * {@value FencedConsumerConfig#RETRY_MAX_MS_CONFIG}: {@value FencedConsumerConfig#RETRY_MAX_MS_DOC}
+     *
+     * @throws IllegalArgumentException if {@code time} is negative
+     */
+    public FencedConsumerBuilder<K, V> retryMaxTime(Duration time) {
+        return set(FencingSettings.RETRY_MAX_TIME, time);
+    }
+
+    /**
+     * Retries the handler's own failures that {@code retried} accepts (it is given what the handler threw; an
+     * {@code Error} is never retried), with the back-off of transient store failures. By default a handler
+     * failure stops the consumer, except, in a transactional handler, a transient failure of the store's
+     * database (its statements run in the store's transaction). With a plain handler a retried record is
+     * handled again: its first attempt's effects stay, as after a crash. With a transactional handler they were
+     * rolled back.
+     *
+     * <pre>{@code
+     * .retryHandlerFailures(e -> e instanceof IllegalStateException) // opt in
+     * }</pre>
+     */
+    public FencedConsumerBuilder<K, V> retryHandlerFailures(Predicate<? super Throwable> retried) {
+        this.retriedHandlerFailures = Objects.requireNonNull(retried, "retried");
+        return this;
+    }
+
+    /**
      * Counts records and watermarks in this registry (the meters are listed in the {@link FencedConsumer}
      * javadoc). Without one the consumer counts nothing; it never registers in Micrometer's global registry
      * unasked.
@@ -443,6 +489,12 @@ public final class FencedConsumerBuilder<K, V> {
                                 + " maxConcurrency(1)");
             }
         }
+        if (get(FencingSettings.RETRY_BACKOFF_MAX).compareTo(get(FencingSettings.RETRY_BACKOFF)) < 0) {
+            throw new IllegalStateException(FencedConsumerConfig.RETRY_BACKOFF_MAX_MS_CONFIG + "="
+                    + get(FencingSettings.RETRY_BACKOFF_MAX).toMillis() + " is below "
+                    + FencedConsumerConfig.RETRY_BACKOFF_MS_CONFIG + "="
+                    + get(FencingSettings.RETRY_BACKOFF).toMillis());
+        }
         String clientId = kafka.containsKey(ConsumerConfig.CLIENT_ID_CONFIG)
                 ? String.valueOf(kafka.get(ConsumerConfig.CLIENT_ID_CONFIG))
                 : "fenced-consumer-" + INSTANCES.incrementAndGet();
@@ -464,7 +516,13 @@ public final class FencedConsumerBuilder<K, V> {
                 maxConcurrency,
                 get(FencingSettings.MAX_IN_FLIGHT_PER_PARTITION),
                 get(FencingSettings.GROUP_MAX_RECORDS),
-                get(FencingSettings.GROUP_MAX_TIME));
+                get(FencingSettings.GROUP_MAX_TIME),
+                new RetryPolicy(
+                        get(FencingSettings.RETRY_BACKOFF),
+                        get(FencingSettings.RETRY_BACKOFF_MAX),
+                        get(FencingSettings.RETRY_MAX_TIME),
+                        transactional,
+                        retriedHandlerFailures));
         return new FencedConsumer<>(this, settings);
     }
 

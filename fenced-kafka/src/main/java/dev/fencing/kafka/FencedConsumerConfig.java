@@ -126,6 +126,31 @@ public final class FencedConsumerConfig {
             + " timeout.";
     public static final long DEFAULT_GROUP_MAX_MS = 500;
 
+    public static final String RETRY_BACKOFF_MS_CONFIG = "fencing.retry.backoff.ms";
+    public static final String RETRY_BACKOFF_MS_DOC = "First wait, in milliseconds, before a unit (serial), record"
+            + " or commit group (key-parallel) that a transient failure rolled back is run again from the same"
+            + " records; doubled after each failure up to fencing.retry.backoff.max.ms. Transient: the store's"
+            + " database lost or refused the connection (SQLSTATE class 08, 57P01, 57P02, 57P03, 53300, a pool"
+            + " that found no connection in time), or rolled the transaction back as a deadlock (40P01) or a"
+            + " serialization failure (40001); inside a transactional handler too. A handler's own failure is"
+            + " retried only if FencedConsumerBuilder.retryHandlerFailures names it.";
+    public static final long DEFAULT_RETRY_BACKOFF_MS = 100;
+
+    public static final String RETRY_BACKOFF_MAX_MS_CONFIG = "fencing.retry.backoff.max.ms";
+    public static final String RETRY_BACKOFF_MAX_MS_DOC = "Longest wait between two attempts of a unit, record or"
+            + " group after transient failures, in milliseconds (the back-off doubles up to it).";
+    public static final long DEFAULT_RETRY_BACKOFF_MAX_MS = 10_000;
+
+    public static final String RETRY_MAX_MS_CONFIG = "fencing.retry.max.ms";
+    public static final String RETRY_MAX_MS_DOC = "How long, in milliseconds from its first failure, the consumer"
+            + " keeps running again a unit, record or group that transient failures roll back; then it stops"
+            + " with the last failure, as it does at once for any other failure. 0: nothing is retried. While it"
+            + " waits to take its partitions again (the serial consumer after any transient failure, the"
+            + " key-parallel one after one of its poll thread) the consumer does not poll: keep it below"
+            + " max.poll.interval.ms, or the group expels the member meanwhile (it rejoins and reads its"
+            + " partitions again from the store).";
+    public static final long DEFAULT_RETRY_MAX_MS = 120_000;
+
     /**
      * Prefix for settings of the producer that writes dead letters, for example {@code
      * fencing.dead.letter.producer.compression.type=lz4}. It gets {@code bootstrap.servers} and the security

@@ -16,6 +16,7 @@ import java.util.Map;
  * @param groupMaxRecords key-parallel with a transactional handler: records per commit group (1: a transaction
  *     per record)
  * @param groupMaxTime key-parallel with a transactional handler: how long a commit group runs records
+ * @param retry which failures are retried, and how
  */
 public record ConsumerSettings(
         String groupId,
@@ -35,7 +36,8 @@ public record ConsumerSettings(
         int maxConcurrency,
         int maxInFlightPerPartition,
         int groupMaxRecords,
-        Duration groupMaxTime) {
+        Duration groupMaxTime,
+        RetryPolicy retry) {
     public ConsumerSettings {
         topics = List.copyOf(topics);
         kafka = Map.copyOf(kafka);

@@ -124,6 +124,26 @@ public final class FencingSettings {
             FencedConsumerConfig.DEFAULT_GROUP_MAX_MS,
             FencedConsumerConfig.GROUP_MAX_MS_DOC));
 
+    public static final FencingSetting<Duration> RETRY_BACKOFF = define(millis(
+            FencedConsumerConfig.RETRY_BACKOFF_MS_CONFIG,
+            "retryBackoff",
+            FencedConsumerConfig.DEFAULT_RETRY_BACKOFF_MS,
+            FencedConsumerConfig.RETRY_BACKOFF_MS_DOC));
+
+    public static final FencingSetting<Duration> RETRY_BACKOFF_MAX = define(millis(
+            FencedConsumerConfig.RETRY_BACKOFF_MAX_MS_CONFIG,
+            "retryBackoff",
+            FencedConsumerConfig.DEFAULT_RETRY_BACKOFF_MAX_MS,
+            FencedConsumerConfig.RETRY_BACKOFF_MAX_MS_DOC));
+
+    public static final FencingSetting<Duration> RETRY_MAX_TIME = define(new FencingSetting<>(
+            FencedConsumerConfig.RETRY_MAX_MS_CONFIG,
+            "retryMaxTime",
+            Duration.ofMillis(FencedConsumerConfig.DEFAULT_RETRY_MAX_MS),
+            (k, raw) -> raw instanceof Duration d ? d : Duration.ofMillis(whole(k, raw)),
+            d -> d.isNegative() ? "must be >= 0, got " + d : null, // 0: nothing is retried
+            FencedConsumerConfig.RETRY_MAX_MS_DOC));
+
     private FencingSettings() {}
 
     /** The setting of a key, or null. */

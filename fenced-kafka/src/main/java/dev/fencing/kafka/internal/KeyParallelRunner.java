@@ -42,9 +42,9 @@ import org.slf4j.LoggerFactory;
  * transaction that locks each of their keys once, decides and runs the records one after the other (for at most
  * {@code groupMaxTime}; records left over go back to the front of their lanes), writes the keys' tokens and
  * applied offsets in one statement and commits. Only then are its records finished and its lanes let go. A
- * group the store rolls back (a deadlock, a serialization failure, a key another member created meanwhile, or a
- * handler that threw) is rerun record by record, each in a transaction of its own; a record's own transaction
- * below is a group of one.
+ * group the store rolls back (a deadlock, a serialization failure, a lost connection, a key another member
+ * created meanwhile, or a handler that threw) is rerun record by record, each in a transaction of its own; a
+ * record's own transaction below is a group of one.
  *
  * <p><b>Why a crash neither applies a record twice nor skips one</b> (transactional handler, {@code
  * PostgresWatermarkStore}). Three facts hold at every moment:
@@ -84,6 +84,17 @@ import org.slf4j.LoggerFactory;
  * its last save, which is saved every commit interval and as soon as it runs {@code
  * fencing.max.in.flight.per.partition} records ahead: at most about twice that window plus two polls per
  * partition.
+ *
+ * <p><b>Retries keep the three facts.</b> A record whose transaction a transient failure rolled back (the store's
+ * connection lost, a deadlock, a serialization failure; {@code RetryPolicy}), and every record of a commit group
+ * so rolled back (rerun one by one), is run again by the worker that holds it: it stays running in its lane,
+ * unfinished, while it waits (1 and 3: the key's later records wait behind it and the frontier stays below it),
+ * and each attempt is a new transaction that locks the key's row and decides against what is stored (2). So an
+ * attempt whose COMMIT reached the server but whose answer was lost with the connection is found applied by the
+ * next attempt ({@code APPLIED_BEFORE}), not applied twice; a record whose wait is cancelled (revocation, loss,
+ * close, or a failure elsewhere) stays unfinished, as a crash would leave it. A failure on the poll thread (the
+ * store's progress commit, a watermark load) drops every partition without committing and takes it again from
+ * the store, exactly as a lost partition that comes back: nothing of what the store lacks is assumed done.
  *
  * <p>With a plain handler the fence decision uses the partition's watermarks table in memory (loaded lazily
  * from the store by {@link MissingWatermarks}); a record's raised watermark is handed to the store only with
@@ -278,6 +289,8 @@ public final class KeyParallelRunner<K, V> implements Scheduler {
         }
         try {
             worker.processGroup(group, System.nanoTime() + groupMaxNanos);
+        } catch (KeyParallelWorker.RetryCancelled e) {
+            // its partition was cancelled while a record waited to run again: what did not finish stays so
         } catch (FencedKafkaException e) {
             fail(e);
             group.forEach(t -> t.lane().owner.cancel());
@@ -321,6 +334,9 @@ public final class KeyParallelRunner<K, V> implements Scheduler {
             }
             try {
                 worker.process(p, item);
+            } catch (KeyParallelWorker.RetryCancelled e) {
+                p.abandoned(item); // its partition was cancelled while it waited to run again: not a failure
+                return;
             } catch (FencedKafkaException e) {
                 p.abandoned(item);
                 fail(e);
@@ -399,6 +415,12 @@ public final class KeyParallelRunner<K, V> implements Scheduler {
         }
         held = total;
         watermarks = keys;
+    }
+
+    /** A worker's failure is final: the worker retried it as long as the retry policy allows. */
+    @Override
+    public boolean isFinal(RuntimeException e) {
+        return e == failure.get();
     }
 
     /** Keys the watermarks tables hold in the heap, over the owned partitions, as of the last poll. Any thread. */

@@ -5,6 +5,8 @@ import dev.fencing.kafka.RecordHandlingException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.header.Header;
 import org.slf4j.Logger;
@@ -25,22 +27,89 @@ public final class KeyParallelWorker<K, V> {
     private final String groupId;
     private final RecordStep<K, V> step;
     private final RecordTransactions<Object> transactions; // null: plain handler
+    private final RetryPolicy retry;
+    private final AtomicInteger retrying; // workers waiting to run a record again, with the poll thread
+    private final AtomicLong retries;
 
     public KeyParallelWorker(
-            ConsumerSettings settings, RecordStep<K, V> step, RecordTransactions<Object> transactions) {
+            ConsumerSettings settings,
+            RecordStep<K, V> step,
+            RecordTransactions<Object> transactions,
+            AtomicInteger retrying,
+            AtomicLong retries) {
         this.groupId = settings.groupId();
         this.step = step;
         this.transactions = transactions;
+        this.retry = settings.retry();
+        this.retrying = retrying;
+        this.retries = retries;
     }
 
     /**
-     * Decides and handles one record, then reports it finished to its partition.
+     * Thrown by {@link #process} when the record's partition was cancelled while the record waited to run
+     * again: the record stays unfinished, and this is not a failure of the consumer.
+     */
+    static final class RetryCancelled extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        RetryCancelled() {
+            super("cancelled while waiting to retry", null, false, false);
+        }
+    }
+
+    /**
+     * Decides and handles one record, then reports it finished to its partition; a transient failure (or a
+     * retried handler failure) is waited out with the retry policy's back-off and the record run again: its
+     * transaction was rolled back, and with a plain handler nothing was raised, so it is decided again as the
+     * first time. The record keeps its lane (its key's next records wait) and stays running meanwhile.
      *
      * @throws RecordHandlingException if the handler failed (the record stays unfinished)
      * @throws dev.fencing.kafka.DeadLetterException if a refusal could not be dead-lettered
      * @throws dev.fencing.kafka.WatermarkStoreException if the store failed
+     * @throws RetryCancelled if the partition was cancelled while the record waited to run again
      */
     void process(ParallelPartition p, ParallelPartition.Item item) {
+        RetryPolicy.Attempts attempts = null;
+        try {
+            while (true) {
+                try {
+                    processOnce(p, item);
+                    return;
+                } catch (RuntimeException e) {
+                    if (attempts == null) {
+                        attempts = retry.attempts();
+                    }
+                    long wait = attempts.next(e);
+                    if (wait < 0) {
+                        throw e;
+                    }
+                    if (attempts.failures() == 1) {
+                        retrying.incrementAndGet();
+                    }
+                    retries.incrementAndGet();
+                    LOG.warn(
+                            "group {}: {}-{}@{} rolled back by {} (attempt {}); run again in {} ms",
+                            groupId,
+                            item.record.topic(),
+                            item.record.partition(),
+                            item.record.offset(),
+                            e.toString(),
+                            attempts.failures(),
+                            wait / 1_000_000);
+                    if (p.awaitCancelled(wait)) {
+                        throw new RetryCancelled();
+                    }
+                }
+            }
+        } finally {
+            if (attempts != null && attempts.failures() > 0) {
+                retrying.decrementAndGet();
+            }
+        }
+    }
+
+    /** One attempt of {@link #process}. */
+    private void processOnce(ParallelPartition p, ParallelPartition.Item item) {
         if (transactions != null) {
             processInTransaction(p, item);
             return;
@@ -123,8 +192,9 @@ public final class KeyParallelWorker<K, V> {
      * store transaction ({@link RecordTransactions#applyGroup}) and only after it committed reports them
      * finished (a refusal's dead letter is sent and acknowledged inside the group, before a later record of its key
      * moves the key's applied offset past it); puts back at the front of their lanes those
-     * whose turn came after {@code deadline}. A group the store rolled back (a conflict, or a handler that
-     * threw) is rerun record by record, each in its own transaction, as {@link #process} runs them. Every
+     * whose turn came after {@code deadline}. A group the store rolled back (a conflict, a transient failure, or
+     * a handler that threw) is rerun record by record, each in its own transaction, as {@link #process} runs them
+     * (retrying each as it does). Every
      * record of the group is finished, put back or abandoned when this returns or throws.
      *
      * @throws RecordHandlingException if a handler failed when its record ran alone

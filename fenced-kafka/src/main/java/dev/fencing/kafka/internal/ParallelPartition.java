@@ -209,6 +209,23 @@ final class ParallelPartition implements RecordStep.Tally {
         return cancelled;
     }
 
+    /** Waits {@code nanos}, or until the partition is cancelled; returns whether it was. */
+    synchronized boolean awaitCancelled(long nanos) {
+        long deadline = System.nanoTime() + nanos;
+        try {
+            while (!cancelled) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return false;
+                }
+                wait(Math.max(1, left / 1_000_000));
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return cancelled;
+    }
+
     /**
      * Waits until nothing is in flight ({@code runningOnly}: nothing running) or {@code deadline} (a {@link
      * System#nanoTime()}) passes; returns whether it got there.

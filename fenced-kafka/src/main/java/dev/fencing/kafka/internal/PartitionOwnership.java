@@ -9,6 +9,7 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
 import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.slf4j.Logger;
@@ -32,6 +33,10 @@ public final class PartitionOwnership {
     private final Map<TopicPartition, Long> storedOffsets = new HashMap<>();
     // heap only: the tables of partitions given away, in case they come back (the only copy there is)
     private final Map<TopicPartition, PartitionWatermarks> parked = new HashMap<>();
+    // where each owned partition is read again from after a rolled-back attempt: its last finished offset, or
+    // the first offset polled since it was taken (nothing finished yet)
+    private final Map<TopicPartition, Long> rewindPoints = new HashMap<>();
+    private long progress; // finished offsets recorded
     private volatile int held;
     private volatile Set<TopicPartition> assignment = Set.of();
 
@@ -59,7 +64,43 @@ public final class PartitionOwnership {
     /** After a committed unit: the store and Kafka are to continue at {@code nextOffset}. */
     public void finished(TopicPartition partition, long nextOffset) {
         storedOffsets.put(partition, nextOffset);
+        rewindPoints.put(partition, nextOffset);
         committer.finished(partition, nextOffset);
+        progress++;
+    }
+
+    /** How many times a finished offset was recorded: it changes when a unit or a progress commit succeeded. */
+    public long progress() {
+        return progress;
+    }
+
+    /** After every poll: the first offset polled of a partition nothing of which has finished yet. */
+    public void polled(ConsumerRecords<ByteBuffer, ByteBuffer> records) {
+        for (TopicPartition partition : records.partitions()) {
+            if (!rewindPoints.containsKey(partition) && watermarks.containsKey(partition)) {
+                rewindPoints.put(partition, records.records(partition).get(0).offset());
+            }
+        }
+    }
+
+    /** A copy of where each owned partition would be read again from, for {@link #rewind}. */
+    public Map<TopicPartition, Long> rewindPoints() {
+        return new HashMap<>(rewindPoints);
+    }
+
+    /**
+     * After partitions were released and taken again without leaving the group (a rolled-back attempt): those
+     * the store has no offset for (heap only, or nothing committed yet) are read again from {@code points}; the
+     * others were sought to the store's offset when taken.
+     */
+    public void rewind(Collection<TopicPartition> partitions, Map<TopicPartition, Long> points) {
+        for (TopicPartition partition : partitions) {
+            Long point = points.get(partition);
+            if (point != null && watermarks.containsKey(partition) && storedOffset(partition) < 0) {
+                consumer.seek(partition, point);
+                rewindPoints.put(partition, point);
+            }
+        }
     }
 
     /** Watermarks held in memory, over the owned partitions. */
@@ -121,6 +162,7 @@ public final class PartitionOwnership {
                 }
             }
             storedOffsets.remove(partition);
+            rewindPoints.remove(partition);
             OffsetAndMetadata finished = committer.forget(partition);
             if (finished != null) {
                 offsets.put(partition, finished);
@@ -140,12 +182,14 @@ public final class PartitionOwnership {
         watermarks.clear();
         parked.clear();
         storedOffsets.clear();
+        rewindPoints.clear();
         held = 0;
         assignment = Set.of();
     }
 
     private void take(TopicPartition partition, OffsetAndMetadata kafkaCommitted) {
         committer.forget(partition);
+        rewindPoints.remove(partition);
         if (store == null) {
             PartitionWatermarks kept = parked.remove(partition);
             PartitionWatermarks own = kept != null ? kept : new PartitionWatermarks(Map.of());
@@ -170,6 +214,7 @@ public final class PartitionOwnership {
         storedOffsets.put(partition, loaded.nextOffset());
         if (loaded.nextOffset() >= 0) {
             consumer.seek(partition, loaded.nextOffset());
+            rewindPoints.put(partition, loaded.nextOffset());
         }
         LOG.info(
                 "group {} took {} in {} ms with {}, next offset {}",

@@ -144,7 +144,8 @@ final class PostgresCommitGroup {
                     e.getCause() == null ? e.getMessage() : e.getCause().toString());
             return null;
         } catch (JdbiException | SQLException e) {
-            if (conflict(e)) {
+            // a lost connection too: each record, run alone, waits it out with the retry policy
+            if (conflict(e) || TransientFailures.isTransient(e)) {
                 LOG.debug(
                         "group {}: a commit group of {} records rolled back, rerun record by record: {}",
                         groupId,

@@ -40,6 +40,14 @@ public interface Scheduler {
     /** Whether the calling thread runs handlers for this scheduler (a handler calling {@code close()}). */
     boolean isWorkerThread();
 
+    /**
+     * Whether {@code failure}, thrown by {@link #handle}, is final: already retried as long as allowed (a
+     * key-parallel worker's), so the consumer must not retry it again.
+     */
+    default boolean isFinal(RuntimeException failure) {
+        return false;
+    }
+
     /** On shutdown, before the final offset commit; never throws. */
     void close();
 }

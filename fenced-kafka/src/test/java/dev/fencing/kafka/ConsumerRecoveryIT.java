@@ -1,0 +1,401 @@
+package dev.fencing.kafka;
+
+import static dev.fencing.kafka.KafkaFixture.committed;
+import static dev.fencing.kafka.KafkaFixture.consumerConfig;
+import static dev.fencing.kafka.KafkaFixture.newGroup;
+import static dev.fencing.kafka.KafkaFixture.newTopic;
+import static dev.fencing.kafka.KafkaFixture.producer;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.fencing.FencePolicy;
+import dev.fencing.testsupport.PostgresBackends;
+import java.net.URI;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.awaitility.Awaitility;
+import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.Jdbi;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.postgresql.ds.PGSimpleDataSource;
+
+/**
+ * Consumers that ride out their database: the store's PostgreSQL is reached through a proxy that the handler
+ * cuts while it handles a record (its statement fails, new connections are refused) and the test heals once it
+ * saw the consumer retrying. Every record is applied exactly once, the offsets reach the end, and no record is
+ * refused as stale because of a watermark its failed attempt raised (the policy is STRICT and every record of a
+ * key has a higher token than the last, so such a watermark would refuse the retry).
+ */
+class ConsumerRecoveryIT {
+    private static final int KEYS = 10;
+    private static PostgresFixture postgres;
+
+    @BeforeAll
+    static void migrate() {
+        postgres = new PostgresFixture("kafka_recovery_it");
+        postgres.jdbi.useHandle(h -> {
+            h.execute("CREATE TABLE applied (topic TEXT, kafka_offset BIGINT, value TEXT)");
+            h.execute("CREATE TABLE lock_order (id INT PRIMARY KEY, n INT)");
+            h.execute("INSERT INTO lock_order VALUES (1, 0), (2, 0)");
+        });
+    }
+
+    @AfterAll
+    static void drop() {
+        postgres.close();
+    }
+
+    /** {@code n} records over {@link #KEYS} keys, each key's tokens rising; value {@code v-<i>}. */
+    private static void publish(String topic, int n) {
+        try (KafkaProducer<String, String> producer = producer()) {
+            for (int i = 0; i < n; i++) {
+                producer.send(FencedRecords.create(topic, "k" + (i % KEYS), "v-" + i, 1 + i / KEYS));
+            }
+            producer.flush();
+        }
+    }
+
+    private static Jdbi through(CuttableProxy proxy) {
+        return Jdbi.create(
+                proxy.through(postgres.database.jdbcUrl()), postgres.database.user(), postgres.database.password());
+    }
+
+    private static int port(String jdbcUrl) {
+        return URI.create(jdbcUrl.substring("jdbc:".length())).getPort();
+    }
+
+    private static long appliedRows(String topic) {
+        return postgres.jdbi.withHandle(h -> h.createQuery("SELECT count(*) FROM applied WHERE topic = ?")
+                .bind(0, topic)
+                .mapTo(Long.class)
+                .one());
+    }
+
+    private static List<String> duplicates(String topic) {
+        return postgres.jdbi.withHandle(
+                h -> h.createQuery("SELECT value FROM applied WHERE topic = ? GROUP BY value HAVING count(*) > 1")
+                        .bind(0, topic)
+                        .mapTo(String.class)
+                        .list());
+    }
+
+    private static Map<String, Object> config(String group) {
+        Map<String, Object> config = consumerConfig(group);
+        config.put(FencedConsumerConfig.RETRY_BACKOFF_MS_CONFIG, 20);
+        config.put(FencedConsumerConfig.RETRY_BACKOFF_MAX_MS_CONFIG, 200);
+        return config;
+    }
+
+    /** Cuts the proxy in the handler of record {@code v-<cutAt>}, on its first attempt only. */
+    private static TransactionalRecordHandler<Handle, String, String> cuttingHandler(
+            String topic, CuttableProxy proxy, int cutAt) {
+        AtomicBoolean cut = new AtomicBoolean();
+        return (handle, record, token) -> {
+            if (record.value().equals("v-" + cutAt) && cut.compareAndSet(false, true)) {
+                proxy.cut(); // the statement below goes to a closed connection
+            }
+            handle.execute("INSERT INTO applied VALUES (?, ?, ?)", topic, record.offset(), record.value());
+        };
+    }
+
+    private static void outageAndRecovery(
+            FencedConsumer<String, String> consumer, CuttableProxy proxy, String topic, String group) throws Exception {
+        CompletableFuture<Void> stopped = consumer.start();
+        // several attempts fail against a refused connection before the database comes back
+        Awaitility.await()
+                .atMost(Duration.ofSeconds(60))
+                .until(() ->
+                        stopped.isDone() || (consumer.state() == ConsumerState.RETRYING && consumer.retries() >= 3));
+        assertThat(stopped).isNotDone();
+        assertThat(appliedRows(topic)).isLessThan(200);
+        proxy.heal();
+        Awaitility.await()
+                .atMost(Duration.ofSeconds(60))
+                .until(() -> stopped.isDone() || (appliedRows(topic) >= 200 && committed(group, topic) == 200));
+        assertThat(stopped).isNotDone();
+        Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> consumer.state() == ConsumerState.RUNNING);
+    }
+
+    @Test
+    void aSerialConsumerRetriesAUnitThatLostItsDatabaseAndAppliesEveryRecordOnce() throws Exception {
+        String topic = newTopic("recover-serial", 1);
+        String group = newGroup("recover-serial");
+        publish(topic, 200);
+        try (CuttableProxy proxy = new CuttableProxy(port(postgres.database.jdbcUrl()));
+                FencedConsumer<String, String> consumer = FencedConsumer.builder(
+                                new StringDeserializer(), new StringDeserializer())
+                        .properties(config(group))
+                        .fencePolicy(FencePolicy.STRICT)
+                        .topics(topic)
+                        .transactionalHandler(
+                                PostgresWatermarkStore.create(through(proxy)), cuttingHandler(topic, proxy, 120))
+                        .build()) {
+            outageAndRecovery(consumer, proxy, topic, group);
+        }
+        assertThat(appliedRows(topic)).isEqualTo(200);
+        assertThat(duplicates(topic)).isEmpty();
+        assertThat(committed(group, topic)).isEqualTo(200);
+    }
+
+    @Test
+    void aKeyParallelConsumerRetriesTheRecordsThatLostTheirDatabaseAndAppliesEveryRecordOnce() throws Exception {
+        String topic = newTopic("recover-parallel", 1);
+        String group = newGroup("recover-parallel");
+        publish(topic, 200);
+        try (CuttableProxy proxy = new CuttableProxy(port(postgres.database.jdbcUrl()));
+                FencedConsumer<String, String> consumer = FencedConsumer.builder(
+                                new StringDeserializer(), new StringDeserializer())
+                        .properties(config(group))
+                        .fencePolicy(FencePolicy.STRICT)
+                        .maxConcurrency(4)
+                        .topics(topic)
+                        .transactionalHandler(
+                                PostgresWatermarkStore.create(through(proxy)), cuttingHandler(topic, proxy, 120))
+                        .build()) {
+            outageAndRecovery(consumer, proxy, topic, group);
+        }
+        assertThat(appliedRows(topic)).isEqualTo(200);
+        assertThat(duplicates(topic)).isEmpty();
+        assertThat(committed(group, topic)).isEqualTo(200);
+    }
+
+    /**
+     * A plain handler in key-parallel mode keeps its watermarks in memory, loaded from and saved to the store by
+     * the poll thread; the store's connection is cut while records finish above the stored offset. The poll
+     * thread's next save fails; the retry drops the partition's watermarks with it and takes them again from the
+     * store, so the records read again are decided as the first time: handled again (at least once), not refused
+     * as stale by the watermarks they raised themselves (STRICT would refuse them).
+     */
+    @Test
+    void aKeyParallelPlainHandlerIsNotRefusedByWatermarksItsRolledBackRecordsRaised() throws Exception {
+        String topic = newTopic("recover-parallel-plain", 1);
+        String group = newGroup("recover-parallel-plain");
+        publish(topic, 200);
+        AtomicBoolean cut = new AtomicBoolean();
+        try (CuttableProxy proxy = new CuttableProxy(port(postgres.database.jdbcUrl()));
+                FencedConsumer<String, String> consumer = FencedConsumer.builder(
+                                new StringDeserializer(), new StringDeserializer())
+                        .properties(config(group))
+                        .fencePolicy(FencePolicy.STRICT)
+                        .maxConcurrency(4)
+                        .topics(topic)
+                        .watermarkStore(PostgresWatermarkStore.create(through(proxy)))
+                        .handler((record, token) -> {
+                            if (record.value().equals("v-120") && cut.compareAndSet(false, true)) {
+                                proxy.cut(); // on its first handling only: it is handled again after the retry
+                            }
+                            postgres.jdbi.useHandle(h -> h.execute(
+                                    "INSERT INTO applied VALUES (?, ?, ?)", topic, record.offset(), record.value()));
+                        })
+                        .build()) {
+            CompletableFuture<Void> stopped = consumer.start();
+            Awaitility.await()
+                    .atMost(Duration.ofSeconds(60))
+                    .until(() -> stopped.isDone()
+                            || (consumer.state() == ConsumerState.RETRYING && consumer.retries() >= 3));
+            assertThat(stopped).isNotDone();
+            long handledBeforeTheDatabaseCameBack = appliedRows(topic);
+            proxy.heal();
+            Awaitility.await()
+                    .atMost(Duration.ofSeconds(60))
+                    .until(() -> stopped.isDone() || committed(group, topic) == 200);
+            assertThat(stopped).isNotDone();
+            assertThat(appliedRows(topic)).isGreaterThan(handledBeforeTheDatabaseCameBack); // some read again
+        }
+        long distinct =
+                postgres.jdbi.withHandle(h -> h.createQuery("SELECT count(DISTINCT value) FROM applied WHERE topic = ?")
+                        .bind(0, topic)
+                        .mapTo(Long.class)
+                        .one());
+        assertThat(distinct).isEqualTo(200);
+        assertThat(KafkaFixture.size(topic + FencedConsumerConfig.DEAD_LETTER_SUFFIX))
+                .as("records refused")
+                .isZero();
+    }
+
+    /** Another member of staff kills the backend of the unit's transaction (57P01) while a record is handled. */
+    @Test
+    void aSerialConsumerRetriesAUnitWhoseBackendWasTerminated() throws Exception {
+        String topic = newTopic("recover-terminated", 1);
+        String group = newGroup("recover-terminated");
+        publish(topic, 200);
+        PGSimpleDataSource admin = new PGSimpleDataSource();
+        admin.setURL(postgres.database.jdbcUrl());
+        admin.setUser(postgres.database.user());
+        admin.setPassword(postgres.database.password());
+        AtomicBoolean terminated = new AtomicBoolean();
+        try (FencedConsumer<String, String> consumer = FencedConsumer.builder(
+                        new StringDeserializer(), new StringDeserializer())
+                .properties(config(group))
+                .fencePolicy(FencePolicy.STRICT)
+                .topics(topic)
+                .transactionalHandler(PostgresWatermarkStore.create(postgres.jdbi), (handle, record, token) -> {
+                    if (record.value().equals("v-120") && terminated.compareAndSet(false, true)) {
+                        assertThat(PostgresBackends.terminate(
+                                        admin, PostgresBackends.backendPid(handle.getConnection())))
+                                .isTrue();
+                    }
+                    handle.execute("INSERT INTO applied VALUES (?, ?, ?)", topic, record.offset(), record.value());
+                })
+                .build()) {
+            CompletableFuture<Void> stopped = consumer.start();
+            Awaitility.await()
+                    .atMost(Duration.ofSeconds(60))
+                    .until(() -> stopped.isDone() || committed(group, topic) == 200);
+            assertThat(stopped).isNotDone();
+            assertThat(terminated).isTrue();
+            assertThat(consumer.retries()).isGreaterThanOrEqualTo(1);
+            assertThat(consumer.state()).isEqualTo(ConsumerState.RUNNING);
+        }
+        assertThat(appliedRows(topic)).isEqualTo(200);
+        assertThat(duplicates(topic)).isEmpty();
+    }
+
+    /**
+     * Two records of different keys lock two rows in opposite orders: PostgreSQL aborts one with a deadlock
+     * (40P01). The key-parallel consumer runs it again and applies both; with retries turned off the same
+     * deadlock stops it.
+     */
+    @Test
+    void aDeadlockInKeyParallelModeIsRetriedWhileWithoutRetriesItStopsTheConsumer() throws Exception {
+        String topic = newTopic("recover-deadlock", 1);
+        publish(topic, 2); // v-0 (key k0) and v-1 (key k1)
+
+        String retrying = newGroup("recover-deadlock");
+        try (FencedConsumer<String, String> consumer = deadlocking(topic, retrying, Map.of())) {
+            CompletableFuture<Void> stopped = consumer.start();
+            Awaitility.await()
+                    .atMost(Duration.ofSeconds(60))
+                    .until(() -> stopped.isDone() || committed(retrying, topic) == 2);
+            assertThat(stopped).isNotDone();
+            assertThat(consumer.retries()).isGreaterThanOrEqualTo(1);
+            assertThat(consumer.state()).isEqualTo(ConsumerState.RUNNING);
+        }
+        assertThat(appliedRows(topic)).isEqualTo(2);
+        assertThat(duplicates(topic)).isEmpty();
+
+        String failing = newGroup("recover-deadlock-off");
+        try (FencedConsumer<String, String> consumer =
+                deadlocking(topic, failing, Map.of(FencedConsumerConfig.RETRY_MAX_MS_CONFIG, 0))) {
+            CompletableFuture<Void> stopped = consumer.start();
+            assertThatThrownBy(() -> stopped.get(60, TimeUnit.SECONDS))
+                    .isInstanceOf(ExecutionException.class)
+                    .cause()
+                    .isInstanceOf(RecordHandlingException.class)
+                    .hasMessageContaining("deadlock");
+            assertThat(consumer.state()).isEqualTo(ConsumerState.FAILED);
+        }
+    }
+
+    private static FencedConsumer<String, String> deadlocking(String topic, String group, Map<String, Object> extra) {
+        CyclicBarrier bothLockedOne = new CyclicBarrier(2);
+        Set<String> firstAttempts = ConcurrentHashMap.newKeySet();
+        Map<String, Object> config = config(group);
+        config.putAll(extra);
+        return FencedConsumer.builder(new StringDeserializer(), new StringDeserializer())
+                .properties(config)
+                .maxConcurrency(2)
+                .groupMaxRecords(1) // a transaction per record: the two run at once, each in its own
+                .topics(topic)
+                .transactionalHandler(PostgresWatermarkStore.create(postgres.jdbi), (handle, record, token) -> {
+                    int first = record.value().equals("v-0") ? 1 : 2;
+                    handle.execute("UPDATE lock_order SET n = n + 1 WHERE id = ?", first);
+                    if (firstAttempts.add(record.value())) {
+                        try {
+                            bothLockedOne.await(30, TimeUnit.SECONDS); // each holds its first row now
+                        } catch (Exception e) {
+                            throw new IllegalStateException(e);
+                        }
+                    }
+                    handle.execute("UPDATE lock_order SET n = n + 1 WHERE id = ?", 3 - first);
+                    handle.execute("INSERT INTO applied VALUES (?, ?, ?)", topic, record.offset(), record.value());
+                })
+                .build();
+    }
+
+    @Test
+    void aHandlerFailureStillStopsTheConsumerWhichTheApplicationCanRestart() throws Exception {
+        String topic = newTopic("recover-handler", 1);
+        String group = newGroup("recover-handler");
+        publish(topic, 20);
+        AtomicBoolean serviceDown = new AtomicBoolean(true);
+        try (FencedConsumer<String, String> consumer = FencedConsumer.builder(
+                        new StringDeserializer(), new StringDeserializer())
+                .properties(config(group))
+                .topics(topic)
+                .transactionalHandler(PostgresWatermarkStore.create(postgres.jdbi), (handle, record, token) -> {
+                    if (record.value().equals("v-7") && serviceDown.get()) {
+                        throw new IllegalStateException("pricing service down");
+                    }
+                    handle.execute("INSERT INTO applied VALUES (?, ?, ?)", topic, record.offset(), record.value());
+                })
+                .build()) {
+            CompletableFuture<Void> stopped = consumer.start();
+            assertThatThrownBy(() -> stopped.get(60, TimeUnit.SECONDS))
+                    .cause()
+                    .isInstanceOf(RecordHandlingException.class)
+                    .hasRootCauseMessage("pricing service down");
+            assertThat(consumer.failure()).isInstanceOf(RecordHandlingException.class);
+            assertThat(consumer.retries()).isZero();
+            assertThat(appliedRows(topic)).isZero(); // the unit, v-0 to v-7, was rolled back
+
+            serviceDown.set(false);
+            assertThat(consumer.state()).isEqualTo(ConsumerState.FAILED);
+            CompletableFuture<Void> restarted = consumer.restart(); // new Kafka clients, from what was committed
+            Awaitility.await()
+                    .atMost(Duration.ofSeconds(60))
+                    .until(() -> restarted.isDone() || committed(group, topic) == 20);
+            assertThat(restarted).isNotDone();
+            assertThat(consumer.state()).isEqualTo(ConsumerState.RUNNING);
+        }
+        assertThat(appliedRows(topic)).isEqualTo(20);
+        assertThat(duplicates(topic)).isEmpty();
+    }
+
+    @Test
+    void aHandlerFailureTheApplicationNamedIsRetried() throws Exception {
+        String topic = newTopic("recover-opt-in", 1);
+        String group = newGroup("recover-opt-in");
+        publish(topic, 20);
+        AtomicBoolean failedOnce = new AtomicBoolean();
+        StringDeserializer keys = new StringDeserializer();
+        StringDeserializer values = new StringDeserializer();
+        Map<String, Object> config = config(group);
+        config.put(FencedConsumerConfig.POLICY_CONFIG, "strict");
+        Jdbi jdbi = postgres.jdbi;
+        TransactionalRecordHandler<Handle, String, String> handler = (handle, record, token) -> {
+            handle.execute("INSERT INTO applied VALUES (?, ?, ?)", topic, record.offset(), record.value());
+            if (record.value().equals("v-7") && failedOnce.compareAndSet(false, true)) {
+                throw new IllegalStateException("pricing service down");
+            }
+        };
+        FencedConsumer<String, String> consumer = FencedConsumer.builder(keys, values)
+                .properties(config) // fencing.retry.* settings, if the defaults do not suit
+                .topics(topic)
+                .retryHandlerFailures(e -> e instanceof IllegalStateException) // opt in
+                .transactionalHandler(PostgresWatermarkStore.create(jdbi), handler)
+                .build();
+        try (consumer) {
+            CompletableFuture<Void> stopped = consumer.start();
+            Awaitility.await()
+                    .atMost(Duration.ofSeconds(60))
+                    .until(() -> stopped.isDone() || committed(group, topic) == 20);
+            assertThat(stopped).isNotDone();
+            assertThat(consumer.retries()).isEqualTo(1);
+        }
+        assertThat(appliedRows(topic)).isEqualTo(20);
+        assertThat(duplicates(topic)).isEmpty();
+    }
+}
