@@ -195,7 +195,9 @@ public final class KeyParallelWorker<K, V> {
      * whose turn came after {@code deadline}. A group the store rolled back (a conflict, a transient failure, or
      * a handler that threw) is rerun record by record, each in its own transaction, as {@link #process} runs them
      * (retrying each as it does). Every
-     * record of the group is finished, put back or abandoned when this returns or throws.
+     * record of the group is finished, put back or abandoned when this returns or throws: abandoned only
+     * when its partition was cancelled; a record of a partition still running that the group did not reach
+     * (it stopped at a failure, or at a retry whose own partition was cancelled) goes back to its lane's front.
      *
      * @throws RecordHandlingException if a handler failed when its record ran alone
      * @throws dev.fencing.kafka.DeadLetterException if a refusal could not be dead-lettered
@@ -282,9 +284,18 @@ public final class KeyParallelWorker<K, V> {
                 settled[i] = true;
             }
         } finally {
-            for (int i = 0; i < settled.length; i++) {
+            // A record that did not finish stops its partition's frontier. When the group stopped early (a
+            // failure, or a retry whose partition was cancelled while it waited), the records after it in the
+            // group belong to it or to other partitions; those of a partition still running go back to the
+            // front of their lanes, the latest first, so that their key's next record cannot run before them.
+            for (int i = settled.length - 1; i >= 0; i--) {
                 if (!settled[i]) {
-                    group.get(i).lane().owner.abandoned(group.get(i).item());
+                    ParallelPartition.Taken taken = group.get(i);
+                    if (taken.lane().owner.cancelled()) {
+                        taken.lane().owner.abandoned(taken.item());
+                    } else {
+                        taken.lane().owner.putBack(taken.lane(), taken.item());
+                    }
                 }
             }
         }
