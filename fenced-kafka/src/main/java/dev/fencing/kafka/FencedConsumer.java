@@ -598,8 +598,9 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
                         progress = ownership.progress();
                         continue;
                     }
-                    if (recovering && ownership.progress() != progress) {
-                        // what was rolled back has run again and committed: a new failure starts a new run
+                    if (recovering && (ownership.progress() != progress || scheduler.recordsHeld() == 0)) {
+                        // what was rolled back has run again and committed, or a poll went through with nothing
+                        // left to commit (an idle topic after a failed load): a new failure starts a new run
                         recovering = false;
                         retrying.decrementAndGet();
                         attempts.reset();
