@@ -260,7 +260,7 @@ final class BatchWrite {
     /** Binds the token(s), keys and values of the batch's {@code rows}, or of all its rows when null. */
     private static void bind(SqlStatement<?> statement, FencedBatch batch, BatchShape shape, List<Integer> rows) {
         if (shape.oneToken) {
-            statement.bind(FencedSql.TOKEN, LibraryArguments.ofLong(shape.firstToken));
+            statement.bind(FencedSql.TOKEN, LibraryArguments.ofLong(batch.token(0)));
         } else {
             statement.bind(FencedSql.BATCH_TOKENS, new TypedArray("bigint", BatchValues.longs(batch.tokens(), rows)));
         }
@@ -305,13 +305,11 @@ final class BatchWrite {
         final boolean[] integralKeys;
         final boolean[] integralValues;
         final boolean oneToken;
-        final long firstToken;
 
-        private BatchShape(boolean[] integralKeys, boolean[] integralValues, boolean oneToken, long firstToken) {
+        private BatchShape(boolean[] integralKeys, boolean[] integralValues, boolean oneToken) {
             this.integralKeys = integralKeys;
             this.integralValues = integralValues;
             this.oneToken = oneToken;
-            this.firstToken = firstToken;
         }
 
         static BatchShape of(FencedBatch batch) {
@@ -323,8 +321,7 @@ final class BatchWrite {
             for (int c = 0; c < integralValues.length; c++) {
                 integralValues[c] = BatchValues.integral(batch.values(c));
             }
-            return new BatchShape(
-                    integralKeys, integralValues, batch.hasOneToken(), batch.size() == 0 ? 0 : batch.token(0));
+            return new BatchShape(integralKeys, integralValues, batch.hasOneToken());
         }
 
         StatementCache.Key key(String kind, FencedBatch batch, KeyIndex index) {

@@ -294,10 +294,13 @@ public final class FencedSql {
         return "EXISTS (SELECT 1 FROM pg_catalog.pg_index AS i WHERE " + uniqueIndex(relation, keyColumns) + ")";
     }
 
+    /** The base type of the type {@code t} (a row of {@code pg_catalog.pg_type}): its domain's, or itself. */
+    static final String BASE_TYPE = "(CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE t.oid END)";
+
     /** The condition of {@link #uniqueKey} on one index, {@code i} (a row of {@code pg_catalog.pg_index}). */
     static String uniqueIndex(String relation, String keyColumns) {
         String btree = "(SELECT am.oid FROM pg_catalog.pg_am AS am WHERE am.amname = 'btree')";
-        String base = "(CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE t.oid END)";
+        String base = BASE_TYPE;
         return "i.indrelid = " + relation
                 + " AND i.indisunique AND i.indimmediate AND i.indisvalid"
                 + " AND i.indpred IS NULL AND i.indexprs IS NULL"

@@ -96,7 +96,6 @@ final class KeyIndex {
      */
     static Optional<KeyIndex> find(Handle handle, FencedTable table) {
         String relation = "CAST('" + table.quotedName() + "' AS pg_catalog.regclass)";
-        String base = "(CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE t.oid END)";
         List<Object[]> rows = StatementParser.query(
                         handle,
                         "SELECT i.indexrelid, CAST(i.indkey AS text) AS key_vector,"
@@ -104,7 +103,8 @@ final class KeyIndex {
                                 + " CAST(i.indcollation AS text) AS collation_vector,"
                                 + " a.attnum, CAST(a.attname AS text) AS attname, a.atttypid, a.attcollation,"
                                 + " pg_catalog.format_type(a.atttypid, -1) AS type_name,"
-                                + " c.oid AS opclass, c.opcmethod, c.opcintype, " + base + " AS base_type"
+                                + " c.oid AS opclass, c.opcmethod, c.opcintype, " + FencedSql.BASE_TYPE
+                                + " AS base_type"
                                 + " FROM pg_catalog.pg_index AS i"
                                 + " CROSS JOIN LATERAL unnest(CAST(i.indkey AS int2[]), CAST(i.indclass AS oid[]))"
                                 + " WITH ORDINALITY AS k(attnum, opclass, n)"
