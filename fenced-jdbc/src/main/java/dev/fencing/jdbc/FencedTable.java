@@ -7,6 +7,7 @@ import java.time.temporal.ChronoField;
 import java.time.temporal.TemporalAccessor;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -56,6 +57,7 @@ public final class FencedTable {
     private final List<String> keyColumns;
     private final String fenceColumn;
     private final Map<String, String> columnTypes;
+    private final Map<String, String> keyEqualities;
     private final boolean guarded;
     private final boolean partitioned;
 
@@ -65,6 +67,7 @@ public final class FencedTable {
             List<String> keyColumns,
             String fenceColumn,
             Map<String, String> columnTypes,
+            Map<String, String> keyEqualities,
             boolean guarded,
             boolean partitioned) {
         this.schema = schema;
@@ -72,6 +75,7 @@ public final class FencedTable {
         this.keyColumns = List.copyOf(keyColumns);
         this.fenceColumn = fenceColumn;
         this.columnTypes = Collections.unmodifiableMap(new LinkedHashMap<>(columnTypes));
+        this.keyEqualities = Map.copyOf(keyEqualities);
         this.guarded = guarded;
         this.partitioned = partitioned;
     }
@@ -114,6 +118,24 @@ public final class FencedTable {
     /** The column's base type as PostgreSQL names it (without length or precision), if the column exists. */
     public Optional<String> columnType(String column) {
         return Optional.ofNullable(columnTypes.get(column));
+    }
+
+    /**
+     * The {@code =} that the statements compare a key column with, as they write it: {@code
+     * OPERATOR(schema.=)}, the equality of the column type's default btree operator class (the one its
+     * unique index compares with), found when the table was checked. Named with its schema, so that an
+     * {@code =} that the search path finds first (a case-insensitive {@code public.=} on varchar, say) never
+     * makes a key name rows that the index tells apart.
+     *
+     * @throws IllegalArgumentException when {@code column} is not a key column
+     */
+    public String keyEquality(String column) {
+        String equality = keyEqualities.get(column);
+        if (equality == null) {
+            throw new IllegalArgumentException("'" + column + "' is not a key column of " + qualifiedName()
+                    + "; its key columns are " + keyColumns);
+        }
+        return equality;
     }
 
     /**
@@ -379,6 +401,30 @@ public final class FencedTable {
                                 + " with its own collation and its type's default operator class)",
                         null);
             }
+            Map<String, String> equalities = new HashMap<>();
+            StatementParser.query(
+                            handle,
+                            FencedSql.keyEqualities(
+                                    "to_regclass(format('%I.%I', :schema, :table))", "CAST(:keys AS text[])"))
+                    .bind("schema", schema)
+                    .bind("table", table)
+                    .bindArray("keys", String.class, keyColumns)
+                    .map((rs, ctx) -> {
+                        if (rs.getString("equality") != null) {
+                            equalities.put(rs.getString("column_name"), rs.getString("equality"));
+                        }
+                        return null;
+                    })
+                    .list();
+            for (String key : keyColumns) {
+                if (!equalities.containsKey(key)) {
+                    throw new FencedTableException(
+                            qualified,
+                            "key column '" + key + "' of " + qualified + " (" + types.get(key) + ") has no single"
+                                    + " equality operator in its type's default btree operator class",
+                            null);
+                }
+            }
             boolean guarded = StatementParser.query(
                             handle,
                             "SELECT EXISTS (SELECT 1 FROM pg_trigger"
@@ -400,7 +446,8 @@ public final class FencedTable {
                     .bind("fence", fenceColumn)
                     .mapTo(Boolean.class)
                     .one();
-            FencedTable result = new FencedTable(schema, table, keyColumns, fenceColumn, types, guarded, partitioned);
+            FencedTable result =
+                    new FencedTable(schema, table, keyColumns, fenceColumn, types, equalities, guarded, partitioned);
             if (guarded) {
                 LOG.info(
                         "fenced table {} checked: key {}, fence column {}, guard trigger installed",

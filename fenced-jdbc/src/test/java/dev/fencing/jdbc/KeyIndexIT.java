@@ -87,12 +87,13 @@ class KeyIndexIT {
     /**
      * A varchar column's index compares with text's class, which the check accepts only while varchar has no
      * default class of its own. Here one is created after a batch found the index, case-insensitive, with
-     * its operators where the statements find them ({@code public}, on the search path): the statements'
-     * {@code =} on varchar is now that one, under which 'BOB' names both 'Bob' and 'bob', which the old
-     * index let in side by side.
+     * its operators where an unqualified {@code =} finds them ({@code public}, on the search path): under it
+     * 'BOB' names both 'Bob' and 'bob', which the old index let in side by side. The index no longer stands
+     * as found, so the bare statement writes nothing; the statements go on comparing with the {@code =} the
+     * table was checked with (text's, named with its schema), under which 'BOB' names no row.
      */
     @Test
-    void aDefaultOperatorClassCreatedAfterABatchFoundTheIndexFailsTheNextBatchUndone() {
+    void aDefaultOperatorClassCreatedAfterABatchFoundTheIndexChangesNotWhichRowsAKeyNames() {
         db.jdbi.useHandle(h -> {
             h.execute("CREATE TABLE names_varchar (k varchar NOT NULL, v int NOT NULL)");
             h.execute("CREATE UNIQUE INDEX names_varchar_k ON names_varchar (k)");
@@ -117,7 +118,8 @@ class KeyIndexIT {
         });
         try {
             FencedBatch batch = twoKeys(names, "BOB", "alice");
-            assertFailsUndone(() -> writer.tryBatch(batch));
+            assertThat(writer.tryBatch(batch))
+                    .containsExactly(new WriteOutcome.NotFound(5), new WriteOutcome.NotFound(5));
             assertThat(rows("names_varchar", "k")).isEqualTo("Bob=0:0,bob=0:0,carol=1:3");
             int written = db.jdbi.withHandle(h -> h.execute("UPDATE names_varchar AS t SET v = s.v FROM"
                     + " unnest(CAST(ARRAY['BOB', 'alice'] AS varchar[]), ARRAY[1, 2]) AS s(k, v)"

@@ -188,6 +188,58 @@ class FencedRowHandlerIT {
                 .containsExactly("0 STALE_TOKEN", "1 STALE_TOKEN");
     }
 
+    /**
+     * An {@code =} on varchar, case-insensitive, defined in {@code public} (an exact match on the search path,
+     * so an unqualified {@code sku = CAST(? AS varchar)} takes it over pg_catalog's text {@code =}, which the
+     * primary key compares with): the record of key 'a' updates row 'a' only, not also row 'A', which the
+     * key lets in beside it. The plain statement writes both rows.
+     */
+    @Test
+    void aRecordUpdatesTheRowItsKeyNamesUnderThePrimaryKeysEquality() {
+        String table = "cased_" + UUID.randomUUID().toString().substring(0, 8);
+        String function = "ci_eq_" + UUID.randomUUID().toString().substring(0, 8);
+        postgres.jdbi.useHandle(h -> {
+            h.execute("CREATE TABLE " + table + " (sku VARCHAR PRIMARY KEY, quantity BIGINT NOT NULL)");
+            h.execute("INSERT INTO " + table + " VALUES ('A', 0), ('a', 0)");
+            h.execute("SELECT fencing.protect_table('" + table + "')");
+            h.execute("CREATE FUNCTION public." + function + "(varchar, varchar) RETURNS boolean LANGUAGE sql"
+                    + " IMMUTABLE AS 'SELECT lower($1) = lower($2)'");
+            h.execute("CREATE OPERATOR public.= (LEFTARG = varchar, RIGHTARG = varchar, FUNCTION = public." + function
+                    + ")");
+        });
+        try {
+            FencedTable cased =
+                    FencedTable.builder().table(table).keyColumns("sku").build(postgres.jdbi);
+            String topic = newTopic("rows-cased", 1);
+            String group = newGroup("rows-cased");
+            try (KafkaProducer<String, String> producer = KafkaFixture.producer()) {
+                sendFenced(producer, topic, "a", "10", 5);
+            }
+            FencedRowHandler<String, String> rows = FencedRowHandler.<String, String>builder(cased)
+                    .columns("quantity")
+                    .values(record -> new Object[] {Long.parseLong(record.value())})
+                    .build();
+
+            try (FencedConsumer<String, String> consumer = consumer(group, topic, rows)) {
+                runUntilStored(consumer, group, topic, 1);
+            }
+
+            String rowsNow = postgres.jdbi.withHandle(h -> h.createQuery("SELECT string_agg(sku || '=' || quantity"
+                            + " || '@' || last_fence_token, ',' ORDER BY sku COLLATE \"C\") FROM " + table)
+                    .mapTo(String.class)
+                    .one());
+            assertThat(rowsNow).isEqualTo("A=0@0,a=10@5");
+            int plain = postgres.jdbi.inTransaction(h -> {
+                int written = h.execute("UPDATE " + table + " SET quantity = 1 WHERE sku = CAST('a' AS varchar)");
+                h.rollback();
+                return written;
+            });
+            assertThat(plain).as("the plain statement's = names both rows").isEqualTo(2);
+        } finally {
+            postgres.jdbi.useHandle(h -> h.execute("DROP OPERATOR public.= (varchar, varchar)"));
+        }
+    }
+
     @Test
     void refusesAtBuildWhatItCannotFenceNamingIt() {
         String plain = "plain_" + UUID.randomUUID().toString().substring(0, 8);

@@ -39,8 +39,8 @@ public final class FencedSql {
         List<String> keys = table.keyColumns();
         for (int i = 0; i < keys.size(); i++) {
             String column = keys.get(i);
-            parts.add(qualifier + Identifiers.quote(column) + " = CAST(:" + keyBinding(i) + " AS "
-                    + table.columnType(column).orElseThrow() + ")");
+            parts.add(qualifier + Identifiers.quote(column) + " " + table.keyEquality(column) + " CAST(:"
+                    + keyBinding(i) + " AS " + table.columnType(column).orElseThrow() + ")");
         }
         return String.join(" AND ", parts);
     }
@@ -51,7 +51,7 @@ public final class FencedSql {
                 + " FROM (SELECT count(*) AS n FROM applied) AS written"
                 + " LEFT JOIN LATERAL (SELECT " + fence + " AS stored, "
                 + (predicate == null ? "TRUE" : "coalesce((" + predicate + "), FALSE)") + " AS predicate_holds"
-                + " FROM " + target(table) + " WHERE " + keyCondition(table, "") + " AND written.n = 0)"
+                + " FROM " + target(table) + " WHERE " + keyCondition(table, "") + " AND written.n " + EQUALS + " 0)"
                 + " AS target ON TRUE";
     }
 
@@ -70,7 +70,7 @@ public final class FencedSql {
         String fence = Identifiers.quote(table.fenceColumn());
         return "UPDATE " + target(table) + " SET "
                 + (setClause.isEmpty() ? "" : setClause + ", ") + fence + " = :" + TOKEN
-                + " WHERE " + keyCondition(table, "") + " AND " + fence + " " + operator(policy) + " :" + TOKEN
+                + " WHERE " + keyCondition(table, "") + " AND " + fence + " " + fenceComparison(policy) + " :" + TOKEN
                 + (predicate == null ? "" : " AND " + predicate);
     }
 
@@ -119,7 +119,7 @@ public final class FencedSql {
         return "INSERT INTO " + table.quotedName() + " AS fenced_row ("
                 + String.join(", ", insertColumns) + ") VALUES (" + String.join(", ", insertValues) + ")"
                 + " ON CONFLICT (" + String.join(", ", keyColumns) + ") DO UPDATE SET " + String.join(", ", updates)
-                + " WHERE fenced_row." + fence + " " + operator(policy) + " EXCLUDED." + fence;
+                + " WHERE fenced_row." + fence + " " + fenceComparison(policy) + " EXCLUDED." + fence;
     }
 
     public static String batchKeys(int i) {
@@ -193,10 +193,11 @@ public final class FencedSql {
             keyArrays.add(array);
             names.add("key_" + i);
             keyNames.add("key_" + i);
-            join.add("fenced_row." + Identifiers.quote(column) + " = input.key_" + i);
-            lookup.add("t." + Identifiers.quote(column) + " = input.key_" + i);
+            String equality = " " + table.keyEquality(column) + " ";
+            join.add("fenced_row." + Identifiers.quote(column) + equality + "input.key_" + i);
+            lookup.add("t." + Identifiers.quote(column) + equality + "input.key_" + i);
             written.add("fenced_row." + Identifiers.quote(column) + " AS written_key_" + i);
-            twice.add("applied.written_key_" + i + " = input.key_" + i);
+            twice.add("applied.written_key_" + i + equality + "input.key_" + i);
         }
         // a batch written under one token (the usual case: one lock holder) binds it once
         String token = oneToken ? "CAST(:" + TOKEN + " AS bigint)" : "input.token";
@@ -215,8 +216,8 @@ public final class FencedSql {
         set.add(fence + " = " + token);
         String from = "UPDATE " + target(table) + " AS fenced_row SET " + String.join(", ", set) + " FROM unnest("
                 + String.join(", ", arrays) + ")";
-        String where = " WHERE " + String.join(" AND ", join) + " AND fenced_row." + fence + " " + operator(policy)
-                + " " + token;
+        String where = " WHERE " + String.join(" AND ", join) + " AND fenced_row." + fence + " "
+                + fenceComparison(policy) + " " + token;
         if (keyIndex != null) {
             // The update count is the number of table rows written: PostgreSQL writes a row once however many
             // input rows join it. While a unique index on (a subset of) the key columns holds, an input row
@@ -236,7 +237,7 @@ public final class FencedSql {
             String size = "CAST(:" + BATCH_SIZE + " AS bigint)";
             return "WITH applied AS (" + from + " AS input(" + String.join(", ", names) + ")" + where
                     + " AND " + keyIndex.stands() + " RETURNING 1)"
-                    + " SELECT CAST(CASE WHEN count(*) = " + size + " THEN '0' ELSE '" + BATCH_SHORTFALL
+                    + " SELECT CAST(CASE WHEN count(*) " + EQUALS + " " + size + " THEN '0' ELSE '" + BATCH_SHORTFALL
                     + "' || count(*) || ' rows for ' || " + size + " || ' keys'"
                     // the index looked up again only in a failure (an InitPlan runs when first needed), so
                     // that the writer looks for it again only when it changed
@@ -255,20 +256,22 @@ public final class FencedSql {
                 + ") THEN " + failure + "key given twice, input row ' || input.ord ELSE CAST(input.ord AS text)"
                 + " END AS bigint) AS ord,"
                 // (a key that matches two rows fails the statement here too: its count is not constant)
-                + " (SELECT CASE WHEN count(*) > 1 THEN CAST(" + failure + KEY_NAMES_ROWS + " (' || count(*)"
+                + " (SELECT CASE WHEN count(*) OPERATOR(pg_catalog.>) 1 THEN CAST(" + failure + KEY_NAMES_ROWS
+                + " (' || count(*)"
                 + " || ' rows for input row ' || input.ord || ')' AS bigint) ELSE max(t." + fence + ") END FROM "
                 + target(table) + " AS t WHERE " + String.join(" AND ", lookup) + ") AS stored"
                 + " FROM unnest(" + String.join(", ", keyArrays) + ") WITH ORDINALITY AS input("
                 + String.join(", ", keyNames) + ", ord)"
                 // an uncommon case: evaluated once (an InitPlan), it keeps the rest from running at all
-                + " WHERE (SELECT count(*) FROM applied) < :" + BATCH_SIZE
-                + " AND NOT EXISTS (SELECT 1 FROM applied WHERE applied.ord = input.ord)"
+                + " WHERE (SELECT count(*) FROM applied) OPERATOR(pg_catalog.<) :" + BATCH_SIZE
+                + " AND NOT EXISTS (SELECT 1 FROM applied WHERE applied.ord " + EQUALS + " input.ord)"
                 // and a failure when some input row wrote more than one table row: its extra rows could make
                 // up the count above for a row that was not written
                 // (the text holds the counts: a constant would be cast, and fail, when the statement is planned)
                 + " UNION ALL SELECT CAST(" + failure + KEY_NAMES_ROWS + " (' || (SELECT count(*) FROM applied)"
                 + " || ' rows for ' || (SELECT count(DISTINCT ord) FROM applied) || ' input rows)' AS bigint), NULL"
-                + " WHERE (SELECT count(*) FROM applied) > (SELECT count(DISTINCT ord) FROM applied) ORDER BY 1";
+                + " WHERE (SELECT count(*) FROM applied) OPERATOR(pg_catalog.>) (SELECT count(DISTINCT ord) FROM applied)"
+                + " ORDER BY 1";
     }
 
     /** The table's key column names as an SQL text array. */
@@ -297,10 +300,10 @@ public final class FencedSql {
     /** The base type of the type {@code t} (a row of {@code pg_catalog.pg_type}): its domain's, or itself. */
     static final String BASE_TYPE = "(CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE t.oid END)";
 
+    private static final String BTREE = "(SELECT am.oid FROM pg_catalog.pg_am AS am WHERE am.amname = 'btree')";
+
     /** The condition of {@link #uniqueKey} on one index, {@code i} (a row of {@code pg_catalog.pg_index}). */
     static String uniqueIndex(String relation, String keyColumns) {
-        String btree = "(SELECT am.oid FROM pg_catalog.pg_am AS am WHERE am.amname = 'btree')";
-        String base = BASE_TYPE;
         return "i.indrelid = " + relation
                 + " AND i.indisunique AND i.indimmediate AND i.indisvalid"
                 + " AND i.indpred IS NULL AND i.indexprs IS NULL"
@@ -311,14 +314,63 @@ public final class FencedSql {
                 + " WHERE a.attrelid = i.indrelid AND a.attnum = k.attnum"
                 + " AND a.attname = ANY (CAST(" + keyColumns + " AS name[]))"
                 + " AND k.collation_oid = a.attcollation"
-                // the opclass PostgreSQL picks for the type by default: its own, or else the one of a type
-                // it converts to without a function (varchar's is text's)
-                + " AND k.opclass IN (SELECT c.oid FROM pg_catalog.pg_opclass AS c"
-                + " WHERE c.opcmethod = " + btree + " AND c.opcdefault AND (c.opcintype = " + base
-                + " OR (NOT EXISTS (SELECT 1 FROM pg_catalog.pg_opclass AS own WHERE own.opcmethod = " + btree
-                + " AND own.opcdefault AND own.opcintype = " + base + ")"
-                + " AND EXISTS (SELECT 1 FROM pg_catalog.pg_cast AS cast_to WHERE cast_to.castsource = " + base
-                + " AND cast_to.casttarget = c.opcintype AND cast_to.castmethod = 'b'))))))";
+                + " AND k.opclass = " + DEFAULT_CLASS + "))";
+    }
+
+    /**
+     * The condition that {@code c} (a row of {@code pg_catalog.pg_opclass}) is the btree operator class
+     * PostgreSQL picks by default for the type {@code t} (a row of {@code pg_catalog.pg_type}): the type's
+     * own default class, or else the default class of a type it converts to without a function (varchar's
+     * is text's).
+     */
+    static final String DEFAULT_BTREE_CLASS = "c.opcmethod = " + BTREE + " AND c.opcdefault AND (c.opcintype = "
+            + BASE_TYPE + " OR (NOT EXISTS (SELECT 1 FROM pg_catalog.pg_opclass AS own WHERE own.opcmethod = "
+            + BTREE + " AND own.opcdefault AND own.opcintype = " + BASE_TYPE + ")"
+            + " AND EXISTS (SELECT 1 FROM pg_catalog.pg_cast AS cast_to WHERE cast_to.castsource = " + BASE_TYPE
+            + " AND cast_to.casttarget = c.opcintype AND cast_to.castmethod = 'b')))";
+
+    /**
+     * The OID of the btree operator class PostgreSQL picks for the type {@code t} (a row of {@code
+     * pg_catalog.pg_type}) when an index names none, as its {@code GetDefaultOpClass} does: the type's own
+     * default class; else, of the default classes of types it converts to without a function, the one of
+     * its category's preferred type, or the only one (varchar converts to text and to character, and text
+     * is the preferred string type); NULL when there is none or the choice is ambiguous.
+     */
+    static final String DEFAULT_CLASS = "(SELECT CASE WHEN count(*) = 1 THEN min(ranked.oid) END FROM (SELECT c.oid,"
+            + " rank() OVER (ORDER BY CASE WHEN c.opcintype = " + BASE_TYPE + " THEN 0"
+            + " WHEN it.typispreferred AND it.typcategory = bt.typcategory THEN 1 ELSE 2 END) AS r"
+            + " FROM pg_catalog.pg_opclass AS c JOIN pg_catalog.pg_type AS it ON it.oid = c.opcintype"
+            + " JOIN pg_catalog.pg_type AS bt ON bt.oid = " + BASE_TYPE + " WHERE " + DEFAULT_BTREE_CLASS
+            + ") AS ranked WHERE ranked.r = 1)";
+
+    /**
+     * The equality ({@code =}, strategy 3) of the btree operator class {@code opclass} (an SQL oid
+     * expression) on its own type, as the statements write it: {@code OPERATOR(schema.name)}, the schema
+     * named, so that the search path cannot put another operator in its place.
+     */
+    static String equalityOf(String opclass) {
+        return "(SELECT pg_catalog.format('OPERATOR(%I.%s)', n.nspname, o.oprname)"
+                + " FROM pg_catalog.pg_opclass AS ec"
+                + " JOIN pg_catalog.pg_amop AS ao ON ao.amopfamily = ec.opcfamily AND ao.amopmethod = ec.opcmethod"
+                + " AND ao.amopstrategy = 3 AND ao.amoplefttype = ec.opcintype AND ao.amoprighttype = ec.opcintype"
+                + " JOIN pg_catalog.pg_operator AS o ON o.oid = ao.amopopr"
+                + " JOIN pg_catalog.pg_namespace AS n ON n.oid = o.oprnamespace WHERE ec.oid = " + opclass + ")";
+    }
+
+    /**
+     * A query of each key column's equality: for every column of the table {@code relation} (an SQL regclass
+     * expression) named in {@code keyColumns} (an SQL text array), {@code column_name} and {@code equality},
+     * the {@link #equalityOf} the type's {@link #DEFAULT_CLASS} (the class {@link #uniqueIndex} demands of
+     * the key's index), or NULL when there is none. Written unqualified, {@code =} would be whatever the
+     * search path finds first: an exact match such as a {@code public.=} on varchar, case-insensitive, wins
+     * over pg_catalog's text {@code =} that the index compares with, and a key would name rows the index
+     * tells apart.
+     */
+    public static String keyEqualities(String relation, String keyColumns) {
+        return "SELECT CAST(a.attname AS text) AS column_name, " + equalityOf(DEFAULT_CLASS) + " AS equality"
+                + " FROM pg_catalog.pg_attribute AS a JOIN pg_catalog.pg_type AS t ON t.oid = a.atttypid"
+                + " WHERE a.attrelid = " + relation + " AND a.attname = ANY (CAST(" + keyColumns + " AS name[]))"
+                + " AND NOT a.attisdropped";
     }
 
     private static String typedArray(String binding, boolean integral, String type) {
@@ -326,8 +378,21 @@ public final class FencedSql {
         return "bigint".equals(type) && integral ? bound : "CAST(" + bound + " AS " + type + "[])";
     }
 
-    /** The SQL comparison between the stored token (left) and the offered token (right) under {@code policy}. */
+    /** The comparison between the stored token (left) and the offered token (right) under {@code policy}. */
     public static String operator(FencePolicy policy) {
         return policy == FencePolicy.STRICT ? "<" : "<=";
     }
+
+    /**
+     * {@link #operator} as the statements write it: PostgreSQL's own, named with its schema. An operator is
+     * looked up on the search path, and an exact match there (say a {@code <} on bigint in a schema placed
+     * before pg_catalog) would be taken for the built-in one; written as {@code OPERATOR(pg_catalog.<)} it
+     * is the built-in one on any search path.
+     */
+    public static String fenceComparison(FencePolicy policy) {
+        return "OPERATOR(pg_catalog." + operator(policy) + ")";
+    }
+
+    /** PostgreSQL's own {@code =}, named with its schema; for the statements' counts and positions (bigint). */
+    static final String EQUALS = "OPERATOR(pg_catalog.=)";
 }

@@ -104,7 +104,7 @@ final class KeyIndex {
                                 + " a.attnum, CAST(a.attname AS text) AS attname, a.atttypid, a.attcollation,"
                                 + " pg_catalog.format_type(a.atttypid, -1) AS type_name,"
                                 + " c.oid AS opclass, c.opcmethod, c.opcintype, " + FencedSql.BASE_TYPE
-                                + " AS base_type"
+                                + " AS base_type, " + FencedSql.equalityOf("c.oid") + " AS equality"
                                 + " FROM pg_catalog.pg_index AS i"
                                 + " CROSS JOIN LATERAL unnest(CAST(i.indkey AS int2[]), CAST(i.indclass AS oid[]))"
                                 + " WITH ORDINALITY AS k(attnum, opclass, n)"
@@ -128,7 +128,8 @@ final class KeyIndex {
                     rs.getLong("opclass"),
                     rs.getLong("opcmethod"),
                     rs.getLong("opcintype"),
-                    rs.getLong("base_type")
+                    rs.getLong("base_type"),
+                    rs.getString("equality")
                 })
                 .list();
         if (rows.isEmpty()) {
@@ -145,6 +146,11 @@ final class KeyIndex {
             if (!row[8].equals(table.columnType(name).orElse(null))) {
                 // altered since the table was built: the statements still cast to the old type, whose
                 // equality need not be the index's
+                return Optional.empty();
+            }
+            if (!table.keyEquality(name).equals(row[13])) {
+                // the type's default class changed since the table was checked (the statements compare with
+                // the equality of the one it had), and this index is under the new one: not relied on
                 return Optional.empty();
             }
             columns.add(new Column(

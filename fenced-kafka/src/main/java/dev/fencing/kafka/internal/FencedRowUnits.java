@@ -59,26 +59,31 @@ public final class FencedRowUnits<K, V>
         String fence = quoted(table.fenceColumn());
         String key = quoted(rows.keyColumn());
         String keyType = table.columnType(rows.keyColumn()).orElseThrow();
-        StringBuilder sql =
-                new StringBuilder("UPDATE ").append(table.quotedName()).append(" SET ");
+        String equality = " " + table.keyEquality(rows.keyColumn()) + " ";
+        // ONLY: never a row of an inheritance child added after the table was checked (a partitioned table's
+        // rows are all in its partitions)
+        String target = table.partitioned() ? table.quotedName() : "ONLY " + table.quotedName();
+        StringBuilder sql = new StringBuilder("UPDATE ").append(target).append(" SET ");
         for (String column : rows.columns()) {
             sql.append(quoted(column))
                     .append(" = CAST(? AS ")
                     .append(table.columnType(column).orElseThrow())
                     .append("), ");
         }
-        // one statement: the check and the write (the db module's guard trigger backs it for other writers)
+        // one statement: the check and the write (the db module's guard trigger backs it for other writers);
+        // operators named with their schema, as fenced-jdbc's statements write them
         sql.append(fence)
                 .append(" = ? WHERE ")
                 .append(key)
-                .append(" = CAST(? AS ")
+                .append(equality)
+                .append("CAST(? AS ")
                 .append(keyType)
                 .append(") AND ")
                 .append(fence)
-                .append(policy == FencePolicy.STRICT ? " < ?" : " <= ?");
+                .append(policy == FencePolicy.STRICT ? " OPERATOR(pg_catalog.<) ?" : " OPERATOR(pg_catalog.<=) ?");
         this.update = sql.toString();
-        this.rowTokens = "SELECT " + key + "::text, " + fence + " FROM " + table.quotedName() + " WHERE " + key
-                + " = ANY(CAST(? AS " + keyType + "[]))";
+        this.rowTokens = "SELECT " + key + "::text, " + fence + " FROM " + target + " WHERE " + key + equality
+                + "ANY(CAST(? AS " + keyType + "[]))";
     }
 
     private static String quoted(String identifier) {
