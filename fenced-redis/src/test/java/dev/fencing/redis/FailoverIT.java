@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
  * (SIGKILL) and R promoted ({@code REPLICAOF NO ONE}), as a failover would:
  *
  * <pre>
- *  holder A (token 5)  SET on P: Applied                               SET on R: Applied, over B's value
+ *  holder A (token 5)  SET on P: Applied                               SET on R: Applied (6 is gone)
  *  holder B (token 6)              SET on P: Applied (WAIT: 0 replicas)
  *  P (primary)         token 5     token 6, held back in the link       SIGKILL
  *  R (replica)         token 5     (never gets 6)                       REPLICAOF NO ONE: token 5
@@ -87,7 +87,7 @@ class FailoverIT {
             // then: the token went back to 5; the fence still works from there
             assertThat(onReplica.storedToken(stock)).isEqualTo(5);
             assertThat(onPromoted.trySet(stock, "late-4", 4)).isEqualTo(new WriteOutcome.Rejected(5, 4));
-            // the hazard: stale holder A's write is accepted, over what B had written
+            // the hazard: stale holder A's write is accepted, although B had written under 6
             assertThat(onPromoted.trySet(stock, "late-A", 5)).isEqualTo(new WriteOutcome.Applied(5, 5, null));
             assertThat(onReplica.plain.get(stock)).isEqualTo("late-A");
             // and WAIT did not prevent it either: it only told B
