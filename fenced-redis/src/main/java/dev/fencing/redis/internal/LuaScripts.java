@@ -63,6 +63,12 @@ public final class LuaScripts {
               end
               return nil
             end
+            local function fencing_failed(reply, key, expected)
+              if type(reply) == 'table' and reply.err then
+                return fencing_type(key, expected) or reply.err
+              end
+              return nil
+            end
             """;
 
     /** KEYS: value, token key. ARGV: token, policy, value, time to live in ms or "". */
@@ -82,18 +88,20 @@ public final class LuaScripts {
             return {1, stored}
             """);
 
-    /** KEYS: hash, token key. ARGV: token, policy, field, value, field, value... */
+    /**
+     * KEYS: hash, token key. ARGV: token, policy, field, value, field, value... The hash's type is not read
+     * beforehand: HSET itself refuses a key of another type, before it writes, and only then is the type read
+     * for the message (a stale token on such a key is therefore rejected, not an error).
+     */
     public static final Script HSET = Script.of(FENCE + """
-            local err = fencing_type(KEYS[1], 'hash')
-            if err then return redis.error_reply(err) end
-            local stored
-            stored, err = fencing_stored(KEYS[2])
+            local stored, err = fencing_stored(KEYS[2])
             if err then return redis.error_reply(err) end
             if not fencing_admits(stored, ARGV[1], ARGV[2]) then return {0, stored} end
             local i = 3
             while i <= #ARGV do
               local last = math.min(i + 199, #ARGV)
-              redis.call('HSET', KEYS[1], unpack(ARGV, i, last))
+              err = fencing_failed(redis.pcall('HSET', KEYS[1], unpack(ARGV, i, last)), KEYS[1], 'hash')
+              if err then return redis.error_reply(err) end
               i = last + 1
             end
             redis.call('SET', KEYS[2], ARGV[1])
@@ -110,15 +118,17 @@ public final class LuaScripts {
             return {1, stored, deleted}
             """);
 
-    /** KEYS: counter, token key. ARGV: token, policy, delta, minimum. */
+    /**
+     * KEYS: counter, token key. ARGV: token, policy, delta, minimum. As in {@link #HSET}, the counter's type is
+     * read only when GET refused it.
+     */
     public static final Script INCREMENT = Script.of(FENCE + """
-            local err = fencing_type(KEYS[1], 'string')
-            if err then return redis.error_reply(err) end
-            local stored
-            stored, err = fencing_stored(KEYS[2])
+            local stored, err = fencing_stored(KEYS[2])
             if err then return redis.error_reply(err) end
             if not fencing_admits(stored, ARGV[1], ARGV[2]) then return {0, stored} end
-            local raw = redis.call('GET', KEYS[1])
+            local raw = redis.pcall('GET', KEYS[1])
+            err = fencing_failed(raw, KEYS[1], 'string')
+            if err then return redis.error_reply(err) end
             local current = 0
             if raw then
               if not (raw == '0' or string.match(raw, '^-?[1-9]%d*$')) or #raw > 17 then
