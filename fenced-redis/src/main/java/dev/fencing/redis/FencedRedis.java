@@ -3,6 +3,7 @@ package dev.fencing.redis;
 import dev.fencing.FencePolicy;
 import dev.fencing.InvalidFenceTokenException;
 import dev.fencing.redis.internal.DefaultFencedRedis;
+import dev.fencing.redis.internal.EvictionCheck;
 import dev.fencing.redis.internal.FencedKeys;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
@@ -199,6 +200,7 @@ public interface FencedRedis {
         private int maxValueBytes = DEFAULT_MAX_VALUE_BYTES;
         private int waitReplicas;
         private Duration waitTimeout = Duration.ZERO;
+        private boolean allowKeyEviction;
 
         private Builder(RedisClusterAsyncCommands<String, String> commands, Duration timeout, boolean cluster) {
             this.commands = commands;
@@ -266,7 +268,26 @@ public interface FencedRedis {
             return this;
         }
 
+        /**
+         * {@code true}: build even on a server whose {@code maxmemory-policy} evicts any key ({@code
+         * allkeys-lru}, {@code allkeys-lfu}, {@code allkeys-random}). Such a server, once full, can evict a
+         * token key, after which a stale write to its key lands. Default {@code false}: {@link #build} reads
+         * the policy ({@code CONFIG GET}, on every primary of a cluster) and refuses those, naming the policy.
+         * The check runs once, at build; a policy changed later is not seen.
+         */
+        public Builder allowKeyEviction(boolean allowKeyEviction) {
+            this.allowKeyEviction = allowKeyEviction;
+            return this;
+        }
+
+        /**
+         * @throws IllegalStateException when the server may evict token keys (see {@link #allowKeyEviction});
+         *     a server that does not answer {@code CONFIG GET} is built with a warning logged
+         */
         public FencedRedis build() {
+            if (!allowKeyEviction) {
+                EvictionCheck.requireNoKeyEviction(commands, timeout);
+            }
             return new DefaultFencedRedis(
                     commands,
                     timeout.plus(waitTimeout),

@@ -1,0 +1,75 @@
+package dev.fencing.redis.internal;
+
+import io.lettuce.core.RedisFuture;
+import io.lettuce.core.cluster.api.async.AsyncExecutions;
+import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Whether Redis may evict a token key. Under a {@code maxmemory-policy} of {@code allkeys-lru}, {@code
+ * allkeys-lfu} or {@code allkeys-random}, a server at its {@code maxmemory} evicts any key, token keys
+ * included; the next write to that key then meets no token and a stale one lands. {@code noeviction} and the
+ * {@code volatile-*} policies never evict a token key: it has no time to live (each fenced write sets it
+ * without one).
+ */
+public final class EvictionCheck {
+    private static final Logger LOG = LoggerFactory.getLogger(EvictionCheck.class);
+    private static final String POLICY = "maxmemory-policy";
+
+    private EvictionCheck() {}
+
+    /**
+     * Reads {@code maxmemory-policy} (on every primary of a cluster) and refuses a policy that evicts any key.
+     * A server that does not answer {@code CONFIG GET} (renamed or forbidden, as some managed services do) is
+     * let through with a warning: its policy is unknown here.
+     *
+     * @throws IllegalStateException naming the policy and the server when it may evict token keys
+     */
+    public static void requireNoKeyEviction(RedisClusterAsyncCommands<String, String> commands, Duration timeout) {
+        List<CompletableFuture<Map<String, String>>> replies = new ArrayList<>();
+        if (commands instanceof RedisAdvancedClusterAsyncCommands<String, String> cluster) {
+            AsyncExecutions<Map<String, String>> executions =
+                    cluster.upstream().commands().configGet(POLICY);
+            for (CompletableFuture<Map<String, String>> reply : executions.futures()) {
+                replies.add(reply);
+            }
+        } else {
+            RedisFuture<Map<String, String>> reply = commands.configGet(POLICY);
+            replies.add(reply.toCompletableFuture());
+        }
+        for (CompletableFuture<Map<String, String>> reply : replies) {
+            String policy;
+            try {
+                policy = reply.get(timeout.toMillis(), TimeUnit.MILLISECONDS).get(POLICY);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted while reading Redis's " + POLICY, e);
+            } catch (ExecutionException | TimeoutException e) {
+                Throwable cause = e instanceof ExecutionException ? e.getCause() : e;
+                LOG.warn(
+                        "could not read Redis's {} ({}): if it is allkeys-lru, allkeys-lfu or allkeys-random, a"
+                                + " full server can evict a fence token key and let a stale write land",
+                        POLICY,
+                        String.valueOf(cause));
+                continue;
+            }
+            if (policy != null && policy.startsWith("allkeys-")) {
+                throw new IllegalStateException("Redis runs with " + POLICY + " " + policy + ": once it reaches"
+                        + " maxmemory it evicts any key, a fence token key included, and the next stale write to"
+                        + " that key lands. Set " + POLICY + " to noeviction or a volatile-* policy (token keys"
+                        + " have no time to live, so those never evict them), or accept the risk with"
+                        + " FencedRedis.Builder.allowKeyEviction(true)");
+            }
+        }
+    }
+}
