@@ -18,7 +18,33 @@ public final class ZooKeeperServers {
     /** Connect string of an external ZooKeeper, for example {@code zk1:2181,zk2:2181}. */
     public static final String CONNECT_ENV = "FENCING_ZOOKEEPER_CONNECT";
 
+    private static ZooKeeperEndpoint shared;
+
     private ZooKeeperServers() {}
+
+    /** One server for the whole JVM, started on first use and stopped when the JVM exits; closing it does nothing. */
+    public static synchronized ZooKeeperEndpoint shared() {
+        if (shared == null) {
+            ZooKeeperEndpoint server = start();
+            Runtime.getRuntime().addShutdownHook(new Thread(server::close, "fencing-zookeeper-shutdown"));
+            String connect = server.connectString();
+            shared = new ZooKeeperEndpoint() {
+                @Override
+                public String connectString() {
+                    return connect;
+                }
+
+                @Override
+                public void close() {}
+
+                @Override
+                public String toString() {
+                    return "shared " + server;
+                }
+            };
+        }
+        return shared;
+    }
 
     public static ZooKeeperEndpoint start() {
         switch (ServerSource.choose(CONNECT_ENV)) {
