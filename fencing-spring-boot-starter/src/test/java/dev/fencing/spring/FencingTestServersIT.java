@@ -13,14 +13,16 @@ import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.core.env.Environment;
+import org.springframework.test.context.TestPropertySource;
 
 /**
  * The README's Spring Boot test: one annotation starts ZooKeeper and PostgreSQL and makes their addresses the
  * service's properties (its {@code application.properties} reads them from environment variables this JVM
  * does not have); the service then takes locks and writes under their tokens.
  */
-@SpringBootTest(classes = ReservationService.class, properties = "fencing.kafka.enabled=false")
-@FencingTestServers({Server.ZOOKEEPER, Server.POSTGRES})
+@SpringBootTest(classes = ReservationService.class)
+@FencingTestServers({Server.ZOOKEEPER, Server.POSTGRES}) // also Server.KAFKA, Server.REDIS
+@TestPropertySource(properties = "fencing.kafka.enabled=false") // its declared consumer would need Kafka
 class FencingTestServersIT {
     @Autowired
     Reservations reservations;
