@@ -76,6 +76,12 @@ public class FencingProperties {
         /** How long to wait for a connection before an operation fails. */
         private Duration connectionTimeout = Duration.ofSeconds(15);
 
+        /**
+         * How long start-up waits for the Curator client's first connection; when no server answers in that
+         * time the application fails to start, naming the connect string. 0: start without waiting.
+         */
+        private Duration startupTimeout = Duration.ofSeconds(15);
+
         /** Curator namespace prepended to every path, lock paths included; none by default. */
         private String namespace;
 
@@ -117,6 +123,14 @@ public class FencingProperties {
 
         public void setConnectionTimeout(Duration connectionTimeout) {
             this.connectionTimeout = connectionTimeout;
+        }
+
+        public Duration getStartupTimeout() {
+            return startupTimeout;
+        }
+
+        public void setStartupTimeout(Duration startupTimeout) {
+            this.startupTimeout = startupTimeout;
         }
 
         public String getNamespace() {

@@ -68,8 +68,36 @@ class FencingAutoConfigurationTest {
                     FencingKafkaAutoConfiguration.class,
                     FencingHealthAutoConfiguration.class));
 
-    private final ApplicationContextRunner zookeeper =
-            runner.withPropertyValues("fencing.zookeeper.connect-string=" + NOWHERE);
+    /** A client of nowhere that the start does not wait for (the start-up check is tested below). */
+    private final ApplicationContextRunner zookeeper = runner.withPropertyValues(
+            "fencing.zookeeper.connect-string=" + NOWHERE, "fencing.zookeeper.startup-timeout=0");
+
+    @Test
+    void noZooKeeperAnsweringWithinTheStartupTimeoutFailsTheStartNamingTheAddress() {
+        runner.withPropertyValues(
+                        "fencing.zookeeper.connect-string=" + NOWHERE, "fencing.zookeeper.startup-timeout=300ms")
+                .run(context -> assertThat(context)
+                        .getFailure()
+                        .rootCause()
+                        .isInstanceOf(IllegalStateException.class)
+                        .hasMessageContaining("no ZooKeeper server at " + NOWHERE)
+                        .hasMessageContaining("fencing.zookeeper.connect-string")
+                        .hasMessageContaining("fencing.zookeeper.startup-timeout"));
+    }
+
+    @Test
+    void anEmptyConnectStringOrANegativeStartupTimeoutFailsTheStartNamingTheProperty() {
+        runner.withPropertyValues("fencing.zookeeper.connect-string= ").run(context -> assertThat(context)
+                .getFailure()
+                .rootCause()
+                .hasMessageContaining("fencing.zookeeper.connect-string is empty"));
+        runner.withPropertyValues(
+                        "fencing.zookeeper.connect-string=" + NOWHERE, "fencing.zookeeper.startup-timeout=-1s")
+                .run(context -> assertThat(context)
+                        .getFailure()
+                        .rootCause()
+                        .hasMessageContaining("fencing.zookeeper.startup-timeout must be a duration >= 0"));
+    }
 
     // ---- Curator client and FencedLocks
 

@@ -8,7 +8,9 @@ import dev.fencing.spring.FencingProperties;
 import dev.fencing.spring.internal.LeaseListeners;
 import dev.fencing.spring.internal.LeaseMeters;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.ExponentialBackoffRetry;
@@ -49,8 +51,20 @@ public class FencingZooKeeperAutoConfiguration {
     @ConditionalOnProperty("fencing.zookeeper.connect-string")
     public CuratorFramework fencingCuratorFramework(FencingProperties properties) {
         FencingProperties.ZooKeeper zk = properties.getZookeeper();
+        String connect = zk.getConnectString();
+        if (connect == null || connect.isBlank()) {
+            throw new IllegalStateException("fencing.zookeeper.connect-string is empty: set it to"
+                    + " host:port[,host:port...][/chroot], or remove it and give the application a CuratorFramework"
+                    + " bean, or set fencing.zookeeper.enabled=false");
+        }
+        Duration startup = zk.getStartupTimeout();
+        if (startup == null || startup.isNegative() || startup.toMillis() > Integer.MAX_VALUE) {
+            throw new IllegalStateException(
+                    "fencing.zookeeper.startup-timeout must be a duration >= 0 (0: start without waiting), got "
+                            + startup);
+        }
         CuratorFrameworkFactory.Builder builder = CuratorFrameworkFactory.builder()
-                .connectString(zk.getConnectString())
+                .connectString(connect)
                 .sessionTimeoutMs(millis("fencing.zookeeper.session-timeout", zk.getSessionTimeout()))
                 .connectionTimeoutMs(millis("fencing.zookeeper.connection-timeout", zk.getConnectionTimeout()))
                 .retryPolicy(new ExponentialBackoffRetry(
@@ -64,6 +78,9 @@ public class FencingZooKeeperAutoConfiguration {
         }
         CuratorFramework client = builder.build();
         client.start();
+        if (!startup.isZero()) {
+            awaitConnection(client, connect, startup);
+        }
         return client;
     }
 
@@ -101,6 +118,27 @@ public class FencingZooKeeperAutoConfiguration {
                     + " is missing: set both fencing.zookeeper.digest.user and .password, or neither");
         }
         return user ? ZooKeeperDigest.of(digest.getUser(), digest.getPassword()) : null;
+    }
+
+    /**
+     * Fails the start, naming the address, when no ZooKeeper server answers within {@code startup}: a wrong
+     * address would otherwise show only later, as every locked call waiting out Curator's retries.
+     */
+    private static void awaitConnection(CuratorFramework client, String connect, Duration startup) {
+        boolean connected;
+        try {
+            connected = client.blockUntilConnected((int) startup.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            client.close();
+            throw new IllegalStateException("interrupted while connecting to ZooKeeper at " + connect, e);
+        }
+        if (!connected) {
+            client.close();
+            throw new IllegalStateException("no ZooKeeper server at " + connect + " (fencing.zookeeper.connect-string)"
+                    + " answered within " + startup + " (fencing.zookeeper.startup-timeout): check the address and"
+                    + " that the ensemble is up, or set fencing.zookeeper.startup-timeout=0 to start without waiting");
+        }
     }
 
     private static int millis(String property, java.time.Duration value) {
