@@ -58,6 +58,7 @@ public final class FencedTable {
     private final String fenceColumn;
     private final Map<String, String> columnTypes;
     private final Map<String, String> keyEqualities;
+    private final Map<String, String> keyComparisonTypes;
     private final boolean guarded;
     private final boolean partitioned;
 
@@ -68,6 +69,7 @@ public final class FencedTable {
             String fenceColumn,
             Map<String, String> columnTypes,
             Map<String, String> keyEqualities,
+            Map<String, String> keyComparisonTypes,
             boolean guarded,
             boolean partitioned) {
         this.schema = schema;
@@ -76,6 +78,7 @@ public final class FencedTable {
         this.fenceColumn = fenceColumn;
         this.columnTypes = Collections.unmodifiableMap(new LinkedHashMap<>(columnTypes));
         this.keyEqualities = Map.copyOf(keyEqualities);
+        this.keyComparisonTypes = Map.copyOf(keyComparisonTypes);
         this.guarded = guarded;
         this.partitioned = partitioned;
     }
@@ -122,20 +125,38 @@ public final class FencedTable {
 
     /**
      * The {@code =} that the statements compare a key column with, as they write it: {@code
-     * OPERATOR(schema.=)}, the equality of the column type's default btree operator class (the one its
-     * unique index compares with), found when the table was checked. Named with its schema, so that an
-     * {@code =} that the search path finds first (a case-insensitive {@code public.=} on varchar, say) never
-     * makes a key name rows that the index tells apart.
+     * OPERATOR(schema.name)}, the equality of the column type's default btree operator class (the one its
+     * unique index compares with), found when the table was checked; {@code OPERATOR(pg_catalog.=)} for a
+     * key column outside the index whose type has no such class. Named with its schema, so that an {@code =}
+     * that the search path finds first (a case-insensitive {@code public.=} on varchar, say) never makes a key
+     * name rows that the index tells apart. Both sides are cast to {@link #keyComparisonType} when there is one.
      *
      * @throws IllegalArgumentException when {@code column} is not a key column
      */
     public String keyEquality(String column) {
-        String equality = keyEqualities.get(column);
-        if (equality == null) {
+        requireKeyColumn(column);
+        return keyEqualities.getOrDefault(column, "OPERATOR(pg_catalog.=)");
+    }
+
+    /**
+     * The type that both sides of a key column's {@link #keyEquality} are cast to, schema-qualified, when the
+     * operator class compares another type than the column's ({@code pg_catalog.text} for a varchar column,
+     * {@code public.citext} for a domain over citext): with the column's own type, an {@code =} of the same
+     * schema on that type would be an exact match and be taken instead. Empty when the class compares the
+     * column's own type, or a pseudo-type (an array's or an enum's).
+     *
+     * @throws IllegalArgumentException when {@code column} is not a key column
+     */
+    public Optional<String> keyComparisonType(String column) {
+        requireKeyColumn(column);
+        return Optional.ofNullable(keyComparisonTypes.get(column));
+    }
+
+    private void requireKeyColumn(String column) {
+        if (!keyColumns.contains(column)) {
             throw new IllegalArgumentException("'" + column + "' is not a key column of " + qualifiedName()
                     + "; its key columns are " + keyColumns);
         }
-        return equality;
     }
 
     /**
@@ -402,6 +423,7 @@ public final class FencedTable {
                         null);
             }
             Map<String, String> equalities = new HashMap<>();
+            Map<String, String> comparisonTypes = new HashMap<>();
             StatementParser.query(
                             handle,
                             FencedSql.keyEqualities(
@@ -413,18 +435,12 @@ public final class FencedTable {
                         if (rs.getString("equality") != null) {
                             equalities.put(rs.getString("column_name"), rs.getString("equality"));
                         }
+                        if (rs.getString("comparison_type") != null) {
+                            comparisonTypes.put(rs.getString("column_name"), rs.getString("comparison_type"));
+                        }
                         return null;
                     })
                     .list();
-            for (String key : keyColumns) {
-                if (!equalities.containsKey(key)) {
-                    throw new FencedTableException(
-                            qualified,
-                            "key column '" + key + "' of " + qualified + " (" + types.get(key) + ") has no single"
-                                    + " equality operator in its type's default btree operator class",
-                            null);
-                }
-            }
             boolean guarded = StatementParser.query(
                             handle,
                             "SELECT EXISTS (SELECT 1 FROM pg_trigger"
@@ -446,8 +462,8 @@ public final class FencedTable {
                     .bind("fence", fenceColumn)
                     .mapTo(Boolean.class)
                     .one();
-            FencedTable result =
-                    new FencedTable(schema, table, keyColumns, fenceColumn, types, equalities, guarded, partitioned);
+            FencedTable result = new FencedTable(
+                    schema, table, keyColumns, fenceColumn, types, equalities, comparisonTypes, guarded, partitioned);
             if (guarded) {
                 LOG.info(
                         "fenced table {} checked: key {}, fence column {}, guard trigger installed",

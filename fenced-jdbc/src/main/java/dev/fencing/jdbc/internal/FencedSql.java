@@ -33,22 +33,39 @@ public final class FencedSql {
         return table.partitioned() ? table.quotedName() : "ONLY " + table.quotedName();
     }
 
-    /** {@code "k0" = CAST(:fence_key_0 AS type) AND ...} */
+    /** {@code "k0" OPERATOR(schema.=) CAST(:fence_key_0 AS type) AND ...}, as {@link #keyEquals} writes it */
     static String keyCondition(FencedTable table, String qualifier) {
         List<String> parts = new ArrayList<>();
         List<String> keys = table.keyColumns();
         for (int i = 0; i < keys.size(); i++) {
             String column = keys.get(i);
-            parts.add(qualifier + Identifiers.quote(column) + " " + table.keyEquality(column) + " CAST(:"
-                    + keyBinding(i) + " AS " + table.columnType(column).orElseThrow() + ")");
+            parts.add(keyEquals(
+                    table,
+                    column,
+                    qualifier + Identifiers.quote(column),
+                    "CAST(:" + keyBinding(i) + " AS " + table.columnType(column).orElseThrow() + ")"));
         }
         return String.join(" AND ", parts);
+    }
+
+    /**
+     * {@code left = right} for the key column {@code column}, as the statements write it: with the equality of
+     * the column's operator class, named with its schema ({@link FencedTable#keyEquality}), both sides cast to
+     * that class's type when it is not the column's own ({@link FencedTable#keyComparisonType}; a binary
+     * conversion, which the index still serves). Without the casts, an {@code =} of that schema on the
+     * column's own type (a domain over citext, say) would be an exact match and win over the class's.
+     */
+    static String keyEquals(FencedTable table, String column, String left, String right) {
+        String equality = " " + table.keyEquality(column) + " ";
+        return table.keyComparisonType(column)
+                .map(type -> "CAST(" + left + " AS " + type + ")" + equality + "CAST(" + right + " AS " + type + ")")
+                .orElse(left + equality + right);
     }
 
     private static String report(FencedTable table, String predicate) {
         String fence = Identifiers.quote(table.fenceColumn());
         return "SELECT written.n AS applied, target.stored, target.predicate_holds"
-                + " FROM (SELECT count(*) AS n FROM applied) AS written"
+                + " FROM (SELECT pg_catalog.count(*) AS n FROM applied) AS written"
                 + " LEFT JOIN LATERAL (SELECT " + fence + " AS stored, "
                 + (predicate == null ? "TRUE" : "coalesce((" + predicate + "), FALSE)") + " AS predicate_holds"
                 + " FROM " + target(table) + " WHERE " + keyCondition(table, "") + " AND written.n " + EQUALS + " 0)"
@@ -193,11 +210,10 @@ public final class FencedSql {
             keyArrays.add(array);
             names.add("key_" + i);
             keyNames.add("key_" + i);
-            String equality = " " + table.keyEquality(column) + " ";
-            join.add("fenced_row." + Identifiers.quote(column) + equality + "input.key_" + i);
-            lookup.add("t." + Identifiers.quote(column) + equality + "input.key_" + i);
+            join.add(keyEquals(table, column, "fenced_row." + Identifiers.quote(column), "input.key_" + i));
+            lookup.add(keyEquals(table, column, "t." + Identifiers.quote(column), "input.key_" + i));
             written.add("fenced_row." + Identifiers.quote(column) + " AS written_key_" + i);
-            twice.add("applied.written_key_" + i + equality + "input.key_" + i);
+            twice.add(keyEquals(table, column, "applied.written_key_" + i, "input.key_" + i));
         }
         // a batch written under one token (the usual case: one lock holder) binds it once
         String token = oneToken ? "CAST(:" + TOKEN + " AS bigint)" : "input.token";
@@ -214,8 +230,8 @@ public final class FencedSql {
             set.add(Identifiers.quote(column) + " = input.value_" + i);
         }
         set.add(fence + " = " + token);
-        String from = "UPDATE " + target(table) + " AS fenced_row SET " + String.join(", ", set) + " FROM unnest("
-                + String.join(", ", arrays) + ")";
+        String from =
+                "UPDATE " + target(table) + " AS fenced_row SET " + String.join(", ", set) + " FROM " + unnest(arrays);
         String where = " WHERE " + String.join(" AND ", join) + " AND fenced_row." + fence + " "
                 + fenceComparison(policy) + " " + token;
         if (keyIndex != null) {
@@ -237,41 +253,58 @@ public final class FencedSql {
             String size = "CAST(:" + BATCH_SIZE + " AS bigint)";
             return "WITH applied AS (" + from + " AS input(" + String.join(", ", names) + ")" + where
                     + " AND " + keyIndex.stands() + " RETURNING 1)"
-                    + " SELECT CAST(CASE WHEN count(*) " + EQUALS + " " + size + " THEN '0' ELSE '" + BATCH_SHORTFALL
-                    + "' || count(*) || ' rows for ' || " + size + " || ' keys'"
+                    + " SELECT CAST(CASE WHEN pg_catalog.count(*) " + EQUALS + " " + size + " THEN '0' ELSE '"
+                    + BATCH_SHORTFALL
+                    + "' OPERATOR(pg_catalog.||) pg_catalog.count(*) OPERATOR(pg_catalog.||) ' rows for ' OPERATOR(pg_catalog.||) "
+                    + size + " OPERATOR(pg_catalog.||) ' keys'"
                     // the index looked up again only in a failure (an InitPlan runs when first needed), so
                     // that the writer looks for it again only when it changed
-                    + " || CASE WHEN " + keyIndex.stands() + " THEN '' ELSE '" + KEY_INDEX_CHANGED + "' END"
-                    + " || '; rolled back' END AS bigint) AS shortfall FROM applied";
+                    + " OPERATOR(pg_catalog.||) CASE WHEN " + keyIndex.stands() + " THEN '' ELSE '" + KEY_INDEX_CHANGED
+                    + "' END"
+                    + " OPERATOR(pg_catalog.||) '; rolled back' END AS bigint) AS shortfall FROM applied";
         }
         String update = from + " WITH ORDINALITY AS input(" + String.join(", ", names) + ", ord)" + where;
         // A bad batch fails the statement, so that PostgreSQL undoes what it wrote, in the caller's
         // transaction too: with the text of BATCH_FAILURE, the statement's own nonce (so that no value of
         // the caller's failing the same cast reads as this) and what went wrong.
-        String failure = "'" + BATCH_FAILURE + "' || CAST(:" + BATCH_NONCE + " AS bigint) || ': ";
+        String failure = "'" + BATCH_FAILURE + "' OPERATOR(pg_catalog.||) CAST(:" + BATCH_NONCE
+                + " AS bigint) OPERATOR(pg_catalog.||) ': ";
         return "WITH applied AS (" + update + " RETURNING input.ord, " + String.join(", ", written) + ")"
                 // an input row not written whose key names a row another input row wrote: one key twice,
                 // in spellings the client could not compare ('7' and '07' for a number)
                 + " SELECT CAST(CASE WHEN EXISTS (SELECT 1 FROM applied WHERE " + String.join(" AND ", twice)
-                + ") THEN " + failure + "key given twice, input row ' || input.ord ELSE CAST(input.ord AS text)"
+                + ") THEN " + failure
+                + "key given twice, input row ' OPERATOR(pg_catalog.||) input.ord ELSE CAST(input.ord AS pg_catalog.text)"
                 + " END AS bigint) AS ord,"
                 // (a key that matches two rows fails the statement here too: its count is not constant)
-                + " (SELECT CASE WHEN count(*) OPERATOR(pg_catalog.>) 1 THEN CAST(" + failure + KEY_NAMES_ROWS
-                + " (' || count(*)"
-                + " || ' rows for input row ' || input.ord || ')' AS bigint) ELSE max(t." + fence + ") END FROM "
+                + " (SELECT CASE WHEN pg_catalog.count(*) OPERATOR(pg_catalog.>) 1 THEN CAST(" + failure
+                + KEY_NAMES_ROWS
+                + " (' OPERATOR(pg_catalog.||) pg_catalog.count(*)"
+                + " OPERATOR(pg_catalog.||) ' rows for input row ' OPERATOR(pg_catalog.||) input.ord OPERATOR(pg_catalog.||) ')' AS bigint) ELSE pg_catalog.max(t."
+                + fence + ") END FROM "
                 + target(table) + " AS t WHERE " + String.join(" AND ", lookup) + ") AS stored"
-                + " FROM unnest(" + String.join(", ", keyArrays) + ") WITH ORDINALITY AS input("
+                + " FROM " + unnest(keyArrays) + " WITH ORDINALITY AS input("
                 + String.join(", ", keyNames) + ", ord)"
                 // an uncommon case: evaluated once (an InitPlan), it keeps the rest from running at all
-                + " WHERE (SELECT count(*) FROM applied) OPERATOR(pg_catalog.<) :" + BATCH_SIZE
+                + " WHERE (SELECT pg_catalog.count(*) FROM applied) OPERATOR(pg_catalog.<) :" + BATCH_SIZE
                 + " AND NOT EXISTS (SELECT 1 FROM applied WHERE applied.ord " + EQUALS + " input.ord)"
                 // and a failure when some input row wrote more than one table row: its extra rows could make
                 // up the count above for a row that was not written
                 // (the text holds the counts: a constant would be cast, and fail, when the statement is planned)
-                + " UNION ALL SELECT CAST(" + failure + KEY_NAMES_ROWS + " (' || (SELECT count(*) FROM applied)"
-                + " || ' rows for ' || (SELECT count(DISTINCT ord) FROM applied) || ' input rows)' AS bigint), NULL"
-                + " WHERE (SELECT count(*) FROM applied) OPERATOR(pg_catalog.>) (SELECT count(DISTINCT ord) FROM applied)"
+                + " UNION ALL SELECT CAST(" + failure + KEY_NAMES_ROWS
+                + " (' OPERATOR(pg_catalog.||) (SELECT pg_catalog.count(*) FROM applied)"
+                + " OPERATOR(pg_catalog.||) ' rows for ' OPERATOR(pg_catalog.||) (SELECT pg_catalog.count(DISTINCT ord) FROM applied) OPERATOR(pg_catalog.||) ' input rows)' AS bigint), NULL"
+                + " WHERE (SELECT pg_catalog.count(*) FROM applied) OPERATOR(pg_catalog.>) (SELECT pg_catalog.count(DISTINCT ord) FROM applied)"
                 + " ORDER BY 1";
+    }
+
+    /**
+     * {@code unnest} of the arrays, never one of the search path's: of one array, {@code pg_catalog.unnest}
+     * (a {@code public.unnest(text[])} would be an exact match for a text array, and win); of several, the
+     * form PostgreSQL rewrites itself to {@code pg_catalog.unnest} of each (it is recognised only unqualified).
+     */
+    private static String unnest(List<String> arrays) {
+        return (arrays.size() == 1 ? "pg_catalog.unnest(" : "unnest(") + String.join(", ", arrays) + ")";
     }
 
     /** The table's key column names as an SQL text array. */
@@ -321,13 +354,19 @@ public final class FencedSql {
      * The condition that {@code c} (a row of {@code pg_catalog.pg_opclass}) is the btree operator class
      * PostgreSQL picks by default for the type {@code t} (a row of {@code pg_catalog.pg_type}): the type's
      * own default class, or else the default class of a type it converts to without a function (varchar's
-     * is text's).
+     * is text's), or the polymorphic class of its kind (an array's, an enum's, a range's).
      */
     static final String DEFAULT_BTREE_CLASS = "c.opcmethod = " + BTREE + " AND c.opcdefault AND (c.opcintype = "
             + BASE_TYPE + " OR (NOT EXISTS (SELECT 1 FROM pg_catalog.pg_opclass AS own WHERE own.opcmethod = "
             + BTREE + " AND own.opcdefault AND own.opcintype = " + BASE_TYPE + ")"
-            + " AND EXISTS (SELECT 1 FROM pg_catalog.pg_cast AS cast_to WHERE cast_to.castsource = " + BASE_TYPE
-            + " AND cast_to.casttarget = c.opcintype AND cast_to.castmethod = 'b')))";
+            + " AND (EXISTS (SELECT 1 FROM pg_catalog.pg_cast AS cast_to WHERE cast_to.castsource = " + BASE_TYPE
+            + " AND cast_to.casttarget = c.opcintype AND cast_to.castmethod = 'b')"
+            // the polymorphic classes PostgreSQL's IsBinaryCoercible admits: anyarray for an array type,
+            // anyenum for an enum, anyrange for a range
+            + " OR EXISTS (SELECT 1 FROM pg_catalog.pg_type AS poly WHERE poly.oid = " + BASE_TYPE
+            + " AND ((c.opcintype = CAST('pg_catalog.anyarray' AS pg_catalog.regtype) AND poly.typcategory = 'A')"
+            + " OR (c.opcintype = CAST('pg_catalog.anyenum' AS pg_catalog.regtype) AND poly.typtype = 'e')"
+            + " OR (c.opcintype = CAST('pg_catalog.anyrange' AS pg_catalog.regtype) AND poly.typtype = 'r'))))))";
 
     /**
      * The OID of the btree operator class PostgreSQL picks for the type {@code t} (a row of {@code
@@ -358,17 +397,23 @@ public final class FencedSql {
     }
 
     /**
-     * A query of each key column's equality: for every column of the table {@code relation} (an SQL regclass
-     * expression) named in {@code keyColumns} (an SQL text array), {@code column_name} and {@code equality},
-     * the {@link #equalityOf} the type's {@link #DEFAULT_CLASS} (the class {@link #uniqueIndex} demands of
-     * the key's index), or NULL when there is none. Written unqualified, {@code =} would be whatever the
-     * search path finds first: an exact match such as a {@code public.=} on varchar, case-insensitive, wins
-     * over pg_catalog's text {@code =} that the index compares with, and a key would name rows the index
-     * tells apart.
+     * A query of each key column's comparison: for every column of the table {@code relation} (an SQL regclass
+     * expression) named in {@code keyColumns} (an SQL text array), {@code column_name}, {@code equality} (the
+     * {@link #equalityOf} the type's {@link #DEFAULT_CLASS}, the class {@link #uniqueIndex} demands of the
+     * key's index; NULL when the type has none) and {@code comparison_type} (that class's type, schema-qualified,
+     * when it is not the column's own type nor a pseudo-type such as anyarray; else NULL). Written unqualified,
+     * {@code =} would be whatever the search path finds first: an exact match such as a {@code public.=} on
+     * varchar, case-insensitive, wins over pg_catalog's text {@code =} that the index compares with, and a key
+     * would name rows the index tells apart.
      */
     public static String keyEqualities(String relation, String keyColumns) {
-        return "SELECT CAST(a.attname AS text) AS column_name, " + equalityOf(DEFAULT_CLASS) + " AS equality"
+        return "SELECT CAST(a.attname AS text) AS column_name, " + equalityOf("dc.oid") + " AS equality,"
+                + " (SELECT pg_catalog.format('%I.%I', n.nspname, ct.typname) FROM pg_catalog.pg_opclass AS cc"
+                + " JOIN pg_catalog.pg_type AS ct ON ct.oid = cc.opcintype"
+                + " JOIN pg_catalog.pg_namespace AS n ON n.oid = ct.typnamespace"
+                + " WHERE cc.oid = dc.oid AND cc.opcintype <> a.atttypid AND ct.typtype <> 'p') AS comparison_type"
                 + " FROM pg_catalog.pg_attribute AS a JOIN pg_catalog.pg_type AS t ON t.oid = a.atttypid"
+                + " CROSS JOIN LATERAL (SELECT " + DEFAULT_CLASS + " AS oid) AS dc"
                 + " WHERE a.attrelid = " + relation + " AND a.attname = ANY (CAST(" + keyColumns + " AS name[]))"
                 + " AND NOT a.attisdropped";
     }

@@ -34,19 +34,8 @@ final class KeyIndex {
 
     private final int hash;
 
-    /**
-     * A key column of the index: number, name, type and collation, as in {@code pg_attribute}; the index's
-     * operator class for it, its access method and input type; and the column's base type (its domain's).
-     */
-    record Column(
-            int number,
-            String name,
-            long typeOid,
-            long collationOid,
-            long opclass,
-            long accessMethod,
-            long opclassType,
-            long baseType) {}
+    /** A key column of the index: number, name, type and collation, as in {@code pg_attribute}. */
+    record Column(int number, String name, long typeOid, long collationOid) {}
 
     KeyIndex(
             FencedTable table,
@@ -103,14 +92,11 @@ final class KeyIndex {
                                 + " CAST(i.indcollation AS text) AS collation_vector,"
                                 + " a.attnum, CAST(a.attname AS text) AS attname, a.atttypid, a.attcollation,"
                                 + " pg_catalog.format_type(a.atttypid, -1) AS type_name,"
-                                + " c.oid AS opclass, c.opcmethod, c.opcintype, " + FencedSql.BASE_TYPE
-                                + " AS base_type, " + FencedSql.equalityOf("c.oid") + " AS equality"
+                                + " " + FencedSql.equalityOf("k.opclass") + " AS equality"
                                 + " FROM pg_catalog.pg_index AS i"
                                 + " CROSS JOIN LATERAL unnest(CAST(i.indkey AS int2[]), CAST(i.indclass AS oid[]))"
                                 + " WITH ORDINALITY AS k(attnum, opclass, n)"
                                 + " JOIN pg_catalog.pg_attribute AS a ON a.attrelid = i.indrelid AND a.attnum = k.attnum"
-                                + " JOIN pg_catalog.pg_type AS t ON t.oid = a.atttypid"
-                                + " JOIN pg_catalog.pg_opclass AS c ON c.oid = k.opclass"
                                 + " WHERE k.n <= i.indnkeyatts AND i.indexrelid = (SELECT i.indexrelid"
                                 + " FROM pg_catalog.pg_index AS i WHERE "
                                 + FencedSql.uniqueIndex(relation, FencedSql.keyNames(table))
@@ -125,10 +111,6 @@ final class KeyIndex {
                     rs.getLong("atttypid"),
                     rs.getLong("attcollation"),
                     rs.getString("type_name"),
-                    rs.getLong("opclass"),
-                    rs.getLong("opcmethod"),
-                    rs.getLong("opcintype"),
-                    rs.getLong("base_type"),
                     rs.getString("equality")
                 })
                 .list();
@@ -148,20 +130,12 @@ final class KeyIndex {
                 // equality need not be the index's
                 return Optional.empty();
             }
-            if (!table.keyEquality(name).equals(row[13])) {
+            if (!table.keyEquality(name).equals(row[9])) {
                 // the type's default class changed since the table was checked (the statements compare with
                 // the equality of the one it had), and this index is under the new one: not relied on
                 return Optional.empty();
             }
-            columns.add(new Column(
-                    (Integer) row[4],
-                    name,
-                    (Long) row[6],
-                    (Long) row[7],
-                    (Long) row[9],
-                    (Long) row[10],
-                    (Long) row[11],
-                    (Long) row[12]));
+            columns.add(new Column((Integer) row[4], name, (Long) row[6], (Long) row[7]));
         }
         Object[] first = rows.get(0);
         return Optional.of(
@@ -171,9 +145,9 @@ final class KeyIndex {
     /**
      * An SQL boolean, evaluated once per statement (an InitPlan): the index still stands as found, on the
      * table the statement names, over the same columns, which still have the names, types and collations
-     * they had, each under the operator class the full check accepted for the same reason: the default
-     * btree class of the column's base type, or (when that type has none) a default class of a type it
-     * converts to without a function.
+     * they had, under the same operator classes. Whether each class is still its type's default does not
+     * matter: the statements compare with the equality the table was checked with ({@link
+     * FencedTable#keyEquality}), which {@link #find} found to be this index's classes' equality.
      */
     String stands() {
         StringBuilder sql = new StringBuilder("(SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_index AS i")
@@ -202,26 +176,6 @@ final class KeyIndex {
                     .append(" AND a.attcollation = ")
                     .append(oid(column.collationOid()))
                     .append(")");
-            sql.append(" AND EXISTS (SELECT 1 FROM pg_catalog.pg_opclass AS c WHERE c.oid = ")
-                    .append(oid(column.opclass()))
-                    .append(" AND c.opcdefault AND c.opcmethod = ")
-                    .append(oid(column.accessMethod()))
-                    .append(" AND c.opcintype = ")
-                    .append(oid(column.opclassType()))
-                    .append(")");
-            if (column.opclassType() != column.baseType()) {
-                // a class of another type: only while the column's type has no default class of its own
-                // (PostgreSQL would pick that one) and converts to the class's type without a function
-                sql.append(" AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_opclass AS own WHERE own.opcmethod = ")
-                        .append(oid(column.accessMethod()))
-                        .append(" AND own.opcdefault AND own.opcintype = ")
-                        .append(oid(column.baseType()))
-                        .append(") AND EXISTS (SELECT 1 FROM pg_catalog.pg_cast AS cast_to WHERE cast_to.castsource = ")
-                        .append(oid(column.baseType()))
-                        .append(" AND cast_to.casttarget = ")
-                        .append(oid(column.opclassType()))
-                        .append(" AND cast_to.castmethod = 'b')");
-            }
         }
         return sql.append("))").toString();
     }

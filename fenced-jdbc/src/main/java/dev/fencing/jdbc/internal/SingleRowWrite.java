@@ -4,6 +4,7 @@ import dev.fencing.FencePolicy;
 import dev.fencing.jdbc.FencedTable;
 import dev.fencing.jdbc.FencedUpdate;
 import dev.fencing.jdbc.FencedUpsert;
+import dev.fencing.jdbc.FencedWriteException;
 import dev.fencing.jdbc.RowKey;
 import dev.fencing.jdbc.WriteOutcome;
 import java.util.ArrayList;
@@ -103,7 +104,11 @@ final class SingleRowWrite {
             boolean rowMustExist) {
         Update first = StatementParser.update(handle, bare);
         bind(first, key, token, bindings);
-        if (first.execute() > 0) {
+        int written = first.execute();
+        if (written > 1) {
+            throw keyNamesRows(table, key, token, written);
+        }
+        if (written == 1) {
             return counted(table, new WriteOutcome.Applied(token));
         }
         // nothing written: a complete fenced write again, this time reporting why in the same statement
@@ -118,6 +123,9 @@ final class SingleRowWrite {
                                 rs.getLong("applied"), absent ? null : stored, rs.getBoolean("predicate_holds"));
                     })
                     .one();
+            if (report.applied() > 1) {
+                throw keyNamesRows(table, key, token, report.applied());
+            }
             WriteOutcome outcome = report.outcome(policy, token, rowMustExist);
             if (outcome != null) {
                 return counted(table, outcome);
@@ -127,6 +135,21 @@ final class SingleRowWrite {
             }
             // the snapshot admits the write, yet the row changed under the statement: run it again
         }
+    }
+
+    /**
+     * A write that wrote more than one row: the key no longer names one row (the table's unique key, which
+     * {@link FencedTable} checked, was dropped or replaced since). Never reported as applied; what it wrote
+     * is undone with the caller's transaction, and stays on an auto-commit connection.
+     */
+    private static FencedWriteException keyNamesRows(FencedTable table, RowKey key, long token, long written) {
+        return new FencedWriteException(
+                "fenced write on " + table.qualifiedName() + " key " + key + " wrote " + written + " rows: its key"
+                        + " columns " + table.keyColumns() + " no longer name one row (dropped unique key?)",
+                table.qualifiedName(),
+                key,
+                token,
+                null);
     }
 
     private WriteOutcome counted(FencedTable table, WriteOutcome outcome) {
