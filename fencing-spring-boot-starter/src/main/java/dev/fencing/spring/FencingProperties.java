@@ -19,6 +19,7 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * fencing.kafka.properties.bootstrap.servers=kafka:9092
  * fencing.kafka.consumers.reservation-log.topics=inventory-events
  * fencing.kafka.consumers.reservation-log.handler=reservationLog
+ * fencing.redis.policy=strict
  * </pre>
  */
 @ConfigurationProperties("fencing")
@@ -30,6 +31,7 @@ public class FencingProperties {
     private final Flyway flyway = new Flyway();
     private final Metrics metrics = new Metrics();
     private final Kafka kafka = new Kafka();
+    private final Redis redis = new Redis();
 
     public ZooKeeper getZookeeper() {
         return zookeeper;
@@ -57,6 +59,10 @@ public class FencingProperties {
 
     public Kafka getKafka() {
         return kafka;
+    }
+
+    public Redis getRedis() {
+        return redis;
     }
 
     /** The Curator client made when the application has none. */
@@ -269,6 +275,77 @@ public class FencingProperties {
 
         public void setPolicy(FencePolicy policy) {
             this.policy = policy;
+        }
+    }
+
+    /**
+     * The FencedRedis made on a connection of its own, opened from the client of the application's
+     * LettuceConnectionFactory.
+     */
+    public static class Redis {
+        /**
+         * Whether to auto-configure a FencedRedis when fenced-redis and Spring Data Redis are on the class path
+         * and the application has one RedisConnectionFactory (a Lettuce one).
+         */
+        private boolean enabled = true;
+
+        /** Comparison policy of the FencedRedis: strict (a token writes a key once) or monotonic. */
+        private FencePolicy policy = FencePolicy.STRICT;
+
+        /**
+         * Refuse keys without a {hash tag}, as on Redis Cluster, for a standalone deployment that is to become
+         * a cluster. Always on with a cluster connection.
+         */
+        private boolean clusterKeys = false;
+
+        /**
+         * After every applied write, WAIT for this many replicas (at most wait-timeout) and report how many had
+         * it in the outcome; 0, the default, sends no WAIT. Narrows, does not close, the window in which a
+         * failover loses the last token. Not on Redis Cluster.
+         */
+        private int waitForReplicas = 0;
+
+        /** How long WAIT blocks the connection at most; required with wait-for-replicas, at least 1ms. */
+        private Duration waitTimeout;
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        public FencePolicy getPolicy() {
+            return policy;
+        }
+
+        public void setPolicy(FencePolicy policy) {
+            this.policy = policy;
+        }
+
+        public boolean isClusterKeys() {
+            return clusterKeys;
+        }
+
+        public void setClusterKeys(boolean clusterKeys) {
+            this.clusterKeys = clusterKeys;
+        }
+
+        public int getWaitForReplicas() {
+            return waitForReplicas;
+        }
+
+        public void setWaitForReplicas(int waitForReplicas) {
+            this.waitForReplicas = waitForReplicas;
+        }
+
+        public Duration getWaitTimeout() {
+            return waitTimeout;
+        }
+
+        public void setWaitTimeout(Duration waitTimeout) {
+            this.waitTimeout = waitTimeout;
         }
     }
 

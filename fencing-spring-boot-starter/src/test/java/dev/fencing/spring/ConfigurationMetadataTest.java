@@ -51,6 +51,8 @@ class ConfigurationMetadataTest {
                         "fencing.zookeeper.digest.user",
                         "fencing.locks.token-source",
                         "fencing.jdbc.policy",
+                        "fencing.redis.policy",
+                        "fencing.redis.wait-timeout",
                         "fencing.flyway.enabled",
                         "fencing.kafka.consumers",
                         "management.health.fencing.enabled");

@@ -110,12 +110,22 @@ class FencingStarterIT {
 
     private static ConfigurableApplicationContext service(String name, Map<String, Object> extra, Class<?>... more) {
         Map<String, Object> properties = new HashMap<>(Map.of(
-                "DATABASE_URL", db.jdbcUrl(),
-                "DATABASE_USER", db.user(),
-                "DATABASE_PASSWORD", db.password() == null ? "" : db.password(),
-                "ZOOKEEPER_CONNECT", zk.connectString(),
-                "KAFKA_BOOTSTRAP", kafka.bootstrapServers(),
-                "spring.application.name", "reservations-" + name));
+                "DATABASE_URL",
+                db.jdbcUrl(),
+                "DATABASE_USER",
+                db.user(),
+                "DATABASE_PASSWORD",
+                db.password() == null ? "" : db.password(),
+                "ZOOKEEPER_CONNECT",
+                zk.connectString(),
+                "KAFKA_BOOTSTRAP",
+                kafka.bootstrapServers(),
+                "spring.application.name",
+                "reservations-" + name,
+                // the service has no Redis: Boot's Redis support is on this module's test class path for
+                // FencingRedisIT, and would otherwise give it a connection factory to localhost:6379
+                "spring.autoconfigure.exclude",
+                "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration"));
         properties.putAll(extra);
         return new SpringApplicationBuilder(ReservationService.class)
                 .sources(more)

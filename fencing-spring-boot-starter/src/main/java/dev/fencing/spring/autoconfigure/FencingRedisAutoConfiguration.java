@@ -1,0 +1,104 @@
+package dev.fencing.spring.autoconfigure;
+
+import dev.fencing.redis.FencedRedis;
+import dev.fencing.spring.FencedRedisCustomizer;
+import dev.fencing.spring.FencingProperties;
+import dev.fencing.spring.internal.FencedRedisConnection;
+import java.time.Duration;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+/**
+ * A {@link FencedRedis} on the application's single {@link RedisConnectionFactory} (Spring Boot's, from
+ * {@code spring.data.redis.*}, or the application's own), unless the application has a {@link FencedRedis}
+ * bean. Present when {@code fenced-redis} and Spring Data Redis are on the class path; off with {@code
+ * fencing.redis.enabled=false}.
+ *
+ * <p>The writer gets a Lettuce connection of its own, {@code fencingRedisConnection}: a {@code String}
+ * connection opened from the factory's native client ({@code RedisClient} for a standalone server or the
+ * master its Sentinels name, {@code RedisClusterClient} for a cluster), so it reaches the same server with
+ * the same database, credentials, TLS and command timeout, and shares the factory's event loops. It is
+ * opened when the context starts (an unreachable Redis fails the start; Lettuce reconnects by itself after
+ * that) and closed when the context closes, before the factory. The factory's own connections are left to
+ * the application: they use a {@code byte[]} codec and may be pooled, or shared with transactions and
+ * pipelines, where a fenced script does not belong.
+ *
+ * <p>{@code fencing.redis.policy} (default {@code strict}), {@code cluster-keys}, and {@code
+ * wait-for-replicas} with {@code wait-timeout} set the builder, then each {@link FencedRedisCustomizer} bean
+ * adjusts it. A bad value fails the start with a message naming the property; so does a factory that is not
+ * a {@link LettuceConnectionFactory} (fenced-redis is built on Lettuce), and a static master/replica factory,
+ * which has no address of its own to connect to: define the {@link FencedRedis} bean yourself then.
+ *
+ * <p>When the application has its own {@link FencedRedis} bean, nothing here is made and no connection is
+ * opened.
+ */
+@AutoConfiguration(afterName = "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration")
+@ConditionalOnClass({FencedRedis.class, LettuceConnectionFactory.class})
+@ConditionalOnBooleanProperty(name = "fencing.redis.enabled", matchIfMissing = true)
+// on the class, so that an application's own FencedRedis also keeps the connection from being opened
+@ConditionalOnMissingBean(FencedRedis.class)
+@ConditionalOnSingleCandidate(RedisConnectionFactory.class)
+@EnableConfigurationProperties(FencingProperties.class)
+public class FencingRedisAutoConfiguration {
+
+    @Bean(destroyMethod = "close")
+    public FencedRedisConnection fencingRedisConnection(RedisConnectionFactory factory, FencingProperties properties) {
+        // the properties are checked before anything is connected
+        checkWaitForReplicas(properties.getRedis());
+        if (!(factory instanceof LettuceConnectionFactory lettuce)) {
+            throw new IllegalStateException("fenced-redis is on the class path but the RedisConnectionFactory is a "
+                    + factory.getClass().getName() + ", not a LettuceConnectionFactory: FencedRedis is built on"
+                    + " Lettuce. Use Lettuce, define a FencedRedis bean yourself, or set fencing.redis.enabled=false");
+        }
+        return FencedRedisConnection.open(lettuce);
+    }
+
+    @Bean
+    public FencedRedis fencedRedis(
+            FencedRedisConnection connection,
+            FencingProperties properties,
+            ObjectProvider<FencedRedisCustomizer> customizers) {
+        FencingProperties.Redis settings = properties.getRedis();
+        FencedRedis.Builder builder = connection.builder().policy(settings.getPolicy());
+        if (settings.isClusterKeys()) {
+            builder.clusterKeys(true);
+        }
+        if (settings.getWaitForReplicas() > 0) {
+            if (connection.isCluster()) {
+                throw new IllegalStateException("fencing.redis.wait-for-replicas=" + settings.getWaitForReplicas()
+                        + " is not supported on Redis Cluster (WAIT would go to some node, not the key's)");
+            }
+            builder.waitForReplicas(settings.getWaitForReplicas(), settings.getWaitTimeout());
+        }
+        customizers.orderedStream().forEach(c -> c.customize(builder));
+        return builder.build();
+    }
+
+    private static void checkWaitForReplicas(FencingProperties.Redis settings) {
+        int replicas = settings.getWaitForReplicas();
+        Duration timeout = settings.getWaitTimeout();
+        if (replicas < 0) {
+            throw new IllegalStateException(
+                    "fencing.redis.wait-for-replicas must be >= 0 (0: no WAIT), got " + replicas);
+        }
+        if (replicas > 0 && timeout == null) {
+            throw new IllegalStateException("fencing.redis.wait-timeout is missing: fencing.redis.wait-for-replicas="
+                    + replicas + " needs it (WAIT blocks the connection that long at most)");
+        }
+        if (replicas == 0 && timeout != null) {
+            throw new IllegalStateException("fencing.redis.wait-timeout is set but fencing.redis.wait-for-replicas is"
+                    + " 0, so no WAIT would be sent: set both, or neither");
+        }
+        if (timeout != null && timeout.toMillis() < 1) {
+            throw new IllegalStateException("fencing.redis.wait-timeout must be at least 1ms, got " + timeout);
+        }
+    }
+}
