@@ -147,13 +147,16 @@ class PostgresRestartIT {
             if (!record.value().equals(RESTART_AT) || !triggered.compareAndSet(false, true)) {
                 return;
             }
-            done = CompletableFuture.runAsync(() -> {
-                committedBefore.set(effects(topic).size());
-                server.stop();
-                down.countDown();
-                await().atMost(Duration.ofSeconds(30)).until(outageSeen::getAsBoolean);
-                server.start();
-            });
+            // a thread of its own: the common pool may have a single thread on a small machine
+            done = CompletableFuture.runAsync(
+                    () -> {
+                        committedBefore.set(effects(topic).size());
+                        server.stop();
+                        down.countDown();
+                        await().atMost(Duration.ofSeconds(30)).until(outageSeen::getAsBoolean);
+                        server.start();
+                    },
+                    task -> new Thread(task, "postgres-restart").start());
             try {
                 assertThat(down.await(30, TimeUnit.SECONDS)).as("server down").isTrue();
             } catch (InterruptedException e) {
