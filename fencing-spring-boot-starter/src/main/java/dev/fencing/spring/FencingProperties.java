@@ -308,6 +308,21 @@ public class FencingProperties {
         /** How long WAIT blocks the connection at most; required with wait-for-replicas, at least 1ms. */
         private Duration waitTimeout;
 
+        /**
+         * Start even on a server whose maxmemory-policy evicts any key (allkeys-lru, allkeys-lfu, allkeys-random):
+         * such a server, once full, can evict a token key, and a stale write to its key then lands. By default
+         * the start fails naming the policy.
+         */
+        private boolean allowKeyEviction = false;
+
+        public boolean isAllowKeyEviction() {
+            return allowKeyEviction;
+        }
+
+        public void setAllowKeyEviction(boolean allowKeyEviction) {
+            this.allowKeyEviction = allowKeyEviction;
+        }
+
         public boolean isEnabled() {
             return enabled;
         }

@@ -297,6 +297,19 @@ class FencingRedisIT {
     }
 
     @Test
+    void aServerThatEvictsAnyKeyFailsTheStartNamingItsPolicyUnlessAllowed() {
+        plain.configSet("maxmemory-policy", "allkeys-lru");
+        try {
+            boot.run(context ->
+                    assertThat(context).getFailure().rootCause().hasMessageContaining("maxmemory-policy allkeys-lru"));
+            boot.withPropertyValues("fencing.redis.allow-key-eviction=true")
+                    .run(context -> assertThat(context).hasSingleBean(FencedRedis.class));
+        } finally {
+            plain.configSet("maxmemory-policy", "noeviction");
+        }
+    }
+
+    @Test
     void aZeroWaitTimeoutFailsTheStartNamingTheProperty() {
         boot.withPropertyValues("fencing.redis.wait-for-replicas=1", "fencing.redis.wait-timeout=0ms")
                 .run(context -> assertThat(context)

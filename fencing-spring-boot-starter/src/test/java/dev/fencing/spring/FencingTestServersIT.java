@@ -22,7 +22,8 @@ import org.springframework.test.context.TestPropertySource;
  */
 @SpringBootTest(classes = ReservationService.class)
 @FencingTestServers({Server.ZOOKEEPER, Server.POSTGRES}) // also Server.KAFKA, Server.REDIS
-@TestPropertySource(properties = "fencing.kafka.enabled=false") // its declared consumer would need Kafka
+// its declared consumer would need Kafka, and Boot's Redis support (on this module's test class path) a Redis
+@TestPropertySource(properties = {"fencing.kafka.enabled=false", "fencing.redis.enabled=false"})
 class FencingTestServersIT {
     @Autowired
     Reservations reservations;

@@ -67,7 +67,8 @@ public class FencingRedisAutoConfiguration {
             FencingProperties properties,
             ObjectProvider<FencedRedisCustomizer> customizers) {
         FencingProperties.Redis settings = properties.getRedis();
-        FencedRedis.Builder builder = connection.builder().policy(settings.getPolicy());
+        FencedRedis.Builder builder =
+                connection.builder().policy(settings.getPolicy()).allowKeyEviction(settings.isAllowKeyEviction());
         if (settings.isClusterKeys()) {
             builder.clusterKeys(true);
         }
