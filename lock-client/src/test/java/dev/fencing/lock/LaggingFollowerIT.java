@@ -60,8 +60,15 @@ class LaggingFollowerIT {
         try (TestingCluster cluster = startCluster();
                 ZooKeeperClients clients = new ZooKeeperClients(connectString(follower(cluster)))) {
             InstanceSpec follower = follower(cluster);
-            CuratorFramework holderClient = clients.newClient(Duration.ofSeconds(10));
+            // A long session: while the follower is held back it answers none of this session's pings
+            // either, and a loaded machine can stall the test's threads for seconds; with 10 s the client
+            // saw its connection time out (about 7 s) or the pause detector fire (3.3 s) before the interrupt,
+            // and the lease was rightly invalid. Neither is what this test is about.
+            CuratorFramework holderClient = clients.newClient(Duration.ofSeconds(60));
             Lease lease = clients.locks(holderClient).lock(PATH).acquire();
+            assertThat(holderClient.getZookeeperClient().getZooKeeper().getSessionTimeout())
+                    .as("negotiated session timeout, ms")
+                    .isEqualTo(60_000);
 
             AtomicReference<Throwable> thrown = new AtomicReference<>();
             AtomicBoolean flagKept = new AtomicBoolean();
@@ -92,6 +99,8 @@ class LaggingFollowerIT {
     private static TestingCluster startCluster() throws Exception {
         Map<String, Object> properties = new HashMap<>();
         properties.put("admin.enableServer", "false");
+        // sessions up to a minute (the default cap is 20 ticks, 10 s)
+        properties.put("maxSessionTimeout", "60000");
         List<InstanceSpec> specs = new ArrayList<>();
         for (int i = 1; i <= 3; i++) {
             specs.add(new InstanceSpec(null, -1, -1, -1, true, i, 500, -1, properties, "127.0.0.1"));
