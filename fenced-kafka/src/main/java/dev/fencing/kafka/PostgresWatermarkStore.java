@@ -98,7 +98,7 @@ public final class PostgresWatermarkStore implements WatermarkStore<Handle>, Rec
             + " AND k.record_key = o.record_key) AS row_id"
             + " FROM unnest(?::text[], ?::int4[], ?::bytea[], ?::int8[]) WITH ORDINALITY"
             + " AS o(topic, kafka_partition, record_key, fence_token, i)) AS s"
-            + " WHERE w.ctid = s.row_id AND w.fence_token < s.fence_token RETURNING s.i";
+            + " WHERE w.ctid = s.row_id AND w.fence_token OPERATOR(pg_catalog.<) s.fence_token RETURNING s.i";
 
     /**
      * A save's first step: raises the watermarks of the keys the table already holds, for all of a unit's
@@ -135,7 +135,7 @@ public final class PostgresWatermarkStore implements WatermarkStore<Handle>, Rec
                     + " AS u(topic, kafka_partition, record_key, fence_token)"
                     + " ON CONFLICT (consumer_group, topic, kafka_partition, record_key) DO UPDATE"
                     + " SET fence_token = EXCLUDED.fence_token, updated_at = now()"
-                    + " WHERE fencing.kafka_watermark.fence_token < EXCLUDED.fence_token";
+                    + " WHERE fencing.kafka_watermark.fence_token OPERATOR(pg_catalog.<) EXCLUDED.fence_token";
 
     /**
      * The zombie fencing needs READ COMMITTED: a claimant that waited on the partition lock must see the offset

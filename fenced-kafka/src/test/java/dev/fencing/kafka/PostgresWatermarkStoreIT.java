@@ -467,7 +467,7 @@ class PostgresWatermarkStoreIT {
         assertThat(store.load("g13", P0).watermarks()).isEqualTo(tokens("k", 10, 100L));
 
         // the same update without its guard lowers them: the guard is what keeps them
-        String guard = " AND w.fence_token < s.fence_token";
+        String guard = " AND w.fence_token OPERATOR(pg_catalog.<) s.fence_token";
         assertThat(PostgresWatermarkStore.UPDATE_KNOWN).contains(guard);
         String unguarded = PostgresWatermarkStore.UPDATE_KNOWN.replace(guard, "");
         int lowered = postgres.jdbi.withHandle(handle -> {

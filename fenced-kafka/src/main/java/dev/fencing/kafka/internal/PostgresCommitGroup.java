@@ -75,8 +75,8 @@ final class PostgresCommitGroup {
             + " ON CONFLICT (consumer_group, topic, kafka_partition, record_key) DO UPDATE"
             + " SET fence_token = GREATEST(fencing.kafka_watermark.fence_token, EXCLUDED.fence_token),"
             + " applied_offset = EXCLUDED.applied_offset, updated_at = now()"
-            + " WHERE fencing.kafka_watermark.applied_offset < EXCLUDED.applied_offset"
-            + " AND fencing.kafka_watermark.fence_token <= EXCLUDED.fence_token";
+            + " WHERE fencing.kafka_watermark.applied_offset OPERATOR(pg_catalog.<) EXCLUDED.applied_offset"
+            + " AND fencing.kafka_watermark.fence_token OPERATOR(pg_catalog.<=) EXCLUDED.fence_token";
 
     /** Drops the placeholders of new keys none of whose records ran (the group's time ran out first). */
     static final String DROP_KEY = "DELETE FROM fencing.kafka_watermark"

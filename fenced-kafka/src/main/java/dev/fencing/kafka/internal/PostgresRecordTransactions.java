@@ -44,11 +44,11 @@ public final class PostgresRecordTransactions implements RecordTransactions<Hand
             + " ON CONFLICT (consumer_group, topic, kafka_partition, record_key) DO UPDATE"
             + " SET fence_token = GREATEST(fencing.kafka_watermark.fence_token, EXCLUDED.fence_token),"
             + " applied_offset = EXCLUDED.applied_offset, updated_at = now()"
-            + " WHERE fencing.kafka_watermark.applied_offset < EXCLUDED.applied_offset"
+            + " WHERE fencing.kafka_watermark.applied_offset OPERATOR(pg_catalog.<) EXCLUDED.applied_offset"
             + " AND fencing.kafka_watermark.fence_token %s EXCLUDED.fence_token";
 
-    private static final String APPLY_KEY_MONOTONIC = String.format(APPLY_KEY, "<=");
-    private static final String APPLY_KEY_STRICT = String.format(APPLY_KEY, "<");
+    private static final String APPLY_KEY_MONOTONIC = String.format(APPLY_KEY, "OPERATOR(pg_catalog.<=)");
+    private static final String APPLY_KEY_STRICT = String.format(APPLY_KEY, "OPERATOR(pg_catalog.<)");
 
     private final Jdbi jdbi;
 
