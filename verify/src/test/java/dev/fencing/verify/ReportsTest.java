@@ -208,6 +208,8 @@ class ReportsTest {
                 null,
                 null,
                 null,
+                null,
+                Resource.POSTGRES,
                 2,
                 1,
                 Duration.ofSeconds(30),
