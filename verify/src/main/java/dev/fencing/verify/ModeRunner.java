@@ -249,6 +249,7 @@ final class ModeRunner {
             }
             return new RunResult(
                     mode,
+                    settings.resource(),
                     settings.seed(),
                     check,
                     history,
