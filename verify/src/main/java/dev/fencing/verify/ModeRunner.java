@@ -23,10 +23,12 @@ import java.util.Set;
 import java.util.stream.Collectors;
 
 /**
- * Runs the workload once in one {@link Mode} against the servers: prepares the mode's tables and topics (or, for a
- * resource other than the chain, has its {@link Workload} prepare), starts the consumer members and the writers, lets the nemesis loose for the workload time (and until every fault's
+ * Runs the workload once in one {@link Mode} against the servers: prepares the mode's tables and topics, starts
+ * the consumer members and the writers, lets the nemesis loose for the workload time (and until every fault's
  * minimum is reached, within three times that), stops everything, waits until the consumers have consumed every
- * record, and hands the histories and the database to the checker. Not thread-safe: one run at a time.
+ * record, and hands the histories and the database to the checker. For a resource other than the chain its {@link
+ * Workload} prepares, tells the writers where to write and checks, and there are no tables, topic or consumers.
+ * Not thread-safe: one run at a time.
  */
 final class ModeRunner {
     /** One record in this many is sent without a token header: the fenced consumer must dead-letter it. */
