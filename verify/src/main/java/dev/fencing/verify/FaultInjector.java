@@ -31,10 +31,14 @@ final class FaultInjector {
     private final DataSource database;
     private final Duration pause;
     private final Duration takeoverWait;
+    private final Resource resource;
 
     /**
      * @param grantedSession the session timeout ZooKeeper grants the writers: a pause lasts a second longer, and
      *     then until another writer has taken the resource over (at most {@code grantedSession} + 3 s more)
+     * @param database the run's database, for backend kills; null for a resource without one
+     * @param resource what the writers write: a resource that publishes no record is paused between lock and write
+     *     only
      */
     FaultInjector(
             Writers writers,
@@ -44,7 +48,8 @@ final class FaultInjector {
             EmbeddedZooKeeperEnsemble ensemble,
             VerifyNetwork network,
             DataSource database,
-            Duration grantedSession) {
+            Duration grantedSession,
+            Resource resource) {
         this.writers = writers;
         this.consumers = consumers;
         this.board = board;
@@ -54,6 +59,7 @@ final class FaultInjector {
         this.database = database;
         this.pause = grantedSession.plusSeconds(1);
         this.takeoverWait = grantedSession.plusSeconds(3);
+        this.resource = resource;
     }
 
     void inject(FaultSchedule.Planned planned) throws InterruptedException {
@@ -79,7 +85,8 @@ final class FaultInjector {
         }
         int id = reserved.getAsInt();
         try {
-            PausePoint point = planned.point();
+            // the same schedule for every resource: without a record there is nothing between write and publish
+            PausePoint point = resource.chain() ? planned.point() : PausePoint.LOCK_WRITE;
             Optional<ClientEvent> at = writers.armAndAwait(id, point, POINT_WAIT);
             long start = System.currentTimeMillis();
             if (at.isEmpty()) {

@@ -10,10 +10,11 @@ import java.util.List;
  * {"runs":[{"mode":"fenced"|"control","seed":N,"operations":N,"ok":N,"failed":N,"indeterminate":N,
  *   "faults":{"pause":N,"partition":N,"leaderKill":N,"backendKill":N,"consumerCrash":N,"rebalance":N},
  *   "violations":N,"lostAcknowledged":N,"duplicated":N,"recordsProduced":N,"recordsApplied":N,
- *   "recordsDeadLettered":N,"recordsDropped":N}]}
+ *   "recordsDeadLettered":N,"recordsDropped":N,"resource":"postgres"|"redis"}]}
  * </pre>
  *
- * Fault counts are the counted faults (see {@link Fault#counted()}). Stateless.
+ * Fault counts are the counted faults (see {@link Fault#counted()}); the record counts are 0 for a resource that
+ * publishes no records. Stateless.
  */
 final class JsonSummary {
     private JsonSummary() {}
@@ -59,7 +60,9 @@ final class JsonSummary {
                     .append(check.recordsDeadLettered())
                     .append(",\"recordsDropped\":")
                     .append(check.recordsDropped())
-                    .append('}');
+                    .append(",\"resource\":\"")
+                    .append(run.resource().flagName())
+                    .append("\"}");
         }
         return json.append("]}\n").toString();
     }

@@ -26,7 +26,9 @@ import java.util.stream.Collectors;
  * Runs the workload once in one {@link Mode} against the servers: prepares the mode's tables and topics, starts
  * the consumer members and the writers, lets the nemesis loose for the workload time (and until every fault's
  * minimum is reached, within three times that), stops everything, waits until the consumers have consumed every
- * record, and hands the histories and the database to the checker. Not thread-safe: one run at a time.
+ * record, and hands the histories and the database to the checker. For a resource other than the chain its {@link
+ * Workload} prepares, tells the writers where to write and checks, and there are no tables, topic or consumers.
+ * Not thread-safe: one run at a time.
  */
 final class ModeRunner {
     /** One record in this many is sent without a token header: the fenced consumer must dead-letter it. */
@@ -43,6 +45,8 @@ final class ModeRunner {
     private final Duration grantedSession;
     private final Set<FaultKind> faults;
     private final PrintStream progress;
+    /** The resource's part of the run, or null for the chain, which this class runs itself. */
+    private final Workload workload;
 
     /**
      * @param faults the faults to inject: those asked for that these servers allow
@@ -61,6 +65,10 @@ final class ModeRunner {
         this.grantedSession = grantedSession;
         this.faults = faults.isEmpty() ? EnumSet.noneOf(FaultKind.class) : EnumSet.copyOf(faults);
         this.progress = progress;
+        this.workload = switch (settings.resource()) {
+            case POSTGRES -> null;
+            case REDIS -> new RedisWorkload(servers, runId, settings.resources());
+        };
     }
 
     RunResult run(Mode mode) throws InterruptedException {
@@ -78,53 +86,64 @@ final class ModeRunner {
         String deadLetterTopic = topic + ".dlt";
         String group = "verify-" + runId + "-" + label;
         String lockRoot = "/fencing-verify/" + runId + "/" + label;
-        RunTables.prepare(servers.dataSource(), mode, settings.resources());
-        servers.createTopic(topic, Math.min(settings.resources(), 12));
-        if (mode == Mode.FENCED) {
-            servers.createTopic(deadLetterTopic, 1);
+        boolean chain = workload == null;
+        if (chain) {
+            RunTables.prepare(servers.dataSource(), mode, settings.resources());
+            servers.createTopic(topic, Math.min(settings.resources(), 12));
+            if (mode == Mode.FENCED) {
+                servers.createTopic(deadLetterTopic, 1);
+            }
+            progress.println("[" + label + "] tables " + mode.schema() + ".*, topic " + topic + ", lock root "
+                    + lockRoot + ", histories in " + historyDirectory);
+        } else {
+            workload.prepare(mode);
+            progress.println("[" + label + "] " + settings.resource().flagName() + " resource, lock root " + lockRoot
+                    + ", histories in " + historyDirectory);
         }
-        progress.println("[" + label + "] tables " + mode.schema() + ".*, topic " + topic + ", lock root " + lockRoot
-                + ", histories in " + historyDirectory);
 
         EventBoard board = new EventBoard();
-        Map<String, String> environment = Map.of(WriterMain.PASSWORD_ENV, servers.jdbcPassword());
+        Map<String, String> environment = chain ? Map.of(WriterMain.PASSWORD_ENV, servers.jdbcPassword()) : Map.of();
         List<String> notes = new ArrayList<>();
         Writers writers = null;
         ConsumerGroup consumers = null;
         DeadLetterRecorder recorder = null;
         FaultLog log = null;
         try {
-            consumers = new ConsumerGroup(
-                    member -> ChildJvm.start(
-                            "consumer " + member,
-                            member,
-                            List.of(),
-                            List.of(),
-                            ConsumerMain.class,
-                            List.of(
-                                    "member=" + member,
-                                    "mode=" + label,
-                                    "kafka=" + servers.kafkaBootstrap(),
-                                    "topic=" + topic,
-                                    "group=" + group,
-                                    "jdbcUrl=" + servers.jdbcUrl(),
-                                    "jdbcUser=" + servers.jdbcUser(),
-                                    "schema=" + mode.schema()),
-                            environment,
-                            logDirectory.resolve("consumer-" + member + ".log"),
-                            board::add),
-                    board,
-                    CONSUMER_MEMBERS);
-            if (mode == Mode.FENCED) {
+            consumers = !chain
+                    ? null
+                    : new ConsumerGroup(
+                            member -> ChildJvm.start(
+                                    "consumer " + member,
+                                    member,
+                                    List.of(),
+                                    List.of(),
+                                    ConsumerMain.class,
+                                    List.of(
+                                            "member=" + member,
+                                            "mode=" + label,
+                                            "kafka=" + servers.kafkaBootstrap(),
+                                            "topic=" + topic,
+                                            "group=" + group,
+                                            "jdbcUrl=" + servers.jdbcUrl(),
+                                            "jdbcUser=" + servers.jdbcUser(),
+                                            "schema=" + mode.schema()),
+                                    environment,
+                                    logDirectory.resolve("consumer-" + member + ".log"),
+                                    board::add),
+                            board,
+                            CONSUMER_MEMBERS);
+            if (chain && mode == Mode.FENCED) {
                 recorder = new DeadLetterRecorder(
                         servers.kafkaBootstrap(), deadLetterTopic, servers.dataSource(), mode.schema());
                 recorder.start();
             }
-            progress.println("[" + label + "] starting " + CONSUMER_MEMBERS + " consumer members and "
+            progress.println("[" + label + "] starting " + (chain ? CONSUMER_MEMBERS + " consumer members and " : "")
                     + settings.clients() + " writers");
             long readyMark = board.mark();
             writers = startWriters(mode, board, environment, topic, lockRoot, historyDirectory, logDirectory);
-            consumers.start();
+            if (consumers != null) {
+                consumers.start();
+            }
             for (ChildJvm writer : writers.all()) {
                 if (board.await(readyMark, e -> e.child().equals(writer.name()) && e.is("HEAP"), WRITER_READY_WAIT)
                         .isEmpty()) {
@@ -146,8 +165,9 @@ final class ModeRunner {
                             log,
                             servers.ensemble().orElse(null),
                             servers.network().orElse(null),
-                            servers.dataSource(),
-                            grantedSession),
+                            chain ? servers.dataSource() : null,
+                            grantedSession,
+                            settings.resource()),
                     log,
                     faults,
                     runStart,
@@ -163,7 +183,9 @@ final class ModeRunner {
                 if (now >= hardEnd || (now >= runStart + settings.duration().toMillis() && nemesis.minimumsReached())) {
                     break;
                 }
-                consumers.watch().forEach(log::note);
+                if (consumers != null) {
+                    consumers.watch().forEach(log::note);
+                }
                 for (ChildJvm writer : writers.all()) {
                     if (!writer.isAlive() && notes.stream().noneMatch(n -> n.startsWith(writer.name() + " "))) {
                         String note = writer.name() + " exited (code " + writer.exitCode() + "); see its log";
@@ -200,34 +222,36 @@ final class ModeRunner {
                     writer.close();
                 }
             }
-            log.note("waiting for the consumers to consume every record");
-            if (!ConsumedOffsets.awaitConsumed(servers, mode, topic, group, consumers, log, CATCH_UP_WAIT)) {
-                String note = "the consumers had not consumed every record after " + CATCH_UP_WAIT.toSeconds() + " s";
-                notes.add(note);
-                log.note(note);
+            if (consumers != null) {
+                log.note("waiting for the consumers to consume every record");
+                if (!ConsumedOffsets.awaitConsumed(servers, mode, topic, group, consumers, log, CATCH_UP_WAIT)) {
+                    String note =
+                            "the consumers had not consumed every record after " + CATCH_UP_WAIT.toSeconds() + " s";
+                    notes.add(note);
+                    log.note(note);
+                }
+                notes.addAll(consumers.failures());
+                consumers.stop();
             }
-            notes.addAll(consumers.failures());
-            consumers.stop();
             if (recorder != null) {
                 recorder.drainAndStop(Duration.ofSeconds(60));
                 recorder = null;
             }
             History history = History.read(historyDirectory);
-            Observed observed;
-            try (Connection connection = servers.dataSource().getConnection()) {
-                observed = Observed.read(connection, mode.schema());
-            } catch (SQLException e) {
-                throw new VerifyException("cannot read the run's tables: " + e.getMessage(), e);
-            }
-            CheckResult check = Checker.check(history, observed, Checker.Options.DEFAULT);
+            CheckResult check = chain ? checkChain(mode, history) : workload.check(mode, history);
             log.note("checked: " + check.operations() + " operations, "
                     + check.violations().size() + " violations");
             if (servers.external() && !settings.keep()) {
-                servers.deleteTopics(mode == Mode.FENCED ? List.of(topic, deadLetterTopic) : List.of(topic));
+                if (chain) {
+                    servers.deleteTopics(mode == Mode.FENCED ? List.of(topic, deadLetterTopic) : List.of(topic));
+                } else {
+                    workload.remove(mode);
+                }
                 servers.deleteTree(lockRoot);
             }
             return new RunResult(
                     mode,
+                    settings.resource(),
                     settings.seed(),
                     check,
                     history,
@@ -250,6 +274,17 @@ final class ModeRunner {
                 log.close();
             }
         }
+    }
+
+    /** Checks the chain's histories against its tables. */
+    private CheckResult checkChain(Mode mode, History history) {
+        Observed observed;
+        try (Connection connection = servers.dataSource().getConnection()) {
+            observed = Observed.read(connection, mode.schema());
+        } catch (SQLException e) {
+            throw new VerifyException("cannot read the run's tables: " + e.getMessage(), e);
+        }
+        return Checker.check(history, observed, Checker.Options.DEFAULT);
     }
 
     private Writers startWriters(
@@ -275,8 +310,28 @@ final class ModeRunner {
             }
             options.add("-Djdk.net.hosts.file=" + hosts);
         }
+        List<String> resourceArguments = workload != null
+                ? workload.writerArguments(mode)
+                : List.of(
+                        "jdbcUrl=" + servers.clientJdbcUrl(),
+                        "jdbcUser=" + servers.jdbcUser(),
+                        "schema=" + mode.schema(),
+                        "kafka=" + servers.kafkaBootstrap(),
+                        "topic=" + topic,
+                        "unstampedEvery=" + UNSTAMPED_EVERY);
         for (int id = 1; id <= settings.clients(); id++) {
             int client = id;
+            List<String> arguments = new ArrayList<>(List.of(
+                    "client=" + id,
+                    "mode=" + mode.label(),
+                    "resource=" + settings.resource().flagName(),
+                    "zookeeper=" + servers.zookeeperConnect(),
+                    "sessionTimeoutMs=" + settings.sessionTimeout().toMillis(),
+                    "lockRoot=" + lockRoot,
+                    "resources=" + settings.resources(),
+                    "seed=" + settings.seed(),
+                    "history=" + historyDirectory.resolve("client-" + id + ".jsonl")));
+            arguments.addAll(resourceArguments);
             List<String> prefix = servers.network()
                     .map(n -> n.client(client).command(List.of()))
                     .orElse(List.of());
@@ -286,21 +341,7 @@ final class ModeRunner {
                     prefix,
                     options,
                     WriterMain.class,
-                    List.of(
-                            "client=" + id,
-                            "mode=" + mode.label(),
-                            "zookeeper=" + servers.zookeeperConnect(),
-                            "sessionTimeoutMs=" + settings.sessionTimeout().toMillis(),
-                            "lockRoot=" + lockRoot,
-                            "jdbcUrl=" + servers.clientJdbcUrl(),
-                            "jdbcUser=" + servers.jdbcUser(),
-                            "schema=" + mode.schema(),
-                            "kafka=" + servers.kafkaBootstrap(),
-                            "topic=" + topic,
-                            "resources=" + settings.resources(),
-                            "seed=" + settings.seed(),
-                            "history=" + historyDirectory.resolve("client-" + id + ".jsonl"),
-                            "unstampedEvery=" + UNSTAMPED_EVERY),
+                    arguments,
                     environment,
                     logDirectory.resolve("writer-" + id + ".log"),
                     event -> {

@@ -10,6 +10,7 @@ import java.util.Map;
  * One run's outcome: the checker's verdict, the faults, and what the run itself noticed.
  *
  * @param mode fenced or control
+ * @param resource what the writers wrote
  * @param seed the seed
  * @param check the checker's verdict
  * @param history the histories the checker read (for the timeline)
@@ -24,6 +25,7 @@ import java.util.Map;
  */
 record RunResult(
         Mode mode,
+        Resource resource,
         long seed,
         CheckResult check,
         History history,

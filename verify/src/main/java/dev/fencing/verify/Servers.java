@@ -2,8 +2,13 @@ package dev.fencing.verify;
 
 import dev.fencing.testsupport.EmbeddedKafka;
 import dev.fencing.testsupport.EmbeddedPostgresServer;
+import dev.fencing.testsupport.EmbeddedRedisServer;
 import dev.fencing.testsupport.EmbeddedZooKeeperEnsemble;
 import dev.fencing.testsupport.NetworkNamespace;
+import dev.fencing.testsupport.RedisServers;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.api.StatefulRedisConnection;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -32,7 +37,8 @@ import org.postgresql.ds.PGSimpleDataSource;
 
 /**
  * The servers a run attacks: the ones named by flags (checked for reachability), or embedded ones started here
- * (a 3-node ZooKeeper ensemble, PostgreSQL, a Kafka broker) and stopped by {@link #close()}. With partitions
+ * (a 3-node ZooKeeper ensemble, and PostgreSQL and a Kafka broker for the postgres resource, or Redis for the
+ * redis resource) and stopped by {@link #close()}. With partitions
  * possible, the embedded servers listen on the {@link VerifyNetwork}'s host addresses so that writers in their
  * namespaces reach them. Each invocation works in a database of its own ({@code verify_<run id>}), with the
  * toolkit's migrations. Not thread-safe for opening and closing; the accessors may be used from any thread.
@@ -59,6 +65,10 @@ final class Servers implements AutoCloseable {
     private boolean externalDatabase;
     private boolean keepDatabase;
     private long postmasterPid = -1;
+    private String redisUri;
+    private String clientRedisUri;
+    private long redisPid = -1;
+    private boolean externalRedis;
 
     private Servers(String runId) {
         this.runId = runId;
@@ -105,12 +115,17 @@ final class Servers implements AutoCloseable {
             }
             network = VerifyNetwork.create(settings.clients());
             started.add(network);
-            progress.println("  writers in network namespaces; ZooKeeper on " + network.zookeeperAddress()
-                    + ", PostgreSQL and Kafka on " + network.dataAddress());
+            progress.println("  writers in network namespaces; ZooKeeper on " + network.zookeeperAddress() + ", "
+                    + (settings.resource().chain() ? "PostgreSQL and Kafka" : "Redis") + " on "
+                    + network.dataAddress());
         }
         openZooKeeper(settings, progress);
-        openPostgres(settings, progress);
-        openKafka(settings, progress);
+        if (settings.resource().chain()) {
+            openPostgres(settings, progress);
+            openKafka(settings, progress);
+        } else {
+            openRedis(settings, progress);
+        }
         startWatchdog();
     }
 
@@ -162,6 +177,16 @@ final class Servers implements AutoCloseable {
 
     String database() {
         return database;
+    }
+
+    /** Redis, for this host's processes (the redis resource only). */
+    String redisUri() {
+        return redisUri;
+    }
+
+    /** Redis, for writers (through the network's data address when there is a network). */
+    String clientRedisUri() {
+        return clientRedisUri;
     }
 
     /** An unpooled data source on the run's database. */
@@ -264,7 +289,7 @@ final class Servers implements AutoCloseable {
 
     /** Whether this run leaves things on servers it does not own (external ones). */
     boolean external() {
-        return externalDatabase;
+        return externalDatabase || externalRedis;
     }
 
     @Override
@@ -381,8 +406,48 @@ final class Servers implements AutoCloseable {
         }
     }
 
+    /**
+     * Starts an embedded Redis (on the network's data address too, when there is a network) or reaches the one
+     * named by {@code --redis}.
+     */
+    private void openRedis(VerifySettings settings, PrintStream progress) {
+        if (settings.redisUri() == null) {
+            EmbeddedRedisServer.Builder builder = EmbeddedRedisServer.builder();
+            if (network != null) {
+                builder.setting("bind", "127.0.0.1 " + network.dataAddress());
+            }
+            EmbeddedRedisServer server = builder.build();
+            started.add(server);
+            redisUri = server.uri();
+            clientRedisUri = network == null ? redisUri : "redis://" + network.dataAddress() + ":" + server.port();
+            redisPid = server.pid();
+            progress.println("  embedded Redis at " + redisUri);
+            return;
+        }
+        redisUri = settings.redisUri();
+        clientRedisUri = redisUri;
+        externalRedis = true;
+        RedisURI uri = RedisURI.create(redisUri);
+        uri.setTimeout(Duration.ofSeconds(CONNECT_TIMEOUT_SECONDS));
+        RedisClient client = RedisClient.create(uri);
+        try (StatefulRedisConnection<String, String> connection = client.connect()) {
+            connection.sync().ping();
+        } catch (RuntimeException e) {
+            throw new VerifyException(
+                    "cannot reach Redis at " + redisUri + " (" + VerifySettings.REDIS_FLAG + " or "
+                            + RedisServers.URL_ENV + "): " + e.getMessage(),
+                    e);
+        } finally {
+            client.shutdown();
+        }
+        progress.println("  Redis at " + redisUri);
+    }
+
     private void startWatchdog() {
         List<String> commands = new ArrayList<>();
+        if (redisPid > 0) {
+            commands.add("kill -KILL " + redisPid);
+        }
         if (postmasterPid > 0) {
             commands.add("kill -INT " + postmasterPid);
             commands.add("sleep 3");

@@ -35,14 +35,24 @@ final class SummaryTable {
                                     .filter(f -> f.kind() == kind)
                                     .count());
         }
-        row(table, "records produced (acknowledged)", runs, run -> n(run.check().recordsProduced()));
-        row(table, "records applied", runs, run -> n(run.check().recordsApplied()));
-        row(
-                table,
-                "records dead-lettered (no token)",
-                runs,
-                run -> n(run.check().recordsDeadLettered()));
-        row(table, "records dropped (stale token)", runs, run -> n(run.check().recordsDropped()));
+        if (runs.stream().anyMatch(run -> run.resource().chain())) {
+            row(
+                    table,
+                    "records produced (acknowledged)",
+                    runs,
+                    run -> n(run.check().recordsProduced()));
+            row(table, "records applied", runs, run -> n(run.check().recordsApplied()));
+            row(
+                    table,
+                    "records dead-lettered (no token)",
+                    runs,
+                    run -> n(run.check().recordsDeadLettered()));
+            row(
+                    table,
+                    "records dropped (stale token)",
+                    runs,
+                    run -> n(run.check().recordsDropped()));
+        }
         row(table, "lost (acknowledged, missing)", runs, run -> n(run.check().lostAcknowledged()));
         row(table, "duplicated", runs, run -> n(run.check().duplicated()));
         row(table, "violations", runs, run -> n(run.check().violations().size()));

@@ -1,5 +1,6 @@
 package dev.fencing.verify;
 
+import dev.fencing.testsupport.RedisServers;
 import dev.fencing.verify.checker.ViolationKind;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -31,6 +32,7 @@ import picocli.CommandLine.Spec;
  * verify/run                                  # both runs, 60 s of workload each, embedded servers
  * verify/run --duration 10m --json /tmp/verify.json
  * verify/run --mode fenced --faults pause,partition
+ * verify/run --resource redis                 # the writers write Redis through fenced-redis instead
  * </pre>
  *
  * <p>Exit codes: {@value #EXIT_OK} when the fenced run (if any) has no violation and the control run (if any) has
@@ -45,7 +47,9 @@ import picocli.CommandLine.Spec;
         description = {
             "Attacks lock -> PostgreSQL write -> Kafka record -> consumer with real faults (SIGSTOP pauses, partitions"
                     + " from ZooKeeper, leader kills, backend kills, consumer crashes and rebalances), once fenced and"
-                    + " once without fencing, and checks each run's histories with an independent checker.",
+                    + " once without fencing, and checks each run's histories with an independent checker. With"
+                    + " --resource redis the writers write Redis through fenced-redis instead (pauses, partitions,"
+                    + " leader kills).",
             "Servers are embedded unless given by flags. Linux (partitions need root and iproute2) or macOS.",
             "Exit codes: 0 the fenced run had no violation and the control run had some; 1 otherwise, or a run"
                     + " failed; 2 bad flags."
@@ -82,6 +86,16 @@ public final class VerifyCommand implements Callable<Integer> {
 
     @Option(names = VerifySettings.KAFKA_FLAG, paramLabel = "BOOTSTRAP", description = VerifySettings.KAFKA_DOC)
     private String kafka;
+
+    @Option(names = VerifySettings.REDIS_FLAG, paramLabel = "URI", description = VerifySettings.REDIS_DOC)
+    private String redis;
+
+    @Option(
+            names = VerifySettings.RESOURCE_FLAG,
+            paramLabel = "RESOURCE",
+            defaultValue = VerifySettings.DEFAULT_RESOURCE,
+            description = VerifySettings.RESOURCE_DOC)
+    private String resource;
 
     @Option(
             names = VerifySettings.CLIENTS_FLAG,
@@ -259,6 +273,13 @@ public final class VerifyCommand implements Callable<Integer> {
             }
             Set<FaultKind> faults = EnumSet.noneOf(FaultKind.class);
             faults.addAll(settings.faults());
+            Set<FaultKind> pointless = EnumSet.copyOf(faults);
+            pointless.removeAll(settings.resource().faults());
+            if (!pointless.isEmpty()) {
+                faults.removeAll(pointless);
+                progress.println(pointless.stream().map(FaultKind::flagName).toList() + " faults skipped: the "
+                        + settings.resource().flagName() + " resource has nothing for them to attack");
+            }
             servers.partitionUnavailable().ifPresent(reason -> {
                 faults.remove(FaultKind.PARTITION);
                 progress.println("partition faults skipped: " + reason + "; running the other faults");
@@ -291,7 +312,7 @@ public final class VerifyCommand implements Callable<Integer> {
      * never let a stale holder act pass.
      */
     static final Set<ViolationKind> STALE_KINDS =
-            EnumSet.of(ViolationKind.TOKEN_ORDER, ViolationKind.RECORD_TOKEN_ORDER);
+            EnumSet.of(ViolationKind.TOKEN_ORDER, ViolationKind.RECORD_TOKEN_ORDER, ViolationKind.STALE_WRITE);
 
     /** Why the runs fail, one sentence each; empty when they pass. */
     static List<String> verdict(List<RunResult> runs) {
@@ -342,6 +363,8 @@ public final class VerifyCommand implements Callable<Integer> {
                     jdbcUser,
                     password,
                     kafka,
+                    redis != null ? redis : System.getenv(RedisServers.URL_ENV),
+                    Resource.parse(resource),
                     clients,
                     resources,
                     duration,

@@ -3,6 +3,7 @@ package dev.fencing.verify;
 import dev.fencing.testsupport.NetworkNamespace;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The network of a run with partitions: each writer in a network namespace of its own, joined to this host by a
@@ -12,11 +13,14 @@ import java.util.List;
  * 10.250.X.0/24} on interfaces made here (/30 pairs): the hub takes .1/.2 (ZooKeeper) and .5/.6 (data), writer
  * {@code i} takes {@code 4(i+1)+1} on the host side and {@code 4(i+1)+2} inside.
  *
- * <p>Namespaces are named {@code fvy<pid>-...}; {@link #removeAbandoned()} deletes those of dead processes.
- * {@link #close()} deletes all of them. Thread-safe.
+ * <p>Namespaces are named {@code fvy<pid>-<n>hub} and {@code fvy<pid>-<n>c<i>}, {@code n} counting the networks
+ * this process made, so that a namespace an earlier network of the same process could not delete (two runs in
+ * one test JVM) does not block the next; {@link #removeAbandoned()} deletes those of dead processes. {@link
+ * #close()} deletes all of them, going on past one that fails. Thread-safe.
  */
 final class VerifyNetwork implements AutoCloseable {
     static final String PREFIX = "fvy";
+    private static final AtomicInteger CREATED = new AtomicInteger();
 
     private final String subnet;
     private final NetworkNamespace hub;
@@ -36,9 +40,10 @@ final class VerifyNetwork implements AutoCloseable {
     /** Creates the hub and {@code clients} writer namespaces; removes what it made if one fails. */
     static VerifyNetwork create(int clients) {
         String subnet = NetworkNamespace.freeSubnet();
+        String generation = Integer.toString(CREATED.incrementAndGet(), 36);
         List<NetworkNamespace> made = new ArrayList<>();
         try {
-            NetworkNamespace hub = NetworkNamespace.builder(NetworkNamespace.ownedName(PREFIX, "hub"))
+            NetworkNamespace hub = NetworkNamespace.builder(NetworkNamespace.ownedName(PREFIX, generation + "hub"))
                     .link(subnet + ".1", subnet + ".2", 30)
                     .link(subnet + ".5", subnet + ".6", 30)
                     .build();
@@ -46,7 +51,8 @@ final class VerifyNetwork implements AutoCloseable {
             List<NetworkNamespace> writers = new ArrayList<>();
             for (int i = 1; i <= clients; i++) {
                 int base = 4 * (i + 1);
-                NetworkNamespace writer = NetworkNamespace.builder(NetworkNamespace.ownedName(PREFIX, "c" + i))
+                NetworkNamespace writer = NetworkNamespace.builder(
+                                NetworkNamespace.ownedName(PREFIX, generation + "c" + i))
                         .link(subnet + "." + (base + 1), subnet + "." + (base + 2), 30)
                         .build();
                 made.add(writer);
@@ -89,7 +95,22 @@ final class VerifyNetwork implements AutoCloseable {
 
     @Override
     public void close() {
-        clients.forEach(NetworkNamespace::close);
-        hub.close();
+        List<NetworkNamespace> all = new ArrayList<>(clients);
+        all.add(hub);
+        RuntimeException failure = null;
+        for (NetworkNamespace namespace : all) {
+            try {
+                namespace.close();
+            } catch (RuntimeException e) {
+                if (failure == null) {
+                    failure = e;
+                } else {
+                    failure.addSuppressed(e);
+                }
+            }
+        }
+        if (failure != null) {
+            throw failure;
+        }
     }
 }

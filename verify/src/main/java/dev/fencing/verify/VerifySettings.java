@@ -21,6 +21,8 @@ import java.util.Set;
  * @param jdbcUser user for {@code jdbcUrl}
  * @param jdbcPassword password for {@code jdbcUrl}, empty for none
  * @param kafkaBootstrap Kafka bootstrap servers, or null for an embedded broker
+ * @param redisUri Redis URI, or null for an embedded server (used by the redis resource only)
+ * @param resource what the writers write: the PostgreSQL and Kafka chain, or Redis
  * @param clients writer JVMs
  * @param resources resources (rows, locks, record keys)
  * @param duration workload time per run (a run goes on past it until each fault's minimum is reached, at most
@@ -40,6 +42,8 @@ record VerifySettings(
         String jdbcUser,
         String jdbcPassword,
         String kafkaBootstrap,
+        String redisUri,
+        Resource resource,
         int clients,
         int resources,
         Duration duration,
@@ -71,6 +75,17 @@ record VerifySettings(
 
     public static final String KAFKA_FLAG = "--kafka";
     public static final String KAFKA_DOC = "Kafka bootstrap servers. Default: an embedded broker.";
+
+    public static final String REDIS_FLAG = "--redis";
+    public static final String REDIS_DOC = "Redis URI (redis://host:port[/db]) for --resource redis; the run"
+            + " writes keys of its own there and deletes them at the end unless --keep. Default: "
+            + "FENCING_REDIS_URL when set, else an embedded server.";
+
+    public static final String RESOURCE_FLAG = "--resource";
+    public static final String RESOURCE_DOC = "What the writers write under their locks: postgres (the whole chain:"
+            + " PostgreSQL rows through fenced-jdbc, Kafka records, consumers) or redis (Redis keys through"
+            + " fenced-redis; faults: pause, partition, leader-kill). Default: ${DEFAULT-VALUE}.";
+    public static final String DEFAULT_RESOURCE = "postgres";
 
     public static final String CLIENTS_FLAG = "--clients";
     public static final String CLIENTS_DOC = "Writer JVMs, 1 to 32. Default: ${DEFAULT-VALUE}.";
@@ -138,6 +153,11 @@ record VerifySettings(
         zookeeperConnect = blankToNull(zookeeperConnect);
         jdbcUrl = blankToNull(jdbcUrl);
         kafkaBootstrap = blankToNull(kafkaBootstrap);
+        redisUri = blankToNull(redisUri);
+        Objects.requireNonNull(resource, RESOURCE_FLAG);
+        if (redisUri != null && !redisUri.startsWith("redis://") && !redisUri.startsWith("rediss://")) {
+            throw new IllegalArgumentException(REDIS_FLAG + " '" + redisUri + "' is not a redis://host:port URI");
+        }
         requireRange(CLIENTS_FLAG, clients, 1, 32);
         requireRange(RESOURCES_FLAG, resources, 1, 100);
         requireRange(DURATION_FLAG, duration, Duration.ofSeconds(10), Duration.ofHours(2));
@@ -174,13 +194,16 @@ record VerifySettings(
         return (home == null ? Path.of("target") : Path.of(home, "target")).resolve(name);
     }
 
+    /** Whether every server this resource's runs use is embedded. */
     boolean allEmbedded() {
-        return zookeeperConnect == null && jdbcUrl == null && kafkaBootstrap == null;
+        return zookeeperConnect == null
+                && (resource.chain() ? jdbcUrl == null && kafkaBootstrap == null : redisUri == null);
     }
 
     @Override
     public String toString() {
-        return "clients " + clients + ", resources " + resources + ", duration " + Durations.format(duration)
+        return "resource " + resource.flagName() + ", clients " + clients + ", resources " + resources + ", duration "
+                + Durations.format(duration)
                 + ", seed " + seed + ", session timeout " + Durations.format(sessionTimeout) + ", faults "
                 + faults.stream().sorted().map(FaultKind::flagName).toList() + ", runs "
                 + modes.stream().map(Mode::label).toList();

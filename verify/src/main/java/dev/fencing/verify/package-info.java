@@ -44,6 +44,12 @@
  *       planned point, for the takeover, for the consumer's readiness; the end waits until the consumers have
  *       consumed every record (the store's offsets, or Kafka's for the control run) and the dead letters are
  *       copied.
+ *   <li><b>Resources.</b> {@code --resource postgres} (the default) is the chain above. {@code --resource redis}
+ *       replaces PostgreSQL, Kafka and the consumers by Redis: each operation sets its resource's value key
+ *       through fenced-redis (a fenced script that also appends to the resource's log, or a fenced SET), checked
+ *       by {@link dev.fencing.verify.checker.RedisChecker} from the histories and Redis's final state; pauses,
+ *       partitions and leader kills apply. A resource besides the chain is a {@code Workload} here, a {@code
+ *       client.WriterWorkload} in the writers, a checker, and a {@code Resource} constant.
  *   <li><b>Cleanup.</b> Children exit when their standard input ends (the coordinator died); a frozen child is
  *       thawed by its resumer; a watchdog process stops the embedded PostgreSQL, deletes the namespaces and the
  *       data directory if the coordinator is killed outright; namespaces and data directories of dead runs are

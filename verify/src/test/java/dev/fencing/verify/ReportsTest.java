@@ -81,6 +81,7 @@ class ReportsTest {
         }
         return new RunResult(
                 mode,
+                Resource.POSTGRES,
                 42,
                 Checker.check(history, observed, Checker.Options.DEFAULT),
                 history,
@@ -107,6 +108,7 @@ class ReportsTest {
         CheckResult c = run.check();
         return new RunResult(
                 run.mode(),
+                run.resource(),
                 run.seed(),
                 new CheckResult(
                         c.operations(),
@@ -175,15 +177,16 @@ class ReportsTest {
         String json = JsonSummary.of(List.of(run(Mode.FENCED, false), run(Mode.CONTROL, true)));
 
         assertThat(json.strip())
-                .isEqualTo(
-                        "{\"runs\":[{\"mode\":\"fenced\",\"seed\":42,\"operations\":2,\"ok\":1,\"failed\":1,"
-                                + "\"indeterminate\":0,\"faults\":{\"pause\":1,\"partition\":0,\"leaderKill\":0,\"backendKill\":0,"
-                                + "\"consumerCrash\":0,\"rebalance\":0},\"violations\":0,\"lostAcknowledged\":0,\"duplicated\":0,"
-                                + "\"recordsProduced\":0,\"recordsApplied\":0,\"recordsDeadLettered\":0,\"recordsDropped\":0},"
-                                + "{\"mode\":\"control\",\"seed\":42,\"operations\":2,\"ok\":2,\"failed\":0,\"indeterminate\":0,"
-                                + "\"faults\":{\"pause\":1,\"partition\":0,\"leaderKill\":0,\"backendKill\":0,\"consumerCrash\":0,"
-                                + "\"rebalance\":0},\"violations\":1,\"lostAcknowledged\":0,\"duplicated\":0,"
-                                + "\"recordsProduced\":0,\"recordsApplied\":0,\"recordsDeadLettered\":0,\"recordsDropped\":0}]}");
+                .isEqualTo("{\"runs\":[{\"mode\":\"fenced\",\"seed\":42,\"operations\":2,\"ok\":1,\"failed\":1,"
+                        + "\"indeterminate\":0,\"faults\":{\"pause\":1,\"partition\":0,\"leaderKill\":0,\"backendKill\":0,"
+                        + "\"consumerCrash\":0,\"rebalance\":0},\"violations\":0,\"lostAcknowledged\":0,\"duplicated\":0,"
+                        + "\"recordsProduced\":0,\"recordsApplied\":0,\"recordsDeadLettered\":0,\"recordsDropped\":0,"
+                        + "\"resource\":\"postgres\"},"
+                        + "{\"mode\":\"control\",\"seed\":42,\"operations\":2,\"ok\":2,\"failed\":0,\"indeterminate\":0,"
+                        + "\"faults\":{\"pause\":1,\"partition\":0,\"leaderKill\":0,\"backendKill\":0,\"consumerCrash\":0,"
+                        + "\"rebalance\":0},\"violations\":1,\"lostAcknowledged\":0,\"duplicated\":0,"
+                        + "\"recordsProduced\":0,\"recordsApplied\":0,\"recordsDeadLettered\":0,\"recordsDropped\":0,"
+                        + "\"resource\":\"postgres\"}]}");
     }
 
     @Test
@@ -208,6 +211,8 @@ class ReportsTest {
                 null,
                 null,
                 null,
+                null,
+                Resource.POSTGRES,
                 2,
                 1,
                 Duration.ofSeconds(30),

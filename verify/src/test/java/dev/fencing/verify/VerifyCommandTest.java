@@ -2,6 +2,7 @@ package dev.fencing.verify;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.fencing.testsupport.RedisServers;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -51,6 +52,19 @@ class VerifyCommandTest {
     }
 
     @Test
+    void theRedisResourceNeedsNeitherPostgresNorKafkaButItsOwnServer() {
+        VerifySettings embedded = VerifyCommand.parse("--resource", "redis", "--kafka", "kafka:9092");
+        VerifySettings external = VerifyCommand.parse("--resource", "redis", "--redis", "redis://cache:6379/0");
+
+        String fromEnvironment = System.getenv(RedisServers.URL_ENV);
+        assertThat(embedded.resource()).isEqualTo(Resource.REDIS);
+        assertThat(embedded.allEmbedded()).isEqualTo(fromEnvironment == null || fromEnvironment.isBlank());
+        assertThat(external.redisUri()).isEqualTo("redis://cache:6379/0");
+        assertThat(external.allEmbedded()).isFalse();
+        assertThat(VerifyCommand.parse().resource()).isEqualTo(Resource.POSTGRES);
+    }
+
+    @Test
     void badFlagsEndWithExitTwoAndOneSentenceNamingTheFlagAndValue() {
         assertUsage(List.of("--clients", "0"), "--clients 0 is out of range: 1 to 32");
         assertUsage(List.of("--clients", "many"), "'many' is not a whole number");
@@ -60,6 +74,8 @@ class VerifyCommandTest {
         assertUsage(List.of("--mode", "sideways"), "--mode 'sideways' is not one of fenced, control, both");
         assertUsage(List.of("--jdbc-url", "postgres://db"), "--jdbc-url 'postgres://db' is not a jdbc:postgresql");
         assertUsage(List.of("--session-timeout", "30s"), "--session-timeout 30s is out of range: 1s to 10s");
+        assertUsage(List.of("--resource", "mongo"), "--resource 'mongo' is not one of postgres, redis");
+        assertUsage(List.of("--redis", "cache:6379"), "--redis 'cache:6379' is not a redis://host:port URI");
     }
 
     private static void assertUsage(List<String> args, String message) {

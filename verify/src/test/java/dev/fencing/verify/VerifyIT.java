@@ -39,6 +39,8 @@ class VerifyIT {
                 null,
                 null,
                 null,
+                null,
+                Resource.POSTGRES,
                 VerifySettings.DEFAULT_CLIENTS,
                 VerifySettings.DEFAULT_RESOURCES,
                 Duration.ofSeconds(30),

@@ -144,8 +144,8 @@ public final class Checker {
                 violations);
     }
 
-    /** Returns the known ids of the list. */
-    private static Set<Long> checkList(
+    /** Returns the known ids of the list. Also {@link RedisChecker}'s check of a Redis list. */
+    static Set<Long> checkList(
             History history,
             String resource,
             List<Long> ids,

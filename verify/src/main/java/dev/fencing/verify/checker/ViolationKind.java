@@ -1,6 +1,9 @@
 package dev.fencing.verify.checker;
 
-/** What a {@link Violation} breaks. The first five are about the resources' lists, the rest about the records. */
+/**
+ * What a {@link Violation} breaks. The first five are about the resources' lists, the next six about the records,
+ * the last three about a resource's final value and stored token ({@link RedisChecker}).
+ */
 public enum ViolationKind {
     /** A list holds an id that no client invoked for that resource. */
     UNKNOWN_ID("id in a list that no client invoked for it"),
@@ -26,7 +29,19 @@ public enum ViolationKind {
      */
     RECORD_REFUSED_WRONGLY("record refused without cause"),
     /** A record sent without a token header was applied: the consumer failed open. */
-    RECORD_UNSTAMPED_APPLIED("record without a token applied");
+    RECORD_UNSTAMPED_APPLIED("record without a token applied"),
+    /**
+     * A write was acknowledged under a token below (or equal to) that of a write to the same resource acknowledged
+     * before it was sent: a stale write landed, seen from the histories' real-time order.
+     */
+    STALE_WRITE("write acknowledged under a token below one acknowledged before it was sent (a stale write landed)"),
+    /**
+     * A resource's final value is not the one left by its highest-token acknowledged write (nor by an indeterminate
+     * write with a higher token).
+     */
+    FINAL_VALUE("final value not left by the highest-token acknowledged write"),
+    /** A resource's stored token is not the token of the write whose value it holds. */
+    STORED_TOKEN("stored token not that of the write that left the value");
 
     private final String description;
 

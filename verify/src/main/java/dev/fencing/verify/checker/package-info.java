@@ -37,5 +37,12 @@
  *
  * See {@link dev.fencing.verify.checker.Checker}: token order, no duplicates, no unknown ids, nothing
  * acknowledged lost and nothing refused present, per resource list and per applied list.
+ *
+ * <h2>The redis resource</h2>
+ *
+ * The same history format (appends only, the invoke written just before the write is sent), and instead of the
+ * tables each resource's log, value and stored token as read from Redis ({@link
+ * dev.fencing.verify.checker.RedisState}); {@link dev.fencing.verify.checker.RedisChecker} checks the log's token
+ * order, stale writes by real time, the final value and the stored token.
  */
 package dev.fencing.verify.checker;

@@ -1,0 +1,57 @@
+package dev.fencing.verify;
+
+import java.util.Collections;
+import java.util.EnumSet;
+import java.util.Locale;
+import java.util.Set;
+
+/** What the writers write under their locks ({@code --resource}). The flag names are API; do not rename. */
+enum Resource {
+    /**
+     * The whole chain: PostgreSQL rows through fenced-jdbc, a Kafka record per write, consumer members applying the
+     * records. Every fault applies.
+     */
+    POSTGRES("postgres", EnumSet.allOf(FaultKind.class)),
+    /**
+     * Redis keys through fenced-redis. No PostgreSQL, Kafka or consumers: pauses, partitions from ZooKeeper and
+     * leader kills apply.
+     */
+    REDIS("redis", EnumSet.of(FaultKind.PAUSE, FaultKind.PARTITION, FaultKind.LEADER_KILL));
+
+    private final String flagName;
+    private final Set<FaultKind> faults;
+
+    Resource(String flagName, Set<FaultKind> faults) {
+        this.flagName = flagName;
+        this.faults = Collections.unmodifiableSet(faults);
+    }
+
+    String flagName() {
+        return flagName;
+    }
+
+    /** The fault kinds that have something to attack in this resource's workload. */
+    Set<FaultKind> faults() {
+        return faults;
+    }
+
+    /** Whether this is the PostgreSQL and Kafka chain (with its tables, topic and consumers). */
+    boolean chain() {
+        return this == POSTGRES;
+    }
+
+    /**
+     * Parses {@code --resource}.
+     *
+     * @throws IllegalArgumentException naming the bad value and the known ones
+     */
+    static Resource parse(String name) {
+        for (Resource resource : values()) {
+            if (resource.flagName.equals(name == null ? "" : name.trim().toLowerCase(Locale.ROOT))) {
+                return resource;
+            }
+        }
+        throw new IllegalArgumentException(
+                VerifySettings.RESOURCE_FLAG + " '" + name + "' is not one of postgres, redis");
+    }
+}

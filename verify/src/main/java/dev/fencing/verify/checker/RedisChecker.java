@@ -1,0 +1,210 @@
+package dev.fencing.verify.checker;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * Checks a Redis run's {@link History} against what it left in Redis ({@link RedisState}), knowing nothing of the
+ * code that produced either. The workload's contract: each operation is one write to its resource under its
+ * token, recorded as an {@code append} whose {@code invoke} is written just before the write is sent (after any
+ * pause); its {@code path} says what it writes: a path ending in {@code script} sets the resource's value to the
+ * operation's id and appends the id to the resource's log in one step, any other path sets the value only. Each
+ * lock grant writes once, so tokens must rise strictly. For each resource:
+ *
+ * <ul>
+ *   <li>the log, as {@link Checker} checks a PostgreSQL list: only ids invoked for it ({@link
+ *       ViolationKind#UNKNOWN_ID}), none twice ({@link ViolationKind#DUPLICATE}), in strictly increasing token
+ *       order ({@link ViolationKind#TOKEN_ORDER}: a stale write landed), every acknowledged script write present
+ *       ({@link ViolationKind#LOST_ACKNOWLEDGED}) and no refused one ({@link ViolationKind#REFUSED_PRESENT});
+ *   <li>real time: no write acknowledged under a token at or below that of a write acknowledged before it was sent
+ *       ({@link ViolationKind#STALE_WRITE}; the only way to see a value-only write land late). A write the log
+ *       already shows out of order is not reported twice;
+ *   <li>the final value: the id of the highest-token acknowledged write, or of an indeterminate one with a higher
+ *       token ({@link ViolationKind#FINAL_VALUE}); absent only if no write was acknowledged ({@link
+ *       ViolationKind#LOST_ACKNOWLEDGED}); never an id of another resource or no operation ({@link
+ *       ViolationKind#UNKNOWN_ID}) nor a refused write's ({@link ViolationKind#REFUSED_PRESENT});
+ *   <li>the stored token, where there is one: the token of the write whose id is the value ({@link
+ *       ViolationKind#STORED_TOKEN}), since a fenced write sets both in one step.
+ * </ul>
+ *
+ * <pre>{@code
+ * CheckResult result = RedisChecker.check(History.read(historyDir), state);
+ * }</pre>
+ *
+ * A pure function of its inputs; thread-safe. The record counts of its {@link CheckResult} are 0.
+ */
+public final class RedisChecker {
+    /** The end of the {@code path} of a write that appends to the log as well as setting the value. */
+    public static final String LOGGED_PATH_SUFFIX = "script";
+
+    private RedisChecker() {}
+
+    public static CheckResult check(History history, RedisState state) {
+        List<Violation> violations = new ArrayList<>();
+        int[] duplicated = {0};
+        Map<String, List<Operation>> byResource = new HashMap<>();
+        for (Operation op : history.operations()) {
+            byResource.computeIfAbsent(op.resource(), r -> new ArrayList<>()).add(op);
+        }
+        Set<String> resources = new TreeSet<>(byResource.keySet());
+        resources.addAll(state.logs().keySet());
+        resources.addAll(state.values().keySet());
+        resources.addAll(state.tokens().keySet());
+
+        int lost = 0;
+        for (String resource : resources) {
+            List<Operation> ops = byResource.getOrDefault(resource, List.of());
+            List<Long> log = state.logs().getOrDefault(resource, List.of());
+            int before = violations.size();
+            Set<Long> logged = Checker.checkList(history, resource, log, true, violations, duplicated);
+            Set<Long> outOfOrder = new HashSet<>();
+            for (Violation violation : violations.subList(before, violations.size())) {
+                if (violation.kind() == ViolationKind.TOKEN_ORDER) {
+                    outOfOrder.add(violation.ops().get(0));
+                }
+            }
+            for (Operation op : ops) {
+                if (op.acknowledged() && logs(op) && !logged.contains(op.id())) {
+                    lost++;
+                    violations.add(new Violation(
+                            ViolationKind.LOST_ACKNOWLEDGED,
+                            resource,
+                            List.of(op.id()),
+                            op.describe() + " was acknowledged but is not in the log of " + resource));
+                }
+            }
+            checkRealTime(resource, ops, outOfOrder, violations);
+            lost += checkValue(history, resource, ops, state, violations);
+        }
+
+        int ok = 0;
+        int failed = 0;
+        int indeterminate = 0;
+        for (Operation op : history.operations()) {
+            switch (op.outcome()) {
+                case OK -> ok++;
+                case FAIL -> failed++;
+                case INFO -> indeterminate++;
+            }
+        }
+        return new CheckResult(history.size(), ok, failed, indeterminate, 0, 0, 0, 0, lost, duplicated[0], violations);
+    }
+
+    private static boolean logs(Operation op) {
+        return op.path() != null && op.path().endsWith(LOGGED_PATH_SUFFIX);
+    }
+
+    /**
+     * Each acknowledged write against the acknowledged writes that completed before it was invoked: a sweep over
+     * both orders, keeping the highest token completed so far.
+     */
+    private static void checkRealTime(
+            String resource, List<Operation> ops, Set<Long> outOfOrder, List<Violation> violations) {
+        List<Operation> acknowledged =
+                ops.stream().filter(Operation::acknowledged).toList();
+        List<Operation> byCompletion = acknowledged.stream()
+                .sorted(Comparator.comparingLong(Operation::completeTime))
+                .toList();
+        List<Operation> byInvoke = acknowledged.stream()
+                .sorted(Comparator.comparingLong(Operation::invokeTime))
+                .toList();
+        Operation highest = null;
+        int completed = 0;
+        for (Operation op : byInvoke) {
+            while (completed < byCompletion.size()
+                    && byCompletion.get(completed).completeTime() < op.invokeTime()) {
+                Operation done = byCompletion.get(completed++);
+                if (highest == null || done.token() > highest.token()) {
+                    highest = done;
+                }
+            }
+            if (highest != null && op.token() <= highest.token() && !outOfOrder.contains(op.id())) {
+                violations.add(new Violation(
+                        ViolationKind.STALE_WRITE,
+                        resource,
+                        List.of(op.id(), highest.id()),
+                        op.describe() + " was sent at " + op.invokeTime() + " and acknowledged, after "
+                                + highest.describe() + " had been acknowledged at " + highest.completeTime()));
+            }
+        }
+    }
+
+    /** Checks the value and the stored token; returns 1 if the value of an acknowledged write is missing. */
+    private static int checkValue(
+            History history, String resource, List<Operation> ops, RedisState state, List<Violation> violations) {
+        Operation highest = null;
+        for (Operation op : ops) {
+            if (op.acknowledged() && (highest == null || op.token() > highest.token())) {
+                highest = op;
+            }
+        }
+        String value = state.values().get(resource);
+        Long stored = state.tokens().get(resource);
+        if (value == null) {
+            if (stored != null) {
+                violations.add(new Violation(
+                        ViolationKind.STORED_TOKEN,
+                        resource,
+                        List.of(),
+                        resource + " stores token " + stored + " but has no value"));
+            }
+            if (highest == null) {
+                return 0;
+            }
+            violations.add(new Violation(
+                    ViolationKind.LOST_ACKNOWLEDGED,
+                    resource,
+                    List.of(highest.id()),
+                    resource + " has no value, but " + highest.describe() + " was acknowledged"));
+            return 1;
+        }
+        Operation holder;
+        try {
+            holder = history.operation(Long.parseLong(value.trim())).orElse(null);
+        } catch (NumberFormatException e) {
+            holder = null;
+        }
+        if (holder == null || !holder.resource().equals(resource)) {
+            violations.add(new Violation(
+                    ViolationKind.UNKNOWN_ID,
+                    resource,
+                    List.of(),
+                    "the value of " + resource + " is '" + value + "', "
+                            + (holder == null
+                                    ? "the id of no operation"
+                                    : "the id of " + holder.describe() + ", invoked for " + holder.resource())));
+            return 0;
+        }
+        if (holder.outcome() == Outcome.FAIL) {
+            violations.add(new Violation(
+                    ViolationKind.REFUSED_PRESENT,
+                    resource,
+                    List.of(holder.id()),
+                    holder.describe() + " was refused (" + holder.error() + ") but its id is the value of "
+                            + resource));
+        } else if (highest != null
+                && holder != highest
+                && !(holder.outcome() == Outcome.INFO && holder.token() > highest.token())) {
+            violations.add(new Violation(
+                    ViolationKind.FINAL_VALUE,
+                    resource,
+                    List.of(holder.id(), highest.id()),
+                    "the value of " + resource + " was left by " + holder.describe()
+                            + ", but the highest-token acknowledged write is " + highest.describe()));
+        }
+        if (stored != null && stored != holder.token()) {
+            violations.add(new Violation(
+                    ViolationKind.STORED_TOKEN,
+                    resource,
+                    List.of(holder.id()),
+                    resource + " stores token " + stored + " but its value was left by " + holder.describe()));
+        }
+        return 0;
+    }
+}
