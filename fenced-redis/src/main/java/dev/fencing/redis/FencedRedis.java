@@ -250,7 +250,8 @@ public interface FencedRedis {
          * Not with a cluster connection (Lettuce would send {@code WAIT} to some node, not the key's).
          *
          * @param replicas at least 1
-         * @param timeout at least 1 ms; {@code WAIT} blocks the connection that long at most
+         * @param timeout at least 1 ms, and shorter than the connection's command timeout; {@code WAIT} blocks
+         *     the connection that long at most
          */
         public Builder waitForReplicas(int replicas, Duration timeout) {
             Objects.requireNonNull(timeout, "timeout");
@@ -262,6 +263,12 @@ public interface FencedRedis {
             }
             if (commands instanceof RedisAdvancedClusterAsyncCommands) {
                 throw new IllegalArgumentException("waitForReplicas is not supported on a cluster connection");
+            }
+            if (timeout.compareTo(this.timeout) >= 0) {
+                // Lettuce would time WAIT out first, report an applied write as failed, and the next writes
+                // would queue behind the WAIT still running on the server
+                throw new IllegalArgumentException("WAIT timeout " + timeout + " must be shorter than the"
+                        + " connection's command timeout " + this.timeout);
             }
             this.waitReplicas = replicas;
             this.waitTimeout = timeout;

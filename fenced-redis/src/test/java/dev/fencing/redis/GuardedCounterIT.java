@@ -85,4 +85,33 @@ class GuardedCounterIT {
                 .hasMessageContaining("2^53");
         assertThat(redis.storedToken(key)).isZero();
     }
+
+    /**
+     * The guard's arithmetic is Lua's doubles, exact below 2^53: a counter at or beyond it, or a change that
+     * would take it there, is refused with nothing written; 2^53 + 1 would read as 2^53 and pass the check.
+     */
+    @Test
+    void aCounterThatIsOrWouldGoBeyondTwoToTheFiftyThirdIsRefusedWithNothingWritten() {
+        String high = redis.key("high");
+        String low = redis.key("low");
+        String beyond = redis.key("beyond");
+        redis.plain.set(high, "9007199254740991"); // 2^53 - 1
+        redis.plain.set(low, "-1");
+        redis.plain.set(beyond, "9007199254740993"); // 2^53 + 1, the double 2^53
+
+        assertThatThrownBy(() -> fenced.tryIncrementBy(high, 1, 0, 1))
+                .isInstanceOf(FencedRedisWriteException.class)
+                .hasMessageContaining("beyond +-2^53");
+        assertThatThrownBy(() -> fenced.tryIncrementBy(low, -9007199254740992L, -9007199254740992L, 1))
+                .isInstanceOf(FencedRedisWriteException.class)
+                .hasMessageContaining("beyond +-2^53");
+        assertThatThrownBy(() -> fenced.tryIncrementBy(beyond, -1, 0, 1))
+                .isInstanceOf(FencedRedisWriteException.class)
+                .hasMessageContaining("beyond +-2^53");
+        assertThat(redis.plain.get(high)).isEqualTo("9007199254740991");
+        assertThat(redis.plain.get(low)).isEqualTo("-1");
+        assertThat(redis.plain.get(beyond)).isEqualTo("9007199254740993");
+        assertThat(redis.storedToken(high)).isZero();
+        assertThat(fenced.tryIncrementBy(high, -1, 0, 2)).isEqualTo(new WriteOutcome.Applied(2, 0, 9007199254740990L));
+    }
 }

@@ -98,4 +98,22 @@ class UserScriptIT {
         assertThat(redis.plain.get(key)).isEqualTo("half");
         assertThat(fenced.trySet(key, "older", 2)).isEqualTo(new WriteOutcome.Rejected(3, 2));
     }
+
+    /**
+     * A body given another key's token key could lower it, and the next stale write to that key would land:
+     * every key of a fenced script that ends in the token suffix is refused, before anything is sent.
+     */
+    @Test
+    void aTokenKeyAmongAScriptsKeysIsRefusedSoNoBodyCanLowerAToken() {
+        String victim = redis.key("victim");
+        String other = redis.key("other");
+        fenced.set(victim, "by-9", 9);
+        FencedScript lower = FencedScript.of("redis.call('SET', KEYS[2], ARGV[1]) return 1");
+
+        assertThatThrownBy(() -> fenced.tryEval(lower, List.of(other, FencedRedis.tokenKey(victim)), List.of("1"), 1))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(FencedRedis.tokenKey(victim));
+        assertThat(redis.storedToken(victim)).isEqualTo(9);
+        assertThat(fenced.trySet(victim, "stale-2", 2)).isEqualTo(new WriteOutcome.Rejected(9, 2));
+    }
 }

@@ -56,4 +56,20 @@ class WaitForReplicasIT {
                     .hasMessageContaining("PT0S");
         }
     }
+
+    /** Lettuce would time a longer WAIT out first and report the applied write as failed. */
+    @Test
+    void aWaitTimeoutNotShorterThanTheCommandTimeoutIsRefused() {
+        try (RedisFixture redis = new RedisFixture()) {
+            redis.connection.setTimeout(Duration.ofMillis(500));
+            assertThatThrownBy(() -> FencedRedis.builder(redis.connection).waitForReplicas(1, Duration.ofSeconds(2)))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("PT2S")
+                    .hasMessageContaining("PT0.5S");
+            assertThat(FencedRedis.builder(redis.connection)
+                            .waitForReplicas(1, Duration.ofMillis(100))
+                            .build())
+                    .isNotNull();
+        }
+    }
 }

@@ -68,6 +68,11 @@ public final class FencedKeys {
             if (key == null) {
                 throw new IllegalArgumentException("a fenced script's keys must not contain null: " + keys);
             }
+            if (key.endsWith(TOKEN_KEY_SUFFIX)) {
+                // a body given a token key could lower it, and the next stale write to its key would land
+                throw new IllegalArgumentException("Redis key '" + key + "' of a fenced script ends with '"
+                        + TOKEN_KEY_SUFFIX + "', the suffix of token keys: a token key is written by the fence only");
+            }
             if (clusterKeys && !tag.equals(hashTag(key))) {
                 throw new IllegalArgumentException("Redis key '" + key + "' does not share the hash tag {" + tag
                         + "} of the fenced key '" + keys.get(0) + "': on a cluster a script's keys share one slot");

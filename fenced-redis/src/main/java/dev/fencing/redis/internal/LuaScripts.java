@@ -136,12 +136,17 @@ public final class LuaScripts {
                   .. '", not an integer within +-2^53; nothing was written')
               end
               current = tonumber(raw)
-              if math.abs(current) > 9007199254740992 then
+              if math.abs(current) >= 9007199254740992 then
                 return redis.error_reply('FENCING counter key ' .. KEYS[1] .. ' holds ' .. raw
                   .. ', beyond +-2^53 where the guard is exact; nothing was written')
               end
             end
-            if current + tonumber(ARGV[3]) < tonumber(ARGV[4]) then return {2, stored, raw or '0'} end
+            local result = current + tonumber(ARGV[3])
+            if math.abs(result) >= 9007199254740992 then
+              return redis.error_reply('FENCING counter key ' .. KEYS[1] .. ' would reach ' .. string.format('%.0f', result)
+                .. ', beyond +-2^53 where the guard is exact; nothing was written')
+            end
+            if result < tonumber(ARGV[4]) then return {2, stored, raw or '0'} end
             local value = redis.call('INCRBY', KEYS[1], ARGV[3])
             redis.call('SET', KEYS[2], ARGV[1])
             return {1, stored, value}
