@@ -59,6 +59,7 @@ public final class FencedTable {
     private final Map<String, String> columnTypes;
     private final Map<String, String> keyEqualities;
     private final Map<String, String> keyComparisonTypes;
+    private final Map<String, String> keyArbiters;
     private final boolean guarded;
     private final boolean partitioned;
 
@@ -70,6 +71,7 @@ public final class FencedTable {
             Map<String, String> columnTypes,
             Map<String, String> keyEqualities,
             Map<String, String> keyComparisonTypes,
+            Map<String, String> keyArbiters,
             boolean guarded,
             boolean partitioned) {
         this.schema = schema;
@@ -79,6 +81,7 @@ public final class FencedTable {
         this.columnTypes = Collections.unmodifiableMap(new LinkedHashMap<>(columnTypes));
         this.keyEqualities = Map.copyOf(keyEqualities);
         this.keyComparisonTypes = Map.copyOf(keyComparisonTypes);
+        this.keyArbiters = Map.copyOf(keyArbiters);
         this.guarded = guarded;
         this.partitioned = partitioned;
     }
@@ -150,6 +153,18 @@ public final class FencedTable {
     public Optional<String> keyComparisonType(String column) {
         requireKeyColumn(column);
         return Optional.ofNullable(keyComparisonTypes.get(column));
+    }
+
+    /**
+     * What an upsert's {@code ON CONFLICT} names after a key column: {@code COLLATE schema.collation} (for a
+     * collatable type) and {@code schema.opclass}, the class of {@link #keyEquality}, so that only a unique
+     * index comparing as the statements do decides a conflict; empty when there is neither.
+     *
+     * @throws IllegalArgumentException when {@code column} is not a key column
+     */
+    public String keyArbiter(String column) {
+        requireKeyColumn(column);
+        return keyArbiters.getOrDefault(column, "");
     }
 
     private void requireKeyColumn(String column) {
@@ -424,6 +439,7 @@ public final class FencedTable {
             }
             Map<String, String> equalities = new HashMap<>();
             Map<String, String> comparisonTypes = new HashMap<>();
+            Map<String, String> arbiters = new HashMap<>();
             StatementParser.query(
                             handle,
                             FencedSql.keyEqualities(
@@ -434,6 +450,9 @@ public final class FencedTable {
                     .map((rs, ctx) -> {
                         if (rs.getString("equality") != null) {
                             equalities.put(rs.getString("column_name"), rs.getString("equality"));
+                        }
+                        if (rs.getString("arbiter") != null) {
+                            arbiters.put(rs.getString("column_name"), rs.getString("arbiter"));
                         }
                         if (rs.getString("comparison_type") != null) {
                             comparisonTypes.put(rs.getString("column_name"), rs.getString("comparison_type"));
@@ -463,7 +482,16 @@ public final class FencedTable {
                     .mapTo(Boolean.class)
                     .one();
             FencedTable result = new FencedTable(
-                    schema, table, keyColumns, fenceColumn, types, equalities, comparisonTypes, guarded, partitioned);
+                    schema,
+                    table,
+                    keyColumns,
+                    fenceColumn,
+                    types,
+                    equalities,
+                    comparisonTypes,
+                    arbiters,
+                    guarded,
+                    partitioned);
             if (guarded) {
                 LOG.info(
                         "fenced table {} checked: key {}, fence column {}, guard trigger installed",

@@ -238,6 +238,44 @@ class KeyEqualityIT {
         }
     }
 
+    /**
+     * A second unique index on the key that compares coarser than the primary key ({@code bpchar_ops} on
+     * varchar ignores trailing spaces): {@code ON CONFLICT (k)} alone takes it as an arbiter too, and an upsert
+     * of 'a  ' updates row 'a'. Named with its collation and class, the conflict target is the primary key
+     * alone: the insert of 'a  ' meets the other index's unique violation, and nothing is written.
+     */
+    @Test
+    void anUpsertIsDecidedByTheIndexThatComparesAsTheStatementsNotByACoarserOne() {
+        db.jdbi.useHandle(h -> {
+            h.execute("CREATE TABLE padded (k varchar PRIMARY KEY, v int NOT NULL)");
+            h.execute("CREATE UNIQUE INDEX padded_blank_insensitive ON padded (k bpchar_ops)");
+            h.execute("SELECT fencing.protect_table('padded')");
+            h.execute("INSERT INTO padded (k, v) VALUES ('a', 0)");
+        });
+        FencedTable padded =
+                FencedTable.builder().table("padded").keyColumns("k").build(db.jdbi);
+
+        assertThatThrownBy(() -> writer.tryUpsert(
+                        FencedUpsert.builder(padded).key("a  ").value("v", 7).build(), 5))
+                .hasMessageContaining("padded_blank_insensitive");
+        assertThat(writer.tryUpsert(
+                        FencedUpsert.builder(padded).key("a").value("v", 8).build(), 6))
+                .isEqualTo(new WriteOutcome.Applied(6));
+        String rows = db.jdbi.withHandle(h -> h.createQuery(
+                        "SELECT string_agg('[' || k || ']=' || v || ':' || last_fence_token, ',') FROM padded")
+                .mapTo(String.class)
+                .one());
+        assertThat(rows).isEqualTo("[a]=8:6");
+        int plain = db.jdbi.inTransaction(h -> {
+            int written = h.execute("INSERT INTO padded (k, v) VALUES ('a  ', 9) ON CONFLICT (k) DO UPDATE SET v = 9");
+            h.rollback();
+            return written;
+        });
+        assertThat(plain)
+                .as("the plain ON CONFLICT (k) updates row 'a' for 'a  '")
+                .isEqualTo(1);
+    }
+
     /** A protected table keyed by a varchar column, holding 'Bob' and 'bob', checked by a writer. */
     private static FencedTable table(String name) {
         db.jdbi.useHandle(h -> {

@@ -111,10 +111,13 @@ public final class FencedSql {
         String fence = Identifiers.quote(table.fenceColumn());
         List<String> insertColumns = new ArrayList<>();
         List<String> insertValues = new ArrayList<>();
-        List<String> keyColumns = new ArrayList<>();
+        // the key as the conflict target, with each column's collation and operator class: ON CONFLICT (k) alone
+        // takes any unique index on k as its arbiter, one that compares coarser than the statements' = too
+        // (a case-insensitive collation, bpchar_ops on varchar), and would update the row it finds equal
+        List<String> arbiters = new ArrayList<>();
         for (int i = 0; i < table.keyColumns().size(); i++) {
             String column = table.keyColumns().get(i);
-            keyColumns.add(Identifiers.quote(column));
+            arbiters.add(Identifiers.quote(column) + table.keyArbiter(column));
             insertColumns.add(Identifiers.quote(column));
             insertValues.add(
                     "CAST(:" + keyBinding(i) + " AS " + table.columnType(column).orElseThrow() + ")");
@@ -135,7 +138,7 @@ public final class FencedSql {
         }
         return "INSERT INTO " + table.quotedName() + " AS fenced_row ("
                 + String.join(", ", insertColumns) + ") VALUES (" + String.join(", ", insertValues) + ")"
-                + " ON CONFLICT (" + String.join(", ", keyColumns) + ") DO UPDATE SET " + String.join(", ", updates)
+                + " ON CONFLICT (" + String.join(", ", arbiters) + ") DO UPDATE SET " + String.join(", ", updates)
                 + " WHERE fenced_row." + fence + " " + fenceComparison(policy) + " EXCLUDED." + fence;
     }
 
@@ -401,7 +404,8 @@ public final class FencedSql {
      * expression) named in {@code keyColumns} (an SQL text array), {@code column_name}, {@code equality} (the
      * {@link #equalityOf} the type's {@link #DEFAULT_CLASS}, the class {@link #uniqueIndex} demands of the
      * key's index; NULL when the type has none) and {@code comparison_type} (that class's type, schema-qualified,
-     * when it is not the column's own type nor a pseudo-type such as anyarray; else NULL). Written unqualified,
+     * when it is not the column's own type nor a pseudo-type such as anyarray; else NULL) and {@code arbiter}
+     * (its collation and that class, as an upsert's {@code ON CONFLICT} names them). Written unqualified,
      * {@code =} would be whatever the search path finds first: an exact match such as a {@code public.=} on
      * varchar, case-insensitive, wins over pg_catalog's text {@code =} that the index compares with, and a key
      * would name rows the index tells apart.
@@ -411,7 +415,15 @@ public final class FencedSql {
                 + " (SELECT pg_catalog.format('%I.%I', n.nspname, ct.typname) FROM pg_catalog.pg_opclass AS cc"
                 + " JOIN pg_catalog.pg_type AS ct ON ct.oid = cc.opcintype"
                 + " JOIN pg_catalog.pg_namespace AS n ON n.oid = ct.typnamespace"
-                + " WHERE cc.oid = dc.oid AND cc.opcintype <> a.atttypid AND ct.typtype <> 'p') AS comparison_type"
+                + " WHERE cc.oid = dc.oid AND cc.opcintype <> a.atttypid AND ct.typtype <> 'p') AS comparison_type,"
+                // what an upsert's ON CONFLICT names for the column: its collation and that class, so that only
+                // an index that compares as the statements do decides a conflict
+                + " (SELECT CASE WHEN a.attcollation <> 0 THEN (SELECT pg_catalog.format(' COLLATE %I.%I', cn.nspname,"
+                + " co.collname) FROM pg_catalog.pg_collation AS co JOIN pg_catalog.pg_namespace AS cn"
+                + " ON cn.oid = co.collnamespace WHERE co.oid = a.attcollation) ELSE '' END"
+                + " || COALESCE((SELECT pg_catalog.format(' %I.%I', pn.nspname, pc.opcname) FROM pg_catalog.pg_opclass"
+                + " AS pc JOIN pg_catalog.pg_namespace AS pn ON pn.oid = pc.opcnamespace WHERE pc.oid = dc.oid), ''))"
+                + " AS arbiter"
                 + " FROM pg_catalog.pg_attribute AS a JOIN pg_catalog.pg_type AS t ON t.oid = a.atttypid"
                 + " CROSS JOIN LATERAL (SELECT " + DEFAULT_CLASS + " AS oid) AS dc"
                 + " WHERE a.attrelid = " + relation + " AND a.attname = ANY (CAST(" + keyColumns + " AS name[]))"
