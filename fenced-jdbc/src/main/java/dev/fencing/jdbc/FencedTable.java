@@ -57,9 +57,7 @@ public final class FencedTable {
     private final List<String> keyColumns;
     private final String fenceColumn;
     private final Map<String, String> columnTypes;
-    private final Map<String, String> keyEqualities;
-    private final Map<String, String> keyComparisonTypes;
-    private final Map<String, String> keyArbiters;
+    private final Map<String, KeyComparison> keyComparisons;
     private final boolean guarded;
     private final boolean partitioned;
 
@@ -69,9 +67,7 @@ public final class FencedTable {
             List<String> keyColumns,
             String fenceColumn,
             Map<String, String> columnTypes,
-            Map<String, String> keyEqualities,
-            Map<String, String> keyComparisonTypes,
-            Map<String, String> keyArbiters,
+            Map<String, KeyComparison> keyComparisons,
             boolean guarded,
             boolean partitioned) {
         this.schema = schema;
@@ -79,9 +75,7 @@ public final class FencedTable {
         this.keyColumns = List.copyOf(keyColumns);
         this.fenceColumn = fenceColumn;
         this.columnTypes = Collections.unmodifiableMap(new LinkedHashMap<>(columnTypes));
-        this.keyEqualities = Map.copyOf(keyEqualities);
-        this.keyComparisonTypes = Map.copyOf(keyComparisonTypes);
-        this.keyArbiters = Map.copyOf(keyArbiters);
+        this.keyComparisons = Map.copyOf(keyComparisons);
         this.guarded = guarded;
         this.partitioned = partitioned;
     }
@@ -132,27 +126,30 @@ public final class FencedTable {
      * unique index compares with), found when the table was checked; {@code OPERATOR(pg_catalog.=)} for a
      * key column outside the index whose type has no such class. Named with its schema, so that an {@code =}
      * that the search path finds first (a case-insensitive {@code public.=} on varchar, say) never makes a key
-     * name rows that the index tells apart. Both sides are cast to {@link #keyComparisonType} when there is one.
+     * name rows that the index tells apart.
      *
      * @throws IllegalArgumentException when {@code column} is not a key column
      */
     public String keyEquality(String column) {
-        requireKeyColumn(column);
-        return keyEqualities.getOrDefault(column, "OPERATOR(pg_catalog.=)");
+        return comparison(column).equality();
     }
 
     /**
-     * The type that both sides of a key column's {@link #keyEquality} are cast to, schema-qualified, when the
-     * operator class compares another type than the column's ({@code pg_catalog.text} for a varchar column,
-     * {@code public.citext} for a domain over citext): with the column's own type, an {@code =} of the same
-     * schema on that type would be an exact match and be taken instead. Empty when the class compares the
-     * column's own type, or a pseudo-type (an array's or an enum's).
+     * {@code left = right} for the key column {@code column}, as the statements write it: with its {@link
+     * #keyEquality}, both sides cast to the operator class's type, schema-qualified, when the class compares
+     * another type than the column's ({@code pg_catalog.text} for a varchar column, {@code public.citext} for a
+     * domain over citext; a binary conversion, which the index still serves). Without the casts, an {@code =}
+     * of that schema on the column's own type would be an exact match and win over the class's.
      *
      * @throws IllegalArgumentException when {@code column} is not a key column
      */
-    public Optional<String> keyComparisonType(String column) {
-        requireKeyColumn(column);
-        return Optional.ofNullable(keyComparisonTypes.get(column));
+    public String keyEquals(String column, String left, String right) {
+        KeyComparison comparison = comparison(column);
+        String equality = " " + comparison.equality() + " ";
+        String type = comparison.comparisonType();
+        return type == null
+                ? left + equality + right
+                : "CAST(" + left + " AS " + type + ")" + equality + "CAST(" + right + " AS " + type + ")";
     }
 
     /**
@@ -163,8 +160,21 @@ public final class FencedTable {
      * @throws IllegalArgumentException when {@code column} is not a key column
      */
     public String keyArbiter(String column) {
+        return comparison(column).arbiter();
+    }
+
+    /**
+     * How the statements compare one key column, as the check found it: its equality, the type both sides
+     * are cast to (null: none) and its conflict-target suffix.
+     */
+    private record KeyComparison(String equality, String comparisonType, String arbiter) {}
+
+    /** A key column whose type has no default btree class (outside the index): pg_catalog's =, no cast. */
+    private static final KeyComparison NO_CLASS = new KeyComparison(FencedSql.EQUALS, null, "");
+
+    private KeyComparison comparison(String column) {
         requireKeyColumn(column);
-        return keyArbiters.getOrDefault(column, "");
+        return keyComparisons.getOrDefault(column, NO_CLASS);
     }
 
     private void requireKeyColumn(String column) {
@@ -437,9 +447,7 @@ public final class FencedTable {
                                 + " with its own collation and its type's default operator class)",
                         null);
             }
-            Map<String, String> equalities = new HashMap<>();
-            Map<String, String> comparisonTypes = new HashMap<>();
-            Map<String, String> arbiters = new HashMap<>();
+            Map<String, KeyComparison> comparisons = new HashMap<>();
             StatementParser.query(
                             handle,
                             FencedSql.keyEqualities(
@@ -448,15 +456,14 @@ public final class FencedTable {
                     .bind("table", table)
                     .bindArray("keys", String.class, keyColumns)
                     .map((rs, ctx) -> {
-                        if (rs.getString("equality") != null) {
-                            equalities.put(rs.getString("column_name"), rs.getString("equality"));
-                        }
-                        if (rs.getString("arbiter") != null) {
-                            arbiters.put(rs.getString("column_name"), rs.getString("arbiter"));
-                        }
-                        if (rs.getString("comparison_type") != null) {
-                            comparisonTypes.put(rs.getString("column_name"), rs.getString("comparison_type"));
-                        }
+                        String equality = rs.getString("equality");
+                        String arbiter = rs.getString("arbiter");
+                        comparisons.put(
+                                rs.getString("column_name"),
+                                new KeyComparison(
+                                        equality == null ? NO_CLASS.equality() : equality,
+                                        rs.getString("comparison_type"),
+                                        arbiter == null ? "" : arbiter));
                         return null;
                     })
                     .list();
@@ -481,17 +488,8 @@ public final class FencedTable {
                     .bind("fence", fenceColumn)
                     .mapTo(Boolean.class)
                     .one();
-            FencedTable result = new FencedTable(
-                    schema,
-                    table,
-                    keyColumns,
-                    fenceColumn,
-                    types,
-                    equalities,
-                    comparisonTypes,
-                    arbiters,
-                    guarded,
-                    partitioned);
+            FencedTable result =
+                    new FencedTable(schema, table, keyColumns, fenceColumn, types, comparisons, guarded, partitioned);
             if (guarded) {
                 LOG.info(
                         "fenced table {} checked: key {}, fence column {}, guard trigger installed",

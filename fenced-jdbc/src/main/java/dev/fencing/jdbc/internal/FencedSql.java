@@ -33,33 +33,18 @@ public final class FencedSql {
         return table.partitioned() ? table.quotedName() : "ONLY " + table.quotedName();
     }
 
-    /** {@code "k0" OPERATOR(schema.=) CAST(:fence_key_0 AS type) AND ...}, as {@link #keyEquals} writes it */
+    /** {@code "k0" OPERATOR(schema.=) CAST(:fence_key_0 AS type) AND ...}, as {@link FencedTable#keyEquals} writes it */
     static String keyCondition(FencedTable table, String qualifier) {
         List<String> parts = new ArrayList<>();
         List<String> keys = table.keyColumns();
         for (int i = 0; i < keys.size(); i++) {
             String column = keys.get(i);
-            parts.add(keyEquals(
-                    table,
+            parts.add(table.keyEquals(
                     column,
                     qualifier + Identifiers.quote(column),
                     "CAST(:" + keyBinding(i) + " AS " + table.columnType(column).orElseThrow() + ")"));
         }
         return String.join(" AND ", parts);
-    }
-
-    /**
-     * {@code left = right} for the key column {@code column}, as the statements write it: with the equality of
-     * the column's operator class, named with its schema ({@link FencedTable#keyEquality}), both sides cast to
-     * that class's type when it is not the column's own ({@link FencedTable#keyComparisonType}; a binary
-     * conversion, which the index still serves). Without the casts, an {@code =} of that schema on the
-     * column's own type (a domain over citext, say) would be an exact match and win over the class's.
-     */
-    static String keyEquals(FencedTable table, String column, String left, String right) {
-        String equality = " " + table.keyEquality(column) + " ";
-        return table.keyComparisonType(column)
-                .map(type -> "CAST(" + left + " AS " + type + ")" + equality + "CAST(" + right + " AS " + type + ")")
-                .orElse(left + equality + right);
     }
 
     private static String report(FencedTable table, String predicate) {
@@ -213,10 +198,10 @@ public final class FencedSql {
             keyArrays.add(array);
             names.add("key_" + i);
             keyNames.add("key_" + i);
-            join.add(keyEquals(table, column, "fenced_row." + Identifiers.quote(column), "input.key_" + i));
-            lookup.add(keyEquals(table, column, "t." + Identifiers.quote(column), "input.key_" + i));
+            join.add(table.keyEquals(column, "fenced_row." + Identifiers.quote(column), "input.key_" + i));
+            lookup.add(table.keyEquals(column, "t." + Identifiers.quote(column), "input.key_" + i));
             written.add("fenced_row." + Identifiers.quote(column) + " AS written_key_" + i);
-            twice.add(keyEquals(table, column, "applied.written_key_" + i, "input.key_" + i));
+            twice.add(table.keyEquals(column, "applied.written_key_" + i, "input.key_" + i));
         }
         // a batch written under one token (the usual case: one lock holder) binds it once
         String token = oneToken ? "CAST(:" + TOKEN + " AS bigint)" : "input.token";
@@ -334,7 +319,7 @@ public final class FencedSql {
     }
 
     /** The base type of the type {@code t} (a row of {@code pg_catalog.pg_type}): its domain's, or itself. */
-    static final String BASE_TYPE = "(CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE t.oid END)";
+    private static final String BASE_TYPE = "(CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE t.oid END)";
 
     private static final String BTREE = "(SELECT am.oid FROM pg_catalog.pg_am AS am WHERE am.amname = 'btree')";
 
@@ -450,6 +435,6 @@ public final class FencedSql {
         return "OPERATOR(pg_catalog." + operator(policy) + ")";
     }
 
-    /** PostgreSQL's own {@code =}, named with its schema; for the statements' counts and positions (bigint). */
-    static final String EQUALS = "OPERATOR(pg_catalog.=)";
+    /** PostgreSQL's own {@code =}, named with its schema: for counts and positions, and key columns without a class. */
+    public static final String EQUALS = "OPERATOR(pg_catalog.=)";
 }

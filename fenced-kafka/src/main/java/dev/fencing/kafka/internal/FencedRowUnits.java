@@ -20,7 +20,6 @@ import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.function.Function;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
@@ -60,19 +59,8 @@ public final class FencedRowUnits<K, V>
         String fence = quoted(table.fenceColumn());
         String key = quoted(rows.keyColumn());
         String keyType = table.columnType(rows.keyColumn()).orElseThrow();
-        // as fenced-jdbc's statements compare the key: the equality of its unique index's class, named with its
-        // schema, both sides cast to the class's type when it is not the column's own
-        String equality = " " + table.keyEquality(rows.keyColumn()) + " ";
-        Optional<String> comparedAs = table.keyComparisonType(rows.keyColumn());
-        String one = "CAST(? AS " + keyType + ")";
-        String many = "CAST(? AS " + keyType + "[])";
-        String keyCondition = comparedAs
-                .map(type -> "CAST(" + key + " AS " + type + ")" + equality + "CAST(" + one + " AS " + type + ")")
-                .orElse(key + equality + one);
-        String keysCondition = comparedAs
-                .map(type ->
-                        "CAST(" + key + " AS " + type + ")" + equality + "ANY(CAST(" + many + " AS " + type + "[]))")
-                .orElse(key + equality + "ANY(" + many + ")");
+        // the key compared as fenced-jdbc's statements compare it (the equality of its unique index's class)
+        String keyCondition = table.keyEquals(rows.keyColumn(), key, "CAST(? AS " + keyType + ")");
         // ONLY: never a row of an inheritance child added after the table was checked (a partitioned table's
         // rows are all in its partitions)
         String target = table.partitioned() ? table.quotedName() : "ONLY " + table.quotedName();
@@ -92,7 +80,8 @@ public final class FencedRowUnits<K, V>
                 .append(fence)
                 .append(policy == FencePolicy.STRICT ? " OPERATOR(pg_catalog.<) ?" : " OPERATOR(pg_catalog.<=) ?");
         this.update = sql.toString();
-        this.rowTokens = "SELECT " + key + "::text, " + fence + " FROM " + target + " WHERE " + keysCondition;
+        this.rowTokens = "SELECT " + key + "::text, " + fence + " FROM " + target + " JOIN pg_catalog.unnest(CAST(? AS "
+                + keyType + "[])) AS wanted(k) ON " + table.keyEquals(rows.keyColumn(), key, "wanted.k");
     }
 
     private static String quoted(String identifier) {
