@@ -8,8 +8,10 @@ import dev.fencing.lock.LeaseLoss;
 import dev.fencing.spring.FencedLocked;
 import dev.fencing.spring.LockNotAcquiredException;
 import java.lang.reflect.Method;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import org.aopalliance.intercept.MethodInterceptor;
@@ -30,13 +32,26 @@ import org.springframework.core.annotation.AnnotatedElementUtils;
 public final class FencedLockedInterceptor implements MethodInterceptor, FencedLockListener {
     private static final Logger LOG = LoggerFactory.getLogger(FencedLockedInterceptor.class);
 
+    /**
+     * The wait of a skipping method without a timeout: Curator's recipe makes one attempt (creates the
+     * contender's node, and deletes it again unless it is the first) before it looks at the clock.
+     */
+    private static final Duration ONE_ATTEMPT = Duration.ofNanos(1);
+
     private final ObjectProvider<FencedLocks> locks; // resolved at each call, not when proxies are made
+    private final ObjectProvider<SkippedCalls> skips;
     private final Map<MethodClassKey, LockedMethod> methods = new ConcurrentHashMap<>();
     private final Map<Long, HeldLease> held = new ConcurrentHashMap<>();
     private final AtomicLong ids = new AtomicLong();
 
     public FencedLockedInterceptor(ObjectProvider<FencedLocks> locks) {
+        this(locks, null);
+    }
+
+    /** With {@code skips}: every {@link SkippedCalls} bean hears of each skipped call. */
+    public FencedLockedInterceptor(ObjectProvider<FencedLocks> locks, ObjectProvider<SkippedCalls> skips) {
         this.locks = locks;
+        this.skips = skips;
     }
 
     @Override
@@ -51,9 +66,23 @@ public final class FencedLockedInterceptor implements MethodInterceptor, FencedL
                     locked.toString(), (int) locks.stream().count());
         }
         FencedLock lock = locked.tokenSource == null ? unique.lock(path) : unique.lock(path, locked.tokenSource);
-        Lease lease = locked.timeout == null
-                ? lock.acquire()
-                : lock.tryAcquire(locked.timeout).orElseThrow(() -> new LockNotAcquiredException(path, locked.timeout));
+        Lease lease;
+        if (locked.skipIfLocked) {
+            Optional<Lease> granted = lock.tryAcquire(locked.timeout == null ? ONE_ATTEMPT : locked.timeout);
+            if (granted.isEmpty()) {
+                LOG.debug("{} skipped: another holder has the lock on {}", locked, path);
+                if (skips != null) {
+                    skips.orderedStream().forEach(s -> s.skipped(locked.toString(), path));
+                }
+                return locked.skippedResult();
+            }
+            lease = granted.get();
+        } else {
+            lease = locked.timeout == null
+                    ? lock.acquire()
+                    : lock.tryAcquire(locked.timeout)
+                            .orElseThrow(() -> new LockNotAcquiredException(path, locked.timeout));
+        }
         if (!lease.isValid()) {
             // disrupted between the lock node's creation and the grant: the method does not run
             try {
@@ -67,8 +96,10 @@ public final class FencedLockedInterceptor implements MethodInterceptor, FencedL
         try {
             locked.inject(arguments, lease);
             held.put(id, holding);
+            RunningLeases.push(lease);
             return invocation.proceed();
         } finally {
+            RunningLeases.remove(lease);
             held.remove(id);
             holding.finished();
             if (!lease.isValid()) {
