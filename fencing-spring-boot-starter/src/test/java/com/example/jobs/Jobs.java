@@ -59,7 +59,17 @@ public class Jobs {
     @FencedLocked(value = "/locks/jobs/cleanup", skipIfLocked = true)
     public void cleanup() {
         cleanupRuns.incrementAndGet();
-        cleanupTokens.add(CurrentLease.token());
+        cleanupTokens.add(CurrentLease.token()); // send it with every write, as a @FenceToken parameter's
+    }
+
+    @Scheduled(fixedDelay = 1_000)
+    @SchedulerLock(name = "tally", lockAtMostFor = "PT10M")
+    public void tally() {
+        FencedUpdate counted = FencedUpdate.builder(report)
+                .key("tally")
+                .setExpression("runs", "runs + 1")
+                .build();
+        writer.update(counted, CurrentLease.token()); // refused once a later run of the job has written
     }
 
     @Scheduled(fixedDelay = 100)
@@ -68,21 +78,25 @@ public class Jobs {
         int running = REPORTS_RUNNING.incrementAndGet();
         MOST_REPORTS_AT_ONCE.accumulateAndGet(running, Math::max);
         try {
+            long token = CurrentLease.token(); // this run's grant, from the FencedLockProvider
             Run run = new Run(instance, CurrentLease.get().orElseThrow());
             REPORT_RUNS.add(run);
             reportGate.pass(run);
-            run.fenced = writer.tryUpdate(
-                    FencedUpdate.builder(report)
-                            .key("fenced")
-                            .setExpression("runs", "runs + 1")
-                            .set("last_writer", instance)
-                            .build(),
-                    run.lease.token());
+            run.fenced = writer.tryUpdate(reportRun(), token);
             run.plainRows = jdbi.withHandle(h ->
                     h.execute("UPDATE report SET runs = runs + 1, last_writer = ? WHERE name = 'plain'", instance));
         } finally {
             REPORTS_RUNNING.decrementAndGet();
         }
+    }
+
+    /** The fenced row's update: one more run, and who ran it. */
+    private FencedUpdate reportRun() {
+        return FencedUpdate.builder(report)
+                .key("fenced")
+                .setExpression("runs", "runs + 1")
+                .set("last_writer", instance)
+                .build();
     }
 
     /** One run of {@link #report()}: where, under which lease, and what its writes did. */

@@ -8,6 +8,8 @@ import dev.fencing.lock.FencedLocks;
 import dev.fencing.lock.Lease;
 import dev.fencing.testsupport.ZooKeeperServers;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
@@ -158,6 +160,23 @@ class FencedLockRegistryIT {
                     return got;
                 }))
                 .isEqualTo(true);
+    }
+
+    @Test
+    void theHolderReadsItsTokenFromTheLock() throws Exception {
+        FencedLockRegistry registry = atA;
+        List<Long> tokens = new ArrayList<>();
+        for (int i = 0; i < 2; i++) {
+            FencedLockRegistry.KeyLock lock = registry.obtain("order-42");
+            lock.lockInterruptibly();
+            try {
+                long token = lock.token(); // send it with every write made under the lock
+                tokens.add(token);
+            } finally {
+                lock.unlock();
+            }
+        }
+        assertThat(tokens.get(1)).isGreaterThan(tokens.get(0));
     }
 
     @Test

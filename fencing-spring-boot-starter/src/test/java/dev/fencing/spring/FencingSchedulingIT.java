@@ -30,6 +30,7 @@ import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryOneTime;
 import org.apache.zookeeper.ZooKeeper;
 import org.apache.zookeeper.data.Stat;
+import org.jdbi.v3.core.Jdbi;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -171,6 +172,15 @@ class FencingSchedulingIT {
         assertThat(later.subList(0, 5))
                 .allSatisfy(run -> assertThat(run.fenced).isEqualTo(new WriteOutcome.Applied(run.lease.token())));
         assertThat(Jobs.MOST_REPORTS_AT_ONCE.get()).as("runs at once").isEqualTo(1);
+
+        // the other job, as the documentation shows it, writes under its runs' tokens too
+        Jdbi rows = a.getBean(Jdbi.class);
+        await().atMost(Duration.ofSeconds(30))
+                .until(() ->
+                        rows.withHandle(h -> h.createQuery("SELECT last_fence_token FROM report WHERE name = 'tally'")
+                                        .mapTo(Long.class)
+                                        .one())
+                                > 0);
     }
 
     @Test
@@ -212,6 +222,18 @@ class FencingSchedulingIT {
     private static int cversion(String path) throws Exception {
         Stat stat = client.checkExists().forPath(path);
         return stat == null ? 0 : stat.getCversion();
+    }
+
+    @Test
+    void theServicesLockRegistryLocksUnderItsPrefixWithTokens() throws Exception {
+        FencedLockRegistry.KeyLock lock = a.getBean(FencedLockRegistry.class).obtain("order-7");
+        assertThat(lock.path()).isEqualTo("/locks/orders/order-7");
+        assertThat(lock.tryLock(10, TimeUnit.SECONDS)).isTrue();
+        try {
+            assertThat(lock.token()).isPositive();
+        } finally {
+            lock.unlock();
+        }
     }
 
     @Test
