@@ -12,13 +12,15 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
+import org.assertj.core.api.InstanceOfAssertFactories;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Every Java sample in the README stands, line for line, in the example service under {@code
- * inventory-service} (which the invoker plugin builds from the installed artifacts and whose test runs it
- * against real servers) or in a test of this repository. So a sample that no longer compiles, or no
- * longer does what the README says, fails the build.
+ * Every Java sample in the README and in the manual under {@code docs/} stands, line for line, in the example
+ * service under {@code inventory-service} (which the invoker plugin builds from the installed artifacts and
+ * whose test runs it against real servers) or in a test of this repository. So a sample that no longer
+ * compiles, or no longer does what the page says, fails the build, naming the page.
  */
 class ReadmeSamplesTest {
     private static final Path EXAMPLE = Path.of("inventory-service", "src");
@@ -26,30 +28,75 @@ class ReadmeSamplesTest {
     private static final Pattern JAVA_BLOCK = Pattern.compile("```java\\n(.*?)```", Pattern.DOTALL);
 
     @Test
-    void everyJavaSampleInTheReadmeStandsInTheExampleService() {
-        String readme = read(Path.of("..", "README.md"));
-        List<String> samples = new ArrayList<>();
-        Matcher m = JAVA_BLOCK.matcher(readme);
-        while (m.find()) {
-            samples.add(m.group(1));
-        }
+    void everyJavaSampleInTheReadmeAndTheDocsStandsInTheExampleServiceOrATest() {
+        List<Path> pages = pages();
         String sources = exampleSources();
 
-        assertThat(samples).as("Java samples in README.md").isNotEmpty();
-        for (String sample : samples) {
-            assertThat(sources)
-                    .as(
-                            "this README sample, line for line (indentation aside), in examples/inventory-service or a"
-                                    + " test of this repository:%n%s",
-                            sample)
-                    .contains(normalized(sample));
-        }
+        assertThat(pages).as("README.md and docs/*.md").contains(ROOT.resolve("README.md"));
+        assertThat(pages).as("pages under docs/").hasSizeGreaterThan(1);
+        assertThat(samples(ROOT.resolve("README.md")))
+                .as("Java samples in README.md")
+                .isNotEmpty();
+        List<String> missing = pages.stream()
+                .flatMap(page -> samplesMissingFrom(sources, page).stream())
+                .toList();
+        assertThat(missing)
+                .as("samples that stand, line for line (indentation aside), neither in examples/inventory-service"
+                        + " nor in a test of this repository")
+                .isEmpty();
     }
 
     @Test
-    void theCheckNoticesASampleThatIsNotInTheExample() {
+    void theCheckNoticesASampleThatIsNotInTheExampleAndNamesItsPage(@TempDir Path dir) throws IOException {
         String sources = exampleSources();
         assertThat(sources).doesNotContain(normalized("writer.tryUpdate(reserve, lease.token() + 1);"));
+
+        Path page = Files.writeString(
+                dir.resolve("stale.md"),
+                "# A page\n\n```java\nwriter.tryUpdate(reserve, lease.token() + 1);\n```\n\n"
+                        + "```java\nWriteOutcome outcome = writer.tryUpdate(reserve, token);"
+                        + " // Applied | Rejected | NotFound | PredicateFailed\n```\n");
+        assertThat(samplesMissingFrom(sources, page))
+                .singleElement(InstanceOfAssertFactories.STRING)
+                .contains(page.toString())
+                .contains("writer.tryUpdate(reserve, lease.token() + 1);");
+    }
+
+    @Test
+    void theCheckReadsThePagesUnderDocs() {
+        Path kafka = ROOT.resolve("docs").resolve("kafka.md");
+        assertThat(pages()).contains(kafka);
+        assertThat(samples(kafka)).anySatisfy(s -> assertThat(s).contains("FencedRowHandler"));
+    }
+
+    /** Each Java sample of {@code page} that {@code sources} do not hold, prefixed with the page's path. */
+    private static List<String> samplesMissingFrom(String sources, Path page) {
+        return samples(page).stream()
+                .filter(sample -> !sources.contains(normalized(sample)))
+                .map(sample -> String.format("%s:%n%s", page.normalize(), sample))
+                .toList();
+    }
+
+    /** README.md, then every Markdown page directly under docs/. */
+    private static List<Path> pages() {
+        try (Stream<Path> docs = Files.list(ROOT.resolve("docs"))) {
+            return Stream.concat(
+                            Stream.of(ROOT.resolve("README.md")),
+                            docs.filter(p -> p.toString().endsWith(".md")).sorted())
+                    .toList();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** The Java blocks of one page. */
+    private static List<String> samples(Path page) {
+        List<String> samples = new ArrayList<>();
+        Matcher m = JAVA_BLOCK.matcher(read(page));
+        while (m.find()) {
+            samples.add(m.group(1));
+        }
+        return samples;
     }
 
     /** The example service's sources, then every module's test sources; each file normalized on its own. */
