@@ -8,6 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
@@ -21,6 +22,9 @@ import org.junit.jupiter.api.io.TempDir;
  * service under {@code inventory-service} (which the invoker plugin builds from the installed artifacts and
  * whose test runs it against real servers) or in a test of this repository. So a sample that no longer
  * compiles, or no longer does what the page says, fails the build, naming the page.
+ *
+ * <p>A sample may begin with import lines: they need not stand together, but each must be an import of the
+ * very file that holds the rest of the sample, so a reader copies imports that compile with that code.
  */
 class ReadmeSamplesTest {
     private static final Path EXAMPLE = Path.of("inventory-service", "src");
@@ -30,7 +34,7 @@ class ReadmeSamplesTest {
     @Test
     void everyJavaSampleInTheReadmeAndTheDocsStandsInTheExampleServiceOrATest() {
         List<Path> pages = pages();
-        String sources = exampleSources();
+        List<Source> sources = exampleSources();
 
         assertThat(pages).as("README.md and docs/*.md").contains(ROOT.resolve("README.md"));
         assertThat(pages).as("pages under docs/").hasSizeGreaterThan(1);
@@ -41,15 +45,16 @@ class ReadmeSamplesTest {
                 .flatMap(page -> samplesMissingFrom(sources, page).stream())
                 .toList();
         assertThat(missing)
-                .as("samples that stand, line for line (indentation aside), neither in examples/inventory-service"
-                        + " nor in a test of this repository")
+                .as("samples that stand, line for line (indentation aside) and with their imports, neither in"
+                        + " examples/inventory-service nor in a test of this repository")
                 .isEmpty();
     }
 
     @Test
     void theCheckNoticesASampleThatIsNotInTheExampleAndNamesItsPage(@TempDir Path dir) throws IOException {
-        String sources = exampleSources();
-        assertThat(sources).doesNotContain(normalized("writer.tryUpdate(reserve, lease.token() + 1);"));
+        List<Source> sources = exampleSources();
+        assertThat(sources)
+                .noneMatch(s -> s.code().contains(normalized("writer.tryUpdate(reserve, lease.token() + 1);")));
 
         Path page = Files.writeString(
                 dir.resolve("stale.md"),
@@ -63,16 +68,31 @@ class ReadmeSamplesTest {
     }
 
     @Test
+    void theCheckNoticesAnImportThatTheFileHoldingTheSampleDoesNotHave(@TempDir Path dir) throws IOException {
+        List<Source> sources = exampleSources();
+        String code = "WriteOutcome outcome = writer.tryUpdate(reserve, token);"
+                + " // Applied | Rejected | NotFound | PredicateFailed\n";
+
+        Path page = Files.writeString(
+                dir.resolve("imports.md"),
+                "```java\nimport dev.fencing.jdbc.WriteOutcome;\n\n" + code + "```\n\n"
+                        + "```java\nimport dev.fencing.kafka.WriteOutcome;\n\n" + code + "```\n");
+        assertThat(samplesMissingFrom(sources, page))
+                .singleElement(InstanceOfAssertFactories.STRING)
+                .contains("import dev.fencing.kafka.WriteOutcome;");
+    }
+
+    @Test
     void theCheckReadsThePagesUnderDocs() {
         Path kafka = ROOT.resolve("docs").resolve("kafka.md");
         assertThat(pages()).contains(kafka);
         assertThat(samples(kafka)).anySatisfy(s -> assertThat(s).contains("FencedRowHandler"));
     }
 
-    /** Each Java sample of {@code page} that {@code sources} do not hold, prefixed with the page's path. */
-    private static List<String> samplesMissingFrom(String sources, Path page) {
+    /** Each Java sample of {@code page} that no source holds, prefixed with the page's path. */
+    private static List<String> samplesMissingFrom(List<Source> sources, Path page) {
         return samples(page).stream()
-                .filter(sample -> !sources.contains(normalized(sample)))
+                .filter(sample -> sources.stream().noneMatch(source -> source.holds(sample)))
                 .map(sample -> String.format("%s:%n%s", page.normalize(), sample))
                 .toList();
     }
@@ -99,16 +119,16 @@ class ReadmeSamplesTest {
         return samples;
     }
 
-    /** The example service's sources, then every module's test sources; each file normalized on its own. */
-    private static String exampleSources() {
+    /** The example service's sources, then every module's test sources. */
+    private static List<Source> exampleSources() {
         try (Stream<Path> modules = Files.list(ROOT)) {
             Stream<Path> roots = Stream.concat(
                     Stream.of(EXAMPLE),
                     modules.map(m -> m.resolve("src/test/java")).filter(Files::isDirectory));
             return roots.flatMap(ReadmeSamplesTest::javaFiles)
                     .map(ReadmeSamplesTest::read)
-                    .map(ReadmeSamplesTest::normalized)
-                    .collect(Collectors.joining());
+                    .map(Source::of)
+                    .toList();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -124,7 +144,15 @@ class ReadmeSamplesTest {
 
     /** Lines trimmed, blank lines dropped: a sample may be indented differently from its source. */
     private static String normalized(String code) {
-        return code.lines().map(String::strip).filter(l -> !l.isEmpty()).collect(Collectors.joining("\n", "\n", "\n"));
+        return normalizedLines(code).collect(Collectors.joining("\n", "\n", "\n"));
+    }
+
+    private static Stream<String> normalizedLines(String code) {
+        return code.lines().map(String::strip).filter(l -> !l.isEmpty());
+    }
+
+    private static boolean isImport(String line) {
+        return line.startsWith("import ");
     }
 
     private static String read(Path path) {
@@ -132,6 +160,27 @@ class ReadmeSamplesTest {
             return Files.readString(path);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
+        }
+    }
+
+    /** One source file: its text normalized, and its import lines. */
+    private record Source(String code, Set<String> imports) {
+        static Source of(String text) {
+            return new Source(
+                    normalized(text),
+                    normalizedLines(text).filter(ReadmeSamplesTest::isImport).collect(Collectors.toSet()));
+        }
+
+        /** The sample's code stands here, and each import line it begins with is one of this file's. */
+        boolean holds(String sample) {
+            List<String> lines = normalizedLines(sample).toList();
+            int firstCode = 0;
+            while (firstCode < lines.size() && isImport(lines.get(firstCode))) {
+                firstCode++;
+            }
+            List<String> code = lines.subList(firstCode, lines.size());
+            return imports.containsAll(lines.subList(0, firstCode))
+                    && (code.isEmpty() || this.code.contains(normalized(String.join("\n", code))));
         }
     }
 }
