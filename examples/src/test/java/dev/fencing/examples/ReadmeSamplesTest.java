@@ -8,6 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -24,7 +25,8 @@ import org.junit.jupiter.api.io.TempDir;
  * compiles, or no longer does what the page says, fails the build, naming the page.
  *
  * <p>A sample may begin with import lines: they need not stand together, but each must be an import of the
- * very file that holds the rest of the sample, so a reader copies imports that compile with that code.
+ * very file that holds the rest of the sample (or name a type of that file's own package, which the file uses
+ * without an import), so a reader copies imports that compile with that code.
  */
 class ReadmeSamplesTest {
     private static final Path EXAMPLE = Path.of("inventory-service", "src");
@@ -121,17 +123,47 @@ class ReadmeSamplesTest {
 
     /** The example service's sources, then every module's test sources. */
     private static List<Source> exampleSources() {
+        Map<String, Set<String>> typesByPackage = typesByPackage();
         try (Stream<Path> modules = Files.list(ROOT)) {
             Stream<Path> roots = Stream.concat(
                     Stream.of(EXAMPLE),
                     modules.map(m -> m.resolve("src/test/java")).filter(Files::isDirectory));
             return roots.flatMap(ReadmeSamplesTest::javaFiles)
                     .map(ReadmeSamplesTest::read)
-                    .map(Source::of)
+                    .map(text -> Source.of(text, typesByPackage))
                     .toList();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    /** The top-level types of every package, by their files' names, in every module's main and test sources. */
+    private static Map<String, Set<String>> typesByPackage() {
+        try (Stream<Path> modules = Files.list(ROOT)) {
+            Stream<Path> roots = Stream.concat(
+                    Stream.of(EXAMPLE),
+                    modules.flatMap(m -> Stream.of(m.resolve("src/main/java"), m.resolve("src/test/java")))
+                            .filter(Files::isDirectory));
+            return roots.flatMap(ReadmeSamplesTest::javaFiles)
+                    .collect(Collectors.groupingBy(
+                            ReadmeSamplesTest::packageOf,
+                            Collectors.mapping(
+                                    f -> f.getFileName().toString().replaceFirst("\\.java$", ""), Collectors.toSet())));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static String packageOf(Path javaFile) {
+        return packageOf(read(javaFile));
+    }
+
+    private static String packageOf(String text) {
+        return normalizedLines(text)
+                .filter(l -> l.startsWith("package "))
+                .map(l -> l.substring("package ".length(), l.length() - 1).strip())
+                .findFirst()
+                .orElse("");
     }
 
     private static Stream<Path> javaFiles(Path root) {
@@ -163,15 +195,20 @@ class ReadmeSamplesTest {
         }
     }
 
-    /** One source file: its text normalized, and its import lines. */
+    /**
+     * One source file: its text normalized, and the import lines a reader needs for its code: its own, and one
+     * for each type of its package (which the file uses without an import).
+     */
     private record Source(String code, Set<String> imports) {
-        static Source of(String text) {
-            return new Source(
-                    normalized(text),
-                    normalizedLines(text).filter(ReadmeSamplesTest::isImport).collect(Collectors.toSet()));
+        static Source of(String text, Map<String, Set<String>> typesByPackage) {
+            Set<String> imports =
+                    normalizedLines(text).filter(ReadmeSamplesTest::isImport).collect(Collectors.toSet());
+            String pkg = packageOf(text);
+            typesByPackage.getOrDefault(pkg, Set.of()).forEach(type -> imports.add("import " + pkg + "." + type + ";"));
+            return new Source(normalized(text), imports);
         }
 
-        /** The sample's code stands here, and each import line it begins with is one of this file's. */
+        /** The sample's code stands here, and each import line it begins with is one this file's code needs. */
         boolean holds(String sample) {
             List<String> lines = normalizedLines(sample).toList();
             int firstCode = 0;
