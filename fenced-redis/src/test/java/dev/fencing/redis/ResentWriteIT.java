@@ -9,10 +9,13 @@ import dev.fencing.testsupport.EmbeddedRedisServer;
 import dev.fencing.testsupport.TcpRelay;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.event.command.CommandListener;
+import io.lettuce.core.event.command.CommandStartedEvent;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -124,7 +127,7 @@ class ResentWriteIT {
                 .cause()
                 .isInstanceOf(FencedRedisWriteException.class)
                 .hasMessageContaining(order)
-                .hasMessageContaining("whether its first run applied is unknown");
+                .hasMessageContaining("whether it applied is unknown");
         assertThat(direct.storedToken(order)).isEqualTo(5);
         assertThat(fenced.trySet(order, "SHIPPED", 6)).isEqualTo(new WriteOutcome.Applied(6, 5, null));
     }
@@ -151,7 +154,28 @@ class ResentWriteIT {
     }
 
     @Test
-    void aWriteWhoseRequestNeverReachedRedisRunsWhenSentAgain() {
+    void aStrictWriteWhoseRequestNeverReachedRedisRunsWhenSentAgain() {
+        FencedRedis fenced = fenced(FencePolicy.STRICT);
+        String order = direct.key("unsent-order");
+        assertThat(fenced.trySet(order, "NEW", 4)).isEqualTo(new WriteOutcome.Applied(4, 0, null));
+
+        relay.holdBackRequests();
+        CompletableFuture<WriteOutcome> write =
+                fenced.async().trySet(order, "PAID", 7).toCompletableFuture();
+        await().atMost(CONDITION).until(() -> relay.heldBackRequestBytes() > 0);
+        relay.dropConnections();
+
+        assertThat(write.join()).isEqualTo(new WriteOutcome.Applied(7, 4, null));
+        assertThat(direct.plain.get(order)).isEqualTo("PAID");
+        assertThat(direct.storedToken(order)).isEqualTo(7);
+    }
+
+    /**
+     * A monotonic write sent again never runs, even when its first sending did not reach Redis: behind a proxy
+     * that sending could still arrive after the second ran, with the token unchanged, and apply a second time.
+     */
+    @Test
+    void aMonotonicWriteSentAgainDoesNotRunEvenIfItsFirstSendingNeverArrived() {
         FencedRedis fenced = fenced(FencePolicy.MONOTONIC);
         String stock = direct.key("unsent-stock");
         assertThat(fenced.incrementBy(stock, 10, 0, 4)).isEqualTo(10);
@@ -162,9 +186,58 @@ class ResentWriteIT {
         await().atMost(CONDITION).until(() -> relay.heldBackRequestBytes() > 0);
         relay.dropConnections();
 
-        assertThat(decrement.join()).isEqualTo(new WriteOutcome.Applied(7, 4, 9L));
+        assertThatThrownBy(decrement::join)
+                .cause()
+                .isInstanceOf(FencedRedisWriteException.class)
+                .hasMessageContaining("may still arrive");
+        assertThat(direct.plain.get(stock)).isEqualTo("10");
+        assertThat(direct.storedToken(stock)).isEqualTo(4);
+    }
+
+    /**
+     * Redis ran the write, then forgot its scripts (a restart that kept the data, a promoted replica; here SCRIPT
+     * FLUSH): the EVALSHA sent again is answered NOSCRIPT, and the EVAL that follows carries the mark over.
+     */
+    @Test
+    void aWriteSentAgainToAServerThatForgotItsScriptsIsStillNotRunTwice() {
+        FencedRedis fenced = fenced(FencePolicy.MONOTONIC);
+        String stock = direct.key("flushed-stock");
+        assertThat(fenced.incrementBy(stock, 10, 0, 3)).isEqualTo(10);
+
+        relay.holdBack();
+        CompletableFuture<WriteOutcome> decrement =
+                fenced.async().tryDecrementBy(stock, 1, 3).toCompletableFuture();
+        awaitValue(stock, "9");
+        direct.plain.scriptFlush();
+        relay.dropConnections();
+
+        assertThatThrownBy(decrement::join).cause().isInstanceOf(FencedRedisWriteException.class);
         assertThat(direct.plain.get(stock)).isEqualTo("9");
-        assertThat(direct.storedToken(stock)).isEqualTo(7);
+    }
+
+    /** Rendering a command's arguments (a listener that logs them) encodes nothing, so it marks nothing. */
+    @Test
+    void aListenerThatLogsTheArgumentsDoesNotMakeAFirstSendingLookSentAgain() {
+        RedisClient logging = RedisClient.create(server.uri());
+        List<String> logged = new CopyOnWriteArrayList<>();
+        logging.addListener(new CommandListener() {
+            @Override
+            public void commandStarted(CommandStartedEvent event) {
+                logged.add(
+                        event.getCommand().getType() + " " + event.getCommand().getArgs());
+            }
+        });
+        try (StatefulRedisConnection<String, String> connection = logging.connect()) {
+            FencedRedis fenced = FencedRedis.builder(connection)
+                    .policy(FencePolicy.MONOTONIC)
+                    .build();
+            String key = direct.key("logged");
+            assertThat(fenced.trySet(key, "a", 3)).isEqualTo(new WriteOutcome.Applied(3, 0, null));
+            assertThat(fenced.trySet(key, "b", 3)).isEqualTo(new WriteOutcome.Applied(3, 3, null));
+            assertThat(logged).anyMatch(line -> line.startsWith("EVALSHA") && line.contains(key));
+        } finally {
+            logging.shutdown();
+        }
     }
 
     private static FencedRedis fenced(FencePolicy policy) {

@@ -11,8 +11,6 @@ import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
-import io.lettuce.core.codec.StringCodec;
-import io.lettuce.core.output.NestedMultiOutput;
 import io.lettuce.core.protocol.CommandType;
 import java.time.Duration;
 import java.util.List;
@@ -171,18 +169,17 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
             String[] scriptKeys,
             String[] args,
             int policyAt) {
-        CompletableFuture<List<Object>> reply = commands.dispatch(
-                        CommandType.EVALSHA,
-                        new NestedMultiOutput<>(StringCodec.UTF8),
-                        ScriptCall.evalsha(script, scriptKeys, args, policyAt))
+        ScriptCall evalsha = ScriptCall.evalsha(script, scriptKeys, args, policyAt);
+        CompletableFuture<List<Object>> reply = commands.dispatch(CommandType.EVALSHA, evalsha.output(), evalsha)
                 .toCompletableFuture()
-                .exceptionallyCompose(failure -> unwrap(failure) instanceof RedisNoScriptException
-                        ? commands.dispatch(
-                                        CommandType.EVAL,
-                                        new NestedMultiOutput<>(StringCodec.UTF8),
-                                        ScriptCall.eval(script, scriptKeys, args, policyAt))
-                                .toCompletableFuture()
-                        : CompletableFuture.failedFuture(failure));
+                .exceptionallyCompose(failure -> {
+                    if (!(unwrap(failure) instanceof RedisNoScriptException)) {
+                        return CompletableFuture.failedFuture(failure);
+                    }
+                    ScriptCall eval = ScriptCall.eval(script, evalsha);
+                    return commands.dispatch(CommandType.EVAL, eval.output(), eval)
+                            .toCompletableFuture();
+                });
         CompletableFuture<WriteOutcome> outcome = reply.handle((list, failure) -> {
             if (failure != null) {
                 throw new CompletionException(failed(op, key, token, unwrap(failure)));

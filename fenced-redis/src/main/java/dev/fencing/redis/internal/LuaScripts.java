@@ -11,11 +11,13 @@ import java.util.HexFormat;
  * one round trip and writes in another.
  *
  * <p>Every script gets the fenced key and its token key as {@code KEYS}, and the offered token and the
- * policy ({@code S} strict, {@code M} monotonic; {@code s} and {@code m} when the client sends the call again,
- * see {@link ScriptCall}) as its first two {@code ARGV}. It replies with a table: {@code {1, stored, reply}}
- * applied, {@code {0, stored}} rejected, {@code {2, stored, value}} guard false, {@code {3, stored}} a call
- * sent again that may have run the first time, so it does not run now (a first run that applied left the
- * stored token at or above the offered one; below it, the first run cannot have applied, and the call runs);
+ * policy ({@code S} strict, {@code M} monotonic; {@code s} and {@code m} when an earlier sending of the same
+ * call had no reply, see {@link ScriptCall}) as its first two {@code ARGV}. It replies with a table: {@code
+ * {1, stored, reply}} applied, {@code {0, stored}} rejected, {@code {2, stored, value}} guard false, {@code {3,
+ * stored}} a call sent again that is not run, its outcome unknown. A strict call sent again runs only when the
+ * stored token is below the offered one: its earlier sending has not applied, and if it arrives later it is
+ * refused by this run's token. A monotonic call sent again never runs: its earlier sending may have applied
+ * with the token unchanged, or may still arrive and apply, so a run now could apply it twice;
  * tokens travel as decimal text because Lua numbers are doubles, exact only up to 2^53, and tokens (a
  * ZooKeeper zxid, for one) use all 63 bits. Malformed state is an error reply starting with {@code FENCING}
  * that names the key, sent before anything is written.
@@ -54,10 +56,17 @@ public final class LuaScripts {
               return stored
             end
             local function fencing_refusal(stored, offered, policy)
-              if #stored < #offered or (#stored == #offered and stored < offered) then return nil end
-              if policy == 'M' and stored == offered then return nil end
-              if policy ~= 'S' and policy ~= 'M' then return {3, stored} end
-              return {0, stored}
+              local greater = #stored < #offered or (#stored == #offered and stored < offered)
+              if policy == 'S' then
+                if greater then return nil end
+                return {0, stored}
+              elseif policy == 'M' then
+                if greater or stored == offered then return nil end
+                return {0, stored}
+              elseif policy == 's' and greater then
+                return nil
+              end
+              return {3, stored}
             end
             local function fencing_type(key, expected)
               local t = redis.call('TYPE', key).ok

@@ -22,9 +22,9 @@ final class Replies {
             } else if (status == 3) {
                 throw new FencedRedisWriteException(
                         "fenced " + op + " of Redis key " + key + " under token " + token + " was sent again after"
-                                + " a reconnect (its reply never came), and whether its first run applied is"
-                                + " unknown: the stored token is " + stored + ", not below the offered one, so it"
-                                + " was not run again; read the key before writing again",
+                                + " a reconnect (the reply to its first sending never came), and whether it applied"
+                                + " is unknown: the first sending may have run, or may still arrive; it was not run"
+                                + " again (the stored token is " + stored + "). Read the key before writing again",
                         key,
                         token,
                         null);
