@@ -6,6 +6,7 @@ import dev.fencing.redis.WriteOutcome;
 import dev.fencing.testsupport.RedisEndpoint;
 import dev.fencing.testsupport.RedisServers;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.async.RedisAsyncCommands;
 import io.lettuce.core.api.sync.RedisCommands;
@@ -31,6 +32,11 @@ import java.util.concurrent.atomic.LongAdder;
  *   <li>each one at a time (a round trip per write) and pipelined ({@value #PIPELINE} writes in flight,
  *       through {@link FencedRedis#async()} and Lettuce's async commands).
  * </ul>
+ *
+ * <p>A second table runs a script that does nothing ({@code return 1}) against plain {@code SET}, pipelined:
+ * Redis's script machinery alone (a script call, its Lua state and reply conversion) costs several times a
+ * {@code SET} on the server, so it bounds what any fence inside a script can reach when Redis, not the round
+ * trip, is the limit. It ends with {@code redis empty-script/raw throughput ratio: X.XX}, before the last line.
  *
  * <p>Each fenced write takes a fresh token from a counter, as a stream of lock grants would, so every one is
  * applied; keys are drawn at random from {@value #KEYS}. Prints the table and ends with {@code redis
@@ -129,9 +135,20 @@ public final class RedisBenchmark {
                 "guarded decrement, pipelined",
                 () -> pipelined(() -> async.decrby(counterKey(), 1)),
                 () -> pipelined(() -> fencedAsync.tryDecrementBy(counterKey(), 1, tokens.incrementAndGet())));
+        // what any script costs: Redis runs even an empty one several times slower than a SET
+        String empty = sync.scriptLoad("return 1");
+        AlternatingRuns ceiling = new AlternatingRuns(rounds);
+        ceiling.compare(
+                "EVALSHA of 'return 1', pipelined",
+                () -> pipelined(() -> async.set(stringKey(), "value")),
+                () -> pipelined(() -> async.evalsha(empty, ScriptOutputType.INTEGER)));
         System.out.println();
         System.out.println("plain commands (raw) and fenced-redis (fenced), one Lettuce connection");
         runs.printTable(System.out);
+        System.out.println();
+        System.out.println("plain SET (raw) and a script that does nothing (fenced): the ceiling of any script");
+        ceiling.printTable(System.out);
+        System.out.printf(Locale.ROOT, "redis empty-script/raw throughput ratio: %.2f%n", ceiling.lowestRatio());
         System.out.printf(Locale.ROOT, "fenced writes not applied: %d%n", notApplied.sum());
         System.out.printf(Locale.ROOT, "redis fenced/raw throughput ratio: %.2f%n", runs.lowestRatio());
     }

@@ -23,7 +23,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Each Flyway recipe of the README, run as written, for both layouts of a service's own migrations (in
+ * Each Flyway recipe of docs/jdbc.md, run as written, for both layouts of a service's own migrations (in
  * Flyway's default {@code classpath:db/migration}, and elsewhere), and quiet: Flyway logs no WARN. The
  * toolkit's migrations live in {@code classpath:dev/fencing/db/migration}, outside Flyway's default
  * location, so a service's location never picks them up by accident and its version numbers never collide

@@ -29,7 +29,7 @@ final class Clusters implements AutoCloseable {
     private static final int CONNECT_TIMEOUT_SECONDS = 10;
     /**
      * Where lock-client keeps the history of every lock path it created ({@code /fencing-lock-history<path>},
-     * see the README's lock-client section).
+     * see docs/lock-client.md).
      */
     static final String LOCK_HISTORY_ROOT = "/fencing-lock-history";
 

@@ -4,7 +4,7 @@
  * as the write.
  *
  * <pre>{@code
- * // once: the db module's migrations (classpath:dev/fencing/db/migration; the README's Flyway recipes), then
+ * // once: the db module's migrations (classpath:dev/fencing/db/migration; docs/jdbc.md's Flyway recipes), then
  * // in a migration of the service's:   SELECT fencing.protect_table('inventory');
  * FencedTable inventory = FencedTable.builder().table("inventory").keyColumns("sku").build(jdbi);
  * FencedWriter writer = FencedWriter.builder(jdbi).build();           // FencePolicy.STRICT

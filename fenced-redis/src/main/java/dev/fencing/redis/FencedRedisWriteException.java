@@ -8,6 +8,9 @@ package dev.fencing.redis;
  *
  * <p>Whether the write took effect is known when Redis answered with an error (the script checks before it
  * writes: nothing was written), and unknown after a timeout or a lost connection (the script may have run).
+ * Lettuce sends a command again after a reconnect when its reply never came; the fence runs such a call
+ * again only when the stored token proves that the first run did not apply, and otherwise fails it with this
+ * exception (outcome unknown) rather than applying it twice.
  * Retrying under the same token is safe under {@link dev.fencing.FencePolicy#STRICT}: the write applies at
  * most once.
  *

@@ -9,7 +9,7 @@ import io.lettuce.core.api.StatefulRedisConnection;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/** The README's fenced-redis sample, line for line, run on a server of its own (its keys are fixed). */
+/** The fenced-redis sample of docs/redis.md, line for line, run on a server of its own (its keys are fixed). */
 class ReadmeSampleIT {
 
     @Test

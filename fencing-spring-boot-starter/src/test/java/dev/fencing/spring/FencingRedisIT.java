@@ -375,7 +375,7 @@ class FencingRedisIT {
                 });
     }
 
-    /** The README's customizer. */
+    /** The customizer in docs/spring-boot.md. */
     @Configuration(proxyBeanMethods = false)
     static class SmallValues {
         @Bean

@@ -67,7 +67,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * The README's Spring Boot service ({@code com.example.reservations}) as real applications against real
+ * The Spring Boot service of docs/spring-boot.md ({@code com.example.reservations}) as real applications against real
  * ZooKeeper, PostgreSQL and Kafka servers: instance A takes a SKU's lock in its {@code @FencedLocked} method
  * and freezes just before its write; its ZooKeeper session expires (as in a long GC pause); instance B takes
  * the lock over and writes; A wakes up and writes under its old token. The fenced write is refused, while

@@ -16,9 +16,9 @@ import org.springframework.core.env.Environment;
 import org.springframework.test.context.TestPropertySource;
 
 /**
- * The README's Spring Boot test: one annotation starts ZooKeeper and PostgreSQL and makes their addresses the
- * service's properties (its {@code application.properties} reads them from environment variables this JVM
- * does not have); the service then takes locks and writes under their tokens.
+ * The Spring Boot test of the README and docs/testing.md: one annotation starts ZooKeeper and PostgreSQL and
+ * makes their addresses the service's properties (its {@code application.properties} reads them from
+ * environment variables this JVM does not have); the service then takes locks and writes under their tokens.
  */
 @SpringBootTest(classes = ReservationService.class)
 @FencingTestServers({Server.ZOOKEEPER, Server.POSTGRES}) // also Server.KAFKA, Server.REDIS

@@ -26,7 +26,7 @@ import org.apache.zookeeper.data.ACL;
  *
  * Thread-safe. A {@link FencedLock} is a cheap handle: keep it or ask again, as you like. The state
  * behind a lock path lives only while some thread acquires or holds it, so locking millions of paths
- * (one per SKU) does not grow the heap; see the README for what stays in ZooKeeper.
+ * (one per SKU) does not grow the heap; see docs/lock-client.md for what stays in ZooKeeper.
  *
  * <p>{@link #close()} stops the pause detector and the connection listener, invalidates every open lease
  * with {@link LeaseLoss#LOCKS_CLOSED} (nothing watches them any more), then tells the listener of each

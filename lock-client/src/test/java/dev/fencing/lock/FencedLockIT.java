@@ -64,7 +64,7 @@ class FencedLockIT {
         }
     }
 
-    /** Measures what the README says about the counter behind SEQUENCE tokens. */
+    /** Measures what docs/lock-client.md says about the counter behind SEQUENCE tokens. */
     @Test
     void theSequenceCountsChildCreatesButNotDeletesWhileCversionCountsBoth() throws Exception {
         CuratorFramework client = clients.newClient(Duration.ofSeconds(10));

@@ -187,7 +187,7 @@ class LockFaultsIT {
 
     /**
      * A plain Curator parent adopted the way the refusal says (history node first, then the marker)
-     * keeps its tokens above every earlier one when an operator later deletes it, as the README allows.
+     * keeps its tokens above every earlier one when an operator later deletes it, as docs/lock-client.md allows.
      * Adopted by its marker alone, the same deletion leaves no history, and the next grant gets token
      * 2 again, below the adopted parent's tokens.
      */
@@ -221,7 +221,7 @@ class LockFaultsIT {
                 adopted[i] = locks.lock(path).runLocked(Lease::token);
                 assertThat(adopted[i]).isGreaterThan(20);
 
-                client.delete().deletingChildrenIfNeeded().forPath(path); // unused: the README allows it
+                client.delete().deletingChildrenIfNeeded().forPath(path); // unused: docs/lock-client.md allows it
             }
 
             assertThat(locks.lock(paths[0]).runLocked(Lease::token))

@@ -18,8 +18,8 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The README's election and read/write lock samples, line for line, run against real servers (the examples
- * build checks that each README sample stands in some test or in the example service).
+ * The election and read/write lock samples of docs/lock-client.md, line for line, run against real servers (the
+ * examples build checks that each sample of the README and docs/ stands in some test or in the example service).
  */
 class ReadmeSamplesIT {
     private static LockAndDatabase servers;

@@ -216,7 +216,7 @@ class TokensKeepRisingIT {
             for (int i = 0; i < 9; i++) {
                 last = viaNamespace.runLocked(Lease::token); // the service that made the lock
             }
-            // an operator deletes the unused parent, as the README allows
+            // an operator deletes the unused parent, as docs/lock-client.md allows
             root.delete().deletingChildrenIfNeeded().forPath("/shop/locks/sku-1");
             long next = viaRoot.runLocked(Lease::token); // the other service recreates it
             assertThat(next)

@@ -34,6 +34,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * frozen process's socket buffer, and the process reads them once it is resumed, even if the server was
  * killed meanwhile. Bytes held here are not in any socket: nothing can deliver them.
  *
+ * <p>{@link #holdBackRequests()} does the same to the clients' bytes: they never reach the server. With
+ * {@link #dropConnections()} after either, a test loses a request or a reply on purpose: the connections open
+ * then are closed, and the client's reconnect gets a clean link.
+ *
  * <p>When either side of a connection closes or fails, the relay closes the other side (bytes held back are
  * dropped); a client that connects while the server is down is closed at once. {@link #close()} stops
  * accepting and closes every connection; safe twice. Thread-safe.
@@ -43,7 +47,9 @@ public final class TcpRelay implements AutoCloseable {
     private final ServerSocket listener;
     private final List<Socket> sockets = new ArrayList<>();
     private final AtomicLong heldBack = new AtomicLong();
+    private final AtomicLong heldBackRequests = new AtomicLong();
     private volatile boolean holdingBack;
+    private volatile boolean holdingBackRequests;
     private boolean closed;
 
     private TcpRelay(int serverPort) {
@@ -83,6 +89,34 @@ public final class TcpRelay implements AutoCloseable {
     /** How many bytes from the server have been held back so far. */
     public long heldBackBytes() {
         return heldBack.get();
+    }
+
+    /**
+     * From now on, bytes from the clients are held back: counted ({@link #heldBackRequestBytes()}) and never
+     * delivered to the server, which still sees its clients connected.
+     */
+    public void holdBackRequests() {
+        holdingBackRequests = true;
+    }
+
+    /** How many bytes from the clients have been held back so far. */
+    public long heldBackRequestBytes() {
+        return heldBackRequests.get();
+    }
+
+    /**
+     * Closes every connection open now, dropping what was held back, and stops holding back: connections
+     * accepted afterwards relay both ways. The relay keeps accepting.
+     */
+    public void dropConnections() {
+        List<Socket> open;
+        synchronized (this) {
+            open = List.copyOf(sockets);
+            sockets.clear();
+            open.forEach(TcpRelay::closeQuietly);
+            holdingBack = false;
+            holdingBackRequests = false;
+        }
     }
 
     @Override
@@ -151,6 +185,8 @@ public final class TcpRelay implements AutoCloseable {
                             // the flag is read after the bytes arrived: what arrives after holdBack() is held
                             if (fromServer && holdingBack) {
                                 heldBack.addAndGet(read);
+                            } else if (!fromServer && holdingBackRequests) {
+                                heldBackRequests.addAndGet(read);
                             } else {
                                 out.write(buffer, 0, read);
                                 out.flush();

@@ -10,8 +10,8 @@ import dev.fencing.redis.WriteOutcome;
 import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.RedisNoScriptException;
-import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import io.lettuce.core.protocol.CommandType;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -27,6 +27,8 @@ import org.slf4j.LoggerFactory;
 public final class AsyncFencedRedis implements FencedRedisAsync {
     private static final Logger LOG = LoggerFactory.getLogger(AsyncFencedRedis.class);
     private static final Duration MAX_TTL = Duration.ofDays(365 * 100);
+    /** Where the library's own scripts take the policy: {@code ARGV[2]}, after the token. */
+    private static final int POLICY_ARGUMENT = 1;
 
     private final RedisClusterAsyncCommands<String, String> commands;
     private final String policyArgument;
@@ -138,7 +140,7 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
         allArgs[args.size()] = Long.toString(token);
         allArgs[args.size() + 1] = policyArgument;
         LuaScripts.Script lua = userScripts.computeIfAbsent(script.body(), LuaScripts::userScript);
-        return send("EVAL", key, token, lua, allKeys, allArgs);
+        return send("EVAL", key, token, lua, allKeys, allArgs, allArgs.length - 1);
     }
 
     private String[] args(long token, String... rest) {
@@ -153,15 +155,31 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
         FenceTokens.requirePositive(token, "Redis key " + key);
     }
 
+    /** Sends a library script, whose policy is its second argument. */
     private CompletableFuture<WriteOutcome> send(
             String op, String key, long token, LuaScripts.Script script, String[] scriptKeys, String[] args) {
-        CompletableFuture<List<Object>> reply = commands.<List<Object>>evalsha(
-                        script.sha(), ScriptOutputType.MULTI, scriptKeys, args)
+        return send(op, key, token, script, scriptKeys, args, POLICY_ARGUMENT);
+    }
+
+    private CompletableFuture<WriteOutcome> send(
+            String op,
+            String key,
+            long token,
+            LuaScripts.Script script,
+            String[] scriptKeys,
+            String[] args,
+            int policyAt) {
+        ScriptCall evalsha = ScriptCall.evalsha(script, scriptKeys, args, policyAt);
+        CompletableFuture<List<Object>> reply = commands.dispatch(CommandType.EVALSHA, evalsha.output(), evalsha)
                 .toCompletableFuture()
-                .exceptionallyCompose(failure -> unwrap(failure) instanceof RedisNoScriptException
-                        ? commands.<List<Object>>eval(script.text(), ScriptOutputType.MULTI, scriptKeys, args)
-                                .toCompletableFuture()
-                        : CompletableFuture.failedFuture(failure));
+                .exceptionallyCompose(failure -> {
+                    if (!(unwrap(failure) instanceof RedisNoScriptException)) {
+                        return CompletableFuture.failedFuture(failure);
+                    }
+                    ScriptCall eval = ScriptCall.eval(script, evalsha);
+                    return commands.dispatch(CommandType.EVAL, eval.output(), eval)
+                            .toCompletableFuture();
+                });
         CompletableFuture<WriteOutcome> outcome = reply.handle((list, failure) -> {
             if (failure != null) {
                 throw new CompletionException(failed(op, key, token, unwrap(failure)));

@@ -11,8 +11,13 @@ import java.util.HexFormat;
  * one round trip and writes in another.
  *
  * <p>Every script gets the fenced key and its token key as {@code KEYS}, and the offered token and the
- * policy ({@code S} strict, {@code M} monotonic) as its first two {@code ARGV}. It replies with a table:
- * {@code {1, stored, reply}} applied, {@code {0, stored}} rejected, {@code {2, stored, value}} guard false;
+ * policy ({@code S} strict, {@code M} monotonic; {@code s} and {@code m} when an earlier sending of the same
+ * call had no reply, see {@link ScriptCall}) as its first two {@code ARGV}. It replies with a table: {@code
+ * {1, stored, reply}} applied, {@code {0, stored}} rejected, {@code {2, stored, value}} guard false, {@code {3,
+ * stored}} a call sent again that is not run, its outcome unknown. A strict call sent again runs only when the
+ * stored token is below the offered one: its earlier sending has not applied, and if it arrives later it is
+ * refused by this run's token. A monotonic call sent again never runs: its earlier sending may have applied
+ * with the token unchanged, or may still arrive and apply, so a run now could apply it twice;
  * tokens travel as decimal text because Lua numbers are doubles, exact only up to 2^53, and tokens (a
  * ZooKeeper zxid, for one) use all 63 bits. Malformed state is an error reply starting with {@code FENCING}
  * that names the key, sent before anything is written.
@@ -50,10 +55,18 @@ public final class LuaScripts {
               end
               return stored
             end
-            local function fencing_admits(stored, offered, policy)
-              if #stored ~= #offered then return #stored < #offered end
-              if stored == offered then return policy == 'M' end
-              return stored < offered
+            local function fencing_refusal(stored, offered, policy)
+              local greater = #stored < #offered or (#stored == #offered and stored < offered)
+              if policy == 'S' then
+                if greater then return nil end
+                return {0, stored}
+              elseif policy == 'M' then
+                if greater or stored == offered then return nil end
+                return {0, stored}
+              elseif policy == 's' and greater then
+                return nil
+              end
+              return {3, stored}
             end
             local function fencing_type(key, expected)
               local t = redis.call('TYPE', key).ok
@@ -78,7 +91,8 @@ public final class LuaScripts {
             local stored
             stored, err = fencing_stored(KEYS[2])
             if err then return redis.error_reply(err) end
-            if not fencing_admits(stored, ARGV[1], ARGV[2]) then return {0, stored} end
+            local refusal = fencing_refusal(stored, ARGV[1], ARGV[2])
+            if refusal then return refusal end
             if ARGV[4] == '' then
               redis.call('SET', KEYS[1], ARGV[3])
             else
@@ -96,7 +110,8 @@ public final class LuaScripts {
     public static final Script HSET = Script.of(FENCE + """
             local stored, err = fencing_stored(KEYS[2])
             if err then return redis.error_reply(err) end
-            if not fencing_admits(stored, ARGV[1], ARGV[2]) then return {0, stored} end
+            local refusal = fencing_refusal(stored, ARGV[1], ARGV[2])
+            if refusal then return refusal end
             local i = 3
             while i <= #ARGV do
               local last = math.min(i + 199, #ARGV)
@@ -112,7 +127,8 @@ public final class LuaScripts {
     public static final Script DELETE = Script.of(FENCE + """
             local stored, err = fencing_stored(KEYS[2])
             if err then return redis.error_reply(err) end
-            if not fencing_admits(stored, ARGV[1], ARGV[2]) then return {0, stored} end
+            local refusal = fencing_refusal(stored, ARGV[1], ARGV[2])
+            if refusal then return refusal end
             local deleted = redis.call('DEL', KEYS[1])
             redis.call('SET', KEYS[2], ARGV[1])
             return {1, stored, deleted}
@@ -125,7 +141,8 @@ public final class LuaScripts {
     public static final Script INCREMENT = Script.of(FENCE + """
             local stored, err = fencing_stored(KEYS[2])
             if err then return redis.error_reply(err) end
-            if not fencing_admits(stored, ARGV[1], ARGV[2]) then return {0, stored} end
+            local refusal = fencing_refusal(stored, ARGV[1], ARGV[2])
+            if refusal then return refusal end
             local raw = redis.pcall('GET', KEYS[1])
             err = fencing_failed(raw, KEYS[1], 'string')
             if err then return redis.error_reply(err) end
@@ -165,7 +182,8 @@ public final class LuaScripts {
                 local fencing_tk = table.remove(KEYS)
                 local fencing_prior, fencing_err = fencing_stored(fencing_tk)
                 if fencing_err then return redis.error_reply(fencing_err) end
-                if not fencing_admits(fencing_prior, fencing_offered, fencing_policy) then return {0, fencing_prior} end
+                local fencing_refused = fencing_refusal(fencing_prior, fencing_offered, fencing_policy)
+                if fencing_refused then return fencing_refused end
                 redis.call('SET', fencing_tk, fencing_offered)
                 local fencing_reply = (function()
                 """ + body + """

@@ -19,6 +19,15 @@ final class Replies {
                 return new WriteOutcome.Rejected(stored, token);
             } else if (status == 2) {
                 return new WriteOutcome.PredicateFailed(stored, token, Long.parseLong((String) extra));
+            } else if (status == 3) {
+                throw new FencedRedisWriteException(
+                        "fenced " + op + " of Redis key " + key + " under token " + token + " was sent again after"
+                                + " a reconnect (the reply to its first sending never came), and whether it applied"
+                                + " is unknown: the first sending may have run, or may still arrive; it was not run"
+                                + " again (the stored token is " + stored + "). Read the key before writing again",
+                        key,
+                        token,
+                        null);
             }
         } catch (ClassCastException | NumberFormatException | IndexOutOfBoundsException | NullPointerException e) {
             throw unreadable(op, key, token, reply, e);

@@ -16,9 +16,9 @@ import org.springframework.context.annotation.Bean;
  * Adds the toolkit's migrations ({@value #LOCATION}: the {@code fencing} schema, the guard trigger, {@code
  * fencing.protect_table(...)}, the watermark tables) to Spring Boot's Flyway, in the application's own
  * history. Their versions are V1 to V199: the application's migrations must use other versions (the
- * README's recipe: V1000 and above), or Flyway refuses to start, naming the duplicate version. A service
+ * recipe in docs/jdbc.md: V1000 and above), or Flyway refuses to start, naming the duplicate version. A service
  * whose history already uses those versions switches this off ({@code fencing.flyway.enabled=false}) and
- * runs the toolkit's migrations in a history of their own (the README's "separate histories").
+ * runs the toolkit's migrations in a history of their own ("Separate histories" in docs/jdbc.md).
  *
  * <p>Present when Flyway, Spring Boot's Flyway support and the {@code db} module are on the class path; an
  * application's own bean named {@code fencingFlywayLocation} replaces the customizer.
