@@ -264,8 +264,15 @@ class FencingSchedulingIT {
         await().atMost(Duration.ofSeconds(10)).until(() -> followerEvents.stream()
                 .anyMatch(e -> e instanceof TermStartedEvent s && s.token() > term));
 
-        leader.start(); // joins again, behind the new leader
+        // started again, it joins behind the new leader, and leads once that one steps down
+        leader.start();
         assertThat(leader.isRunning()).isTrue();
+        assertThat(leader.isLeader()).isFalse();
+        long second = follower.leadership().orElseThrow().token();
+        follower.stop();
+        await().atMost(Duration.ofSeconds(10)).until(leader::isLeader);
+        assertThat(leader.leadership().orElseThrow().token()).isGreaterThan(second);
+        follower.start();
     }
 
     @Test
