@@ -12,6 +12,7 @@ import dev.fencing.lock.FencedLocks;
 import dev.fencing.lock.Leadership;
 import dev.fencing.lock.Lease;
 import dev.fencing.lock.LeaseLoss;
+import dev.fencing.spring.internal.FencingHealthIndicator;
 import dev.fencing.testsupport.PostgresEndpoint;
 import dev.fencing.testsupport.PostgresServers;
 import dev.fencing.testsupport.ZooKeeperServers;
@@ -252,6 +253,22 @@ class FencingSchedulingIT {
         assertThat(leaderEvents.get(leaderEvents.size() - 1))
                 .isInstanceOfSatisfying(
                         TermStartedEvent.class, e -> assertThat(e.token()).isEqualTo(term));
+        assertThat((aLeads ? a : b)
+                        .getBean(FencingHealthIndicator.class)
+                        .health()
+                        .getDetails()
+                        .get("election"))
+                .isEqualTo(Map.of(
+                        "path",
+                        "/elections/jobs-it",
+                        "participantId",
+                        leader.participantId(),
+                        "joined",
+                        true,
+                        "leader",
+                        true,
+                        "token",
+                        term));
 
         // when the leader stops (as on shutdown), it steps down and the other instance is elected at once
         leader.stop();
