@@ -2,8 +2,8 @@ package dev.fencing.spring;
 
 import dev.fencing.lock.FencedLocks;
 import dev.fencing.lock.Lease;
+import dev.fencing.spring.internal.OneAttempt;
 import dev.fencing.spring.internal.RunningLeases;
-import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
 import net.javacrumbs.shedlock.core.LockConfiguration;
@@ -59,9 +59,6 @@ public final class FencedLockProvider implements LockProvider {
     /** The path under which the locks of {@code @SchedulerLock} names are made, unless another is given. */
     public static final String DEFAULT_PATH_PREFIX = "/locks/shedlock";
 
-    /** Curator's recipe makes one attempt (creates the node, deletes it unless it is first) before it waits. */
-    private static final Duration ONE_ATTEMPT = Duration.ofNanos(1);
-
     private final FencedLocks locks;
     private final String pathPrefix;
 
@@ -98,7 +95,7 @@ public final class FencedLockProvider implements LockProvider {
     @Override
     public Optional<SimpleLock> lock(LockConfiguration configuration) {
         String path = path(configuration.getName());
-        Optional<Lease> granted = locks.lock(path).tryAcquire(ONE_ATTEMPT);
+        Optional<Lease> granted = locks.lock(path).tryAcquire(OneAttempt.WAIT);
         if (granted.isEmpty()) {
             LOG.debug("{} not run: another holder has the lock on {}", configuration.getName(), path);
             return Optional.empty();

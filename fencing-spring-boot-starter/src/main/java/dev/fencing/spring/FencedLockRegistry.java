@@ -5,6 +5,7 @@ import dev.fencing.lock.FencedLocks;
 import dev.fencing.lock.Lease;
 import dev.fencing.lock.LeaseLoss;
 import dev.fencing.lock.LockInterruptedException;
+import dev.fencing.spring.internal.OneAttempt;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
@@ -59,9 +60,6 @@ import org.springframework.integration.support.locks.ExpirableLockRegistry;
  */
 public final class FencedLockRegistry implements ExpirableLockRegistry<FencedLockRegistry.KeyLock> {
     private static final Logger LOG = LoggerFactory.getLogger(FencedLockRegistry.class);
-
-    /** Curator's recipe makes one attempt (creates the node, deletes it unless it is first) before it waits. */
-    private static final Duration ONE_ATTEMPT = Duration.ofNanos(1);
 
     private final FencedLocks locks;
     private final String pathPrefix;
@@ -206,7 +204,7 @@ public final class FencedLockRegistry implements ExpirableLockRegistry<FencedLoc
                 return false;
             }
             try {
-                return tryFenced(ONE_ATTEMPT);
+                return tryFenced(OneAttempt.WAIT);
             } catch (LockInterruptedException e) {
                 return false; // interrupted in its one attempt: not granted, and the flag is set again
             }

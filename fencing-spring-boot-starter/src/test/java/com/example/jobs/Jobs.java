@@ -8,6 +8,7 @@ import dev.fencing.lock.Lease;
 import dev.fencing.spring.CurrentLease;
 import dev.fencing.spring.FencedLocked;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import net.javacrumbs.shedlock.spring.annotation.SchedulerLock;
@@ -60,6 +61,12 @@ public class Jobs {
     public void cleanup() {
         cleanupRuns.incrementAndGet();
         cleanupTokens.add(CurrentLease.token()); // send it with every write, as a @FenceToken parameter's
+    }
+
+    /** Not scheduled: waits at most 200 ms for the cleanup's lock, and returns its token, or nothing. */
+    @FencedLocked(value = "/locks/jobs/cleanup", skipIfLocked = true, timeout = "200ms")
+    public Optional<Long> cleanupTokenIfFree() {
+        return Optional.of(CurrentLease.token());
     }
 
     @Scheduled(fixedDelay = 1_000)

@@ -125,6 +125,8 @@ class FencingSchedulingIT {
             assertThat(atA.cleanupRuns() + atB.cleanupRuns())
                     .as("runs while another holder had the lock")
                     .isEqualTo(runs);
+            // a method returning Optional waits its timeout, then returns empty
+            assertThat(atA.cleanupTokenIfFree()).isEmpty();
         } finally {
             held.close();
         }
@@ -134,6 +136,8 @@ class FencingSchedulingIT {
         await().atMost(Duration.ofSeconds(30))
                 .until(() -> Stream.concat(atA.cleanupTokens().stream(), atB.cleanupTokens().stream())
                         .anyMatch(t -> t > held.token()));
+        assertThat(atA.cleanupTokenIfFree())
+                .hasValueSatisfying(t -> assertThat(t).isGreaterThan(held.token()));
     }
 
     private static double skipped(ConfigurableApplicationContext context) {

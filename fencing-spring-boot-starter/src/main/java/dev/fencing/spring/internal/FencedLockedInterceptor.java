@@ -8,7 +8,6 @@ import dev.fencing.lock.LeaseLoss;
 import dev.fencing.spring.FencedLocked;
 import dev.fencing.spring.LockNotAcquiredException;
 import java.lang.reflect.Method;
-import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -31,12 +30,6 @@ import org.springframework.core.annotation.AnnotatedElementUtils;
  */
 public final class FencedLockedInterceptor implements MethodInterceptor, FencedLockListener {
     private static final Logger LOG = LoggerFactory.getLogger(FencedLockedInterceptor.class);
-
-    /**
-     * The wait of a skipping method without a timeout: Curator's recipe makes one attempt (creates the
-     * contender's node, and deletes it again unless it is the first) before it looks at the clock.
-     */
-    private static final Duration ONE_ATTEMPT = Duration.ofNanos(1);
 
     private final ObjectProvider<FencedLocks> locks; // resolved at each call, not when proxies are made
     private final ObjectProvider<SkippedCalls> skips;
@@ -68,7 +61,7 @@ public final class FencedLockedInterceptor implements MethodInterceptor, FencedL
         FencedLock lock = locked.tokenSource == null ? unique.lock(path) : unique.lock(path, locked.tokenSource);
         Lease lease;
         if (locked.skipIfLocked) {
-            Optional<Lease> granted = lock.tryAcquire(locked.timeout == null ? ONE_ATTEMPT : locked.timeout);
+            Optional<Lease> granted = lock.tryAcquire(locked.timeout == null ? OneAttempt.WAIT : locked.timeout);
             if (granted.isEmpty()) {
                 LOG.debug("{} skipped: another holder has the lock on {}", locked, path);
                 if (skips != null) {
