@@ -18,6 +18,7 @@ import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -282,7 +283,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
      * its own (an application starting up): {@link #start()} reports the same failure only through its
      * future. Call it before {@link #run()} or {@link #start()}, not while the loop runs.
      *
-     * @throws MissingTopicException naming the first missing topic and how to create it
+     * @throws MissingTopicException naming every missing topic and how to create them
      * @throws IllegalStateException if already started or closed
      */
     public void checkTopics() {
@@ -732,18 +733,19 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
          */
         void requireTopicsExist() {
             Set<String> existing = consumer.listTopics().keySet();
+            Map<String, String> missing = new LinkedHashMap<>();
             for (String topic : topics) {
                 if (!existing.contains(topic)) {
-                    throw new MissingTopicException(
-                            topic, "it is subscribed by group " + groupId, deadLetters.bootstrapServers());
+                    missing.put(topic, "it is subscribed by group " + groupId);
                 }
                 String deadLetterOf = deadLetters.topicFor(topic);
                 if (!existing.contains(deadLetterOf)) {
-                    throw new MissingTopicException(
-                            deadLetterOf,
-                            "it is the dead-letter topic of " + topic + " for group " + groupId,
-                            deadLetters.bootstrapServers());
+                    missing.putIfAbsent(
+                            deadLetterOf, "it is the dead-letter topic of " + topic + " for group " + groupId);
                 }
+            }
+            if (!missing.isEmpty()) {
+                throw new MissingTopicException(missing, deadLetters.bootstrapServers());
             }
         }
 

@@ -1,24 +1,71 @@
 package dev.fencing.kafka;
 
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+
 /**
- * A topic the consumer needs does not exist: a subscribed topic or its dead-letter topic. Thrown by {@link
- * FencedConsumer#run()} before it joins the group, so nothing waits for a topic that will not come (Kafka
- * would otherwise block each dead-letter write for {@code max.block.ms}).
+ * Topics the consumer needs do not exist: subscribed topics or their dead-letter topics, every missing one
+ * named at once. Thrown by {@link FencedConsumer#run()} before it joins the group, so nothing waits for a
+ * topic that will not come (Kafka would otherwise block each dead-letter write for {@code max.block.ms}), and
+ * by {@link FencedConsumer#checkTopics()}.
  */
 public final class MissingTopicException extends FencedKafkaException {
     private static final long serialVersionUID = 1L;
 
-    private final String topic;
+    private final List<String> topics;
+    private final String bootstrapServers;
 
-    public MissingTopicException(String topic, String why, String bootstrapServers) {
-        super("topic " + topic + " does not exist, and " + why + ". Create it before starting the consumer, for"
-                + " example: kafka-topics.sh --bootstrap-server " + bootstrapServers + " --create --topic " + topic
-                + " (or Admin.createTopics(List.of(new NewTopic(\"" + topic + "\", partitions, replication))))");
-        this.topic = topic;
+    /**
+     * @param missing each missing topic, in the order to report them, with why the consumer needs it ("it is
+     *     subscribed by group g")
+     * @param bootstrapServers the cluster, for the command that creates them
+     */
+    public MissingTopicException(Map<String, String> missing, String bootstrapServers) {
+        super(message(missing, bootstrapServers));
+        this.topics = List.copyOf(missing.keySet());
+        this.bootstrapServers = bootstrapServers;
     }
 
-    /** The missing topic. */
+    /** One missing topic. */
+    public MissingTopicException(String topic, String why, String bootstrapServers) {
+        this(Map.of(topic, why), bootstrapServers);
+    }
+
+    /** The first missing topic. */
     public String topic() {
-        return topic;
+        return topics.get(0);
+    }
+
+    /** Every missing topic, subscribed ones and dead-letter ones, in the order the message names them. */
+    public List<String> topics() {
+        return topics;
+    }
+
+    /** The cluster the topics are missing from, as the consumer was configured. */
+    public String bootstrapServers() {
+        return bootstrapServers;
+    }
+
+    private static String message(Map<String, String> missing, String bootstrapServers) {
+        if (missing.isEmpty()) {
+            throw new IllegalArgumentException("a MissingTopicException needs at least one missing topic");
+        }
+        Map<String, String> ordered = new LinkedHashMap<>(missing);
+        String create = ordered.keySet().stream()
+                .map(topic -> "kafka-topics.sh --bootstrap-server " + bootstrapServers + " --create --topic " + topic)
+                .collect(Collectors.joining("; "));
+        if (ordered.size() == 1) {
+            Map.Entry<String, String> only = ordered.entrySet().iterator().next();
+            return "topic " + only.getKey() + " does not exist, and " + only.getValue() + ". Create it before"
+                    + " starting the consumer, for example: " + create + " (or Admin.createTopics(List.of(new"
+                    + " NewTopic(\"" + only.getKey() + "\", partitions, replication))))";
+        }
+        String each = ordered.entrySet().stream()
+                .map(e -> e.getKey() + " (" + e.getValue() + ")")
+                .collect(Collectors.joining(", "));
+        return ordered.size() + " topics do not exist: " + each + ". Create them before starting the consumer,"
+                + " for example: " + create + " (or Admin.createTopics with a NewTopic for each)";
     }
 }

@@ -146,14 +146,19 @@ class StoreAuthorityIT {
         kafka().createTopic(topic, 1);
 
         Throwable noDeadLetterTopic = runToFailure(heapOnly(topic));
-        Throwable noTopic = runToFailure(heapOnly("never-created-" + System.nanoTime()));
+        String neverCreated = "never-created-" + System.nanoTime();
+        Throwable noTopic = runToFailure(heapOnly(neverCreated));
 
         assertThat(noDeadLetterTopic)
                 .isInstanceOf(MissingTopicException.class)
                 .hasMessageContaining("topic " + topic + ".dlt does not exist")
                 .hasMessageContaining("dead-letter topic of " + topic)
                 .hasMessageContaining("--create --topic " + topic + ".dlt");
-        assertThat(noTopic).isInstanceOf(MissingTopicException.class).hasMessageContaining("is subscribed");
+        assertThat(noTopic)
+                .isInstanceOf(MissingTopicException.class)
+                .hasMessageContaining("2 topics do not exist: " + neverCreated + " (it is subscribed")
+                .hasMessageContaining("--create --topic " + neverCreated + ".dlt");
+        assertThat(((MissingTopicException) noTopic).topics()).containsExactly(neverCreated, neverCreated + ".dlt");
     }
 
     private static FencedConsumerBuilder<String, String> heapOnly(String topic) {

@@ -608,7 +608,9 @@ class FencingAutoConfigurationTest {
                         "fencing.kafka.consumers.log.auto-startup=true")
                 .run(context -> assertThat(context)
                         .getFailure()
-                        .hasStackTraceContaining("fencing.kafka.consumers.log: no bean named 'noSuchHandler'"));
+                        .hasStackTraceContaining(
+                                "fencing.kafka.consumers.log.handler names the bean 'noSuchHandler', and the"
+                                        + " application has no bean of that name"));
     }
 
     @Test

@@ -22,6 +22,23 @@ class FencedLocksBuilderTest {
     }
 
     @Test
+    void anAcquireWithoutZooKeeperFailsNamingTheAddress() {
+        try (CuratorFramework client = CuratorFrameworkFactory.builder()
+                .connectString("127.0.0.1:1")
+                .connectionTimeoutMs(200)
+                .retryPolicy(new RetryOneTime(1))
+                .build()) {
+            client.start();
+            try (FencedLocks locks = FencedLocks.builder(client).build()) {
+                assertThatThrownBy(() -> locks.lock("/locks/orders").tryAcquire(Duration.ofSeconds(5)))
+                        .isInstanceOf(LockAcquisitionException.class)
+                        .hasMessageContaining(
+                                "could not acquire lock /locks/orders: no answer from ZooKeeper at" + " 127.0.0.1:1");
+            }
+        }
+    }
+
+    @Test
     void refusesBadSettingsAtOnceNamingTheValue() {
         try (CuratorFramework client = CuratorFrameworkFactory.newClient("127.0.0.1:1", new RetryOneTime(1))) {
             client.start();

@@ -4,11 +4,13 @@ import dev.fencing.kafka.FencedConsumer;
 import dev.fencing.spring.FencedConsumerCustomizer;
 import dev.fencing.spring.FencingProperties;
 import dev.fencing.spring.internal.DeclaredConsumers;
+import dev.fencing.spring.internal.FencingConsumersEndpoint;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.Map;
 import org.jdbi.v3.core.Jdbi;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionOutcome;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
@@ -50,6 +52,17 @@ public class FencingKafkaAutoConfiguration {
                 beans,
                 jdbi::getIfUnique,
                 customizers.orderedStream().toList());
+    }
+
+    /** The actuator endpoint that reads the consumers' states and restarts a failed one, with the actuator. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(Endpoint.class)
+    static class ConsumersEndpointConfiguration {
+        @Bean
+        @ConditionalOnMissingBean
+        FencingConsumersEndpoint fencingConsumersEndpoint(DeclaredConsumers consumers) {
+            return new FencingConsumersEndpoint(consumers);
+        }
     }
 
     /** Counts each consumer's records on the application's meter registry, if it has one. */

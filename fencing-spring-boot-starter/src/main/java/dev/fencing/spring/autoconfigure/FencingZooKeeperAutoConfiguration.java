@@ -5,6 +5,7 @@ import dev.fencing.lock.FencedLocks;
 import dev.fencing.lock.ZooKeeperDigest;
 import dev.fencing.spring.FencedLocksCustomizer;
 import dev.fencing.spring.FencingProperties;
+import dev.fencing.spring.internal.FencingStartupException;
 import dev.fencing.spring.internal.LeaseListeners;
 import dev.fencing.spring.internal.LeaseMeters;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -53,9 +54,10 @@ public class FencingZooKeeperAutoConfiguration {
         FencingProperties.ZooKeeper zk = properties.getZookeeper();
         String connect = zk.getConnectString();
         if (connect == null || connect.isBlank()) {
-            throw new IllegalStateException("fencing.zookeeper.connect-string is empty: set it to"
-                    + " host:port[,host:port...][/chroot], or remove it and give the application a CuratorFramework"
-                    + " bean, or set fencing.zookeeper.enabled=false");
+            throw new FencingStartupException(
+                    "fencing.zookeeper.connect-string is empty",
+                    "Set fencing.zookeeper.connect-string to host:port[,host:port...][/chroot], or remove it and give"
+                            + " the application a CuratorFramework bean, or set fencing.zookeeper.enabled=false");
         }
         Duration startup = zk.getStartupTimeout();
         if (startup == null || startup.isNegative() || startup.toMillis() > Integer.MAX_VALUE) {
@@ -135,9 +137,11 @@ public class FencingZooKeeperAutoConfiguration {
         }
         if (!connected) {
             client.close();
-            throw new IllegalStateException("no ZooKeeper server at " + connect + " (fencing.zookeeper.connect-string)"
-                    + " answered within " + startup + " (fencing.zookeeper.startup-timeout): check the address and"
-                    + " that the ensemble is up, or set fencing.zookeeper.startup-timeout=0 to start without waiting");
+            throw new FencingStartupException(
+                    "no ZooKeeper server at " + connect + " (fencing.zookeeper.connect-string) answered within "
+                            + startup + " (fencing.zookeeper.startup-timeout)",
+                    "Check the address and that the ensemble is up, or set fencing.zookeeper.startup-timeout=0 to"
+                            + " start without waiting");
         }
     }
 

@@ -1,8 +1,10 @@
 package dev.fencing.spring.internal;
 
+import dev.fencing.kafka.ConsumerState;
 import dev.fencing.kafka.FencedConsumer;
 import dev.fencing.kafka.FencedConsumerBuilder;
 import dev.fencing.kafka.InMemoryWatermarkStore;
+import dev.fencing.kafka.MissingTopicException;
 import dev.fencing.kafka.PostgresWatermarkStore;
 import dev.fencing.kafka.RecordHandler;
 import dev.fencing.kafka.TransactionalRecordHandler;
@@ -24,14 +26,18 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.BeanUtils;
 import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.NoSuchBeanDefinitionException;
 import org.springframework.context.SmartLifecycle;
 
 /**
  * The fenced consumers declared under {@code fencing.kafka.consumers}, started when the application context
  * has started (after every other bean, in the last lifecycle phase) and closed when it stops (first). Each
- * consumer polls on its own thread; a consumer whose loop fails stays stopped, is logged at ERROR and makes
- * the health indicator report DOWN. A consumer whose declaration is wrong (no such handler bean, a handler
+ * consumer polls on its own thread. A transient failure (the store's database away, for one) is retried by the
+ * consumer itself with its back-off ({@code fencing.retry.*} among the consumer's {@code properties}), never
+ * skipping or re-applying a record; the health indicator reports DOWN while it waits. A consumer whose loop
+ * fails for good stays stopped, is logged at ERROR, makes the health indicator report DOWN, and starts again
+ * with {@link #restart(String)} (or the actuator operation {@code POST /actuator/fencingconsumers/{name}}). A consumer whose declaration is wrong (no such handler bean, a handler
  * of the wrong type, a store it cannot have, a bad property) fails the application's start with a message
  * naming the consumer. Thread-safe.
  */
@@ -55,10 +61,12 @@ public final class DeclaredConsumers implements SmartLifecycle, ConsumerStates {
         this.declared = new LinkedHashMap<>(properties.getConsumers());
         this.shared = new LinkedHashMap<>(properties.getProperties());
         if (shared.containsKey(ConsumerConfig.GROUP_ID_CONFIG)) {
-            throw new IllegalStateException("fencing.kafka.properties." + ConsumerConfig.GROUP_ID_CONFIG
-                    + " is set to '" + shared.get(ConsumerConfig.GROUP_ID_CONFIG) + "': a shared group would put"
-                    + " every declared consumer in one group, over each one's own group-id. Remove it and set"
-                    + " fencing.kafka.consumers.<name>.group-id where a consumer's group is not its name");
+            throw new FencingStartupException(
+                    "fencing.kafka.properties." + ConsumerConfig.GROUP_ID_CONFIG + " is set to '"
+                            + shared.get(ConsumerConfig.GROUP_ID_CONFIG) + "': a shared group would put every"
+                            + " declared consumer in one group, over each one's own group-id",
+                    "Remove it and set fencing.kafka.consumers.<name>.group-id where a consumer's group is not its"
+                            + " name");
         }
         this.beans = beans;
         this.jdbi = jdbi;
@@ -82,23 +90,53 @@ public final class DeclaredConsumers implements SmartLifecycle, ConsumerStates {
                     built.put(e.getKey(), build(e.getKey(), e.getValue()));
                 }
             }
-            // before any loop starts: a missing topic fails the application's start, naming the topic,
-            // instead of a consumer that fails on its own thread after the application reported itself up
-            built.values().forEach(FencedConsumer::checkTopics);
+            // before any loop starts: missing topics fail the application's start, every one of every consumer
+            // named at once, instead of a consumer that fails on its own thread after the application was up
+            checkTopics(built);
         } catch (RuntimeException e) {
             built.values().forEach(FencedConsumer::close);
             throw e;
         }
-        built.forEach((name, consumer) -> {
-            CompletableFuture<Void> done = consumer.start();
-            done.whenComplete((ok, failure) -> {
-                if (failure != null) {
-                    LOG.error("fenced consumer {} stopped with a failure; it stays stopped", name, failure);
-                }
-            });
-            running.put(name, new Running(consumer, done));
-        });
+        built.forEach((name, consumer) -> running.put(name, new Running(consumer, logged(name, consumer.start()))));
         started = true;
+    }
+
+    /**
+     * Starts the declared consumer {@code name} again after its loop failed, from what its store (or Kafka)
+     * committed: the records it had not committed are handled again, none is skipped. The actuator operation
+     * {@code POST /actuator/fencingconsumers/{name}} calls it.
+     *
+     * @return completes when the restarted loop ends
+     * @throws IllegalArgumentException if no consumer of that name was started
+     * @throws IllegalStateException if the consumer has not failed (running, retrying or stopped)
+     */
+    public synchronized CompletableFuture<Void> restart(String name) {
+        Running r = running.get(name);
+        if (r == null) {
+            throw new IllegalArgumentException("no started fenced consumer named '" + name + "'; declared: "
+                    + declared.keySet() + (started ? "" : " (the consumers are stopped)"));
+        }
+        if (r.consumer.state() != ConsumerState.FAILED) {
+            throw new IllegalStateException("fenced consumer '" + name + "' is " + state(r) + ", not failed: only a"
+                    + " failed consumer restarts");
+        }
+        CompletableFuture<Void> done = logged(name, r.consumer.restart());
+        running.put(name, new Running(r.consumer, done));
+        return done;
+    }
+
+    private static CompletableFuture<Void> logged(String name, CompletableFuture<Void> done) {
+        done.whenComplete((ok, failure) -> {
+            if (failure != null) {
+                LOG.error(
+                        "fenced consumer {} stopped with a failure; it stays stopped until restarted"
+                                + " (DeclaredConsumers.restart, or POST /actuator/fencingconsumers/{})",
+                        name,
+                        name,
+                        failure);
+            }
+        });
+        return done;
     }
 
     @Override
@@ -120,30 +158,79 @@ public final class DeclaredConsumers implements SmartLifecycle, ConsumerStates {
         Map<String, String> states = new LinkedHashMap<>();
         for (String name : declared.keySet()) {
             Running r = running.get(name);
-            if (r == null) {
-                states.put(name, "stopped");
-            } else if (r.done.isCompletedExceptionally()) {
-                states.put(name, "failed: " + r.failure());
-            } else if (r.done.isDone()) {
-                states.put(name, "stopped");
-            } else {
-                states.put(name, "running");
-            }
+            states.put(name, r == null ? "stopped" : state(r));
         }
         return states;
     }
 
+    /** Down while a consumer waits out a transient failure (it makes no progress) and once one has failed. */
     @Override
-    public synchronized boolean anyFailed() {
-        return running.values().stream().anyMatch(r -> r.done.isCompletedExceptionally());
+    public synchronized boolean anyDown() {
+        return running.values().stream().anyMatch(r -> switch (r.consumer.state()) {
+            case RETRYING, FAILED -> true;
+            default -> r.done.isCompletedExceptionally();
+        });
+    }
+
+    private static String state(Running r) {
+        return switch (r.consumer.state()) {
+            case NEW -> "starting";
+            case RUNNING -> "running";
+            case RETRYING -> "retrying (" + r.consumer.retries() + " retries so far)";
+            case FAILED -> "failed: " + r.failure();
+            case CLOSED -> r.done.isCompletedExceptionally() ? "failed: " + r.failure() : "stopped";
+        };
     }
 
     private FencedConsumer<?, ?> build(String name, FencingProperties.Consumer declaration) {
         try {
             return builder(name, declaration).build();
+        } catch (FencingStartupException e) {
+            throw e;
         } catch (RuntimeException e) {
-            throw new IllegalStateException("fencing.kafka.consumers." + name + ": " + e.getMessage(), e);
+            throw new FencingStartupException(
+                    "fencing.kafka.consumers." + name + ": " + e.getMessage(),
+                    "Correct the declaration under fencing.kafka.consumers." + name + " (or set its auto-startup to"
+                            + " false)",
+                    e);
         }
+    }
+
+    /** Every missing topic of every consumer, in one failure; the first consumer's exception is its cause. */
+    private static void checkTopics(Map<String, FencedConsumer<?, ?>> built) {
+        Map<String, MissingTopicException> missing = new LinkedHashMap<>();
+        for (Map.Entry<String, FencedConsumer<?, ?>> e : built.entrySet()) {
+            try {
+                e.getValue().checkTopics();
+            } catch (MissingTopicException m) {
+                missing.put(e.getKey(), m);
+            }
+        }
+        if (missing.isEmpty()) {
+            return;
+        }
+        StringBuilder description = new StringBuilder("Declared fenced consumers need Kafka topics that do not exist:");
+        StringBuilder action = new StringBuilder("Create them before the application starts, for example:");
+        missing.forEach((name, m) -> {
+            description
+                    .append("\n\tfencing.kafka.consumers.")
+                    .append(name)
+                    .append(": ")
+                    .append(m.getMessage());
+            for (String topic : m.topics()) {
+                action.append("\n\tkafka-topics.sh --bootstrap-server ")
+                        .append(m.bootstrapServers())
+                        .append(" --create --topic ")
+                        .append(topic);
+            }
+        });
+        action.append("\nor correct the topics under fencing.kafka.consumers.<name>.topics.");
+        FencingStartupException failure = new FencingStartupException(
+                description.toString(),
+                action.toString(),
+                missing.values().iterator().next());
+        missing.values().stream().skip(1).forEach(failure::addSuppressed);
+        throw failure;
     }
 
     private FencedConsumerBuilder<Object, Object> builder(String name, FencingProperties.Consumer declaration) {
@@ -211,8 +298,24 @@ public final class DeclaredConsumers implements SmartLifecycle, ConsumerStates {
         try {
             return beans.getBean(declaration.getHandler());
         } catch (NoSuchBeanDefinitionException e) {
-            throw new IllegalArgumentException("no bean named '" + declaration.getHandler() + "' for its handler", e);
+            throw new FencingStartupException(
+                    "fencing.kafka.consumers." + name + ".handler names the bean '" + declaration.getHandler()
+                            + "', and the application has no bean of that name",
+                    "Set fencing.kafka.consumers." + name + ".handler to the name of a RecordHandler or"
+                            + " TransactionalRecordHandler bean" + handlerBeans(),
+                    e);
         }
+    }
+
+    /** The handler beans there are, for the message of a name that is not one of them. */
+    private String handlerBeans() {
+        if (!(beans instanceof ListableBeanFactory listable)) {
+            return "";
+        }
+        List<String> names = new ArrayList<>();
+        names.addAll(List.of(listable.getBeanNamesForType(RecordHandler.class, true, false)));
+        names.addAll(List.of(listable.getBeanNamesForType(TransactionalRecordHandler.class, true, false)));
+        return names.isEmpty() ? " (it has none)" : " (it has " + String.join(", ", names) + ")";
     }
 
     private Jdbi requireJdbi(String name) {

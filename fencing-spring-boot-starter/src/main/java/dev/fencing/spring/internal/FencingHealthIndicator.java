@@ -12,7 +12,8 @@ import org.springframework.boot.health.contributor.Health;
 
 /**
  * Health of the toolkit's parts in this application: DOWN when the Curator client is not connected to
- * ZooKeeper (no lock can be taken, and held leases are invalid) or a declared consumer's loop has failed.
+ * ZooKeeper (no lock can be taken, and held leases are invalid), or a declared consumer is retrying a transient
+ * failure (no progress until it passes) or has failed.
  * Details: the connection, each consumer's state, the leases held by {@code @FencedLocked} methods with
  * their tokens, and this instance's place in the election (whether it leads, with its term's token).
  */
@@ -50,7 +51,7 @@ public final class FencingHealthIndicator extends AbstractHealthIndicator {
         }
         if (consumers != null) {
             builder.withDetail("consumers", consumers.states());
-            up &= !consumers.anyFailed();
+            up &= !consumers.anyDown();
         }
         if (locked != null) {
             List<Map<String, Object>> leases = locked.heldLeases().stream()

@@ -54,15 +54,16 @@ public final class LockedMethodsCheck implements SmartInitializingSingleton {
      * The failure of a {@link FencedLocked} method that has no lock to run under: names it, says what is
      * missing and how to fix it.
      */
-    static IllegalStateException noLocks(String method, int locks) {
+    static FencingStartupException noLocks(String method, int locks) {
         String missing = locks == 0
                 ? "the application has no FencedLocks bean"
                 : "the application has " + locks + " FencedLocks beans and none is @Primary";
-        return new IllegalStateException("@FencedLocked method " + method + " cannot run under its lock: "
-                + missing + ", so it would run unlocked on every instance at once. The starter makes FencedLocks"
-                + " when fencing.zookeeper.connect-string is set (check its spelling) and fencing.zookeeper.enabled"
-                + " is not false, or on the application's CuratorFramework bean if it has exactly one (mark one"
-                + " @Primary if it has several); or define a FencedLocks bean. To run @FencedLocked methods without"
-                + " any lock on purpose, set fencing.locked.enabled=false");
+        return new FencingStartupException(
+                "@FencedLocked method " + method + " cannot run under its lock: " + missing
+                        + ", so it would run unlocked on every instance at once",
+                "The starter makes FencedLocks when fencing.zookeeper.connect-string is set (check its spelling)"
+                        + " and fencing.zookeeper.enabled is not false, or on the application's CuratorFramework bean"
+                        + " if it has exactly one (mark one @Primary if it has several); or define a FencedLocks bean."
+                        + " To run @FencedLocked methods without any lock on purpose, set fencing.locked.enabled=false");
     }
 }

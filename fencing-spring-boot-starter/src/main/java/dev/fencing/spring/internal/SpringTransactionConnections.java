@@ -1,8 +1,10 @@
 package dev.fencing.spring.internal;
 
 import java.sql.Connection;
+import java.sql.SQLException;
 import javax.sql.DataSource;
 import org.jdbi.v3.core.ConnectionFactory;
+import org.springframework.jdbc.CannotGetJdbcConnectionException;
 import org.springframework.jdbc.datasource.DataSourceUtils;
 
 /**
@@ -19,9 +21,22 @@ public final class SpringTransactionConnections implements ConnectionFactory {
         this.dataSource = dataSource;
     }
 
+    /**
+     * Throws the pool's or driver's own {@link SQLException} when no connection can be had, as Jdbi's contract
+     * says, not Spring's wrapper: Jdbi turns it into its {@code ConnectionException}, and fenced-kafka's
+     * consumer reads its SQL state (a refused connection, a pool that timed out) as a transient failure to
+     * retry, where Spring's unchecked wrapper would have stopped the consumer for good.
+     */
     @Override
-    public Connection openConnection() {
-        return DataSourceUtils.getConnection(dataSource);
+    public Connection openConnection() throws SQLException {
+        try {
+            return DataSourceUtils.getConnection(dataSource);
+        } catch (CannotGetJdbcConnectionException e) {
+            if (e.getCause() instanceof SQLException sql) {
+                throw sql;
+            }
+            throw e;
+        }
     }
 
     @Override

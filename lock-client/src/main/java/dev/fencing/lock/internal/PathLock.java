@@ -82,6 +82,22 @@ final class PathLock {
     }
 
     /**
+     * Names the ensemble when ZooKeeper could not be reached: the lock path alone does not say which address is
+     * wrong or down.
+     */
+    private String where(Exception failure) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t instanceof KeeperException.ConnectionLossException
+                    || t instanceof KeeperException.SessionExpiredException
+                    || t instanceof KeeperException.OperationTimeoutException) {
+                return ": no answer from ZooKeeper at "
+                        + registry.client.getZookeeperClient().getCurrentConnectionString();
+            }
+        }
+        return "";
+    }
+
+    /**
      * Acquires for the calling thread, which has checked this lock out of the registry; the checkout is
      * handed to the new hold, or given back here if there is none.
      */
@@ -118,7 +134,7 @@ final class PathLock {
                 } catch (ForeignLockParentException | LeaseLostException e) {
                     throw e; // refused, and its lock node released: the message says why
                 } catch (Exception e) {
-                    throw new LockAcquisitionException("could not acquire lock " + path + ": " + e, path, e);
+                    throw new LockAcquisitionException("could not acquire lock " + path + where(e) + ": " + e, path, e);
                 }
                 Hold hold = grant(me, attempt);
                 keepCheckout = true;
