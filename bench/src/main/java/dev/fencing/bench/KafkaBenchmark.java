@@ -5,7 +5,7 @@ import dev.fencing.kafka.FencedConsumerBuilder;
 import dev.fencing.kafka.InMemoryWatermarkStore;
 import dev.fencing.kafka.PostgresWatermarkStore;
 import dev.fencing.kafka.StaleRecordPolicy;
-import dev.fencing.kafka.WatermarkStore;
+import dev.fencing.kafka.spi.WatermarkStore;
 import dev.fencing.testsupport.KafkaEndpoint;
 import dev.fencing.testsupport.KafkaServers;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;

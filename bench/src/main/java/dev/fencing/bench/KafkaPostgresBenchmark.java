@@ -7,7 +7,7 @@ import dev.fencing.kafka.FencedConsumer;
 import dev.fencing.kafka.FencedRowHandler;
 import dev.fencing.kafka.PostgresWatermarkStore;
 import dev.fencing.kafka.TransactionalRecordHandler;
-import dev.fencing.kafka.WatermarkStore;
+import dev.fencing.kafka.spi.WatermarkStore;
 import dev.fencing.testsupport.KafkaEndpoint;
 import dev.fencing.testsupport.KafkaServers;
 import dev.fencing.testsupport.PostgresEndpoint;
@@ -61,9 +61,7 @@ import org.jdbi.v3.core.Jdbi;
  * each round, connections from one HikariCP pool, an embedded server that commits durably (or {@code
  * FENCING_POSTGRES_URL}). Each round first zeroes the table and vacuums the tables both sides write, untimed, and checks afterwards that the effect counted
  * every applied record. After the timed rounds a diagnostic pass counts the statements each side sends per
- * unit. A second case runs the same comparison with {@link OneUpsertWatermarkStore}, the prototype the
- * store's write path came from, which differs only in not asserting READ COMMITTED per unit ({@code
- * --no-prototype} skips it). A third case writes rows of a protected table ({@link RowTable}): the raw loop
+ * unit. A second case writes rows of a protected table ({@link RowTable}): the raw loop
  * sets each record's row with a plain {@code UPDATE}, the fenced consumer with a {@code FencedRowHandler}
  * (the same update with the token check in the statement, one JDBC batch per unit, the row as the key's
  * watermark: no watermark rows). Ends with {@code kafka-postgres fenced/raw throughput ratio: X.XX} for the
@@ -75,7 +73,7 @@ import org.jdbi.v3.core.Jdbi;
  *
  * <pre>{@code
  * bench/run kafka-postgres [--records 60000] [--keys 10000] [--rounds 3] [--token-every KEYS]
- *                          [--no-profile] [--no-prototype]
+ *                          [--no-profile]
  * }</pre>
  */
 public final class KafkaPostgresBenchmark {
@@ -105,7 +103,6 @@ public final class KafkaPostgresBenchmark {
         int rounds = 3;
         int tokenEvery = 0;
         boolean profile = true;
-        boolean prototype = true;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--records" -> records = Integer.parseInt(args[++i]);
@@ -113,10 +110,9 @@ public final class KafkaPostgresBenchmark {
                 case "--rounds" -> rounds = Integer.parseInt(args[++i]);
                 case "--token-every" -> tokenEvery = Integer.parseInt(args[++i]);
                 case "--no-profile" -> profile = false;
-                case "--no-prototype" -> prototype = false;
                 default -> {
                     System.err.println("usage: KafkaPostgresBenchmark [--records N] [--keys N] [--rounds N]"
-                            + " [--token-every N] [--no-profile] [--no-prototype]");
+                            + " [--token-every N] [--no-profile]");
                     System.exit(2);
                 }
             }
@@ -157,9 +153,6 @@ public final class KafkaPostgresBenchmark {
                 KafkaPostgresBenchmark bench = new KafkaPostgresBenchmark(kafka, topic, records, stale, keys, pool);
                 Map<String, Function<DataSource, WatermarkStore<Handle>>> stores = new LinkedHashMap<>();
                 stores.put("PostgresWatermarkStore", ds -> PostgresWatermarkStore.create(Jdbi.create(ds)));
-                if (prototype) {
-                    stores.put("prototype OneUpsertWatermarkStore", ds -> new OneUpsertWatermarkStore(Jdbi.create(ds)));
-                }
                 List<KafkaRounds.Result> results = new ArrayList<>();
                 for (Map.Entry<String, Function<DataSource, WatermarkStore<Handle>>> store : stores.entrySet()) {
                     results.add(KafkaRounds.compare(

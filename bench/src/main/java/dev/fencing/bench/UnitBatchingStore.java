@@ -1,9 +1,9 @@
 package dev.fencing.bench;
 
-import dev.fencing.kafka.PartitionProgress;
-import dev.fencing.kafka.PartitionState;
 import dev.fencing.kafka.TransactionalRecordHandler;
-import dev.fencing.kafka.WatermarkStore;
+import dev.fencing.kafka.spi.PartitionProgress;
+import dev.fencing.kafka.spi.PartitionState;
+import dev.fencing.kafka.spi.WatermarkStore;
 import java.sql.SQLException;
 import java.util.Collection;
 import java.util.List;

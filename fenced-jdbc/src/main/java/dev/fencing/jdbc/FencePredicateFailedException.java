@@ -12,7 +12,7 @@ package dev.fencing.jdbc;
  * }
  * }</pre>
  */
-public final class FencePredicateFailedException extends FencingJdbcException {
+public final class FencePredicateFailedException extends FencedJdbcException {
     private static final long serialVersionUID = 1L;
 
     private final long storedToken;

@@ -12,7 +12,7 @@ package dev.fencing.jdbc;
  * }
  * }</pre>
  */
-public final class FencedRowNotFoundException extends FencingJdbcException {
+public final class FencedRowNotFoundException extends FencedJdbcException {
     private static final long serialVersionUID = 1L;
 
     public FencedRowNotFoundException(String table, Object key, long token) {

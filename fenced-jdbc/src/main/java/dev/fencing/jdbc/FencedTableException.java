@@ -12,7 +12,7 @@ package dev.fencing.jdbc;
  * }
  * }</pre>
  */
-public final class FencedTableException extends FencingJdbcException {
+public final class FencedTableException extends FencedJdbcException {
     private static final long serialVersionUID = 1L;
 
     public FencedTableException(String table, String message, Throwable cause) {

@@ -13,7 +13,7 @@ package dev.fencing.jdbc;
  * }
  * }</pre>
  */
-public final class FencedWriteException extends FencingJdbcException {
+public final class FencedWriteException extends FencedJdbcException {
     private static final long serialVersionUID = 1L;
 
     public FencedWriteException(String message, String table, Object key, long token, Throwable cause) {

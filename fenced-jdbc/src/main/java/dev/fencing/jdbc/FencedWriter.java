@@ -55,7 +55,7 @@ import org.jdbi.v3.core.Jdbi;
  *
  * <p>Every method refuses a token {@code <= 0} with {@link InvalidFenceTokenException} before any SQL
  * runs. The {@code try...} methods return a {@link WriteOutcome}; their twins throw the matching {@link
- * FencingJdbcException}. Database failures surface as {@link FencedWriteException}.
+ * FencedJdbcException}. Database failures surface as {@link FencedWriteException}.
  *
  * <p><b>What is fenced.</b> Only what the database commits in the same transaction as the fenced write. A
  * watermark advanced in one transaction and an external resource touched afterwards is check-then-act: a

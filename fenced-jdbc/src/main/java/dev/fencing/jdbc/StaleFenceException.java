@@ -16,7 +16,7 @@ import dev.fencing.FencePolicy;
  * }
  * }</pre>
  */
-public final class StaleFenceException extends FencingJdbcException {
+public final class StaleFenceException extends FencedJdbcException {
     private static final long serialVersionUID = 1L;
 
     private final long storedToken;

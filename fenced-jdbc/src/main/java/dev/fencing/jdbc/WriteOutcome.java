@@ -3,7 +3,7 @@ package dev.fencing.jdbc;
 /**
  * What happened to one fenced write. A stale write is an expected outcome, not an error, so the {@code
  * try...} methods of {@link FencedWriter} return one of these; the throwing methods turn every outcome
- * but {@link Applied} into the matching {@link FencingJdbcException}.
+ * but {@link Applied} into the matching {@link FencedJdbcException}.
  *
  * <pre>{@code
  * WriteOutcome outcome = writer.tryUpdate(decrement, lease.token());

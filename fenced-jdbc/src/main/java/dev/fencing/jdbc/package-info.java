@@ -21,7 +21,7 @@
  *       dev.fencing.jdbc.FencedBatch}: what to write;
  *   <li>{@link dev.fencing.jdbc.FencedWriter}: runs them under a token (also claim-then-run and
  *       watermark-then-run, whose statements commit with the fenced write) and returns a {@link dev.fencing.jdbc.WriteOutcome}, or throws a {@link
- *       dev.fencing.jdbc.FencingJdbcException};
+ *       dev.fencing.jdbc.FencedJdbcException};
  *   <li>{@link dev.fencing.FencePolicy}: STRICT ({@code <}) or MONOTONIC ({@code <=}).
  * </ul>
  *

@@ -20,6 +20,8 @@ public final class DeadLetterException extends FencedKafkaException {
         super(
                 "could not dead-letter " + origin + " to topic " + deadLetterTopic + ": " + why
                         + "; the consumer stopped without committing past it",
+                origin,
+                0,
                 cause);
         this.deadLetterTopic = deadLetterTopic;
     }

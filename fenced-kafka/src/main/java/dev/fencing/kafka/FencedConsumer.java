@@ -14,6 +14,7 @@ import dev.fencing.kafka.internal.RetryPolicy;
 import dev.fencing.kafka.internal.Scheduler;
 import dev.fencing.kafka.internal.SerialScheduler;
 import dev.fencing.kafka.internal.UnitOfWork;
+import dev.fencing.kafka.spi.WatermarkStore;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.Collection;
@@ -560,7 +561,10 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
 
         private Scheduler keyParallel() {
             @SuppressWarnings("unchecked") // the builder checked: the store the transactional handler joins
-            RecordTransactions<Object> transactions = transactional ? (RecordTransactions<Object>) store : null;
+            RecordTransactions<Object> transactions = transactional
+                    ? (RecordTransactions<Object>) (RecordTransactions<?>)
+                            ((PostgresWatermarkStore) (WatermarkStore<?>) store).recordTransactions()
+                    : null;
             RecordStep<K, V> step = new RecordStep<>(
                     settings,
                     handler,

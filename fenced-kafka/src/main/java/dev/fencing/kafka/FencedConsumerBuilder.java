@@ -5,8 +5,8 @@ import dev.fencing.kafka.internal.ConsumerSettings;
 import dev.fencing.kafka.internal.FencedRowUnits;
 import dev.fencing.kafka.internal.FencingSetting;
 import dev.fencing.kafka.internal.FencingSettings;
-import dev.fencing.kafka.internal.RecordTransactions;
 import dev.fencing.kafka.internal.RetryPolicy;
+import dev.fencing.kafka.spi.WatermarkStore;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -480,7 +480,7 @@ public final class FencedConsumerBuilder<K, V> {
                         + " offset is committed every " + FencedConsumerConfig.COMMIT_INTERVAL_MS_CONFIG
                         + " up to its lowest unfinished record");
             }
-            if (transactional && !(store instanceof RecordTransactions)) {
+            if (transactional && !((WatermarkStore<?>) store instanceof PostgresWatermarkStore)) {
                 throw new IllegalStateException(
                         "a transactionalHandler with " + FencedConsumerConfig.MAX_CONCURRENCY_CONFIG
                                 + "=" + maxConcurrency + " needs PostgresWatermarkStore (each record commits in a"

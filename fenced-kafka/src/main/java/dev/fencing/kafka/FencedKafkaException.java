@@ -4,7 +4,8 @@ import dev.fencing.FencingException;
 
 /**
  * Root of the real failures in this module (a stale record is not one: it is an expected outcome, counted
- * and dead-lettered). Unchecked; keeps its cause.
+ * and dead-lettered). Unchecked; keeps its cause. Its {@link #resource()} is the topic, partition or record
+ * involved, as text, and {@link #token()} the record's token where one is known (0 otherwise).
  */
 public abstract class FencedKafkaException extends FencingException {
     private static final long serialVersionUID = 1L;
@@ -15,5 +16,9 @@ public abstract class FencedKafkaException extends FencingException {
 
     protected FencedKafkaException(String message, Throwable cause) {
         super(message, null, 0, cause);
+    }
+
+    protected FencedKafkaException(String message, String resource, long token, Throwable cause) {
+        super(message, resource, token, cause);
     }
 }

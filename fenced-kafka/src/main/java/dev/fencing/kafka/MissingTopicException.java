@@ -23,7 +23,7 @@ public final class MissingTopicException extends FencedKafkaException {
      * @param bootstrapServers the cluster, for the command that creates them
      */
     public MissingTopicException(Map<String, String> missing, String bootstrapServers) {
-        super(message(missing, bootstrapServers));
+        super(message(missing, bootstrapServers), String.join(",", missing.keySet()), 0, null);
         this.topics = List.copyOf(missing.keySet());
         this.bootstrapServers = bootstrapServers;
     }

@@ -1,8 +1,11 @@
 package dev.fencing.kafka;
 
-import dev.fencing.FencePolicy;
 import dev.fencing.kafka.internal.PostgresRecordTransactions;
 import dev.fencing.kafka.internal.RecordTransactions;
+import dev.fencing.kafka.spi.PartitionProgress;
+import dev.fencing.kafka.spi.PartitionState;
+import dev.fencing.kafka.spi.StalePartitionStateException;
+import dev.fencing.kafka.spi.WatermarkStore;
 import java.lang.reflect.Method;
 import java.sql.Array;
 import java.sql.Connection;
@@ -19,7 +22,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
-import java.util.function.Consumer;
 import java.util.function.Function;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.utils.Bytes;
@@ -69,7 +71,7 @@ import org.jdbi.v3.core.statement.StatementCustomizer;
  * (lazy loading, on the unit's thread) join the unit's transaction, since Jdbi hands nested calls the
  * outer handle; one connection per consumer is enough.
  */
-public final class PostgresWatermarkStore implements WatermarkStore<Handle>, RecordTransactions<Handle> {
+public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
     private static final String LOAD_OFFSET = "SELECT next_offset FROM fencing.kafka_offset"
             + " WHERE consumer_group = ? AND topic = ? AND kafka_partition = ?";
     private static final String LOAD_WATERMARKS = "SELECT record_key, fence_token FROM fencing.kafka_watermark"
@@ -323,35 +325,13 @@ public final class PostgresWatermarkStore implements WatermarkStore<Handle>, Rec
     }
 
     /**
-     * The key-parallel consumer's transaction for one record ({@link RecordTransactions}): a {@code SELECT ...
-     * FOR UPDATE} of the key's row, the decision, your handler, and one {@code INSERT ... ON CONFLICT DO
-     * UPDATE} of the key's token and applied offset, at READ COMMITTED. Needs the V101 migration. Called by
-     * the consumer; an application has no reason to.
+     * The key-parallel consumer's transactions on this store's database: one record's ({@code SELECT ... FOR
+     * UPDATE} of the key's row, the decision, the handler, one {@code INSERT ... ON CONFLICT DO UPDATE} of the
+     * key's token and applied offset, at READ COMMITTED; needs the V101 migration) and a commit group's. For the
+     * consumer only, hence not public.
      */
-    @Override
-    public long applyOnce(
-            String groupId,
-            TopicPartition partition,
-            byte[] key,
-            long offset,
-            long token,
-            FencePolicy policy,
-            Consumer<? super Handle> work) {
-        return recordTransactions.applyOnce(groupId, partition, key, offset, token, policy, work);
-    }
-
-    /**
-     * The key-parallel consumer's commit group ({@link RecordTransactions#applyGroup}); called by the consumer;
-     * an application has no reason to.
-     */
-    @Override
-    public long[] applyGroup(
-            String groupId,
-            List<GroupRecord> records,
-            FencePolicy policy,
-            long deadline,
-            GroupWork<? super Handle> work) {
-        return recordTransactions.applyGroup(groupId, records, policy, deadline, work);
+    RecordTransactions<Handle> recordTransactions() {
+        return recordTransactions;
     }
 
     /**

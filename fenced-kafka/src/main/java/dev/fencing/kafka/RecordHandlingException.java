@@ -11,13 +11,15 @@ public final class RecordHandlingException extends FencedKafkaException {
 
     private final TopicPartition partition;
     private final long offset;
-    private final long token;
 
     public RecordHandlingException(TopicPartition partition, long offset, long token, Throwable cause) {
-        super("handler failed on " + partition + " offset " + offset + " (token " + token + "): " + cause, cause);
+        super(
+                "handler failed on " + partition + " offset " + offset + " (token " + token + "): " + cause,
+                partition + "@" + offset,
+                token,
+                cause);
         this.partition = partition;
         this.offset = offset;
-        this.token = token;
     }
 
     public TopicPartition partition() {
@@ -26,9 +28,5 @@ public final class RecordHandlingException extends FencedKafkaException {
 
     public long offset() {
         return offset;
-    }
-
-    public long token() {
-        return token;
     }
 }

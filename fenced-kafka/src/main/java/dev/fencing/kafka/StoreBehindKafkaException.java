@@ -1,5 +1,6 @@
 package dev.fencing.kafka;
 
+import dev.fencing.kafka.spi.WatermarkStore;
 import org.apache.kafka.common.TopicPartition;
 
 /**
@@ -24,11 +25,16 @@ public final class StoreBehindKafkaException extends FencedKafkaException {
     private final TopicPartition partition;
 
     public StoreBehindKafkaException(String groupId, TopicPartition partition, long storeOffset, long kafkaOffset) {
-        super("group " + groupId + " " + partition + ": Kafka's committed offset " + kafkaOffset
-                + " is ahead of the watermark store's " + (storeOffset < 0 ? "(none)" : Long.toString(storeOffset))
-                + ", so a member without this store consumed records the store never saw and the store is not"
-                + " authoritative; stopping instead of re-applying or skipping them. Give every member of the group"
-                + " the same store");
+        super(
+                "group " + groupId + " " + partition + ": Kafka's committed offset " + kafkaOffset
+                        + " is ahead of the watermark store's "
+                        + (storeOffset < 0 ? "(none)" : Long.toString(storeOffset))
+                        + ", so a member without this store consumed records the store never saw and the store is not"
+                        + " authoritative; stopping instead of re-applying or skipping them. Give every member of the group"
+                        + " the same store",
+                groupId + " " + partition,
+                0,
+                null);
         this.partition = partition;
     }
 

@@ -1,5 +1,6 @@
 package dev.fencing.kafka;
 
+import dev.fencing.kafka.spi.WatermarkStore;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 
 /**

@@ -8,7 +8,7 @@
  *       side, with a plain {@code KafkaProducer}; the record key is the resource key.
  *   <li>{@link dev.fencing.kafka.FencedConsumer}: the poll loop that drops stale records, dead-letters what it
  *       cannot fence, and commits offsets only for finished records.
- *   <li>{@link dev.fencing.kafka.WatermarkStore}: where watermarks and offsets live; {@link
+ *   <li>{@link dev.fencing.kafka.spi.WatermarkStore}: where watermarks and offsets live; {@link
  *       dev.fencing.kafka.InMemoryWatermarkStore} and {@link dev.fencing.kafka.PostgresWatermarkStore}.
  * </ul>
  *

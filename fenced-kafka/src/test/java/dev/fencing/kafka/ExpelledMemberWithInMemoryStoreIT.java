@@ -8,6 +8,9 @@ import static dev.fencing.kafka.KafkaFixture.sendFenced;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.fencing.kafka.spi.PartitionProgress;
+import dev.fencing.kafka.spi.PartitionState;
+import dev.fencing.kafka.spi.WatermarkStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;

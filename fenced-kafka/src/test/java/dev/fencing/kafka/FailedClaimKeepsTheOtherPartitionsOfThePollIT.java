@@ -8,6 +8,7 @@ import static dev.fencing.kafka.KafkaFixture.size;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.fencing.kafka.spi.StalePartitionStateException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;

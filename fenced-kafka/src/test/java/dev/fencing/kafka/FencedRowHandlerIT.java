@@ -11,6 +11,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.fencing.jdbc.FencedTable;
+import dev.fencing.kafka.spi.PartitionProgress;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;

@@ -4,6 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.fencing.kafka.spi.PartitionProgress;
+import dev.fencing.kafka.spi.PartitionState;
+import dev.fencing.kafka.spi.StalePartitionStateException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;

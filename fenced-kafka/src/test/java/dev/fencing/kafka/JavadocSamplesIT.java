@@ -7,6 +7,8 @@ import static org.awaitility.Awaitility.await;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.fencing.jdbc.FencedTable;
+import dev.fencing.kafka.spi.PartitionState;
+import dev.fencing.kafka.spi.WatermarkStore;
 import dev.fencing.testsupport.EmbeddedKafka;
 import java.time.Duration;
 import java.util.HashMap;

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fencing.FencePolicy;
 import dev.fencing.kafka.internal.RecordTransactions;
+import dev.fencing.kafka.spi.PartitionProgress;
+import dev.fencing.kafka.spi.PartitionState;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -148,16 +150,17 @@ class PostgresRoundTripsIT {
         String[] isolation = new String[1];
 
         counter.reset();
-        long verdict = store.applyOnce(
-                "parallel-record",
-                P0,
-                key("k").get(),
-                7,
-                3,
-                FencePolicy.STRICT,
-                handle -> isolation[0] = handle.createQuery("SELECT current_setting('transaction_isolation')")
-                        .mapTo(String.class)
-                        .one());
+        long verdict = store.recordTransactions()
+                .applyOnce(
+                        "parallel-record",
+                        P0,
+                        key("k").get(),
+                        7,
+                        3,
+                        FencePolicy.STRICT,
+                        handle -> isolation[0] = handle.createQuery("SELECT current_setting('transaction_isolation')")
+                                .mapTo(String.class)
+                                .one());
 
         System.out.printf(
                 "key-parallel record: %d round trips, %d statements: %s%n",
@@ -166,7 +169,8 @@ class PostgresRoundTripsIT {
         assertThat(isolation[0]).isEqualTo("read committed");
         // the lock of the key's row with the isolation level, the handler's statement, the key's row, COMMIT
         assertThat(counter.roundTrips).isEqualTo(4);
-        assertThat(store.applyOnce("parallel-record", P0, key("k").get(), 7, 3, FencePolicy.STRICT, handle -> {}))
+        assertThat(store.recordTransactions()
+                        .applyOnce("parallel-record", P0, key("k").get(), 7, 3, FencePolicy.STRICT, handle -> {}))
                 .isEqualTo(RecordTransactions.APPLIED_BEFORE);
     }
 
@@ -186,7 +190,8 @@ class PostgresRoundTripsIT {
                 new RecordTransactions.GroupRecord(P0, key("b").get(), 2, 3));
         // the keys' rows exist once a first group created them (one round trip more: the placeholders' insert)
         counter.reset();
-        assertThat(store.applyGroup(group, first, FencePolicy.STRICT, System.nanoTime() + 60_000_000_000L, nothing))
+        assertThat(store.recordTransactions()
+                        .applyGroup(group, first, FencePolicy.STRICT, System.nanoTime() + 60_000_000_000L, nothing))
                 .containsExactly(RecordTransactions.APPLIED, RecordTransactions.APPLIED);
         assertThat(counter.roundTrips).isEqualTo(4);
 
@@ -198,25 +203,26 @@ class PostgresRoundTripsIT {
                 new RecordTransactions.GroupRecord(P0, key("a").get(), 5, 5),
                 new RecordTransactions.GroupRecord(P0, key("b").get(), 6, 5));
         counter.reset();
-        long[] outcomes = store.applyGroup(
-                group,
-                records,
-                FencePolicy.STRICT,
-                System.nanoTime() + 60_000_000_000L,
-                new RecordTransactions.GroupWork<Object>() {
-                    @Override
-                    public void run(Object transaction, int index) {
-                        if (index == 0) {
-                            isolation[0] = ((org.jdbi.v3.core.Handle) transaction)
-                                    .createQuery("SELECT current_setting('transaction_isolation')")
-                                    .mapTo(String.class)
-                                    .one();
-                        }
-                    }
+        long[] outcomes = store.recordTransactions()
+                .applyGroup(
+                        group,
+                        records,
+                        FencePolicy.STRICT,
+                        System.nanoTime() + 60_000_000_000L,
+                        new RecordTransactions.GroupWork<Object>() {
+                            @Override
+                            public void run(Object transaction, int index) {
+                                if (index == 0) {
+                                    isolation[0] = ((org.jdbi.v3.core.Handle) transaction)
+                                            .createQuery("SELECT current_setting('transaction_isolation')")
+                                            .mapTo(String.class)
+                                            .one();
+                                }
+                            }
 
-                    @Override
-                    public void refused(int index, long stored) {}
-                });
+                            @Override
+                            public void refused(int index, long stored) {}
+                        });
 
         System.out.printf(
                 "commit group of 4 records: %d round trips, %d statements:%n  %s%n",

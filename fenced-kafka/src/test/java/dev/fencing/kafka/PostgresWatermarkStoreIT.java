@@ -6,6 +6,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.InstanceOfAssertFactories.STRING;
 import static org.awaitility.Awaitility.await;
 
+import dev.fencing.kafka.spi.PartitionProgress;
+import dev.fencing.kafka.spi.PartitionState;
+import dev.fencing.kafka.spi.StalePartitionStateException;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

@@ -18,33 +18,8 @@ package dev.fencing.lock;
  *
  * <p>Thread-safe: any thread may read the token and check the term.
  */
-public interface Leadership {
-
-    /** The term's fence token. */
-    long token();
-
-    /** The election path. */
-    String path();
+public interface Leadership extends FencedGrant {
 
     /** The id of the participant that leads in this term. */
     String participantId();
-
-    /**
-     * True until the term ends, as far as this process can tell without asking ZooKeeper (connection
-     * events, handle replacement, the pause detector, stepping down): false for every check that begins
-     * after one of the events above. Costs no round trip.
-     */
-    boolean isValid();
-
-    /** Throws {@link LeaseLostException} if {@link #isValid()} is false. */
-    void ensureValid();
-
-    /**
-     * Asks the server whether this term's node still exists and belongs to this session (a {@code sync},
-     * then a read), as {@link Lease#verify()} does; a false answer ends the term.
-     */
-    boolean verify();
-
-    /** Why the term ended, or {@code null} while it lasts. */
-    LeaseLoss lossCause();
 }

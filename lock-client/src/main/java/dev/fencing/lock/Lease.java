@@ -41,36 +41,7 @@ package dev.fencing.lock;
  * }
  * }</pre>
  */
-public interface Lease extends AutoCloseable {
-
-    /** The fence token of this grant: positive, and greater than that of every earlier grant of this lock. */
-    long token();
-
-    /** The lock path this lease holds. */
-    String path();
-
-    /**
-     * Whether the lease is still valid as far as this process knows, without asking the server: false
-     * for every check that begins after one of the events listed above. Costs no round trip.
-     */
-    boolean isValid();
-
-    /** Throws {@link LeaseLostException} if {@link #isValid()} is false. */
-    void ensureValid();
-
-    /**
-     * Asks the server whether the holder's node still exists and belongs to this session: first a
-     * {@code sync} (so a lagging follower cannot report a deleted node as present), then a read. A
-     * false answer, or no answer within a session timeout, invalidates the lease with {@link
-     * LeaseLoss#NODE_GONE}.
-     *
-     * @throws LockInterruptedException if interrupted meanwhile: the interrupt flag stays set and the
-     *     lease is left as it was
-     */
-    boolean verify();
-
-    /** Why the lease is invalid, or {@code null} while it is valid; checks as {@link #isValid()} does. */
-    LeaseLoss lossCause();
+public interface Lease extends FencedGrant, AutoCloseable {
 
     /**
      * Releases this grant (the lock itself when the last re-entrant grant closes). Safe to call

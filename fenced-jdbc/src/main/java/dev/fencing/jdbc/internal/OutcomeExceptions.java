@@ -2,9 +2,9 @@ package dev.fencing.jdbc.internal;
 
 import dev.fencing.FencePolicy;
 import dev.fencing.jdbc.FencePredicateFailedException;
+import dev.fencing.jdbc.FencedJdbcException;
 import dev.fencing.jdbc.FencedRowNotFoundException;
 import dev.fencing.jdbc.FencedWriteException;
-import dev.fencing.jdbc.FencingJdbcException;
 import dev.fencing.jdbc.RowKey;
 import dev.fencing.jdbc.StaleFenceException;
 import dev.fencing.jdbc.WriteOutcome;
@@ -30,7 +30,7 @@ final class OutcomeExceptions {
     static <T> T guarded(String table, RowKey key, long token, Supplier<T> work) {
         try {
             return work.get();
-        } catch (FencingJdbcException e) {
+        } catch (FencedJdbcException e) {
             throw e;
         } catch (JdbiException e) {
             throw failed(table, key, token, e);

@@ -1,8 +1,8 @@
 package dev.fencing.kafka.internal;
 
-import dev.fencing.kafka.PartitionProgress;
-import dev.fencing.kafka.StalePartitionStateException;
-import dev.fencing.kafka.WatermarkStore;
+import dev.fencing.kafka.spi.PartitionProgress;
+import dev.fencing.kafka.spi.StalePartitionStateException;
+import dev.fencing.kafka.spi.WatermarkStore;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;

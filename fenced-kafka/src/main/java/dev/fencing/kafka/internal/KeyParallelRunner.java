@@ -3,7 +3,7 @@ package dev.fencing.kafka.internal;
 import dev.fencing.kafka.FencedKafkaException;
 import dev.fencing.kafka.HandlersStillRunningException;
 import dev.fencing.kafka.RecordHandlingException;
-import dev.fencing.kafka.WatermarkStore;
+import dev.fencing.kafka.spi.WatermarkStore;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayDeque;

@@ -1,6 +1,6 @@
 package dev.fencing.kafka.internal;
 
-import dev.fencing.kafka.WatermarkStore;
+import dev.fencing.kafka.spi.WatermarkStore;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.HashSet;

@@ -1,8 +1,8 @@
 package dev.fencing.kafka.internal;
 
-import dev.fencing.kafka.PartitionState;
 import dev.fencing.kafka.StoreBehindKafkaException;
-import dev.fencing.kafka.WatermarkStore;
+import dev.fencing.kafka.spi.PartitionState;
+import dev.fencing.kafka.spi.WatermarkStore;
 import java.nio.ByteBuffer;
 import java.util.Collection;
 import java.util.HashMap;

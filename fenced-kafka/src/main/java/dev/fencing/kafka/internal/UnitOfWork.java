@@ -2,10 +2,10 @@ package dev.fencing.kafka.internal;
 
 import dev.fencing.kafka.DeadLetterReason;
 import dev.fencing.kafka.FencedConsumerConfig;
-import dev.fencing.kafka.PartitionProgress;
 import dev.fencing.kafka.RecordHandlingException;
-import dev.fencing.kafka.StalePartitionStateException;
-import dev.fencing.kafka.WatermarkStore;
+import dev.fencing.kafka.spi.PartitionProgress;
+import dev.fencing.kafka.spi.StalePartitionStateException;
+import dev.fencing.kafka.spi.WatermarkStore;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -1,5 +1,9 @@
-package dev.fencing.kafka;
+package dev.fencing.kafka.spi;
 
+import dev.fencing.kafka.FencedConsumer;
+import dev.fencing.kafka.InMemoryWatermarkStore;
+import dev.fencing.kafka.PostgresWatermarkStore;
+import dev.fencing.kafka.WatermarkStoreException;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;

@@ -1,5 +1,6 @@
-package dev.fencing.kafka;
+package dev.fencing.kafka.spi;
 
+import dev.fencing.kafka.FencedKafkaException;
 import org.apache.kafka.common.TopicPartition;
 
 /**
@@ -13,14 +14,22 @@ public final class StalePartitionStateException extends FencedKafkaException {
     private final TopicPartition partition;
 
     public StalePartitionStateException(String groupId, TopicPartition partition, long expected, long stored) {
-        super("group " + groupId + " " + partition + ": expected stored offset " + expected + " but found " + stored
-                + "; another consumer committed this partition");
+        super(
+                "group " + groupId + " " + partition + ": expected stored offset " + expected + " but found " + stored
+                        + "; another consumer committed this partition",
+                groupId + " " + partition,
+                0,
+                null);
         this.partition = partition;
     }
 
     /** The partition could not be claimed for another reason than its offset; {@code why} says which. */
     public StalePartitionStateException(String groupId, TopicPartition partition, String why) {
-        super("group " + groupId + " " + partition + ": " + why + "; the unit is rolled back and read again");
+        super(
+                "group " + groupId + " " + partition + ": " + why + "; the unit is rolled back and read again",
+                groupId + " " + partition,
+                0,
+                null);
         this.partition = partition;
     }
 

@@ -1,4 +1,4 @@
-package dev.fencing.kafka;
+package dev.fencing.kafka.spi;
 
 import java.util.Map;
 import java.util.Objects;

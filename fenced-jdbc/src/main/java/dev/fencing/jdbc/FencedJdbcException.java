@@ -11,18 +11,18 @@ import dev.fencing.FencingException;
  *     writer.update(decrement, token);
  * } catch (StaleFenceException e) {
  *     // a newer holder wrote the row: stop, do not retry with the same token
- * } catch (FencingJdbcException e) {
+ * } catch (FencedJdbcException e) {
  *     log.warn("write to {} key {} failed", e.table(), e.key(), e);
  * }
  * }</pre>
  */
-public abstract class FencingJdbcException extends FencingException {
+public abstract class FencedJdbcException extends FencingException {
     private static final long serialVersionUID = 1L;
 
     private final String table;
     private final String key;
 
-    protected FencingJdbcException(String message, String table, Object key, long token, Throwable cause) {
+    protected FencedJdbcException(String message, String table, Object key, long token, Throwable cause) {
         super(message, table == null ? null : key == null ? table : table + " key " + key, token, cause);
         this.table = table;
         this.key = key == null ? null : key.toString();
