@@ -1,5 +1,10 @@
 package dev.fencing.demo;
 
+import dev.fencing.harness.Durations;
+import dev.fencing.harness.HarnessException;
+import dev.fencing.harness.Preflight;
+import dev.fencing.harness.WholeNumbers;
+import dev.fencing.harness.ZooKeeperAccess;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.PrintWriter;
@@ -106,7 +111,6 @@ public final class InventoryDemo implements Callable<Integer> {
             names = DemoSettings.DURATION_FLAG,
             paramLabel = "TIME",
             defaultValue = DemoSettings.DEFAULT_DURATION,
-            converter = Durations.class,
             description = DemoSettings.DURATION_DOC)
     private Duration duration;
 
@@ -114,7 +118,6 @@ public final class InventoryDemo implements Callable<Integer> {
             names = DemoSettings.PAUSE_FLAG,
             paramLabel = "TIME",
             defaultValue = DemoSettings.DEFAULT_PAUSE,
-            converter = Durations.class,
             description = DemoSettings.PAUSE_DOC)
     private Duration pause;
 
@@ -122,7 +125,6 @@ public final class InventoryDemo implements Callable<Integer> {
             names = DemoSettings.PAUSE_EVERY_FLAG,
             paramLabel = "TIME",
             defaultValue = DemoSettings.DEFAULT_PAUSE_EVERY,
-            converter = Durations.class,
             description = DemoSettings.PAUSE_EVERY_DOC)
     private Duration pauseEvery;
 
@@ -130,7 +132,6 @@ public final class InventoryDemo implements Callable<Integer> {
             names = DemoSettings.SESSION_TIMEOUT_FLAG,
             paramLabel = "TIME",
             defaultValue = DemoSettings.DEFAULT_SESSION_TIMEOUT,
-            converter = Durations.class,
             description = DemoSettings.SESSION_TIMEOUT_DOC)
     private Duration sessionTimeout;
 
@@ -138,7 +139,6 @@ public final class InventoryDemo implements Callable<Integer> {
             names = DemoSettings.WORK_FLAG,
             paramLabel = "TIME",
             defaultValue = DemoSettings.DEFAULT_WORK,
-            converter = Durations.class,
             description = DemoSettings.WORK_DOC)
     private Duration work;
 
@@ -211,10 +211,8 @@ public final class InventoryDemo implements Callable<Integer> {
     /** A command line with converters whose messages speak plainly (picocli's say "is not a long"). */
     private static CommandLine commandLine(InventoryDemo demo) {
         CommandLine commandLine = new CommandLine(demo);
-        commandLine.registerConverter(Integer.class, WholeNumbers::parseInt);
-        commandLine.registerConverter(Integer.TYPE, WholeNumbers::parseInt);
-        commandLine.registerConverter(Long.class, WholeNumbers::parseLong);
-        commandLine.registerConverter(Long.TYPE, WholeNumbers::parseLong);
+        WholeNumbers.register(commandLine, 4);
+        commandLine.registerConverter(Duration.class, DemoSettings.DURATIONS);
         return commandLine;
     }
 
@@ -234,7 +232,7 @@ public final class InventoryDemo implements Callable<Integer> {
     public Integer call() {
         DemoSettings settings = settings();
         try {
-            Preflight.checkPlatform(System.getProperty("os.name"));
+            Preflight.checkPlatform("demo-inventory", System.getProperty("os.name"));
             Preflight.checkOutput(DemoSettings.HTML_FLAG, settings.htmlFile());
             if (settings.jsonFile() != null) {
                 Preflight.checkOutput(DemoSettings.JSON_FLAG, settings.jsonFile());
@@ -289,8 +287,8 @@ public final class InventoryDemo implements Callable<Integer> {
     private void checkGrantedSessionTimeout(DemoSettings settings, String zookeeperConnect) {
         Duration granted;
         try {
-            granted = SessionTimeouts.granted(zookeeperConnect, settings.sessionTimeout());
-        } catch (DemoException e) {
+            granted = ZooKeeperAccess.grantedSessionTimeout(zookeeperConnect, settings.sessionTimeout());
+        } catch (HarnessException e) {
             throw settings.zookeeperConnect() == null
                     ? e
                     : new DemoException(e.getMessage() + " (" + DemoSettings.ZOOKEEPER_FLAG + ")", e);

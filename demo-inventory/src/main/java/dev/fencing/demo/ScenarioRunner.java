@@ -1,5 +1,7 @@
 package dev.fencing.demo;
 
+import dev.fencing.harness.ChildJvm;
+import dev.fencing.harness.Durations;
 import dev.fencing.kafka.FencedConsumerConfig;
 import java.io.PrintStream;
 import java.nio.file.Path;
@@ -112,22 +114,27 @@ final class ScenarioRunner {
 
         RunRecorder recorder = new RunRecorder();
         AtomicReference<PauseInjector> injector = new AtomicReference<>();
-        List<WorkerProcess> workers = new ArrayList<>();
+        List<ChildJvm> workers = new ArrayList<>();
         progress.printf("[%s] starting %d worker JVMs%n", label, settings.workers());
         try (StockProjection projection = StockProjection.start(mode, clusters.kafkaBootstrap(), topic, jdbi)) {
             for (int id = 1; id <= settings.workers(); id++) {
-                WorkerProcess worker = WorkerProcess.start(
+                int workerId = id;
+                ChildJvm worker = ChildJvm.start(
+                        "worker " + id,
                         id,
+                        List.of(),
+                        List.of("-Xmx256m"),
+                        WorkerMain.class.getName(),
                         workerArguments(id, mode, lockRoot, topic),
                         Map.of(InventoryDemo.JDBC_PASSWORD_ENV, clusters.jdbcPassword()),
                         logDirectory.resolve("worker-" + id + "-" + label + ".log"),
-                        event -> {
+                        line -> WorkerEvent.parse(line, workerId).ifPresent(event -> {
                             recorder.add(event);
                             PauseInjector current = injector.get();
                             if (current != null) {
                                 current.onEvent(event);
                             }
-                        });
+                        }));
                 WorkerFleet.register(worker);
                 workers.add(worker);
             }
@@ -153,7 +160,7 @@ final class ScenarioRunner {
             String ending = workload(database, recorder, injector.get(), workers, start, label);
             injector.get().stop();
             workers.forEach(worker -> worker.send("STOP"));
-            for (WorkerProcess worker : workers) {
+            for (ChildJvm worker : workers) {
                 if (!worker.awaitExit(WORKER_EXIT_TIMEOUT)) {
                     progress.printf(
                             "[%s] worker %d did not stop within %s; killing it%n",
@@ -194,7 +201,7 @@ final class ScenarioRunner {
             if (current != null) {
                 current.stop();
             }
-            for (WorkerProcess worker : workers) {
+            for (ChildJvm worker : workers) {
                 worker.close();
                 WorkerFleet.unregister(worker);
             }
@@ -206,7 +213,7 @@ final class ScenarioRunner {
             InventoryDatabase database,
             RunRecorder recorder,
             PauseInjector injector,
-            List<WorkerProcess> workers,
+            List<ChildJvm> workers,
             long start,
             String label) {
         long deadline = start + settings.duration().toMillis();
@@ -237,7 +244,7 @@ final class ScenarioRunner {
         }
     }
 
-    private void awaitReady(RunRecorder recorder, List<WorkerProcess> workers, String label) {
+    private void awaitReady(RunRecorder recorder, List<ChildJvm> workers, String label) {
         long deadline = System.nanoTime() + WORKER_START_TIMEOUT.toNanos();
         while (recorder.count(WorkerEvent.Kind.READY) < workers.size()) {
             failIfBroken(recorder, workers, label);
@@ -249,7 +256,7 @@ final class ScenarioRunner {
         }
     }
 
-    private void failIfBroken(RunRecorder recorder, List<WorkerProcess> workers, String label) {
+    private void failIfBroken(RunRecorder recorder, List<ChildJvm> workers, String label) {
         if (recorder.count(WorkerEvent.Kind.FAILED) > 0) {
             WorkerEvent failed = recorder.events().stream()
                     .filter(e -> e.kind() == WorkerEvent.Kind.FAILED)
@@ -258,7 +265,7 @@ final class ScenarioRunner {
             throw new DemoException("[" + label + "] worker " + failed.worker() + " failed: " + failed.sku() + "; see "
                     + logDirectory.resolve("worker-" + failed.worker() + "-" + label + ".log"));
         }
-        for (WorkerProcess worker : workers) {
+        for (ChildJvm worker : workers) {
             if (!worker.isAlive()) {
                 throw new DemoException("[" + label + "] worker " + worker.id() + " (pid " + worker.pid()
                         + ") exited unexpectedly; see "

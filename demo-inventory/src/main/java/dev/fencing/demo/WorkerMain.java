@@ -37,7 +37,7 @@ import org.apache.kafka.common.serialization.StringSerializer;
 import org.jdbi.v3.core.Jdbi;
 
 /**
- * The entry point of a worker JVM, started by the coordinator ({@link WorkerProcess}) with the same class
+ * The entry point of a worker JVM, started by the coordinator ({@link ScenarioRunner}, through the harness's {@code ChildJvm}) with the same class
  * path. It loops: lock a SKU (lock-client), read its stock (fenced: after claiming the row with the lock's
  * token, see {@link InventoryDatabase#read}), do a little work, write the decrement and an order row
  * (fenced-jdbc or a plain UPDATE, see {@link InventoryDatabase#write}), publish the reservation to Kafka
@@ -55,7 +55,7 @@ import org.jdbi.v3.core.Jdbi;
  * environment variable {@value InventoryDemo#JDBC_PASSWORD_ENV}.
  */
 public final class WorkerMain {
-    /** The argument keys, in the order {@link WorkerProcess} passes them. */
+    /** The argument keys, in the order {@link ScenarioRunner} passes them. */
     static final String[] ARGUMENTS = {
         "worker",
         "mode",

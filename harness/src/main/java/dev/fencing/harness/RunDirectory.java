@@ -1,4 +1,4 @@
-package dev.fencing.demo;
+package dev.fencing.harness;
 
 import java.io.IOException;
 import java.io.PrintStream;
@@ -12,15 +12,13 @@ import java.util.Optional;
 import java.util.stream.Stream;
 
 /**
- * The one directory under the system's temporary directory that holds the embedded servers' data of a demo
- * run (about 40 MB), so that it can be removed whole: by {@link #delete()} at the end, by the embedded
- * PostgreSQL's watchdog when this JVM is killed outright, and otherwise at the next start ({@link
- * #removeAbandoned}), which deletes only directories of this kind whose owner process is gone. Each holds
- * an {@code owner} file with the owning process's pid and start time, so a reused pid does not keep a
- * directory alive. Not thread-safe.
+ * The one directory under the system's temporary directory that holds the embedded servers' data of a run, so
+ * that it can be removed whole: by {@link #delete()} at the end, by the {@link Watchdog} when this JVM is killed
+ * outright, and otherwise at the next start ({@link #removeAbandoned}), which deletes only directories of this
+ * kind (same prefix) whose owner process is gone. Each holds an {@code owner} file with the owning process's pid
+ * and start time, so a reused pid does not keep a directory alive. Not thread-safe.
  */
-final class RunDirectory {
-    static final String PREFIX = "demo-inventory-run-";
+public final class RunDirectory {
     private static final String OWNER = "owner";
 
     private final Path path;
@@ -29,10 +27,10 @@ final class RunDirectory {
         this.path = path;
     }
 
-    /** Creates a fresh run directory owned by this process. */
-    static RunDirectory create() {
+    /** Creates a fresh run directory, named {@code prefix} and a random suffix, owned by this process. */
+    public static RunDirectory create(String prefix) {
         try {
-            Path path = Files.createTempDirectory(PREFIX);
+            Path path = Files.createTempDirectory(prefix);
             Files.writeString(path.resolve(OWNER), ownerLine(ProcessHandle.current()));
             return new RunDirectory(path);
         } catch (IOException e) {
@@ -40,31 +38,33 @@ final class RunDirectory {
         }
     }
 
-    Path path() {
+    public Path path() {
         return path;
     }
 
-    /** Deletes the directory and everything in it; quietly, since it is called while shutting down. */
-    void delete() {
+    /** Deletes the directory and everything in it; quietly, since it runs while shutting down. */
+    public void delete() {
         deleteTree(path);
     }
 
     /**
-     * Deletes the run directories in {@code tmp} whose owner process is gone (a coordinator killed in a way
-     * its watchdog could not clean up after). Returns how many it removed.
+     * Deletes the run directories named {@code prefix...} in {@code tmp} whose owner process is gone (a tool
+     * killed in a way its watchdog could not clean up after), saying so on {@code progress} in the words
+     * "left behind by {@code whose} that did not end cleanly". Returns how many it removed.
      */
-    static int removeAbandoned(Path tmp, PrintStream progress) {
+    public static int removeAbandoned(Path tmp, String prefix, String whose, PrintStream progress) {
         int removed = 0;
-        try (DirectoryStream<Path> candidates = Files.newDirectoryStream(tmp, PREFIX + "*")) {
+        try (DirectoryStream<Path> candidates = Files.newDirectoryStream(tmp, prefix + "*")) {
             for (Path candidate : candidates) {
                 if (Files.isDirectory(candidate) && abandoned(candidate)) {
                     deleteTree(candidate);
-                    progress.println("  removed " + candidate + ", left behind by a demo run that did not end cleanly");
+                    progress.println(
+                            "  removed " + candidate + ", left behind by " + whose + " that did not end cleanly");
                     removed++;
                 }
             }
         } catch (IOException e) {
-            // nothing to clean, or not allowed to look: not a reason to stop the demo
+            // nothing to clean, or not allowed to look: not a reason to stop
         }
         return removed;
     }
@@ -82,8 +82,7 @@ final class RunDirectory {
             return false;
         }
         try {
-            long pid = Long.parseLong(parts[0]);
-            Optional<ProcessHandle> process = ProcessHandle.of(pid);
+            Optional<ProcessHandle> process = ProcessHandle.of(Long.parseLong(parts[0]));
             return process.isEmpty() || !ownerLine(process.get()).equals(owner);
         } catch (NumberFormatException e) {
             return false;
