@@ -2,7 +2,7 @@ package dev.fencing.demo;
 
 import dev.fencing.harness.KafkaTopics;
 import dev.fencing.harness.PostgresAccess;
-import dev.fencing.harness.RunDirectory;
+import dev.fencing.harness.StartedServers;
 import dev.fencing.harness.Watchdog;
 import dev.fencing.harness.ZooKeeperAccess;
 import dev.fencing.testsupport.EmbeddedKafka;
@@ -20,13 +20,13 @@ import org.postgresql.ds.PGSimpleDataSource;
 /**
  * The three servers a run needs: the ones named by flags, checked for reachability, or embedded ones
  * (test-support) started here and stopped by {@link #close()}: one ZooKeeper, one PostgreSQL, one Kafka broker,
- * their data in one {@link RunDirectory}. Not thread-safe; the coordinator owns it.
+ * their data in one run directory ({@link StartedServers}). Not thread-safe; the coordinator owns it.
  */
 final class Clusters implements AutoCloseable {
     static final String RUN_DIRECTORY_PREFIX = "demo-inventory-run-";
 
-    private final List<AutoCloseable> started = new ArrayList<>();
-    private RunDirectory runDirectory;
+    private final StartedServers started = new StartedServers();
+    private Path runDirectory;
     private String zookeeperConnect;
     private String jdbcUrl;
     private String jdbcUser;
@@ -47,10 +47,7 @@ final class Clusters implements AutoCloseable {
             if (settings.zookeeperConnect() == null
                     || settings.jdbcUrl() == null
                     || settings.kafkaBootstrap() == null) {
-                RunDirectory.removeAbandoned(
-                        Path.of(System.getProperty("java.io.tmpdir")), RUN_DIRECTORY_PREFIX, "a demo run", progress);
-                clusters.runDirectory = RunDirectory.create(RUN_DIRECTORY_PREFIX);
-                progress.println("  embedded servers' data in " + clusters.runDirectory.path());
+                clusters.runDirectory = clusters.started.runDirectory(RUN_DIRECTORY_PREFIX, "a demo run", progress);
             }
             clusters.openZooKeeper(settings, progress);
             clusters.openPostgres(settings, progress);
@@ -104,26 +101,14 @@ final class Clusters implements AutoCloseable {
 
     @Override
     public void close() {
-        for (int i = started.size() - 1; i >= 0; i--) {
-            try {
-                started.get(i).close();
-            } catch (Exception e) {
-                // stopping an embedded server at exit: nothing left to do about a failure
-            }
-        }
-        started.clear();
-        if (runDirectory != null) {
-            runDirectory.delete();
-            runDirectory = null;
-        }
+        started.close();
     }
 
     private void openZooKeeper(DemoSettings settings, PrintStream progress) {
         if (settings.zookeeperConnect() == null) {
-            EmbeddedZooKeeper zk = EmbeddedZooKeeper.builder()
-                    .dataDirectory(runDirectory.path().resolve("zookeeper"))
-                    .build();
-            started.add(zk);
+            EmbeddedZooKeeper zk = started.add(EmbeddedZooKeeper.builder()
+                    .dataDirectory(runDirectory.resolve("zookeeper"))
+                    .build());
             zookeeperConnect = zk.connectString();
             progress.println("  embedded ZooKeeper at " + zookeeperConnect);
             return;
@@ -135,10 +120,9 @@ final class Clusters implements AutoCloseable {
 
     private void openPostgres(DemoSettings settings, PrintStream progress) {
         if (settings.jdbcUrl() == null) {
-            EmbeddedPostgresServer server = EmbeddedPostgresServer.builder()
-                    .dataDirectoryParent(runDirectory.path())
-                    .build();
-            started.add(server);
+            EmbeddedPostgresServer server = started.add(EmbeddedPostgresServer.builder()
+                    .dataDirectoryParent(runDirectory)
+                    .build());
             jdbcUrl = server.jdbcUrl();
             jdbcUser = server.user();
             jdbcPassword = server.password();
@@ -173,16 +157,14 @@ final class Clusters implements AutoCloseable {
         }
         List<String> commands = new ArrayList<>(Watchdog.stopPostgres(postmaster.getAsLong()));
         commands.add("sleep 1");
-        commands.add("rm -rf '" + runDirectory.path() + "'");
+        commands.add("rm -rf '" + runDirectory + "'");
         started.add(Watchdog.start(commands));
     }
 
     private void openKafka(DemoSettings settings, PrintStream progress) {
         if (settings.kafkaBootstrap() == null) {
-            EmbeddedKafka kafka = EmbeddedKafka.builder()
-                    .logDirectoryParent(runDirectory.path())
-                    .build();
-            started.add(kafka);
+            EmbeddedKafka kafka = started.add(
+                    EmbeddedKafka.builder().logDirectoryParent(runDirectory).build());
             kafkaBootstrap = kafka.bootstrapServers();
             progress.println("  embedded Kafka at " + kafkaBootstrap);
             return;

@@ -1,5 +1,6 @@
 package dev.fencing.demo;
 
+import dev.fencing.harness.Cli;
 import dev.fencing.harness.Durations;
 import dev.fencing.harness.HarnessException;
 import dev.fencing.harness.Preflight;
@@ -7,8 +8,6 @@ import dev.fencing.harness.WholeNumbers;
 import dev.fencing.harness.ZooKeeperAccess;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.io.PrintWriter;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -55,9 +54,9 @@ public final class InventoryDemo implements Callable<Integer> {
     /** Environment variable with the JDBC password, for the coordinator and passed on to workers. */
     public static final String JDBC_PASSWORD_ENV = "DEMO_JDBC_PASSWORD";
 
-    public static final int EXIT_OK = 0;
-    public static final int EXIT_FAILURE = 1;
-    public static final int EXIT_USAGE = 2;
+    public static final int EXIT_OK = Cli.EXIT_OK;
+    public static final int EXIT_FAILURE = Cli.EXIT_FAILURE;
+    public static final int EXIT_USAGE = Cli.EXIT_USAGE;
 
     private static final Duration WARM_UP = Duration.ofSeconds(5);
 
@@ -187,25 +186,9 @@ public final class InventoryDemo implements Callable<Integer> {
     static int execute(PrintStream out, PrintStream err, String... args) {
         InventoryDemo demo = new InventoryDemo();
         demo.progress = out;
-        CommandLine commandLine = commandLine(demo)
-                .setOut(new PrintWriter(out, true, StandardCharsets.UTF_8))
-                .setErr(new PrintWriter(err, true, StandardCharsets.UTF_8))
-                .setParameterExceptionHandler((e, args1) -> usageError(e.getCommandLine(), e.getMessage()))
-                .setExecutionExceptionHandler((e, cmd, parsed) -> {
-                    if (e instanceof ParameterException || e instanceof DemoUsageException) {
-                        return usageError(cmd, e.getMessage());
-                    }
-                    cmd.getErr().println("demo-inventory: " + message(e));
-                    return EXIT_FAILURE;
-                });
+        CommandLine commandLine =
+                Cli.handled(commandLine(demo), "demo-inventory", out, err, e -> e instanceof DemoUsageException);
         return commandLine.execute(args);
-    }
-
-    /** The one line that matters goes last, where a terminal leaves the eye; the full usage is one flag away. */
-    private static int usageError(CommandLine cmd, String message) {
-        cmd.getErr().println("(--help lists every flag with its limits)");
-        cmd.getErr().println("demo-inventory: " + message);
-        return EXIT_USAGE;
     }
 
     /** A command line with converters whose messages speak plainly (picocli's say "is not a long"). */
@@ -299,19 +282,11 @@ public final class InventoryDemo implements Callable<Integer> {
     }
 
     private void writeReports(DemoSettings settings, List<RunResult> runs) {
-        write(DemoSettings.HTML_FLAG, settings.htmlFile(), Reports.html(runs, settings));
+        Cli.write(DemoSettings.HTML_FLAG, settings.htmlFile(), Reports.html(runs, settings));
         progress.println("HTML report: " + settings.htmlFile().toAbsolutePath());
         if (settings.jsonFile() != null) {
-            write(DemoSettings.JSON_FLAG, settings.jsonFile(), Reports.json(runs, settings));
+            Cli.write(DemoSettings.JSON_FLAG, settings.jsonFile(), Reports.json(runs, settings));
             progress.println("JSON summary: " + settings.jsonFile().toAbsolutePath());
-        }
-    }
-
-    private static void write(String flag, Path file, String content) {
-        try {
-            Files.writeString(file, content, StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            throw new DemoException("cannot write " + flag + " " + file + ": " + e, e);
         }
     }
 
@@ -341,15 +316,5 @@ public final class InventoryDemo implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec == null ? commandLine(this) : spec.commandLine(), e.getMessage(), e);
         }
-    }
-
-    private static String message(Throwable e) {
-        StringBuilder message = new StringBuilder(String.valueOf(e.getMessage()));
-        for (Throwable cause = e.getCause(); cause != null && cause != cause.getCause(); cause = cause.getCause()) {
-            if (cause.getMessage() != null && !message.toString().contains(cause.getMessage())) {
-                message.append(": ").append(cause.getMessage());
-            }
-        }
-        return message.toString();
     }
 }

@@ -2,6 +2,7 @@ package dev.fencing.demo;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.fencing.harness.ParentLink;
 import dev.fencing.jdbc.WriteOutcome;
 import dev.fencing.kafka.FencedRecords;
 import dev.fencing.lock.FencedLock;
@@ -10,11 +11,7 @@ import dev.fencing.lock.FencedLocks;
 import dev.fencing.lock.Lease;
 import dev.fencing.lock.LeaseLoss;
 import dev.fencing.lock.LeaseLostException;
-import java.io.BufferedReader;
-import java.io.IOException;
-import java.io.InputStreamReader;
 import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
@@ -283,43 +280,7 @@ public final class WorkerMain {
 
     /** Reads commands; exits the JVM when standard input ends or the parent process is gone. */
     private void watchParent() {
-        Thread commands = new Thread(
-                () -> {
-                    try (BufferedReader in =
-                            new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
-                        String line;
-                        while ((line = in.readLine()) != null) {
-                            command(line.trim());
-                        }
-                    } catch (IOException e) {
-                        // treated like end of input below
-                    }
-                    Runtime.getRuntime().halt(EXIT_PARENT_GONE);
-                },
-                "worker-commands");
-        commands.setDaemon(true);
-        commands.start();
-        Optional<ProcessHandle> parent = ProcessHandle.current().parent();
-        if (parent.isPresent()) {
-            ProcessHandle original = parent.get();
-            Thread watchdog = new Thread(
-                    () -> {
-                        while (true) {
-                            if (!original.isAlive()) {
-                                Runtime.getRuntime().halt(EXIT_PARENT_GONE);
-                            }
-                            try {
-                                Thread.sleep(500);
-                            } catch (InterruptedException e) {
-                                Thread.currentThread().interrupt();
-                                return;
-                            }
-                        }
-                    },
-                    "worker-parent-watchdog");
-            watchdog.setDaemon(true);
-            watchdog.start();
-        }
+        ParentLink.listen("worker", this::command, EXIT_PARENT_GONE);
     }
 
     private void command(String line) {
