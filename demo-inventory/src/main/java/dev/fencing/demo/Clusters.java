@@ -1,11 +1,9 @@
 package dev.fencing.demo;
 
-import dev.fencing.harness.KafkaTopics;
 import dev.fencing.harness.PostgresAccess;
 import dev.fencing.harness.StartedServers;
 import dev.fencing.harness.Watchdog;
 import dev.fencing.harness.ZooKeeperAccess;
-import dev.fencing.testsupport.EmbeddedKafka;
 import dev.fencing.testsupport.EmbeddedPostgresServer;
 import dev.fencing.testsupport.EmbeddedZooKeeper;
 import java.io.PrintStream;
@@ -51,7 +49,8 @@ final class Clusters implements AutoCloseable {
             }
             clusters.openZooKeeper(settings, progress);
             clusters.openPostgres(settings, progress);
-            clusters.openKafka(settings, progress);
+            clusters.kafkaBootstrap =
+                    clusters.started.kafka(settings.kafkaBootstrap(), DemoSettings.KAFKA_FLAG, "127.0.0.1", progress);
             return clusters;
         } catch (RuntimeException e) {
             clusters.close();
@@ -82,21 +81,6 @@ final class Clusters implements AutoCloseable {
     /** An unpooled data source for the coordinator. */
     PGSimpleDataSource dataSource() {
         return PostgresAccess.dataSource(jdbcUrl, jdbcUser, jdbcPassword);
-    }
-
-    /** Creates a topic (replication factor 1) and waits until it exists. */
-    void createTopic(String name, int partitions) {
-        KafkaTopics.create(kafkaBootstrap, name, partitions);
-    }
-
-    /** Deletes topics this demo created; waits until Kafka confirms. */
-    void deleteTopics(List<String> names) {
-        KafkaTopics.delete(kafkaBootstrap, names);
-    }
-
-    /** Deletes a run's lock nodes and their lock history ({@link ZooKeeperAccess#deleteLockTree}). */
-    void deleteLockTree(String path) {
-        ZooKeeperAccess.deleteLockTree(zookeeperConnect, path);
     }
 
     @Override
@@ -159,18 +143,5 @@ final class Clusters implements AutoCloseable {
         commands.add("sleep 1");
         commands.add("rm -rf '" + runDirectory + "'");
         started.add(Watchdog.start(commands));
-    }
-
-    private void openKafka(DemoSettings settings, PrintStream progress) {
-        if (settings.kafkaBootstrap() == null) {
-            EmbeddedKafka kafka = started.add(
-                    EmbeddedKafka.builder().logDirectoryParent(runDirectory).build());
-            kafkaBootstrap = kafka.bootstrapServers();
-            progress.println("  embedded Kafka at " + kafkaBootstrap);
-            return;
-        }
-        kafkaBootstrap = settings.kafkaBootstrap();
-        KafkaTopics.requireReachable(kafkaBootstrap, DemoSettings.KAFKA_FLAG);
-        progress.println("  Kafka at " + kafkaBootstrap);
     }
 }

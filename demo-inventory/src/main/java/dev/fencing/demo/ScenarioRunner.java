@@ -2,6 +2,8 @@ package dev.fencing.demo;
 
 import dev.fencing.harness.ChildJvm;
 import dev.fencing.harness.Durations;
+import dev.fencing.harness.KafkaTopics;
+import dev.fencing.harness.ZooKeeperAccess;
 import dev.fencing.kafka.FencedConsumerConfig;
 import java.io.PrintStream;
 import java.nio.file.Path;
@@ -52,10 +54,10 @@ final class ScenarioRunner {
         }
         try {
             if (settings.kafkaBootstrap() != null) {
-                clusters.deleteTopics(List.of(created.get(0)));
+                KafkaTopics.delete(clusters.kafkaBootstrap(), List.of(created.get(0)));
             }
             if (settings.zookeeperConnect() != null) {
-                clusters.deleteLockTree(created.get(1));
+                ZooKeeperAccess.deleteLockTree(clusters.zookeeperConnect(), created.get(1));
             }
         } catch (RuntimeException e) {
             progress.println("could not remove the warm-up's topic " + created.get(0) + " or lock nodes under "
@@ -76,8 +78,8 @@ final class ScenarioRunner {
         // Both topics exist before anyone produces or consumes: the embedded broker does not create topics
         // on demand, and the fenced consumer sends records it cannot read to <topic>.dlt.
         String deadLetters = topic + FencedConsumerConfig.DEAD_LETTER_SUFFIX;
-        clusters.createTopic(topic, PARTITIONS);
-        clusters.createTopic(deadLetters, 1);
+        KafkaTopics.create(clusters.kafkaBootstrap(), topic, PARTITIONS);
+        KafkaTopics.create(clusters.kafkaBootstrap(), deadLetters, 1);
         try {
             return run(mode, label, topic, lockRoot, database);
         } finally {
@@ -92,10 +94,11 @@ final class ScenarioRunner {
         }
         try {
             if (settings.kafkaBootstrap() != null) {
-                clusters.deleteTopics(List.of(topic, deadLetters));
+                KafkaTopics.delete(clusters.kafkaBootstrap(), List.of(topic, deadLetters));
             }
             if (settings.zookeeperConnect() != null) {
-                clusters.deleteLockTree(lockRoot.substring(0, lockRoot.lastIndexOf('/')));
+                ZooKeeperAccess.deleteLockTree(
+                        clusters.zookeeperConnect(), lockRoot.substring(0, lockRoot.lastIndexOf('/')));
             }
             if (settings.jdbcUrl() != null) {
                 String group = StockProjection.groupOf(topic);

@@ -1,5 +1,6 @@
 package dev.fencing.harness;
 
+import dev.fencing.testsupport.EmbeddedKafka;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -31,6 +32,29 @@ public final class StartedServers implements AutoCloseable {
         runDirectory = RunDirectory.create(prefix);
         progress.println("  embedded servers' data in " + runDirectory.path());
         return runDirectory.path();
+    }
+
+    /**
+     * The Kafka cluster a run uses: the one at {@code given} (its bootstrap servers, checked to answer), or, when
+     * {@code given} is null, an embedded broker listening on {@code host} with its log in the run directory
+     * ({@link #runDirectory} first), stopped on {@link #close()}. Says which on {@code progress}; returns the
+     * bootstrap servers.
+     *
+     * @param flag the flag that names a given cluster, for messages
+     * @throws HarnessException naming the flag and the address when a given cluster does not answer
+     */
+    public String kafka(String given, String flag, String host, PrintStream progress) {
+        if (given != null) {
+            KafkaTopics.requireReachable(given, flag);
+            progress.println("  Kafka at " + given);
+            return given;
+        }
+        EmbeddedKafka kafka = add(EmbeddedKafka.builder()
+                .logDirectoryParent(runDirectory.path())
+                .host(host)
+                .build());
+        progress.println("  embedded Kafka at " + kafka.bootstrapServers());
+        return kafka.bootstrapServers();
     }
 
     /** Stops {@code server} on {@link #close()}, before everything added earlier. Returns it. */

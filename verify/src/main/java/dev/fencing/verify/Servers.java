@@ -5,7 +5,6 @@ import dev.fencing.harness.PostgresAccess;
 import dev.fencing.harness.StartedServers;
 import dev.fencing.harness.Watchdog;
 import dev.fencing.harness.ZooKeeperAccess;
-import dev.fencing.testsupport.EmbeddedKafka;
 import dev.fencing.testsupport.EmbeddedPostgresServer;
 import dev.fencing.testsupport.EmbeddedRedisServer;
 import dev.fencing.testsupport.EmbeddedZooKeeperEnsemble;
@@ -115,7 +114,11 @@ final class Servers implements AutoCloseable {
         openZooKeeper(settings, progress);
         if (settings.resource().chain()) {
             openPostgres(settings, progress);
-            openKafka(settings, progress);
+            kafkaBootstrap = started.kafka(
+                    settings.kafkaBootstrap(),
+                    VerifySettings.KAFKA_FLAG,
+                    network == null ? "127.0.0.1" : network.dataAddress(),
+                    progress);
         } else {
             openRedis(settings, progress);
         }
@@ -369,22 +372,6 @@ final class Servers implements AutoCloseable {
         if (!commands.isEmpty()) {
             watchdog = Watchdog.start(commands);
         }
-    }
-
-    private void openKafka(VerifySettings settings, PrintStream progress) {
-        if (settings.kafkaBootstrap() == null) {
-            EmbeddedKafka kafka = EmbeddedKafka.builder()
-                    .logDirectoryParent(runDirectory)
-                    .host(network == null ? "127.0.0.1" : network.dataAddress())
-                    .build();
-            started.add(kafka);
-            kafkaBootstrap = kafka.bootstrapServers();
-            progress.println("  embedded Kafka at " + kafkaBootstrap);
-            return;
-        }
-        kafkaBootstrap = settings.kafkaBootstrap();
-        KafkaTopics.requireReachable(kafkaBootstrap, VerifySettings.KAFKA_FLAG);
-        progress.println("  Kafka at " + kafkaBootstrap);
     }
 
     /** A random run id: lower-case letters and digits, usable in database, topic and path names. */
