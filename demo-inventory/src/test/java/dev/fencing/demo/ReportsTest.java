@@ -286,5 +286,13 @@ class ReportsTest {
         List<String> at = all("<text x=\"([0-9.]+)\" y=\"[0-9]+\" fill=\"#000\">" + Pattern.quote(label), html);
         assertThat(at).hasSize(1);
         assertThat(Double.parseDouble(at.get(0)) + label.length() * 6.1).isLessThanOrEqualTo(1110);
+        // and no label of the timeline, tick labels included, passes the right edge
+        Matcher texts = Pattern.compile("<text x=\"([0-9.]+)\" y=\"[0-9]+\"[^>]*>([^<]*)</text>")
+                .matcher(html);
+        while (texts.find()) {
+            assertThat(Double.parseDouble(texts.group(1)) + texts.group(2).length() * 6.1)
+                    .as(texts.group(2))
+                    .isLessThanOrEqualTo(1110);
+        }
     }
 }

@@ -70,7 +70,8 @@ public final class TimeAxis {
 
     /**
      * A grey grid line from {@code top} to {@code bottom} and a label ({@code 5s}) at {@code labelY} for each tick
-     * from the run's zero on, every 5 s, or every multiple of 5 s that keeps labels apart.
+     * from the run's zero on, every 5 s, or every multiple of 5 s that keeps labels apart; a label that would pass
+     * the axis's end stands left of its line.
      */
     public String ticks(int top, int bottom, int labelY) {
         long step = 5_000;
@@ -80,17 +81,18 @@ public final class TimeAxis {
         StringBuilder out = new StringBuilder();
         for (long t = 0; t <= span; t += step) {
             double tx = x(t);
+            String label = t / 1_000 + "s";
             out.append(String.format(
                     Locale.ROOT,
                     "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#eee\"/>"
-                            + "<text x=\"%.1f\" y=\"%d\" fill=\"#888\">%ds</text>%n",
+                            + "<text x=\"%.1f\" y=\"%d\" fill=\"#888\">%s</text>%n",
                     tx,
                     top,
                     tx,
                     bottom,
-                    tx + 2,
+                    Html.labelX(tx + 2, label.length(), width),
                     labelY,
-                    t / 1_000));
+                    label));
         }
         return out.toString();
     }

@@ -26,6 +26,16 @@ class TimeAxisTest {
     }
 
     @Test
+    void aTickAtTheEndOfTheAxisKeepsItsLabelInside() {
+        String ticks = TimeAxis.of(0, 25_000, 100, 1_100).ticks(0, 100, 110);
+
+        // the 25s tick stands at x = 1100, the axis's end: its label ends there instead of past it
+        assertThat(ticks)
+                .contains("<line x1=\"1100.0\"")
+                .contains("<text x=\"1079.7\" y=\"110\" fill=\"#888\">25s</text>");
+    }
+
+    @Test
     void movesALabelLeftRatherThanLetItBeCut() {
         assertThat(Html.labelX(10, 10, 1_000)).isEqualTo(10);
         assertThat(Html.labelX(990, 10, 1_000)).isCloseTo(1_000 - 2 - 61, within(0.01));
