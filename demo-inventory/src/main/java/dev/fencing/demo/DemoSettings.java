@@ -1,5 +1,6 @@
 package dev.fencing.demo;
 
+import dev.fencing.harness.Durations;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -158,6 +159,10 @@ record DemoSettings(
     public static final String KEEP_DOC = "Leave the topics, lock nodes and consumer watermarks each run creates"
             + " (they are removed by default; embedded servers are removed whole).";
 
+    /** The durations users type, with examples at the demo's scale in its messages. */
+    static final Durations DURATIONS = new Durations(
+            "a duration here is zero or more, for example 500ms or 2s", "500ms, 2s, 1.5s, 2m, 1h or PT2S");
+
     /** The most the embedded ZooKeeper grants: 20 x its 500 ms tickTime. */
     static final Duration EMBEDDED_MAX_SESSION_TIMEOUT = Duration.ofSeconds(10);
 
@@ -211,11 +216,11 @@ record DemoSettings(
                 DEFAULT_WORKERS,
                 DEFAULT_SKUS,
                 DEFAULT_INITIAL_STOCK,
-                Durations.parse(DEFAULT_DURATION),
-                Durations.parse(DEFAULT_PAUSE),
-                Durations.parse(DEFAULT_PAUSE_EVERY),
-                Durations.parse(DEFAULT_SESSION_TIMEOUT),
-                Durations.parse(DEFAULT_WORK),
+                DURATIONS.parse(DEFAULT_DURATION),
+                DURATIONS.parse(DEFAULT_PAUSE),
+                DURATIONS.parse(DEFAULT_PAUSE_EVERY),
+                DURATIONS.parse(DEFAULT_SESSION_TIMEOUT),
+                DURATIONS.parse(DEFAULT_WORK),
                 DEFAULT_SEED,
                 parseModes(DEFAULT_MODE),
                 null,

@@ -1,9 +1,13 @@
 package dev.fencing.demo;
 
+import dev.fencing.harness.Cli;
+import dev.fencing.harness.Durations;
+import dev.fencing.harness.HarnessException;
+import dev.fencing.harness.Preflight;
+import dev.fencing.harness.WholeNumbers;
+import dev.fencing.harness.ZooKeeperAccess;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.io.PrintWriter;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -50,9 +54,9 @@ public final class InventoryDemo implements Callable<Integer> {
     /** Environment variable with the JDBC password, for the coordinator and passed on to workers. */
     public static final String JDBC_PASSWORD_ENV = "DEMO_JDBC_PASSWORD";
 
-    public static final int EXIT_OK = 0;
-    public static final int EXIT_FAILURE = 1;
-    public static final int EXIT_USAGE = 2;
+    public static final int EXIT_OK = Cli.EXIT_OK;
+    public static final int EXIT_FAILURE = Cli.EXIT_FAILURE;
+    public static final int EXIT_USAGE = Cli.EXIT_USAGE;
 
     private static final Duration WARM_UP = Duration.ofSeconds(5);
 
@@ -106,7 +110,6 @@ public final class InventoryDemo implements Callable<Integer> {
             names = DemoSettings.DURATION_FLAG,
             paramLabel = "TIME",
             defaultValue = DemoSettings.DEFAULT_DURATION,
-            converter = Durations.class,
             description = DemoSettings.DURATION_DOC)
     private Duration duration;
 
@@ -114,7 +117,6 @@ public final class InventoryDemo implements Callable<Integer> {
             names = DemoSettings.PAUSE_FLAG,
             paramLabel = "TIME",
             defaultValue = DemoSettings.DEFAULT_PAUSE,
-            converter = Durations.class,
             description = DemoSettings.PAUSE_DOC)
     private Duration pause;
 
@@ -122,7 +124,6 @@ public final class InventoryDemo implements Callable<Integer> {
             names = DemoSettings.PAUSE_EVERY_FLAG,
             paramLabel = "TIME",
             defaultValue = DemoSettings.DEFAULT_PAUSE_EVERY,
-            converter = Durations.class,
             description = DemoSettings.PAUSE_EVERY_DOC)
     private Duration pauseEvery;
 
@@ -130,7 +131,6 @@ public final class InventoryDemo implements Callable<Integer> {
             names = DemoSettings.SESSION_TIMEOUT_FLAG,
             paramLabel = "TIME",
             defaultValue = DemoSettings.DEFAULT_SESSION_TIMEOUT,
-            converter = Durations.class,
             description = DemoSettings.SESSION_TIMEOUT_DOC)
     private Duration sessionTimeout;
 
@@ -138,7 +138,6 @@ public final class InventoryDemo implements Callable<Integer> {
             names = DemoSettings.WORK_FLAG,
             paramLabel = "TIME",
             defaultValue = DemoSettings.DEFAULT_WORK,
-            converter = Durations.class,
             description = DemoSettings.WORK_DOC)
     private Duration work;
 
@@ -187,34 +186,16 @@ public final class InventoryDemo implements Callable<Integer> {
     static int execute(PrintStream out, PrintStream err, String... args) {
         InventoryDemo demo = new InventoryDemo();
         demo.progress = out;
-        CommandLine commandLine = commandLine(demo)
-                .setOut(new PrintWriter(out, true, StandardCharsets.UTF_8))
-                .setErr(new PrintWriter(err, true, StandardCharsets.UTF_8))
-                .setParameterExceptionHandler((e, args1) -> usageError(e.getCommandLine(), e.getMessage()))
-                .setExecutionExceptionHandler((e, cmd, parsed) -> {
-                    if (e instanceof ParameterException || e instanceof DemoUsageException) {
-                        return usageError(cmd, e.getMessage());
-                    }
-                    cmd.getErr().println("demo-inventory: " + message(e));
-                    return EXIT_FAILURE;
-                });
+        CommandLine commandLine =
+                Cli.handled(commandLine(demo), "demo-inventory", out, err, e -> e instanceof DemoUsageException);
         return commandLine.execute(args);
-    }
-
-    /** The one line that matters goes last, where a terminal leaves the eye; the full usage is one flag away. */
-    private static int usageError(CommandLine cmd, String message) {
-        cmd.getErr().println("(--help lists every flag with its limits)");
-        cmd.getErr().println("demo-inventory: " + message);
-        return EXIT_USAGE;
     }
 
     /** A command line with converters whose messages speak plainly (picocli's say "is not a long"). */
     private static CommandLine commandLine(InventoryDemo demo) {
         CommandLine commandLine = new CommandLine(demo);
-        commandLine.registerConverter(Integer.class, WholeNumbers::parseInt);
-        commandLine.registerConverter(Integer.TYPE, WholeNumbers::parseInt);
-        commandLine.registerConverter(Long.class, WholeNumbers::parseLong);
-        commandLine.registerConverter(Long.TYPE, WholeNumbers::parseLong);
+        WholeNumbers.register(commandLine, 4);
+        commandLine.registerConverter(Duration.class, DemoSettings.DURATIONS);
         return commandLine;
     }
 
@@ -234,7 +215,7 @@ public final class InventoryDemo implements Callable<Integer> {
     public Integer call() {
         DemoSettings settings = settings();
         try {
-            Preflight.checkPlatform(System.getProperty("os.name"));
+            Preflight.checkPlatform("demo-inventory", System.getProperty("os.name"));
             Preflight.checkOutput(DemoSettings.HTML_FLAG, settings.htmlFile());
             if (settings.jsonFile() != null) {
                 Preflight.checkOutput(DemoSettings.JSON_FLAG, settings.jsonFile());
@@ -289,8 +270,8 @@ public final class InventoryDemo implements Callable<Integer> {
     private void checkGrantedSessionTimeout(DemoSettings settings, String zookeeperConnect) {
         Duration granted;
         try {
-            granted = SessionTimeouts.granted(zookeeperConnect, settings.sessionTimeout());
-        } catch (DemoException e) {
+            granted = ZooKeeperAccess.grantedSessionTimeout(zookeeperConnect, settings.sessionTimeout());
+        } catch (HarnessException e) {
             throw settings.zookeeperConnect() == null
                     ? e
                     : new DemoException(e.getMessage() + " (" + DemoSettings.ZOOKEEPER_FLAG + ")", e);
@@ -301,19 +282,11 @@ public final class InventoryDemo implements Callable<Integer> {
     }
 
     private void writeReports(DemoSettings settings, List<RunResult> runs) {
-        write(DemoSettings.HTML_FLAG, settings.htmlFile(), Reports.html(runs, settings));
+        Cli.write(DemoSettings.HTML_FLAG, settings.htmlFile(), Reports.html(runs, settings));
         progress.println("HTML report: " + settings.htmlFile().toAbsolutePath());
         if (settings.jsonFile() != null) {
-            write(DemoSettings.JSON_FLAG, settings.jsonFile(), Reports.json(runs, settings));
+            Cli.write(DemoSettings.JSON_FLAG, settings.jsonFile(), Reports.json(runs, settings));
             progress.println("JSON summary: " + settings.jsonFile().toAbsolutePath());
-        }
-    }
-
-    private static void write(String flag, Path file, String content) {
-        try {
-            Files.writeString(file, content, StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            throw new DemoException("cannot write " + flag + " " + file + ": " + e, e);
         }
     }
 
@@ -343,15 +316,5 @@ public final class InventoryDemo implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec == null ? commandLine(this) : spec.commandLine(), e.getMessage(), e);
         }
-    }
-
-    private static String message(Throwable e) {
-        StringBuilder message = new StringBuilder(String.valueOf(e.getMessage()));
-        for (Throwable cause = e.getCause(); cause != null && cause != cause.getCause(); cause = cause.getCause()) {
-            if (cause.getMessage() != null && !message.toString().contains(cause.getMessage())) {
-                message.append(": ").append(cause.getMessage());
-            }
-        }
-        return message.toString();
     }
 }

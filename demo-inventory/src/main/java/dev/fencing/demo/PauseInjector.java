@@ -1,5 +1,6 @@
 package dev.fencing.demo;
 
+import dev.fencing.harness.ChildJvm;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.List;
@@ -18,7 +19,7 @@ import java.util.concurrent.TimeoutException;
  * coordinator's own thread.
  *
  * <p>Every {@code pauseEvery}: pick a worker (seeded), arm it for a {@link WorkerEvent.PausePoint} ({@link #pointOf}); when the worker reports that it
- * stands there, still holding its lock, send it SIGSTOP ({@link WorkerProcess#freeze}). Keep it frozen for
+ * stands there, still holding its lock, send it SIGSTOP ({@link ChildJvm#freeze}). Keep it frozen for
  * {@code pause} (longer than the session timeout, so ZooKeeper expires the session and hands the lock on),
  * and then for as long as it takes another worker to write (or publish) that SKU under a newer token, at most
  * another {@code pause}; then SIGCONT. The worker resumes exactly where it stood and goes on with its stale
@@ -30,7 +31,7 @@ import java.util.concurrent.TimeoutException;
  * <p>Thread-safe: {@link #onEvent} is called from the workers' reader threads.
  */
 final class PauseInjector {
-    private final List<WorkerProcess> workers;
+    private final List<ChildJvm> workers;
     private final RunRecorder recorder;
     private final Duration pause;
     private final Duration pauseEvery;
@@ -44,7 +45,7 @@ final class PauseInjector {
     private Thread thread;
 
     PauseInjector(
-            List<WorkerProcess> workers,
+            List<ChildJvm> workers,
             RunRecorder recorder,
             Duration pause,
             Duration pauseEvery,
@@ -99,7 +100,7 @@ final class PauseInjector {
         int index = 0;
         try {
             while (!stop.await(pauseEvery.toMillis(), TimeUnit.MILLISECONDS)) {
-                WorkerProcess worker = workers.get(random.nextInt(workers.size()));
+                ChildJvm worker = workers.get(random.nextInt(workers.size()));
                 WorkerEvent.PausePoint point = pointOf(mode, index);
                 if (pauseAt(worker, point)) {
                     index++;
@@ -137,7 +138,7 @@ final class PauseInjector {
     }
 
     /** Arms {@code worker}, waits for it to reach {@code point}, freezes it. False if it never got there. */
-    private boolean pauseAt(WorkerProcess worker, WorkerEvent.PausePoint point) throws InterruptedException {
+    private boolean pauseAt(ChildJvm worker, WorkerEvent.PausePoint point) throws InterruptedException {
         CompletableFuture<WorkerEvent> claim = new CompletableFuture<>();
         claims.put(worker.id(), claim);
         pausing = true;
@@ -162,8 +163,7 @@ final class PauseInjector {
         }
     }
 
-    private void freeze(WorkerProcess worker, WorkerEvent at, WorkerEvent.PausePoint point)
-            throws InterruptedException {
+    private void freeze(ChildJvm worker, WorkerEvent at, WorkerEvent.PausePoint point) throws InterruptedException {
         int mark = recorder.size();
         long start = System.currentTimeMillis();
         String where = describe(point);

@@ -1,5 +1,7 @@
 package dev.fencing.demo;
 
+import dev.fencing.harness.Html;
+import dev.fencing.harness.TimeAxis;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -157,12 +159,12 @@ final class Reports {
                 + "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 12px}"
                 + "td.n{text-align:right;font-variant-numeric:tabular-nums}th{background:#f3f3f3}"
                 + ".bad{color:#b00020;font-weight:bold}.ok{color:#1b7f3b;font-weight:bold}"
-                + "svg text{font-size:10px;font-family:monospace}.legend span{display:inline-block;"
-                + "width:14px;height:10px;margin:0 4px 0 14px;vertical-align:middle}"
+                + "svg text{font-size:10px;font-family:monospace}.legend .key{display:inline-block;margin:0 14px 4px 0}"
+                + ".legend svg{vertical-align:middle;margin-right:4px}"
                 + "\n</style></head><body>\n");
         out.append("<h1>Inventory under stop-the-world pauses: without and with fencing</h1>\n");
         out.append("<p>")
-                .append(escape(settings.toString()))
+                .append(Html.escape(settings.toString()))
                 .append(". Workers are separate JVMs frozen with"
                         + " <code>kill -STOP</code> while holding a SKU's lock, for longer than the ZooKeeper session"
                         + " timeout.</p>\n");
@@ -172,14 +174,14 @@ final class Reports {
         }
         out.append("</tr>\n");
         for (Map.Entry<String, Function<RunResult, String>> row : rows()) {
-            out.append("<tr><td>").append(escape(row.getKey())).append("</td>");
+            out.append("<tr><td>").append(Html.escape(row.getKey())).append("</td>");
             for (RunResult run : runs) {
                 String value = row.getValue().apply(run);
                 String css = value.equals("NO") ? " bad" : value.equals("yes") ? " ok" : "";
                 out.append("<td class=\"n")
                         .append(css)
                         .append("\">")
-                        .append(escape(value))
+                        .append(Html.escape(value))
                         .append("</td>");
             }
             out.append("</tr>\n");
@@ -190,6 +192,9 @@ final class Reports {
                 + " lock, erasing other holders' decrements. Stale writes accepted: orders written under a token"
                 + " lower than one already written to their SKU. A pause landed when another worker took the SKU"
                 + " over while the paused one was frozen. Ops/s include the pauses, so they compare nothing.</p>\n");
+        out.append("<p>The timelines share one time axis, each run counted from its own start.</p>\n");
+        out.append(HtmlTimeline.legend());
+        TimeAxis axis = HtmlTimeline.axis(runs);
         for (RunResult run : runs) {
             out.append("<h2>").append(run.mode().label()).append(" run</h2>\n");
             if (run.report().violations().isEmpty()) {
@@ -197,12 +202,13 @@ final class Reports {
             } else {
                 out.append("<ul>");
                 for (String violation : run.report().violations()) {
-                    out.append("<li class=\"bad\">").append(escape(violation)).append("</li>");
+                    out.append("<li class=\"bad\">")
+                            .append(Html.escape(violation))
+                            .append("</li>");
                 }
                 out.append("</ul>\n");
             }
-            out.append(HtmlTimeline.legend());
-            HtmlTimeline.svg(out, run);
+            HtmlTimeline.svg(out, run, axis);
         }
         out.append("</body></html>\n");
         return out.toString();
@@ -210,13 +216,6 @@ final class Reports {
 
     private static String pad(String text, int width) {
         return text.length() >= width ? text : text + " ".repeat(width - text.length());
-    }
-
-    static String escape(String text) {
-        return text.replace("&", "&amp;")
-                .replace("<", "&lt;")
-                .replace(">", "&gt;")
-                .replace("\"", "&quot;");
     }
 
     /** A JSON string, or {@code null}. */

@@ -1,5 +1,9 @@
 package dev.fencing.demo;
 
+import dev.fencing.harness.ChildJvm;
+import dev.fencing.harness.Durations;
+import dev.fencing.harness.KafkaTopics;
+import dev.fencing.harness.ZooKeeperAccess;
 import dev.fencing.kafka.FencedConsumerConfig;
 import java.io.PrintStream;
 import java.nio.file.Path;
@@ -50,10 +54,10 @@ final class ScenarioRunner {
         }
         try {
             if (settings.kafkaBootstrap() != null) {
-                clusters.deleteTopics(List.of(created.get(0)));
+                KafkaTopics.delete(clusters.kafkaBootstrap(), List.of(created.get(0)));
             }
             if (settings.zookeeperConnect() != null) {
-                clusters.deleteLockTree(created.get(1));
+                ZooKeeperAccess.deleteLockTree(clusters.zookeeperConnect(), created.get(1));
             }
         } catch (RuntimeException e) {
             progress.println("could not remove the warm-up's topic " + created.get(0) + " or lock nodes under "
@@ -74,8 +78,8 @@ final class ScenarioRunner {
         // Both topics exist before anyone produces or consumes: the embedded broker does not create topics
         // on demand, and the fenced consumer sends records it cannot read to <topic>.dlt.
         String deadLetters = topic + FencedConsumerConfig.DEAD_LETTER_SUFFIX;
-        clusters.createTopic(topic, PARTITIONS);
-        clusters.createTopic(deadLetters, 1);
+        KafkaTopics.create(clusters.kafkaBootstrap(), topic, PARTITIONS);
+        KafkaTopics.create(clusters.kafkaBootstrap(), deadLetters, 1);
         try {
             return run(mode, label, topic, lockRoot, database);
         } finally {
@@ -90,10 +94,11 @@ final class ScenarioRunner {
         }
         try {
             if (settings.kafkaBootstrap() != null) {
-                clusters.deleteTopics(List.of(topic, deadLetters));
+                KafkaTopics.delete(clusters.kafkaBootstrap(), List.of(topic, deadLetters));
             }
             if (settings.zookeeperConnect() != null) {
-                clusters.deleteLockTree(lockRoot.substring(0, lockRoot.lastIndexOf('/')));
+                ZooKeeperAccess.deleteLockTree(
+                        clusters.zookeeperConnect(), lockRoot.substring(0, lockRoot.lastIndexOf('/')));
             }
             if (settings.jdbcUrl() != null) {
                 String group = StockProjection.groupOf(topic);
@@ -112,22 +117,27 @@ final class ScenarioRunner {
 
         RunRecorder recorder = new RunRecorder();
         AtomicReference<PauseInjector> injector = new AtomicReference<>();
-        List<WorkerProcess> workers = new ArrayList<>();
+        List<ChildJvm> workers = new ArrayList<>();
         progress.printf("[%s] starting %d worker JVMs%n", label, settings.workers());
         try (StockProjection projection = StockProjection.start(mode, clusters.kafkaBootstrap(), topic, jdbi)) {
             for (int id = 1; id <= settings.workers(); id++) {
-                WorkerProcess worker = WorkerProcess.start(
+                int workerId = id;
+                ChildJvm worker = ChildJvm.start(
+                        "worker " + id,
                         id,
+                        List.of(),
+                        List.of("-Xmx256m"),
+                        WorkerMain.class.getName(),
                         workerArguments(id, mode, lockRoot, topic),
                         Map.of(InventoryDemo.JDBC_PASSWORD_ENV, clusters.jdbcPassword()),
                         logDirectory.resolve("worker-" + id + "-" + label + ".log"),
-                        event -> {
+                        line -> WorkerEvent.parse(line, workerId).ifPresent(event -> {
                             recorder.add(event);
                             PauseInjector current = injector.get();
                             if (current != null) {
                                 current.onEvent(event);
                             }
-                        });
+                        }));
                 WorkerFleet.register(worker);
                 workers.add(worker);
             }
@@ -153,7 +163,7 @@ final class ScenarioRunner {
             String ending = workload(database, recorder, injector.get(), workers, start, label);
             injector.get().stop();
             workers.forEach(worker -> worker.send("STOP"));
-            for (WorkerProcess worker : workers) {
+            for (ChildJvm worker : workers) {
                 if (!worker.awaitExit(WORKER_EXIT_TIMEOUT)) {
                     progress.printf(
                             "[%s] worker %d did not stop within %s; killing it%n",
@@ -194,7 +204,7 @@ final class ScenarioRunner {
             if (current != null) {
                 current.stop();
             }
-            for (WorkerProcess worker : workers) {
+            for (ChildJvm worker : workers) {
                 worker.close();
                 WorkerFleet.unregister(worker);
             }
@@ -206,7 +216,7 @@ final class ScenarioRunner {
             InventoryDatabase database,
             RunRecorder recorder,
             PauseInjector injector,
-            List<WorkerProcess> workers,
+            List<ChildJvm> workers,
             long start,
             String label) {
         long deadline = start + settings.duration().toMillis();
@@ -237,7 +247,7 @@ final class ScenarioRunner {
         }
     }
 
-    private void awaitReady(RunRecorder recorder, List<WorkerProcess> workers, String label) {
+    private void awaitReady(RunRecorder recorder, List<ChildJvm> workers, String label) {
         long deadline = System.nanoTime() + WORKER_START_TIMEOUT.toNanos();
         while (recorder.count(WorkerEvent.Kind.READY) < workers.size()) {
             failIfBroken(recorder, workers, label);
@@ -249,7 +259,7 @@ final class ScenarioRunner {
         }
     }
 
-    private void failIfBroken(RunRecorder recorder, List<WorkerProcess> workers, String label) {
+    private void failIfBroken(RunRecorder recorder, List<ChildJvm> workers, String label) {
         if (recorder.count(WorkerEvent.Kind.FAILED) > 0) {
             WorkerEvent failed = recorder.events().stream()
                     .filter(e -> e.kind() == WorkerEvent.Kind.FAILED)
@@ -258,7 +268,7 @@ final class ScenarioRunner {
             throw new DemoException("[" + label + "] worker " + failed.worker() + " failed: " + failed.sku() + "; see "
                     + logDirectory.resolve("worker-" + failed.worker() + "-" + label + ".log"));
         }
-        for (WorkerProcess worker : workers) {
+        for (ChildJvm worker : workers) {
             if (!worker.isAlive()) {
                 throw new DemoException("[" + label + "] worker " + worker.id() + " (pid " + worker.pid()
                         + ") exited unexpectedly; see "

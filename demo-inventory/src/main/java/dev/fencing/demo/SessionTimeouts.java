@@ -1,10 +1,7 @@
 package dev.fencing.demo;
 
+import dev.fencing.harness.Durations;
 import java.time.Duration;
-import java.util.concurrent.TimeUnit;
-import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.retry.RetryOneTime;
 
 /**
  * The session timeout ZooKeeper actually grants. By default a server clamps the requested timeout to between 2
@@ -14,37 +11,6 @@ import org.apache.curator.retry.RetryOneTime;
  */
 final class SessionTimeouts {
     private SessionTimeouts() {}
-
-    /**
-     * Connects with {@code requested} and returns what the server granted.
-     *
-     * @throws DemoException if ZooKeeper cannot be reached within 10 s
-     */
-    static Duration granted(String connectString, Duration requested) {
-        CuratorFramework probe = CuratorFrameworkFactory.builder()
-                .connectString(connectString)
-                .sessionTimeoutMs((int) requested.toMillis())
-                .connectionTimeoutMs(10_000)
-                .retryPolicy(new RetryOneTime(100))
-                .build();
-        try {
-            probe.start();
-            if (!probe.blockUntilConnected(10, TimeUnit.SECONDS)) {
-                throw new DemoException("cannot reach ZooKeeper at " + connectString + " within 10 s");
-            }
-            return Duration.ofMillis(probe.getZookeeperClient().getZooKeeper().getSessionTimeout());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new DemoException("interrupted while connecting to ZooKeeper at " + connectString, e);
-        } catch (Exception e) {
-            if (e instanceof DemoException demo) {
-                throw demo;
-            }
-            throw new DemoException("cannot read the session timeout ZooKeeper grants: " + e.getMessage(), e);
-        } finally {
-            probe.close();
-        }
-    }
 
     /**
      * @throws DemoUsageException naming both numbers when {@code pause} does not exceed {@code granted}

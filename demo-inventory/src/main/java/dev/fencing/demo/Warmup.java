@@ -1,5 +1,6 @@
 package dev.fencing.demo;
 
+import dev.fencing.harness.KafkaTopics;
 import dev.fencing.kafka.FencedRecords;
 import dev.fencing.lock.FencedLock;
 import dev.fencing.lock.FencedLocks;
@@ -38,7 +39,7 @@ final class Warmup {
     static List<String> run(Clusters clusters, Jdbi jdbi, Duration length) {
         String tag = Long.toString(System.currentTimeMillis(), 36);
         String topic = "demo-inventory-warmup-" + tag;
-        clusters.createTopic(topic, 1);
+        KafkaTopics.create(clusters.kafkaBootstrap(), topic, 1);
         InventoryDatabase database = new InventoryDatabase(jdbi, Mode.FENCED);
         database.prepare(THREADS, Integer.MAX_VALUE / 2);
         database.openWriter();

@@ -1,5 +1,6 @@
 package dev.fencing.demo;
 
+import dev.fencing.harness.ChildJvm;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -8,12 +9,12 @@ import java.util.List;
  * the process ends. One shutdown hook (Ctrl-C, SIGTERM, an uncaught exception that ends {@code main}, or a
  * normal exit) thaws and kills every remaining worker, then closes the registered resources (the embedded
  * servers). A worker frozen when this JVM is killed outright is thawed by its resumer (see {@link
- * WorkerProcess}) and exits when it sees its standard input end.
+ * ChildJvm}) and exits when it sees its standard input end.
  *
  * <p>Thread-safe.
  */
 final class WorkerFleet {
-    private static final List<WorkerProcess> WORKERS = new ArrayList<>();
+    private static final List<ChildJvm> WORKERS = new ArrayList<>();
     private static final List<AutoCloseable> RESOURCES = new ArrayList<>();
     private static boolean hooked;
     private static volatile boolean finished;
@@ -21,7 +22,7 @@ final class WorkerFleet {
 
     private WorkerFleet() {}
 
-    static synchronized void register(WorkerProcess worker) {
+    static synchronized void register(ChildJvm worker) {
         hook();
         WORKERS.add(worker);
     }
@@ -49,7 +50,7 @@ final class WorkerFleet {
 
     /** Thaws and kills every registered worker, then closes the resources, newest first. */
     static void cleanUp() {
-        List<WorkerProcess> workers;
+        List<ChildJvm> workers;
         List<AutoCloseable> resources;
         synchronized (WorkerFleet.class) {
             workers = new ArrayList<>(WORKERS);
@@ -57,7 +58,7 @@ final class WorkerFleet {
             WORKERS.clear();
             RESOURCES.clear();
         }
-        for (WorkerProcess worker : workers) {
+        for (ChildJvm worker : workers) {
             try {
                 worker.close();
             } catch (RuntimeException e) {

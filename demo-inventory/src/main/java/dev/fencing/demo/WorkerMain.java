@@ -2,6 +2,7 @@ package dev.fencing.demo;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.fencing.harness.ParentLink;
 import dev.fencing.jdbc.WriteOutcome;
 import dev.fencing.kafka.FencedRecords;
 import dev.fencing.lock.FencedLock;
@@ -10,11 +11,7 @@ import dev.fencing.lock.FencedLocks;
 import dev.fencing.lock.Lease;
 import dev.fencing.lock.LeaseLoss;
 import dev.fencing.lock.LeaseLostException;
-import java.io.BufferedReader;
-import java.io.IOException;
-import java.io.InputStreamReader;
 import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
@@ -37,7 +34,7 @@ import org.apache.kafka.common.serialization.StringSerializer;
 import org.jdbi.v3.core.Jdbi;
 
 /**
- * The entry point of a worker JVM, started by the coordinator ({@link WorkerProcess}) with the same class
+ * The entry point of a worker JVM, started by the coordinator ({@link ScenarioRunner}, through the harness's {@code ChildJvm}) with the same class
  * path. It loops: lock a SKU (lock-client), read its stock (fenced: after claiming the row with the lock's
  * token, see {@link InventoryDatabase#read}), do a little work, write the decrement and an order row
  * (fenced-jdbc or a plain UPDATE, see {@link InventoryDatabase#write}), publish the reservation to Kafka
@@ -55,7 +52,7 @@ import org.jdbi.v3.core.Jdbi;
  * environment variable {@value InventoryDemo#JDBC_PASSWORD_ENV}.
  */
 public final class WorkerMain {
-    /** The argument keys, in the order {@link WorkerProcess} passes them. */
+    /** The argument keys, in the order {@link ScenarioRunner} passes them. */
     static final String[] ARGUMENTS = {
         "worker",
         "mode",
@@ -283,43 +280,7 @@ public final class WorkerMain {
 
     /** Reads commands; exits the JVM when standard input ends or the parent process is gone. */
     private void watchParent() {
-        Thread commands = new Thread(
-                () -> {
-                    try (BufferedReader in =
-                            new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
-                        String line;
-                        while ((line = in.readLine()) != null) {
-                            command(line.trim());
-                        }
-                    } catch (IOException e) {
-                        // treated like end of input below
-                    }
-                    Runtime.getRuntime().halt(EXIT_PARENT_GONE);
-                },
-                "worker-commands");
-        commands.setDaemon(true);
-        commands.start();
-        Optional<ProcessHandle> parent = ProcessHandle.current().parent();
-        if (parent.isPresent()) {
-            ProcessHandle original = parent.get();
-            Thread watchdog = new Thread(
-                    () -> {
-                        while (true) {
-                            if (!original.isAlive()) {
-                                Runtime.getRuntime().halt(EXIT_PARENT_GONE);
-                            }
-                            try {
-                                Thread.sleep(500);
-                            } catch (InterruptedException e) {
-                                Thread.currentThread().interrupt();
-                                return;
-                            }
-                        }
-                    },
-                    "worker-parent-watchdog");
-            watchdog.setDaemon(true);
-            watchdog.start();
-        }
+        ParentLink.listen("worker", this::command, EXIT_PARENT_GONE);
     }
 
     private void command(String line) {

@@ -2,6 +2,7 @@ package dev.fencing.demo;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.fencing.harness.ZooKeeperAccess;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -196,7 +197,7 @@ class InventoryDemoIT {
             client.start();
             client.blockUntilConnected(30, TimeUnit.SECONDS);
             List<String> runs = new ArrayList<>();
-            for (String root : List.of("/fencing-demo", Clusters.LOCK_HISTORY_ROOT + "/fencing-demo")) {
+            for (String root : List.of("/fencing-demo", ZooKeeperAccess.LOCK_HISTORY_ROOT + "/fencing-demo")) {
                 if (client.checkExists().forPath(root) != null) {
                     client.getChildren().forPath(root).stream().sorted().forEach(run -> runs.add(root + "/" + run));
                 }

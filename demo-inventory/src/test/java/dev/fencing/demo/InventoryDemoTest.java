@@ -152,16 +152,6 @@ class InventoryDemoTest {
     }
 
     @Test
-    void parsesHumanAndIsoDurations() {
-        assertThat(Durations.parse("500ms")).isEqualTo(Duration.ofMillis(500));
-        assertThat(Durations.parse("2s")).isEqualTo(Duration.ofSeconds(2));
-        assertThat(Durations.parse("1.5s")).isEqualTo(Duration.ofMillis(1_500));
-        assertThat(Durations.parse("2m")).isEqualTo(Duration.ofMinutes(2));
-        assertThat(Durations.parse("1h")).isEqualTo(Duration.ofHours(1));
-        assertThat(Durations.parse("PT0.25S")).isEqualTo(Duration.ofMillis(250));
-    }
-
-    @Test
     void printsUsageWithEveryFlagOnHelp() {
         int code = run("--help");
 

@@ -2,7 +2,10 @@ package dev.fencing.demo;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.util.ArrayList;
 import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 class ReportsTest {
@@ -168,5 +171,128 @@ class ReportsTest {
 
         assertThat(html).doesNotContain("class=\"stale-accepted\"", "class=\"hold stale-accepted\"");
         assertThat(HtmlTimeline.staleWrites(harmful.report())).containsExactly("2/sku-1/8");
+    }
+
+    /** {@code run} with every moment moved by {@code shift} and its stop {@code longer} later. */
+    private static RunResult shifted(RunResult run, long shift, long longer) {
+        List<WorkerEvent> events = run.events().stream()
+                .map(e -> new WorkerEvent(e.atMillis() + shift, e.worker(), e.kind(), e.sku(), e.token(), e.a(), e.b()))
+                .toList();
+        List<RunRecorder.Pause> pauses = run.pauses().stream()
+                .map(p -> new RunRecorder.Pause(
+                        p.worker(),
+                        p.sku(),
+                        p.token(),
+                        p.point(),
+                        p.startMillis() + shift,
+                        p.endMillis() + shift,
+                        p.nextToken()))
+                .toList();
+        return new RunResult(
+                Mode.FENCED,
+                run.report(),
+                0,
+                0,
+                3,
+                2.0,
+                run.workers(),
+                run.startMillis() + shift,
+                run.endMillis() + shift + longer,
+                events,
+                pauses);
+    }
+
+    /** Every match of {@code regex}'s first group in {@code text}. */
+    private static List<String> all(String regex, String text) {
+        List<String> found = new ArrayList<>();
+        Matcher matcher = Pattern.compile(regex).matcher(text);
+        while (matcher.find()) {
+            found.add(matcher.group(1));
+        }
+        return found;
+    }
+
+    /** A mark's drawing without its place: numbers and path coordinates blanked, its CSS class dropped. */
+    private static String shape(String element) {
+        return element.replaceAll("class=\"[^\"]*\" ", "")
+                .replaceAll("=\"-?[0-9.]+\"", "=\"\"")
+                .replaceAll("d=\"M-?[0-9.]+ -?[0-9.]+ ", "d=\"M ");
+    }
+
+    @Test
+    void theLegendShowsEveryMarkTheTimelineDraws() {
+        String html = Reports.html(
+                List.of(harmfulRun(Mode.UNFENCED), run(Mode.FENCED, 0, 0, 1, 0, 24, 0)), DemoSettings.defaults());
+        String legend = HtmlTimeline.legend();
+        String legendShapes = shape(legend);
+
+        // every kind of mark the timelines draw, the rejection cross and the accepted-stale triangle among them
+        List<String> marks = all("<g class=\"[a-z-]+\">(<[a-z]+ [^>]*>)", html);
+        assertThat(all("<g class=\"([a-z-]+)\">", html))
+                .contains("stale-accepted", "write-rejected", "claim-refused", "lease-lost");
+        assertThat(marks).allSatisfy(mark -> assertThat(legendShapes).contains(shape(mark)));
+        // every pause style and every colour a hold is drawn in
+        assertThat(all("(<rect class=\"pause-[a-z]+\" [^>]*>)", html))
+                .isNotEmpty()
+                .allSatisfy(pause -> assertThat(legendShapes).contains(shape(pause)));
+        assertThat(all("<rect class=\"hold [a-z-]+\" [^>]* fill=\"(#[0-9a-f]+)\"", html))
+                .isNotEmpty()
+                .allSatisfy(colour -> assertThat(legend).contains("fill=\"" + colour + "\""));
+        assertThat(legend).contains("url(#passed-legend)").doesNotContain("<g class=");
+        assertThat(html).containsOnlyOnce("<p class=\"legend\">");
+    }
+
+    @Test
+    void bothRunsShareOneTimeAxis() {
+        // given: the same events, the second run later and longer
+        RunResult first = harmfulRun(Mode.UNFENCED);
+        RunResult second = shifted(first, 60_000, 8_000);
+
+        String html = Reports.html(List.of(first, second), DemoSettings.defaults());
+
+        // then: each second of a run stands where the same second of the other does
+        List<String> holds = all("<rect class=\"hold [a-z-]+\" x=\"([0-9.]+)\"", html);
+        assertThat(holds).hasSize(8);
+        assertThat(holds.subList(4, 8)).isEqualTo(holds.subList(0, 4));
+        List<String> ticks = all("<text x=\"([0-9.]+)\" y=\"[0-9]+\" fill=\"#888\">5s</text>", html);
+        assertThat(ticks).hasSize(2).containsOnly(ticks.get(0));
+        assertThat(all("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"([0-9]+)\"", html))
+                .hasSize(2)
+                .containsOnly("1110");
+    }
+
+    @Test
+    void aLabelNearTheEndOfTheAxisIsNotCut() {
+        // given: a pause that starts as the run stops, nobody taking the SKU over
+        RunResult harmful = harmfulRun(Mode.UNFENCED);
+        RunRecorder.Pause late =
+                new RunRecorder.Pause(1, "sku-2", 3, WorkerEvent.PausePoint.READ_WRITE, 2_990, 3_000, 0);
+        RunResult run = new RunResult(
+                harmful.mode(),
+                harmful.report(),
+                0,
+                0,
+                3,
+                2.0,
+                2,
+                harmful.startMillis(),
+                harmful.endMillis(),
+                harmful.events(),
+                List.of(late));
+
+        String html = Reports.html(List.of(run), DemoSettings.defaults());
+
+        String label = "SIGSTOP sku-2 t3 (not taken over)";
+        List<String> at = all("<text x=\"([0-9.]+)\" y=\"[0-9]+\" fill=\"#000\">" + Pattern.quote(label), html);
+        assertThat(at).hasSize(1);
+        assertThat(Double.parseDouble(at.get(0)) + label.length() * 6.1).isLessThanOrEqualTo(1110);
+        // and no label of the timeline, tick labels included, passes the right edge
+        Matcher texts = Pattern.compile("<text x=\"([0-9.]+)\" y=\"[0-9]+\"[^>]*>([^<]*)</text>")
+                .matcher(html);
+        while (texts.find()) {
+            assertThat(Double.parseDouble(texts.group(1)) + texts.group(2).length() * 6.1)
+                    .as(texts.group(2))
+                    .isLessThanOrEqualTo(1110);
+        }
     }
 }

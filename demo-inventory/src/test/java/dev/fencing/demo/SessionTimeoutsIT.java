@@ -2,6 +2,7 @@ package dev.fencing.demo;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.fencing.harness.ZooKeeperAccess;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -38,7 +39,7 @@ class SessionTimeoutsIT {
                 "127.0.0.1");
         try (TestingServer zk = new TestingServer(spec, true)) {
             // the server raises 2 s to its minimum
-            assertThat(SessionTimeouts.granted(zk.getConnectString(), Duration.ofSeconds(2)))
+            assertThat(ZooKeeperAccess.grantedSessionTimeout(zk.getConnectString(), Duration.ofSeconds(2)))
                     .isEqualTo(Duration.ofSeconds(4));
 
             ByteArrayOutputStream out = new ByteArrayOutputStream();

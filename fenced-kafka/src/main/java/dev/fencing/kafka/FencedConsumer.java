@@ -248,6 +248,8 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
     // this run's Kafka clients, ownership and scheduler: a restart after a failure makes new ones
     private volatile Engine engine;
     private volatile Throwable failure;
+    // set as soon as the loop fails, before it shuts down (which can take the close timeout several times)
+    private volatile Throwable failing;
     private Thread pollThread;
     // the poll thread and the key-parallel workers waiting to run again what a transient failure rolled back
     private final AtomicInteger retrying = new AtomicInteger();
@@ -362,12 +364,22 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
      */
     public CompletableFuture<Void> restart() {
         synchronized (lock) {
+            if (state == ConsumerState.RUNNING && failing != null) {
+                throw new IllegalStateException("consumer " + clientId + " of group " + groupId + " failed and is"
+                        + " still shutting down; restart once it has");
+            }
             if (state != ConsumerState.FAILED) {
                 throw new IllegalStateException(
                         "consumer " + clientId + " of group " + groupId + " is " + state + ", not FAILED");
             }
+            if (!engine.scheduler.isTerminated()) {
+                throw new IllegalStateException("consumer " + clientId + " of group " + groupId + " failed, and"
+                        + " handlers of the failed run still run: a restart would hand their records to a second"
+                        + " handler at once; restart once they have returned");
+            }
             engine = new Engine();
             failure = null;
+            failing = null;
             pollThread = null;
             state = ConsumerState.NEW;
         }
@@ -381,12 +393,19 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
      */
     public ConsumerState state() {
         ConsumerState now = state;
+        if (now == ConsumerState.RUNNING && failing != null) {
+            return ConsumerState.FAILED; // the loop failed and is shutting down: it makes no progress any more
+        }
         return now == ConsumerState.RUNNING && retrying.get() > 0 ? ConsumerState.RETRYING : now;
     }
 
-    /** The failure that stopped the consumer ({@link ConsumerState#FAILED}), else null. Any thread. */
+    /**
+     * The failure that stopped the consumer ({@link ConsumerState#FAILED}), from the moment the loop failed
+     * (while it still shuts down), else null. Any thread.
+     */
     public Throwable failure() {
-        return failure;
+        Throwable done = failure;
+        return done != null ? done : failing;
     }
 
     /** Attempts run again after transient (or retried handler) failures since the consumer was built. */
@@ -615,10 +634,12 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
             } catch (WakeupException e) {
                 if (state == ConsumerState.RUNNING) {
                     failed = e;
+                    failing = e;
                     throw e;
                 }
             } catch (RuntimeException | Error e) {
                 failed = e;
+                failing = e;
                 throw e;
             } finally {
                 if (recovering) {

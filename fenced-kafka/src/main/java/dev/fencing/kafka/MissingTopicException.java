@@ -1,5 +1,6 @@
 package dev.fencing.kafka;
 
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -14,7 +15,7 @@ import java.util.stream.Collectors;
 public final class MissingTopicException extends FencedKafkaException {
     private static final long serialVersionUID = 1L;
 
-    private final List<String> topics;
+    private final Map<String, String> reasons;
     private final String bootstrapServers;
 
     /**
@@ -24,7 +25,7 @@ public final class MissingTopicException extends FencedKafkaException {
      */
     public MissingTopicException(Map<String, String> missing, String bootstrapServers) {
         super(message(missing, bootstrapServers), String.join(",", missing.keySet()), 0, null);
-        this.topics = List.copyOf(missing.keySet());
+        this.reasons = Collections.unmodifiableMap(new LinkedHashMap<>(missing));
         this.bootstrapServers = bootstrapServers;
     }
 
@@ -35,12 +36,17 @@ public final class MissingTopicException extends FencedKafkaException {
 
     /** The first missing topic. */
     public String topic() {
-        return topics.get(0);
+        return reasons.keySet().iterator().next();
     }
 
     /** Every missing topic, subscribed ones and dead-letter ones, in the order the message names them. */
     public List<String> topics() {
-        return topics;
+        return List.copyOf(reasons.keySet());
+    }
+
+    /** Each missing topic, in order, with why the consumer needs it ("it is subscribed by group g"). */
+    public Map<String, String> reasons() {
+        return reasons;
     }
 
     /** The cluster the topics are missing from, as the consumer was configured. */

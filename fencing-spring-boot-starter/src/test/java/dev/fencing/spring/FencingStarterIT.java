@@ -340,9 +340,10 @@ class FencingStarterIT {
                                 "fencing.kafka.consumers.stray.handler", "reservationLog")))
                 .hasRootCauseInstanceOf(MissingTopicException.class)
                 .satisfies(failure -> assertThat(failure.getCause().getMessage())
-                        .contains("fencing.kafka.consumers.orphan: 2 topics do not exist: no-such-topic (")
+                        .contains("fencing.kafka.consumers.orphan:\n\t\tno-such-topic (it is subscribed")
                         .contains("--create --topic no-such-topic.dlt")
-                        .contains("fencing.kafka.consumers.stray: 2 topics do not exist: no-other-topic (")
+                        .contains("fencing.kafka.consumers.stray:\n\t\tno-other-topic (it is subscribed")
+                        .contains("fencing.kafka.consumers.stray.properties.fencing.dead.letter.topic")
                         .contains("--create --topic no-other-topic.dlt")
                         .doesNotContain("--create --topic inventory-events"));
     }

@@ -11,20 +11,27 @@ import dev.fencing.spring.autoconfigure.FencingLockedMethodsAutoConfiguration;
 import dev.fencing.spring.autoconfigure.FencingZooKeeperAutoConfiguration;
 import dev.fencing.spring.internal.FencingFailureAnalyzer;
 import dev.fencing.spring.internal.FencingStartupException;
+import java.lang.reflect.Constructor;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import org.jdbi.v3.core.Handle;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.support.DefaultListableBeanFactory;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.diagnostics.FailureAnalysis;
+import org.springframework.boot.diagnostics.FailureAnalyzer;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.annotation.AnnotationAwareOrderComparator;
 
 /**
  * The toolkit's start-up failures reach the user as Spring Boot's "APPLICATION FAILED TO START" banner, with a
@@ -71,6 +78,35 @@ class StartupFailureAnalysisTest {
                     assertThat(analysis.getAction())
                             .contains("fencing.kafka.consumers.orders.handler")
                             .contains("(it has orderHandler, ledgerHandler)");
+                });
+    }
+
+    /**
+     * Boot's own analyzer for a missing bean (not ordered) also matches the cause in the chain, and would say
+     * "a component required a bean named ..." if it came first: the starter's is ordered before it.
+     */
+    @Test
+    void theStartersDescriptionWinsOverBootsOwnForAMissingHandlerBean() throws Exception {
+        Class<?> type = Class.forName(
+                "org.springframework.boot.autoconfigure.diagnostics.analyzer.NoSuchBeanDefinitionFailureAnalyzer");
+        Constructor<?> constructor = type.getDeclaredConstructor(BeanFactory.class);
+        constructor.setAccessible(true);
+        FailureAnalyzer boots = (FailureAnalyzer) constructor.newInstance(new DefaultListableBeanFactory());
+        List<FailureAnalyzer> analyzers = new ArrayList<>(List.of(boots, new FencingFailureAnalyzer()));
+        AnnotationAwareOrderComparator.sort(analyzers);
+
+        runner.withUserConfiguration(Handlers.class)
+                .withPropertyValues(
+                        "fencing.kafka.properties.bootstrap.servers=" + NOWHERE,
+                        "fencing.kafka.consumers.orders.topics=orders",
+                        "fencing.kafka.consumers.orders.handler=orderHandlr")
+                .run(context -> {
+                    assertThat(boots.analyze(context.getStartupFailure())).isNotNull();
+                    assertThat(analyzers
+                                    .get(0)
+                                    .analyze(context.getStartupFailure())
+                                    .getDescription())
+                            .startsWith("fencing.kafka.consumers.orders.handler names the bean 'orderHandlr'");
                 });
     }
 

@@ -1,5 +1,6 @@
 package dev.fencing.verify;
 
+import dev.fencing.harness.ChildJvm;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

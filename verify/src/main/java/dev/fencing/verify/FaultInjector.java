@@ -1,9 +1,9 @@
 package dev.fencing.verify;
 
+import dev.fencing.harness.ChildJvm;
 import dev.fencing.testsupport.EmbeddedZooKeeperEnsemble;
 import dev.fencing.testsupport.NetworkNamespace;
 import dev.fencing.testsupport.PostgresBackends;
-import dev.fencing.testsupport.ProcessFreezer;
 import dev.fencing.verify.client.PausePoint;
 import java.time.Duration;
 import java.util.Locale;
@@ -105,15 +105,14 @@ final class FaultInjector {
             long mark = board.mark();
             ChildJvm writer = writers.get(id);
             start = System.currentTimeMillis();
-            ProcessFreezer.Frozen frozen =
-                    writer.freeze(pause.plus(takeoverWait).plusSeconds(10));
+            writer.freeze(pause.plus(takeoverWait).plusSeconds(10));
             try {
                 writer.send("GO"); // waits in the pipe until SIGCONT
                 Thread.sleep(pause.toMillis());
                 String takeover = point == PausePoint.WRITE_PUBLISH ? "PUBLISHED" : "WRITTEN";
                 board.await(mark, newer(takeover, resource, token), takeoverWait);
             } finally {
-                frozen.close();
+                writer.thaw();
             }
             long end = System.currentTimeMillis();
             Optional<ClientEvent> locked = board.find(mark, newer("LOCKED", resource, token));

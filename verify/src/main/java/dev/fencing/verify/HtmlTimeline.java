@@ -1,5 +1,7 @@
 package dev.fencing.verify;
 
+import dev.fencing.harness.Html;
+import dev.fencing.harness.TimeAxis;
 import dev.fencing.verify.checker.Operation;
 import dev.fencing.verify.checker.Outcome;
 import dev.fencing.verify.checker.Violation;
@@ -14,12 +16,14 @@ import java.util.Map;
  * its token as a label; its publish
  * a thinner bar after it), fault bands across the lanes (pauses, partitions and backend kills on their writer's
  * lane; leader kills, consumer crashes and rebalances across all lanes), operations in a violation outlined in
- * red with a marker, and every violation listed. No scripts, no external resources. Stateless.
+ * red with a marker, and every violation listed. Every run stands on one {@link TimeAxis}, counted from its own
+ * start. No scripts, no external resources. Stateless.
  */
 final class HtmlTimeline {
     private static final int LEFT = 90;
     private static final int LANE = 30;
     private static final int TOP = 40;
+    private static final long LEAD = 1_000;
 
     private HtmlTimeline() {}
 
@@ -34,9 +38,9 @@ final class HtmlTimeline {
                 .append(".sw{display:inline-block;width:14px;height:10px;margin-right:4px;vertical-align:middle}")
                 .append("</style></head><body>");
         html.append("<h1>verify: the whole chain under faults</h1><p>")
-                .append(escape(settings.toString()))
+                .append(Html.escape(settings.toString()))
                 .append("</p><pre>")
-                .append(escape(SummaryTable.of(runs)))
+                .append(Html.escape(SummaryTable.of(runs)))
                 .append("</pre>");
         html.append("<div class=\"legend\">")
                 .append(swatch("#4caf50", "append ok"))
@@ -49,29 +53,41 @@ final class HtmlTimeline {
                 .append(swatch("rgba(33,150,243,0.15)", "leader kill / consumer crash / rebalance"))
                 .append(swatch("#d50000", "in a violation"))
                 .append("</div>");
+        TimeAxis axis = axis(runs);
         for (RunResult run : runs) {
-            run(html, run, settings.clients());
+            run(html, run, settings.clients(), axis);
         }
         return html.append("</body></html>\n").toString();
     }
 
-    private static void run(StringBuilder html, RunResult run, int writers) {
-        long start = run.startMillis() - 1_000;
-        long end = Math.max(run.endMillis(), start + 1_000);
-        for (Operation op : run.history().operations()) {
-            end = Math.max(
-                    end,
-                    Math.max(
-                            op.completeTime(),
-                            op.publish() == null ? 0 : op.publish().completeTime()));
+    /**
+     * One axis for every run: from 1 s before a run's workload starts to the last operation, publish or fault of
+     * the longest run, each run counted from its own start, so that the runs compare by eye.
+     */
+    static TimeAxis axis(List<RunResult> runs) {
+        long span = 1_000;
+        for (RunResult run : runs) {
+            long end = run.endMillis();
+            for (Operation op : run.history().operations()) {
+                end = Math.max(
+                        end,
+                        Math.max(
+                                op.completeTime(),
+                                op.publish() == null ? 0 : op.publish().completeTime()));
+            }
+            for (Fault fault : run.faults()) {
+                end = Math.max(end, fault.end());
+            }
+            span = Math.max(span, end + 500 - run.startMillis());
         }
-        for (Fault fault : run.faults()) {
-            end = Math.max(end, fault.end());
-        }
-        end += 500;
-        double seconds = (end - start) / 1000.0;
+        double seconds = (LEAD + span) / 1000.0;
         int width = (int) Math.min(30_000, Math.max(1_200, seconds * 60));
-        double scale = (width - LEFT - 10) / (double) (end - start);
+        return TimeAxis.of(LEAD, span, LEFT, width - 10);
+    }
+
+    private static void run(StringBuilder html, RunResult run, int writers, TimeAxis axis) {
+        long start = run.startMillis();
+        int width = axis.width() + 10;
         int height = TOP + (writers + 1) * LANE + 20;
 
         Map<Long, Integer> violating = new HashMap<>();
@@ -86,27 +102,14 @@ final class HtmlTimeline {
                 .append(" run: ")
                 .append(run.check().violations().size())
                 .append(" violations</h2><p>histories, fault log and logs in ")
-                .append(escape(run.directory().toString()))
+                .append(Html.escape(run.directory().toString()))
                 .append("</p><div class=\"scroll\"><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"")
                 .append(width)
                 .append("\" height=\"")
                 .append(height)
                 .append("\" font-size=\"10\">");
         // time axis: every 5 s from the start of the workload
-        for (long t = 0; run.startMillis() + t <= end; t += 5_000) {
-            double x = LEFT + (run.startMillis() + t - start) * scale;
-            html.append(String.format(
-                    Locale.ROOT,
-                    "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#eee\"/>"
-                            + "<text x=\"%.1f\" y=\"%d\" fill=\"#888\">%ds</text>",
-                    x,
-                    TOP - 12,
-                    x,
-                    height - 10,
-                    x + 2,
-                    TOP - 14,
-                    t / 1_000));
-        }
+        html.append(axis.ticks(TOP - 12, height - 10, TOP - 14));
         html.append(String.format(Locale.ROOT, "<text x=\"4\" y=\"%d\">servers</text>", TOP + 18));
         for (int w = 1; w <= writers; w++) {
             int y = TOP + w * LANE;
@@ -121,9 +124,9 @@ final class HtmlTimeline {
                     y + LANE - 1));
         }
         for (Fault fault : run.faults()) {
-            double x = LEFT + (fault.start() - start) * scale;
-            double w = Math.max(2, (fault.end() - fault.start()) * scale);
-            String title = escape(fault.kind().flagName() + " " + fault.target() + ": " + fault.detail()
+            double x = axis.x(fault.start() - start);
+            double w = Math.max(2, axis.length(fault.end() - fault.start()));
+            String title = Html.escape(fault.kind().flagName() + " " + fault.target() + ": " + fault.detail()
                     + (fault.counted() ? "" : " (not counted)"));
             String dash = fault.counted() ? "" : " stroke-dasharray=\"3,2\" stroke=\"#555\"";
             if (fault.writer() > 0) {
@@ -156,11 +159,11 @@ final class HtmlTimeline {
                         title,
                         x + 2,
                         TOP + 12,
-                        escape(fault.kind().jsonName())));
+                        Html.escape(fault.kind().jsonName())));
             }
         }
         for (Operation op : run.history().operations()) {
-            operation(html, op, start, scale, run.endMillis(), violating.get(op.id()));
+            operation(html, op, start, axis, run.endMillis(), violating.get(op.id()));
         }
         html.append("</svg></div>");
         List<Violation> violations = run.check().violations();
@@ -172,7 +175,7 @@ final class HtmlTimeline {
                         .append("-v")
                         .append(i + 1)
                         .append("\">")
-                        .append(escape(violations.get(i).kind().name() + ": "
+                        .append(Html.escape(violations.get(i).kind().name() + ": "
                                 + violations.get(i).detail()))
                         .append("</li>");
             }
@@ -180,17 +183,19 @@ final class HtmlTimeline {
         }
         if (!run.notes().isEmpty()) {
             html.append("<h3>notes</h3><ul>");
-            run.notes().forEach(note -> html.append("<li>").append(escape(note)).append("</li>"));
+            run.notes()
+                    .forEach(note ->
+                            html.append("<li>").append(Html.escape(note)).append("</li>"));
             html.append("</ul>");
         }
     }
 
     private static void operation(
-            StringBuilder html, Operation op, long start, double scale, long runEnd, Integer violation) {
+            StringBuilder html, Operation op, long start, TimeAxis axis, long runEnd, Integer violation) {
         int y = TOP + op.client() * LANE + 4;
         long completed = op.completeTime() > 0 ? op.completeTime() : Math.max(runEnd, op.invokeTime());
-        double x = LEFT + (op.invokeTime() - start) * scale;
-        double w = Math.max(1.5, (completed - op.invokeTime()) * scale);
+        double x = axis.x(op.invokeTime() - start);
+        double w = Math.max(1.5, axis.length(completed - op.invokeTime()));
         String fill = op.outcome() == Outcome.OK ? "#4caf50" : op.outcome() == Outcome.FAIL ? "#90a4ae" : "#ffb300";
         String stroke = violation != null ? " stroke=\"#d50000\" stroke-width=\"2\"" : "";
         StringBuilder title = new StringBuilder(op.describe())
@@ -223,7 +228,7 @@ final class HtmlTimeline {
                 w,
                 fill,
                 stroke,
-                escape(title.toString())));
+                Html.escape(title.toString())));
         // a strip whose hue follows the token: one grant's colour, from lane to lane and run to run
         html.append(String.format(
                 Locale.ROOT,
@@ -240,8 +245,8 @@ final class HtmlTimeline {
             long publishEnd = op.publish().completeTime() > 0
                     ? op.publish().completeTime()
                     : op.publish().invokeTime();
-            double px = LEFT + (op.publish().invokeTime() - start) * scale;
-            double pw = Math.max(1.5, (publishEnd - op.publish().invokeTime()) * scale);
+            double px = axis.x(op.publish().invokeTime() - start);
+            double pw = Math.max(1.5, axis.length(publishEnd - op.publish().invokeTime()));
             html.append(String.format(
                     Locale.ROOT,
                     "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"5\" fill=\"%s\"/>",
@@ -261,13 +266,6 @@ final class HtmlTimeline {
     }
 
     private static String swatch(String color, String label) {
-        return "<span><span class=\"sw\" style=\"background:" + color + "\"></span>" + escape(label) + "</span>";
-    }
-
-    static String escape(String text) {
-        return text.replace("&", "&amp;")
-                .replace("<", "&lt;")
-                .replace(">", "&gt;")
-                .replace("\"", "&quot;");
+        return "<span><span class=\"sw\" style=\"background:" + color + "\"></span>" + Html.escape(label) + "</span>";
     }
 }

@@ -1,5 +1,7 @@
 package dev.fencing.verify;
 
+import dev.fencing.harness.ChildJvm;
+import dev.fencing.harness.Durations;
 import dev.fencing.verify.checker.CheckResult;
 import dev.fencing.verify.checker.Checker;
 import dev.fencing.verify.checker.History;
@@ -20,6 +22,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Consumer;
 import java.util.stream.Collectors;
 
 /**
@@ -35,6 +38,7 @@ final class ModeRunner {
     static final int UNSTAMPED_EVERY = 25;
 
     private static final int CONSUMER_MEMBERS = 2;
+    private static final String CHILD_HEAP = "-Xmx128m";
     private static final Duration WRITER_READY_WAIT = Duration.ofSeconds(90);
     private static final Duration CATCH_UP_WAIT = Duration.ofSeconds(90);
     private static final Duration PROGRESS_EVERY = Duration.ofSeconds(10);
@@ -116,8 +120,8 @@ final class ModeRunner {
                                     "consumer " + member,
                                     member,
                                     List.of(),
-                                    List.of(),
-                                    ConsumerMain.class,
+                                    List.of(CHILD_HEAP),
+                                    ConsumerMain.class.getName(),
                                     List.of(
                                             "member=" + member,
                                             "mode=" + label,
@@ -129,7 +133,7 @@ final class ModeRunner {
                                             "schema=" + mode.schema()),
                                     environment,
                                     logDirectory.resolve("consumer-" + member + ".log"),
-                                    board::add),
+                                    events("consumer " + member, member, board::add)),
                             board,
                             CONSUMER_MEMBERS);
             if (chain && mode == Mode.FENCED) {
@@ -297,7 +301,7 @@ final class ModeRunner {
             Path logDirectory) {
         List<ChildJvm> children = new ArrayList<>();
         Writers[] writers = new Writers[1];
-        List<String> options = new ArrayList<>(List.of("-Dzookeeper.sasl.client=false"));
+        List<String> options = new ArrayList<>(List.of(CHILD_HEAP, "-Dzookeeper.sasl.client=false"));
         if (servers.network().isPresent()) {
             // Inside a namespace a name lookup waits for the resolver's timeout (10 s measured: its queries go
             // to the host, which forwards nothing), and the ZooKeeper and Kafka clients look names up on every
@@ -340,16 +344,16 @@ final class ModeRunner {
                     id,
                     prefix,
                     options,
-                    WriterMain.class,
+                    WriterMain.class.getName(),
                     arguments,
                     environment,
                     logDirectory.resolve("writer-" + id + ".log"),
-                    event -> {
+                    events("writer " + id, id, event -> {
                         board.add(event);
                         if (writers[0] != null) {
                             writers[0].onEvent(event);
                         }
-                    }));
+                    })));
         }
         writers[0] = new Writers(children);
         return writers[0];
@@ -379,5 +383,10 @@ final class ModeRunner {
                 .map(e -> e.getKey().flagName() + " " + e.getValue())
                 .collect(Collectors.joining(", "))
                 .toLowerCase(Locale.ROOT);
+    }
+
+    /** A child's standard output as {@link ClientEvent}s; other lines are not events. */
+    private static Consumer<String> events(String child, int id, Consumer<ClientEvent> events) {
+        return line -> ClientEvent.parse(child, id, line).ifPresent(events);
     }
 }

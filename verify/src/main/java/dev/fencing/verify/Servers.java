@@ -1,6 +1,10 @@
 package dev.fencing.verify;
 
-import dev.fencing.testsupport.EmbeddedKafka;
+import dev.fencing.harness.KafkaTopics;
+import dev.fencing.harness.PostgresAccess;
+import dev.fencing.harness.StartedServers;
+import dev.fencing.harness.Watchdog;
+import dev.fencing.harness.ZooKeeperAccess;
 import dev.fencing.testsupport.EmbeddedPostgresServer;
 import dev.fencing.testsupport.EmbeddedRedisServer;
 import dev.fencing.testsupport.EmbeddedZooKeeperEnsemble;
@@ -12,28 +16,17 @@ import io.lettuce.core.api.StatefulRedisConnection;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import javax.sql.DataSource;
-import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.retry.RetryOneTime;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.admin.NewTopic;
 import org.flywaydb.core.Flyway;
-import org.postgresql.ds.PGSimpleDataSource;
 
 /**
  * The servers a run attacks: the ones named by flags (checked for reachability), or embedded ones started here
@@ -44,11 +37,12 @@ import org.postgresql.ds.PGSimpleDataSource;
  * toolkit's migrations. Not thread-safe for opening and closing; the accessors may be used from any thread.
  */
 final class Servers implements AutoCloseable {
-    private static final int CONNECT_TIMEOUT_SECONDS = 10;
+    static final String RUN_DIRECTORY_PREFIX = "verify-run-";
+    private static final int CONNECT_TIMEOUT_SECONDS = ZooKeeperAccess.CONNECT_TIMEOUT_SECONDS;
 
-    private final List<AutoCloseable> started = new ArrayList<>();
+    private final StartedServers started = new StartedServers();
     private final String runId;
-    private RunDirectory runDirectory;
+    private Path runDirectory;
     private Watchdog watchdog;
     private VerifyNetwork network;
     private String partitionUnavailable;
@@ -104,9 +98,7 @@ final class Servers implements AutoCloseable {
                     "they need the embedded ensemble, and " + VerifySettings.ZOOKEEPER_FLAG + " names an external one";
         }
         if (settings.zookeeperConnect() == null || settings.jdbcUrl() == null || settings.kafkaBootstrap() == null) {
-            RunDirectory.removeAbandoned(Path.of(System.getProperty("java.io.tmpdir")), progress);
-            runDirectory = RunDirectory.create();
-            progress.println("  embedded servers' data in " + runDirectory.path());
+            runDirectory = started.runDirectory(RUN_DIRECTORY_PREFIX, "a run", progress);
         }
         if (settings.faults().contains(FaultKind.PARTITION) && partitionUnavailable == null) {
             List<String> leftovers = VerifyNetwork.removeAbandoned();
@@ -122,7 +114,11 @@ final class Servers implements AutoCloseable {
         openZooKeeper(settings, progress);
         if (settings.resource().chain()) {
             openPostgres(settings, progress);
-            openKafka(settings, progress);
+            kafkaBootstrap = started.kafka(
+                    settings.kafkaBootstrap(),
+                    VerifySettings.KAFKA_FLAG,
+                    network == null ? "127.0.0.1" : network.dataAddress(),
+                    progress);
         } else {
             openRedis(settings, progress);
         }
@@ -195,96 +191,31 @@ final class Servers implements AutoCloseable {
     }
 
     private DataSource dataSource(String url) {
-        PGSimpleDataSource dataSource = new PGSimpleDataSource();
-        dataSource.setURL(url);
-        dataSource.setUser(jdbcUser);
-        if (!jdbcPassword.isEmpty()) {
-            dataSource.setPassword(jdbcPassword);
-        }
-        dataSource.setLoginTimeout(CONNECT_TIMEOUT_SECONDS);
-        return dataSource;
+        return PostgresAccess.dataSource(url, jdbcUser, jdbcPassword);
     }
 
     /** What ZooKeeper grants a client asking for {@code requested}. */
     Duration grantedSessionTimeout(Duration requested) {
-        CuratorFramework probe = CuratorFrameworkFactory.builder()
-                .connectString(zookeeperConnect)
-                .sessionTimeoutMs((int) requested.toMillis())
-                .connectionTimeoutMs(CONNECT_TIMEOUT_SECONDS * 1_000)
-                .retryPolicy(new RetryOneTime(100))
-                .build();
-        try {
-            probe.start();
-            if (!probe.blockUntilConnected(CONNECT_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
-                throw new VerifyException(
-                        "cannot reach ZooKeeper at " + zookeeperConnect + " within " + CONNECT_TIMEOUT_SECONDS + " s");
-            }
-            return Duration.ofMillis(probe.getZookeeperClient().getZooKeeper().getSessionTimeout());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new VerifyException("interrupted while connecting to ZooKeeper at " + zookeeperConnect, e);
-        } catch (VerifyException e) {
-            throw e;
-        } catch (Exception e) { // Curator declares Exception
-            throw new VerifyException("cannot read the session timeout ZooKeeper grants: " + e.getMessage(), e);
-        } finally {
-            probe.close();
-        }
+        return ZooKeeperAccess.grantedSessionTimeout(zookeeperConnect, requested);
     }
 
     /** Creates a topic (replication factor 1) and waits until it exists. */
     void createTopic(String name, int partitions) {
-        try (Admin admin = admin()) {
-            admin.createTopics(List.of(new NewTopic(name, partitions, (short) 1)))
-                    .all()
-                    .get(30, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new VerifyException("interrupted while creating topic " + name, e);
-        } catch (ExecutionException | TimeoutException e) {
-            throw new VerifyException("could not create topic " + name + " on Kafka at " + kafkaBootstrap, e);
-        }
+        KafkaTopics.create(kafkaBootstrap, name, partitions);
     }
 
     /** Deletes topics this run made, on external servers (embedded ones go away whole). */
     void deleteTopics(List<String> names) {
-        try (Admin admin = admin()) {
-            admin.deleteTopics(names).all().get(30, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } catch (ExecutionException | TimeoutException e) {
-            throw new VerifyException("could not delete topics " + names + " on Kafka at " + kafkaBootstrap, e);
-        }
+        KafkaTopics.delete(kafkaBootstrap, names);
     }
 
-    /** Deletes a ZooKeeper subtree (the lock nodes of one run). */
+    /** Deletes a run's lock nodes and their lock history ({@link ZooKeeperAccess#deleteLockTree}). */
     void deleteTree(String path) {
-        CuratorFramework client = CuratorFrameworkFactory.builder()
-                .connectString(zookeeperConnect)
-                .connectionTimeoutMs(CONNECT_TIMEOUT_SECONDS * 1_000)
-                .retryPolicy(new RetryOneTime(100))
-                .build();
-        try {
-            client.start();
-            if (client.checkExists().forPath(path) != null) {
-                client.delete().deletingChildrenIfNeeded().forPath(path);
-            }
-            String history = "/fencing-lock-history" + path;
-            if (client.checkExists().forPath(history) != null) {
-                client.delete().deletingChildrenIfNeeded().forPath(history);
-            }
-        } catch (Exception e) { // Curator declares Exception
-            throw new VerifyException("could not delete " + path + " on ZooKeeper at " + zookeeperConnect, e);
-        } finally {
-            client.close();
-        }
+        ZooKeeperAccess.deleteLockTree(zookeeperConnect, path);
     }
 
     Admin admin() {
-        return Admin.create(Map.of(
-                AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafkaBootstrap,
-                AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, CONNECT_TIMEOUT_SECONDS * 1_000,
-                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, CONNECT_TIMEOUT_SECONDS * 1_000));
+        return KafkaTopics.admin(kafkaBootstrap);
     }
 
     /** Whether this run leaves things on servers it does not own (external ones). */
@@ -306,18 +237,7 @@ final class Servers implements AutoCloseable {
                 // the next run uses a database of its own; say nothing at exit
             }
         }
-        for (int i = started.size() - 1; i >= 0; i--) {
-            try {
-                started.get(i).close();
-            } catch (Exception e) {
-                // stopping an embedded server at exit: nothing left to do about a failure
-            }
-        }
-        started.clear();
-        if (runDirectory != null) {
-            runDirectory.delete();
-            runDirectory = null;
-        }
+        started.close();
     }
 
     /** Leave the run's database on an external server. */
@@ -344,7 +264,7 @@ final class Servers implements AutoCloseable {
         String host = "localhost";
         if (settings.jdbcUrl() == null) {
             EmbeddedPostgresServer.Builder builder =
-                    EmbeddedPostgresServer.builder().dataDirectoryParent(runDirectory.path());
+                    EmbeddedPostgresServer.builder().dataDirectoryParent(runDirectory);
             if (network != null) {
                 builder.alsoListenOn(network.dataAddress(), network.clientNetwork());
                 host = network.dataAddress();
@@ -393,17 +313,7 @@ final class Servers implements AutoCloseable {
      * JVM is killed outright. Looked up while a connection is open: its backend's parent is the postmaster.
      */
     private void watchPostmaster() {
-        try (Connection connection = dataSource().getConnection();
-                Statement statement = connection.createStatement();
-                ResultSet result = statement.executeQuery("SELECT pg_backend_pid()")) {
-            result.next();
-            postmasterPid = ProcessHandle.of(result.getLong(1))
-                    .flatMap(ProcessHandle::parent)
-                    .map(ProcessHandle::pid)
-                    .orElse(-1L);
-        } catch (SQLException e) {
-            throw new VerifyException("cannot connect to the embedded PostgreSQL: " + e.getMessage(), e);
-        }
+        postmasterPid = PostgresAccess.postmasterPid(dataSource()).orElse(-1L);
     }
 
     /**
@@ -449,9 +359,7 @@ final class Servers implements AutoCloseable {
             commands.add("kill -KILL " + redisPid);
         }
         if (postmasterPid > 0) {
-            commands.add("kill -INT " + postmasterPid);
-            commands.add("sleep 3");
-            commands.add("kill -QUIT " + postmasterPid);
+            commands.addAll(Watchdog.stopPostgres(postmasterPid));
         }
         if (network != null) {
             for (String name : network.names()) {
@@ -459,37 +367,11 @@ final class Servers implements AutoCloseable {
             }
         }
         if (runDirectory != null) {
-            commands.add("rm -rf '" + runDirectory.path() + "'");
+            commands.add("rm -rf '" + runDirectory + "'");
         }
         if (!commands.isEmpty()) {
             watchdog = Watchdog.start(commands);
         }
-    }
-
-    private void openKafka(VerifySettings settings, PrintStream progress) {
-        if (settings.kafkaBootstrap() == null) {
-            EmbeddedKafka kafka = EmbeddedKafka.builder()
-                    .logDirectoryParent(runDirectory.path())
-                    .host(network == null ? "127.0.0.1" : network.dataAddress())
-                    .build();
-            started.add(kafka);
-            kafkaBootstrap = kafka.bootstrapServers();
-            progress.println("  embedded Kafka at " + kafkaBootstrap);
-            return;
-        }
-        kafkaBootstrap = settings.kafkaBootstrap();
-        try (Admin admin = admin()) {
-            admin.describeCluster().nodes().get(CONNECT_TIMEOUT_SECONDS + 5, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new VerifyException("interrupted while connecting to Kafka at " + kafkaBootstrap, e);
-        } catch (ExecutionException | TimeoutException | org.apache.kafka.common.KafkaException e) {
-            throw new VerifyException(
-                    "cannot reach Kafka at " + kafkaBootstrap + " (" + VerifySettings.KAFKA_FLAG + ") within "
-                            + (CONNECT_TIMEOUT_SECONDS + 5) + " s",
-                    e);
-        }
-        progress.println("  Kafka at " + kafkaBootstrap);
     }
 
     /** A random run id: lower-case letters and digits, usable in database, topic and path names. */

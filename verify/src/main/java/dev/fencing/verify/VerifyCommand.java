@@ -1,18 +1,19 @@
 package dev.fencing.verify;
 
+import dev.fencing.harness.Cli;
+import dev.fencing.harness.Durations;
+import dev.fencing.harness.Preflight;
+import dev.fencing.harness.WholeNumbers;
 import dev.fencing.testsupport.RedisServers;
 import dev.fencing.verify.checker.ViolationKind;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.io.PrintWriter;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
-import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicReference;
@@ -58,9 +59,9 @@ public final class VerifyCommand implements Callable<Integer> {
     /** Environment variable with the JDBC password, for the coordinator and passed on to the clients. */
     public static final String JDBC_PASSWORD_ENV = "VERIFY_JDBC_PASSWORD";
 
-    public static final int EXIT_OK = 0;
-    public static final int EXIT_FAILURE = 1;
-    public static final int EXIT_USAGE = 2;
+    public static final int EXIT_OK = Cli.EXIT_OK;
+    public static final int EXIT_FAILURE = Cli.EXIT_FAILURE;
+    public static final int EXIT_USAGE = Cli.EXIT_USAGE;
 
     @Spec
     private CommandSpec spec;
@@ -115,7 +116,6 @@ public final class VerifyCommand implements Callable<Integer> {
             names = VerifySettings.DURATION_FLAG,
             paramLabel = "TIME",
             defaultValue = VerifySettings.DEFAULT_DURATION,
-            converter = Durations.class,
             description = VerifySettings.DURATION_DOC)
     private Duration duration;
 
@@ -144,7 +144,6 @@ public final class VerifyCommand implements Callable<Integer> {
             names = VerifySettings.SESSION_TIMEOUT_FLAG,
             paramLabel = "TIME",
             defaultValue = VerifySettings.DEFAULT_SESSION_TIMEOUT,
-            converter = Durations.class,
             description = VerifySettings.SESSION_TIMEOUT_DOC)
     private Duration sessionTimeout;
 
@@ -184,17 +183,7 @@ public final class VerifyCommand implements Callable<Integer> {
     static int execute(PrintStream out, PrintStream err, String... args) {
         VerifyCommand command = new VerifyCommand();
         command.progress = out;
-        CommandLine commandLine = commandLine(command)
-                .setOut(new PrintWriter(out, true, StandardCharsets.UTF_8))
-                .setErr(new PrintWriter(err, true, StandardCharsets.UTF_8))
-                .setParameterExceptionHandler((e, ignored) -> usageError(e.getCommandLine(), e.getMessage()))
-                .setExecutionExceptionHandler((e, cmd, parsed) -> {
-                    if (e instanceof ParameterException) {
-                        return usageError(cmd, e.getMessage());
-                    }
-                    cmd.getErr().println("verify: " + message(e));
-                    return EXIT_FAILURE;
-                });
+        CommandLine commandLine = Cli.handled(commandLine(command), "verify", out, err, e -> false);
         return commandLine.execute(args);
     }
 
@@ -205,41 +194,36 @@ public final class VerifyCommand implements Callable<Integer> {
         return command.settings();
     }
 
-    private static int usageError(CommandLine cmd, String message) {
-        cmd.getErr().println("(--help lists every flag with its limits)");
-        cmd.getErr().println("verify: " + message);
-        return EXIT_USAGE;
-    }
-
     private static CommandLine commandLine(VerifyCommand command) {
         CommandLine commandLine = new CommandLine(command);
-        commandLine.registerConverter(Integer.class, WholeNumbers::parseInt);
-        commandLine.registerConverter(Integer.TYPE, WholeNumbers::parseInt);
-        commandLine.registerConverter(Long.class, WholeNumbers::parseLong);
-        commandLine.registerConverter(Long.TYPE, WholeNumbers::parseLong);
+        WholeNumbers.register(commandLine, 6);
+        commandLine.registerConverter(Duration.class, VerifySettings.DURATIONS);
         return commandLine;
     }
 
     @Override
     public Integer call() throws InterruptedException {
         VerifySettings settings = settings();
-        String os = System.getProperty("os.name", "").toLowerCase(Locale.ROOT);
-        if (!os.contains("linux") && !os.contains("mac")) {
-            throw new ParameterException(
-                    spec.commandLine(), "verify freezes processes with kill -STOP and runs sh: Linux or macOS only");
-        }
-        checkOutput(VerifySettings.HTML_FLAG, settings.htmlFile());
-        if (settings.jsonFile() != null) {
-            checkOutput(VerifySettings.JSON_FLAG, settings.jsonFile());
+        try {
+            Preflight.checkPlatform("verify", System.getProperty("os.name"));
+            if (html == null) {
+                createDefaultDirectory(settings.htmlFile());
+            }
+            Preflight.checkOutput(VerifySettings.HTML_FLAG, settings.htmlFile());
+            if (settings.jsonFile() != null) {
+                Preflight.checkOutput(VerifySettings.JSON_FLAG, settings.jsonFile());
+            }
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(spec.commandLine(), e.getMessage(), e);
         }
         progress.println("verify: " + settings);
         List<RunResult> runs = runAll(settings, progress, OPEN);
         progress.println();
         progress.print(SummaryTable.of(runs));
-        write(VerifySettings.HTML_FLAG, settings.htmlFile(), HtmlTimeline.of(runs, settings));
+        Cli.write(VerifySettings.HTML_FLAG, settings.htmlFile(), HtmlTimeline.of(runs, settings));
         progress.println("HTML timeline: " + settings.htmlFile().toAbsolutePath());
         if (settings.jsonFile() != null) {
-            write(VerifySettings.JSON_FLAG, settings.jsonFile(), JsonSummary.of(runs));
+            Cli.write(VerifySettings.JSON_FLAG, settings.jsonFile(), JsonSummary.of(runs));
             progress.println("JSON summary: " + settings.jsonFile().toAbsolutePath());
         }
         List<String> failures = verdict(runs);
@@ -389,40 +373,15 @@ public final class VerifyCommand implements Callable<Integer> {
         }
     }
 
-    private void checkOutput(String flag, Path file) {
+    /** The default report goes under target/, which a fresh clone does not have yet. */
+    private static void createDefaultDirectory(Path file) {
         Path parent = file.toAbsolutePath().getParent();
-        if (Files.isDirectory(file)) {
-            throw new ParameterException(spec.commandLine(), flag + " " + file + " is a directory, not a file");
-        }
         if (parent != null && !Files.isDirectory(parent)) {
-            if (flag.equals(VerifySettings.HTML_FLAG) && html == null) {
-                try {
-                    Files.createDirectories(parent); // the default, under target/
-                    return;
-                } catch (IOException e) {
-                    // fall through to the message
-                }
-            }
-            throw new ParameterException(
-                    spec.commandLine(), flag + " " + file + ": directory " + parent + " does not exist");
-        }
-    }
-
-    private static void write(String flag, Path file, String content) {
-        try {
-            Files.writeString(file, content, StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            throw new VerifyException("cannot write " + flag + " " + file + ": " + e, e);
-        }
-    }
-
-    private static String message(Throwable e) {
-        StringBuilder message = new StringBuilder(String.valueOf(e.getMessage()));
-        for (Throwable cause = e.getCause(); cause != null && cause != cause.getCause(); cause = cause.getCause()) {
-            if (cause.getMessage() != null && !message.toString().contains(cause.getMessage())) {
-                message.append(": ").append(cause.getMessage());
+            try {
+                Files.createDirectories(parent);
+            } catch (IOException e) {
+                // Preflight names the directory that is missing
             }
         }
-        return message.toString();
     }
 }

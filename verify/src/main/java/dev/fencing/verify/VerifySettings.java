@@ -1,5 +1,6 @@
 package dev.fencing.verify;
 
+import dev.fencing.harness.Durations;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Collections;
@@ -122,6 +123,10 @@ record VerifySettings(
             + " embedded ensemble (it grants 1 to 20 times its 500ms tick), 1s to 60s with " + ZOOKEEPER_FLAG
             + ". Pauses and partitions last longer than what the server grants. Default: ${DEFAULT-VALUE}.";
     public static final String DEFAULT_SESSION_TIMEOUT = "2s";
+
+    /** The durations users type, with examples at verify's scale in its messages. */
+    static final Durations DURATIONS =
+            new Durations("use for example 40s or 10m", "500ms, 40s, 1.5s, 10m, 1h or PT40S");
 
     public static final String JSON_FLAG = "--json";
     public static final String JSON_DOC = "Also write the summary as JSON to this file; its directory must exist.";

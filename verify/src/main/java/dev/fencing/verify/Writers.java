@@ -1,5 +1,6 @@
 package dev.fencing.verify;
 
+import dev.fencing.harness.ChildJvm;
 import dev.fencing.verify.client.PausePoint;
 import java.time.Duration;
 import java.util.List;

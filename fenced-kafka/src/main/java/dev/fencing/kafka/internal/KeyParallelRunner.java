@@ -187,6 +187,11 @@ public final class KeyParallelRunner<K, V> implements Scheduler {
         });
     }
 
+    @Override
+    public boolean isTerminated() {
+        return pool.isTerminated();
+    }
+
     /** Whether the calling thread is one of this runner's workers (a handler calling {@code close()}). */
     @Override
     public boolean isWorkerThread() {

@@ -50,4 +50,12 @@ public interface Scheduler {
 
     /** On shutdown, before the final offset commit; never throws. */
     void close();
+
+    /**
+     * Whether no thread of this scheduler can still run a handler (after {@link #close()}, which waits for
+     * handlers only so long): a restart before then would hand their records to a second handler at once.
+     */
+    default boolean isTerminated() {
+        return true;
+    }
 }

@@ -20,7 +20,9 @@ import java.util.Set;
  *       and says to run it again.
  *   <li>{@code 53300} too many connections: a server coming back is stormed by every pool reconnecting.
  *   <li>{@link SQLTransientConnectionException} (a pool, such as HikariCP, that found no connection in time)
- *       and {@link SQLTransactionRollbackException} (JDBC's name for class 40), whatever their state.
+ *       and {@link SQLTransactionRollbackException} (JDBC's name for class 40), whatever their state, except
+ *       a pool's timeout that carries the state of a failure that will not pass by itself: class {@code 28}
+ *       (the password or the user is wrong) and {@code 3D000} (no such database).
  * </ul>
  *
  * Everything else is not: constraint violations, syntax errors, {@code 57014} (a statement timeout or a
@@ -43,11 +45,19 @@ public final class TransientFailures {
                 || state.equals("53300");
     }
 
+    /** A connection failure that waiting does not mend: wrong credentials, or a database that does not exist. */
+    private static boolean permanentState(String state) {
+        return state != null && (state.startsWith("28") || state.equals("3D000"));
+    }
+
     /** Whether {@code failure} or one of its causes is a transient failure of the database. */
     public static boolean isTransient(Throwable failure) {
         Set<Throwable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
         for (Throwable t = failure; t != null && seen.add(t); t = t.getCause()) {
-            if (t instanceof SQLTransientConnectionException || t instanceof SQLTransactionRollbackException) {
+            if (t instanceof SQLTransientConnectionException pool && !permanentState(pool.getSQLState())) {
+                return true;
+            }
+            if (t instanceof SQLTransactionRollbackException) {
                 return true;
             }
             if (t instanceof SQLException sql) {

@@ -40,6 +40,18 @@ class TransientFailuresTest {
                 .isTrue();
     }
 
+    /** HikariCP's timeout carries the state of the last failure: a wrong password does not pass by waiting. */
+    @Test
+    void aPoolTimeoutOverWrongCredentialsOrAMissingDatabaseIsNot() {
+        SQLException refused = new SQLException("password authentication failed", "28P01");
+        assertThat(TransientFailures.isTransient(new SQLTransientConnectionException("timed out", "28P01", refused)))
+                .isFalse();
+        assertThat(TransientFailures.isTransient(new SQLTransientConnectionException("timed out", "3D000")))
+                .isFalse();
+        assertThat(TransientFailures.isTransient(new SQLTransientConnectionException("timed out", "08001")))
+                .isTrue();
+    }
+
     @Test
     void constraintViolationsTimeoutsAndFailuresWithoutAStateAreNot() {
         for (String state : new String[] {"23505", "42P01", "57014", "25P02", "53100", "42501", "0800", null}) {

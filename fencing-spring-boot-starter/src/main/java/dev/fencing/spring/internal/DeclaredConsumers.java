@@ -3,6 +3,7 @@ package dev.fencing.spring.internal;
 import dev.fencing.kafka.ConsumerState;
 import dev.fencing.kafka.FencedConsumer;
 import dev.fencing.kafka.FencedConsumerBuilder;
+import dev.fencing.kafka.FencedConsumerConfig;
 import dev.fencing.kafka.InMemoryWatermarkStore;
 import dev.fencing.kafka.MissingTopicException;
 import dev.fencing.kafka.PostgresWatermarkStore;
@@ -212,11 +213,13 @@ public final class DeclaredConsumers implements SmartLifecycle, ConsumerStates {
         StringBuilder description = new StringBuilder("Declared fenced consumers need Kafka topics that do not exist:");
         StringBuilder action = new StringBuilder("Create them before the application starts, for example:");
         missing.forEach((name, m) -> {
-            description
-                    .append("\n\tfencing.kafka.consumers.")
-                    .append(name)
-                    .append(": ")
-                    .append(m.getMessage());
+            description.append("\n\tfencing.kafka.consumers.").append(name).append(":");
+            m.reasons().forEach((topic, why) -> description
+                    .append("\n\t\t")
+                    .append(topic)
+                    .append(" (")
+                    .append(why)
+                    .append(")"));
             for (String topic : m.topics()) {
                 action.append("\n\tkafka-topics.sh --bootstrap-server ")
                         .append(m.bootstrapServers())
@@ -224,7 +227,15 @@ public final class DeclaredConsumers implements SmartLifecycle, ConsumerStates {
                         .append(topic);
             }
         });
-        action.append("\nor correct the topics under fencing.kafka.consumers.<name>.topics.");
+        action.append("\nor correct the names: ");
+        action.append(String.join(
+                "; ",
+                missing.keySet().stream()
+                        .map(name -> "fencing.kafka.consumers." + name + ".topics (a dead-letter topic: "
+                                + "fencing.kafka.consumers." + name + ".properties."
+                                + FencedConsumerConfig.DEAD_LETTER_TOPIC_CONFIG
+                                + ", or the topic's name with .dlt)")
+                        .toList()));
         FencingStartupException failure = new FencingStartupException(
                 description.toString(),
                 action.toString(),
@@ -349,14 +360,17 @@ public final class DeclaredConsumers implements SmartLifecycle, ConsumerStates {
             this.done = done;
         }
 
+        /** Never waits: the loop reports its failure as soon as it failed, before it has shut down. */
         String failure() {
-            try {
-                done.join();
-                return "none";
-            } catch (RuntimeException e) {
-                Throwable cause = e.getCause() == null ? e : e.getCause();
-                return cause.toString();
+            Throwable failure = consumer.failure();
+            if (failure == null && done.isCompletedExceptionally()) {
+                try {
+                    done.join();
+                } catch (RuntimeException e) {
+                    failure = e.getCause() == null ? e : e.getCause();
+                }
             }
+            return failure == null ? "unknown" : failure.toString();
         }
     }
 }

@@ -2,6 +2,7 @@ package dev.fencing.spring.internal;
 
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.diagnostics.FailureAnalyzer;
+import org.springframework.core.Ordered;
 import org.springframework.util.ClassUtils;
 
 /**
@@ -10,9 +11,18 @@ import org.springframework.util.ClassUtils;
  * becomes the "Description" and "Action" of the "APPLICATION FAILED TO START" banner. Registered in {@code
  * META-INF/spring.factories}.
  */
-public final class FencingFailureAnalyzer implements FailureAnalyzer {
+public final class FencingFailureAnalyzer implements FailureAnalyzer, Ordered {
     private static final boolean KAFKA = ClassUtils.isPresent(
             "dev.fencing.kafka.MissingTopicException", FencingFailureAnalyzer.class.getClassLoader());
+
+    /**
+     * Before Boot's own analyzers, which are not ordered: one of them would otherwise describe a cause in the
+     * chain generically (a handler property naming no bean as "a component required a bean named ...").
+     */
+    @Override
+    public int getOrder() {
+        return Ordered.HIGHEST_PRECEDENCE + 100;
+    }
 
     @Override
     public FailureAnalysis analyze(Throwable failure) {

@@ -1,12 +1,8 @@
 package dev.fencing.verify.client;
 
-import java.io.BufferedReader;
-import java.io.IOException;
-import java.io.InputStreamReader;
+import dev.fencing.harness.ParentLink;
 import java.io.PrintStream;
 import java.lang.management.ManagementFactory;
-import java.nio.charset.StandardCharsets;
-import java.util.Optional;
 import java.util.StringJoiner;
 import java.util.function.Consumer;
 
@@ -27,40 +23,7 @@ final class CoordinatorLink {
 
     /** Starts reading commands (each handed to {@code commands} on the reader thread) and watching the parent. */
     void listen(Consumer<String> commands) {
-        Thread reader = new Thread(
-                () -> {
-                    try (BufferedReader in =
-                            new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
-                        for (String line = in.readLine(); line != null; line = in.readLine()) {
-                            commands.accept(line.trim());
-                        }
-                    } catch (IOException e) {
-                        // treated as the end of input
-                    }
-                    Runtime.getRuntime().halt(EXIT_COORDINATOR_GONE);
-                },
-                "coordinator-commands");
-        reader.setDaemon(true);
-        reader.start();
-        Optional<ProcessHandle> parent = ProcessHandle.current().parent();
-        if (parent.isPresent()) {
-            ProcessHandle original = parent.get();
-            Thread watchdog = new Thread(
-                    () -> {
-                        while (original.isAlive()) {
-                            try {
-                                Thread.sleep(500);
-                            } catch (InterruptedException e) {
-                                Thread.currentThread().interrupt();
-                                return;
-                            }
-                        }
-                        Runtime.getRuntime().halt(EXIT_COORDINATOR_GONE);
-                    },
-                    "coordinator-watchdog");
-            watchdog.setDaemon(true);
-            watchdog.start();
-        }
+        ParentLink.listen("coordinator", commands, EXIT_COORDINATOR_GONE);
     }
 
     /** Sends one event; fields must not contain spaces or line breaks. */

@@ -1,4 +1,4 @@
-package dev.fencing.demo;
+package dev.fencing.harness;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -11,18 +11,18 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The worker handle's freeze, on a plain {@code sleep} standing in for a worker JVM. */
-class WorkerProcessTest {
+/** A child's freeze, on a plain {@code sleep} standing in for a JVM. */
+class ChildJvmTest {
     @TempDir
     Path directory;
 
-    private WorkerProcess launch(String... command) {
-        return WorkerProcess.launch(1, List.of(command), Map.of(), directory.resolve("worker.log"), event -> {});
+    private ChildJvm launch(String... command) {
+        return ChildJvm.launch("worker 1", 1, List.of(command), Map.of(), directory.resolve("worker.log"), line -> {});
     }
 
     @Test
     void aFrozenWorkerStaysStoppedUntilItIsThawed() {
-        try (WorkerProcess worker = launch("sleep", "60")) {
+        try (ChildJvm worker = launch("sleep", "60")) {
             // when
             worker.freeze(Duration.ofSeconds(30));
 
@@ -37,7 +37,7 @@ class WorkerProcessTest {
 
     @Test
     void closingAFrozenWorkerKillsItAndStopsItsResumer() {
-        WorkerProcess worker = launch("sleep", "60");
+        ChildJvm worker = launch("sleep", "60");
         worker.freeze(Duration.ofSeconds(30));
         await().atMost(Duration.ofSeconds(10)).until(() -> ProcessFreezer.isStopped(worker.pid()));
 
@@ -55,7 +55,7 @@ class WorkerProcessTest {
 
     @Test
     void freezingAndThawingAWorkerThatHasExitedIsNotAnError() {
-        WorkerProcess worker = launch("true");
+        ChildJvm worker = launch("true");
         assertThat(worker.awaitExit(Duration.ofSeconds(10))).isTrue();
 
         // when / then: its exit is reported by the scenario, not by the freeze

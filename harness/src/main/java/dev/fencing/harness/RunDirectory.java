@@ -1,4 +1,4 @@
-package dev.fencing.verify;
+package dev.fencing.harness;
 
 import java.io.IOException;
 import java.io.PrintStream;
@@ -15,11 +15,10 @@ import java.util.stream.Stream;
  * The one directory under the system's temporary directory that holds the embedded servers' data of a run, so
  * that it can be removed whole: by {@link #delete()} at the end, by the {@link Watchdog} when this JVM is killed
  * outright, and otherwise at the next start ({@link #removeAbandoned}), which deletes only directories of this
- * kind whose owner process is gone (pid and start time, so a reused pid does not keep one alive). Not
- * thread-safe.
+ * kind (same prefix) whose owner process is gone. Each holds an {@code owner} file with the owning process's pid
+ * and start time, so a reused pid does not keep a directory alive. Not thread-safe.
  */
-final class RunDirectory {
-    static final String PREFIX = "verify-run-";
+public final class RunDirectory {
     private static final String OWNER = "owner";
 
     private final Path path;
@@ -28,9 +27,10 @@ final class RunDirectory {
         this.path = path;
     }
 
-    static RunDirectory create() {
+    /** Creates a fresh run directory, named {@code prefix} and a random suffix, owned by this process. */
+    public static RunDirectory create(String prefix) {
         try {
-            Path path = Files.createTempDirectory(PREFIX);
+            Path path = Files.createTempDirectory(prefix);
             Files.writeString(path.resolve(OWNER), ownerLine(ProcessHandle.current()));
             return new RunDirectory(path);
         } catch (IOException e) {
@@ -38,23 +38,28 @@ final class RunDirectory {
         }
     }
 
-    Path path() {
+    public Path path() {
         return path;
     }
 
-    /** Deletes the directory; quietly, since it runs while shutting down. */
-    void delete() {
+    /** Deletes the directory and everything in it; quietly, since it runs while shutting down. */
+    public void delete() {
         deleteTree(path);
     }
 
-    /** Deletes run directories in {@code tmp} whose owner process is gone; returns how many. */
-    static int removeAbandoned(Path tmp, PrintStream progress) {
+    /**
+     * Deletes the run directories named {@code prefix...} in {@code tmp} whose owner process is gone (a tool
+     * killed in a way its watchdog could not clean up after), saying so on {@code progress} in the words
+     * "left behind by {@code whose} that did not end cleanly". Returns how many it removed.
+     */
+    public static int removeAbandoned(Path tmp, String prefix, String whose, PrintStream progress) {
         int removed = 0;
-        try (DirectoryStream<Path> candidates = Files.newDirectoryStream(tmp, PREFIX + "*")) {
+        try (DirectoryStream<Path> candidates = Files.newDirectoryStream(tmp, prefix + "*")) {
             for (Path candidate : candidates) {
                 if (Files.isDirectory(candidate) && abandoned(candidate)) {
                     deleteTree(candidate);
-                    progress.println("  removed " + candidate + ", left behind by a run that did not end cleanly");
+                    progress.println(
+                            "  removed " + candidate + ", left behind by " + whose + " that did not end cleanly");
                     removed++;
                 }
             }
@@ -64,12 +69,13 @@ final class RunDirectory {
         return removed;
     }
 
+    /** Whether the process named in {@code directory}'s owner file no longer runs (pid and start time). */
     static boolean abandoned(Path directory) {
         String owner;
         try {
             owner = Files.readString(directory.resolve(OWNER)).trim();
         } catch (IOException e) {
-            return false; // being created right now, or not ours
+            return false; // being created right now, or not ours: leave it
         }
         String[] parts = owner.split(" ");
         if (parts.length != 2) {
@@ -88,7 +94,7 @@ final class RunDirectory {
         return process.pid() + " " + started;
     }
 
-    static void deleteTree(Path root) {
+    private static void deleteTree(Path root) {
         if (!Files.exists(root)) {
             return;
         }

@@ -1,4 +1,4 @@
-package dev.fencing.demo;
+package dev.fencing.harness;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
@@ -16,9 +16,10 @@ class PreflightTest {
 
     @Test
     void runsOnLinuxAndMacOsAndSaysWhyNotElsewhere() {
-        assertThatCode(() -> Preflight.checkPlatform("Linux")).doesNotThrowAnyException();
-        assertThatCode(() -> Preflight.checkPlatform("Mac OS X")).doesNotThrowAnyException();
-        assertThatThrownBy(() -> Preflight.checkPlatform("Windows 11"))
+        assertThatCode(() -> Preflight.checkPlatform("demo-inventory", "Linux")).doesNotThrowAnyException();
+        assertThatCode(() -> Preflight.checkPlatform("demo-inventory", "Mac OS X"))
+                .doesNotThrowAnyException();
+        assertThatThrownBy(() -> Preflight.checkPlatform("demo-inventory", "Windows 11"))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("demo-inventory runs on Linux and macOS only, not on Windows 11: it freezes worker JVMs"
                         + " with kill -STOP and needs a POSIX shell (sh) to resume them");

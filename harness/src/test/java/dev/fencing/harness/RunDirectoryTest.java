@@ -1,4 +1,4 @@
-package dev.fencing.demo;
+package dev.fencing.harness;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -12,11 +12,13 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 class RunDirectoryTest {
+    private static final String PREFIX = "some-tool-run-";
+
     @TempDir
     Path tmp;
 
     private Path runDirectory(String name, String owner) throws IOException {
-        Path directory = Files.createDirectories(tmp.resolve(RunDirectory.PREFIX + name));
+        Path directory = Files.createDirectories(tmp.resolve(PREFIX + name));
         Files.writeString(directory.resolve("data.bin"), "x");
         if (owner != null) {
             Files.writeString(directory.resolve("owner"), owner);
@@ -33,9 +35,12 @@ class RunDirectoryTest {
         Path dead = runDirectory("dead", Long.MAX_VALUE / 2 + " 0");
         Path noOwner = runDirectory("being-created", null);
         Path other = Files.createDirectories(tmp.resolve("fencing-kafka-123"));
+        Path otherToolsDead = Files.createDirectories(tmp.resolve("other-tool-run-dead"));
+        Files.writeString(otherToolsDead.resolve("owner"), Long.MAX_VALUE / 2 + " 0");
+        ByteArrayOutputStream said = new ByteArrayOutputStream();
 
         int removed = RunDirectory.removeAbandoned(
-                tmp, new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8));
+                tmp, PREFIX, "a demo run", new PrintStream(said, true, StandardCharsets.UTF_8));
 
         assertThat(removed).isEqualTo(2);
         assertThat(dead).doesNotExist();
@@ -43,5 +48,8 @@ class RunDirectoryTest {
         assertThat(alive).exists();
         assertThat(noOwner).exists();
         assertThat(other).exists();
+        assertThat(otherToolsDead).exists(); // another tool's prefix: not this caller's to judge
+        assertThat(said.toString(StandardCharsets.UTF_8))
+                .contains("  removed " + dead + ", left behind by a demo run that did not end cleanly");
     }
 }
