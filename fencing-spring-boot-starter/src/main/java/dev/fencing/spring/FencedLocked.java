@@ -12,8 +12,8 @@ import java.lang.annotation.Target;
 
 /**
  * Runs the annotated method under a {@link FencedLock} and hands it the grant: a parameter of type {@link
- * Lease} receives the lease, a {@code long} parameter annotated {@link FenceToken} receives its token. Send
- * that token with every write the method makes; a resource guarded by {@code fenced-jdbc} or {@code
+ * Lease} receives the lease, a {@code long} parameter annotated {@link FenceToken} receives its token, and
+ * {@link CurrentLease} reads both on the method's thread (for a method without parameters). Send that token with every write the method makes; a resource guarded by {@code fenced-jdbc} or {@code
  * fenced-kafka} refuses it once a later holder's token has been accepted.
  *
  * <pre>{@code
@@ -42,6 +42,27 @@ import java.lang.annotation.Target;
  * not run. The lease is released when the method returns or throws, on the calling thread. Re-entry on the
  * same thread and path gets the same token. Locks belong to threads: the method must not hand its writes to
  * other threads (an {@code @Async} method runs under the lock of the thread that runs it).
+ *
+ * <p><b>Skipping instead of waiting</b> ({@link #skipIfLocked()}), for a {@code @Scheduled} job that runs on
+ * several instances and must run on one at a time:
+ *
+ * <pre>{@code
+ * @Scheduled(fixedDelay = 60_000)
+ * @FencedLocked(value = "/locks/jobs/cleanup", skipIfLocked = true)
+ * public void cleanup() {
+ *     writer.update(cleanupRow(), CurrentLease.token()); // runs where the lock was free; elsewhere, skipped
+ * }
+ * }</pre>
+ *
+ * When another holder has the lock, the method does not run: a {@code void} method returns, a method
+ * returning {@link java.util.Optional} returns {@code Optional.empty()}; other return types are refused when
+ * the method is first called. Each skip is logged at DEBUG (method, path) and counted ({@code
+ * fencing.locked.skipped}, tagged {@code method}, with Micrometer). Without {@link #timeout()} the lock gets
+ * one attempt (ZooKeeper's recipe: the contender's node is created, and deleted again unless it is first);
+ * with one, the call waits at most that long and then skips instead of throwing. Skipping is not a
+ * once-per-tick guarantee: an instance whose tick comes after another instance's run has finished gets the
+ * lock and runs again. A run's token is greater than every earlier run's, so a run that outlived its lease
+ * (a pause, an expired session) has its late writes refused by a fenced resource once the next run wrote.
  *
  * <p><b>Lock loss while the method runs.</b> The method keeps running: a lock service cannot stop a
  * paused thread, and stopping it from here would leave its writes half done. What protects the resource is
@@ -101,4 +122,12 @@ public @interface FencedLocked {
      * starter's {@code FencedLocks} only, not with an application's own bean (see above).
      */
     boolean interruptOnLoss() default false;
+
+    /**
+     * When another holder has the lock, skip the call instead of waiting for it; default {@code false}. The
+     * method must return {@code void} (the call does nothing) or {@link java.util.Optional} (the call returns
+     * {@code Optional.empty()}). Without {@link #timeout()} the lock gets one attempt; with one, the call
+     * waits at most that long before it skips. See "Skipping instead of waiting" above.
+     */
+    boolean skipIfLocked() default false;
 }

@@ -32,6 +32,8 @@ public class FencingProperties {
     private final Metrics metrics = new Metrics();
     private final Kafka kafka = new Kafka();
     private final Redis redis = new Redis();
+    private final ShedLock shedlock = new ShedLock();
+    private final Election election = new Election();
 
     public ZooKeeper getZookeeper() {
         return zookeeper;
@@ -63,6 +65,14 @@ public class FencingProperties {
 
     public Redis getRedis() {
         return redis;
+    }
+
+    public ShedLock getShedlock() {
+        return shedlock;
+    }
+
+    public Election getElection() {
+        return election;
     }
 
     /** The Curator client made when the application has none. */
@@ -250,6 +260,95 @@ public class FencingProperties {
 
         public void setEnabled(boolean enabled) {
             this.enabled = enabled;
+        }
+    }
+
+    /** The ShedLock LockProvider on the application's FencedLocks. */
+    public static class ShedLock {
+        /**
+         * Whether to auto-configure a FencedLockProvider when ShedLock is on the class path, there is one
+         * FencedLocks bean and no LockProvider bean.
+         */
+        private boolean enabled = true;
+
+        /** Lock path under which each @SchedulerLock name gets its lock: <path-prefix>/<name>. */
+        private String pathPrefix = "/locks/shedlock";
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        public String getPathPrefix() {
+            return pathPrefix;
+        }
+
+        public void setPathPrefix(String pathPrefix) {
+            this.pathPrefix = pathPrefix;
+        }
+    }
+
+    /** The application's participant in a leader election, made when an election path is set. */
+    public static class Election {
+        /** Whether to auto-configure the participant when fencing.election.path is set. */
+        private boolean enabled = true;
+
+        /** Election path; every instance of the service that takes part names the same one. */
+        private String path;
+
+        /**
+         * This instance's id in the election, stored in its node; default spring.application.name (or
+         * "application") followed by this JVM's pid@host.
+         */
+        private String participantId;
+
+        /** Token source of the terms' tokens; default fencing.locks.token-source. */
+        private TokenSource tokenSource;
+
+        /** Whether the participant joins the election when the context starts; if not, call start() on it. */
+        private boolean autoStartup = true;
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        public String getPath() {
+            return path;
+        }
+
+        public void setPath(String path) {
+            this.path = path;
+        }
+
+        public String getParticipantId() {
+            return participantId;
+        }
+
+        public void setParticipantId(String participantId) {
+            this.participantId = participantId;
+        }
+
+        public TokenSource getTokenSource() {
+            return tokenSource;
+        }
+
+        public void setTokenSource(TokenSource tokenSource) {
+            this.tokenSource = tokenSource;
+        }
+
+        public boolean isAutoStartup() {
+            return autoStartup;
+        }
+
+        public void setAutoStartup(boolean autoStartup) {
+            this.autoStartup = autoStartup;
         }
     }
 

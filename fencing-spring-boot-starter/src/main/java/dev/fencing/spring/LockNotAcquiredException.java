@@ -5,7 +5,7 @@ import java.time.Duration;
 
 /**
  * A {@link FencedLocked} method with a {@link FencedLocked#timeout()} did not get its lock in time; the
- * method did not run.
+ * method did not run. (With {@link FencedLocked#skipIfLocked()} the call is skipped instead, without this.)
  */
 public final class LockNotAcquiredException extends FencingException {
     private static final long serialVersionUID = 1L;

@@ -55,6 +55,9 @@ class ConfigurationMetadataTest {
                         "fencing.redis.wait-timeout",
                         "fencing.flyway.enabled",
                         "fencing.kafka.consumers",
+                        "fencing.shedlock.path-prefix",
+                        "fencing.election.path",
+                        "fencing.election.participant-id",
                         "management.health.fencing.enabled");
         assertThat(undescribed).isEmpty();
     }

@@ -10,11 +10,13 @@ import dev.fencing.kafka.RecordHandler;
 import dev.fencing.kafka.TransactionalRecordHandler;
 import dev.fencing.lock.FencedLockListener;
 import dev.fencing.lock.FencedLocks;
+import dev.fencing.spring.autoconfigure.FencingElectionAutoConfiguration;
 import dev.fencing.spring.autoconfigure.FencingFlywayAutoConfiguration;
 import dev.fencing.spring.autoconfigure.FencingHealthAutoConfiguration;
 import dev.fencing.spring.autoconfigure.FencingJdbcAutoConfiguration;
 import dev.fencing.spring.autoconfigure.FencingKafkaAutoConfiguration;
 import dev.fencing.spring.autoconfigure.FencingLockedMethodsAutoConfiguration;
+import dev.fencing.spring.autoconfigure.FencingShedLockAutoConfiguration;
 import dev.fencing.spring.autoconfigure.FencingZooKeeperAutoConfiguration;
 import dev.fencing.spring.internal.DeclaredConsumers;
 import dev.fencing.spring.internal.FencedLockedInterceptor;
@@ -66,7 +68,9 @@ class FencingAutoConfigurationTest {
                     FencingJdbcAutoConfiguration.class,
                     FencingFlywayAutoConfiguration.class,
                     FencingKafkaAutoConfiguration.class,
-                    FencingHealthAutoConfiguration.class));
+                    FencingHealthAutoConfiguration.class,
+                    FencingShedLockAutoConfiguration.class,
+                    FencingElectionAutoConfiguration.class));
 
     /** A client of nowhere that the start does not wait for (the start-up check is tested below). */
     private final ApplicationContextRunner zookeeper = runner.withPropertyValues(
@@ -311,10 +315,79 @@ class FencingAutoConfigurationTest {
                     .isInstanceOf(IllegalStateException.class)
                     .hasMessageContaining("name at most one tokenSource")
                     .hasMessageContaining("[SEQUENCE, ZXID]");
+            assertThatThrownBy(() -> locked.skippedWithACount())
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining(
+                            "@FencedLocked(skipIfLocked = true) on " + Locked.class.getName() + ".skippedWithACount")
+                    .hasMessageContaining("must return void or Optional, not int");
             assertThatThrownBy(() -> locked.write(null, 0))
                     .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("'#sku' in lock path template '/locks/#{#sku}' gave null");
         });
+    }
+
+    // ---- ShedLock's LockProvider and the election participant
+
+    @Test
+    void withShedLockOnTheClassPathThereIsAFencedLockProviderUnderThePathPrefix() {
+        zookeeper.withPropertyValues("fencing.shedlock.path-prefix=/locks/jobs").run(context -> {
+            assertThat(context).hasSingleBean(FencedLockProvider.class);
+            assertThat(context.getBean(FencedLockProvider.class).path("report")).isEqualTo("/locks/jobs/report");
+        });
+    }
+
+    @Test
+    void theApplicationsLockProviderWinsAndWithoutShedLockOrWhenSwitchedOffThereIsNone() {
+        net.javacrumbs.shedlock.core.LockProvider own = configuration -> java.util.Optional.empty();
+        zookeeper
+                .withBean(net.javacrumbs.shedlock.core.LockProvider.class, () -> own)
+                .run(context -> assertThat(context.getBean(net.javacrumbs.shedlock.core.LockProvider.class))
+                        .isSameAs(own));
+        zookeeper
+                .withClassLoader(new FilteredClassLoader(net.javacrumbs.shedlock.core.LockProvider.class))
+                .run(context -> assertThat(context).doesNotHaveBean(FencedLockProvider.class));
+        zookeeper.withPropertyValues("fencing.shedlock.enabled=false").run(context -> assertThat(context)
+                .doesNotHaveBean(FencedLockProvider.class));
+        runner.run(context -> assertThat(context).doesNotHaveBean(FencedLockProvider.class));
+    }
+
+    @Test
+    void aBadShedLockPathPrefixFailsTheStartNamingTheProperty() {
+        zookeeper
+                .withPropertyValues("fencing.shedlock.path-prefix=locks/jobs/")
+                .run(context ->
+                        assertThat(context).getFailure().rootCause().hasMessageContaining("must start with '/'"));
+        zookeeper
+                .withPropertyValues("fencing.shedlock.path-prefix=locks/jobs/")
+                .run(context -> assertThat(context).getFailure().hasMessageContaining("fencing.shedlock.path-prefix"));
+    }
+
+    @Test
+    void anElectionPathGivesAParticipantThatDoesNotJoinWhenAutoStartupIsOff() {
+        zookeeper
+                .withPropertyValues("fencing.election.path=/elections/x", "fencing.election.auto-startup=false")
+                .run(context -> {
+                    FencedElectionParticipant participant = context.getBean(FencedElectionParticipant.class);
+                    assertThat(participant.path()).isEqualTo("/elections/x");
+                    assertThat(participant.participantId()).startsWith("application-");
+                    assertThat(participant.isRunning()).isFalse();
+                });
+        zookeeper.run(context -> assertThat(context).doesNotHaveBean(FencedElectionParticipant.class));
+        zookeeper
+                .withPropertyValues("fencing.election.path=/elections/x", "fencing.election.enabled=false")
+                .run(context -> assertThat(context).doesNotHaveBean(FencedElectionParticipant.class));
+    }
+
+    @Test
+    void anEmptyElectionPathOrParticipantIdFailsTheStartNamingTheProperty() {
+        zookeeper.withPropertyValues("fencing.election.path= ").run(context -> assertThat(context)
+                .getFailure()
+                .hasMessageContaining("fencing.election.path is empty"));
+        zookeeper
+                .withPropertyValues("fencing.election.path=/elections/x", "fencing.election.participant-id= ")
+                .run(context -> assertThat(context)
+                        .getFailure()
+                        .hasMessageContaining("fencing.election.participant-id is empty"));
     }
 
     // ---- Jdbi and FencedWriter
@@ -679,6 +752,11 @@ class FencingAutoConfigurationTest {
                 value = "/locks/x",
                 tokenSource = {dev.fencing.lock.TokenSource.SEQUENCE, dev.fencing.lock.TokenSource.ZXID})
         public void twoTokenSources() {}
+
+        @FencedLocked(value = "/locks/x", skipIfLocked = true)
+        public int skippedWithACount() {
+            return 1;
+        }
     }
 
     @Configuration(proxyBeanMethods = false)

@@ -1,13 +1,16 @@
 package com.example.shop;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.fencing.jdbc.WriteOutcome;
+import dev.fencing.spring.FencedElectionParticipant;
 import dev.fencing.testsupport.PostgresEndpoint;
 import dev.fencing.testsupport.PostgresServers;
 import dev.fencing.testsupport.ZooKeeperEndpoint;
 import dev.fencing.testsupport.ZooKeeperServers;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Duration;
 import java.util.Map;
 import org.jdbi.v3.core.Jdbi;
 import org.junit.jupiter.api.Test;
@@ -21,7 +24,8 @@ import org.springframework.context.ConfigurableApplicationContext;
  * The starter in a service built on spring-boot-starter-parent, with the versions Spring Boot manages
  * (Flyway, Micrometer, Netty, HikariCP, ...) rather than the toolkit's: its dependencies resolve, Boot's
  * Flyway runs the toolkit's migrations with the service's, locked methods get increasing tokens, a write
- * under an older token is refused, and health and meters are on Boot's registries.
+ * under an older token is refused, and health and meters are on Boot's registries; the scheduled job runs
+ * under its lock's token and the instance leads the election, its term's token on the listener.
  */
 class ShopApplicationTest {
 
@@ -54,6 +58,21 @@ class ShopApplicationTest {
             MeterRegistry meters = app.getBean(MeterRegistry.class);
             assertThat(meters.get("fencing.jdbc.writes").tag("outcome", "rejected").counter().count())
                     .isEqualTo(1);
+
+            // the scheduled job ran once at start, under its lock's token; the one instance leads the election
+            Jdbi jdbi = app.getBean(Jdbi.class);
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> jdbi.withHandle(h -> h.createQuery(
+                                            "SELECT runs FROM audit WHERE name = 'stock' AND last_fence_token > 0")
+                                    .mapTo(Integer.class)
+                                    .findOne()
+                                    .orElse(0))
+                            == 1);
+            FencedElectionParticipant participant = app.getBean(FencedElectionParticipant.class);
+            await().atMost(Duration.ofSeconds(30)).until(participant::isLeader);
+            await().atMost(Duration.ofSeconds(30)).until(() -> app.getBean(ShopLeader.class).term() > 0);
+            assertThat(app.getBean(ShopLeader.class).term())
+                    .isEqualTo(participant.leadership().orElseThrow().token());
         }
     }
 }

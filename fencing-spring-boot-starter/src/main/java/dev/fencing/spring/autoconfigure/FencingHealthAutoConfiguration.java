@@ -1,5 +1,6 @@
 package dev.fencing.spring.autoconfigure;
 
+import dev.fencing.spring.FencedElectionParticipant;
 import dev.fencing.spring.internal.ConsumerStates;
 import dev.fencing.spring.internal.FencedLockedInterceptor;
 import dev.fencing.spring.internal.FencingHealthIndicator;
@@ -18,7 +19,7 @@ import org.springframework.context.annotation.ConfigurationCondition;
 
 /**
  * The {@code fencing} health indicator ({@link FencingHealthIndicator}): the ZooKeeper connection, the
- * declared consumers and the leases held by {@code @FencedLocked} methods. Present when Spring Boot's
+ * declared consumers, the leases held by {@code @FencedLocked} methods and the election participant. Present when Spring Boot's
  * health support is on the class path and the application has a Curator client or declared consumers;
  * off with {@code management.health.fencing.enabled=false}; an application's own bean named {@code
  * fencingHealthIndicator} replaces it.
@@ -27,7 +28,8 @@ import org.springframework.context.annotation.ConfigurationCondition;
         after = {
             FencingZooKeeperAutoConfiguration.class,
             FencingLockedMethodsAutoConfiguration.class,
-            FencingKafkaAutoConfiguration.class
+            FencingKafkaAutoConfiguration.class,
+            FencingElectionAutoConfiguration.class
         })
 @ConditionalOnClass({HealthIndicator.class, CuratorFramework.class})
 @ConditionalOnEnabledHealthIndicator("fencing")
@@ -39,8 +41,10 @@ public class FencingHealthAutoConfiguration {
     public FencingHealthIndicator fencingHealthIndicator(
             ObjectProvider<CuratorFramework> client,
             ObjectProvider<ConsumerStates> consumers,
-            ObjectProvider<FencedLockedInterceptor> locked) {
-        return new FencingHealthIndicator(client.getIfUnique(), consumers.getIfUnique(), locked.getIfUnique());
+            ObjectProvider<FencedLockedInterceptor> locked,
+            ObjectProvider<FencedElectionParticipant> election) {
+        return new FencingHealthIndicator(
+                client.getIfUnique(), consumers.getIfUnique(), locked.getIfUnique(), election.getIfUnique());
     }
 
     /** A Curator client or declared consumers. */

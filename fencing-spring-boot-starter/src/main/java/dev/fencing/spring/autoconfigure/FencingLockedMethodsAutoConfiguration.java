@@ -4,6 +4,9 @@ import dev.fencing.lock.FencedLocks;
 import dev.fencing.spring.FencedLocked;
 import dev.fencing.spring.internal.FencedLockedInterceptor;
 import dev.fencing.spring.internal.LockedMethodsCheck;
+import dev.fencing.spring.internal.SkippedCallMeters;
+import dev.fencing.spring.internal.SkippedCalls;
+import io.micrometer.core.instrument.MeterRegistry;
 import org.springframework.aop.Advisor;
 import org.springframework.aop.config.AopConfigUtils;
 import org.springframework.aop.support.DefaultPointcutAdvisor;
@@ -17,6 +20,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProp
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
 import org.springframework.context.annotation.Role;
@@ -50,8 +54,9 @@ public class FencingLockedMethodsAutoConfiguration {
     @Bean
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
     @ConditionalOnMissingBean
-    public static FencedLockedInterceptor fencedLockedInterceptor(ObjectProvider<FencedLocks> locks) {
-        return new FencedLockedInterceptor(locks);
+    public static FencedLockedInterceptor fencedLockedInterceptor(
+            ObjectProvider<FencedLocks> locks, ObjectProvider<SkippedCalls> skips) {
+        return new FencedLockedInterceptor(locks, skips);
     }
 
     @Bean
@@ -68,6 +73,18 @@ public class FencingLockedMethodsAutoConfiguration {
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
     public static LockedMethodsCheck fencedLockedMethodsCheck(ListableBeanFactory beans) {
         return new LockedMethodsCheck(beans);
+    }
+
+    /** Counts skipped calls of {@code skipIfLocked} methods on the application's meter registry, if it has one. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(MeterRegistry.class)
+    @ConditionalOnBooleanProperty(name = "fencing.metrics.enabled", matchIfMissing = true)
+    static class SkippedCallMetricsConfiguration {
+        @Bean
+        @ConditionalOnMissingBean(name = "fencingSkippedCallMeters")
+        SkippedCallMeters fencingSkippedCallMeters(ObjectProvider<MeterRegistry> registry) {
+            return new SkippedCallMeters(registry);
+        }
     }
 
     /**

@@ -10,6 +10,7 @@ import dev.fencing.spring.LockNotAcquiredException;
 import java.lang.reflect.Method;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import org.aopalliance.intercept.MethodInterceptor;
@@ -31,12 +32,19 @@ public final class FencedLockedInterceptor implements MethodInterceptor, FencedL
     private static final Logger LOG = LoggerFactory.getLogger(FencedLockedInterceptor.class);
 
     private final ObjectProvider<FencedLocks> locks; // resolved at each call, not when proxies are made
+    private final ObjectProvider<SkippedCalls> skips;
     private final Map<MethodClassKey, LockedMethod> methods = new ConcurrentHashMap<>();
     private final Map<Long, HeldLease> held = new ConcurrentHashMap<>();
     private final AtomicLong ids = new AtomicLong();
 
     public FencedLockedInterceptor(ObjectProvider<FencedLocks> locks) {
+        this(locks, null);
+    }
+
+    /** With {@code skips}: every {@link SkippedCalls} bean hears of each skipped call. */
+    public FencedLockedInterceptor(ObjectProvider<FencedLocks> locks, ObjectProvider<SkippedCalls> skips) {
         this.locks = locks;
+        this.skips = skips;
     }
 
     @Override
@@ -51,9 +59,23 @@ public final class FencedLockedInterceptor implements MethodInterceptor, FencedL
                     locked.toString(), (int) locks.stream().count());
         }
         FencedLock lock = locked.tokenSource == null ? unique.lock(path) : unique.lock(path, locked.tokenSource);
-        Lease lease = locked.timeout == null
-                ? lock.acquire()
-                : lock.tryAcquire(locked.timeout).orElseThrow(() -> new LockNotAcquiredException(path, locked.timeout));
+        Lease lease;
+        if (locked.skipIfLocked) {
+            Optional<Lease> granted = lock.tryAcquire(locked.timeout == null ? OneAttempt.WAIT : locked.timeout);
+            if (granted.isEmpty()) {
+                LOG.debug("{} skipped: another holder has the lock on {}", locked, path);
+                if (skips != null) {
+                    skips.orderedStream().forEach(s -> s.skipped(locked.toString(), path));
+                }
+                return locked.skippedResult();
+            }
+            lease = granted.get();
+        } else {
+            lease = locked.timeout == null
+                    ? lock.acquire()
+                    : lock.tryAcquire(locked.timeout)
+                            .orElseThrow(() -> new LockNotAcquiredException(path, locked.timeout));
+        }
         if (!lease.isValid()) {
             // disrupted between the lock node's creation and the grant: the method does not run
             try {
@@ -67,8 +89,10 @@ public final class FencedLockedInterceptor implements MethodInterceptor, FencedL
         try {
             locked.inject(arguments, lease);
             held.put(id, holding);
+            RunningLeases.push(lease);
             return invocation.proceed();
         } finally {
+            RunningLeases.remove(lease);
             held.remove(id);
             holding.finished();
             if (!lease.isValid()) {

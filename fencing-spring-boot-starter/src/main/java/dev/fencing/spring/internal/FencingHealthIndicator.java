@@ -1,8 +1,11 @@
 package dev.fencing.spring.internal;
 
+import dev.fencing.lock.Leadership;
+import dev.fencing.spring.FencedElectionParticipant;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import org.apache.curator.framework.CuratorFramework;
 import org.springframework.boot.health.contributor.AbstractHealthIndicator;
 import org.springframework.boot.health.contributor.Health;
@@ -11,19 +14,29 @@ import org.springframework.boot.health.contributor.Health;
  * Health of the toolkit's parts in this application: DOWN when the Curator client is not connected to
  * ZooKeeper (no lock can be taken, and held leases are invalid), or a declared consumer is retrying a transient
  * failure (no progress until it passes) or has failed.
- * Details: the connection, each consumer's state, and the leases held by {@code @FencedLocked} methods
- * with their tokens.
+ * Details: the connection, each consumer's state, the leases held by {@code @FencedLocked} methods with
+ * their tokens, and this instance's place in the election (whether it leads, with its term's token).
  */
 public final class FencingHealthIndicator extends AbstractHealthIndicator {
     private final CuratorFramework client; // null: none in this application
     private final ConsumerStates consumers; // null: none declared
     private final FencedLockedInterceptor locked; // null: the annotation is off
+    private final FencedElectionParticipant election; // null: no election
 
     public FencingHealthIndicator(CuratorFramework client, ConsumerStates consumers, FencedLockedInterceptor locked) {
+        this(client, consumers, locked, null);
+    }
+
+    public FencingHealthIndicator(
+            CuratorFramework client,
+            ConsumerStates consumers,
+            FencedLockedInterceptor locked,
+            FencedElectionParticipant election) {
         super("fencing health check failed");
         this.client = client;
         this.consumers = consumers;
         this.locked = locked;
+        this.election = election;
     }
 
     @Override
@@ -52,6 +65,17 @@ public final class FencingHealthIndicator extends AbstractHealthIndicator {
                     })
                     .toList();
             builder.withDetail("leases", leases);
+        }
+        if (election != null) {
+            // a follower is healthy: leading is not this instance's duty, taking part is
+            Map<String, Object> participant = new LinkedHashMap<>();
+            participant.put("path", election.path());
+            participant.put("participantId", election.participantId());
+            participant.put("joined", election.isRunning());
+            Optional<Leadership> term = election.leadership();
+            participant.put("leader", term.isPresent());
+            term.ifPresent(t -> participant.put("token", t.token()));
+            builder.withDetail("election", participant);
         }
         if (up) {
             builder.up();

@@ -8,6 +8,7 @@ import java.lang.reflect.Method;
 import java.lang.reflect.Parameter;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.Optional;
 import org.springframework.boot.convert.DurationStyle;
 import org.springframework.context.expression.MethodBasedEvaluationContext;
 import org.springframework.core.DefaultParameterNameDiscoverer;
@@ -33,6 +34,7 @@ final class LockedMethod {
     final TokenSource tokenSource; // null: the FencedLocks bean's default
     final Duration timeout; // null: wait as long as it takes
     final boolean interruptOnLoss;
+    final boolean skipIfLocked;
     final int leaseIndex; // -1: none
     final int tokenIndex; // -1: none
     private final Expression path;
@@ -42,6 +44,12 @@ final class LockedMethod {
         this.template = locked.value();
         this.tokenSource = tokenSource(method, locked.tokenSource());
         this.interruptOnLoss = locked.interruptOnLoss();
+        this.skipIfLocked = locked.skipIfLocked();
+        if (skipIfLocked && method.getReturnType() != void.class && method.getReturnType() != Optional.class) {
+            throw new IllegalStateException("@FencedLocked(skipIfLocked = true) on " + describe(method)
+                    + ": a skipped call returns nothing, so the method must return void or Optional, not "
+                    + method.getReturnType().getName());
+        }
         if (template.isBlank()) {
             throw new IllegalStateException("@FencedLocked on " + describe(method) + " has an empty lock path");
         }
@@ -125,6 +133,11 @@ final class LockedMethod {
             result.append(value);
         }
         return result.toString();
+    }
+
+    /** What a call that was skipped returns: nothing for a void method, an empty Optional otherwise. */
+    Object skippedResult() {
+        return method.getReturnType() == Optional.class ? Optional.empty() : null;
     }
 
     /** Checks the placeholders the caller passed, then puts the lease and its token in their place. */

@@ -1,0 +1,229 @@
+package dev.fencing.spring;
+
+import dev.fencing.lock.FencedLeaderElection;
+import dev.fencing.lock.FencedLocks;
+import dev.fencing.lock.Leadership;
+import dev.fencing.lock.LeaseLoss;
+import dev.fencing.lock.TokenSource;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.context.ApplicationEventPublisher;
+import org.springframework.context.SmartLifecycle;
+
+/**
+ * This instance's participant in a leader election on lock-client ({@code FencedLeaderElection}): it joins
+ * when the application context starts, publishes a {@link TermStartedEvent} when elected and a {@link
+ * TermEndedEvent} when the term ends (both carrying the term's fence token), joins again after each term, and
+ * steps down when the context stops, so that the next instance takes over at once instead of after a session
+ * timeout. The starter makes one from {@code fencing.election.*} when {@code fencing.election.path} is set.
+ *
+ * <pre>{@code
+ * @EventListener
+ * void leading(TermStartedEvent event) {
+ *     ledger.appendOpening(event.token()); // refused by the resource once a later term has written
+ * }
+ * // anywhere: participant.leadership().ifPresent(term -> ledger.append(batch, term.token()));
+ * }</pre>
+ *
+ * <p><b>What a term guarantees</b> is what a lock grant does: while it is valid as far as this process can
+ * tell (connection events, the pause detector), no other participant has been elected after it; a leader
+ * frozen past its session timeout learns of its end only when it runs again. The token is what protects the
+ * resource: every later term's is greater, and a fenced resource refuses the old one's writes once a later
+ * term's were accepted.
+ *
+ * <p><b>Events and threads.</b> Both events are published on the participant's own thread. A {@code
+ * TermStartedEvent} listener runs as part of the term: it is interrupted when the term ends; if it throws, the
+ * term ends (stepped down) and the participant joins again. A {@code TermEndedEvent} is published after the
+ * term is invalid and its node deleted. A candidacy that fails (ZooKeeper unreachable beyond the client's
+ * retries) is logged at WARN and joined again after {@link #REJOIN_DELAY}.
+ *
+ * <p>Thread-safe. {@link #stop()} waits up to {@link #STOP_TIMEOUT} for the ended event to be published.
+ */
+public final class FencedElectionParticipant implements SmartLifecycle {
+    private static final Logger LOG = LoggerFactory.getLogger(FencedElectionParticipant.class);
+
+    /** How long after a failed candidacy the participant joins again. */
+    public static final Duration REJOIN_DELAY = Duration.ofSeconds(1);
+
+    /** How long {@link #stop()} waits for the current term to end and its event to be published. */
+    public static final Duration STOP_TIMEOUT = Duration.ofSeconds(10);
+
+    private final FencedLocks locks;
+    private final String path;
+    private final String participantId;
+    private final TokenSource tokenSource; // null: the locks' default
+    private final ApplicationEventPublisher events;
+    private final boolean autoStartup;
+
+    private final Object monitor = new Object();
+    private FencedLeaderElection election; // guarded by monitor
+    private CompletableFuture<Void> candidacy; // guarded by monitor; completes after its ended event
+    private boolean running; // guarded by monitor
+
+    /**
+     * @param tokenSource the terms' token source, or {@code null} for the {@code FencedLocks}' default
+     * @throws IllegalArgumentException if the path or participant id is empty
+     */
+    public FencedElectionParticipant(
+            FencedLocks locks,
+            String path,
+            String participantId,
+            TokenSource tokenSource,
+            ApplicationEventPublisher events,
+            boolean autoStartup) {
+        this.locks = Objects.requireNonNull(locks, "locks");
+        this.path = Objects.requireNonNull(path, "path");
+        this.participantId = Objects.requireNonNull(participantId, "participantId");
+        if (path.isBlank() || participantId.isBlank()) {
+            throw new IllegalArgumentException("election path and participant id must not be empty, got '" + path
+                    + "' and '" + participantId + "'");
+        }
+        this.tokenSource = tokenSource;
+        this.events = Objects.requireNonNull(events, "events");
+        this.autoStartup = autoStartup;
+    }
+
+    public String path() {
+        return path;
+    }
+
+    public String participantId() {
+        return participantId;
+    }
+
+    /** Whether this instance leads now, with a valid term. */
+    public boolean isLeader() {
+        return leadership().isPresent();
+    }
+
+    /** The current term while it is valid: read its token for a write made as leader. */
+    public Optional<Leadership> leadership() {
+        FencedLeaderElection current;
+        synchronized (monitor) {
+            current = election;
+        }
+        return current == null ? Optional.empty() : current.leadership();
+    }
+
+    /** Joins the election (the starter calls this when the context starts, unless auto-startup is off). */
+    @Override
+    public void start() {
+        synchronized (monitor) {
+            if (running) {
+                return;
+            }
+            election = tokenSource == null
+                    ? locks.election(path, participantId)
+                    : locks.election(path, participantId, tokenSource);
+            running = true;
+            join();
+        }
+    }
+
+    /** Steps down (the next participant takes over at once) and waits for the ended event, at most a while. */
+    @Override
+    public void stop() {
+        CompletableFuture<Void> last;
+        synchronized (monitor) {
+            if (!running) {
+                return;
+            }
+            running = false;
+            last = candidacy;
+            election.close();
+        }
+        try {
+            last.get(STOP_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException | TimeoutException e) {
+            LOG.warn(
+                    "participant {} of election {} stepped down; its term's end was not seen within {}: {}",
+                    participantId,
+                    path,
+                    STOP_TIMEOUT,
+                    e.toString());
+        }
+    }
+
+    @Override
+    public boolean isRunning() {
+        synchronized (monitor) {
+            return running;
+        }
+    }
+
+    @Override
+    public boolean isAutoStartup() {
+        return autoStartup;
+    }
+
+    private void join() {
+        Term term = new Term();
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        candidacy = done;
+        FencedLeaderElection current = election;
+        current.lead(term::serve).whenComplete((cause, failure) -> {
+            try {
+                if (term.leadership != null) {
+                    LeaseLoss why = cause != null ? cause : term.leadership.lossCause();
+                    LOG.info(
+                            "participant {} of election {}: term {} ended ({})",
+                            participantId,
+                            path,
+                            term.leadership.token(),
+                            why);
+                    events.publishEvent(new TermEndedEvent(this, term.leadership, why));
+                }
+                if (failure != null) {
+                    LOG.warn(
+                            "participant {} of election {}: candidacy failed, joining again in {}: {}",
+                            participantId,
+                            path,
+                            REJOIN_DELAY,
+                            failure.toString());
+                }
+            } finally {
+                done.complete(null);
+                rejoin(current, failure != null);
+            }
+        });
+    }
+
+    private void rejoin(FencedLeaderElection ended, boolean afterFailure) {
+        if (afterFailure) {
+            CompletableFuture.delayedExecutor(REJOIN_DELAY.toMillis(), TimeUnit.MILLISECONDS)
+                    .execute(() -> rejoin(ended, false));
+            return;
+        }
+        synchronized (monitor) {
+            if (running && election == ended) {
+                join();
+            }
+        }
+    }
+
+    /** One candidacy's term, as the participant's thread serves it. */
+    private final class Term {
+        private volatile Leadership leadership;
+
+        void serve(Leadership won) throws InterruptedException {
+            leadership = won;
+            events.publishEvent(new TermStartedEvent(FencedElectionParticipant.this, won));
+            new CountDownLatch(1).await(); // until the term's end interrupts this thread
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "FencedElectionParticipant[" + path + ", " + participantId + "]";
+    }
+}

@@ -1,0 +1,54 @@
+package dev.fencing.spring.autoconfigure;
+
+import dev.fencing.lock.FencedLocks;
+import dev.fencing.spring.FencedElectionParticipant;
+import dev.fencing.spring.FencingProperties;
+import java.lang.management.ManagementFactory;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.ApplicationEventPublisher;
+import org.springframework.context.annotation.Bean;
+import org.springframework.core.env.Environment;
+
+/**
+ * This instance's {@link FencedElectionParticipant} in the election at {@code fencing.election.path}, on the
+ * application's single {@link FencedLocks}: it joins when the context starts, publishes {@code TermStartedEvent}
+ * and {@code TermEndedEvent}, and steps down when the context stops. Backs off for the application's own
+ * participant bean; off with {@code fencing.election.enabled=false}.
+ */
+@AutoConfiguration(after = FencingZooKeeperAutoConfiguration.class)
+@ConditionalOnClass(FencedLocks.class)
+@ConditionalOnBooleanProperty(name = "fencing.election.enabled", matchIfMissing = true)
+@ConditionalOnProperty("fencing.election.path")
+@EnableConfigurationProperties(FencingProperties.class)
+public class FencingElectionAutoConfiguration {
+
+    @Bean
+    @ConditionalOnMissingBean
+    @ConditionalOnSingleCandidate(FencedLocks.class)
+    public FencedElectionParticipant fencedElectionParticipant(
+            FencedLocks locks, FencingProperties properties, ApplicationEventPublisher events, Environment env) {
+        FencingProperties.Election election = properties.getElection();
+        String path = election.getPath();
+        if (path == null || path.isBlank()) {
+            throw new IllegalStateException("fencing.election.path is empty: set it to the election's path, like"
+                    + " /elections/ledger-writer, or remove it");
+        }
+        String id = election.getParticipantId();
+        if (id == null) {
+            id = env.getProperty("spring.application.name", "application") + "-"
+                    + ManagementFactory.getRuntimeMXBean().getName();
+        } else if (id.isBlank()) {
+            throw new IllegalStateException(
+                    "fencing.election.participant-id is empty: set it, or remove it for the default (application"
+                            + " name and pid@host)");
+        }
+        return new FencedElectionParticipant(
+                locks, path, id, election.getTokenSource(), events, election.isAutoStartup());
+    }
+}

@@ -1,0 +1,39 @@
+package dev.fencing.spring.autoconfigure;
+
+import dev.fencing.lock.FencedLocks;
+import dev.fencing.spring.FencedLockProvider;
+import dev.fencing.spring.FencingProperties;
+import net.javacrumbs.shedlock.core.LockProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+
+/**
+ * A ShedLock {@link LockProvider} on the application's {@link FencedLocks}: {@code @SchedulerLock} jobs run
+ * under ZooKeeper locks and read their token with {@link dev.fencing.spring.CurrentLease#token()}. Made when ShedLock
+ * is on the class path, there is one {@link FencedLocks} bean and the application has no {@link LockProvider}
+ * of its own; the locks live under {@code fencing.shedlock.path-prefix}. Off with {@code
+ * fencing.shedlock.enabled=false}. ShedLock's own {@code @EnableSchedulerLock} is still the application's to
+ * declare.
+ */
+@AutoConfiguration(after = FencingZooKeeperAutoConfiguration.class)
+@ConditionalOnClass({LockProvider.class, FencedLocks.class})
+@ConditionalOnBooleanProperty(name = "fencing.shedlock.enabled", matchIfMissing = true)
+@EnableConfigurationProperties(FencingProperties.class)
+public class FencingShedLockAutoConfiguration {
+
+    @Bean
+    @ConditionalOnMissingBean(LockProvider.class)
+    @ConditionalOnSingleCandidate(FencedLocks.class)
+    public FencedLockProvider fencedLockProvider(FencedLocks locks, FencingProperties properties) {
+        try {
+            return new FencedLockProvider(locks, properties.getShedlock().getPathPrefix());
+        } catch (IllegalArgumentException | NullPointerException e) {
+            throw new IllegalStateException("fencing.shedlock.path-prefix: " + e.getMessage(), e);
+        }
+    }
+}
