@@ -33,10 +33,10 @@ import java.util.concurrent.atomic.LongAdder;
  *       through {@link FencedRedis#async()} and Lettuce's async commands).
  * </ul>
  *
- * <p>A second table runs a script that does nothing ({@code return 1}) against plain {@code SET}, pipelined:
- * Redis's script machinery alone (a script call, its Lua state and reply conversion) costs several times a
- * {@code SET} on the server, so it bounds what any fence inside a script can reach when Redis, not the round
- * trip, is the limit. It ends with {@code redis empty-script/raw throughput ratio: X.XX}, before the last line.
+ * <p>A second table runs a script that does nothing ({@code return 1}) against plain {@code SET}, pipelined: how
+ * much of the pipelined gap is the price of calling a script at all, on this client and server, rather than the
+ * fence's own work (its keys and arguments, its reads and writes in Redis, its reply). It ends with {@code redis
+ * empty-script/raw throughput ratio: X.XX}, before the last line.
  *
  * <p>Each fenced write takes a fresh token from a counter, as a stream of lock grants would, so every one is
  * applied; keys are drawn at random from {@value #KEYS}. Prints the table and ends with {@code redis
@@ -135,7 +135,7 @@ public final class RedisBenchmark {
                 "guarded decrement, pipelined",
                 () -> pipelined(() -> async.decrby(counterKey(), 1)),
                 () -> pipelined(() -> fencedAsync.tryDecrementBy(counterKey(), 1, tokens.incrementAndGet())));
-        // what any script costs: Redis runs even an empty one several times slower than a SET
+        // what calling a script at all costs, against which the fence's own work can be told apart
         String empty = sync.scriptLoad("return 1");
         AlternatingRuns ceiling = new AlternatingRuns(rounds);
         ceiling.compare(
@@ -146,7 +146,7 @@ public final class RedisBenchmark {
         System.out.println("plain commands (raw) and fenced-redis (fenced), one Lettuce connection");
         runs.printTable(System.out);
         System.out.println();
-        System.out.println("plain SET (raw) and a script that does nothing (fenced): the ceiling of any script");
+        System.out.println("plain SET (raw) and a script that does nothing (fenced): the price of a script call");
         ceiling.printTable(System.out);
         System.out.printf(Locale.ROOT, "redis empty-script/raw throughput ratio: %.2f%n", ceiling.lowestRatio());
         System.out.printf(Locale.ROOT, "fenced writes not applied: %d%n", notApplied.sum());
