@@ -9,7 +9,6 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -52,6 +51,9 @@ public final class FencedElectionParticipant implements SmartLifecycle {
 
     /** How long after a failed candidacy the participant joins again. */
     public static final Duration REJOIN_DELAY = Duration.ofSeconds(1);
+
+    /** How often a served term looks at itself, besides being interrupted at its end. */
+    private static final Duration TERM_CHECK = Duration.ofMillis(100);
 
     /** How long {@link #stop()} waits for the current term to end and its event to be published. */
     public static final Duration STOP_TIMEOUT = Duration.ofSeconds(10);
@@ -215,10 +217,17 @@ public final class FencedElectionParticipant implements SmartLifecycle {
     private final class Term {
         private volatile Leadership leadership;
 
+        /**
+         * Publishes the start, then waits for the term's end. The end interrupts this thread once; a listener
+         * that swallowed that interrupt (or ran a locked method whose exit cleared it) must not keep the term
+         * served forever, so the wait also looks at the term itself.
+         */
         void serve(Leadership won) throws InterruptedException {
             leadership = won;
             events.publishEvent(new TermStartedEvent(FencedElectionParticipant.this, won));
-            new CountDownLatch(1).await(); // until the term's end interrupts this thread
+            while (won.isValid()) {
+                Thread.sleep(TERM_CHECK.toMillis());
+            }
         }
     }
 

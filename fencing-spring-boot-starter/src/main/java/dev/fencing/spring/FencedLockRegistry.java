@@ -224,10 +224,22 @@ public final class FencedLockRegistry implements ExpirableLockRegistry<FencedLoc
             }
         }
 
-        /** With the local lock held: takes the ZooKeeper lock, or lets the local one go. */
+        /**
+         * With the local lock held: takes the ZooKeeper lock, or lets the local one go. A re-entrant attempt
+         * answers true only while the held lease is valid: once it was lost (an expired session, a long pause),
+         * the lost lease is closed and the attempt takes the ZooKeeper lock afresh, with a new token, or answers
+         * false. So a caller that checks its hold with {@code tryLock} (Spring Integration's {@code
+         * LockRegistryLeaderInitiator} does, on each heartbeat) learns that it lost the lock, as it does with
+         * Spring's own registries.
+         */
         private boolean tryFenced(Duration wait) {
             if (local.getHoldCount() > 1) {
-                return true;
+                if (lease != null && lease.isValid()) {
+                    return true;
+                }
+                if (lease != null) {
+                    lease.close(); // lost: its node is gone, or goes with the session; the token stays readable
+                }
             }
             try {
                 Optional<Lease> got = fenced.tryAcquire(wait);

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import dev.fencing.lock.FencedLocks;
 import dev.fencing.lock.LeaseLoss;
 import dev.fencing.testsupport.ZooKeeperServers;
+import dev.fencing.testsupport.ZooKeeperSessions;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -13,6 +14,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryOneTime;
+import org.apache.zookeeper.ZooKeeper;
 import org.junit.jupiter.api.Test;
 import org.springframework.context.ApplicationEventPublisher;
 
@@ -57,6 +59,53 @@ class FencedElectionParticipantIT {
             assertThat(events.get(events.size() - 1))
                     .isInstanceOfSatisfying(
                             TermEndedEvent.class, e -> assertThat(e.cause()).isEqualTo(LeaseLoss.STEPPED_DOWN));
+        } finally {
+            client.close();
+        }
+    }
+
+    /**
+     * A start listener that swallows the interrupt with which the term's end stops the participant's thread
+     * (as a listener that sleeps and catches InterruptedException does): the term still ends, its ended event
+     * is published, and the participant joins again and leads with a greater token.
+     */
+    @Test
+    void aStartListenerThatSwallowsTheTermsInterruptDoesNotKeepTheTermServedForever() throws Exception {
+        String connect = ZooKeeperServers.shared().connectString();
+        CuratorFramework client = CuratorFrameworkFactory.newClient(connect, new RetryOneTime(100));
+        client.start();
+        List<Object> events = new CopyOnWriteArrayList<>();
+        AtomicInteger starts = new AtomicInteger();
+        ApplicationEventPublisher publisher = event -> {
+            events.add(event);
+            if (event instanceof TermStartedEvent started && starts.getAndIncrement() == 0) {
+                while (started.leadership().isValid()) {
+                    try {
+                        Thread.sleep(20);
+                    } catch (InterruptedException swallowed) {
+                        // the listener's own business: the flag is gone
+                    }
+                }
+            }
+        };
+        try (FencedLocks locks = FencedLocks.builder(client).build()) {
+            FencedElectionParticipant participant =
+                    new FencedElectionParticipant(locks, "/elections/swallowed-it", "p1", null, publisher, true);
+            participant.start();
+            try {
+                await().atMost(Duration.ofSeconds(30)).until(() -> !events.isEmpty());
+                ZooKeeper handle = client.getZookeeperClient().getZooKeeper();
+                ZooKeeperSessions.expire(connect, handle.getSessionId(), handle.getSessionPasswd());
+
+                await().atMost(Duration.ofSeconds(30)).until(() -> events.size() >= 3);
+                TermStartedEvent first = (TermStartedEvent) events.get(0);
+                assertThat(events.get(1)).isInstanceOfSatisfying(TermEndedEvent.class, e -> assertThat(e.token())
+                        .isEqualTo(first.token()));
+                assertThat(events.get(2)).isInstanceOfSatisfying(TermStartedEvent.class, e -> assertThat(e.token())
+                        .isGreaterThan(first.token()));
+            } finally {
+                participant.stop();
+            }
         } finally {
             client.close();
         }

@@ -7,10 +7,12 @@ import static org.awaitility.Awaitility.await;
 import dev.fencing.lock.FencedLocks;
 import dev.fencing.lock.Lease;
 import dev.fencing.testsupport.ZooKeeperServers;
+import dev.fencing.testsupport.ZooKeeperSessions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.FutureTask;
@@ -18,6 +20,7 @@ import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryOneTime;
+import org.apache.zookeeper.ZooKeeper;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -109,6 +112,67 @@ class FencedLockRegistryIT {
                     return got;
                 }))
                 .isEqualTo(true);
+    }
+
+    /**
+     * A holder whose session expired (as after a long pause) is told so by a re-entrant {@code tryLock}, which
+     * Spring Integration's leader initiator calls on each heartbeat: false while another instance holds the
+     * lock, and a fresh grant with a greater token once it is free; never true on the lost lease.
+     */
+    @Test
+    void aReentrantTryLockAfterTheSessionExpiredDoesNotAnswerOnTheLostLease() throws Exception {
+        String connect = ZooKeeperServers.shared().connectString();
+        try (CuratorFramework client = CuratorFrameworkFactory.newClient(connect, new RetryOneTime(100))) {
+            client.start();
+            client.blockUntilConnected(10, TimeUnit.SECONDS);
+            try (FencedLocks locks = FencedLocks.builder(client).build()) {
+                FencedLockRegistry.KeyLock held = new FencedLockRegistry(locks, "/locks/registry-it").obtain("leader");
+                held.lock();
+                Lease lostLease = held.lease();
+                long lost = lostLease.token();
+                ZooKeeper handle = client.getZookeeperClient().getZooKeeper();
+                ZooKeeperSessions.expire(connect, handle.getSessionId(), handle.getSessionPasswd());
+                await().atMost(Duration.ofSeconds(30)).until(() -> !lostLease.isValid());
+
+                CountDownLatch taken = new CountDownLatch(1);
+                CountDownLatch release = new CountDownLatch(1);
+                CompletableFuture<Long> other = CompletableFuture.supplyAsync(() -> {
+                    FencedLockRegistry.KeyLock b = atB.obtain("leader");
+                    try {
+                        if (!b.tryLock(10, TimeUnit.SECONDS)) {
+                            return -1L;
+                        }
+                    } catch (InterruptedException e) {
+                        return -1L;
+                    }
+                    try {
+                        taken.countDown();
+                        release.await(30, TimeUnit.SECONDS);
+                        return b.token();
+                    } catch (InterruptedException e) {
+                        return -1L;
+                    } finally {
+                        b.unlock();
+                    }
+                });
+                assertThat(taken.await(30, TimeUnit.SECONDS)).isTrue();
+                assertThat(held.tryLock())
+                        .as("re-entrant tryLock while another instance holds the lock")
+                        .isFalse();
+                release.countDown();
+                long others = other.get(30, TimeUnit.SECONDS);
+                assertThat(others).isGreaterThan(lost);
+
+                assertThat(held.tryLock(10, TimeUnit.SECONDS))
+                        .as("re-entrant tryLock once the lock is free")
+                        .isTrue();
+                assertThat(held.lease().isValid()).isTrue();
+                assertThat(held.token()).isGreaterThan(others);
+                held.unlock();
+                held.unlock();
+                assertThat(held.isHeldByCurrentThread()).isFalse();
+            }
+        }
     }
 
     @Test

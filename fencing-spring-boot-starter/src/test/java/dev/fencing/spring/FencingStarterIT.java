@@ -238,6 +238,24 @@ class FencingStarterIT {
                 .matches("interrupted; lease valid: false, lost: [A-Z_]+; caller's thread interrupted: false");
     }
 
+    /**
+     * Both a locked method and the locked method it calls asked to be interrupted when the session is lost:
+     * the inner one's return must not clear the interrupt meant for the outer one, whose wait must end too.
+     */
+    @Test
+    void anInnerLockedMethodsReturnKeepsTheInterruptOfTheOuterOne() throws Exception {
+        OuterJob job = a.getBean(OuterJob.class);
+        CountDownLatch started = new CountDownLatch(1);
+        Future<String> result = callAt("a", () -> job.waitInsideThenWait("nested", started));
+        assertThat(started.await(30, TimeUnit.SECONDS)).isTrue();
+
+        ZooKeeper session =
+                a.getBean(CuratorFramework.class).getZookeeperClient().getZooKeeper();
+        ZooKeeperSessions.expire(zk.connectString(), session.getSessionId(), session.getSessionPasswd());
+
+        assertThat(result.get(15, TimeUnit.SECONDS)).startsWith("interrupted;").endsWith("outer wait interrupted");
+    }
+
     @Test
     void withDigestCredentialsTheLockNodesAdmitOnlyThatUser() throws Exception {
         new ApplicationContextRunner()
@@ -433,6 +451,26 @@ class FencingStarterIT {
         }
     }
 
+    /** A locked method that calls another locked method, then waits itself: both ask to be interrupted. */
+    static class OuterJob {
+        private final Job inner;
+
+        OuterJob(Job inner) {
+            this.inner = inner;
+        }
+
+        @FencedLocked(value = "/locks/jobs/outer-#{#name}", interruptOnLoss = true)
+        public String waitInsideThenWait(String name, CountDownLatch started) {
+            String first = inner.waitForever(name, started, null);
+            try {
+                new CountDownLatch(1).await(20, TimeUnit.SECONDS);
+                return first + "; outer wait timed out";
+            } catch (InterruptedException e) {
+                return first + "; outer wait interrupted";
+            }
+        }
+    }
+
     @Configuration(proxyBeanMethods = false)
     static class ZxidJob {
         @Bean
@@ -447,6 +485,11 @@ class FencingStarterIT {
         @Bean
         Job job() {
             return new Job();
+        }
+
+        @Bean
+        OuterJob outerJob(Job job) {
+            return new OuterJob(job);
         }
 
         @Bean

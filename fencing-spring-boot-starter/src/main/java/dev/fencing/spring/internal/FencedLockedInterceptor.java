@@ -89,12 +89,18 @@ public final class FencedLockedInterceptor implements MethodInterceptor, FencedL
         try {
             locked.inject(arguments, lease);
             held.put(id, holding);
+            if (locked.interruptOnLoss && !lease.isValid()) {
+                // lost after the check above but before the listener could find it among the held leases
+                holding.interrupt(lease.lossCause());
+            }
             RunningLeases.push(lease);
             return invocation.proceed();
         } finally {
             RunningLeases.remove(lease);
             held.remove(id);
-            holding.finished();
+            Thread me = Thread.currentThread();
+            // an enclosing locked method on this thread that was interrupted too keeps its interrupt
+            holding.finished(held.values().stream().anyMatch(h -> h.thread == me && h.wasInterrupted()));
             if (!lease.isValid()) {
                 LOG.warn(
                         "{} returned after its lease on {} (token {}) was lost ({}): fenced resources refuse what it"
@@ -167,13 +173,19 @@ public final class FencedLockedInterceptor implements MethodInterceptor, FencedL
 
         /**
          * Called on the method's thread when it has returned: clears an interrupt this class caused, so that
-         * it does not leak into whatever the thread does next (a pooled request thread, say).
+         * it does not leak into whatever the thread does next (a pooled request thread, say), unless an
+         * enclosing locked method of the same thread was interrupted too and still runs: that one's blocking
+         * waits must still end.
          */
-        synchronized void finished() {
+        synchronized void finished(boolean enclosingInterrupted) {
             finished = true;
-            if (interrupted) {
+            if (interrupted && !enclosingInterrupted) {
                 Thread.interrupted();
             }
+        }
+
+        synchronized boolean wasInterrupted() {
+            return interrupted;
         }
 
         public String path() {
