@@ -17,9 +17,7 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -151,16 +149,13 @@ public final class KafkaPostgresBenchmark {
                 RowTable.create(pool, keys);
                 HandWrittenExactlyOnceLoop.createOffsetTable(pool);
                 KafkaPostgresBenchmark bench = new KafkaPostgresBenchmark(kafka, topic, records, stale, keys, pool);
-                Map<String, Function<DataSource, WatermarkStore<Handle>>> stores = new LinkedHashMap<>();
-                stores.put("PostgresWatermarkStore", ds -> PostgresWatermarkStore.create(Jdbi.create(ds)));
-                List<KafkaRounds.Result> results = new ArrayList<>();
-                for (Map.Entry<String, Function<DataSource, WatermarkStore<Handle>>> store : stores.entrySet()) {
-                    results.add(KafkaRounds.compare(
-                            store.getKey() + ", unit = poll",
-                            rounds,
-                            () -> bench.rawRound(pool),
-                            () -> bench.fencedRound(store.getValue().apply(pool))));
-                }
+                Function<DataSource, WatermarkStore<Handle>> store =
+                        ds -> PostgresWatermarkStore.create(Jdbi.create(ds));
+                KafkaRounds.Result shipped = KafkaRounds.compare(
+                        "PostgresWatermarkStore, unit = poll",
+                        rounds,
+                        () -> bench.rawRound(pool),
+                        () -> bench.fencedRound(store.apply(pool)));
                 KafkaRounds.Result row = KafkaRounds.compare(
                         "fenced row (FencedRowHandler), unit = poll",
                         rounds,
@@ -169,7 +164,7 @@ public final class KafkaPostgresBenchmark {
                 if (profile) {
                     System.out.println("statements per unit of work (diagnostic pass, one untimed round each):");
                     bench.profileRaw();
-                    stores.forEach(bench::profileFenced);
+                    bench.profileFenced("PostgresWatermarkStore", store);
                     bench.profileRows();
                 }
                 System.out.printf(
@@ -183,20 +178,8 @@ public final class KafkaPostgresBenchmark {
                         PARTITIONS,
                         stale,
                         MAX_POLL_RECORDS);
-                List<KafkaRounds.Result> table = new ArrayList<>(results);
-                table.add(row);
-                KafkaRounds.printTable(System.out, table);
-                for (int i = 1; i < results.size(); i++) {
-                    System.out.printf(
-                            Locale.ROOT,
-                            "kafka-postgres fenced/raw throughput ratio, %s: %.2f%n",
-                            results.get(i).name(),
-                            results.get(i).ratio());
-                }
-                System.out.printf(
-                        Locale.ROOT,
-                        "kafka-postgres fenced/raw throughput ratio: %.2f%n",
-                        results.get(0).ratio());
+                KafkaRounds.printTable(System.out, List.of(shipped, row));
+                System.out.printf(Locale.ROOT, "kafka-postgres fenced/raw throughput ratio: %.2f%n", shipped.ratio());
                 System.out.printf(Locale.ROOT, "kafka-postgres-row fenced/raw throughput ratio: %.2f%n", row.ratio());
             }
         }

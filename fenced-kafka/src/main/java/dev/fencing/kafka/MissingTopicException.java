@@ -58,20 +58,19 @@ public final class MissingTopicException extends FencedKafkaException {
         if (missing.isEmpty()) {
             throw new IllegalArgumentException("a MissingTopicException needs at least one missing topic");
         }
-        Map<String, String> ordered = new LinkedHashMap<>(missing);
-        String create = ordered.keySet().stream()
+        String create = missing.keySet().stream()
                 .map(topic -> "kafka-topics.sh --bootstrap-server " + bootstrapServers + " --create --topic " + topic)
                 .collect(Collectors.joining("; "));
-        if (ordered.size() == 1) {
-            Map.Entry<String, String> only = ordered.entrySet().iterator().next();
+        if (missing.size() == 1) {
+            Map.Entry<String, String> only = missing.entrySet().iterator().next();
             return "topic " + only.getKey() + " does not exist, and " + only.getValue() + ". Create it before"
                     + " starting the consumer, for example: " + create + " (or Admin.createTopics(List.of(new"
                     + " NewTopic(\"" + only.getKey() + "\", partitions, replication))))";
         }
-        String each = ordered.entrySet().stream()
+        String each = missing.entrySet().stream()
                 .map(e -> e.getKey() + " (" + e.getValue() + ")")
                 .collect(Collectors.joining(", "));
-        return ordered.size() + " topics do not exist: " + each + ". Create them before starting the consumer,"
+        return missing.size() + " topics do not exist: " + each + ". Create them before starting the consumer,"
                 + " for example: " + create + " (or Admin.createTopics with a NewTopic for each)";
     }
 }

@@ -47,6 +47,13 @@ class StartupFailureAnalysisTest {
                     FencingLockedMethodsAutoConfiguration.class,
                     FencingKafkaAutoConfiguration.class));
 
+    /** A consumer whose handler property names a bean that does not exist ({@code orderHandlr}). */
+    private final ApplicationContextRunner missingHandler = runner.withUserConfiguration(Handlers.class)
+            .withPropertyValues(
+                    "fencing.kafka.properties.bootstrap.servers=" + NOWHERE,
+                    "fencing.kafka.consumers.orders.topics=orders",
+                    "fencing.kafka.consumers.orders.handler=orderHandlr");
+
     @Test
     void anApplicationThatCannotStartShowsTheDescriptionAndTheActionInSpringBootsBanner(CapturedOutput output) {
         SpringApplicationBuilder application =
@@ -65,20 +72,15 @@ class StartupFailureAnalysisTest {
 
     @Test
     void aHandlerBeanThatDoesNotExistNamesThePropertyAndTheHandlersThereAre() {
-        runner.withUserConfiguration(Handlers.class)
-                .withPropertyValues(
-                        "fencing.kafka.properties.bootstrap.servers=" + NOWHERE,
-                        "fencing.kafka.consumers.orders.topics=orders",
-                        "fencing.kafka.consumers.orders.handler=orderHandlr")
-                .run(context -> {
-                    FailureAnalysis analysis = new FencingFailureAnalyzer().analyze(context.getStartupFailure());
-                    assertThat(analysis.getDescription())
-                            .isEqualTo("fencing.kafka.consumers.orders.handler names the bean 'orderHandlr', and the"
-                                    + " application has no bean of that name");
-                    assertThat(analysis.getAction())
-                            .contains("fencing.kafka.consumers.orders.handler")
-                            .contains("(it has orderHandler, ledgerHandler)");
-                });
+        missingHandler.run(context -> {
+            FailureAnalysis analysis = new FencingFailureAnalyzer().analyze(context.getStartupFailure());
+            assertThat(analysis.getDescription())
+                    .isEqualTo("fencing.kafka.consumers.orders.handler names the bean 'orderHandlr', and the"
+                            + " application has no bean of that name");
+            assertThat(analysis.getAction())
+                    .contains("fencing.kafka.consumers.orders.handler")
+                    .contains("(it has orderHandler, ledgerHandler)");
+        });
     }
 
     /**
@@ -95,19 +97,11 @@ class StartupFailureAnalysisTest {
         List<FailureAnalyzer> analyzers = new ArrayList<>(List.of(boots, new FencingFailureAnalyzer()));
         AnnotationAwareOrderComparator.sort(analyzers);
 
-        runner.withUserConfiguration(Handlers.class)
-                .withPropertyValues(
-                        "fencing.kafka.properties.bootstrap.servers=" + NOWHERE,
-                        "fencing.kafka.consumers.orders.topics=orders",
-                        "fencing.kafka.consumers.orders.handler=orderHandlr")
-                .run(context -> {
-                    assertThat(boots.analyze(context.getStartupFailure())).isNotNull();
-                    assertThat(analyzers
-                                    .get(0)
-                                    .analyze(context.getStartupFailure())
-                                    .getDescription())
-                            .startsWith("fencing.kafka.consumers.orders.handler names the bean 'orderHandlr'");
-                });
+        missingHandler.run(context -> {
+            assertThat(boots.analyze(context.getStartupFailure())).isNotNull();
+            assertThat(analyzers.get(0).analyze(context.getStartupFailure()).getDescription())
+                    .startsWith("fencing.kafka.consumers.orders.handler names the bean 'orderHandlr'");
+        });
     }
 
     @Test
