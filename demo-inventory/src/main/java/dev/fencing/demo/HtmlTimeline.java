@@ -226,7 +226,7 @@ final class HtmlTimeline {
                         (pause.endMillis() - pause.startMillis()) / 1000.0,
                         Html.escape(pause.sku()),
                         pause.token(),
-                        PauseInjector.describe(pause.point()),
+                        PauseSchedule.describe(pause.point()),
                         pause.landed()
                                 ? "taken over by token " + pause.nextToken()
                                 : "nobody took the SKU over: this pause tested nothing");
