@@ -22,7 +22,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * {@code bench/run redis}: fenced-redis's writes against the plain commands, in alternating rounds in one
+ * {@code bench/run redis}: fencing-redis's writes against the plain commands, in alternating rounds in one
  * JVM on one Redis server (embedded, or the one named by {@code FENCING_REDIS_URL}), both sides on the same
  * Lettuce connection.
  *
@@ -143,7 +143,7 @@ public final class RedisBenchmark {
                 () -> pipelined(() -> async.set(stringKey(), "value")),
                 () -> pipelined(() -> async.evalsha(empty, ScriptOutputType.INTEGER)));
         System.out.println();
-        System.out.println("plain commands (raw) and fenced-redis (fenced), one Lettuce connection");
+        System.out.println("plain commands (raw) and fencing-redis (fenced), one Lettuce connection");
         runs.printTable(System.out);
         System.out.println();
         System.out.println("plain SET (raw) and a script that does nothing (fenced): the price of a script call");

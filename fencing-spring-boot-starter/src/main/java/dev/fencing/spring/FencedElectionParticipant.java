@@ -18,7 +18,7 @@ import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.SmartLifecycle;
 
 /**
- * This instance's participant in a leader election on lock-client ({@code FencedLeaderElection}): it joins
+ * This instance's participant in a leader election on fencing-zookeeper ({@code FencedLeaderElection}): it joins
  * when the application context starts, publishes a {@link TermStartedEvent} when elected and a {@link
  * TermEndedEvent} when the term ends (both carrying the term's fence token), joins again after each term, and
  * steps down when the context stops, so that the next instance takes over at once instead of after a session

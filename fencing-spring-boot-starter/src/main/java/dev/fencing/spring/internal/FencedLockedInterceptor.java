@@ -6,7 +6,7 @@ import dev.fencing.lock.FencedLocks;
 import dev.fencing.lock.Lease;
 import dev.fencing.lock.LeaseLoss;
 import dev.fencing.spring.FencedLocked;
-import dev.fencing.spring.LockNotAcquiredException;
+import dev.fencing.spring.LockTimeoutException;
 import java.lang.reflect.Method;
 import java.util.List;
 import java.util.Map;
@@ -73,8 +73,7 @@ public final class FencedLockedInterceptor implements MethodInterceptor, FencedL
         } else {
             lease = locked.timeout == null
                     ? lock.acquire()
-                    : lock.tryAcquire(locked.timeout)
-                            .orElseThrow(() -> new LockNotAcquiredException(path, locked.timeout));
+                    : lock.tryAcquire(locked.timeout).orElseThrow(() -> new LockTimeoutException(path, locked.timeout));
         }
         if (!lease.isValid()) {
             // disrupted between the lock node's creation and the grant: the method does not run
