@@ -456,6 +456,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         if (previous == ConsumerState.NEW) {
             run.shutDown();
             closeDeserializers();
+            run.stopped.countDown(); // it never ran: a later close has nothing to wait for
             return;
         }
         if (previous == ConsumerState.FAILED) {

@@ -206,7 +206,11 @@ class FencedConsumerBuilderTest {
         assertThat(consumer.heldWatermarks()).isZero();
         assertThat(consumer.assignment()).isEmpty();
         consumer.close();
+        long again = System.nanoTime();
         consumer.close();
+        assertThat(Duration.ofNanos(System.nanoTime() - again))
+                .as("a second close of a consumer that never ran, with the default close timeout of 30 s")
+                .isLessThan(Duration.ofSeconds(10));
         assertThatThrownBy(consumer::run)
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("CLOSED");
