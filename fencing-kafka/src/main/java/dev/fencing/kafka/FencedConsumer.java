@@ -91,11 +91,11 @@ import org.slf4j.LoggerFactory;
  *   <li>Watermarks: kept in a {@link WatermarkStore}, which the builder requires: {@link
  *       PostgresWatermarkStore} (durable, shared by the group), {@link InMemoryWatermarkStore} (one JVM), or the
  *       explicit opt-in {@link FencedConsumerBuilder#heapOnlyWatermarksLostOnRestart()}, which loses them on every
- *       restart and claims nothing (an expelled member is not fenced).
+ *       restart and locks nothing (an expelled member is not fenced).
  *       With {@link PostgresWatermarkStore} and a {@link TransactionalRecordHandler} each unit (handler
  *       effects, watermarks, offsets) is one transaction: a crash and restart neither applies a record twice
- *       nor accepts a stale one. Each unit first claims its partitions in the store (see {@link
- *       WatermarkStore#claim}), so a member expelled from the group waits or fails before its handler runs on
+ *       nor accepts a stale one. Each unit first locks its partitions in the store (see {@link
+ *       WatermarkStore#lockPartition}), so a member expelled from the group waits or fails before its handler runs on
  *       records of a partition another member committed. On assignment the consumer stops with {@link
  *       StoreBehindKafkaException} if the group's committed offset in Kafka is ahead of the store's.
  *   <li>Memory: the consumer holds watermarks only for the partitions it owns and drops them when a
@@ -157,7 +157,7 @@ import org.slf4j.LoggerFactory;
  *   <li>With a plain handler, delivery is at least once as in the serial consumer: the store gets a
  *       partition's offset together with exactly the watermarks raised below it, so a crash replays (at most)
  *       the records held past the committed offset, each decided as it was the first time. Partitions are
- *       claimed when their offsets are committed, not before each record: a member expelled from the group may
+ *       locked when their offsets are committed, not before each record: a member expelled from the group may
  *       run the records it holds while the new owner runs them too.
  *   <li>Back-pressure: a partition holding {@value FencedConsumerConfig#MAX_IN_FLIGHT_PER_PARTITION_CONFIG}
  *       records past its committed offset (queued, running, or finished above an unfinished one) is paused

@@ -235,7 +235,7 @@ public final class FencedConsumerBuilder<K, V> {
      * fencing holds only against stale records that follow a fresher one this same consumer instance
      * accepted. It also keeps the watermarks of partitions it gave away (should they come back); per
      * partition at most {@value FencedConsumerConfig#WATERMARK_CACHE_MAX_KEYS_CONFIG}, beyond which they are
-     * forgotten too. Nor does it claim partitions: a member expelled from the group ({@code
+     * forgotten too. Nor does it lock partitions: a member expelled from the group ({@code
      * max.poll.interval.ms} exceeded) goes on handling the records it holds while the partition's new owner
      * handles them too, so they can be applied twice and out of order. Use it for a single long-lived consumer
      * where that is acceptable, or for measurements; otherwise give a {@link #watermarkStore}.

@@ -34,11 +34,11 @@ import org.apache.kafka.common.utils.Bytes;
  *         .build();
  * }</pre>
  *
- * <p>Claims: {@link #claim} takes an exclusive lock on the group's partition that is held until the {@link
- * #commit} it was called in ends (committed, refused or failed), so a second claimant (a member expelled from
+ * <p>Partition locks: {@link #lockPartition} takes an exclusive lock on the group's partition that is held until the {@link
+ * #commit} it was called in ends (committed, refused or failed), so a second unit (a member expelled from
  * the group, or the new owner) waits, and then fails with {@link PartitionTakenOverException} if the first
  * one committed the partition meanwhile: as with {@link PostgresWatermarkStore}, a zombie stops before its
- * handler runs, not at its commit. A unit claims partitions in order of topic and partition; a claim out of
+ * handler runs, not at its commit. A unit locks partitions in order of topic and partition; a lock out of
  * that order (a later poll of a unit spanning several) does not wait on a busy partition but fails at once
  * with {@link PartitionTakenOverException} (the unit is rolled back and read again), so two units never
  * wait on each other.
@@ -54,15 +54,15 @@ import org.apache.kafka.common.utils.Bytes;
  * table), for every key ever seen, so 100,000 keys of 10 bytes take about 6 MB. Thread-safe.
  */
 public final class InMemoryWatermarkStore implements WatermarkStore<Void> {
-    private static final Comparator<GroupPartition> CLAIM_ORDER = Comparator.comparing(GroupPartition::groupId)
+    private static final Comparator<GroupPartition> LOCK_ORDER = Comparator.comparing(GroupPartition::groupId)
             .thenComparing(g -> g.partition().topic())
             .thenComparingInt(g -> g.partition().partition());
 
     private final Map<GroupPartition, Stored> partitions = new HashMap<>();
-    // one per partition ever claimed (bounded by the partitions of the groups using this store)
-    private final Map<GroupPartition, ReentrantLock> claimLocks = new ConcurrentHashMap<>();
-    // the claims of the commit running on this thread; null outside commit
-    private final ThreadLocal<List<GroupPartition>> unitClaims = new ThreadLocal<>();
+    // one per partition ever locked (bounded by the partitions of the groups using this store)
+    private final Map<GroupPartition, ReentrantLock> partitionLocks = new ConcurrentHashMap<>();
+    // the locks of the commit running on this thread; null outside commit
+    private final ThreadLocal<List<GroupPartition>> unitLocks = new ThreadLocal<>();
 
     @Override
     public synchronized PartitionState load(String groupId, TopicPartition partition) {
@@ -78,18 +78,18 @@ public final class InMemoryWatermarkStore implements WatermarkStore<Void> {
     @Override
     public void commit(String groupId, Function<? super Void, List<PartitionProgress>> work) {
         Objects.requireNonNull(groupId, "groupId");
-        if (unitClaims.get() != null) {
+        if (unitLocks.get() != null) {
             throw new IllegalStateException("commit called inside the work of another commit on this thread");
         }
-        List<GroupPartition> claims = new ArrayList<>();
-        unitClaims.set(claims);
+        List<GroupPartition> locks = new ArrayList<>();
+        unitLocks.set(locks);
         try {
             save(groupId, work.apply(null));
         } finally {
-            unitClaims.remove();
-            // the unit has ended, committed or not: every claimant waiting on its partitions may go on
-            for (GroupPartition claimed : claims) {
-                claimLocks.get(claimed).unlock();
+            unitLocks.remove();
+            // the unit has ended, committed or not: every unit waiting on its partitions may go on
+            for (GroupPartition locked : locks) {
+                partitionLocks.get(locked).unlock();
             }
         }
     }
@@ -155,34 +155,34 @@ public final class InMemoryWatermarkStore implements WatermarkStore<Void> {
      * @throws WatermarkStoreException if interrupted while waiting (the interrupt flag is kept)
      */
     @Override
-    public void claim(Void unit, String groupId, TopicPartition partition, long expectedOffset) {
-        List<GroupPartition> claims = unitClaims.get();
-        if (claims == null) {
-            throw new IllegalStateException("claim of " + partition + " for group " + groupId
+    public void lockPartition(Void unit, String groupId, TopicPartition partition, long expectedOffset) {
+        List<GroupPartition> locks = unitLocks.get();
+        if (locks == null) {
+            throw new IllegalStateException("lock of " + partition + " for group " + groupId
                     + " outside the work of commit: nothing would release it");
         }
         GroupPartition key = new GroupPartition(groupId, partition);
-        ReentrantLock lock = claimLocks.computeIfAbsent(key, k -> new ReentrantLock());
+        ReentrantLock lock = partitionLocks.computeIfAbsent(key, k -> new ReentrantLock());
         if (!lock.isHeldByCurrentThread()) {
             // Waiting only for a partition after every one held keeps all waits in one order: no cycle of
             // units waiting on each other. Out of order, a busy partition fails the unit, which is read again.
-            boolean inOrder = claims.stream().allMatch(held -> CLAIM_ORDER.compare(held, key) < 0);
+            boolean inOrder = locks.stream().allMatch(held -> LOCK_ORDER.compare(held, key) < 0);
             if (inOrder) {
                 try {
                     lock.lockInterruptibly();
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                     throw new WatermarkStoreException(
-                            "interrupted while claiming " + partition + " for group " + groupId, e);
+                            "interrupted while locking " + partition + " for group " + groupId, e);
                 }
             } else if (!lock.tryLock()) {
                 throw new PartitionTakenOverException(
                         groupId,
                         partition,
-                        "another unit of work holds its claim, and this unit already holds a partition that sorts"
+                        "another unit of work holds its lock, and this unit already holds a partition that sorts"
                                 + " after it (waiting could deadlock)");
             }
-            claims.add(key);
+            locks.add(key);
         }
         long current = loadOffset(groupId, partition);
         if (current != expectedOffset) {

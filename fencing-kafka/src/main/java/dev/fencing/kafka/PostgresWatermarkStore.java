@@ -54,14 +54,14 @@ import org.jdbi.v3.core.statement.StatementCustomizer;
  *         .build();
  * }</pre>
  *
- * <p>Each unit of work first {@link #claim claims} its partitions: a transaction-scoped advisory lock per
+ * <p>Each unit of work first {@link #lockPartition locks} its partitions: a transaction-scoped advisory lock per
  * group and partition, then a check that the stored offset is still the one the consumer loaded. A member
  * that lost its partition (a zombie) therefore waits for the new owner's unit or fails with {@link
  * PartitionTakenOverException} before its handler runs; offsets are also saved with a compare-and-set on
- * that offset. A claim waits for the unit that holds the partition at most the store's claim timeout ({@value
- * #DEFAULT_CLAIM_TIMEOUT_SECONDS} s unless given to {@link #create(Jdbi, Duration)}; keep it well below the
+ * that offset. A lock waits for the unit that holds the partition at most the store's lock timeout ({@value
+ * #DEFAULT_LOCK_TIMEOUT_SECONDS} s unless given to {@link #create(Jdbi, Duration)}; keep it well below the
  * consumer's {@code max.poll.interval.ms}), or the connection's own {@code lock_timeout} where one is set: a
- * frozen member keeps its transaction, and with it the claim, open for as long as it is frozen. A claim that
+ * frozen member keeps its transaction, and with it the lock, open for as long as it is frozen. A lock that
  * times out, or that PostgreSQL picks to break a deadlock, rolls its unit back to be read again, and the
  * consumer goes on polling its other partitions meanwhile. Watermarks are read lazily ({@link #loadOffset} at assignment, {@link #loadWatermarks} per
  * poll for unknown keys), so assigning a partition with a million keys costs one query. Watermarks only
@@ -140,12 +140,12 @@ public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
                     + " WHERE fencing.kafka_watermark.fence_token OPERATOR(pg_catalog.<) EXCLUDED.fence_token";
 
     /**
-     * The zombie fencing needs READ COMMITTED: a claimant that waited on the partition lock must see the offset
+     * The zombie fencing needs READ COMMITTED: a unit that waited on the partition lock must see the offset
      * the previous owner committed (a snapshot taken before the wait would not). Jdbi's {@code
      * useTransaction(level, ...)} gets there with a handful of {@code getTransactionIsolation()} round trips
      * per unit; this holds whatever isolation the pool's connections default to. It travels with the unit's
      * first statement ({@link UnitIsolation}): pgjdbc sends its {@code BEGIN} in the same message as that
-     * statement, so {@code BEGIN}, this and the claim's lock cost one round trip.
+     * statement, so {@code BEGIN}, this and the partition lock cost one round trip.
      */
     static final String READ_COMMITTED = "SET TRANSACTION ISOLATION LEVEL READ COMMITTED";
 
@@ -156,71 +156,71 @@ public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
      */
     private static final String LOCK_PARTITION = "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))";
 
-    /** The uncontended claim: one round trip that takes the lock if nobody holds it. */
+    /** The uncontended lock: one round trip that takes the lock if nobody holds it. */
     private static final String TRY_LOCK_PARTITION = "SELECT pg_try_advisory_xact_lock(hashtextextended(?, 0))";
 
-    /** A unit's first claim: its transaction's isolation level and the uncontended claim, in one round trip. */
+    /** A unit's first lock: its transaction's isolation level and the uncontended lock, in one round trip. */
     private static final String FIRST_TRY_LOCK_PARTITION = READ_COMMITTED + "; " + TRY_LOCK_PARTITION;
 
     /**
-     * Before a contended claim waits: bounds the wait by the claim timeout for this transaction, unless the
+     * Before a contended lock waits: bounds the wait by the lock timeout for this transaction, unless the
      * connection has a {@code lock_timeout} of its own, and returns the setting it found so that the handler's
-     * statements run under it again once the claim is granted. {@code OFFSET 0} keeps the read of the old
+     * statements run under it again once the lock is granted. {@code OFFSET 0} keeps the read of the old
      * setting in a subquery evaluated before {@code set_config}.
      */
-    private static final String BOUND_CLAIM_WAIT = "SELECT old, set_config('lock_timeout',"
+    private static final String BOUND_LOCK_WAIT = "SELECT old, set_config('lock_timeout',"
             + " CASE WHEN old = '0' THEN ? ELSE old END, true)"
             + " FROM (SELECT current_setting('lock_timeout') AS old OFFSET 0) AS setting";
 
     private static final String RESTORE_LOCK_TIMEOUT = "SELECT set_config('lock_timeout', ?, true)";
 
-    /** The default of {@link #create(Jdbi, Duration)}'s claim timeout, in seconds. */
-    public static final int DEFAULT_CLAIM_TIMEOUT_SECONDS = 30;
+    /** The default of {@link #create(Jdbi, Duration)}'s lock timeout, in seconds. */
+    public static final int DEFAULT_LOCK_TIMEOUT_SECONDS = 30;
 
     /**
-     * A claim that PostgreSQL gave up waiting for: {@code deadlock_detected} (two units claiming out of order,
+     * A lock that PostgreSQL gave up waiting for: {@code deadlock_detected} (two units locking out of order,
      * which a unit spanning polls can do) and {@code lock_not_available} (the connection's {@code
      * lock_timeout} passed). The partition is busy, not the store broken: the unit is rolled back and read
      * again, as for an offset that moved.
      */
-    private static final Set<String> CLAIM_NOT_GRANTED = Set.of("40P01", "55P03");
+    private static final Set<String> LOCK_NOT_GRANTED = Set.of("40P01", "55P03");
 
     private final Jdbi jdbi;
-    private final String claimTimeout;
+    private final String lockTimeout;
     private final PostgresRecordTransactions recordTransactions;
     /** The unit of work running on each thread, while it runs. */
     private final ThreadLocal<UnitIsolation> units = new ThreadLocal<>();
 
-    private PostgresWatermarkStore(Jdbi jdbi, Duration claimTimeout) {
+    private PostgresWatermarkStore(Jdbi jdbi, Duration lockTimeout) {
         this.jdbi = jdbi;
-        this.claimTimeout = claimTimeout.toMillis() + "ms";
+        this.lockTimeout = lockTimeout.toMillis() + "ms";
         this.recordTransactions = new PostgresRecordTransactions(jdbi);
     }
 
     /**
      * A store on the database behind {@code jdbi}, which must have the V100 migration applied (and V101 for the
      * key-parallel consumer with a transactional handler; V102 only changes the watermark table's layout so
-     * that raising a watermark is a HOT update), whose claims wait
-     * at most {@value #DEFAULT_CLAIM_TIMEOUT_SECONDS} s for another unit's.
+     * that raising a watermark is a HOT update), whose locks wait
+     * at most {@value #DEFAULT_LOCK_TIMEOUT_SECONDS} s for another unit's.
      */
     public static PostgresWatermarkStore create(Jdbi jdbi) {
-        return create(jdbi, Duration.ofSeconds(DEFAULT_CLAIM_TIMEOUT_SECONDS));
+        return create(jdbi, Duration.ofSeconds(DEFAULT_LOCK_TIMEOUT_SECONDS));
     }
 
     /**
-     * A store whose claims wait at most {@code claimTimeout} for the unit that holds a partition (where the
+     * A store whose locks wait at most {@code lockTimeout} for the unit that holds a partition (where the
      * connection has no {@code lock_timeout} of its own): from 1 ms to below the consumer's {@code
      * max.poll.interval.ms}, or a member waiting on a frozen one is expelled from the group in turn.
      *
-     * @throws IllegalArgumentException if {@code claimTimeout} is below 1 ms or over 24 hours, naming it
+     * @throws IllegalArgumentException if {@code lockTimeout} is below 1 ms or over 24 hours, naming it
      */
-    public static PostgresWatermarkStore create(Jdbi jdbi, Duration claimTimeout) {
+    public static PostgresWatermarkStore create(Jdbi jdbi, Duration lockTimeout) {
         Objects.requireNonNull(jdbi, "jdbi");
-        Objects.requireNonNull(claimTimeout, "claimTimeout");
-        if (claimTimeout.toMillis() < 1 || claimTimeout.compareTo(Duration.ofHours(24)) > 0) {
-            throw new IllegalArgumentException("claimTimeout must be from 1 ms to 24 hours, got " + claimTimeout);
+        Objects.requireNonNull(lockTimeout, "lockTimeout");
+        if (lockTimeout.toMillis() < 1 || lockTimeout.compareTo(Duration.ofHours(24)) > 0) {
+            throw new IllegalArgumentException("lockTimeout must be from 1 ms to 24 hours, got " + lockTimeout);
         }
-        return new PostgresWatermarkStore(jdbi, claimTimeout);
+        return new PostgresWatermarkStore(jdbi, lockTimeout);
     }
 
     @Override
@@ -337,11 +337,11 @@ public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
     /**
      * Locks the partition for the rest of the transaction and checks its stored offset. The stored offset is
      * the partition's epoch: every commit moves it, so a unit that loaded an older one belongs to a member that
-     * lost the partition; and a unit that holds the lock makes every other claimant wait until it commits or
+     * lost the partition; and a unit that holds the lock makes every other unit wait until it commits or
      * rolls back, then fail this check. Either way no two units handle the same records.
      */
     @Override
-    public void claim(Handle handle, String groupId, TopicPartition partition, long expectedOffset) {
+    public void lockPartition(Handle handle, String groupId, TopicPartition partition, long expectedOffset) {
         try {
             Connection connection = handle.getConnection();
             String lockName = groupId + "/" + partition.topic() + "/" + partition.partition();
@@ -355,12 +355,12 @@ public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
                 throw new PartitionTakenOverException(groupId, partition, expectedOffset, stored);
             }
         } catch (SQLException e) {
-            if (CLAIM_NOT_GRANTED.contains(e.getSQLState())) {
+            if (LOCK_NOT_GRANTED.contains(e.getSQLState())) {
                 throw new PartitionTakenOverException(
-                        groupId, partition, "another unit of work holds its claim (" + e.getMessage() + ")");
+                        groupId, partition, "another unit of work holds its lock (" + e.getMessage() + ")");
             }
             throw new WatermarkStoreException(
-                    "could not claim " + partition + " for group " + groupId + ": " + e.getMessage(), e);
+                    "could not lock " + partition + " for group " + groupId + ": " + e.getMessage(), e);
         }
     }
 
@@ -372,7 +372,7 @@ public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
             if (setIsolation) {
                 statement.execute(); // the SET's empty result first, then the lock's row
                 if (!statement.getMoreResults()) {
-                    throw new SQLException("the claim's lock returned no row");
+                    throw new SQLException("the partition lock returned no row");
                 }
             } else {
                 statement.execute();
@@ -386,7 +386,7 @@ public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
     /**
      * The isolation level of the unit of work on this thread while it is not yet sent. {@link #READ_COMMITTED}
      * must be the transaction's first statement, and a round trip of its own is a seventh of a unit's: it goes
-     * with the first claim (the consumer claims before anything else), or just before the work's first Jdbi
+     * with the first lock (the consumer locks before anything else), or just before the work's first Jdbi
      * statement (this customizer), or before the save, whichever comes first. A statement the work sends on the
      * raw connection before any of these runs at the connection's default level; PostgreSQL then refuses the
      * late {@code SET TRANSACTION} and the unit fails: never a unit silently at another level. One per unit,
@@ -429,13 +429,13 @@ public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
     }
 
     /**
-     * Waits for the lock in PostgreSQL's queue (so that a deadlock between two claims is detected), bounded by
-     * the claim timeout; a timeout raises {@code lock_not_available}.
+     * Waits for the lock in PostgreSQL's queue (so that a deadlock between two locks is detected), bounded by
+     * the lock timeout; a timeout raises {@code lock_not_available}.
      */
     private void lockWithin(Connection connection, String lockName) throws SQLException {
         String old;
-        try (PreparedStatement statement = connection.prepareStatement(BOUND_CLAIM_WAIT)) {
-            statement.setString(1, claimTimeout);
+        try (PreparedStatement statement = connection.prepareStatement(BOUND_LOCK_WAIT)) {
+            statement.setString(1, lockTimeout);
             try (ResultSet rows = statement.executeQuery()) {
                 rows.next();
                 old = rows.getString(1);

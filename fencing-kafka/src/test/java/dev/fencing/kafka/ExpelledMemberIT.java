@@ -25,7 +25,7 @@ import org.junit.jupiter.api.Test;
 /**
  * Defect 3, with a member really expelled: member A stalls inside its handler longer than {@code
  * max.poll.interval.ms}, the group gives its partition to member B, and A is then released. B's unit must
- * not run its handler on the records A's still-open unit is handling: it waits on the partition's claim and
+ * not run its handler on the records A's still-open unit is handling: it waits on the partition's lock and
  * then reads on after what A committed, so no record is applied twice.
  */
 class ExpelledMemberIT {
@@ -77,9 +77,10 @@ class ExpelledMemberIT {
                     .handler((record, token) -> applied.add("B:" + record.value()))
                     .build()) {
                 b.start();
-                // A is expelled after 2 s and B takes the partition; B's unit then either waits for A's claim
+                // A is expelled after 2 s and B takes the partition; B's unit then either waits for A's lock
                 // (fenced) or applies v0 a second time (unfenced)
-                await().atMost(Duration.ofSeconds(60)).until(() -> waitersOnAClaim() > 0 || applied.contains("B:v0"));
+                await().atMost(Duration.ofSeconds(60))
+                        .until(() -> waitersOnAPartitionLock() > 0 || applied.contains("B:v0"));
                 releaseA.countDown();
                 a.close();
 
@@ -91,7 +92,7 @@ class ExpelledMemberIT {
     }
 
     /** Sessions of this test's database waiting for a partition's advisory lock. */
-    private static int waitersOnAClaim() {
+    private static int waitersOnAPartitionLock() {
         return postgres.jdbi.withHandle(h -> h.createQuery("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'"
                         + " AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname ="
                         + " current_database())")

@@ -30,8 +30,8 @@ import org.junit.jupiter.api.Test;
 /**
  * With {@link InMemoryWatermarkStore}, a member expelled from the group (a zombie) in the middle of its unit
  * must not apply the rest of that unit after the new owner applied fresher tokens of the same key. The store's
- * claim holds the partition until the zombie's commit ends, so the new owner waits for it and then reloads.
- * Without that lock (a claim that only compares offsets) the new owner applies v5, v10 and v20 while the zombie
+ * lock holds the partition until the zombie's commit ends, so the new owner waits for it and then reloads.
+ * Without that lock (a partition lock that only compares offsets) the new owner applies v5, v10 and v20 while the zombie
  * stalls, and the zombie then applies v10 after v20: that is what the history check below catches.
  */
 class ExpelledMemberWithInMemoryStoreIT {
@@ -39,7 +39,7 @@ class ExpelledMemberWithInMemoryStoreIT {
     void anExpelledMembersUnitNeverAppliesATokenOlderThanOneTheNewOwnerApplied() throws Exception {
         String topic = newTopic("memzombie", 1);
         String group = newGroup("memzombie");
-        ClaimWatcher store = new ClaimWatcher(new InMemoryWatermarkStore());
+        LockWatcher store = new LockWatcher(new InMemoryWatermarkStore());
         List<Long> appliedTokens = Collections.synchronizedList(new ArrayList<>());
         List<String> applied = Collections.synchronizedList(new ArrayList<>());
         CountDownLatch aInHandler = new CountDownLatch(1);
@@ -78,13 +78,13 @@ class ExpelledMemberWithInMemoryStoreIT {
                     })
                     .build()) {
                 b.start();
-                // A is expelled after 2 s and B takes the partition: B either waits on A's claim (the store
+                // A is expelled after 2 s and B takes the partition: B either waits on A's lock (the store
                 // holds it) or, without that, applies the partition's records while A stalls
                 await().atMost(Duration.ofSeconds(60))
-                        .until(() -> applied.contains("B:v10") || store.waitingOnAClaim(b.clientId()));
+                        .until(() -> applied.contains("B:v10") || store.waitingOnAPartitionLock(b.clientId()));
                 sendFenced(producer, topic, "sku-1", "v20", 20);
                 await().atMost(Duration.ofSeconds(60))
-                        .until(() -> applied.contains("B:v20") || store.waitingOnAClaim(b.clientId()));
+                        .until(() -> applied.contains("B:v20") || store.waitingOnAPartitionLock(b.clientId()));
                 releaseA.countDown();
                 a.close(); // waits for A's unit to end
                 await().atMost(Duration.ofSeconds(60)).until(() -> applied.contains("B:v20"));
@@ -111,29 +111,29 @@ class ExpelledMemberWithInMemoryStoreIT {
         }
     }
 
-    /** The store as it is; tells which poll thread is inside {@link #claim} and parked there. */
-    private static final class ClaimWatcher implements WatermarkStore<Void> {
+    /** The store as it is; tells which poll thread is inside {@link #lockPartition} and parked there. */
+    private static final class LockWatcher implements WatermarkStore<Void> {
         private final InMemoryWatermarkStore store;
-        private final Map<String, Thread> claiming = new java.util.concurrent.ConcurrentHashMap<>();
+        private final Map<String, Thread> locking = new java.util.concurrent.ConcurrentHashMap<>();
 
-        ClaimWatcher(InMemoryWatermarkStore store) {
+        LockWatcher(InMemoryWatermarkStore store) {
             this.store = store;
         }
 
-        /** True while the poll thread named {@code clientId} waits inside a claim. */
-        boolean waitingOnAClaim(String clientId) {
-            Thread thread = claiming.get(clientId);
+        /** True while the poll thread named {@code clientId} waits inside a lock. */
+        boolean waitingOnAPartitionLock(String clientId) {
+            Thread thread = locking.get(clientId);
             return thread != null && thread.getState() == Thread.State.WAITING;
         }
 
         @Override
-        public void claim(Void unit, String groupId, TopicPartition partition, long expectedOffset) {
+        public void lockPartition(Void unit, String groupId, TopicPartition partition, long expectedOffset) {
             Thread self = Thread.currentThread();
-            claiming.put(self.getName(), self);
+            locking.put(self.getName(), self);
             try {
-                store.claim(unit, groupId, partition, expectedOffset);
+                store.lockPartition(unit, groupId, partition, expectedOffset);
             } finally {
-                claiming.remove(self.getName());
+                locking.remove(self.getName());
             }
         }
 

@@ -68,26 +68,26 @@ class InMemoryWatermarkStoreTest {
     }
 
     @Test
-    void aSecondClaimWaitsUntilTheFirstUnitEndsAndThenFailsItsOffsetCheck() throws Exception {
+    void aSecondPartitionLockWaitsUntilTheFirstUnitEndsAndThenFailsItsOffsetCheck() throws Exception {
         InMemoryWatermarkStore store = new InMemoryWatermarkStore();
-        CountDownLatch firstClaimed = new CountDownLatch(1);
+        CountDownLatch firstLocked = new CountDownLatch(1);
         CountDownLatch finishFirst = new CountDownLatch(1);
         CompletableFuture<Void> first = CompletableFuture.runAsync(
                 () -> store.commit("g", tx -> {
-                    store.claim(tx, "g", P0, -1);
-                    firstClaimed.countDown();
+                    store.lockPartition(tx, "g", P0, -1);
+                    firstLocked.countDown();
                     awaitLatch(finishFirst);
                     return List.of(new PartitionProgress(P0, -1, 5, Map.of(key("a"), 7L)));
                 }),
                 NEW_THREAD);
-        assertThat(firstClaimed.await(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(firstLocked.await(30, TimeUnit.SECONDS)).isTrue();
 
         // a zombie that loaded the partition before the first unit commits
         AtomicReference<Thread> second = new AtomicReference<>();
         CompletableFuture<Void> zombie = CompletableFuture.runAsync(
                 () -> store.commit("g", tx -> {
                     second.set(Thread.currentThread());
-                    store.claim(tx, "g", P0, -1);
+                    store.lockPartition(tx, "g", P0, -1);
                     return List.of(new PartitionProgress(P0, -1, 2, Map.of(key("a"), 3L)));
                 }),
                 NEW_THREAD);
@@ -105,18 +105,18 @@ class InMemoryWatermarkStoreTest {
     }
 
     @Test
-    void aUnitThatFailsReleasesItsClaim() throws Exception {
+    void aUnitThatFailsReleasesItsPartitionLocks() throws Exception {
         InMemoryWatermarkStore store = new InMemoryWatermarkStore();
         assertThatThrownBy(() -> store.commit("g", tx -> {
-                    store.claim(tx, "g", P0, -1);
+                    store.lockPartition(tx, "g", P0, -1);
                     throw new IllegalStateException("handler failed");
                 }))
                 .hasMessage("handler failed");
 
-        // another thread: the claim lock is reentrant, so only another thread would wait on a leaked one
+        // another thread: the partition lock is reentrant, so only another thread would wait on a leaked one
         CompletableFuture.runAsync(
                         () -> store.commit("g", tx -> {
-                            store.claim(tx, "g", P0, -1);
+                            store.lockPartition(tx, "g", P0, -1);
                             return List.of(new PartitionProgress(P0, -1, 1, Map.of()));
                         }),
                         NEW_THREAD)
@@ -125,39 +125,39 @@ class InMemoryWatermarkStoreTest {
     }
 
     @Test
-    void aClaimOutOfPartitionOrderFailsAtOnceInsteadOfWaitingSoTwoUnitsNeverDeadlock() throws Exception {
+    void aPartitionLockOutOfOrderFailsAtOnceInsteadOfWaitingSoTwoUnitsNeverDeadlock() throws Exception {
         InMemoryWatermarkStore store = new InMemoryWatermarkStore();
         TopicPartition p1 = new TopicPartition("orders", 1);
-        CountDownLatch p0Claimed = new CountDownLatch(1);
+        CountDownLatch p0Locked = new CountDownLatch(1);
         CountDownLatch finishFirst = new CountDownLatch(1);
         CompletableFuture<Void> first = CompletableFuture.runAsync(
                 () -> store.commit("g", tx -> {
-                    store.claim(tx, "g", P0, -1);
-                    p0Claimed.countDown();
+                    store.lockPartition(tx, "g", P0, -1);
+                    p0Locked.countDown();
                     awaitLatch(finishFirst);
                     return List.of();
                 }),
                 NEW_THREAD);
-        assertThat(p0Claimed.await(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(p0Locked.await(30, TimeUnit.SECONDS)).isTrue();
 
-        // this unit holds p1 (claimed in an earlier poll) and now needs p0, which the first unit holds
+        // this unit holds p1 (locked in an earlier poll) and now needs p0, which the first unit holds
         assertThatThrownBy(() -> store.commit("g", tx -> {
-                    store.claim(tx, "g", p1, -1);
-                    store.claim(tx, "g", P0, -1);
+                    store.lockPartition(tx, "g", p1, -1);
+                    store.lockPartition(tx, "g", P0, -1);
                     return List.of();
                 }))
                 .isInstanceOf(PartitionTakenOverException.class)
-                .hasMessageContaining("another unit of work holds its claim");
+                .hasMessageContaining("another unit of work holds its lock");
 
         finishFirst.countDown();
         first.get(30, TimeUnit.SECONDS);
     }
 
     @Test
-    void refusesAClaimOutsideACommit() {
+    void refusesAPartitionLockOutsideACommit() {
         InMemoryWatermarkStore store = new InMemoryWatermarkStore();
 
-        assertThatThrownBy(() -> store.claim(null, "g", P0, -1))
+        assertThatThrownBy(() -> store.lockPartition(null, "g", P0, -1))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("outside the work of commit");
     }

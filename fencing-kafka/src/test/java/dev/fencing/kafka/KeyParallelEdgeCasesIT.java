@@ -241,7 +241,7 @@ class KeyParallelEdgeCasesIT {
             }
         }
         System.out.println("replay: max records handled past the stored offset " + maxLag
-                + " (claimed bound 20 + one poll of 20), max records held " + maxHeld);
+                + " (locked bound 20 + one poll of 20), max records held " + maxHeld);
         // the window (20), records finished above the frontier meanwhile (the window again), a few polls of 20
         assertThat(maxLag).as("records a SIGKILL would replay").isLessThanOrEqualTo(100);
     }

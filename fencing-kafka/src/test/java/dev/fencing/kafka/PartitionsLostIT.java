@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Test;
  * {@code onPartitionsLost}: member A is expelled (it exceeds {@code max.poll.interval.ms}) in the middle of a
  * unit that spans several polls, and learns it at the unit's next poll. That unit is rolled back with the
  * store's transaction, whatever A handled in it, and member B, which took the partition and waited on A's
- * claim, applies those records itself, each once. Without the roll-back on loss, A would commit its unit after
+ * lock, applies those records itself, each once. Without the roll-back on loss, A would commit its unit after
  * it had left the group.
  */
 class PartitionsLostIT {
@@ -78,7 +78,7 @@ class PartitionsLostIT {
             a.start();
             assertThat(aInHandler.await(60, TimeUnit.SECONDS)).isTrue();
 
-            // when: A is expelled, B takes the partition and waits on A's claim, then A goes on
+            // when: A is expelled, B takes the partition and waits on A's lock, then A goes on
             try (FencedConsumer<String, String> b = FencedConsumer.builder(
                             new StringDeserializer(), new StringDeserializer())
                     .properties(consumerConfig(group))
@@ -89,7 +89,7 @@ class PartitionsLostIT {
                                     handle.execute("INSERT INTO applied VALUES (?, 'B')", record.offset()))
                     .build()) {
                 b.start();
-                await().atMost(Duration.ofSeconds(60)).until(() -> waitersOnAClaim() > 0);
+                await().atMost(Duration.ofSeconds(60)).until(() -> waitersOnAPartitionLock() > 0);
                 releaseA.countDown();
                 await().atMost(Duration.ofSeconds(60)).until(() -> storedOffset(group) == RECORDS);
             }
@@ -115,7 +115,7 @@ class PartitionsLostIT {
     }
 
     /** Sessions of this test's database waiting for a partition's advisory lock. */
-    private static int waitersOnAClaim() {
+    private static int waitersOnAPartitionLock() {
         return postgres.jdbi.withHandle(h -> h.createQuery("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'"
                         + " AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname ="
                         + " current_database())")

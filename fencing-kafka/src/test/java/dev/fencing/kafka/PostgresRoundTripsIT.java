@@ -33,7 +33,7 @@ import org.junit.jupiter.api.Test;
 /**
  * What one unit of work costs the database, counted from pgjdbc's own protocol log: round trips (each {@code
  * Sync} the driver sends waits for the server's answer) and statements ({@code Execute} messages; pgjdbc's
- * own {@code BEGIN}, sent as a simple query in the same message as the statement after it, is neither). The units are the consumer's: a claim, a lazy load, the handler's effect and the
+ * own {@code BEGIN}, sent as a simple query in the same message as the statement after it, is neither). The units are the consumer's: a lock, a lazy load, the handler's effect and the
  * save for the serial consumer's unit; the key-parallel consumer's transaction per record. On one connection
  * opened before counting, whose sessions default to SERIALIZABLE, so that the isolation the store asks for
  * is seen to hold.
@@ -93,12 +93,12 @@ class PostgresRoundTripsIT {
         return Bytes.wrap(key.getBytes(StandardCharsets.UTF_8));
     }
 
-    /** One unit as the serial consumer runs it: claim, lazy load, the handler's statement, save. */
+    /** One unit as the serial consumer runs it: lock, lazy load, the handler's statement, save. */
     private String[] serialUnit(PostgresWatermarkStore store, String group, long from, Map<Bytes, Long> raised) {
         String[] isolation = new String[1];
         counter.reset();
         store.commit(group, handle -> {
-            store.claim(handle, group, P0, from);
+            store.lockPartition(handle, group, P0, from);
             store.loadWatermarks(group, P0, raised.keySet());
             isolation[0] = handle.createQuery("SELECT current_setting('transaction_isolation')")
                     .mapTo(String.class)
@@ -128,7 +128,7 @@ class PostgresRoundTripsIT {
         // when a unit raises 20 keys the table holds
         String[] isolation = serialUnit(store, group, 50, tokens("k", 30, 50, 20L));
 
-        // then: the isolation level with the claim's lock, the claim's offset read, the lazy load, the handler's
+        // then: the isolation level with the partition lock, its offset read, the lazy load, the handler's
         // statement, the offset's compare-and-set, the watermarks' update, COMMIT
         assertThat(isolation[0]).isEqualTo("read committed");
         assertThat(counter.roundTrips).isEqualTo(7);

@@ -135,12 +135,12 @@ class PostgresWatermarkStoreIT {
     }
 
     @Test
-    void twoUnitsClaimingInOppositeOrdersLoseADeadlockAsABusyPartitionNotAsAStoreFailure() throws Exception {
-        // a unit spanning polls can claim out of order; PostgreSQL then breaks the cycle by failing one claim
+    void twoUnitsLockingInOppositeOrdersLoseADeadlockAsABusyPartitionNotAsAStoreFailure() throws Exception {
+        // a unit spanning polls can lock out of order; PostgreSQL then breaks the cycle by failing one lock
         PostgresWatermarkStore store = PostgresWatermarkStore.create(postgres.jdbi);
         CyclicBarrier bothHoldOne = new CyclicBarrier(2);
-        CompletableFuture<Throwable> first = claimBoth(store, "g8", P0, P1, bothHoldOne);
-        CompletableFuture<Throwable> second = claimBoth(store, "g8", P1, P0, bothHoldOne);
+        CompletableFuture<Throwable> first = lockBoth(store, "g8", P0, P1, bothHoldOne);
+        CompletableFuture<Throwable> second = lockBoth(store, "g8", P1, P0, bothHoldOne);
 
         List<Throwable> outcomes = Arrays.asList(first.get(60, TimeUnit.SECONDS), second.get(60, TimeUnit.SECONDS));
 
@@ -151,25 +151,25 @@ class PostgresWatermarkStoreIT {
                 .singleElement()
                 .isInstanceOf(PartitionTakenOverException.class)
                 .extracting(Throwable::getMessage, as(STRING))
-                .contains("another unit of work holds its claim");
+                .contains("another unit of work holds its lock");
     }
 
     @Test
-    void aClaimThatTimesOutOnTheLockOfAnotherUnitIsRefusedAsStaleSoTheUnitIsReadAgain() throws Exception {
-        // given: a unit that holds P0's claim, and connections that wait at most 200 ms for a lock
+    void aPartitionLockThatTimesOutOnTheLockOfAnotherUnitIsRefusedAsStaleSoTheUnitIsReadAgain() throws Exception {
+        // given: a unit that holds P0's lock, and connections that wait at most 200 ms for a lock
         PostgresWatermarkStore holder = PostgresWatermarkStore.create(postgres.jdbi);
         PostgresWatermarkStore impatient = PostgresWatermarkStore.create(jdbiWith("-c lock_timeout=200", "5"));
         CountDownLatch release = new CountDownLatch(1);
-        CompletableFuture<Void> holding = holdingTheClaim(holder, "g9", P0, release);
+        CompletableFuture<Void> holding = holdingThePartitionLock(holder, "g9", P0, release);
 
-        // when / then: the other unit's claim gives up and is refused as stale, not as a store failure
+        // when / then: the other unit's lock gives up and is refused as stale, not as a store failure
         try {
             assertThatThrownBy(() -> impatient.commit("g9", handle -> {
-                        impatient.claim(handle, "g9", P0, -1);
+                        impatient.lockPartition(handle, "g9", P0, -1);
                         return List.of();
                     }))
                     .isInstanceOf(PartitionTakenOverException.class)
-                    .hasMessageContaining("another unit of work holds its claim");
+                    .hasMessageContaining("another unit of work holds its lock");
         } finally {
             release.countDown();
         }
@@ -177,28 +177,29 @@ class PostgresWatermarkStoreIT {
     }
 
     /**
-     * A member frozen inside its unit keeps its transaction, and the claim, for as long as it is frozen. On
-     * connections without a lock_timeout the next owner's claim must still give up after the store's claim
+     * A member frozen inside its unit keeps its transaction, and the lock, for as long as it is frozen. On
+     * connections without a lock_timeout the next owner's lock must still give up after the store's lock
      * timeout (and be read again), or that member stops polling and is expelled in turn, and the next one after
      * it, until the frozen one resumes.
      */
     @Test
-    void aClaimWaitsForAFrozenUnitAtMostTheClaimTimeoutOnConnectionsWithoutALockTimeout() throws Exception {
+    void aPartitionLockWaitsForAFrozenUnitAtMostThePartitionLockTimeoutOnConnectionsWithoutALockTimeout()
+            throws Exception {
         PostgresWatermarkStore frozen = PostgresWatermarkStore.create(postgres.jdbi);
         PostgresWatermarkStore next = PostgresWatermarkStore.create(postgres.jdbi, Duration.ofMillis(300));
         CountDownLatch release = new CountDownLatch(1);
-        CompletableFuture<Void> holding = holdingTheClaim(frozen, "g10", P0, release);
+        CompletableFuture<Void> holding = holdingThePartitionLock(frozen, "g10", P0, release);
         try {
             CompletableFuture<Void> waiting = CompletableFuture.runAsync(() -> next.commit("g10", handle -> {
-                next.claim(handle, "g10", P0, -1);
+                next.lockPartition(handle, "g10", P0, -1);
                 return List.of();
             }));
             assertThatThrownBy(() -> waiting.get(20, TimeUnit.SECONDS))
-                    .as("the claim of the partition the frozen unit holds")
+                    .as("the lock of the partition the frozen unit holds")
                     .isInstanceOf(ExecutionException.class)
                     .cause()
                     .isInstanceOf(PartitionTakenOverException.class)
-                    .hasMessageContaining("another unit of work holds its claim");
+                    .hasMessageContaining("another unit of work holds its lock");
         } finally {
             release.countDown();
         }
@@ -206,16 +207,17 @@ class PostgresWatermarkStoreIT {
     }
 
     @Test
-    void aClaimGrantedAfterAWaitLeavesTheHandlersStatementsUnderTheConnectionsOwnLockTimeout() throws Exception {
+    void aPartitionLockGrantedAfterAWaitLeavesTheHandlersStatementsUnderTheConnectionsOwnLockTimeout()
+            throws Exception {
         PostgresWatermarkStore first = PostgresWatermarkStore.create(postgres.jdbi);
         PostgresWatermarkStore second = PostgresWatermarkStore.create(postgres.jdbi, Duration.ofSeconds(30));
         CountDownLatch release = new CountDownLatch(1);
-        CompletableFuture<Void> holding = holdingTheClaim(first, "g11", P1, release);
+        CompletableFuture<Void> holding = holdingThePartitionLock(first, "g11", P1, release);
         CompletableFuture.runAsync(release::countDown, CompletableFuture.delayedExecutor(500, TimeUnit.MILLISECONDS));
 
         String[] seenByTheHandler = new String[1];
         second.commit("g11", handle -> {
-            second.claim(handle, "g11", P1, -1);
+            second.lockPartition(handle, "g11", P1, -1);
             seenByTheHandler[0] =
                     handle.createQuery("SHOW lock_timeout").mapTo(String.class).one();
             return List.of();
@@ -226,36 +228,36 @@ class PostgresWatermarkStoreIT {
     }
 
     @Test
-    void aClaimTimeoutOutsideItsRangeIsRefusedNamingIt() {
+    void aPartitionLockTimeoutOutsideItsRangeIsRefusedNamingIt() {
         assertThatThrownBy(() -> PostgresWatermarkStore.create(postgres.jdbi, Duration.ZERO))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessage("claimTimeout must be from 1 ms to 24 hours, got PT0S");
+                .hasMessage("lockTimeout must be from 1 ms to 24 hours, got PT0S");
     }
 
-    /** A unit on its own thread that holds {@code partition}'s claim until {@code release} opens; returns once it does. */
-    private static CompletableFuture<Void> holdingTheClaim(
+    /** A unit on its own thread that holds {@code partition}'s lock until {@code release} opens; returns once it does. */
+    private static CompletableFuture<Void> holdingThePartitionLock(
             PostgresWatermarkStore store, String group, TopicPartition partition, CountDownLatch release)
             throws InterruptedException {
-        CountDownLatch claimed = new CountDownLatch(1);
+        CountDownLatch locked = new CountDownLatch(1);
         CompletableFuture<Void> holding = CompletableFuture.runAsync(() -> store.commit(group, handle -> {
-            store.claim(handle, group, partition, -1);
-            claimed.countDown();
+            store.lockPartition(handle, group, partition, -1);
+            locked.countDown();
             awaitLatch(release);
             return List.of();
         }));
-        assertThat(claimed.await(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(locked.await(60, TimeUnit.SECONDS)).isTrue();
         return holding;
     }
 
-    /** A unit on its own thread that claims {@code a}, waits until the other unit holds its first, then {@code b}. */
-    private static CompletableFuture<Throwable> claimBoth(
+    /** A unit on its own thread that locks {@code a}, waits until the other unit holds its first, then {@code b}. */
+    private static CompletableFuture<Throwable> lockBoth(
             PostgresWatermarkStore store, String group, TopicPartition a, TopicPartition b, CyclicBarrier bothHoldOne) {
         return CompletableFuture.supplyAsync(() -> {
             try {
                 store.commit(group, handle -> {
-                    store.claim(handle, group, a, -1);
+                    store.lockPartition(handle, group, a, -1);
                     awaitBarrier(bothHoldOne);
-                    store.claim(handle, group, b, -1);
+                    store.lockPartition(handle, group, b, -1);
                     return List.of();
                 });
                 return null;

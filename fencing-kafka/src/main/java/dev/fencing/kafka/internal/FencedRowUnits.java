@@ -318,7 +318,7 @@ public final class FencedRowUnits<K, V>
     }
 
     @Override
-    public void claim(Handle transaction, String groupId, TopicPartition partition, long expectedOffset) {
-        store.claim(transaction, groupId, partition, expectedOffset);
+    public void lockPartition(Handle transaction, String groupId, TopicPartition partition, long expectedOffset) {
+        store.lockPartition(transaction, groupId, partition, expectedOffset);
     }
 }

@@ -18,7 +18,7 @@ import org.slf4j.LoggerFactory;
 /**
  * The key-parallel consumer's progress commits: moves each partition's {@link OffsetFrontier} past its finished
  * records, keeps the watermarks those raised until a store commit has taken them, commits the partitions'
- * offsets (with those watermarks) to the store, claiming each, and then to Kafka; and drops the watermarks of
+ * offsets (with those watermarks) to the store, locking each, and then to Kafka; and drops the watermarks of
  * idle partitions that hold too many. What a store receives for a partition is always the offset together with
  * exactly the watermarks raised below it. Poll thread only.
  */
@@ -85,7 +85,7 @@ final class KeyParallelProgress {
             try {
                 store.commit(groupId, tx -> {
                     for (PartitionProgress p : progress) {
-                        store.claim(tx, groupId, p.partition(), p.expectedOffset());
+                        store.lockPartition(tx, groupId, p.partition(), p.expectedOffset());
                     }
                     return progress;
                 });

@@ -78,7 +78,7 @@ import org.slf4j.LoggerFactory;
  * least once, as in the serial consumer; a group rerun record by record dead-letters its refusals again). Two
  * members holding one partition during a rebalance (a zombie) serialize on each key's row lock (groups lock
  * their keys in one order, so they queue rather than deadlock; a deadlock with anything else reruns the
- * group), and the later one finds the record applied: this holds without any partition claim. The replay
+ * group), and the later one finds the record applied: this holds without any partition lock. The replay
  * reaches back to the stored frontier: over the records held when the process died (at most {@code
  * fencing.max.in.flight.per.partition} plus one poll per partition) and those that passed the frontier since
  * its last save, which is saved every commit interval and as soon as it runs {@code

@@ -14,7 +14,7 @@ import org.apache.kafka.common.utils.Bytes;
 /**
  * Lazy loading, for both schedulers: before a poll's records of a partition are decided, every key among them
  * that the partition's table does not hold gets a mark, with its stored token or none, in one store call. The
- * serial unit calls it after the partition's claim (what the store returns cannot be overtaken by another
+ * serial unit calls it after the partition's lock (what the store returns cannot be overtaken by another
  * member's commit during the unit); the key-parallel runner before it dispatches the records, so a worker never
  * adds a key the poll thread could load too.
  */

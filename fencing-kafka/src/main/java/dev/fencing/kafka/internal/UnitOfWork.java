@@ -28,7 +28,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The unit of work: handles the records of polls over up to {@value FencedConsumerConfig#COMMIT_INTERVAL_MS_CONFIG}
- * (or {@value FencedConsumerConfig#COMMIT_MAX_RECORDS_CONFIG} records) inside one store commit: claims each partition, loads missing watermarks, runs the {@link
+ * (or {@value FencedConsumerConfig#COMMIT_MAX_RECORDS_CONFIG} records) inside one store commit: locks each partition, loads missing watermarks, runs the {@link
  * RecordStep} on each record in offset order against the partition's table (its dead letters sent now and
  * awaited before the unit's save), then commits the raised watermarks and offsets with the handler's effects,
  * or rolls all of it back and rewinds. Poll thread only.
@@ -213,14 +213,14 @@ public final class UnitOfWork<K, V> {
             batch.polls.add(records);
         }
         Set<TopicPartition> polled = records.partitions();
-        // before any claim: a claim that fails leaves the partitions after it unopened, and the rewind must
+        // before any lock: a lock that fails leaves the partitions after it unopened, and the rewind must
         // still seek them back to these records, or the next unit would commit past them
         for (TopicPartition partition : polled) {
             batch.polledFirst.putIfAbsent(
                     partition, records.records(partition).get(0).offset());
         }
         if (polled.size() > 1) {
-            // claims lock rows: take them in one global order so two members never wait on each other
+            // partition locks are row locks: take them in one global order so two members never wait on each other
             List<TopicPartition> ordered = new ArrayList<>(polled);
             ordered.sort(PARTITION_ORDER);
             for (TopicPartition partition : ordered) {
@@ -246,7 +246,7 @@ public final class UnitOfWork<K, V> {
     }
 
     /**
-     * The unit's state of a partition, made when its first record arrives. With a store the unit first claims
+     * The unit's state of a partition, made when its first record arrives. With a store the unit first locks
      * the partition: it locks the partition's stored progress until the unit ends and checks that nobody
      * committed it since this consumer loaded it, so a member that was expelled from the group (a zombie)
      * waits or fails here, before its handler touches any record of the partition.
@@ -260,13 +260,13 @@ public final class UnitOfWork<K, V> {
         if (current == null) {
             throw new IllegalStateException("records of " + partition + " arrived before its watermarks");
         }
-        // in the unit before the claim: if the claim fails, the rewind must still seek back to these records
+        // in the unit before the lock: if the lock fails, the rewind must still seek back to these records
         p = new PartitionBatch(partition, current);
         p.firstOffset = firstOffset;
         batch.partitions.put(partition, p);
         current.begin();
         if (store != null) {
-            store.claim(tx, groupId, partition, ownership.storedOffset(partition));
+            store.lockPartition(tx, groupId, partition, ownership.storedOffset(partition));
         }
         return p;
     }
@@ -345,7 +345,7 @@ public final class UnitOfWork<K, V> {
             ownership.reload(p.partition, p.firstOffset);
         }
         for (Map.Entry<TopicPartition, Long> polled : batch.polledFirst.entrySet()) {
-            // polled but never opened (a claim before it failed): nothing to reload, only the position to undo
+            // polled but never opened (a lock before it failed): nothing to reload, only the position to undo
             if (!batch.partitions.containsKey(polled.getKey()) && ownership.watermarks(polled.getKey()) != null) {
                 consumer.seek(polled.getKey(), polled.getValue());
             }

@@ -23,7 +23,7 @@ public final class PartitionTakenOverException extends FencedKafkaException {
         this.partition = partition;
     }
 
-    /** The partition could not be claimed for another reason than its offset; {@code why} says which. */
+    /** The partition could not be locked for another reason than its offset; {@code why} says which. */
     public PartitionTakenOverException(String groupId, TopicPartition partition, String why) {
         super(
                 "group " + groupId + " " + partition + ": " + why + "; the unit is rolled back and read again",

@@ -20,7 +20,7 @@ import org.apache.kafka.common.utils.Bytes;
  * does not {@link #loadsLazily() load lazily}, all its watermarks ({@link #load}); a lazily loaded
  * partition's watermarks are read with {@link #loadWatermarks}, per poll, for the keys the consumer does not
  * hold, before their records are judged. The consumer holds watermarks only while it owns the partition.
- * Every unit of work {@link #claim claims} its partitions before handling their records. After each batch it calls {@link #commit}:
+ * Every unit of work {@link #lockPartition locks} its partitions before handling their records. After each batch it calls {@link #commit}:
  * the store runs the batch's work inside one unit of work of type {@code T} (a database transaction, for
  * a transactional store) and saves what the work returns in the same unit, or nothing at all.
  *
@@ -98,7 +98,7 @@ public interface WatermarkStore<T> {
      * before the first record of {@code partition} is handled in that unit. Makes the unit the only one that
      * can commit the partition until it ends (a transactional store locks the partition's stored progress
      * for the rest of the transaction, {@link InMemoryWatermarkStore} holds a lock until its {@link #commit}
-     * ends: a second claim waits), and checks that the stored offset still equals
+     * ends: a second lock waits), and checks that the stored offset still equals
      * {@code expectedOffset}. This is how a member that was expelled from its group (a zombie) is stopped
      * before its handler acts, rather than at the commit.
      *
@@ -108,5 +108,5 @@ public interface WatermarkStore<T> {
      * @throws PartitionTakenOverException if another consumer committed the partition meanwhile
      * @throws WatermarkStoreException if the store cannot be read
      */
-    default void claim(T unit, String groupId, TopicPartition partition, long expectedOffset) {}
+    default void lockPartition(T unit, String groupId, TopicPartition partition, long expectedOffset) {}
 }

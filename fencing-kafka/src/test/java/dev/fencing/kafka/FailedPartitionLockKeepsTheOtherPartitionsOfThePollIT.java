@@ -25,22 +25,22 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * When a unit's claim of one partition fails with {@link PartitionTakenOverException}, the other partitions
+ * When a unit's lock of one partition fails with {@link PartitionTakenOverException}, the other partitions
  * of the same poll (sorted after the failing one) were never opened in the unit; the rewind must still seek
  * them back to their first polled record, or those records are neither applied nor dead-lettered and the next
  * unit of that partition commits past them.
  *
  * <p>The scenario, as in ExpelledMemberIT but with two partitions: member A stalls in its handler on a
- * record of p0 (its unit claims p0 only) and is expelled; member B takes p0 and p1, and its first poll holds
- * p0's record and p1's record w0. B claims p0 first (sorted order) and waits for A's unit; A is released and
- * commits p0; B's claim fails as stale, the rewind seeks p0 only, and w0 of p1 is lost.
+ * record of p0 (its unit locks p0 only) and is expelled; member B takes p0 and p1, and its first poll holds
+ * p0's record and p1's record w0. B locks p0 first (sorted order) and waits for A's unit; A is released and
+ * commits p0; B's lock fails as stale, the rewind seeks p0 only, and w0 of p1 is lost.
  */
-class FailedClaimKeepsTheOtherPartitionsOfThePollIT {
+class FailedPartitionLockKeepsTheOtherPartitionsOfThePollIT {
     private static PostgresFixture postgres;
 
     @BeforeAll
     static void migrate() {
-        postgres = new PostgresFixture("kafka_failed_claim_it");
+        postgres = new PostgresFixture("kafka_failed_lock_it");
     }
 
     @AfterAll
@@ -49,9 +49,9 @@ class FailedClaimKeepsTheOtherPartitionsOfThePollIT {
     }
 
     @Test
-    void aClaimThatFailsAsStaleRewindsEveryPolledPartitionSoNoRecordIsLost() throws Exception {
-        String topic = newTopic("claimloss", 2);
-        String group = newGroup("claimloss");
+    void aPartitionLockThatFailsAsStaleRewindsEveryPolledPartitionSoNoRecordIsLost() throws Exception {
+        String topic = newTopic("lockloss", 2);
+        String group = newGroup("lockloss");
         List<String> applied = Collections.synchronizedList(new ArrayList<>());
         CountDownLatch aInHandler = new CountDownLatch(1);
         CountDownLatch releaseA = new CountDownLatch(1);
@@ -86,8 +86,8 @@ class FailedClaimKeepsTheOtherPartitionsOfThePollIT {
                     .handler((record, token) -> applied.add("B:" + record.value()))
                     .build()) {
                 b.start();
-                // B's first poll holds v0 (p0) and w0 (p1); its claim of p0 waits for A's unit
-                await().atMost(Duration.ofSeconds(60)).until(() -> waitersOnAClaim() > 0);
+                // B's first poll holds v0 (p0) and w0 (p1); its lock of p0 waits for A's unit
+                await().atMost(Duration.ofSeconds(60)).until(() -> waitersOnAPartitionLock() > 0);
                 releaseA.countDown();
                 a.close();
 
@@ -116,7 +116,7 @@ class FailedClaimKeepsTheOtherPartitionsOfThePollIT {
         producer.send(record).get(30, TimeUnit.SECONDS);
     }
 
-    private static int waitersOnAClaim() {
+    private static int waitersOnAPartitionLock() {
         return postgres.jdbi.withHandle(h -> h.createQuery("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'"
                         + " AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname ="
                         + " current_database())")
