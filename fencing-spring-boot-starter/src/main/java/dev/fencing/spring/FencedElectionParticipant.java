@@ -183,7 +183,7 @@ public final class FencedElectionParticipant implements SmartLifecycle {
                             path,
                             term.leadership.token(),
                             why);
-                    events.publishEvent(new TermEndedEvent(this, term.leadership, why));
+                    publishEnd(term.leadership, why);
                 }
                 if (failure != null) {
                     LOG.warn(
@@ -198,6 +198,24 @@ public final class FencedElectionParticipant implements SmartLifecycle {
                 rejoin(current, failure != null);
             }
         });
+    }
+
+    /**
+     * Publishes the term's end. A listener's exception is logged, not thrown: nothing waits on this thread's
+     * result, so thrown it would be lost, and the participant must still join again.
+     */
+    private void publishEnd(Leadership ended, LeaseLoss why) {
+        try {
+            events.publishEvent(new TermEndedEvent(this, ended, why));
+        } catch (RuntimeException e) {
+            LOG.warn(
+                    "participant {} of election {}: a listener of the end of term {} failed: {}",
+                    participantId,
+                    path,
+                    ended.token(),
+                    e.toString(),
+                    e);
+        }
     }
 
     private void rejoin(FencedLeaderElection ended, boolean afterFailure) {
