@@ -65,7 +65,7 @@ public final class FencedLockedInterceptor implements MethodInterceptor, FencedL
             if (granted.isEmpty()) {
                 LOG.debug("{} skipped: another holder has the lock on {}", locked, path);
                 if (skips != null) {
-                    skips.orderedStream().forEach(s -> s.skipped(locked.toString(), path));
+                    skips.orderedStream().forEach(s -> tellSkipped(s, locked.toString(), path));
                 }
                 return locked.skippedResult();
             }
@@ -205,6 +205,21 @@ public final class FencedLockedInterceptor implements MethodInterceptor, FencedL
 
         public String thread() {
             return thread.getName();
+        }
+    }
+
+    /** A listener that fails must not turn a skipped call into a failed one: the call was skipped. */
+    private static void tellSkipped(SkippedCalls listener, String method, String path) {
+        try {
+            listener.skipped(method, path);
+        } catch (RuntimeException e) {
+            LOG.warn(
+                    "{} was told that {} was skipped (lock {}) and failed: {}",
+                    listener,
+                    method,
+                    path,
+                    e.toString(),
+                    e);
         }
     }
 }
