@@ -81,7 +81,7 @@ class EtcdBinaryTest {
     }
 
     @Test
-    void aCorruptedCachedBinaryIsFetchedAgain() throws IOException {
+    void aTruncatedCachedBinaryIsFetchedAgain() throws IOException {
         served = deb("./usr/bin/etcd", FAKE_ETCD);
         Path cache = temp.resolve("cache");
         Path binary = binary(null, null, cache, sha256(served)).find();
@@ -187,7 +187,8 @@ class EtcdBinaryTest {
     }
 
     private EtcdBinary.Download download(String packageSha256) {
-        return new EtcdBinary.Download(uri(), packageSha256, "usr/bin/etcd", sha256(FAKE_ETCD), "fake-etcd");
+        return new EtcdBinary.Download(
+                uri(), packageSha256, "usr/bin/etcd", sha256(FAKE_ETCD), FAKE_ETCD.length, "fake-etcd");
     }
 
     private URI uri() {
@@ -220,7 +221,7 @@ class EtcdBinaryTest {
 
     private static byte[] tarXz(String path, byte[] content) throws IOException {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        try (TarArchiveOutputStream tar = new TarArchiveOutputStream(new XZCompressorOutputStream(bytes))) {
+        try (TarArchiveOutputStream tar = new TarArchiveOutputStream(new XZCompressorOutputStream(bytes, 0))) {
             TarArchiveEntry directory = new TarArchiveEntry("./usr/");
             tar.putArchiveEntry(directory);
             tar.closeArchiveEntry();
