@@ -20,11 +20,12 @@ import org.apache.commons.compress.archivers.ar.ArArchiveEntry;
 import org.apache.commons.compress.archivers.ar.ArArchiveOutputStream;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
-import org.apache.commons.compress.compressors.xz.XZCompressorOutputStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.tukaani.xz.LZMA2Options;
+import org.tukaani.xz.XZOutputStream;
 
 /** Finding and fetching the etcd binary, against a package served from this JVM (no network, no real etcd). */
 class EtcdBinaryTest {
@@ -221,7 +222,7 @@ class EtcdBinaryTest {
 
     private static byte[] tarXz(String path, byte[] content) throws IOException {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        try (TarArchiveOutputStream tar = new TarArchiveOutputStream(new XZCompressorOutputStream(bytes, 0))) {
+        try (TarArchiveOutputStream tar = new TarArchiveOutputStream(new XZOutputStream(bytes, new LZMA2Options(0)))) {
             TarArchiveEntry directory = new TarArchiveEntry("./usr/");
             tar.putArchiveEntry(directory);
             tar.closeArchiveEntry();
