@@ -6,7 +6,7 @@ import java.util.Map;
 /**
  * Where a test gets a server from.
  *
- * <p>Each kind of server (ZooKeeper, PostgreSQL, Kafka, Redis) is chosen the same way:
+ * <p>Each kind of server (ZooKeeper, PostgreSQL, Kafka, Redis, etcd) is chosen the same way:
  *
  * <ol>
  *   <li>its own environment variable names an external server (for example {@value
