@@ -43,7 +43,13 @@ class InvalidInputIT {
                 .hasMessageContaining(string)
                 .satisfies(
                         e -> assertThat(((FencedRedisWriteException) e).key()).isEqualTo(string));
-        assertThatThrownBy(() -> fenced.tryIncrementBy(hash, 1, 0, 1)).hasMessageContaining("WRONGTYPE");
+        assertThatThrownBy(() -> fenced.tryIncrementBy(hash, 1, 0, 1))
+                .hasMessageContaining("WRONGTYPE")
+                .hasMessageContaining(hash);
+        // a guard that fails does not hide the wrong type behind a counter read as 0
+        assertThatThrownBy(() -> fenced.tryDecrementBy(hash, 1, 1))
+                .hasMessageContaining("WRONGTYPE")
+                .hasMessageContaining(hash);
 
         assertThat(redis.plain.hgetall(hash)).isEqualTo(Map.of("f", "v"));
         assertThat(redis.plain.get(string)).isEqualTo("v");
@@ -60,12 +66,23 @@ class InvalidInputIT {
                 .isInstanceOf(FencedRedisWriteException.class)
                 .hasMessageContaining(tokenKey)
                 .hasMessageContaining("0007");
+        assertThatThrownBy(() -> fenced.tryIncrementBy(key, 1, 0, 9))
+                .isInstanceOf(FencedRedisWriteException.class)
+                .hasMessageContaining(tokenKey)
+                .hasMessageContaining("0007");
         redis.plain.del(tokenKey);
         redis.plain.rpush(tokenKey, "8");
         assertThatThrownBy(() -> fenced.tryDelete(key, 9))
                 .isInstanceOf(FencedRedisWriteException.class)
                 .hasMessageContaining(tokenKey);
+        // the counter's script reads the token with MGET, which reads a list as nil: a token key that exists
+        // fails closed all the same
+        assertThatThrownBy(() -> fenced.tryIncrementBy(key, 1, 0, 9))
+                .isInstanceOf(FencedRedisWriteException.class)
+                .hasMessageContaining(tokenKey)
+                .hasMessageContaining("holds no string");
         assertThat(redis.plain.exists(key)).isZero();
+        assertThat(redis.plain.lrange(tokenKey, 0, -1)).containsExactly("8");
     }
 
     @Test

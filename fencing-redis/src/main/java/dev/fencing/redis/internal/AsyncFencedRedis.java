@@ -27,11 +27,9 @@ import org.slf4j.LoggerFactory;
 public final class AsyncFencedRedis implements FencedRedisAsync {
     private static final Logger LOG = LoggerFactory.getLogger(AsyncFencedRedis.class);
     private static final Duration MAX_TTL = Duration.ofDays(365 * 100);
-    /** Where the library's own scripts take the policy: {@code ARGV[2]}, after the token. */
-    private static final int POLICY_ARGUMENT = 1;
 
     private final RedisClusterAsyncCommands<String, String> commands;
-    private final String policyArgument;
+    private final char policy;
     private final FencedKeys keys;
     private final Map<String, LuaScripts.Script> userScripts = new ConcurrentHashMap<>();
     private final int waitReplicas;
@@ -44,7 +42,7 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
             int waitReplicas,
             Duration waitTimeout) {
         this.commands = Objects.requireNonNull(commands, "commands");
-        this.policyArgument = policy == FencePolicy.STRICT ? "S" : "M";
+        this.policy = policy == FencePolicy.STRICT ? 'S' : 'M';
         this.keys = Objects.requireNonNull(keys, "keys");
         this.waitReplicas = waitReplicas;
         this.waitMillis = waitTimeout.toMillis();
@@ -70,7 +68,12 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
         String tokenKey = keys.check(key);
         keys.checkValue(key, value);
         checkToken(key, token);
-        return send(op, key, token, LuaScripts.SET, new String[] {key, tokenKey}, args(token, value, ttlMillis));
+        return send(
+                op,
+                key,
+                token,
+                LuaScripts.SET,
+                fenced(key, tokenKey, token, value.length() + 16).text(value).text(ttlMillis));
     }
 
     @Override
@@ -78,22 +81,18 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
         String tokenKey = keys.check(key);
         keys.checkFields(key, fields);
         checkToken(key, token);
-        String[] args = new String[2 + fields.size() * 2];
-        int i = 2;
+        ScriptCall.Arguments arguments = fenced(key, tokenKey, token, 32 * fields.size());
         for (Map.Entry<String, String> field : fields.entrySet()) {
-            args[i++] = field.getKey();
-            args[i++] = field.getValue();
+            arguments.text(field.getKey()).text(field.getValue());
         }
-        args[0] = Long.toString(token);
-        args[1] = policyArgument;
-        return send("HSET", key, token, LuaScripts.HSET, new String[] {key, tokenKey}, args);
+        return send("HSET", key, token, LuaScripts.HSET, arguments);
     }
 
     @Override
     public CompletableFuture<WriteOutcome> tryDelete(String key, long token) {
         String tokenKey = keys.check(key);
         checkToken(key, token);
-        return send("DEL", key, token, LuaScripts.DELETE, new String[] {key, tokenKey}, args(token));
+        return send("DEL", key, token, LuaScripts.DELETE, fenced(key, tokenKey, token, 0));
     }
 
     @Override
@@ -107,8 +106,7 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
                 key,
                 token,
                 LuaScripts.INCREMENT,
-                new String[] {key, tokenKey},
-                args(token, Long.toString(delta), Long.toString(minimum)));
+                fenced(key, tokenKey, token, 48).number(delta).number(minimum));
     }
 
     @Override
@@ -134,67 +132,100 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
         }
         checkToken(key, token);
         // the fence's own key and arguments go last, so that the body's KEYS[i] and ARGV[i] are its own
-        String[] allKeys = scriptKeys.toArray(new String[scriptKeys.size() + 1]);
-        allKeys[scriptKeys.size()] = tokenKey;
-        String[] allArgs = args.toArray(new String[args.size() + 2]);
-        allArgs[args.size()] = Long.toString(token);
-        allArgs[args.size() + 1] = policyArgument;
+        ScriptCall.Arguments arguments = new ScriptCall.Arguments(scriptKeys.size() + 1, 64);
+        for (String scriptKey : scriptKeys) {
+            arguments.key(scriptKey);
+        }
+        arguments.key(tokenKey);
+        for (String arg : args) {
+            arguments.text(arg);
+        }
+        arguments.number(token).policy(policy);
         LuaScripts.Script lua = userScripts.computeIfAbsent(script.body(), LuaScripts::userScript);
-        return send("EVAL", key, token, lua, allKeys, allArgs, allArgs.length - 1);
+        ScriptCall evalsha = ScriptCall.evalsha(lua, arguments);
+        CompletableFuture<WriteOutcome> outcome = new CompletableFuture<>();
+        commands.dispatch(CommandType.EVALSHA, evalsha.tableOutput(), evalsha).whenComplete((list, failure) -> {
+            if (failure != null && unwrap(failure) instanceof RedisNoScriptException) {
+                ScriptCall eval = ScriptCall.eval(lua, evalsha);
+                commands.dispatch(CommandType.EVAL, eval.tableOutput(), eval)
+                        .whenComplete((evalList, evalFailure) ->
+                                complete(outcome, "EVAL", key, token, evalList, evalFailure));
+            } else {
+                complete(outcome, "EVAL", key, token, list, failure);
+            }
+        });
+        return waitForReplicas("EVAL", key, token, outcome);
     }
 
-    private String[] args(long token, String... rest) {
-        String[] args = new String[2 + rest.length];
-        args[0] = Long.toString(token);
-        args[1] = policyArgument;
-        System.arraycopy(rest, 0, args, 2, rest.length);
-        return args;
+    /** A library script's arguments: KEYS the key and its token key, ARGV the token and the policy first. */
+    private ScriptCall.Arguments fenced(String key, String tokenKey, long token, int more) {
+        return new ScriptCall.Arguments(2, 2 * key.length() + more)
+                .key(key)
+                .key(tokenKey)
+                .number(token)
+                .policy(policy);
     }
 
     private static void checkToken(String key, long token) {
         FenceTokens.requirePositive(token, "Redis key " + key);
     }
 
-    /** Sends a library script, whose policy is its second argument. */
+    /**
+     * Sends a library script: EVALSHA, then EVAL if Redis has not cached it. One stage between Lettuce's
+     * command and the caller's outcome (this is the path a pipelined writer runs per write).
+     */
     private CompletableFuture<WriteOutcome> send(
-            String op, String key, long token, LuaScripts.Script script, String[] scriptKeys, String[] args) {
-        return send(op, key, token, script, scriptKeys, args, POLICY_ARGUMENT);
+            String op, String key, long token, LuaScripts.Script script, ScriptCall.Arguments arguments) {
+        ScriptCall evalsha = ScriptCall.evalsha(script, arguments);
+        CompletableFuture<WriteOutcome> outcome = new CompletableFuture<>();
+        commands.dispatch(CommandType.EVALSHA, new FenceReply(evalsha), evalsha).whenComplete((reply, failure) -> {
+            if (failure != null && unwrap(failure) instanceof RedisNoScriptException) {
+                ScriptCall eval = ScriptCall.eval(script, evalsha);
+                commands.dispatch(CommandType.EVAL, new FenceReply(eval), eval)
+                        .whenComplete(
+                                (evalReply, evalFailure) -> complete(outcome, op, key, token, evalReply, evalFailure));
+            } else {
+                complete(outcome, op, key, token, reply, failure);
+            }
+        });
+        return waitForReplicas(op, key, token, outcome);
     }
 
-    private CompletableFuture<WriteOutcome> send(
+    /** Reads a library script's {@link FenceReply} or a user script's table into the caller's outcome. */
+    @SuppressWarnings("unchecked")
+    private static void complete(
+            CompletableFuture<WriteOutcome> outcome,
             String op,
             String key,
             long token,
-            LuaScripts.Script script,
-            String[] scriptKeys,
-            String[] args,
-            int policyAt) {
-        ScriptCall evalsha = ScriptCall.evalsha(script, scriptKeys, args, policyAt);
-        CompletableFuture<List<Object>> reply = commands.dispatch(CommandType.EVALSHA, evalsha.output(), evalsha)
-                .toCompletableFuture()
-                .exceptionallyCompose(failure -> {
-                    if (!(unwrap(failure) instanceof RedisNoScriptException)) {
-                        return CompletableFuture.failedFuture(failure);
-                    }
-                    ScriptCall eval = ScriptCall.eval(script, evalsha);
-                    return commands.dispatch(CommandType.EVAL, eval.output(), eval)
-                            .toCompletableFuture();
-                });
-        CompletableFuture<WriteOutcome> outcome = reply.handle((list, failure) -> {
-            if (failure != null) {
-                throw new CompletionException(failed(op, key, token, unwrap(failure)));
-            }
-            WriteOutcome read = Replies.outcome(op, key, token, list);
-            if (read instanceof WriteOutcome.Rejected rejected) {
-                LOG.debug(
-                        "stale fence token refused: {} of Redis key {} under token {}, stored token {}",
-                        op,
-                        key,
-                        token,
-                        rejected.storedToken());
-            }
-            return read;
-        });
+            Object reply,
+            Throwable failure) {
+        if (failure != null) {
+            outcome.completeExceptionally(failed(op, key, token, unwrap(failure)));
+            return;
+        }
+        WriteOutcome result;
+        try {
+            result = reply instanceof FenceReply fence
+                    ? Replies.outcome(op, key, token, fence)
+                    : Replies.outcome(op, key, token, (List<Object>) reply);
+        } catch (RuntimeException e) { // the caller's stage must complete, whatever the reply was
+            outcome.completeExceptionally(failed(op, key, token, e));
+            return;
+        }
+        if (result instanceof WriteOutcome.Rejected rejected) {
+            LOG.debug(
+                    "stale fence token refused: {} of Redis key {} under token {}, stored token {}",
+                    op,
+                    key,
+                    token,
+                    rejected.storedToken());
+        }
+        outcome.complete(result);
+    }
+
+    private CompletableFuture<WriteOutcome> waitForReplicas(
+            String op, String key, long token, CompletableFuture<WriteOutcome> outcome) {
         if (waitReplicas == 0) {
             return outcome;
         }

@@ -3,6 +3,7 @@ package dev.fencing.redis.internal;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.Arrays;
 import java.util.HexFormat;
 
 /**
@@ -12,9 +13,11 @@ import java.util.HexFormat;
  *
  * <p>Every script gets the fenced key and its token key as {@code KEYS}, and the offered token and the
  * policy ({@code S} strict, {@code M} monotonic; {@code s} and {@code m} when an earlier sending of the same
- * call had no reply, see {@link ScriptCall}) as its first two {@code ARGV}. It replies with a table: {@code
- * {1, stored, reply}} applied, {@code {0, stored}} rejected, {@code {2, stored, value}} guard false, {@code {3,
- * stored}} a call sent again that is not run, its outcome unknown. A strict call sent again runs only when the
+ * call had no reply, see {@link ScriptCall}) as its first two {@code ARGV}. It replies with one string of
+ * decimal numbers, read by {@link FenceReply} without a table to decode: {@code "1 stored"} applied ({@code "1
+ * stored reply"} where the write has a reply), {@code "0 stored"} rejected, {@code "2 stored value"} guard
+ * false, {@code "3 stored"} a call sent again that is not run, its outcome unknown. The user's script replies
+ * with a table instead, {@code {1, stored, reply}} and so on, since its body's reply can be anything. A strict call sent again runs only when the
  * stored token is below the offered one: its earlier sending has not applied, and if it arrives later it is
  * refused by this run's token. A monotonic call sent again never runs: its earlier sending may have applied
  * with the token unchanged, or may still arrive and apply, so a run now could apply it twice;
@@ -25,8 +28,23 @@ import java.util.HexFormat;
 public final class LuaScripts {
     private LuaScripts() {}
 
-    /** A script's text and the SHA-1 under which Redis caches it. */
-    public record Script(String text, String sha) {
+    /**
+     * A script's text and the SHA-1 under which Redis caches it, each also as the bulk string that EVAL and
+     * EVALSHA send, encoded once.
+     */
+    public static final class Script {
+        private final String text;
+        private final String sha;
+        private final byte[] encodedText;
+        private final byte[] encodedSha;
+
+        private Script(String text, String sha) {
+            this.text = text;
+            this.sha = sha;
+            this.encodedText = bulk(text.getBytes(StandardCharsets.UTF_8));
+            this.encodedSha = bulk(sha.getBytes(StandardCharsets.US_ASCII));
+        }
+
         static Script of(String text) {
             try {
                 byte[] digest = MessageDigest.getInstance("SHA-1").digest(text.getBytes(StandardCharsets.UTF_8));
@@ -34,6 +52,38 @@ public final class LuaScripts {
             } catch (NoSuchAlgorithmException e) {
                 throw new IllegalStateException("SHA-1 is missing from this JVM", e);
             }
+        }
+
+        public String text() {
+            return text;
+        }
+
+        public String sha() {
+            return sha;
+        }
+
+        /** Shared: never written to. */
+        byte[] encodedText() {
+            return encodedText;
+        }
+
+        /** Shared: never written to. */
+        byte[] encodedSha() {
+            return encodedSha;
+        }
+
+        private static byte[] bulk(byte[] value) {
+            byte[] header = ("$" + value.length + "\r\n").getBytes(StandardCharsets.US_ASCII);
+            byte[] bulk = Arrays.copyOf(header, header.length + value.length + 2);
+            System.arraycopy(value, 0, bulk, header.length, value.length);
+            bulk[bulk.length - 2] = '\r';
+            bulk[bulk.length - 1] = '\n';
+            return bulk;
+        }
+
+        @Override
+        public String toString() {
+            return "Script[sha=" + sha + "]";
         }
     }
 
@@ -43,10 +93,15 @@ public final class LuaScripts {
      * but such a string fails closed.
      */
     static final String FENCE = """
-            local function fencing_stored(tk)
-              local stored = redis.pcall('GET', tk)
-              if type(stored) == 'table' and stored.err then
-                return nil, 'FENCING token key ' .. tk .. ' holds no string (' .. stored.err .. '); nothing was written'
+            local function fencing_stored(tk, read)
+              local stored = read
+              if stored == nil then
+                stored = redis.pcall('GET', tk)
+                if type(stored) == 'table' and stored.err then
+                  return nil, 'FENCING token key ' .. tk .. ' holds no string (' .. stored.err .. '); nothing was written'
+                end
+              elseif not stored and redis.call('EXISTS', tk) == 1 then
+                return nil, 'FENCING token key ' .. tk .. ' holds no string; nothing was written'
               end
               if not stored then return '0' end
               if #stored > 19 or not string.match(stored, '^[1-9]%d*$') then
@@ -59,14 +114,14 @@ public final class LuaScripts {
               local greater = #stored < #offered or (#stored == #offered and stored < offered)
               if policy == 'S' then
                 if greater then return nil end
-                return {0, stored}
+                return 0
               elseif policy == 'M' then
                 if greater or stored == offered then return nil end
-                return {0, stored}
+                return 0
               elseif policy == 's' and greater then
                 return nil
               end
-              return {3, stored}
+              return 3
             end
             local function fencing_type(key, expected)
               local t = redis.call('TYPE', key).ok
@@ -84,7 +139,10 @@ public final class LuaScripts {
             end
             """;
 
-    /** KEYS: value, token key. ARGV: token, policy, value, time to live in ms or "". */
+    /**
+     * KEYS: value, token key. ARGV: token, policy, value, time to live in ms or "". Without a time to live the
+     * value and the token are written by one MSET (a command fewer for Redis to run).
+     */
     public static final Script SET = Script.of(FENCE + """
             local err = fencing_type(KEYS[1], 'string')
             if err then return redis.error_reply(err) end
@@ -92,14 +150,14 @@ public final class LuaScripts {
             stored, err = fencing_stored(KEYS[2])
             if err then return redis.error_reply(err) end
             local refusal = fencing_refusal(stored, ARGV[1], ARGV[2])
-            if refusal then return refusal end
+            if refusal then return refusal .. ' ' .. stored end
             if ARGV[4] == '' then
-              redis.call('SET', KEYS[1], ARGV[3])
+              redis.call('MSET', KEYS[1], ARGV[3], KEYS[2], ARGV[1])
             else
               redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[4])
+              redis.call('SET', KEYS[2], ARGV[1])
             end
-            redis.call('SET', KEYS[2], ARGV[1])
-            return {1, stored}
+            return '1 ' .. stored
             """);
 
     /**
@@ -111,7 +169,7 @@ public final class LuaScripts {
             local stored, err = fencing_stored(KEYS[2])
             if err then return redis.error_reply(err) end
             local refusal = fencing_refusal(stored, ARGV[1], ARGV[2])
-            if refusal then return refusal end
+            if refusal then return refusal .. ' ' .. stored end
             local i = 3
             while i <= #ARGV do
               local last = math.min(i + 199, #ARGV)
@@ -120,7 +178,7 @@ public final class LuaScripts {
               i = last + 1
             end
             redis.call('SET', KEYS[2], ARGV[1])
-            return {1, stored}
+            return '1 ' .. stored
             """);
 
     /** KEYS: key, token key. ARGV: token, policy. */
@@ -128,24 +186,29 @@ public final class LuaScripts {
             local stored, err = fencing_stored(KEYS[2])
             if err then return redis.error_reply(err) end
             local refusal = fencing_refusal(stored, ARGV[1], ARGV[2])
-            if refusal then return refusal end
+            if refusal then return refusal .. ' ' .. stored end
             local deleted = redis.call('DEL', KEYS[1])
             redis.call('SET', KEYS[2], ARGV[1])
-            return {1, stored, deleted}
+            return '1 ' .. stored .. ' ' .. deleted
             """);
 
     /**
-     * KEYS: counter, token key. ARGV: token, policy, delta, minimum. As in {@link #HSET}, the counter's type is
-     * read only when GET refused it.
+     * KEYS: counter, token key. ARGV: token, policy, delta, minimum. The token and the counter are read in one
+     * MGET, which reads a key of another type as nil: only then are the token key's existence and the counter's
+     * type read (a token key that exists without a string fails closed; a stale token on a counter of another
+     * type is rejected, not an error, as in {@link #HSET}).
      */
     public static final Script INCREMENT = Script.of(FENCE + """
-            local stored, err = fencing_stored(KEYS[2])
+            local read = redis.call('MGET', KEYS[2], KEYS[1])
+            local stored, err = fencing_stored(KEYS[2], read[1])
             if err then return redis.error_reply(err) end
             local refusal = fencing_refusal(stored, ARGV[1], ARGV[2])
-            if refusal then return refusal end
-            local raw = redis.pcall('GET', KEYS[1])
-            err = fencing_failed(raw, KEYS[1], 'string')
-            if err then return redis.error_reply(err) end
+            if refusal then return refusal .. ' ' .. stored end
+            local raw = read[2]
+            if not raw then
+              err = fencing_type(KEYS[1], 'string')
+              if err then return redis.error_reply(err) end
+            end
             local current = 0
             if raw then
               if not (raw == '0' or string.match(raw, '^-?[1-9]%d*$')) or #raw > 17 then
@@ -163,10 +226,10 @@ public final class LuaScripts {
               return redis.error_reply('FENCING counter key ' .. KEYS[1] .. ' would reach ' .. string.format('%.0f', result)
                 .. ', beyond +-2^53 where the guard is exact; nothing was written')
             end
-            if result < tonumber(ARGV[4]) then return {2, stored, raw or '0'} end
+            if result < tonumber(ARGV[4]) then return '2 ' .. stored .. ' ' .. (raw or '0') end
             local value = redis.call('INCRBY', KEYS[1], ARGV[3])
             redis.call('SET', KEYS[2], ARGV[1])
-            return {1, stored, value}
+            return '1 ' .. stored .. ' ' .. string.format('%d', value)
             """);
 
     /**
@@ -183,7 +246,7 @@ public final class LuaScripts {
                 local fencing_prior, fencing_err = fencing_stored(fencing_tk)
                 if fencing_err then return redis.error_reply(fencing_err) end
                 local fencing_refused = fencing_refusal(fencing_prior, fencing_offered, fencing_policy)
-                if fencing_refused then return fencing_refused end
+                if fencing_refused then return {fencing_refused, fencing_prior} end
                 redis.call('SET', fencing_tk, fencing_offered)
                 local fencing_reply = (function()
                 """ + body + """
