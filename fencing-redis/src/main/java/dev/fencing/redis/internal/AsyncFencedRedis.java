@@ -18,8 +18,10 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -147,9 +149,12 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
         commands.dispatch(CommandType.EVALSHA, evalsha.tableOutput(), evalsha).whenComplete((list, failure) -> {
             if (failure != null && unwrap(failure) instanceof RedisNoScriptException) {
                 ScriptCall eval = ScriptCall.eval(lua, evalsha);
-                commands.dispatch(CommandType.EVAL, eval.tableOutput(), eval)
-                        .whenComplete((evalList, evalFailure) ->
-                                complete(outcome, "EVAL", key, token, evalList, evalFailure));
+                sendEval(
+                        outcome,
+                        "EVAL",
+                        key,
+                        token,
+                        () -> commands.dispatch(CommandType.EVAL, eval.tableOutput(), eval));
             } else {
                 complete(outcome, "EVAL", key, token, list, failure);
             }
@@ -181,9 +186,8 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
         commands.dispatch(CommandType.EVALSHA, new FenceReply(evalsha), evalsha).whenComplete((reply, failure) -> {
             if (failure != null && unwrap(failure) instanceof RedisNoScriptException) {
                 ScriptCall eval = ScriptCall.eval(script, evalsha);
-                commands.dispatch(CommandType.EVAL, new FenceReply(eval), eval)
-                        .whenComplete(
-                                (evalReply, evalFailure) -> complete(outcome, op, key, token, evalReply, evalFailure));
+                sendEval(
+                        outcome, op, key, token, () -> commands.dispatch(CommandType.EVAL, new FenceReply(eval), eval));
             } else {
                 complete(outcome, op, key, token, reply, failure);
             }
@@ -191,7 +195,29 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
         return waitForReplicas(op, key, token, outcome);
     }
 
-    /** Reads a library script's {@link FenceReply} or a user script's table into the caller's outcome. */
+    /**
+     * Sends the EVAL that follows a NOSCRIPT, from the EVALSHA's callback. Whatever the sending throws (a
+     * command listener, a client shutting down) must still complete the caller's outcome: nobody reads the
+     * callback's own stage.
+     */
+    private static void sendEval(
+            CompletableFuture<WriteOutcome> outcome,
+            String op,
+            String key,
+            long token,
+            Supplier<? extends CompletionStage<?>> eval) {
+        try {
+            eval.get().whenComplete((reply, failure) -> complete(outcome, op, key, token, reply, failure));
+        } catch (RuntimeException e) {
+            complete(outcome, op, key, token, null, e);
+        }
+    }
+
+    /**
+     * Reads a library script's {@link FenceReply} or a user script's table into the caller's outcome. A failure
+     * reaches the caller's callbacks as a {@link CompletionException} around the {@code
+     * FencedRedisWriteException}, as from every other stage of this API (and {@code get()} unwraps it).
+     */
     @SuppressWarnings("unchecked")
     private static void complete(
             CompletableFuture<WriteOutcome> outcome,
@@ -201,7 +227,7 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
             Object reply,
             Throwable failure) {
         if (failure != null) {
-            outcome.completeExceptionally(failed(op, key, token, unwrap(failure)));
+            outcome.completeExceptionally(new CompletionException(failed(op, key, token, unwrap(failure))));
             return;
         }
         WriteOutcome result;
@@ -210,7 +236,7 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
                     ? Replies.outcome(op, key, token, fence)
                     : Replies.outcome(op, key, token, (List<Object>) reply);
         } catch (RuntimeException e) { // the caller's stage must complete, whatever the reply was
-            outcome.completeExceptionally(failed(op, key, token, e));
+            outcome.completeExceptionally(new CompletionException(failed(op, key, token, e)));
             return;
         }
         if (result instanceof WriteOutcome.Rejected rejected) {

@@ -229,7 +229,7 @@ public final class LuaScripts {
             if result < tonumber(ARGV[4]) then return '2 ' .. stored .. ' ' .. (raw or '0') end
             local value = redis.call('INCRBY', KEYS[1], ARGV[3])
             redis.call('SET', KEYS[2], ARGV[1])
-            return '1 ' .. stored .. ' ' .. string.format('%d', value)
+            return '1 ' .. stored .. ' ' .. string.format('%.0f', value)
             """);
 
     /**
