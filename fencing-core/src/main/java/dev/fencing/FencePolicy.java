@@ -2,8 +2,8 @@ package dev.fencing;
 
 /**
  * How a write's token must compare with the newest token a resource has accepted for the write to be
- * applied. The same two policies hold for every fenced resource: a PostgreSQL row ({@code fenced-jdbc}), a
- * Kafka key ({@code fenced-kafka}), a watermark. Immutable, thread-safe.
+ * applied. The same two policies hold for every fenced resource: a PostgreSQL row ({@code fencing-jdbc}), a
+ * Kafka key ({@code fencing-kafka}), a watermark. Immutable, thread-safe.
  *
  * <pre>{@code
  * FencePolicy.STRICT.admits(7, 8);    // true: a newer grant

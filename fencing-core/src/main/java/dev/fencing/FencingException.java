@@ -1,8 +1,8 @@
 package dev.fencing;
 
 /**
- * Root of every failure the toolkit throws, in every module: the lock client's, fenced-jdbc's and
- * fenced-kafka's exceptions all extend it. Unchecked. Carries the resource involved (a lock path, a table
+ * Root of every failure the toolkit throws, in every module: the lock client's, fencing-jdbc's and
+ * fencing-kafka's exceptions all extend it. Unchecked. Carries the resource involved (a lock path, a table
  * and key, a topic and key) and the token, where known, and keeps its cause.
  *
  * <p>A write refused because its token is stale is not a failure: the non-throwing calls return it as an

@@ -25,7 +25,7 @@ import org.jdbi.v3.core.Jdbi;
 import org.jdbi.v3.core.argument.Argument;
 
 /**
- * {@code bench/run jdbc}: fenced-jdbc's writes against the same plain writes, in alternating rounds in one
+ * {@code bench/run jdbc}: fencing-jdbc's writes against the same plain writes, in alternating rounds in one
  * JVM on one PostgreSQL server (embedded, committing durably like a production server, or the one named by
  * {@code FENCING_POSTGRES_URL}).
  *
@@ -42,7 +42,7 @@ import org.jdbi.v3.core.argument.Argument;
  * <p>Second table, the schema: the same plain writes on an unprotected twin table against the protected
  * one. This is what {@code fencing.protect_table} costs every UPDATE of the table, fenced or not: the guard
  * trigger fires for every updated row (PostgreSQL fetches the old row for it even though its {@code WHEN}
- * clause is false). A write through fenced-jdbc to a protected table costs about the product of the two
+ * clause is false). A write through fencing-jdbc to a protected table costs about the product of the two
  * ratios compared with a plain write to a table that was never protected.
  *
  * <p>Each fenced write takes a fresh token from a counter, as a stream of lock grants would. Prints both
@@ -135,7 +135,7 @@ public final class JdbcBenchmark {
         schema.compare(
                 "1,000-row batch (rows/s), 1 connection", () -> rawBatches(UNPROTECTED), () -> rawBatches(PROTECTED));
         System.out.println();
-        System.out.println("write path: plain UPDATE (raw) and fenced-jdbc (fenced), both on the protected table");
+        System.out.println("write path: plain UPDATE (raw) and fencing-jdbc (fenced), both on the protected table");
         writes.printTable(System.out);
         System.out.printf(
                 Locale.ROOT, "fenced writes not applied (token races between threads): %d%n", notApplied.sum());

@@ -21,7 +21,7 @@ import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 
 /**
- * lock-client against raw Curator {@code InterProcessMutex} on the same ZooKeeper: uncontended
+ * fencing-zookeeper against raw Curator {@code InterProcessMutex} on the same ZooKeeper: uncontended
  * acquire+release on one client, and 8 clients (8 sessions) contending for one lock. Then leader
  * election: handovers between two participants (two sessions), {@link FencedLeaderElection} against
  * Curator's {@code LeaderLatch}. One handover: the leader lets go (step down; closing the latch), the other
@@ -114,7 +114,7 @@ public final class LockBenchmark {
                         () -> timed(handovers, () -> electionHandovers(fencedLocks, clients, handovers)));
 
                 System.out.println();
-                System.out.println("lock-client FencedLeaderElection vs raw Curator LeaderLatch, same ZooKeeper,"
+                System.out.println("fencing-zookeeper FencedLeaderElection vs raw Curator LeaderLatch, same ZooKeeper,"
                         + " ops = handovers");
                 leaderRuns.printTable(System.out);
                 System.out.printf(
@@ -125,8 +125,8 @@ public final class LockBenchmark {
                 System.out.printf(Locale.ROOT, "leader fenced/raw throughput ratio: %.2f%n", leaderRuns.lowestRatio());
 
                 System.out.println();
-                System.out.println("lock-client vs raw Curator InterProcessMutex, same ZooKeeper (" + zk.connectString()
-                        + "), ops = acquire+release pairs");
+                System.out.println("fencing-zookeeper vs raw Curator InterProcessMutex, same ZooKeeper ("
+                        + zk.connectString() + "), ops = acquire+release pairs");
                 runs.printTable(System.out);
                 System.out.printf(Locale.ROOT, "lock fenced/raw throughput ratio: %.2f%n", runs.lowestRatio());
             } finally {

@@ -10,7 +10,9 @@ import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.async.RedisAsyncCommands;
 import io.lettuce.core.api.sync.RedisCommands;
+import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -22,7 +24,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * {@code bench/run redis}: fenced-redis's writes against the plain commands, in alternating rounds in one
+ * {@code bench/run redis}: fencing-redis's writes against the plain commands, in alternating rounds in one
  * JVM on one Redis server (embedded, or the one named by {@code FENCING_REDIS_URL}), both sides on the same
  * Lettuce connection.
  *
@@ -38,8 +40,13 @@ import java.util.concurrent.atomic.LongAdder;
  * fence's own work (its keys and arguments, its reads and writes in Redis, its reply). It ends with {@code redis
  * empty-script/raw throughput ratio: X.XX}, before the last line.
  *
+ * <p>A third table gives the CPU time each write cost, over all rounds of a case: this JVM's (the caller and
+ * Lettuce's event loop) and the Redis server's ({@code used_cpu_sys + used_cpu_user} of {@code INFO cpu}, read
+ * before and after each round). On a machine whose cores are busy with other work, the throughput ratio tends
+ * to the ratio of these totals; on an idle one, to that of the busiest thread.
+ *
  * <p>Each fenced write takes a fresh token from a counter, as a stream of lock grants would, so every one is
- * applied; keys are drawn at random from {@value #KEYS}. Prints the table and ends with {@code redis
+ * applied; keys are drawn at random from {@value #KEYS}. Prints the tables and ends with {@code redis
  * fenced/raw throughput ratio: X.XX}, the lowest case.
  *
  * <pre>{@code
@@ -59,6 +66,12 @@ public final class RedisBenchmark {
     private final long roundMillis;
     private final AtomicLong tokens = new AtomicLong();
     private final LongAdder notApplied = new LongAdder();
+    private final com.sun.management.OperatingSystemMXBean os =
+            (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+    /** Per case and side: writes, this JVM's CPU nanoseconds, the server's CPU microseconds. */
+    private final Map<String, long[]> cpu = new LinkedHashMap<>();
+    /** Writes done by the last round. */
+    private long lastWrites;
 
     private RedisBenchmark(StatefulRedisConnection<String, String> connection, long roundMillis) {
         this.sync = connection.sync();
@@ -111,46 +124,137 @@ public final class RedisBenchmark {
             sync.set(counterKey(i), Long.toString(STOCK));
         }
         AlternatingRuns runs = new AlternatingRuns(rounds);
-        runs.compare(
+        compare(
+                runs,
                 "SET, one at a time",
                 () -> oneAtATime(() -> sync.set(stringKey(), "value")),
                 () -> oneAtATime(() -> count(fenced.trySet(stringKey(), "value", tokens.incrementAndGet()))));
-        runs.compare(
+        compare(
+                runs,
                 "HSET 2 fields, one at a time",
                 () -> oneAtATime(() -> sync.hset(hashKey(), fields())),
                 () -> oneAtATime(() -> count(fenced.tryHset(hashKey(), fields(), tokens.incrementAndGet()))));
-        runs.compare(
+        compare(
+                runs,
                 "guarded decrement, one at a time",
                 () -> oneAtATime(() -> sync.decrby(counterKey(), 1)),
                 () -> oneAtATime(() -> count(fenced.tryDecrementBy(counterKey(), 1, tokens.incrementAndGet()))));
-        runs.compare(
+        compare(
+                runs,
                 "SET, pipelined",
                 () -> pipelined(() -> async.set(stringKey(), "value")),
                 () -> pipelined(() -> fencedAsync.trySet(stringKey(), "value", tokens.incrementAndGet())));
-        runs.compare(
+        compare(
+                runs,
                 "HSET 2 fields, pipelined",
                 () -> pipelined(() -> async.hset(hashKey(), fields())),
                 () -> pipelined(() -> fencedAsync.tryHset(hashKey(), fields(), tokens.incrementAndGet())));
-        runs.compare(
+        compare(
+                runs,
                 "guarded decrement, pipelined",
                 () -> pipelined(() -> async.decrby(counterKey(), 1)),
                 () -> pipelined(() -> fencedAsync.tryDecrementBy(counterKey(), 1, tokens.incrementAndGet())));
         // what calling a script at all costs, against which the fence's own work can be told apart
         String empty = sync.scriptLoad("return 1");
         AlternatingRuns ceiling = new AlternatingRuns(rounds);
-        ceiling.compare(
+        compare(
+                ceiling,
                 "EVALSHA of 'return 1', pipelined",
                 () -> pipelined(() -> async.set(stringKey(), "value")),
                 () -> pipelined(() -> async.evalsha(empty, ScriptOutputType.INTEGER)));
         System.out.println();
-        System.out.println("plain commands (raw) and fenced-redis (fenced), one Lettuce connection");
+        System.out.println("plain commands (raw) and fencing-redis (fenced), one Lettuce connection");
         runs.printTable(System.out);
         System.out.println();
         System.out.println("plain SET (raw) and a script that does nothing (fenced): the price of a script call");
         ceiling.printTable(System.out);
         System.out.printf(Locale.ROOT, "redis empty-script/raw throughput ratio: %.2f%n", ceiling.lowestRatio());
+        System.out.println();
+        System.out.println("CPU per write, microseconds: this JVM (JVM) and the Redis server (srv)");
+        printCpu();
         System.out.printf(Locale.ROOT, "fenced writes not applied: %d%n", notApplied.sum());
         System.out.printf(Locale.ROOT, "redis fenced/raw throughput ratio: %.2f%n", runs.lowestRatio());
+    }
+
+    /** {@link AlternatingRuns#compare}, counting each side's CPU time per write. */
+    private void compare(AlternatingRuns runs, String name, AlternatingRuns.Round raw, AlternatingRuns.Round fenced)
+            throws Exception {
+        runs.compare(name, metered(name + "/raw", raw), metered(name + "/fenced", fenced));
+    }
+
+    private AlternatingRuns.Round metered(String side, AlternatingRuns.Round round) {
+        return () -> {
+            long serverBefore = serverCpuMicros();
+            long clientBefore = os.getProcessCpuTime();
+            double rate = round.opsPerSecond();
+            long client = os.getProcessCpuTime() - clientBefore;
+            long server = serverCpuMicros() - serverBefore;
+            long[] sums = cpu.computeIfAbsent(side, s -> new long[3]);
+            sums[0] += lastWrites;
+            sums[1] += client;
+            sums[2] += server;
+            return rate;
+        };
+    }
+
+    /** The server's CPU time so far ({@code INFO cpu}), in microseconds. */
+    private long serverCpuMicros() {
+        double seconds = 0;
+        for (String line : sync.info("cpu").split("\r?\n")) {
+            if (line.startsWith("used_cpu_sys:") || line.startsWith("used_cpu_user:")) {
+                seconds +=
+                        Double.parseDouble(line.substring(line.indexOf(':') + 1).trim());
+            }
+        }
+        return Math.round(seconds * 1e6);
+    }
+
+    private void printCpu() {
+        System.out.printf(
+                Locale.ROOT,
+                "| %-40s | %8s | %8s | %8s | %8s | %8s | %6s |%n",
+                "case",
+                "raw JVM",
+                "raw srv",
+                "fen JVM",
+                "fen srv",
+                "fen tot",
+                "tot/raw");
+        System.out.printf(
+                Locale.ROOT,
+                "|%s|%s|%s|%s|%s|%s|%s|%n",
+                "-".repeat(42),
+                "-".repeat(10),
+                "-".repeat(10),
+                "-".repeat(10),
+                "-".repeat(10),
+                "-".repeat(10),
+                "-".repeat(8));
+        for (Map.Entry<String, long[]> entry : cpu.entrySet()) {
+            String side = entry.getKey();
+            if (!side.endsWith("/raw")) {
+                continue;
+            }
+            String name = side.substring(0, side.length() - "/raw".length());
+            long[] raw = entry.getValue();
+            long[] fenced = cpu.get(name + "/fenced");
+            double rawClient = raw[1] / 1e3 / raw[0];
+            double rawServer = (double) raw[2] / raw[0];
+            double fencedClient = fenced[1] / 1e3 / fenced[0];
+            double fencedServer = (double) fenced[2] / fenced[0];
+            System.out.printf(
+                    Locale.ROOT,
+                    "| %-40s | %8.2f | %8.2f | %8.2f | %8.2f | %8.2f | %6.3f |%n",
+                    name,
+                    rawClient,
+                    rawServer,
+                    fencedClient,
+                    fencedServer,
+                    fencedClient + fencedServer,
+                    (rawClient + rawServer) / (fencedClient + fencedServer));
+        }
+        System.out.println("(all rounds, the warm-up included; tot/raw: the raw side's total CPU per write over"
+                + " the fenced side's, which the throughput ratio tends to when no core is idle)");
     }
 
     private double oneAtATime(Runnable write) {
@@ -161,6 +265,7 @@ public final class RedisBenchmark {
             write.run();
             done++;
         }
+        lastWrites = done;
         return done / ((System.nanoTime() - start) / 1e9);
     }
 
@@ -182,6 +287,7 @@ public final class RedisBenchmark {
             inFlight.clear();
             done += PIPELINE;
         }
+        lastWrites = done;
         return done / ((System.nanoTime() - start) / 1e9);
     }
 

@@ -40,8 +40,8 @@ final class UnitBatchingStore implements WatermarkStore<Handle> {
         return delegate.load(groupId, partition);
     }
 
-    // The rest is the delegate's, so that the fenced side claims its partitions and loads watermarks lazily
-    // as the consumer does with the store alone (the interface's defaults would skip the claims and load
+    // The rest is the delegate's, so that the fenced side locks its partitions and loads watermarks lazily
+    // as the consumer does with the store alone (the interface's defaults would skip the locks and load
     // whole partitions).
     @Override
     public boolean loadsLazily() {
@@ -59,8 +59,8 @@ final class UnitBatchingStore implements WatermarkStore<Handle> {
     }
 
     @Override
-    public void claim(Handle unit, String groupId, TopicPartition partition, long expectedOffset) {
-        delegate.claim(unit, groupId, partition, expectedOffset);
+    public void lockPartition(Handle unit, String groupId, TopicPartition partition, long expectedOffset) {
+        delegate.lockPartition(unit, groupId, partition, expectedOffset);
     }
 
     @Override

@@ -11,7 +11,7 @@ import org.postgresql.ds.PGSimpleDataSource;
 
 /**
  * The three servers a run needs: the ones named by flags, checked for reachability, or embedded ones
- * (test-support) started here and stopped by {@link #close()}: one ZooKeeper, one PostgreSQL, one Kafka broker,
+ * (fencing-test-support) started here and stopped by {@link #close()}: one ZooKeeper, one PostgreSQL, one Kafka broker,
  * their data in one run directory ({@link StartedServers}). Not thread-safe; the coordinator owns it.
  */
 final class Clusters implements AutoCloseable {

@@ -48,7 +48,7 @@ final class InventoryDatabase {
         return "sku-" + (index + 1);
     }
 
-    /** Installs the db module's {@code fencing} schema (guard trigger, protect_table) if missing. */
+    /** Installs the fencing-db module's {@code fencing} schema (guard trigger, protect_table) if missing. */
     static void migrate(DataSource dataSource) {
         Flyway.configure()
                 .dataSource(dataSource)
@@ -80,7 +80,7 @@ final class InventoryDatabase {
         });
     }
 
-    /** Opens the fenced-jdbc side (workers of the fenced mode call this once). */
+    /** Opens the fencing-jdbc side (workers of the fenced mode call this once). */
     void openWriter() {
         if (mode == Mode.FENCED) {
             fencedStock = FencedTable.builder()
@@ -132,7 +132,7 @@ final class InventoryDatabase {
     /**
      * Writes {@code stockRead - quantity} as the SKU's new stock and, if that write took effect, the order
      * row, in one transaction. Unfenced and lease-check: a plain {@code UPDATE ... SET stock = :computed}. Fenced: the same
-     * value through fenced-jdbc under {@link FencePolicy#MONOTONIC}: PostgreSQL accepts it when the row still
+     * value through fencing-jdbc under {@link FencePolicy#MONOTONIC}: PostgreSQL accepts it when the row still
      * carries this token (the one {@link #read} claimed it with) and refuses it when a newer holder has
      * claimed or written the row since.
      */

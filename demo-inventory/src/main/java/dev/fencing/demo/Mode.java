@@ -19,7 +19,7 @@ enum Mode {
      */
     LEASE_CHECK,
     /**
-     * The same read-modify-write through fenced-jdbc: the read first claims the row with the token, and
+     * The same read-modify-write through fencing-jdbc: the read first claims the row with the token, and
      * PostgreSQL refuses a claim or write whose token is older than the row's, so the fence covers the read
      * as well as the write. Downstream, the stale-dropping {@code FencedConsumer}.
      */

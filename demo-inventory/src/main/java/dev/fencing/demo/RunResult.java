@@ -7,7 +7,7 @@ import java.util.List;
  *
  * @param mode the run's mode
  * @param report the invariant checker's verdict on the database and the projection
- * @param staleWritesRejected writes PostgreSQL refused as stale (fenced-jdbc {@code Rejected} outcomes)
+ * @param staleWritesRejected writes PostgreSQL refused as stale (fencing-jdbc {@code Rejected} outcomes)
  * @param staleRecordsDropped records the downstream consumer dropped as stale
  * @param operations completed lock-protected operations: lock, read, then a write (accepted or rejected)
  *     or a sold-out answer, release

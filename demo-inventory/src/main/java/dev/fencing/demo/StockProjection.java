@@ -23,7 +23,7 @@ import org.jdbi.v3.core.Jdbi;
 
 /**
  * The downstream service: builds each SKU's stock from the reservation events in Kafka (the last event's
- * {@code stock=} value wins). In {@link Mode#FENCED} it is fenced-kafka's {@link FencedConsumer}, which drops
+ * {@code stock=} value wins). In {@link Mode#FENCED} it is fencing-kafka's {@link FencedConsumer}, which drops
  * a record whose token is older than one already applied for the SKU; in {@link Mode#UNFENCED} it is a plain
  * poll loop that applies everything in the order it arrives. In both modes it counts the records it applied
  * whose token is lower than one it had already applied for the same SKU: stale records that got through.

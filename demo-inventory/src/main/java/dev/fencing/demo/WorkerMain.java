@@ -33,9 +33,9 @@ import org.jdbi.v3.core.Jdbi;
 
 /**
  * The entry point of a worker JVM, started by the coordinator ({@link ScenarioRunner}, through the harness's {@code ChildJvm}) with the same class
- * path. It loops: lock a SKU (lock-client), read its stock (fenced: after claiming the row with the lock's
+ * path. It loops: lock a SKU (fencing-zookeeper), read its stock (fenced: after claiming the row with the lock's
  * token, see {@link InventoryDatabase#read}), do a little work, write the decrement and an order row
- * (fenced-jdbc or a plain UPDATE, see {@link InventoryDatabase#write}), publish the reservation to Kafka
+ * (fencing-jdbc or a plain UPDATE, see {@link InventoryDatabase#write}), publish the reservation to Kafka
  * stamped with the lock's token, release. A refused claim or write is reported as {@code REJECTED}.
  *
  * <p>Protocol: it reports {@link WorkerEvent}s on standard output, one per line, and obeys lines on standard

@@ -190,7 +190,7 @@ class InventoryDemoIT {
         }
     }
 
-    /** The runs' lock roots under /fencing-demo, and lock-client's history of them under /fencing-lock-history. */
+    /** The runs' lock roots under /fencing-demo, and fencing-zookeeper's history of them under /fencing-lock-history. */
     private static List<String> lockRuns() throws Exception {
         try (CuratorFramework client =
                 CuratorFrameworkFactory.newClient(clusters.zookeeperConnect(), new RetryOneTime(100))) {

@@ -18,7 +18,7 @@ import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.SmartLifecycle;
 
 /**
- * This instance's participant in a leader election on lock-client ({@code FencedLeaderElection}): it joins
+ * This instance's participant in a leader election on fencing-zookeeper ({@code FencedLeaderElection}): it joins
  * when the application context starts, publishes a {@link TermStartedEvent} when elected and a {@link
  * TermEndedEvent} when the term ends (both carrying the term's fence token), joins again after each term, and
  * steps down when the context stops, so that the next instance takes over at once instead of after a session
@@ -183,7 +183,7 @@ public final class FencedElectionParticipant implements SmartLifecycle {
                             path,
                             term.leadership.token(),
                             why);
-                    events.publishEvent(new TermEndedEvent(this, term.leadership, why));
+                    publishEnd(term.leadership, why);
                 }
                 if (failure != null) {
                     LOG.warn(
@@ -198,6 +198,24 @@ public final class FencedElectionParticipant implements SmartLifecycle {
                 rejoin(current, failure != null);
             }
         });
+    }
+
+    /**
+     * Publishes the term's end. A listener's exception is logged, not thrown: nothing waits on this thread's
+     * result, so thrown it would be lost, and the participant must still join again.
+     */
+    private void publishEnd(Leadership ended, LeaseLoss why) {
+        try {
+            events.publishEvent(new TermEndedEvent(this, ended, why));
+        } catch (RuntimeException e) {
+            LOG.warn(
+                    "participant {} of election {}: a listener of the end of term {} failed: {}",
+                    participantId,
+                    path,
+                    ended.token(),
+                    e.toString(),
+                    e);
+        }
     }
 
     private void rejoin(FencedLeaderElection ended, boolean afterFailure) {

@@ -13,7 +13,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A ShedLock {@link LockProvider} on lock-client's ZooKeeper locks: a {@code @SchedulerLock} job runs under a
+ * A ShedLock {@link LockProvider} on fencing-zookeeper's ZooKeeper locks: a {@code @SchedulerLock} job runs under a
  * {@code FencedLock} on {@code <path prefix>/<lock name>}, and reads its grant's fence token with {@link
  * CurrentLease#token()} to send with its writes. A job whose lock was lost while it ran (a pause longer than the
  * session, a partition) has its late writes refused by a fenced resource once the next run has written.

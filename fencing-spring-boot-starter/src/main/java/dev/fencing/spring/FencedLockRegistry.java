@@ -20,7 +20,7 @@ import org.slf4j.LoggerFactory;
 import org.springframework.integration.support.locks.ExpirableLockRegistry;
 
 /**
- * A Spring Integration {@code LockRegistry} on lock-client's ZooKeeper locks: {@link #obtain(Object)} gives a
+ * A Spring Integration {@code LockRegistry} on fencing-zookeeper's ZooKeeper locks: {@link #obtain(Object)} gives a
  * {@link java.util.concurrent.locks.Lock} over the {@code FencedLock} at {@code <path prefix>/<key>}, and the
  * holder reads its grant's fence token from it, so code written against Spring's lock abstraction (aggregators,
  * {@code LockRegistryLeaderInitiator}, {@code executeLocked}) can send the token with its writes.

@@ -13,8 +13,8 @@ import java.lang.annotation.Target;
 /**
  * Runs the annotated method under a {@link FencedLock} and hands it the grant: a parameter of type {@link
  * Lease} receives the lease, a {@code long} parameter annotated {@link FenceToken} receives its token, and
- * {@link CurrentLease} reads both on the method's thread (for a method without parameters). Send that token with every write the method makes; a resource guarded by {@code fenced-jdbc} or {@code
- * fenced-kafka} refuses it once a later holder's token has been accepted.
+ * {@link CurrentLease} reads both on the method's thread (for a method without parameters). Send that token with every write the method makes; a resource guarded by {@code fencing-jdbc} or {@code
+ * fencing-kafka} refuses it once a later holder's token has been accepted.
  *
  * <pre>{@code
  * @FencedLocked("/locks/inventory/#{#sku}")
@@ -37,7 +37,7 @@ import java.lang.annotation.Target;
  * {@link IllegalArgumentException}: a token must come from this lock's grant, never from the caller.
  *
  * <p><b>Acquiring.</b> The call blocks until the lock is granted, or, with {@link #timeout()}, fails with
- * {@link LockNotAcquiredException} when the timeout passes. A lease that is already invalid when granted
+ * {@link LockTimeoutException} when the timeout passes. A lease that is already invalid when granted
  * (the connection was suspended meanwhile) is refused with {@link LeaseLostException} and the method does
  * not run. The lease is released when the method returns or throws, on the calling thread. Re-entry on the
  * same thread and path gets the same token. Locks belong to threads: the method must not hand its writes to

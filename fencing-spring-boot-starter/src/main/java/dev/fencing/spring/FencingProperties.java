@@ -383,7 +383,7 @@ public class FencingProperties {
      */
     public static class Redis {
         /**
-         * Whether to auto-configure a FencedRedis when fenced-redis and Spring Data Redis are on the class path
+         * Whether to auto-configure a FencedRedis when fencing-redis and Spring Data Redis are on the class path
          * and the application has one RedisConnectionFactory (a Lettuce one).
          */
         private boolean enabled = true;

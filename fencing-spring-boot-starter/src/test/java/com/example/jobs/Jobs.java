@@ -69,6 +69,12 @@ public class Jobs {
         return Optional.of(CurrentLease.token());
     }
 
+    /** Not scheduled: waits at most 200 ms for the cleanup's lock and returns its token, or throws. */
+    @FencedLocked(value = "/locks/jobs/cleanup", timeout = "200ms")
+    public long cleanupTokenWithinTimeout() {
+        return CurrentLease.token();
+    }
+
     @Scheduled(fixedDelay = 1_000)
     @SchedulerLock(name = "tally", lockAtMostFor = "PT10M")
     public void tally() {

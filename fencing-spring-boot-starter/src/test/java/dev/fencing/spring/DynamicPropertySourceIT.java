@@ -19,7 +19,7 @@ import org.springframework.test.context.TestPropertySource;
 
 /**
  * The Spring Boot test of docs/testing.md without {@code @FencingTestServers}: a {@code @DynamicPropertySource}
- * of the test's own gives the service test-support's servers through their getters ({@code connectString()},
+ * of the test's own gives the service fencing-test-support's servers through their getters ({@code connectString()},
  * {@code jdbcUrl()}, {@code user()}, {@code password()}); the service then takes locks and writes under their
  * tokens.
  */

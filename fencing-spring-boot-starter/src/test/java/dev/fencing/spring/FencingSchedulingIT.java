@@ -1,6 +1,7 @@
 package dev.fencing.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import com.example.jobs.Gate;
@@ -8,6 +9,7 @@ import com.example.jobs.Jobs;
 import com.example.jobs.JobsApplication;
 import dev.fencing.jdbc.WriteOutcome;
 import dev.fencing.lock.FencedLeaderElection;
+import dev.fencing.lock.FencedLockException;
 import dev.fencing.lock.FencedLocks;
 import dev.fencing.lock.Leadership;
 import dev.fencing.lock.Lease;
@@ -127,6 +129,12 @@ class FencingSchedulingIT {
                     .isEqualTo(runs);
             // a method returning Optional waits its timeout, then returns empty
             assertThat(atA.cleanupTokenIfFree()).isEmpty();
+            // any other method with a timeout throws, naming the lock; one catch takes it and ZooKeeper's failures
+            assertThatThrownBy(atA::cleanupTokenWithinTimeout)
+                    .isInstanceOf(LockTimeoutException.class)
+                    .isInstanceOf(FencedLockException.class)
+                    .hasMessageContaining("/locks/jobs/cleanup")
+                    .hasMessageContaining("the method did not run");
         } finally {
             held.close();
         }
@@ -138,6 +146,7 @@ class FencingSchedulingIT {
                         .anyMatch(t -> t > held.token()));
         assertThat(atA.cleanupTokenIfFree())
                 .hasValueSatisfying(t -> assertThat(t).isGreaterThan(held.token()));
+        assertThat(atA.cleanupTokenWithinTimeout()).isGreaterThan(held.token());
     }
 
     private static double skipped(ConfigurableApplicationContext context) {

@@ -23,7 +23,7 @@ import org.slf4j.LoggerFactory;
  * faults done to it as a process: freezing and SIGKILL. A child started through {@code ip netns exec} has the same
  * pid as the JVM (ip execs it).
  *
- * <p>Freezing is test-support's {@link ProcessFreezer}: {@code kill -STOP <pid>} stops every thread of the JVM,
+ * <p>Freezing is fencing-test-support's {@link ProcessFreezer}: {@code kill -STOP <pid>} stops every thread of the JVM,
  * ZooKeeper heartbeats included, so its session really expires (a {@code Thread.sleep} would not do that), and its
  * resumer sends SIGCONT as soon as this JVM dies in any way (even by SIGKILL). A child that has exited on its own is
  * not an error to freeze or thaw: its exit is noticed elsewhere.

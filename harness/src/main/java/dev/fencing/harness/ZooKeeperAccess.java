@@ -16,8 +16,8 @@ public final class ZooKeeperAccess {
     public static final int CONNECT_TIMEOUT_SECONDS = 10;
 
     /**
-     * Where lock-client keeps the history of every lock path it created ({@code /fencing-lock-history<path>}, see
-     * docs/lock-client.md).
+     * Where fencing-zookeeper keeps the history of every lock path it created ({@code /fencing-lock-history<path>}, see
+     * docs/locks.md).
      */
     public static final String LOCK_HISTORY_ROOT = "/fencing-lock-history";
 
@@ -78,7 +78,7 @@ public final class ZooKeeperAccess {
     }
 
     /**
-     * Deletes the node {@code path} and everything under it (the lock nodes of one run), and the lock-client's
+     * Deletes the node {@code path} and everything under it (the lock nodes of one run), and the fencing-zookeeper's
      * history of those locks under {@value #LOCK_HISTORY_ROOT}{@code path}. Deleting a lock's history is safe only
      * because a run never uses its lock paths again (each run has fresh ones) and the tokens they granted live
      * only in that run's tables and topics.

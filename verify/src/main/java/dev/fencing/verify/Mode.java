@@ -4,7 +4,7 @@ import java.util.Locale;
 
 /** The two runs: the toolkit's fencing, and the same workload without it. */
 enum Mode {
-    /** fenced-jdbc writes, FencedConsumer with PostgresWatermarkStore. */
+    /** fencing-jdbc writes, FencedConsumer with PostgresWatermarkStore. */
     FENCED,
     /** Plain UPDATE appends and a plain poll loop: the checker must find violations here. */
     CONTROL;

@@ -8,12 +8,12 @@ import java.util.Set;
 /** What the writers write under their locks ({@code --resource}). The flag names are API; do not rename. */
 enum Resource {
     /**
-     * The whole chain: PostgreSQL rows through fenced-jdbc, a Kafka record per write, consumer members applying the
+     * The whole chain: PostgreSQL rows through fencing-jdbc, a Kafka record per write, consumer members applying the
      * records. Every fault applies.
      */
     POSTGRES("postgres", EnumSet.allOf(FaultKind.class)),
     /**
-     * Redis keys through fenced-redis. No PostgreSQL, Kafka or consumers: pauses, partitions from ZooKeeper and
+     * Redis keys through fencing-redis. No PostgreSQL, Kafka or consumers: pauses, partitions from ZooKeeper and
      * leader kills apply.
      */
     REDIS("redis", EnumSet.of(FaultKind.PAUSE, FaultKind.PARTITION, FaultKind.LEADER_KILL));

@@ -33,7 +33,7 @@ import picocli.CommandLine.Spec;
  * verify/run                                  # both runs, 60 s of workload each, embedded servers
  * verify/run --duration 10m --json /tmp/verify.json
  * verify/run --mode fenced --faults pause,partition
- * verify/run --resource redis                 # the writers write Redis through fenced-redis instead
+ * verify/run --resource redis                 # the writers write Redis through fencing-redis instead
  * </pre>
  *
  * <p>Exit codes: {@value #EXIT_OK} when the fenced run (if any) has no violation and the control run (if any) has
@@ -49,7 +49,7 @@ import picocli.CommandLine.Spec;
             "Attacks lock -> PostgreSQL write -> Kafka record -> consumer with real faults (SIGSTOP pauses, partitions"
                     + " from ZooKeeper, leader kills, backend kills, consumer crashes and rebalances), once fenced and"
                     + " once without fencing, and checks each run's histories with an independent checker. With"
-                    + " --resource redis the writers write Redis through fenced-redis instead (pauses, partitions,"
+                    + " --resource redis the writers write Redis through fencing-redis instead (pauses, partitions,"
                     + " leader kills).",
             "Servers are embedded unless given by flags. Linux (partitions need root and iproute2) or macOS.",
             "Exit codes: 0 the fenced run had no violation and the control run had some; 1 otherwise, or a run"

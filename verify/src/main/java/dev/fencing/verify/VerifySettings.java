@@ -84,8 +84,8 @@ record VerifySettings(
 
     public static final String RESOURCE_FLAG = "--resource";
     public static final String RESOURCE_DOC = "What the writers write under their locks: postgres (the whole chain:"
-            + " PostgreSQL rows through fenced-jdbc, Kafka records, consumers) or redis (Redis keys through"
-            + " fenced-redis; faults: pause, partition, leader-kill). Default: ${DEFAULT-VALUE}.";
+            + " PostgreSQL rows through fencing-jdbc, Kafka records, consumers) or redis (Redis keys through"
+            + " fencing-redis; faults: pause, partition, leader-kill). Default: ${DEFAULT-VALUE}.";
     public static final String DEFAULT_RESOURCE = "postgres";
 
     public static final String CLIENTS_FLAG = "--clients";

@@ -8,8 +8,8 @@
  *
  * <pre>
  *   coordinator (this JVM)                      writer JVMs 1..C (each in its own network namespace, as root)
- *   ├─ servers: 3-node ZooKeeper ensemble,       loop: lock r (lock-client) → append op id to r's row
- *   │  PostgreSQL, Kafka (embedded or given)       (fenced-jdbc: update | upsert | batch | claimAndRun;
+ *   ├─ servers: 3-node ZooKeeper ensemble,       loop: lock r (fencing-zookeeper) → append op id to r's row
+ *   │  PostgreSQL, Kafka (embedded or given)       (fencing-jdbc: update | upsert | batch | claimAndRun;
  *   ├─ nemesis: one lane per fault kind,           control: plain UPDATE) → publish record (key r, token,
  *   │  schedule drawn from the seed                 value op id) → release; history file per writer
  *   ├─ dead-letter recorder (DLT → table)        consumer member JVMs 1..2 (+ added ones)
@@ -32,7 +32,7 @@
  *       expired; the resource must refuse what it sends.
  *   <li><b>Faults</b>, each with a start and an end in {@code nemesis.jsonl}: SIGSTOP of a writer that holds its
  *       lock, between lock and write or between write and publish, past its session's expiry and until another
- *       writer wrote (or published) the resource under a newer token (test-support's {@code ProcessFreezer});
+ *       writer wrote (or published) the resource under a newer token (fencing-test-support's {@code ProcessFreezer});
  *       a partition of a writer from ZooKeeper alone, by a blackhole route inside its namespace, while it holds
  *       its lock, until another writer wrote the resource ({@code NetworkNamespace}); the ensemble's leader
  *       stopped and restarted; a writer's backend terminated inside its write's transaction ({@code
@@ -46,7 +46,7 @@
  *       copied.
  *   <li><b>Resources.</b> {@code --resource postgres} (the default) is the chain above. {@code --resource redis}
  *       replaces PostgreSQL, Kafka and the consumers by Redis: each operation sets its resource's value key
- *       through fenced-redis (a fenced script that also appends to the resource's log, or a fenced SET), checked
+ *       through fencing-redis (a fenced script that also appends to the resource's log, or a fenced SET), checked
  *       by {@link dev.fencing.verify.checker.RedisChecker} from the histories and Redis's final state; pauses,
  *       partitions and leader kills apply. A resource besides the chain is a {@code Workload} here, a {@code
  *       client.WriterWorkload} in the writers, a checker, and a {@code Resource} constant.

@@ -65,7 +65,7 @@ class VerifyRedisIT {
                 .extracting(Violation::toString)
                 .isEmpty();
         assertThat(fenced.check().failed())
-                .as("stale writes fenced-redis refused in the fenced run")
+                .as("stale writes fencing-redis refused in the fenced run")
                 .isPositive();
         assertThat(VerifyCommand.staleViolations(control))
                 .as("stale writes the control run's plain commands landed")

@@ -34,7 +34,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The README's example service against real ZooKeeper, PostgreSQL and Kafka servers from the toolkit's
- * test-support module (a test-scope dependency): worker A takes the SKU's lock and freezes until its
+ * fencing-test-support module (a test-scope dependency): worker A takes the SKU's lock and freezes until its
  * ZooKeeper session expires; worker B takes the lock over and reserves; A wakes up and writes and
  * publishes under its old token. PostgreSQL refuses A's write, the fenced consumer refuses A's event, and
  * the same write without the fence goes through.

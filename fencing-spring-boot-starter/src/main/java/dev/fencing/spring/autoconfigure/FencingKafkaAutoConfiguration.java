@@ -29,7 +29,7 @@ import org.springframework.core.type.AnnotatedTypeMetadata;
 /**
  * The fenced consumers declared under {@code fencing.kafka.consumers.<name>}, each with the handler bean
  * its {@code handler} property names, started when the application context has started and closed when
- * it stops ({@link DeclaredConsumers}, a {@code SmartLifecycle}). Present when {@code fenced-kafka} is on
+ * it stops ({@link DeclaredConsumers}, a {@code SmartLifecycle}). Present when {@code fencing-kafka} is on
  * the class path and at least one consumer is declared; off with {@code fencing.kafka.enabled=false}. With
  * Micrometer, each consumer counts on the application's {@code MeterRegistry}.
  */

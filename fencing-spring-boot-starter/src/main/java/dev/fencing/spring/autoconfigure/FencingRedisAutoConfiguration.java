@@ -19,7 +19,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 /**
  * A {@link FencedRedis} on the application's single {@link RedisConnectionFactory} (Spring Boot's, from
  * {@code spring.data.redis.*}, or the application's own), unless the application has a {@link FencedRedis}
- * bean. Present when {@code fenced-redis} and Spring Data Redis are on the class path; off with {@code
+ * bean. Present when {@code fencing-redis} and Spring Data Redis are on the class path; off with {@code
  * fencing.redis.enabled=false}.
  *
  * <p>The writer gets a Lettuce connection of its own, {@code fencingRedisConnection}: a {@code String}
@@ -34,7 +34,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * <p>{@code fencing.redis.policy} (default {@code strict}), {@code cluster-keys}, and {@code
  * wait-for-replicas} with {@code wait-timeout} set the builder, then each {@link FencedRedisCustomizer} bean
  * adjusts it. A bad value fails the start with a message naming the property; so does a factory that is not
- * a {@link LettuceConnectionFactory} (fenced-redis is built on Lettuce), and a static master/replica factory,
+ * a {@link LettuceConnectionFactory} (fencing-redis is built on Lettuce), and a static master/replica factory,
  * which has no address of its own to connect to: define the {@link FencedRedis} bean yourself then.
  *
  * <p>When the application has its own {@link FencedRedis} bean, nothing here is made and no connection is
@@ -54,7 +54,7 @@ public class FencingRedisAutoConfiguration {
         // the properties are checked before anything is connected
         checkWaitForReplicas(properties.getRedis());
         if (!(factory instanceof LettuceConnectionFactory lettuce)) {
-            throw new IllegalStateException("fenced-redis is on the class path but the RedisConnectionFactory is a "
+            throw new IllegalStateException("fencing-redis is on the class path but the RedisConnectionFactory is a "
                     + factory.getClass().getName() + ", not a LettuceConnectionFactory: FencedRedis is built on"
                     + " Lettuce. Use Lettuce, define a FencedRedis bean yourself, or set fencing.redis.enabled=false");
         }

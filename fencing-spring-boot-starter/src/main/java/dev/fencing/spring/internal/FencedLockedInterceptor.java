@@ -6,7 +6,7 @@ import dev.fencing.lock.FencedLocks;
 import dev.fencing.lock.Lease;
 import dev.fencing.lock.LeaseLoss;
 import dev.fencing.spring.FencedLocked;
-import dev.fencing.spring.LockNotAcquiredException;
+import dev.fencing.spring.LockTimeoutException;
 import java.lang.reflect.Method;
 import java.util.List;
 import java.util.Map;
@@ -65,7 +65,7 @@ public final class FencedLockedInterceptor implements MethodInterceptor, FencedL
             if (granted.isEmpty()) {
                 LOG.debug("{} skipped: another holder has the lock on {}", locked, path);
                 if (skips != null) {
-                    skips.orderedStream().forEach(s -> s.skipped(locked.toString(), path));
+                    skips.orderedStream().forEach(s -> tellSkipped(s, locked.toString(), path));
                 }
                 return locked.skippedResult();
             }
@@ -73,8 +73,7 @@ public final class FencedLockedInterceptor implements MethodInterceptor, FencedL
         } else {
             lease = locked.timeout == null
                     ? lock.acquire()
-                    : lock.tryAcquire(locked.timeout)
-                            .orElseThrow(() -> new LockNotAcquiredException(path, locked.timeout));
+                    : lock.tryAcquire(locked.timeout).orElseThrow(() -> new LockTimeoutException(path, locked.timeout));
         }
         if (!lease.isValid()) {
             // disrupted between the lock node's creation and the grant: the method does not run
@@ -206,6 +205,21 @@ public final class FencedLockedInterceptor implements MethodInterceptor, FencedL
 
         public String thread() {
             return thread.getName();
+        }
+    }
+
+    /** A listener that fails must not turn a skipped call into a failed one: the call was skipped. */
+    private static void tellSkipped(SkippedCalls listener, String method, String path) {
+        try {
+            listener.skipped(method, path);
+        } catch (RuntimeException e) {
+            LOG.warn(
+                    "{} was told that {} was skipped (lock {}) and failed: {}",
+                    listener,
+                    method,
+                    path,
+                    e.toString(),
+                    e);
         }
     }
 }

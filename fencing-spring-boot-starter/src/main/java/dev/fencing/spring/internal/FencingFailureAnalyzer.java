@@ -7,7 +7,7 @@ import org.springframework.util.ClassUtils;
 
 /**
  * Shows the toolkit's start-up failures the Spring Boot way: a {@link FencingStartupException} anywhere in the
- * cause chain, or fenced-kafka's {@code MissingTopicException} from a consumer the application built itself,
+ * cause chain, or fencing-kafka's {@code MissingTopicException} from a consumer the application built itself,
  * becomes the "Description" and "Action" of the "APPLICATION FAILED TO START" banner. Registered in {@code
  * META-INF/spring.factories}.
  */
@@ -34,7 +34,7 @@ public final class FencingFailureAnalyzer implements FailureAnalyzer, Ordered {
         return KAFKA ? MissingTopics.analyze(failure) : null;
     }
 
-    /** Apart, so that the analyzer loads without fenced-kafka on the class path. */
+    /** Apart, so that the analyzer loads without fencing-kafka on the class path. */
     private static final class MissingTopics {
         static FailureAnalysis analyze(Throwable failure) {
             for (Throwable cause = failure; cause != null; cause = cause.getCause()) {

@@ -23,7 +23,7 @@ public final class SpringTransactionConnections implements ConnectionFactory {
 
     /**
      * Throws the pool's or driver's own {@link SQLException} when no connection can be had, as Jdbi's contract
-     * says, not Spring's wrapper: Jdbi turns it into its {@code ConnectionException}, and fenced-kafka's
+     * says, not Spring's wrapper: Jdbi turns it into its {@code ConnectionException}, and fencing-kafka's
      * consumer reads its SQL state (a refused connection, a pool that timed out) as a transient failure to
      * retry, where Spring's unchecked wrapper would have stopped the consumer for good.
      */

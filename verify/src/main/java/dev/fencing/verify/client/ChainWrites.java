@@ -17,7 +17,7 @@ import org.apache.kafka.common.serialization.StringSerializer;
 import org.jdbi.v3.core.Jdbi;
 
 /**
- * The postgres resource's writes, the whole chain: append the operation's id to the resource's row (fenced-jdbc
+ * The postgres resource's writes, the whole chain: append the operation's id to the resource's row (fencing-jdbc
  * on one of four paths, or a plain UPDATE in the control run), then publish a record keyed by the resource,
  * stamped with the token and carrying the id. Not thread-safe: one writer thread.
  */

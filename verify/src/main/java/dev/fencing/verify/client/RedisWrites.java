@@ -16,7 +16,7 @@ import java.util.Random;
 
 /**
  * The redis resource's writes: each operation sets its resource's value key to the operation's id, through
- * fenced-redis under the lock's token in the fenced run, with plain commands in the control run. Half of the
+ * fencing-redis under the lock's token in the fenced run, with plain commands in the control run. Half of the
  * operations (drawn from the seed, the same in both runs) are script writes that also append the id to the
  * resource's log key in the same step, so that the log shows the order in which Redis applied them; the others
  * are a bare SET. The history's invoke is written just before the write is sent, after the {@link

@@ -13,7 +13,7 @@ import org.jdbi.v3.core.Jdbi;
 
 /**
  * Appends an operation's id to its resource's row ({@code <schema>.resources.ids}), the workload's write. The
- * fenced run goes through fenced-jdbc on one of four paths, so each of them is attacked; the control run uses
+ * fenced run goes through fencing-jdbc on one of four paths, so each of them is attacked; the control run uses
  * a plain UPDATE that checks no token. Every append is one transaction, and {@code inTransaction} runs inside
  * it after the write took effect and before the commit: where a backend kill lands. Thread-safe.
  */

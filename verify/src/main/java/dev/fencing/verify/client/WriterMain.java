@@ -19,11 +19,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * A writer client, one JVM each, started by the coordinator (possibly inside its own network namespace). It
- * loops over operations: lock a random resource ({@code lock-client}), write under the token through its
+ * loops over operations: lock a random resource ({@code fencing-zookeeper}), write under the token through its
  * resource's {@link WriterWorkload}, release. With {@code resource=postgres} ({@link ChainWrites}) it appends the
- * operation's id to the resource's row (fenced-jdbc on one of four paths, or a plain UPDATE in the control run)
+ * operation's id to the resource's row (fencing-jdbc on one of four paths, or a plain UPDATE in the control run)
  * and publishes a record keyed by the resource, stamped with the token and carrying the id; with {@code
- * resource=redis} ({@link RedisWrites}) it sets the resource's Redis key (fenced-redis, or plain commands). Every
+ * resource=redis} ({@link RedisWrites}) it sets the resource's Redis key (fencing-redis, or plain commands). Every
  * step goes into its history file as it happens (invoke, then ok, fail or info).
  *
  * <p>The writer never checks its lease before writing, on purpose: it plays the holder that keeps going after

@@ -1,0 +1,512 @@
+package dev.fencing.jdbc;
+
+import dev.fencing.jdbc.internal.FencedSql;
+import dev.fencing.jdbc.internal.Identifiers;
+import dev.fencing.jdbc.internal.StatementParser;
+import java.time.temporal.ChronoField;
+import java.time.temporal.TemporalAccessor;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.Jdbi;
+import org.jdbi.v3.core.JdbiException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A protected table, described once: its name, its key columns and its fence column. {@link
+ * Builder#build(Jdbi)} checks the description against the database ({@code information_schema} and the
+ * catalog): the table and every named column exist, the fence column is {@code BIGINT NOT NULL}, and the
+ * key columns form a unique key (primary key or unique index), so that a key names at most one row and
+ * {@code ON CONFLICT} can use it. It also records every column's type (values are cast to it) and whether
+ * the {@code fencing_guard} trigger of the fencing-db module is installed. It refuses a table in classic
+ * inheritance (a parent of inheritance children, or a child): the parent's key does not constrain its
+ * children's rows and its row triggers do not fire for them. Partitioned tables and partitions are fine.
+ *
+ * <pre>{@code
+ * // CREATE TABLE inventory (sku TEXT PRIMARY KEY, stock INT NOT NULL);
+ * // SELECT fencing.protect_table('inventory');   -- adds last_fence_token and the guard trigger
+ * FencedTable inventory = FencedTable.builder()
+ *         .table("inventory")          // schema "public" unless set
+ *         .keyColumns("sku")
+ *         .build(jdbi);                // fence column "last_fence_token" unless set
+ * }</pre>
+ *
+ * Identifiers must match {@code [a-z_][a-z0-9_]{0,62}} (names as PostgreSQL stores unquoted ones); they
+ * are also double-quoted in every statement. Immutable and thread-safe. A table whose columns change
+ * later must be built again.
+ */
+public final class FencedTable {
+    private static final Set<String> FLOATING = Set.of("real", "double precision");
+
+    /** The fence column that {@code fencing.protect_table(...)} adds. */
+    public static final String DEFAULT_FENCE_COLUMN = "last_fence_token";
+
+    private static final Logger LOG = LoggerFactory.getLogger(FencedTable.class);
+
+    private final String schema;
+    private final String name;
+    private final List<String> keyColumns;
+    private final String fenceColumn;
+    private final Map<String, String> columnTypes;
+    private final Map<String, KeyComparison> keyComparisons;
+    private final boolean guarded;
+    private final boolean partitioned;
+
+    private FencedTable(
+            String schema,
+            String name,
+            List<String> keyColumns,
+            String fenceColumn,
+            Map<String, String> columnTypes,
+            Map<String, KeyComparison> keyComparisons,
+            boolean guarded,
+            boolean partitioned) {
+        this.schema = schema;
+        this.name = name;
+        this.keyColumns = List.copyOf(keyColumns);
+        this.fenceColumn = fenceColumn;
+        this.columnTypes = Collections.unmodifiableMap(new LinkedHashMap<>(columnTypes));
+        this.keyComparisons = Map.copyOf(keyComparisons);
+        this.guarded = guarded;
+        this.partitioned = partitioned;
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    public String schema() {
+        return schema;
+    }
+
+    public String name() {
+        return name;
+    }
+
+    /** {@code schema.table}, for messages and metric tags. */
+    public String qualifiedName() {
+        return schema + "." + name;
+    }
+
+    /** {@code "schema"."table"}, for statements. */
+    public String quotedName() {
+        return Identifiers.quote(schema) + "." + Identifiers.quote(name);
+    }
+
+    public List<String> keyColumns() {
+        return keyColumns;
+    }
+
+    public String fenceColumn() {
+        return fenceColumn;
+    }
+
+    /** Every column of the table, in table order. */
+    public Set<String> columns() {
+        return columnTypes.keySet();
+    }
+
+    /** The column's base type as PostgreSQL names it (without length or precision), if the column exists. */
+    public Optional<String> columnType(String column) {
+        return Optional.ofNullable(columnTypes.get(column));
+    }
+
+    /**
+     * The {@code =} that the statements compare a key column with, as they write it: {@code
+     * OPERATOR(schema.name)}, the equality of the column type's default btree operator class (the one its
+     * unique index compares with), found when the table was checked; {@code OPERATOR(pg_catalog.=)} for a
+     * key column outside the index whose type has no such class. Named with its schema, so that an {@code =}
+     * that the search path finds first (a case-insensitive {@code public.=} on varchar, say) never makes a key
+     * name rows that the index tells apart.
+     *
+     * @throws IllegalArgumentException when {@code column} is not a key column
+     */
+    public String keyEquality(String column) {
+        return comparison(column).equality();
+    }
+
+    /**
+     * {@code left = right} for the key column {@code column}, as the statements write it: with its {@link
+     * #keyEquality}, both sides cast to the operator class's type, schema-qualified, when the class compares
+     * another type than the column's ({@code pg_catalog.text} for a varchar column, {@code public.citext} for a
+     * domain over citext; a binary conversion, which the index still serves). Without the casts, an {@code =}
+     * of that schema on the column's own type would be an exact match and win over the class's.
+     *
+     * @throws IllegalArgumentException when {@code column} is not a key column
+     */
+    public String keyEquals(String column, String left, String right) {
+        KeyComparison comparison = comparison(column);
+        String equality = " " + comparison.equality() + " ";
+        String type = comparison.comparisonType();
+        return type == null
+                ? left + equality + right
+                : "CAST(" + left + " AS " + type + ")" + equality + "CAST(" + right + " AS " + type + ")";
+    }
+
+    /**
+     * What an upsert's {@code ON CONFLICT} names after a key column: {@code COLLATE schema.collation} (for a
+     * collatable type) and {@code schema.opclass}, the class of {@link #keyEquality}, so that only a unique
+     * index comparing as the statements do decides a conflict; empty when there is neither.
+     *
+     * @throws IllegalArgumentException when {@code column} is not a key column
+     */
+    public String keyArbiter(String column) {
+        return comparison(column).arbiter();
+    }
+
+    /**
+     * How the statements compare one key column, as the check found it: its equality, the type both sides
+     * are cast to (null: none) and its conflict-target suffix.
+     */
+    private record KeyComparison(String equality, String comparisonType, String arbiter) {}
+
+    /** A key column whose type has no default btree class (outside the index): pg_catalog's =, no cast. */
+    private static final KeyComparison NO_CLASS = new KeyComparison(FencedSql.EQUALS, null, "");
+
+    private KeyComparison comparison(String column) {
+        requireKeyColumn(column);
+        return keyComparisons.getOrDefault(column, NO_CLASS);
+    }
+
+    private void requireKeyColumn(String column) {
+        if (!keyColumns.contains(column)) {
+            throw new IllegalArgumentException("'" + column + "' is not a key column of " + qualifiedName()
+                    + "; its key columns are " + keyColumns);
+        }
+    }
+
+    /**
+     * Whether the fencing-db module's {@code fencing_guard} trigger, as {@code fencing.protect_table} installs it for
+     * this table's fence column (AFTER UPDATE, FOR EACH ROW, enabled for ordinary sessions), was on the table
+     * when it was checked. Without it, fencing-jdbc's writes are still fenced, but a writer that bypasses the
+     * library can lower tokens.
+     */
+    public boolean guarded() {
+        return guarded;
+    }
+
+    /**
+     * Whether the table is partitioned (its rows live in its partitions, each guarded by the trigger
+     * PostgreSQL clones from it). Statements name any other table with {@code ONLY}, so that rows of an
+     * inheritance child added after the check are never matched.
+     */
+    public boolean partitioned() {
+        return partitioned;
+    }
+
+    /**
+     * @throws IllegalArgumentException naming the key and the table's key columns when it has not one value
+     *     per key column
+     */
+    public RowKey requireKey(RowKey key) {
+        Objects.requireNonNull(key, "key");
+        if (key.size() != keyColumns.size()) {
+            throw new IllegalArgumentException("key " + key + " has " + key.size() + " values but " + qualifiedName()
+                    + " is keyed by " + keyColumns);
+        }
+        for (Object value : key.values()) {
+            if (!(value instanceof String || value instanceof Long || value instanceof Integer)
+                    && finerThanMicroseconds(value)) {
+                // PostgreSQL keeps microseconds: the cast would round the value and name another row
+                throw new IllegalArgumentException("key " + key + " of " + qualifiedName() + " has a time value "
+                        + value + " finer than the microseconds PostgreSQL keeps; it would round to another row's"
+                        + " key");
+            }
+        }
+        return key;
+    }
+
+    private static boolean finerThanMicroseconds(Object value) {
+        if (value instanceof java.sql.Timestamp timestamp) {
+            return timestamp.getNanos() % 1000 != 0;
+        }
+        return value instanceof TemporalAccessor time
+                && time.isSupported(ChronoField.NANO_OF_SECOND)
+                && time.getLong(ChronoField.NANO_OF_SECOND) % 1000 != 0;
+    }
+
+    /**
+     * @throws IllegalArgumentException naming the column and the table's columns when it is not one of
+     *     them
+     */
+    public String requireColumn(String what, String column) {
+        Identifiers.require(what, column);
+        if (!columnTypes.containsKey(column)) {
+            throw new IllegalArgumentException(
+                    "unknown " + what + " '" + column + "' in " + qualifiedName() + "; its columns are " + columns());
+        }
+        return column;
+    }
+
+    @Override
+    public String toString() {
+        return qualifiedName() + " key " + keyColumns + " fence " + fenceColumn;
+    }
+
+    /** Describes a {@link FencedTable}; every setter checks its value, {@link #build(Jdbi)} checks the database. */
+    public static final class Builder {
+        private String schema = "public";
+        private String table;
+        private List<String> keyColumns;
+        private String fenceColumn = DEFAULT_FENCE_COLUMN;
+
+        private Builder() {}
+
+        /** Default {@code public}. */
+        public Builder schema(String schema) {
+            this.schema = Identifiers.require("schema", schema);
+            return this;
+        }
+
+        public Builder table(String table) {
+            this.table = Identifiers.require("table", table);
+            return this;
+        }
+
+        /** The columns of a unique key (usually the primary key), in the order {@link RowKey}s give values. */
+        public Builder keyColumns(String... columns) {
+            Objects.requireNonNull(columns, "keyColumns");
+            if (columns.length == 0) {
+                throw new IllegalArgumentException("at least one key column is needed");
+            }
+            Set<String> seen = new LinkedHashSet<>();
+            for (String column : columns) {
+                if (!seen.add(Identifiers.require("key column", column))) {
+                    throw new IllegalArgumentException("key column '" + column + "' is named twice");
+                }
+            }
+            this.keyColumns = new ArrayList<>(seen);
+            return this;
+        }
+
+        /** Default {@value #DEFAULT_FENCE_COLUMN}. */
+        public Builder fenceColumn(String fenceColumn) {
+            this.fenceColumn = Identifiers.require("fence column", fenceColumn);
+            return this;
+        }
+
+        /**
+         * Checks the description against the database and returns the immutable table.
+         *
+         * @throws FencedTableException when the database does not match (nothing is changed in it)
+         * @throws IllegalStateException when table or key columns were not set
+         */
+        public FencedTable build(Jdbi jdbi) {
+            Objects.requireNonNull(jdbi, "jdbi");
+            try {
+                return jdbi.withHandle(this::check);
+            } catch (JdbiException e) {
+                throw unchecked(e);
+            }
+        }
+
+        private FencedTableException unchecked(JdbiException e) {
+            return new FencedTableException(
+                    schema + "." + table, "could not check table " + schema + "." + table + ": " + e.getMessage(), e);
+        }
+
+        /** Like {@link #build(Jdbi)}, on a handle the caller holds. */
+        public FencedTable build(Handle handle) {
+            Objects.requireNonNull(handle, "handle");
+            try {
+                return check(handle);
+            } catch (JdbiException e) {
+                throw unchecked(e);
+            }
+        }
+
+        /**
+         * Refuses classic inheritance, as {@code fencing.protect_table} does; returns whether the table is
+         * partitioned. Partitions are inheritance children too (relispartition), and a partitioned table's
+         * partitions its children: both are fine, PostgreSQL clones the guard to every partition.
+         */
+        private boolean requireNoInheritance(Handle handle, String qualified) {
+            Map<String, Object> found = StatementParser.query(
+                            handle,
+                            "SELECT c.relkind = 'p' AS partitioned,"
+                                    + " (SELECT string_agg(h.inhrelid::regclass::text, ', ' ORDER BY h.inhrelid::regclass::text)"
+                                    + " FROM pg_inherits h WHERE h.inhparent = c.oid AND c.relkind <> 'p') AS children,"
+                                    + " (SELECT string_agg(h.inhparent::regclass::text, ', ' ORDER BY h.inhparent::regclass::text)"
+                                    + " FROM pg_inherits h WHERE h.inhrelid = c.oid AND NOT c.relispartition) AS parents"
+                                    + " FROM pg_class c WHERE c.oid = to_regclass(format('%I.%I', :schema, :table))")
+                    .bind("schema", schema)
+                    .bind("table", table)
+                    .mapToMap()
+                    .one();
+            if (found.get("children") != null) {
+                throw new FencedTableException(
+                        qualified,
+                        "table " + qualified + " has inheritance children (" + found.get("children") + "): its key"
+                                + " does not constrain their rows and its guard trigger does not fire for them;"
+                                + " fence each table on its own, or make it a partitioned table",
+                        null);
+            }
+            if (found.get("parents") != null) {
+                throw new FencedTableException(
+                        qualified,
+                        "table " + qualified + " is an inheritance child of " + found.get("parents") + ": writes"
+                                + " through the parent bypass its key and guard; fence a table without inheritance",
+                        null);
+            }
+            return Boolean.TRUE.equals(found.get("partitioned"));
+        }
+
+        private FencedTable check(Handle handle) {
+            if (table == null) {
+                throw new IllegalStateException("table is not set");
+            }
+            if (keyColumns == null) {
+                throw new IllegalStateException("key columns are not set");
+            }
+            if (keyColumns.contains(fenceColumn)) {
+                throw new IllegalArgumentException("the fence column '" + fenceColumn + "' cannot be a key column");
+            }
+            String qualified = schema + "." + table;
+            Map<String, String> types = new LinkedHashMap<>();
+            Map<String, Boolean> nullable = new LinkedHashMap<>();
+            // typmod -1, not NULL: with NULL, char(n) reads back as "character", which is char(1) in a
+            // cast, so CAST(:key AS character) would truncate 'ABC' to 'A' and match another row.
+            StatementParser.query(
+                            handle,
+                            "SELECT c.column_name, c.is_nullable, format_type(a.atttypid, -1) AS base_type"
+                                    + " FROM information_schema.columns c"
+                                    + " JOIN pg_attribute a ON a.attrelid = to_regclass(format('%I.%I', c.table_schema,"
+                                    + " c.table_name)) AND a.attname = c.column_name"
+                                    + " WHERE c.table_schema = :schema AND c.table_name = :table"
+                                    + " ORDER BY c.ordinal_position")
+                    .bind("schema", schema)
+                    .bind("table", table)
+                    .map((rs, ctx) -> {
+                        types.put(rs.getString("column_name"), rs.getString("base_type"));
+                        nullable.put(rs.getString("column_name"), "YES".equals(rs.getString("is_nullable")));
+                        return null;
+                    })
+                    .list();
+            if (types.isEmpty()) {
+                throw new FencedTableException(
+                        qualified, "table " + qualified + " does not exist (or this user cannot see it)", null);
+            }
+            // before the key checks: a child usually lacks the parent's key, and inheritance is the reason
+            boolean partitioned = requireNoInheritance(handle, qualified);
+            for (String key : keyColumns) {
+                if (!types.containsKey(key)) {
+                    throw new FencedTableException(
+                            qualified,
+                            "key column '" + key + "' does not exist in " + qualified + "; its columns are "
+                                    + types.keySet(),
+                            null);
+                }
+                if (FLOATING.contains(types.get(key))) {
+                    throw new FencedTableException(
+                            qualified,
+                            "key column '" + key + "' of " + qualified + " is " + types.get(key)
+                                    + ": a floating-point value sent as a key may round to another row's; key the"
+                                    + " table by an exact type",
+                            null);
+                }
+            }
+            if (!types.containsKey(fenceColumn)) {
+                throw new FencedTableException(
+                        qualified,
+                        "fence column '" + fenceColumn + "' does not exist in " + qualified
+                                + "; protect the table first: SELECT fencing.protect_table('" + qualified + "')",
+                        null);
+            }
+            if (!"bigint".equals(types.get(fenceColumn)) || nullable.get(fenceColumn)) {
+                throw new FencedTableException(
+                        qualified,
+                        "fence column '" + fenceColumn + "' of " + qualified + " must be BIGINT NOT NULL, is "
+                                + types.get(fenceColumn) + (nullable.get(fenceColumn) ? " NULL" : " NOT NULL"),
+                        null);
+            }
+            boolean unique = StatementParser.query(
+                            handle,
+                            "SELECT "
+                                    + FencedSql.uniqueKey(
+                                            "to_regclass(format('%I.%I', :schema, :table))", "CAST(:keys AS text[])"))
+                    .bind("schema", schema)
+                    .bind("table", table)
+                    .bindArray("keys", String.class, keyColumns)
+                    .mapTo(Boolean.class)
+                    .one();
+            if (!unique) {
+                throw new FencedTableException(
+                        qualified,
+                        "key columns " + keyColumns + " are not a unique key of " + qualified
+                                + " (no primary key or unique index on those columns, or on some of them, that is"
+                                + " immediate, valid, without predicate or expressions, and compares each column"
+                                + " with its own collation and its type's default operator class)",
+                        null);
+            }
+            Map<String, KeyComparison> comparisons = new HashMap<>();
+            StatementParser.query(
+                            handle,
+                            FencedSql.keyEqualities(
+                                    "to_regclass(format('%I.%I', :schema, :table))", "CAST(:keys AS text[])"))
+                    .bind("schema", schema)
+                    .bind("table", table)
+                    .bindArray("keys", String.class, keyColumns)
+                    .map((rs, ctx) -> {
+                        String equality = rs.getString("equality");
+                        String arbiter = rs.getString("arbiter");
+                        comparisons.put(
+                                rs.getString("column_name"),
+                                new KeyComparison(
+                                        equality == null ? NO_CLASS.equality() : equality,
+                                        rs.getString("comparison_type"),
+                                        arbiter == null ? "" : arbiter));
+                        return null;
+                    })
+                    .list();
+            boolean guarded = StatementParser.query(
+                            handle,
+                            "SELECT EXISTS (SELECT 1 FROM pg_trigger"
+                                    + " WHERE tgrelid = to_regclass(format('%I.%I', :schema, :table))"
+                                    + " AND tgname = 'fencing_guard' AND NOT tgisinternal"
+                                    // fired in ordinary sessions: 'R' fires only under session_replication_role =
+                                    // replica, 'D' never
+                                    + " AND tgenabled IN ('O', 'A')"
+                                    // FOR EACH ROW (bit 0), AFTER (bit 1 clear: a BEFORE guard, from an earlier
+                                    // version, can be undone by a user's BEFORE trigger that fires after it), UPDATE
+                                    // (bit 4)
+                                    + " AND (tgtype::int & 19) = 17"
+                                    + " AND tgfoid = to_regprocedure('fencing.guard_fence_token()')"
+                                    // and guarding this fence column, the function's first argument
+                                    + " AND substring(tgargs FROM 1 FOR position(decode('00', 'hex') IN tgargs) - 1)"
+                                    + " = convert_to(:fence, 'UTF8'))")
+                    .bind("schema", schema)
+                    .bind("table", table)
+                    .bind("fence", fenceColumn)
+                    .mapTo(Boolean.class)
+                    .one();
+            FencedTable result =
+                    new FencedTable(schema, table, keyColumns, fenceColumn, types, comparisons, guarded, partitioned);
+            if (guarded) {
+                LOG.info(
+                        "fenced table {} checked: key {}, fence column {}, guard trigger installed",
+                        qualified,
+                        keyColumns,
+                        fenceColumn);
+            } else {
+                LOG.warn(
+                        "fenced table {} checked: key {}, fence column {}, but no fencing_guard trigger guards it:"
+                                + " writers that bypass fencing-jdbc can lower tokens; run"
+                                + " SELECT fencing.protect_table('{}')",
+                        qualified,
+                        keyColumns,
+                        fenceColumn,
+                        qualified);
+            }
+            return result;
+        }
+    }
+}

@@ -1,0 +1,239 @@
+package dev.fencing.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.sql.SQLException;
+import org.jdbi.v3.core.statement.UnableToExecuteStatementException;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Issue test 3: a writer that bypasses the library with raw SQL cannot lower a protected row's token: the
+ * fencing-db module's guard trigger refuses it, naming table, key, stored and offered token; the same statement
+ * on the unprotected twin table goes through.
+ */
+class GuardTriggerIT {
+    static final String LOWER = "UPDATE %s SET stock = 0, last_fence_token = 3 WHERE sku = 'A-1'";
+
+    static FencingDatabase db;
+
+    @BeforeAll
+    static void database() {
+        db = FencingDatabase.create("guard_it", 2);
+    }
+
+    @AfterAll
+    static void dropDatabase() {
+        db.close();
+    }
+
+    @BeforeEach
+    void rows() {
+        db.reset("A-1");
+        db.jdbi.useHandle(h -> {
+            h.execute("UPDATE inventory SET stock = 7, last_fence_token = 9 WHERE sku = 'A-1'");
+            h.execute("UPDATE inventory_plain SET stock = 7, last_fence_token = 9 WHERE sku = 'A-1'");
+        });
+    }
+
+    @Test
+    void rawUpdateLoweringTheTokenIsRefusedOnTheProtectedTableAndAppliedOnItsUnprotectedTwin() {
+        assertThatThrownBy(() -> db.jdbi.useHandle(h -> h.execute(String.format(LOWER, "inventory"))))
+                .isInstanceOf(UnableToExecuteStatementException.class)
+                .cause()
+                .isInstanceOfSatisfying(
+                        SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("FE001"))
+                .hasMessageContaining(
+                        "stale fence token refused on table public.inventory row (sku=A-1): stored token 9, offered token 3");
+        assertThat(db.row("A-1")).isEqualTo("7:9");
+        // an upsert's DO UPDATE, and an UPDATE that also moves the row to another key, are UPDATEs too
+        assertThatThrownBy(() -> db.jdbi.useHandle(h -> h.execute("INSERT INTO inventory (sku, stock, last_fence_token)"
+                        + " VALUES ('A-1', 0, 3) ON CONFLICT (sku) DO UPDATE SET stock = 0,"
+                        + " last_fence_token = EXCLUDED.last_fence_token")))
+                .hasMessageContaining("stored token 9, offered token 3");
+        assertThatThrownBy(() -> db.jdbi.useHandle(
+                        h -> h.execute("UPDATE inventory SET sku = 'B-1', last_fence_token = 3 WHERE sku = 'A-1'")))
+                .hasMessageContaining("stored token 9, offered token 3");
+        assertThat(db.row("A-1")).isEqualTo("7:9");
+
+        int applied = db.jdbi.withHandle(h -> h.execute(String.format(LOWER, "inventory_plain")));
+        assertThat(applied).isEqualTo(1);
+        String twin = db.jdbi.withHandle(
+                h -> h.createQuery("SELECT stock || ':' || last_fence_token FROM inventory_plain WHERE sku = 'A-1'")
+                        .mapTo(String.class)
+                        .one());
+        assertThat(twin).isEqualTo("0:3");
+    }
+
+    /**
+     * PostgreSQL fires BEFORE triggers in name order: a user's trigger named after {@code fencing_guard}
+     * runs after a BEFORE guard and can lower the token it had checked. The guard is an AFTER trigger, so
+     * it sees the row as stored.
+     */
+    @Test
+    void aUserTriggerThatFiresAfterTheGuardInNameOrderCannotLowerTheToken() {
+        db.jdbi.useHandle(h -> {
+            h.execute("CREATE FUNCTION lower_token() RETURNS trigger LANGUAGE plpgsql AS"
+                    + " $$ BEGIN NEW.last_fence_token := 1; RETURN NEW; END $$");
+            h.execute("CREATE TRIGGER zz_lower_token BEFORE UPDATE ON inventory FOR EACH ROW"
+                    + " EXECUTE FUNCTION lower_token()");
+            h.execute("CREATE TRIGGER zz_lower_token BEFORE UPDATE ON inventory_plain FOR EACH ROW"
+                    + " EXECUTE FUNCTION lower_token()");
+        });
+        try {
+            // a raw update that raises the token, and a fenced one under a fresh token
+            assertThatThrownBy(() -> db.jdbi.useHandle(
+                            h -> h.execute("UPDATE inventory SET stock = 0, last_fence_token = 10 WHERE sku = 'A-1'")))
+                    .hasMessageContaining("stored token 9, offered token 1");
+            FencedWriter writer = FencedWriter.builder(db.jdbi).build();
+            FencedUpdate update = FencedUpdate.builder(db.inventory())
+                    .key("A-1")
+                    .set("stock", 0)
+                    .build();
+            assertThatThrownBy(() -> writer.tryUpdate(update, 11))
+                    .isInstanceOf(FencedWriteException.class)
+                    .hasMessageContaining("stored token 9, offered token 1");
+            assertThat(db.row("A-1")).isEqualTo("7:9");
+
+            // the unprotected twin: the same trigger takes the row back to token 1
+            db.jdbi.useHandle(
+                    h -> h.execute("UPDATE inventory_plain SET stock = 0, last_fence_token = 10 WHERE sku = 'A-1'"));
+            assertThat(plainRow()).isEqualTo("0:1");
+        } finally {
+            db.jdbi.useHandle(h -> {
+                h.execute("DROP TRIGGER zz_lower_token ON inventory");
+                h.execute("DROP TRIGGER zz_lower_token ON inventory_plain");
+                h.execute("DROP FUNCTION lower_token()");
+            });
+        }
+    }
+
+    /**
+     * A trigger function runs with the search_path of the session that issues the UPDATE. A session that
+     * puts its own schema first could shadow {@code to_jsonb} (or {@code >=}) and make every row read as
+     * token 0, so that any lowering passes; the guard's own search_path keeps the catalog's functions.
+     */
+    @Test
+    void aSessionThatShadowsTheGuardsFunctionsCannotLowerTheToken() {
+        db.jdbi.useHandle(h -> {
+            h.execute("CREATE SCHEMA IF NOT EXISTS shadow");
+            h.execute("CREATE OR REPLACE FUNCTION shadow.to_jsonb(anyelement) RETURNS jsonb LANGUAGE sql AS"
+                    + " $$ SELECT '{\"last_fence_token\": 0}'::jsonb $$");
+        });
+        try {
+            assertThatThrownBy(() -> db.jdbi.useHandle(h -> {
+                        h.execute("SET search_path = shadow, pg_catalog, public");
+                        try {
+                            h.execute(String.format(LOWER, "inventory"));
+                        } finally {
+                            h.execute("RESET search_path");
+                        }
+                    }))
+                    .hasMessageContaining("stored token 9, offered token 3");
+            assertThat(db.row("A-1")).isEqualTo("7:9");
+        } finally {
+            db.jdbi.useHandle(h -> h.execute("DROP SCHEMA shadow CASCADE"));
+        }
+    }
+
+    @Test
+    void aTableGuardedByABeforeTriggerOfAnEarlierVersionIsNotReportedAsGuarded() {
+        assertThat(db.inventory().guarded()).isTrue();
+        db.jdbi.useHandle(h -> {
+            h.execute("CREATE TABLE legacy (sku TEXT PRIMARY KEY, last_fence_token BIGINT NOT NULL DEFAULT 0)");
+            h.execute("CREATE TRIGGER fencing_guard BEFORE UPDATE ON legacy FOR EACH ROW"
+                    + " WHEN (NEW.last_fence_token < OLD.last_fence_token)"
+                    + " EXECUTE FUNCTION fencing.guard_fence_token('last_fence_token', 'sku')");
+        });
+        try {
+            FencedTable.Builder legacy = FencedTable.builder().table("legacy").keyColumns("sku");
+            assertThat(legacy.build(db.jdbi).guarded()).isFalse();
+            db.jdbi.useHandle(h -> h.execute("SELECT fencing.protect_table('legacy')"));
+            assertThat(legacy.build(db.jdbi).guarded())
+                    .as("protect_table replaced it")
+                    .isTrue();
+        } finally {
+            db.jdbi.useHandle(h -> h.execute("DROP TABLE legacy"));
+        }
+    }
+
+    /**
+     * A guard that does not fire for ordinary sessions (enabled for replicas only) or that guards another
+     * column is no guard of this table's fence column.
+     */
+    @Test
+    void aGuardThatDoesNotFireForOrdinarySessionsOrGuardsAnotherColumnIsNotReportedAsGuarded() {
+        db.jdbi.useHandle(h -> {
+            h.execute("CREATE TABLE legacy (sku TEXT PRIMARY KEY, last_fence_token BIGINT NOT NULL DEFAULT 0,"
+                    + " other_token BIGINT NOT NULL DEFAULT 0)");
+            h.execute("SELECT fencing.protect_table('legacy')");
+        });
+        try {
+            FencedTable.Builder legacy = FencedTable.builder().table("legacy").keyColumns("sku");
+            assertThat(legacy.build(db.jdbi).guarded()).isTrue();
+
+            db.jdbi.useHandle(h -> h.execute("ALTER TABLE legacy ENABLE REPLICA TRIGGER fencing_guard"));
+            assertThat(legacy.build(db.jdbi).guarded())
+                    .as("fires for replicas only")
+                    .isFalse();
+            db.jdbi.useHandle(h -> {
+                h.execute("INSERT INTO legacy (sku, last_fence_token) VALUES ('A-1', 9)");
+                h.execute("UPDATE legacy SET last_fence_token = 1 WHERE sku = 'A-1'");
+            });
+
+            db.jdbi.useHandle(h -> h.execute("SELECT fencing.protect_table('legacy', NULL, 'other_token')"));
+            assertThat(legacy.build(db.jdbi).guarded()).as("guards other_token").isFalse();
+            assertThat(legacy.fenceColumn("other_token").build(db.jdbi).guarded())
+                    .isTrue();
+        } finally {
+            db.jdbi.useHandle(h -> h.execute("DROP TABLE legacy"));
+        }
+    }
+
+    /**
+     * A BEFORE trigger that returns NULL skips the row: the write admits the token but writes nothing, every
+     * time. That is a failure naming the likely cause, never an outcome.
+     */
+    @Test
+    void aUserTriggerThatSkipsTheRowFailsTheWriteWithAMessageNamingIt() {
+        db.jdbi.useHandle(h -> {
+            h.execute("CREATE FUNCTION skip_row() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$");
+            h.execute("CREATE TRIGGER skip_row BEFORE UPDATE ON inventory FOR EACH ROW EXECUTE FUNCTION skip_row()");
+        });
+        try {
+            FencedWriter writer = FencedWriter.builder(db.jdbi).build();
+            FencedUpdate update = FencedUpdate.builder(db.inventory())
+                    .key("A-1")
+                    .set("stock", 0)
+                    .build();
+            assertThatThrownBy(() -> writer.tryUpdate(update, 11))
+                    .isInstanceOf(FencedWriteException.class)
+                    .hasMessageContaining("BEFORE trigger that returns NULL");
+            assertThat(db.row("A-1")).isEqualTo("7:9");
+        } finally {
+            db.jdbi.useHandle(h -> {
+                h.execute("DROP TRIGGER skip_row ON inventory");
+                h.execute("DROP FUNCTION skip_row()");
+            });
+        }
+    }
+
+    private static String plainRow() {
+        return db.jdbi.withHandle(
+                h -> h.createQuery("SELECT stock || ':' || last_fence_token FROM inventory_plain WHERE sku = 'A-1'")
+                        .mapTo(String.class)
+                        .one());
+    }
+
+    @Test
+    void rawUpdatesThatKeepOrRaiseTheTokenStillPass() {
+        db.jdbi.useHandle(h -> {
+            h.execute("UPDATE inventory SET stock = 6 WHERE sku = 'A-1'");
+            h.execute("UPDATE inventory SET stock = 5, last_fence_token = 10 WHERE sku = 'A-1'");
+        });
+        assertThat(db.row("A-1")).isEqualTo("5:10");
+    }
+}

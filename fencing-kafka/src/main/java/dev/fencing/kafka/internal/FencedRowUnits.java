@@ -1,0 +1,324 @@
+package dev.fencing.kafka.internal;
+
+import dev.fencing.FencePolicy;
+import dev.fencing.jdbc.FencedTable;
+import dev.fencing.kafka.FencedRowHandler;
+import dev.fencing.kafka.PostgresWatermarkStore;
+import dev.fencing.kafka.RecordHandlingException;
+import dev.fencing.kafka.TransactionalRecordHandler;
+import dev.fencing.kafka.WatermarkStoreException;
+import dev.fencing.kafka.spi.PartitionProgress;
+import dev.fencing.kafka.spi.PartitionState;
+import dev.fencing.kafka.spi.WatermarkStore;
+import java.sql.Array;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.Deserializer;
+import org.apache.kafka.common.utils.Bytes;
+import org.jdbi.v3.core.Handle;
+
+/**
+ * What {@link FencedRowHandler} runs on: the consumer's store (a {@link PostgresWatermarkStore} whose units it
+ * wraps), its transactional handler (which collects each accepted record's row update) and its {@link
+ * UnitEffects} (which sends a unit's updates as one JDBC batch and reports the rows that refused theirs).
+ *
+ * <p>Watermarks: the row is the key's watermark. A save leaves out of {@code fencing.kafka_watermark} every key
+ * whose row this unit wrote or was refused by (the row then holds at least the raised token); what is left is
+ * a key raised without a row write (a record whose value could not be deserialized, dead-lettered). Loads
+ * take, per key, the greater of the row's token and the stored watermark. Serial consumer only: one unit at a
+ * time, on the poll thread.
+ */
+public final class FencedRowUnits<K, V>
+        implements WatermarkStore<Handle>, TransactionalRecordHandler<Handle, K, V>, UnitEffects<Handle> {
+    private final PostgresWatermarkStore store;
+    private final FencedRowHandler<K, V> rows;
+    private final Deserializer<K> keyDeserializer;
+    private final String update;
+    private final String rowTokens;
+    private Unit unit; // the running unit of work, poll thread only
+
+    public FencedRowUnits(
+            PostgresWatermarkStore store,
+            FencedRowHandler<K, V> rows,
+            Deserializer<K> keyDeserializer,
+            FencePolicy policy) {
+        this.store = store;
+        this.rows = rows;
+        this.keyDeserializer = keyDeserializer;
+        FencedTable table = rows.table();
+        String fence = quoted(table.fenceColumn());
+        String key = quoted(rows.keyColumn());
+        String keyType = table.columnType(rows.keyColumn()).orElseThrow();
+        // the key compared as fencing-jdbc's statements compare it (the equality of its unique index's class)
+        String keyCondition = table.keyEquals(rows.keyColumn(), key, "CAST(? AS " + keyType + ")");
+        // ONLY: never a row of an inheritance child added after the table was checked (a partitioned table's
+        // rows are all in its partitions)
+        String target = table.partitioned() ? table.quotedName() : "ONLY " + table.quotedName();
+        StringBuilder sql = new StringBuilder("UPDATE ").append(target).append(" SET ");
+        for (String column : rows.columns()) {
+            sql.append(quoted(column))
+                    .append(" = CAST(? AS ")
+                    .append(table.columnType(column).orElseThrow())
+                    .append("), ");
+        }
+        // one statement: the check and the write (the fencing-db module's guard trigger backs it for other writers);
+        // operators named with their schema, as fencing-jdbc's statements write them
+        sql.append(fence)
+                .append(" = ? WHERE ")
+                .append(keyCondition)
+                .append(" AND ")
+                .append(fence)
+                .append(policy == FencePolicy.STRICT ? " OPERATOR(pg_catalog.<) ?" : " OPERATOR(pg_catalog.<=) ?");
+        this.update = sql.toString();
+        this.rowTokens = "SELECT " + key + "::text, " + fence + " FROM " + target + " JOIN pg_catalog.unnest(CAST(? AS "
+                + keyType + "[])) AS wanted(k) ON " + table.keyEquals(rows.keyColumn(), key, "wanted.k");
+    }
+
+    private static String quoted(String identifier) {
+        return '"' + identifier + '"'; // FencedTable allows only [a-z_][a-z0-9_]*
+    }
+
+    /** One accepted record's row update, waiting for the end of its unit. */
+    private record Write(TopicPartition partition, long offset, long token, Object rowKey, Object[] values) {}
+
+    private static final class Unit {
+        final Handle handle;
+        final List<Write> writes = new ArrayList<>();
+        // per row key (its text form): a token the row holds at least, once this unit's batch ran
+        final Map<String, Long> rowHolds = new HashMap<>();
+        boolean unwritten;
+
+        Unit(Handle handle) {
+            this.handle = handle;
+        }
+    }
+
+    @Override
+    public void commit(String groupId, Function<? super Handle, List<PartitionProgress>> work) {
+        store.commit(groupId, handle -> {
+            Unit running = new Unit(handle);
+            unit = running;
+            try {
+                List<PartitionProgress> progress = work.apply(handle);
+                if (running.unwritten) {
+                    // the consumer always finishes a unit before it saves; never commit effects not written
+                    throw new IllegalStateException("a unit of work ended with fenced row updates not sent");
+                }
+                return withoutRowWatermarks(progress, running);
+            } finally {
+                unit = null;
+            }
+        });
+    }
+
+    @Override
+    public void handle(Handle transaction, ConsumerRecord<K, V> record, long token) {
+        Unit running = unitOf(transaction);
+        Object rowKey = rows.rowKey(record.key());
+        if (rowKey == null) {
+            throw new IllegalArgumentException("record " + record.topic() + "-" + record.partition() + "@"
+                    + record.offset() + " maps to no row of " + rows.table().qualifiedName() + " (row key null)");
+        }
+        running.writes.add(new Write(
+                new TopicPartition(record.topic(), record.partition()),
+                record.offset(),
+                token,
+                rowKey,
+                rows.values(record)));
+        running.unwritten = true;
+    }
+
+    @Override
+    public List<Refusal> finishUnit(Handle transaction) {
+        Unit running = unitOf(transaction);
+        running.unwritten = false;
+        if (running.writes.isEmpty()) {
+            return List.of();
+        }
+        List<Write> writes = running.writes;
+        int[] counts;
+        Connection connection = transaction.getConnection();
+        try (PreparedStatement statement = connection.prepareStatement(update)) {
+            for (Write write : writes) {
+                int p = 1;
+                for (Object value : write.values()) {
+                    statement.setObject(p++, value);
+                }
+                statement.setLong(p++, write.token());
+                statement.setObject(p++, write.rowKey());
+                statement.setLong(p, write.token());
+                statement.addBatch();
+            }
+            counts = statement.executeBatch();
+        } catch (SQLException e) {
+            throw new WatermarkStoreException(
+                    "could not write the unit's " + writes.size() + " fenced row updates to "
+                            + rows.table().qualifiedName() + ": " + e.getMessage(),
+                    e);
+        }
+        List<Write> refused = new ArrayList<>();
+        for (int i = 0; i < writes.size(); i++) {
+            Write write = writes.get(i);
+            if (counts[i] != 1 && counts[i] != 0) {
+                throw new IllegalStateException(
+                        "the update of one row of " + rows.table().qualifiedName() + " counted " + counts[i]);
+            }
+            running.rowHolds.merge(String.valueOf(write.rowKey()), write.token(), Math::max);
+            if (counts[i] == 0) {
+                refused.add(write);
+            }
+        }
+        writes.clear();
+        if (refused.isEmpty()) {
+            return List.of();
+        }
+        Map<String, Long> stored =
+                rowTokens(connection, refused.stream().map(Write::rowKey).toList());
+        List<Refusal> refusals = new ArrayList<>(refused.size());
+        for (Write write : refused) {
+            Long token = stored.get(String.valueOf(write.rowKey()));
+            if (token == null || token < write.token()) {
+                // no row, or a row that refused a newer token (a trigger that skipped the update?): the record is
+                // neither applied nor stale; fail closed, the unit rolls back
+                throw new RecordHandlingException(
+                        write.partition(),
+                        write.offset(),
+                        write.token(),
+                        new IllegalStateException(
+                                token == null
+                                        ? "no row of " + rows.table().qualifiedName() + " has " + rows.keyColumn()
+                                                + " = " + write.rowKey()
+                                                + ": a fenced row handler updates existing rows only"
+                                        : "row " + write.rowKey() + " of "
+                                                + rows.table().qualifiedName() + " refused token " + write.token()
+                                                + " while holding " + token));
+            }
+            refusals.add(new Refusal(write.partition(), write.offset(), token));
+        }
+        return refusals;
+    }
+
+    /** The tokens the rows of these keys hold, by the key's text form; a key without a row is left out. */
+    private Map<String, Long> rowTokens(Connection connection, Collection<?> rowKeys) {
+        String[] texts = rowKeys.stream().map(String::valueOf).distinct().toArray(String[]::new);
+        Map<String, Long> found = new HashMap<>();
+        try (PreparedStatement statement = connection.prepareStatement(rowTokens)) {
+            Array array = connection.createArrayOf("text", texts);
+            try {
+                statement.setArray(1, array);
+                try (ResultSet result = statement.executeQuery()) {
+                    while (result.next()) {
+                        found.put(result.getString(1), result.getLong(2));
+                    }
+                }
+            } finally {
+                array.free();
+            }
+        } catch (SQLException e) {
+            throw new WatermarkStoreException(
+                    "could not read the tokens of " + texts.length + " rows of "
+                            + rows.table().qualifiedName() + ": " + e.getMessage(),
+                    e);
+        }
+        return found;
+    }
+
+    /** The progress without the watermarks that rows hold: a save writes only what no row carries. */
+    private List<PartitionProgress> withoutRowWatermarks(List<PartitionProgress> progress, Unit running) {
+        if (running.rowHolds.isEmpty()) {
+            return progress;
+        }
+        List<PartitionProgress> kept = new ArrayList<>(progress.size());
+        for (PartitionProgress p : progress) {
+            Map<Bytes, Long> raised = new HashMap<>();
+            for (Map.Entry<Bytes, Long> watermark : p.raisedWatermarks().entrySet()) {
+                String row = rowKeyText(p.partition().topic(), watermark.getKey());
+                Long held = row == null ? null : running.rowHolds.get(row);
+                if (held == null || held < watermark.getValue()) {
+                    raised.put(watermark.getKey(), watermark.getValue());
+                }
+            }
+            kept.add(new PartitionProgress(p.partition(), p.expectedOffset(), p.nextOffset(), raised));
+        }
+        return kept;
+    }
+
+    /** The row key's text form for a record key, or null if the key cannot be read or maps to no row. */
+    private String rowKeyText(String topic, Bytes key) {
+        try {
+            Object rowKey = rows.rowKey(keyDeserializer.deserialize(topic, key.get()));
+            return rowKey == null ? null : String.valueOf(rowKey);
+        } catch (RuntimeException e) {
+            return null; // such a record never reaches the handler: the step dead-letters it
+        }
+    }
+
+    /** Per key, the greater of its row's token and its stored watermark. Inside a unit of work only. */
+    @Override
+    public Map<Bytes, Long> loadWatermarks(String groupId, TopicPartition partition, Collection<Bytes> keys) {
+        Map<Bytes, Long> found = new HashMap<>(store.loadWatermarks(groupId, partition, keys));
+        Map<String, List<Bytes>> byRow = new HashMap<>();
+        for (Bytes key : keys) {
+            String row = rowKeyText(partition.topic(), key);
+            if (row != null) {
+                byRow.computeIfAbsent(row, r -> new ArrayList<>()).add(key);
+            }
+        }
+        if (byRow.isEmpty()) {
+            return found;
+        }
+        Unit running = unit;
+        if (running == null) {
+            throw new IllegalStateException("the rows of " + rows.table().qualifiedName()
+                    + " are read inside a unit of work, in its transaction");
+        }
+        for (Map.Entry<String, Long> row :
+                rowTokens(running.handle.getConnection(), byRow.keySet()).entrySet()) {
+            if (row.getValue() > 0) {
+                for (Bytes key : byRow.get(row.getKey())) {
+                    found.merge(key, row.getValue(), Math::max);
+                }
+            }
+        }
+        return found;
+    }
+
+    private Unit unitOf(Handle transaction) {
+        Unit running = unit;
+        if (running == null || running.handle != transaction) {
+            throw new IllegalStateException("a fenced row handler runs inside its own store's unit of work only");
+        }
+        return running;
+    }
+
+    @Override
+    public boolean loadsLazily() {
+        return true; // a key's watermark is read with its row
+    }
+
+    /** The stored watermarks only: the rows' tokens are read key by key ({@link #loadWatermarks}). */
+    @Override
+    public PartitionState load(String groupId, TopicPartition partition) {
+        return store.load(groupId, partition);
+    }
+
+    @Override
+    public long loadOffset(String groupId, TopicPartition partition) {
+        return store.loadOffset(groupId, partition);
+    }
+
+    @Override
+    public void lockPartition(Handle transaction, String groupId, TopicPartition partition, long expectedOffset) {
+        store.lockPartition(transaction, groupId, partition, expectedOffset);
+    }
+}

@@ -1,0 +1,301 @@
+package dev.fencing.redis.internal;
+
+import dev.fencing.FencePolicy;
+import dev.fencing.FenceTokens;
+import dev.fencing.redis.FencedRedisAsync;
+import dev.fencing.redis.FencedRedisWriteException;
+import dev.fencing.redis.FencedScript;
+import dev.fencing.redis.FencingRedisException;
+import dev.fencing.redis.WriteOutcome;
+import io.lettuce.core.RedisCommandExecutionException;
+import io.lettuce.core.RedisCommandTimeoutException;
+import io.lettuce.core.RedisNoScriptException;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import io.lettuce.core.protocol.CommandType;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** The fenced writes: checks input, sends the script (EVALSHA, EVAL on NOSCRIPT), reads its reply. */
+public final class AsyncFencedRedis implements FencedRedisAsync {
+    private static final Logger LOG = LoggerFactory.getLogger(AsyncFencedRedis.class);
+    private static final Duration MAX_TTL = Duration.ofDays(365 * 100);
+
+    private final RedisClusterAsyncCommands<String, String> commands;
+    private final char policy;
+    private final FencedKeys keys;
+    private final Map<String, LuaScripts.Script> userScripts = new ConcurrentHashMap<>();
+    private final int waitReplicas;
+    private final long waitMillis;
+
+    public AsyncFencedRedis(
+            RedisClusterAsyncCommands<String, String> commands,
+            FencePolicy policy,
+            FencedKeys keys,
+            int waitReplicas,
+            Duration waitTimeout) {
+        this.commands = Objects.requireNonNull(commands, "commands");
+        this.policy = policy == FencePolicy.STRICT ? 'S' : 'M';
+        this.keys = Objects.requireNonNull(keys, "keys");
+        this.waitReplicas = waitReplicas;
+        this.waitMillis = waitTimeout.toMillis();
+    }
+
+    @Override
+    public CompletableFuture<WriteOutcome> trySet(String key, String value, long token) {
+        return set("SET", key, value, "", token);
+    }
+
+    @Override
+    public CompletableFuture<WriteOutcome> trySet(String key, String value, Duration ttl, long token) {
+        Objects.requireNonNull(ttl, "ttl");
+        // a century: Duration.toMillis overflows for the largest durations, and Redis refuses PX near 2^63 ms
+        if (ttl.isNegative() || ttl.compareTo(Duration.ofMillis(1)) < 0 || ttl.compareTo(MAX_TTL) > 0) {
+            throw new IllegalArgumentException(
+                    "time to live for Redis key '" + key + "' must be between 1 ms and " + MAX_TTL + ", got " + ttl);
+        }
+        return set("SET PX", key, value, Long.toString(ttl.toMillis()), token);
+    }
+
+    private CompletableFuture<WriteOutcome> set(String op, String key, String value, String ttlMillis, long token) {
+        String tokenKey = keys.check(key);
+        keys.checkValue(key, value);
+        checkToken(key, token);
+        return send(
+                op,
+                key,
+                token,
+                LuaScripts.SET,
+                fenced(key, tokenKey, token, value.length() + 16).text(value).text(ttlMillis));
+    }
+
+    @Override
+    public CompletableFuture<WriteOutcome> tryHset(String key, Map<String, String> fields, long token) {
+        String tokenKey = keys.check(key);
+        keys.checkFields(key, fields);
+        checkToken(key, token);
+        ScriptCall.Arguments arguments = fenced(key, tokenKey, token, 32 * fields.size());
+        for (Map.Entry<String, String> field : fields.entrySet()) {
+            arguments.text(field.getKey()).text(field.getValue());
+        }
+        return send("HSET", key, token, LuaScripts.HSET, arguments);
+    }
+
+    @Override
+    public CompletableFuture<WriteOutcome> tryDelete(String key, long token) {
+        String tokenKey = keys.check(key);
+        checkToken(key, token);
+        return send("DEL", key, token, LuaScripts.DELETE, fenced(key, tokenKey, token, 0));
+    }
+
+    @Override
+    public CompletableFuture<WriteOutcome> tryIncrementBy(String key, long delta, long minimum, long token) {
+        String tokenKey = keys.check(key);
+        FencedKeys.checkExact(key, "delta", delta);
+        FencedKeys.checkExact(key, "minimum", minimum);
+        checkToken(key, token);
+        return send(
+                "INCRBY",
+                key,
+                token,
+                LuaScripts.INCREMENT,
+                fenced(key, tokenKey, token, 48).number(delta).number(minimum));
+    }
+
+    @Override
+    public CompletableFuture<WriteOutcome> tryDecrementBy(String key, long amount, long token) {
+        if (amount < 0) {
+            throw new IllegalArgumentException(
+                    "amount to take from Redis key '" + key + "' must be >= 0, got " + amount);
+        }
+        return tryIncrementBy(key, -amount, 0, token);
+    }
+
+    @Override
+    public CompletableFuture<WriteOutcome> tryEval(
+            FencedScript script, List<String> scriptKeys, List<String> args, long token) {
+        Objects.requireNonNull(script, "script");
+        Objects.requireNonNull(args, "args");
+        String tokenKey = keys.checkScriptKeys(scriptKeys);
+        String key = scriptKeys.get(0);
+        for (String arg : args) { // List.of(...).contains(null) throws
+            if (arg == null) {
+                throw new IllegalArgumentException("a fenced script's arguments must not contain null: " + args);
+            }
+        }
+        checkToken(key, token);
+        // the fence's own key and arguments go last, so that the body's KEYS[i] and ARGV[i] are its own
+        ScriptCall.Arguments arguments = new ScriptCall.Arguments(scriptKeys.size() + 1, 64);
+        for (String scriptKey : scriptKeys) {
+            arguments.key(scriptKey);
+        }
+        arguments.key(tokenKey);
+        for (String arg : args) {
+            arguments.text(arg);
+        }
+        arguments.number(token).policy(policy);
+        LuaScripts.Script lua = userScripts.computeIfAbsent(script.body(), LuaScripts::userScript);
+        ScriptCall evalsha = ScriptCall.evalsha(lua, arguments);
+        CompletableFuture<WriteOutcome> outcome = new CompletableFuture<>();
+        commands.dispatch(CommandType.EVALSHA, evalsha.tableOutput(), evalsha).whenComplete((list, failure) -> {
+            if (failure != null && unwrap(failure) instanceof RedisNoScriptException) {
+                ScriptCall eval = ScriptCall.eval(lua, evalsha);
+                sendEval(
+                        outcome,
+                        "EVAL",
+                        key,
+                        token,
+                        () -> commands.dispatch(CommandType.EVAL, eval.tableOutput(), eval));
+            } else {
+                complete(outcome, "EVAL", key, token, list, failure);
+            }
+        });
+        return waitForReplicas("EVAL", key, token, outcome);
+    }
+
+    /** A library script's arguments: KEYS the key and its token key, ARGV the token and the policy first. */
+    private ScriptCall.Arguments fenced(String key, String tokenKey, long token, int more) {
+        return new ScriptCall.Arguments(2, 2 * key.length() + more)
+                .key(key)
+                .key(tokenKey)
+                .number(token)
+                .policy(policy);
+    }
+
+    private static void checkToken(String key, long token) {
+        FenceTokens.requirePositive(token, "Redis key " + key);
+    }
+
+    /**
+     * Sends a library script: EVALSHA, then EVAL if Redis has not cached it. One stage between Lettuce's
+     * command and the caller's outcome (this is the path a pipelined writer runs per write).
+     */
+    private CompletableFuture<WriteOutcome> send(
+            String op, String key, long token, LuaScripts.Script script, ScriptCall.Arguments arguments) {
+        ScriptCall evalsha = ScriptCall.evalsha(script, arguments);
+        CompletableFuture<WriteOutcome> outcome = new CompletableFuture<>();
+        commands.dispatch(CommandType.EVALSHA, new FenceReply(evalsha), evalsha).whenComplete((reply, failure) -> {
+            if (failure != null && unwrap(failure) instanceof RedisNoScriptException) {
+                ScriptCall eval = ScriptCall.eval(script, evalsha);
+                sendEval(
+                        outcome, op, key, token, () -> commands.dispatch(CommandType.EVAL, new FenceReply(eval), eval));
+            } else {
+                complete(outcome, op, key, token, reply, failure);
+            }
+        });
+        return waitForReplicas(op, key, token, outcome);
+    }
+
+    /**
+     * Sends the EVAL that follows a NOSCRIPT, from the EVALSHA's callback. Whatever the sending throws (a
+     * command listener, a client shutting down) must still complete the caller's outcome: nobody reads the
+     * callback's own stage.
+     */
+    private static void sendEval(
+            CompletableFuture<WriteOutcome> outcome,
+            String op,
+            String key,
+            long token,
+            Supplier<? extends CompletionStage<?>> eval) {
+        try {
+            eval.get().whenComplete((reply, failure) -> complete(outcome, op, key, token, reply, failure));
+        } catch (RuntimeException e) {
+            complete(outcome, op, key, token, null, e);
+        }
+    }
+
+    /**
+     * Reads a library script's {@link FenceReply} or a user script's table into the caller's outcome. A failure
+     * reaches the caller's callbacks as a {@link CompletionException} around the {@code
+     * FencedRedisWriteException}, as from every other stage of this API (and {@code get()} unwraps it).
+     */
+    @SuppressWarnings("unchecked")
+    private static void complete(
+            CompletableFuture<WriteOutcome> outcome,
+            String op,
+            String key,
+            long token,
+            Object reply,
+            Throwable failure) {
+        if (failure != null) {
+            outcome.completeExceptionally(new CompletionException(failed(op, key, token, unwrap(failure))));
+            return;
+        }
+        WriteOutcome result;
+        try {
+            result = reply instanceof FenceReply fence
+                    ? Replies.outcome(op, key, token, fence)
+                    : Replies.outcome(op, key, token, (List<Object>) reply);
+        } catch (RuntimeException e) { // the caller's stage must complete, whatever the reply was
+            outcome.completeExceptionally(new CompletionException(failed(op, key, token, e)));
+            return;
+        }
+        if (result instanceof WriteOutcome.Rejected rejected) {
+            LOG.debug(
+                    "stale fence token refused: {} of Redis key {} under token {}, stored token {}",
+                    op,
+                    key,
+                    token,
+                    rejected.storedToken());
+        }
+        outcome.complete(result);
+    }
+
+    private CompletableFuture<WriteOutcome> waitForReplicas(
+            String op, String key, long token, CompletableFuture<WriteOutcome> outcome) {
+        if (waitReplicas == 0) {
+            return outcome;
+        }
+        return outcome.thenCompose(read -> read instanceof WriteOutcome.Applied applied
+                ? commands.waitForReplication(waitReplicas, waitMillis)
+                        .toCompletableFuture()
+                        .handle((replicas, failure) -> {
+                            if (failure != null) {
+                                throw new CompletionException(new FencedRedisWriteException(
+                                        "fenced " + op + " of Redis key " + key + " under token " + token
+                                                + " was applied, but WAIT for " + waitReplicas + " replicas failed: "
+                                                + unwrap(failure),
+                                        key,
+                                        token,
+                                        unwrap(failure)));
+                            }
+                            return (WriteOutcome) new WriteOutcome.Applied(
+                                    applied.offeredToken(),
+                                    applied.previousToken(),
+                                    applied.reply(),
+                                    replicas.intValue());
+                        })
+                : CompletableFuture.completedFuture(read));
+    }
+
+    static FencingRedisException failed(String op, String key, long token, Throwable failure) {
+        if (failure instanceof FencingRedisException fencing) {
+            return fencing;
+        }
+        String what = "fenced " + op + " of Redis key " + key + " under token " + token;
+        if (failure instanceof RedisCommandExecutionException && !(failure instanceof RedisCommandTimeoutException)) {
+            // an error reply: the script checks before it writes, or Redis refused the script as a whole
+            return new FencedRedisWriteException(what + " failed: " + failure.getMessage(), key, token, failure);
+        }
+        return new FencedRedisWriteException(
+                what + " failed, and whether it applied is unknown: " + failure, key, token, failure);
+    }
+
+    static Throwable unwrap(Throwable failure) {
+        Throwable cause = failure;
+        while ((cause instanceof CompletionException || cause instanceof ExecutionException)
+                && cause.getCause() != null) {
+            cause = cause.getCause();
+        }
+        return cause;
+    }
+}

@@ -1,0 +1,131 @@
+package dev.fencing.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.fencing.FencePolicy;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+class InvalidInputIT {
+    private static RedisFixture redis;
+    private static FencedRedis fenced;
+
+    @BeforeAll
+    static void connect() {
+        redis = new RedisFixture();
+        fenced = redis.fenced(FencePolicy.STRICT);
+    }
+
+    @AfterAll
+    static void disconnect() {
+        redis.close();
+    }
+
+    @Test
+    void aKeyHoldingAnotherTypeIsAWrongTypeErrorNamingTheKeyAndNothingIsWritten() {
+        String hash = redis.key("a-hash");
+        String string = redis.key("a-string");
+        redis.plain.hset(hash, "f", "v");
+        redis.plain.set(string, "v");
+
+        assertThatThrownBy(() -> fenced.trySet(hash, "x", 1))
+                .isInstanceOf(FencedRedisWriteException.class)
+                .hasMessageContaining("WRONGTYPE")
+                .hasMessageContaining(hash)
+                .hasMessageContaining("holds a hash");
+        assertThatThrownBy(() -> fenced.tryHset(string, Map.of("f", "x"), 1))
+                .isInstanceOf(FencedRedisWriteException.class)
+                .hasMessageContaining("WRONGTYPE")
+                .hasMessageContaining(string)
+                .satisfies(
+                        e -> assertThat(((FencedRedisWriteException) e).key()).isEqualTo(string));
+        assertThatThrownBy(() -> fenced.tryIncrementBy(hash, 1, 0, 1))
+                .hasMessageContaining("WRONGTYPE")
+                .hasMessageContaining(hash);
+        // a guard that fails does not hide the wrong type behind a counter read as 0
+        assertThatThrownBy(() -> fenced.tryDecrementBy(hash, 1, 1))
+                .hasMessageContaining("WRONGTYPE")
+                .hasMessageContaining(hash);
+
+        assertThat(redis.plain.hgetall(hash)).isEqualTo(Map.of("f", "v"));
+        assertThat(redis.plain.get(string)).isEqualTo("v");
+        assertThat(redis.storedToken(hash)).isZero();
+        assertThat(redis.storedToken(string)).isZero();
+    }
+
+    @Test
+    void aTokenKeyHoldingSomethingElseFailsClosedNamingIt() {
+        String key = redis.key("garbled");
+        String tokenKey = FencedRedis.tokenKey(key);
+        redis.plain.set(tokenKey, "0007");
+        assertThatThrownBy(() -> fenced.trySet(key, "v", 9))
+                .isInstanceOf(FencedRedisWriteException.class)
+                .hasMessageContaining(tokenKey)
+                .hasMessageContaining("0007");
+        assertThatThrownBy(() -> fenced.tryIncrementBy(key, 1, 0, 9))
+                .isInstanceOf(FencedRedisWriteException.class)
+                .hasMessageContaining(tokenKey)
+                .hasMessageContaining("0007");
+        redis.plain.del(tokenKey);
+        redis.plain.rpush(tokenKey, "8");
+        assertThatThrownBy(() -> fenced.tryDelete(key, 9))
+                .isInstanceOf(FencedRedisWriteException.class)
+                .hasMessageContaining(tokenKey);
+        // the counter's script reads the token with MGET, which reads a list as nil: a token key that exists
+        // fails closed all the same
+        assertThatThrownBy(() -> fenced.tryIncrementBy(key, 1, 0, 9))
+                .isInstanceOf(FencedRedisWriteException.class)
+                .hasMessageContaining(tokenKey)
+                .hasMessageContaining("holds no string");
+        assertThat(redis.plain.exists(key)).isZero();
+        assertThat(redis.plain.lrange(tokenKey, 0, -1)).containsExactly("8");
+    }
+
+    @Test
+    void aValueOverTheLimitIsRefusedNamingTheKey() {
+        FencedRedis small =
+                FencedRedis.builder(redis.connection).maxValueBytes(8).build();
+        String key = redis.key("big");
+        assertThatThrownBy(() -> small.trySet(key, "123456789", 1))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(key)
+                .hasMessageContaining("9 bytes");
+        assertThatThrownBy(() -> FencedRedis.builder(redis.connection).maxValueBytes(0))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("got 0");
+        assertThat(redis.plain.exists(key)).isZero();
+    }
+
+    @Test
+    void clusterKeysRefuseAKeyWithoutHashTagBeforeAnythingIsSent() {
+        FencedRedis clusterKeys =
+                FencedRedis.builder(redis.connection).clusterKeys(true).build();
+        assertThatThrownBy(() -> clusterKeys.trySet("stock:sku-42", "1", 1))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("'stock:sku-42'")
+                .hasMessageContaining("hash tag");
+        assertThatThrownBy(() -> clusterKeys.tryEval(
+                        UserScriptIT.RESERVE, List.of(redis.key("a"), "other"), List.of("1", "x"), 1))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("'other'");
+        assertThat(redis.plain.exists("stock:sku-42")).isZero();
+        assertThat(clusterKeys.trySet(redis.key("tagged"), "1", 1).isApplied()).isTrue();
+    }
+
+    @Test
+    void aNegativeAmountOrAnEmptyHashIsRefusedNamingTheKey() {
+        String key = redis.key("input");
+        assertThatThrownBy(() -> fenced.tryDecrementBy(key, -1, 1)).hasMessageContaining(key);
+        assertThatThrownBy(() -> fenced.tryHset(key, Map.of(), 1)).hasMessageContaining(key);
+        assertThatThrownBy(() -> fenced.trySet(key, "v", java.time.Duration.ZERO, 1))
+                .hasMessageContaining(key);
+        assertThatThrownBy(() -> fenced.trySet(key, "v", java.time.Duration.ofSeconds(Long.MAX_VALUE), 1))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(key);
+        assertThat(redis.plain.exists(key)).isZero();
+    }
+}
