@@ -4,15 +4,9 @@ import dev.fencing.harness.PostgresAccess;
 import dev.fencing.harness.StartedServers;
 import dev.fencing.harness.Watchdog;
 import dev.fencing.harness.ZooKeeperAccess;
-import dev.fencing.testsupport.EmbeddedPostgresServer;
 import dev.fencing.testsupport.EmbeddedZooKeeper;
 import java.io.PrintStream;
 import java.nio.file.Path;
-import java.sql.Connection;
-import java.sql.SQLException;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.OptionalLong;
 import org.postgresql.ds.PGSimpleDataSource;
 
 /**
@@ -103,45 +97,26 @@ final class Clusters implements AutoCloseable {
     }
 
     private void openPostgres(DemoSettings settings, PrintStream progress) {
-        if (settings.jdbcUrl() == null) {
-            EmbeddedPostgresServer server = started.add(EmbeddedPostgresServer.builder()
-                    .dataDirectoryParent(runDirectory)
-                    .build());
-            jdbcUrl = server.jdbcUrl();
-            jdbcUser = server.user();
-            jdbcPassword = server.password();
-            watchPostmaster();
-            progress.println("  embedded PostgreSQL at " + jdbcUrl);
+        StartedServers.Postgres postgres = started.postgres(
+                settings.jdbcUrl(),
+                settings.jdbcUser(),
+                settings.jdbcPassword(),
+                DemoSettings.JDBC_URL_FLAG,
+                builder -> {},
+                progress);
+        jdbcUrl = postgres.jdbcUrl();
+        jdbcUser = postgres.user();
+        jdbcPassword = postgres.password();
+        if (!postgres.embedded()) {
+            progress.println("  PostgreSQL at " + jdbcUrl);
             return;
         }
-        jdbcUrl = settings.jdbcUrl();
-        jdbcUser = settings.jdbcUser();
-        jdbcPassword = settings.jdbcPassword();
-        try (Connection connection = dataSource().getConnection()) {
-            connection.isValid(ZooKeeperAccess.CONNECT_TIMEOUT_SECONDS);
-        } catch (SQLException e) {
-            throw new DemoException(
-                    "cannot connect to PostgreSQL at " + jdbcUrl + " (" + DemoSettings.JDBC_URL_FLAG + ") as "
-                            + jdbcUser + ": " + e.getMessage(),
-                    e);
-        }
-        progress.println("  PostgreSQL at " + jdbcUrl);
-    }
-
-    /**
-     * The embedded PostgreSQL server runs as a daemon, not as a child of this JVM: if this JVM is killed outright
-     * (no shutdown hook runs) it would keep running. A {@link Watchdog} stops it and removes the run's server
-     * data, which this JVM can no longer do; {@link #close()} stops the watchdog before stopping the server.
-     */
-    private void watchPostmaster() {
-        OptionalLong postmaster = PostgresAccess.postmasterPid(dataSource());
-        if (postmaster.isEmpty()) {
+        // the embedded server is a daemon, not a child of this JVM: if this JVM is killed outright it would keep
+        // running, so a watchdog stops it then and removes the run's data
+        if (postgres.postmasterPid().isEmpty()) {
             throw new DemoException("cannot find the process of the embedded PostgreSQL at " + jdbcUrl
                     + " to watch it; it would outlive this JVM if this JVM were killed");
         }
-        List<String> commands = new ArrayList<>(Watchdog.stopPostgres(postmaster.getAsLong()));
-        commands.add("sleep 1");
-        commands.add("rm -rf '" + runDirectory + "'");
-        started.add(Watchdog.start(commands));
+        started.watch(Watchdog.stopPostgres(postgres.postmasterPid().getAsLong()));
     }
 }

@@ -1,6 +1,7 @@
 package dev.fencing.demo;
 
-import dev.fencing.harness.Html;
+import dev.fencing.harness.SvgTimeline;
+import dev.fencing.harness.SvgTimeline.Mark;
 import dev.fencing.harness.TimeAxis;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -11,18 +12,18 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * One run as an inline SVG timeline, one lane per worker: its lock holds labelled by token and coloured by
- * outcome, the part of a hold after the lock really passed on (the lease-lost mark from the lock's listener,
- * or a newer token's grant of the same SKU, whichever came first) drawn hatched, accepted stale writes in
- * their own colour, claims refused at the read labelled, and pauses drawn solid when another worker took
- * the SKU over meanwhile (landed) and dashed when nobody did. Every mark has a CSS class named after what it
- * shows ({@code stale-accepted}, {@code lease-lost}, {@code pause-landed}, {@code pause-unlanded}, {@code
- * claim-refused}, {@code write-rejected}, {@code lease-check-refused}), so a test can find it.
+ * One run's rows and marks on the harness's {@link SvgTimeline}, one lane per worker: its lock holds labelled by
+ * token and coloured by outcome, the part of a hold after the lock really passed on (the lease-lost mark from the
+ * lock's listener, or a newer token's grant of the same SKU, whichever came first) drawn hatched, accepted stale
+ * writes in their own colour, claims refused at the read labelled, and pauses drawn solid when another worker took
+ * the SKU over meanwhile (landed) and dashed when nobody did. Every mark has a CSS class named after what it shows
+ * ({@code stale-accepted}, {@code lease-lost}, {@code pause-landed}, {@code pause-unlanded}, {@code claim-refused},
+ * {@code write-rejected}, {@code lease-check-refused}), so a test can find it.
  *
  * <p>The runs of one report share one {@link TimeAxis} ({@link #axis}): a second after the start of the unfenced
- * run stands where the same second of the fenced run does. The {@link #legend} draws each mark with the same code
- * the timeline draws it with, so it shows every mark there is. Labels that would pass the right edge move left.
- * Stateless and thread-safe.
+ * run stands where the same second of the fenced run does. The {@link #legend} is {@link #MARKS}, each drawn by the
+ * code that draws it on the timeline, which draws no mark outside that list. Labels that would pass the right edge
+ * move left. Stateless and thread-safe.
  */
 final class HtmlTimeline {
     static final String ACCEPTED = "#7fb3d5";
@@ -30,11 +31,61 @@ final class HtmlTimeline {
     static final String SOLD_OUT = "#d5d8dc";
     static final String REJECTED = "#f5b7b1";
     static final String LEASE_CHECK_REFUSED = "#c39bd3";
+    private static final String RED = "#c0392b";
     private static final int WIDTH = 1100;
-    private static final int SVG_WIDTH = WIDTH + 10;
     private static final int LANE_HEIGHT = 34;
     private static final int LANE_LABEL = 90;
     private static final int HOLD_HEIGHT = LANE_HEIGHT - 16;
+
+    private static final Mark HOLD_ACCEPTED = hold("accepted", ACCEPTED, "lock held, write accepted (label: token)");
+    private static final Mark HOLD_STALE_ACCEPTED =
+            hold("stale-accepted", STALE_ACCEPTED, "stale write ACCEPTED (older token than one already written)");
+    private static final Mark HOLD_SOLD_OUT = hold("sold-out", SOLD_OUT, "lock held, sold out");
+    private static final Mark HOLD_REJECTED = hold("rejected", REJECTED, "write or claim rejected");
+    private static final Mark HOLD_LEASE_CHECK_REFUSED =
+            hold("lease-check-refused", LEASE_CHECK_REFUSED, "write stopped by the lease check");
+    private static final Mark PASSED_ON = new Mark(
+            "hold passed-on",
+            "after the lock passed on (the worker does not know yet)",
+            new SvgTimeline.Hatched(8, HOLD_HEIGHT, "#888"));
+    private static final Mark PAUSE_LANDED = new Mark(
+            "pause-landed",
+            "frozen (SIGSTOP), SKU taken over (landed)",
+            new SvgTimeline.Bar(2, LANE_HEIGHT - 6, "fill=\"#000\" opacity=\".55\""));
+    private static final Mark PAUSE_UNLANDED = new Mark(
+            "pause-unlanded",
+            "frozen (SIGSTOP), nobody took over",
+            new SvgTimeline.Bar(2, LANE_HEIGHT - 6, "fill=\"none\" stroke=\"#000\" stroke-dasharray=\"4 3\""));
+    private static final Mark WRITE_REJECTED = new Mark(
+            "write-rejected", "stale write rejected by PostgreSQL", new SvgTimeline.Cross(LANE_HEIGHT - 11, RED));
+    private static final Mark CLAIM_REFUSED = new Mark(
+            "claim-refused", "claim refused at the read (labelled)", new SvgTimeline.Cross(LANE_HEIGHT - 11, RED));
+    private static final Mark STALE_ACCEPTED_MARK = new Mark(
+            "stale-accepted",
+            "stale write ACCEPTED after a newer token had written",
+            new SvgTimeline.Triangle(LANE_HEIGHT - 10, true, STALE_ACCEPTED, "#000"));
+    private static final Mark LEASE_CHECK_MARK = new Mark(
+            "lease-check-refused",
+            "lease check found the lease lost: nothing written",
+            new SvgTimeline.Dot(LANE_HEIGHT - 10, LEASE_CHECK_REFUSED));
+    private static final Mark LEASE_LOST = new Mark(
+            "lease-lost", "lease lost (listener)", new SvgTimeline.Rule(LANE_HEIGHT / 2, LANE_HEIGHT - 8, "#8e44ad"));
+
+    /** Every mark the timeline draws, in the legend's order. */
+    static final List<Mark> MARKS = List.of(
+            HOLD_ACCEPTED,
+            HOLD_STALE_ACCEPTED,
+            HOLD_SOLD_OUT,
+            HOLD_REJECTED,
+            HOLD_LEASE_CHECK_REFUSED,
+            PASSED_ON,
+            PAUSE_LANDED,
+            PAUSE_UNLANDED,
+            WRITE_REJECTED,
+            CLAIM_REFUSED,
+            STALE_ACCEPTED_MARK,
+            LEASE_CHECK_MARK,
+            LEASE_LOST);
 
     private HtmlTimeline() {}
 
@@ -61,47 +112,21 @@ final class HtmlTimeline {
 
     /** The legend for {@link #svg}: every mark it draws, drawn as it draws it, with what it means. */
     static String legend() {
-        StringBuilder out = new StringBuilder("<p class=\"legend\">");
-        key(out, bar(ACCEPTED), "lock held, write accepted (label: token)");
-        key(out, bar(STALE_ACCEPTED), "stale write ACCEPTED (older token than one already written)");
-        key(out, bar(SOLD_OUT), "lock held, sold out");
-        key(out, bar(REJECTED), "write or claim rejected");
-        key(out, bar(LEASE_CHECK_REFUSED), "write stopped by the lease check");
-        key(
-                out,
-                "<defs>" + hatch("legend") + "</defs><rect x=\"1\" y=\"2\" width=\"16\" height=\"10\""
-                        + " fill=\"url(#passed-legend)\"/>",
-                "after the lock passed on (the worker does not know yet)");
-        key(out, pauseShape(true, null, 1, 1, 16, 12, ""), "frozen (SIGSTOP), SKU taken over (landed)");
-        key(out, pauseShape(false, null, 1, 1, 16, 12, ""), "frozen (SIGSTOP), nobody took over");
-        key(out, rejectionMark(6, 4), "stale write rejected by PostgreSQL, or claim refused at the read (labelled)");
-        key(out, staleAcceptedMark(4, 12), "stale write ACCEPTED after a newer token had written");
-        key(out, leaseCheckMark(9, 7), "lease check found the lease lost: nothing written");
-        key(out, leaseLostMark(9, 1, 13), "lease lost (listener)");
-        return out.append("</p>\n").toString();
+        return SvgTimeline.legend(MARKS);
     }
 
     static void svg(StringBuilder out, RunResult run, TimeAxis axis) {
-        int height = run.workers() * LANE_HEIGHT + 24;
-        out.append(String.format(
-                Locale.ROOT,
-                "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">%n"
-                        + "<defs>%s</defs>%n",
-                SVG_WIDTH,
-                height,
-                SVG_WIDTH,
-                height,
-                hatch(run.mode().label())));
-        out.append(axis.ticks(0, height - 14, height - 2));
+        List<String> lanes = new ArrayList<>();
         for (int w = 1; w <= run.workers(); w++) {
-            out.append(String.format(
-                    Locale.ROOT, "<text x=\"4\" y=\"%d\">worker %d</text>%n", (w - 1) * LANE_HEIGHT + 20, w));
+            lanes.add("worker " + w);
         }
-        Timeline timeline = new Timeline(out, axis, run);
-        timeline.holds();
-        timeline.pauses();
-        timeline.marks();
-        out.append("</svg>\n");
+        SvgTimeline timeline = new SvgTimeline(
+                axis, run.startMillis(), lanes, LANE_HEIGHT, MARKS, run.mode().label());
+        Set<String> stale = staleWrites(run.report());
+        holds(timeline, run, stale);
+        pauses(timeline, run);
+        marks(timeline, run, stale);
+        out.append(timeline.svg());
     }
 
     /**
@@ -117,259 +142,148 @@ final class HtmlTimeline {
         return stale;
     }
 
-    /** One run's marks on the shared axis. */
-    private record Timeline(StringBuilder out, TimeAxis axis, RunResult run) {
-        double x(long atMillis) {
-            return axis.x(atMillis - run.startMillis());
-        }
-
-        void holds() {
-            Set<String> stale = staleWrites(run.report());
-            Map<String, WorkerEvent> open = new HashMap<>();
-            Map<String, String> outcome = new HashMap<>();
-            Map<String, Long> passedAt = new HashMap<>();
-            List<WorkerEvent> locks = new ArrayList<>();
-            for (WorkerEvent event : run.events()) {
-                String key = key(event);
-                switch (event.kind()) {
-                    case LOCKED -> {
-                        open.put(key, event);
-                        locks.add(event);
-                        // a newer grant of the same SKU: every older holder still open has lost the lock by now
-                        open.values().stream()
-                                .filter(o -> o.sku().equals(event.sku()) && o.token() < event.token())
-                                .forEach(o -> passedAt.merge(key(o), event.atMillis(), Math::min));
-                    }
-                    case LEASE_LOST -> passedAt.merge(key, event.atMillis(), Math::min);
-                    case WRITTEN -> outcome.put(key, stale.contains(key) ? "stale-accepted" : "accepted");
-                    case SOLD_OUT -> outcome.put(key, "sold-out");
-                    case REJECTED -> outcome.put(key, "rejected");
-                    case LEASE_CHECK_REFUSED -> outcome.put(key, "lease-check-refused");
-                    case RELEASED -> {
-                        WorkerEvent locked = open.remove(key);
-                        if (locked != null) {
-                            hold(locked, event, outcome.getOrDefault(key, "sold-out"), passedAt.get(key));
-                        }
-                    }
-                    default -> {}
+    private static void holds(SvgTimeline timeline, RunResult run, Set<String> stale) {
+        Map<String, WorkerEvent> open = new HashMap<>();
+        Map<String, Mark> outcome = new HashMap<>();
+        Map<String, Long> passedAt = new HashMap<>();
+        for (WorkerEvent event : run.events()) {
+            String key = key(event);
+            switch (event.kind()) {
+                case LOCKED -> {
+                    open.put(key, event);
+                    // a newer grant of the same SKU: every older holder still open has lost the lock by now
+                    open.values().stream()
+                            .filter(o -> o.sku().equals(event.sku()) && o.token() < event.token())
+                            .forEach(o -> passedAt.merge(key(o), event.atMillis(), Math::min));
                 }
-            }
-        }
-
-        private void hold(WorkerEvent locked, WorkerEvent released, String outcome, Long passedAt) {
-            String fill =
-                    switch (outcome) {
-                        case "accepted" -> ACCEPTED;
-                        case "stale-accepted" -> STALE_ACCEPTED;
-                        case "rejected" -> REJECTED;
-                        case "lease-check-refused" -> LEASE_CHECK_REFUSED;
-                        default -> SOLD_OUT;
-                    };
-            double hx = x(locked.atMillis());
-            long end = released.atMillis();
-            long heldUntil = passedAt == null ? end : Math.max(locked.atMillis(), Math.min(passedAt, end));
-            double hw = Math.max(1, x(heldUntil) - hx);
-            int y = (locked.worker() - 1) * LANE_HEIGHT + 8;
-            out.append(String.format(
-                    Locale.ROOT,
-                    "<rect class=\"hold %s\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\""
-                            + " stroke=\"#fff\" stroke-width=\".5\"><title>%s token %d, %d ms%s</title></rect>",
-                    outcome,
-                    hx,
-                    y,
-                    hw,
-                    HOLD_HEIGHT,
-                    fill,
-                    Html.escape(locked.sku()),
-                    locked.token(),
-                    released.atMillis() - locked.atMillis(),
-                    outcome.equals("stale-accepted") ? ": stale write ACCEPTED" : ""));
-            if (heldUntil < end) {
-                double px = x(heldUntil);
-                double pw = Math.max(1, x(end) - px);
-                out.append(String.format(
-                        Locale.ROOT,
-                        "<rect class=\"hold passed-on\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\""
-                                + " fill-opacity=\".35\"/><rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\""
-                                + " fill=\"url(#passed-%s)\"><title>%s token %d: the lock had passed on; the worker"
-                                + " went on as if it held it</title></rect>",
-                        px,
-                        y,
-                        pw,
-                        HOLD_HEIGHT,
-                        fill,
-                        px,
-                        y,
-                        pw,
-                        HOLD_HEIGHT,
-                        run.mode().label(),
-                        Html.escape(locked.sku()),
-                        locked.token()));
-            }
-            String label = Long.toString(locked.token());
-            if (hw > label.length() * 6 + 2) {
-                out.append(String.format(Locale.ROOT, "<text x=\"%.1f\" y=\"%d\">%s</text>", hx + 1, y + 12, label));
-            }
-            out.append('\n');
-        }
-
-        void pauses() {
-            for (RunRecorder.Pause pause : run.pauses()) {
-                double px = x(pause.startMillis());
-                double pw = Math.max(2, x(pause.endMillis()) - px);
-                int y = (pause.worker() - 1) * LANE_HEIGHT + 2;
-                String label =
-                        "SIGSTOP " + pause.sku() + " t" + pause.token() + (pause.landed() ? "" : " (not taken over)");
-                String title = String.format(
-                        Locale.ROOT,
-                        "<title>SIGSTOP %.1fs holding %s token %d (%s); %s</title>",
-                        (pause.endMillis() - pause.startMillis()) / 1000.0,
-                        Html.escape(pause.sku()),
-                        pause.token(),
-                        PauseInjector.describe(pause.point()),
-                        pause.landed()
-                                ? "taken over by token " + pause.nextToken()
-                                : "nobody took the SKU over: this pause tested nothing");
-                out.append(pauseShape(
-                                pause.landed(),
-                                pause.landed() ? "pause-landed" : "pause-unlanded",
-                                px,
-                                y,
-                                pw,
-                                LANE_HEIGHT - 6,
-                                title))
-                        .append(String.format(
-                                Locale.ROOT,
-                                "<text x=\"%.1f\" y=\"%d\" fill=\"%s\">%s</text>%n",
-                                Html.labelX(px + 3, label.length(), SVG_WIDTH),
-                                y + 12,
-                                pause.landed() ? "#fff" : "#000",
-                                Html.escape(label)));
-            }
-        }
-
-        void marks() {
-            Set<String> stale = staleWrites(run.report());
-            for (WorkerEvent event : run.events()) {
-                double ex = x(event.atMillis());
-                int lane = (event.worker() - 1) * LANE_HEIGHT;
-                switch (event.kind()) {
-                    case REJECTED -> {
-                        boolean claim = event.b() == 1;
-                        String label = "claim refused at read";
-                        out.append(String.format(
-                                Locale.ROOT,
-                                "<g class=\"%s\">%s%s<title>%s of %s under token %d rejected: row has token %d</title>"
-                                        + "</g>%n",
-                                claim ? "claim-refused" : "write-rejected",
-                                rejectionMark(ex - 3, lane + LANE_HEIGHT - 14),
-                                claim
-                                        ? String.format(
-                                                Locale.ROOT,
-                                                "<text x=\"%.1f\" y=\"%d\" fill=\"#c0392b\">%s</text>",
-                                                Html.labelX(ex + 5, label.length(), SVG_WIDTH),
-                                                lane + LANE_HEIGHT - 4,
-                                                label)
-                                        : "",
-                                claim ? "claim at the read" : "stale write",
-                                Html.escape(event.sku()),
-                                event.token(),
-                                event.a()));
+                case LEASE_LOST -> passedAt.merge(key, event.atMillis(), Math::min);
+                case WRITTEN -> outcome.put(key, stale.contains(key) ? HOLD_STALE_ACCEPTED : HOLD_ACCEPTED);
+                case SOLD_OUT -> outcome.put(key, HOLD_SOLD_OUT);
+                case REJECTED -> outcome.put(key, HOLD_REJECTED);
+                case LEASE_CHECK_REFUSED -> outcome.put(key, HOLD_LEASE_CHECK_REFUSED);
+                case RELEASED -> {
+                    WorkerEvent locked = open.remove(key);
+                    if (locked != null) {
+                        hold(timeline, locked, event, outcome.getOrDefault(key, HOLD_SOLD_OUT), passedAt.get(key));
                     }
-                    case WRITTEN -> {
-                        if (stale.contains(key(event))) {
-                            out.append(String.format(
-                                    Locale.ROOT,
-                                    "<g class=\"stale-accepted\">%s<title>stale write of %s under token %d ACCEPTED"
-                                            + " after a newer token had written it</title></g>%n",
-                                    staleAcceptedMark(ex - 5, lane + LANE_HEIGHT - 6),
-                                    Html.escape(event.sku()),
-                                    event.token()));
-                        }
-                    }
-                    case LEASE_CHECK_REFUSED ->
-                        out.append(String.format(
-                                Locale.ROOT,
-                                "<g class=\"lease-check-refused\">%s<title>lease check before the write of %s under"
-                                        + " token %d found the lease lost: nothing written</title></g>%n",
-                                leaseCheckMark(ex, lane + LANE_HEIGHT - 10),
-                                Html.escape(event.sku()),
-                                event.token()));
-                    case LEASE_LOST ->
-                        out.append(String.format(
-                                Locale.ROOT,
-                                "<g class=\"lease-lost\">%s<title>lease lost: %s token %d (the lock's listener; the"
-                                        + " worker does not act on it)</title></g>%n",
-                                leaseLostMark(ex, lane + 4, lane + LANE_HEIGHT - 4),
-                                Html.escape(event.sku()),
-                                event.token()));
-                    default -> {}
                 }
+                default -> {}
             }
         }
     }
 
-    // The marks, each drawn by one method for the timeline and its legend alike.
-
-    private static String hatch(String id) {
-        return "<pattern id=\"passed-" + id + "\" width=\"4\" height=\"4\" patternUnits=\"userSpaceOnUse\""
-                + " patternTransform=\"rotate(45)\"><rect width=\"2\" height=\"4\" fill=\"#888\"/></pattern>";
+    private static void hold(
+            SvgTimeline timeline, WorkerEvent locked, WorkerEvent released, Mark outcome, Long passedAt) {
+        int lane = locked.worker() - 1;
+        long end = released.atMillis();
+        long heldUntil = passedAt == null ? end : Math.max(locked.atMillis(), Math.min(passedAt, end));
+        double width = timeline.span(
+                outcome,
+                lane,
+                locked.atMillis(),
+                heldUntil,
+                String.format(
+                        Locale.ROOT,
+                        "%s token %d, %d ms%s",
+                        locked.sku(),
+                        locked.token(),
+                        released.atMillis() - locked.atMillis(),
+                        outcome == HOLD_STALE_ACCEPTED ? ": stale write ACCEPTED" : ""));
+        if (heldUntil < end) {
+            timeline.span(
+                    PASSED_ON,
+                    lane,
+                    heldUntil,
+                    end,
+                    locked.sku() + " token " + locked.token()
+                            + ": the lock had passed on; the worker went on as if it held it");
+        }
+        String label = Long.toString(locked.token());
+        if (width > label.length() * 6 + 4) {
+            timeline.label(lane, locked.atMillis(), 20, label, null);
+        }
     }
 
-    private static String bar(String fill) {
-        return "<rect x=\"1\" y=\"2\" width=\"16\" height=\"10\" fill=\"" + fill + "\"/>";
+    private static void pauses(SvgTimeline timeline, RunResult run) {
+        for (RunRecorder.Pause pause : run.pauses()) {
+            int lane = pause.worker() - 1;
+            timeline.span(
+                    pause.landed() ? PAUSE_LANDED : PAUSE_UNLANDED,
+                    lane,
+                    pause.startMillis(),
+                    pause.endMillis(),
+                    String.format(
+                            Locale.ROOT,
+                            "SIGSTOP %.1fs holding %s token %d (%s); %s",
+                            (pause.endMillis() - pause.startMillis()) / 1000.0,
+                            pause.sku(),
+                            pause.token(),
+                            PauseSchedule.describe(pause.point()),
+                            pause.landed()
+                                    ? "taken over by token " + pause.nextToken()
+                                    : "nobody took the SKU over: this pause tested nothing"));
+            timeline.label(
+                    lane,
+                    pause.startMillis(),
+                    14,
+                    "SIGSTOP " + pause.sku() + " t" + pause.token() + (pause.landed() ? "" : " (not taken over)"),
+                    pause.landed() ? "#fff" : "#000");
+        }
     }
 
-    /** A pause: solid when it landed, dashed when not; {@code css} null for none, {@code inner} the rect's content. */
-    private static String pauseShape(
-            boolean landed, String css, double x, int y, double width, int height, String inner) {
-        return String.format(
-                Locale.ROOT,
-                "<rect %s%s x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\">%s</rect>",
-                css == null ? "" : "class=\"" + css + "\" ",
-                landed ? "fill=\"#000\" opacity=\".55\"" : "fill=\"none\" stroke=\"#000\" stroke-dasharray=\"4 3\"",
-                x,
-                y,
-                width,
-                height,
-                inner);
+    private static void marks(SvgTimeline timeline, RunResult run, Set<String> stale) {
+        for (WorkerEvent event : run.events()) {
+            int lane = event.worker() - 1;
+            switch (event.kind()) {
+                case REJECTED -> {
+                    boolean claim = event.b() == 1;
+                    String title = String.format(
+                            Locale.ROOT,
+                            "%s of %s under token %d rejected: row has token %d",
+                            claim ? "claim at the read" : "stale write",
+                            event.sku(),
+                            event.token(),
+                            event.a());
+                    if (claim) {
+                        timeline.point(CLAIM_REFUSED, lane, event.atMillis(), title, "claim refused at read", RED);
+                    } else {
+                        timeline.point(WRITE_REJECTED, lane, event.atMillis(), title);
+                    }
+                }
+                case WRITTEN -> {
+                    if (stale.contains(key(event))) {
+                        timeline.point(
+                                STALE_ACCEPTED_MARK,
+                                lane,
+                                event.atMillis(),
+                                "stale write of " + event.sku() + " under token " + event.token()
+                                        + " ACCEPTED after a newer token had written it");
+                    }
+                }
+                case LEASE_CHECK_REFUSED ->
+                    timeline.point(
+                            LEASE_CHECK_MARK,
+                            lane,
+                            event.atMillis(),
+                            "lease check before the write of " + event.sku() + " under token " + event.token()
+                                    + " found the lease lost: nothing written");
+                case LEASE_LOST ->
+                    timeline.point(
+                            LEASE_LOST,
+                            lane,
+                            event.atMillis(),
+                            "lease lost: " + event.sku() + " token " + event.token()
+                                    + " (the lock's listener; the worker does not act on it)");
+                default -> {}
+            }
+        }
     }
 
-    private static String rejectionMark(double x, int y) {
-        return String.format(
-                Locale.ROOT, "<path d=\"M%.1f %d l6 6 m0 -6 l-6 6\" stroke=\"#c0392b\" stroke-width=\"2.5\"/>", x, y);
-    }
-
-    private static String staleAcceptedMark(double x, int y) {
-        return String.format(
-                Locale.ROOT, "<path d=\"M%.1f %d l5 -8 l5 8 z\" fill=\"%s\" stroke=\"#000\"/>", x, y, STALE_ACCEPTED);
-    }
-
-    private static String leaseCheckMark(double x, int y) {
-        return String.format(
-                Locale.ROOT,
-                "<circle cx=\"%.1f\" cy=\"%d\" r=\"4\" fill=\"%s\" stroke=\"#000\"/>",
-                x,
-                y,
-                LEASE_CHECK_REFUSED);
-    }
-
-    private static String leaseLostMark(double x, int y1, int y2) {
-        return String.format(
-                Locale.ROOT,
-                "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#8e44ad\" stroke-width=\"2\"/>",
-                x,
-                y1,
-                x,
-                y2);
-    }
-
-    private static void key(StringBuilder out, String mark, String meaning) {
-        out.append("<span class=\"key\"><svg width=\"18\" height=\"14\" viewBox=\"0 0 18 14\">")
-                .append(mark)
-                .append("</svg>")
-                .append(Html.escape(meaning))
-                .append("</span>");
+    private static Mark hold(String outcome, String fill, String meaning) {
+        return new Mark(
+                "hold " + outcome,
+                meaning,
+                new SvgTimeline.Bar(8, HOLD_HEIGHT, "fill=\"" + fill + "\" stroke=\"#fff\" stroke-width=\".5\""));
     }
 
     private static String key(WorkerEvent event) {

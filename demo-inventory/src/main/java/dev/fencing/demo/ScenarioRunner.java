@@ -17,7 +17,7 @@ import org.jdbi.v3.core.Jdbi;
 
 /**
  * Runs the workload once in one {@link Mode}: fresh tables, topic and lock paths; a projection consumer;
- * the worker JVMs and the pause injector; then the end-of-run check against the database. Not thread-safe.
+ * the worker JVMs and the pause schedule; then the end-of-run check against the database. Not thread-safe.
  *
  * <pre>{@code
  * RunResult unfenced = new ScenarioRunner(settings, clusters, logDirectory, System.out).run(Mode.UNFENCED);
@@ -116,7 +116,7 @@ final class ScenarioRunner {
     private RunResult run(Mode mode, String label, String topic, String lockRoot, InventoryDatabase database) {
 
         RunRecorder recorder = new RunRecorder();
-        AtomicReference<PauseInjector> injector = new AtomicReference<>();
+        AtomicReference<PauseSchedule> pauses = new AtomicReference<>();
         List<ChildJvm> workers = new ArrayList<>();
         progress.printf("[%s] starting %d worker JVMs%n", label, settings.workers());
         try (StockProjection projection = StockProjection.start(mode, clusters.kafkaBootstrap(), topic, jdbi)) {
@@ -133,7 +133,7 @@ final class ScenarioRunner {
                         logDirectory.resolve("worker-" + id + "-" + label + ".log"),
                         line -> WorkerEvent.parse(line, workerId).ifPresent(event -> {
                             recorder.add(event);
-                            PauseInjector current = injector.get();
+                            PauseSchedule current = pauses.get();
                             if (current != null) {
                                 current.onEvent(event);
                             }
@@ -141,7 +141,7 @@ final class ScenarioRunner {
                 WorkerFleet.register(worker);
                 workers.add(worker);
             }
-            injector.set(new PauseInjector(
+            pauses.set(new PauseSchedule(
                     workers, recorder, settings.pause(), settings.pauseEvery(), settings.seed(), progress, mode));
             awaitReady(recorder, workers, label);
             for (WorkerEvent ready : recorder.events()) {
@@ -153,15 +153,15 @@ final class ScenarioRunner {
 
             long start = System.currentTimeMillis();
             workers.forEach(worker -> worker.send("START"));
-            injector.get().start();
+            pauses.get().start();
             progress.printf(
                     "[%s] running for up to %s (or until sold out), a pause of %s+ every %s%n",
                     label,
                     Durations.format(settings.duration()),
                     Durations.format(settings.pause()),
                     Durations.format(settings.pauseEvery()));
-            String ending = workload(database, recorder, injector.get(), workers, start, label);
-            injector.get().stop();
+            String ending = workload(database, recorder, pauses.get(), workers, start, label);
+            pauses.get().stop();
             workers.forEach(worker -> worker.send("STOP"));
             for (ChildJvm worker : workers) {
                 if (!worker.awaitExit(WORKER_EXIT_TIMEOUT)) {
@@ -200,7 +200,7 @@ final class ScenarioRunner {
                     recorder.events(),
                     landings.pauses());
         } finally {
-            PauseInjector current = injector.get();
+            PauseSchedule current = pauses.get();
             if (current != null) {
                 current.stop();
             }
@@ -215,7 +215,7 @@ final class ScenarioRunner {
     private String workload(
             InventoryDatabase database,
             RunRecorder recorder,
-            PauseInjector injector,
+            PauseSchedule pauses,
             List<ChildJvm> workers,
             long start,
             String label) {
@@ -241,7 +241,7 @@ final class ScenarioRunner {
             if (now >= deadline) {
                 return "duration reached";
             }
-            if (unitsLeft == 0 && !injector.pausing()) {
+            if (unitsLeft == 0 && !pauses.pausing()) {
                 return "sold out";
             }
         }

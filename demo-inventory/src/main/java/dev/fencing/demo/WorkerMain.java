@@ -3,6 +3,7 @@ package dev.fencing.demo;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.fencing.harness.ParentLink;
+import dev.fencing.harness.PointGate;
 import dev.fencing.jdbc.WriteOutcome;
 import dev.fencing.kafka.FencedRecords;
 import dev.fencing.lock.FencedLock;
@@ -17,13 +18,10 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
-import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicReference;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.ExponentialBackoffRetry;
@@ -76,8 +74,8 @@ public final class WorkerMain {
     private final Mode mode;
     private final PrintStream out;
     private final CountDownLatch started = new CountDownLatch(1);
-    private final AtomicReference<WorkerEvent.PausePoint> armed = new AtomicReference<>();
-    private final BlockingQueue<String> goSignals = new LinkedBlockingQueue<>();
+    private final PointGate<WorkerEvent.PausePoint> gate =
+            new PointGate<>(WorkerEvent.PausePoint.class, POINT_WAIT_LIMIT);
     private volatile boolean stopping;
 
     private WorkerMain(Map<String, String> args, PrintStream out) {
@@ -265,12 +263,10 @@ public final class WorkerMain {
 
     /** If armed for {@code point}: report it and wait for GO (the coordinator freezes this JVM meanwhile). */
     private void pauseHere(WorkerEvent.PausePoint point, String sku, long token) throws InterruptedException {
-        if (!armed.compareAndSet(point, null)) {
-            return;
+        gate.pass(point, () -> emit(WorkerEvent.Kind.POINT, sku, token, point.ordinal(), 0));
+        if (Thread.interrupted()) {
+            throw new InterruptedException("interrupted at " + point);
         }
-        goSignals.clear();
-        emit(WorkerEvent.Kind.POINT, sku, token, point.ordinal(), 0);
-        goSignals.poll(POINT_WAIT_LIMIT.toMillis(), TimeUnit.MILLISECONDS);
     }
 
     private synchronized void emit(WorkerEvent.Kind kind, String sku, long token, long a, long b) {
@@ -289,13 +285,9 @@ public final class WorkerMain {
         } else if (line.equals("STOP")) {
             stopping = true;
             started.countDown();
-            goSignals.add("GO");
-        } else if (line.equals("GO")) {
-            goSignals.add("GO");
-        } else if (line.startsWith("ARM ")) {
-            armed.set(WorkerEvent.PausePoint.valueOf(line.substring(4).trim()));
-        } else if (line.equals("DISARM")) {
-            armed.set(null);
+            gate.go();
+        } else {
+            gate.command(line);
         }
     }
 

@@ -1,6 +1,7 @@
 package dev.fencing.harness;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -31,5 +32,21 @@ class StartedServersTest {
         assertThat(stopped).containsExactly("kafka", "postgres", "zookeeper");
         assertThat(data).doesNotExist();
         assertThat(said.toString(StandardCharsets.UTF_8)).contains("  embedded servers' data in " + data);
+    }
+
+    @Test
+    void aGivenPostgresThatDoesNotAnswerIsNamedByItsFlagAddressAndUser() {
+        try (StartedServers started = new StartedServers()) {
+            assertThatThrownBy(() -> started.postgres(
+                            "jdbc:postgresql://127.0.0.1:1/shop",
+                            "shop",
+                            "",
+                            "--jdbc-url",
+                            builder -> {},
+                            new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8)))
+                    .isInstanceOf(HarnessException.class)
+                    .hasMessageContaining("cannot connect to PostgreSQL at jdbc:postgresql://127.0.0.1:1/shop"
+                            + " (--jdbc-url) as shop");
+        }
     }
 }

@@ -1,6 +1,6 @@
 package dev.fencing.verify;
 
-import dev.fencing.harness.ChildJvm;
+import dev.fencing.harness.PauseInjector;
 import dev.fencing.testsupport.EmbeddedZooKeeperEnsemble;
 import dev.fencing.testsupport.NetworkNamespace;
 import dev.fencing.testsupport.PostgresBackends;
@@ -103,18 +103,16 @@ final class FaultInjector {
             String resource = at.get().field(1);
             long token = at.get().number(2);
             long mark = board.mark();
-            ChildJvm writer = writers.get(id);
-            start = System.currentTimeMillis();
-            writer.freeze(pause.plus(takeoverWait).plusSeconds(10));
-            try {
-                writer.send("GO"); // waits in the pipe until SIGCONT
-                Thread.sleep(pause.toMillis());
-                String takeover = point == PausePoint.WRITE_PUBLISH ? "PUBLISHED" : "WRITTEN";
-                board.await(mark, newer(takeover, resource, token), takeoverWait);
-            } finally {
-                writer.thaw();
-            }
-            long end = System.currentTimeMillis();
+            String takeover = point == PausePoint.WRITE_PUBLISH ? "PUBLISHED" : "WRITTEN";
+            PauseInjector.Pause<ClientEvent> pause = writers.pauses()
+                    .freezeUntilTakenOver(
+                            id,
+                            this.pause,
+                            takeoverWait,
+                            () -> {},
+                            wait -> board.await(mark, newer(takeover, resource, token), wait));
+            start = pause.startMillis();
+            long end = pause.endMillis();
             Optional<ClientEvent> locked = board.find(mark, newer("LOCKED", resource, token));
             log.add(new Fault(
                     FaultKind.PAUSE,

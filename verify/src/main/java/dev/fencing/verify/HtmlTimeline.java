@@ -1,29 +1,79 @@
 package dev.fencing.verify;
 
 import dev.fencing.harness.Html;
+import dev.fencing.harness.SvgTimeline;
+import dev.fencing.harness.SvgTimeline.Mark;
 import dev.fencing.harness.TimeAxis;
 import dev.fencing.verify.checker.Operation;
 import dev.fencing.verify.checker.Outcome;
 import dev.fencing.verify.checker.Violation;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
 /**
- * The self-contained HTML report: per run, the summary table's numbers, a timeline with a lane per writer (each
- * operation a bar from its invoke to its completion, coloured by outcome, with a strip whose hue follows its token and
- * its token as a label; its publish
- * a thinner bar after it), fault bands across the lanes (pauses, partitions and backend kills on their writer's
- * lane; leader kills, consumer crashes and rebalances across all lanes), operations in a violation outlined in
- * red with a marker, and every violation listed. Every run stands on one {@link TimeAxis}, counted from its own
- * start. No scripts, no external resources. Stateless.
+ * The self-contained HTML report: per run, the summary table's numbers, a timeline on the harness's {@link
+ * SvgTimeline} with a lane per writer (each operation a bar from its invoke to its completion, coloured by outcome,
+ * with a strip whose hue follows its token and its token as a label; its publish a thinner bar after it), fault bands
+ * (pauses, partitions and backend kills on their writer's lane; leader kills, consumer crashes and rebalances across
+ * all lanes; a fault that did not take effect outlined dashed), operations in a violation outlined in red with a
+ * marker, and every violation listed. The legend is {@link #MARKS}, each drawn as the timeline draws it, and the
+ * timeline draws no other mark. Every run stands on one {@link TimeAxis}, counted from its own start. No scripts, no
+ * external resources. Stateless.
  */
 final class HtmlTimeline {
     private static final int LEFT = 90;
     private static final int LANE = 30;
-    private static final int TOP = 40;
     private static final long LEAD = 1_000;
+    private static final String VIOLATION_RED = "#d50000";
+
+    private static final Mark OK = operation("ok", "#4caf50", "append ok");
+    private static final Mark FAIL = operation("fail", "#90a4ae", "refused (fail)");
+    private static final Mark INFO = operation("info", "#ffb300", "indeterminate (info)");
+    private static final Mark TOKEN = new Mark(
+            "token",
+            "its token's hue: one grant's colour from lane to lane and run to run (label: token)",
+            new SvgTimeline.Bar(1, 3, hue(1)));
+    private static final Mark PUBLISHED = publish("published", "#1b5e20", "publish acknowledged");
+    private static final Mark PUBLISHED_UNSTAMPED =
+            publish("published-unstamped", "#000", "publish acknowledged without a token header");
+    private static final Mark PUBLISH_UNKNOWN = publish("publish-unknown", "#ffb300", "publish not acknowledged");
+    private static final Mark IN_VIOLATION = new Mark(
+            "op in-violation",
+            "in a violation",
+            new SvgTimeline.Bar(4, 14, "fill=\"none\" stroke=\"" + VIOLATION_RED + "\" stroke-width=\"2\""));
+    private static final Mark VIOLATION = new Mark(
+            "violation", "violation (numbered as listed)", new SvgTimeline.Triangle(-1, false, VIOLATION_RED, "none"));
+    private static final Mark PAUSE = writerFault("pause", "rgba(123,31,162,0.25)", "pause (SIGSTOP)");
+    private static final Mark PARTITION = writerFault("partition", "rgba(230,81,0,0.3)", "partition from ZooKeeper");
+    private static final Mark BACKEND_KILL = writerFault("backend-kill", "rgba(198,40,40,0.5)", "backend kill");
+    private static final Mark SERVER_FAULT = new Mark(
+            "fault server",
+            "leader kill / consumer crash / rebalance (across the lanes)",
+            new SvgTimeline.Bar(0, 0, "fill=\"rgba(33,150,243,0.15)\""));
+    private static final Mark NOT_COUNTED = new Mark(
+            "fault not-counted",
+            "fault that did not take effect (not counted)",
+            new SvgTimeline.Bar(0, LANE - 2, "fill=\"none\" stroke=\"#555\" stroke-dasharray=\"3,2\""));
+
+    /** Every mark the timeline draws, in the legend's order. */
+    static final List<Mark> MARKS = List.of(
+            OK,
+            FAIL,
+            INFO,
+            TOKEN,
+            PUBLISHED,
+            PUBLISHED_UNSTAMPED,
+            PUBLISH_UNKNOWN,
+            IN_VIOLATION,
+            VIOLATION,
+            PAUSE,
+            PARTITION,
+            BACKEND_KILL,
+            SERVER_FAULT,
+            NOT_COUNTED);
 
     private HtmlTimeline() {}
 
@@ -34,25 +84,15 @@ final class HtmlTimeline {
                 .append("pre{background:#f6f6f6;padding:8px;overflow-x:auto}")
                 .append(".scroll{overflow-x:auto;border:1px solid #ccc}")
                 .append("li.v{margin:2px 0;font-family:monospace;font-size:12px}")
-                .append(".legend span{display:inline-block;margin-right:14px}")
-                .append(".sw{display:inline-block;width:14px;height:10px;margin-right:4px;vertical-align:middle}")
+                .append(".legend .key{display:inline-block;margin-right:14px}")
+                .append(".legend svg{vertical-align:middle;margin-right:4px}")
                 .append("</style></head><body>");
         html.append("<h1>verify: the whole chain under faults</h1><p>")
                 .append(Html.escape(settings.toString()))
                 .append("</p><pre>")
                 .append(Html.escape(SummaryTable.of(runs)))
                 .append("</pre>");
-        html.append("<div class=\"legend\">")
-                .append(swatch("#4caf50", "append ok"))
-                .append(swatch("#90a4ae", "refused (fail)"))
-                .append(swatch("#ffb300", "indeterminate (info)"))
-                .append(swatch("#1b5e20", "publish acknowledged"))
-                .append(swatch("rgba(123,31,162,0.25)", "pause (SIGSTOP)"))
-                .append(swatch("rgba(230,81,0,0.3)", "partition from ZooKeeper"))
-                .append(swatch("rgba(198,40,40,0.5)", "backend kill"))
-                .append(swatch("rgba(33,150,243,0.15)", "leader kill / consumer crash / rebalance"))
-                .append(swatch("#d50000", "in a violation"))
-                .append("</div>");
+        html.append(SvgTimeline.legend(MARKS));
         TimeAxis axis = axis(runs);
         for (RunResult run : runs) {
             run(html, run, settings.clients(), axis);
@@ -86,10 +126,6 @@ final class HtmlTimeline {
     }
 
     private static void run(StringBuilder html, RunResult run, int writers, TimeAxis axis) {
-        long start = run.startMillis();
-        int width = axis.width() + 10;
-        int height = TOP + (writers + 1) * LANE + 20;
-
         Map<Long, Integer> violating = new HashMap<>();
         for (int i = 0; i < run.check().violations().size(); i++) {
             for (long id : run.check().violations().get(i).ops()) {
@@ -103,69 +139,21 @@ final class HtmlTimeline {
                 .append(run.check().violations().size())
                 .append(" violations</h2><p>histories, fault log and logs in ")
                 .append(Html.escape(run.directory().toString()))
-                .append("</p><div class=\"scroll\"><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"")
-                .append(width)
-                .append("\" height=\"")
-                .append(height)
-                .append("\" font-size=\"10\">");
-        // time axis: every 5 s from the start of the workload
-        html.append(axis.ticks(TOP - 12, height - 10, TOP - 14));
-        html.append(String.format(Locale.ROOT, "<text x=\"4\" y=\"%d\">servers</text>", TOP + 18));
+                .append("</p><div class=\"scroll\">");
+        List<String> lanes = new ArrayList<>();
+        lanes.add("servers");
         for (int w = 1; w <= writers; w++) {
-            int y = TOP + w * LANE;
-            html.append(String.format(
-                    Locale.ROOT,
-                    "<text x=\"4\" y=\"%d\">writer %d</text><line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#ddd\"/>",
-                    y + 18,
-                    w,
-                    LEFT,
-                    y + LANE - 1,
-                    width,
-                    y + LANE - 1));
+            lanes.add("writer " + w);
         }
+        SvgTimeline timeline = new SvgTimeline(
+                axis, run.startMillis(), lanes, LANE, MARKS, run.mode().label());
         for (Fault fault : run.faults()) {
-            double x = axis.x(fault.start() - start);
-            double w = Math.max(2, axis.length(fault.end() - fault.start()));
-            String title = Html.escape(fault.kind().flagName() + " " + fault.target() + ": " + fault.detail()
-                    + (fault.counted() ? "" : " (not counted)"));
-            String dash = fault.counted() ? "" : " stroke-dasharray=\"3,2\" stroke=\"#555\"";
-            if (fault.writer() > 0) {
-                String fill =
-                        switch (fault.kind()) {
-                            case PAUSE -> "rgba(123,31,162,0.25)";
-                            case PARTITION -> "rgba(230,81,0,0.3)";
-                            default -> "rgba(198,40,40,0.5)";
-                        };
-                html.append(String.format(
-                        Locale.ROOT,
-                        "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"%s><title>%s</title></rect>",
-                        x,
-                        TOP + fault.writer() * LANE,
-                        w,
-                        LANE - 2,
-                        fill,
-                        dash,
-                        title));
-            } else {
-                html.append(String.format(
-                        Locale.ROOT,
-                        "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"rgba(33,150,243,0.15)\"%s>"
-                                + "<title>%s</title></rect><text x=\"%.1f\" y=\"%d\" fill=\"#0d47a1\">%s</text>",
-                        x,
-                        TOP,
-                        w,
-                        (writers + 1) * LANE,
-                        dash,
-                        title,
-                        x + 2,
-                        TOP + 12,
-                        Html.escape(fault.kind().jsonName())));
-            }
+            fault(timeline, fault);
         }
         for (Operation op : run.history().operations()) {
-            operation(html, op, start, axis, run.endMillis(), violating.get(op.id()));
+            operation(timeline, op, run.endMillis(), violating.get(op.id()));
         }
-        html.append("</svg></div>");
+        html.append(timeline.svg()).append("</div>");
         List<Violation> violations = run.check().violations();
         if (!violations.isEmpty()) {
             html.append("<h3>").append(violations.size()).append(" violations</h3><ol>");
@@ -190,14 +178,31 @@ final class HtmlTimeline {
         }
     }
 
-    private static void operation(
-            StringBuilder html, Operation op, long start, TimeAxis axis, long runEnd, Integer violation) {
-        int y = TOP + op.client() * LANE + 4;
+    private static void fault(SvgTimeline timeline, Fault fault) {
+        String title = fault.kind().flagName() + " " + fault.target() + ": " + fault.detail()
+                + (fault.counted() ? "" : " (not counted)");
+        int lane = fault.writer();
+        if (fault.writer() > 0) {
+            Mark mark =
+                    switch (fault.kind()) {
+                        case PAUSE -> PAUSE;
+                        case PARTITION -> PARTITION;
+                        default -> BACKEND_KILL;
+                    };
+            timeline.span(mark, lane, fault.start(), Math.max(fault.end(), fault.start() + 1), title);
+        } else {
+            timeline.span(SERVER_FAULT, 0, fault.start(), Math.max(fault.end(), fault.start() + 1), title);
+            timeline.label(0, fault.start(), 12, fault.kind().jsonName(), "#0d47a1");
+        }
+        if (!fault.counted()) {
+            timeline.span(NOT_COUNTED, lane, fault.start(), Math.max(fault.end(), fault.start() + 1), title);
+        }
+    }
+
+    private static void operation(SvgTimeline timeline, Operation op, long runEnd, Integer violation) {
+        int lane = op.client();
         long completed = op.completeTime() > 0 ? op.completeTime() : Math.max(runEnd, op.invokeTime());
-        double x = axis.x(op.invokeTime() - start);
-        double w = Math.max(1.5, axis.length(completed - op.invokeTime()));
-        String fill = op.outcome() == Outcome.OK ? "#4caf50" : op.outcome() == Outcome.FAIL ? "#90a4ae" : "#ffb300";
-        String stroke = violation != null ? " stroke=\"#d50000\" stroke-width=\"2\"" : "";
+        Mark mark = op.outcome() == Outcome.OK ? OK : op.outcome() == Outcome.FAIL ? FAIL : INFO;
         StringBuilder title = new StringBuilder(op.describe())
                 .append(" via ")
                 .append(op.path())
@@ -220,52 +225,44 @@ final class HtmlTimeline {
         if (violation != null) {
             title.append("; violation ").append(violation + 1);
         }
-        html.append(String.format(
-                Locale.ROOT,
-                "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"14\" fill=\"%s\"%s><title>%s</title></rect>",
-                x,
-                y,
-                w,
-                fill,
-                stroke,
-                Html.escape(title.toString())));
+        double width = timeline.span(mark, lane, op.invokeTime(), completed, title.toString());
         // a strip whose hue follows the token: one grant's colour, from lane to lane and run to run
-        html.append(String.format(
-                Locale.ROOT,
-                "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"3\" fill=\"hsl(%d,70%%,45%%)\"/>",
-                x,
-                y - 3,
-                w,
-                (int) ((op.token() * 47) % 360)));
-        if (w > 22) {
-            html.append(String.format(
-                    Locale.ROOT, "<text x=\"%.1f\" y=\"%d\" fill=\"#fff\">%d</text>", x + 2, y + 11, op.token()));
+        timeline.span(TOKEN, lane, op.invokeTime(), completed, null, hue(op.token()));
+        if (width > 22) {
+            timeline.label(lane, op.invokeTime(), 15, Long.toString(op.token()), "#fff");
         }
         if (op.publish() != null) {
             long publishEnd = op.publish().completeTime() > 0
                     ? op.publish().completeTime()
                     : op.publish().invokeTime();
-            double px = axis.x(op.publish().invokeTime() - start);
-            double pw = Math.max(1.5, axis.length(publishEnd - op.publish().invokeTime()));
-            html.append(String.format(
-                    Locale.ROOT,
-                    "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"5\" fill=\"%s\"/>",
-                    px,
-                    y + 16,
-                    pw,
-                    op.publish().acknowledged() ? (op.publish().stamped() ? "#1b5e20" : "#000") : "#ffb300"));
+            Mark publish = op.publish().acknowledged()
+                    ? (op.publish().stamped() ? PUBLISHED : PUBLISHED_UNSTAMPED)
+                    : PUBLISH_UNKNOWN;
+            timeline.span(publish, lane, op.publish().invokeTime(), publishEnd, null);
         }
         if (violation != null) {
-            html.append(String.format(
-                    Locale.ROOT,
-                    "<path d=\"M%.1f %d l4 -7 l-8 0 z\" fill=\"#d50000\"><title>violation %d</title></path>",
-                    x + w / 2,
-                    y - 1,
-                    violation + 1));
+            timeline.span(IN_VIOLATION, lane, op.invokeTime(), completed, "violation " + (violation + 1));
+            timeline.point(
+                    VIOLATION,
+                    lane,
+                    op.invokeTime() + (completed - op.invokeTime()) / 2,
+                    "violation " + (violation + 1));
         }
     }
 
-    private static String swatch(String color, String label) {
-        return "<span><span class=\"sw\" style=\"background:" + color + "\"></span>" + Html.escape(label) + "</span>";
+    private static String hue(long token) {
+        return "fill=\"hsl(" + (token * 47) % 360 + ",70%,45%)\"";
+    }
+
+    private static Mark operation(String outcome, String fill, String meaning) {
+        return new Mark("op " + outcome, meaning, new SvgTimeline.Bar(4, 14, "fill=\"" + fill + "\""));
+    }
+
+    private static Mark publish(String css, String fill, String meaning) {
+        return new Mark(css, meaning, new SvgTimeline.Bar(20, 5, "fill=\"" + fill + "\""));
+    }
+
+    private static Mark writerFault(String css, String fill, String meaning) {
+        return new Mark("fault " + css, meaning, new SvgTimeline.Bar(0, LANE - 2, "fill=\"" + fill + "\""));
     }
 }

@@ -5,7 +5,6 @@ import dev.fencing.harness.PostgresAccess;
 import dev.fencing.harness.StartedServers;
 import dev.fencing.harness.Watchdog;
 import dev.fencing.harness.ZooKeeperAccess;
-import dev.fencing.testsupport.EmbeddedPostgresServer;
 import dev.fencing.testsupport.EmbeddedRedisServer;
 import dev.fencing.testsupport.EmbeddedZooKeeperEnsemble;
 import dev.fencing.testsupport.NetworkNamespace;
@@ -14,7 +13,6 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
 import java.io.PrintStream;
-import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -42,8 +40,6 @@ final class Servers implements AutoCloseable {
 
     private final StartedServers started = new StartedServers();
     private final String runId;
-    private Path runDirectory;
-    private Watchdog watchdog;
     private VerifyNetwork network;
     private String partitionUnavailable;
     private String leaderKillUnavailable;
@@ -98,7 +94,7 @@ final class Servers implements AutoCloseable {
                     "they need the embedded ensemble, and " + VerifySettings.ZOOKEEPER_FLAG + " names an external one";
         }
         if (settings.zookeeperConnect() == null || settings.jdbcUrl() == null || settings.kafkaBootstrap() == null) {
-            runDirectory = started.runDirectory(RUN_DIRECTORY_PREFIX, "a run", progress);
+            started.runDirectory(RUN_DIRECTORY_PREFIX, "a run", progress);
         }
         if (settings.faults().contains(FaultKind.PARTITION) && partitionUnavailable == null) {
             List<String> leftovers = VerifyNetwork.removeAbandoned();
@@ -225,10 +221,6 @@ final class Servers implements AutoCloseable {
 
     @Override
     public void close() {
-        if (watchdog != null) {
-            watchdog.close();
-            watchdog = null;
-        }
         if (externalDatabase && database != null && !keepDatabase) {
             try (Connection connection = dataSource(serverJdbcUrl).getConnection();
                     Statement statement = connection.createStatement()) {
@@ -259,26 +251,23 @@ final class Servers implements AutoCloseable {
     }
 
     private void openPostgres(VerifySettings settings, PrintStream progress) {
-        jdbcUser = settings.jdbcUser();
-        jdbcPassword = settings.jdbcPassword();
-        String host = "localhost";
-        if (settings.jdbcUrl() == null) {
-            EmbeddedPostgresServer.Builder builder =
-                    EmbeddedPostgresServer.builder().dataDirectoryParent(runDirectory);
-            if (network != null) {
-                builder.alsoListenOn(network.dataAddress(), network.clientNetwork());
-                host = network.dataAddress();
-            }
-            EmbeddedPostgresServer server = builder.build();
-            started.add(server);
-            serverJdbcUrl = server.jdbcUrl();
-            jdbcUser = server.user();
-            jdbcPassword = server.password();
-            progress.println("  embedded PostgreSQL at " + serverJdbcUrl);
-        } else {
-            serverJdbcUrl = settings.jdbcUrl();
-            externalDatabase = true;
-        }
+        StartedServers.Postgres server = started.postgres(
+                settings.jdbcUrl(),
+                settings.jdbcUser(),
+                settings.jdbcPassword(),
+                VerifySettings.JDBC_URL_FLAG,
+                builder -> {
+                    if (network != null) {
+                        builder.alsoListenOn(network.dataAddress(), network.clientNetwork());
+                    }
+                },
+                progress);
+        String host = server.embedded() && network != null ? network.dataAddress() : "localhost";
+        serverJdbcUrl = server.jdbcUrl();
+        jdbcUser = server.user();
+        jdbcPassword = server.password();
+        externalDatabase = !server.embedded();
+        postmasterPid = server.postmasterPid().orElse(-1L);
         database = "verify_" + runId;
         try (Connection connection = dataSource(serverJdbcUrl).getConnection();
                 Statement statement = connection.createStatement()) {
@@ -303,17 +292,6 @@ final class Servers implements AutoCloseable {
         if (settings.jdbcUrl() != null) {
             progress.println("  PostgreSQL at " + serverJdbcUrl + ", database " + database);
         }
-        if (!externalDatabase) {
-            watchPostmaster();
-        }
-    }
-
-    /**
-     * The embedded PostgreSQL runs as a daemon, not as a child of this JVM; the watchdog stops it by pid if this
-     * JVM is killed outright. Looked up while a connection is open: its backend's parent is the postmaster.
-     */
-    private void watchPostmaster() {
-        postmasterPid = PostgresAccess.postmasterPid(dataSource()).orElse(-1L);
     }
 
     /**
@@ -353,6 +331,10 @@ final class Servers implements AutoCloseable {
         progress.println("  Redis at " + redisUri);
     }
 
+    /**
+     * What would outlive this JVM if it were killed outright: the embedded PostgreSQL (a daemon, not a child of this
+     * JVM), Redis, the network namespaces; the harness's watchdog stops them then, and removes the run's data.
+     */
     private void startWatchdog() {
         List<String> commands = new ArrayList<>();
         if (redisPid > 0) {
@@ -366,12 +348,7 @@ final class Servers implements AutoCloseable {
                 commands.add("ip netns del " + name);
             }
         }
-        if (runDirectory != null) {
-            commands.add("rm -rf '" + runDirectory + "'");
-        }
-        if (!commands.isEmpty()) {
-            watchdog = Watchdog.start(commands);
-        }
+        started.watch(commands);
     }
 
     /** A random run id: lower-case letters and digits, usable in database, topic and path names. */

@@ -1,29 +1,24 @@
 package dev.fencing.verify;
 
 import dev.fencing.harness.ChildJvm;
+import dev.fencing.harness.PauseInjector;
 import dev.fencing.verify.client.PausePoint;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The run's writer JVMs, as the nemesis sees them: which are busy with a fault (one fault per writer at a time),
- * and the hand-off at a {@link PausePoint}: arm a writer, wait until it reports it stands there, then act. A
- * writer that reports a point nobody waits for any more is sent on at once, so it never waits out its limit
- * holding a lock (or a row, inside a transaction). Also counts outcomes for the progress line. Thread-safe.
+ * and the harness's {@link PauseInjector} over them, whose hand-off at a {@link PausePoint} (arm a writer, wait
+ * until it reports it stands there, then act) every fault on a writer uses. Also counts outcomes for the progress
+ * line. Thread-safe.
  */
 final class Writers implements AutoCloseable {
     private final List<ChildJvm> children;
     private final boolean[] busy;
-    private final Map<Integer, CompletableFuture<ClientEvent>> claims = new ConcurrentHashMap<>();
+    private final PauseInjector<ClientEvent> pauses;
     private final AtomicLong written = new AtomicLong();
     private final AtomicLong refused = new AtomicLong();
     private final AtomicLong unknown = new AtomicLong();
@@ -31,6 +26,7 @@ final class Writers implements AutoCloseable {
     Writers(List<ChildJvm> children) {
         this.children = List.copyOf(children);
         this.busy = new boolean[children.size()];
+        this.pauses = new PauseInjector<>(this::get);
     }
 
     int size() {
@@ -52,12 +48,7 @@ final class Writers implements AutoCloseable {
             case "WRITTEN" -> written.incrementAndGet();
             case "REFUSED" -> refused.incrementAndGet();
             case "UNKNOWN" -> unknown.incrementAndGet();
-            case "POINT" -> {
-                CompletableFuture<ClientEvent> claim = claims.remove(event.id());
-                if (claim == null || !claim.complete(event)) {
-                    get(event.id()).send("GO");
-                }
-            }
+            case "POINT" -> pauses.onPoint(event.id(), event);
             default -> {
                 // other events matter to the board only
             }
@@ -96,21 +87,12 @@ final class Writers implements AutoCloseable {
      *     there in time (it is disarmed; if it gets there anyway, it is sent on at once)
      */
     Optional<ClientEvent> armAndAwait(int id, PausePoint point, Duration timeout) throws InterruptedException {
-        CompletableFuture<ClientEvent> claim = new CompletableFuture<>();
-        claims.put(id, claim);
-        ChildJvm writer = get(id);
-        writer.send("ARM " + point.name());
-        try {
-            return Optional.of(claim.get(timeout.toMillis(), TimeUnit.MILLISECONDS));
-        } catch (TimeoutException e) {
-            if (claims.remove(id, claim)) {
-                writer.send("DISARM");
-                return Optional.empty();
-            }
-            return Optional.of(claim.join()); // it arrived just now
-        } catch (ExecutionException e) {
-            throw new IllegalStateException(e);
-        }
+        return pauses.armAndAwait(id, point.name(), timeout);
+    }
+
+    /** The injector that pauses these writers (and hands their points to every fault). */
+    PauseInjector<ClientEvent> pauses() {
+        return pauses;
     }
 
     @Override

@@ -13,10 +13,13 @@ import dev.fencing.verify.checker.Violation;
 import dev.fencing.verify.checker.ViolationKind;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /** The JSON summary, the table and the HTML timeline of two small hand-made runs. */
@@ -205,7 +208,57 @@ class ReportsTest {
 
     @Test
     void theTimelineHasALanePerWriterFaultBandsAndMarkedViolations() {
-        VerifySettings settings = new VerifySettings(
+        VerifySettings settings = settings();
+
+        String html = HtmlTimeline.of(List.of(run(Mode.FENCED, false), run(Mode.CONTROL, true)), settings);
+
+        assertThat(html)
+                .startsWith("<!DOCTYPE html>")
+                .doesNotContain("<script")
+                .contains(">writer 1</text>", ">writer 2</text>")
+                .contains("fill=\"rgba(123,31,162,0.25)\"") // the pause band on writer 1's lane
+                .contains(">leaderKill</text>") // a band across the lanes
+                .contains("fill=\"#90a4ae\"") // the refused write
+                .contains("stroke=\"#d50000\"") // an operation in a violation
+                .contains("<title>violation 1</title>")
+                .contains("TOKEN_ORDER: in the list of r1");
+    }
+
+    @Test
+    void theLegendShowsEveryMarkTheTimelineDraws() {
+        String html = HtmlTimeline.of(List.of(run(Mode.FENCED, false), run(Mode.CONTROL, true)), settings());
+        String legend = html.substring(
+                html.indexOf("<p class=\"legend\">"), html.indexOf("</p>", html.indexOf("<p class=\"legend\">")));
+
+        // every bar and every point mark drawn, its colour and shape as the legend draws it
+        List<String> drawn = new ArrayList<>(all("(<rect class=\"[a-z -]+\" [^>]*>)", html));
+        drawn.addAll(all("<g class=\"[a-z-]+\">(<[a-z]+ [^>]*>)", html));
+        assertThat(drawn).hasSizeGreaterThan(10);
+        assertThat(drawn)
+                .filteredOn(mark -> !mark.contains("hsl(")) // a token's own hue; the legend shows one
+                .allSatisfy(mark -> assertThat(shape(legend)).contains(shape(mark)));
+        assertThat(legend).contains("hsl(", "violation", "without a token header", "not counted");
+    }
+
+    /** Every match of {@code regex}'s first group in {@code text}. */
+    private static List<String> all(String regex, String text) {
+        List<String> found = new ArrayList<>();
+        Matcher matcher = Pattern.compile(regex).matcher(text);
+        while (matcher.find()) {
+            found.add(matcher.group(1));
+        }
+        return found;
+    }
+
+    /** A mark's drawing without its place: numbers and path coordinates blanked, its CSS class dropped. */
+    private static String shape(String element) {
+        return element.replaceAll("class=\"[^\"]*\" ", "")
+                .replaceAll("=\"-?[0-9.]+\"", "=\"\"")
+                .replaceAll("d=\"M-?[0-9.]+ -?[0-9.]+ ", "d=\"M ");
+    }
+
+    private static VerifySettings settings() {
+        return new VerifySettings(
                 null,
                 null,
                 null,
@@ -224,18 +277,5 @@ class ReportsTest {
                 Path.of("r.html"),
                 Path.of("out"),
                 false);
-
-        String html = HtmlTimeline.of(List.of(run(Mode.FENCED, false), run(Mode.CONTROL, true)), settings);
-
-        assertThat(html)
-                .startsWith("<!DOCTYPE html>")
-                .doesNotContain("<script")
-                .contains(">writer 1</text>", ">writer 2</text>")
-                .contains("fill=\"rgba(123,31,162,0.25)\"") // the pause band on writer 1's lane
-                .contains(">leaderKill</text>") // a band across the lanes
-                .contains("fill=\"#90a4ae\"") // the refused write
-                .contains("stroke=\"#d50000\"") // an operation in a violation
-                .contains("<title>violation 1</title>")
-                .contains("TOKEN_ORDER: in the list of r1");
     }
 }

@@ -2,6 +2,7 @@ package dev.fencing.verify.client;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.fencing.harness.PointGate;
 import dev.fencing.kafka.FencedRecords;
 import dev.fencing.lock.Lease;
 import dev.fencing.testsupport.PostgresBackends;
@@ -35,7 +36,7 @@ final class ChainWrites implements WriterWorkload<ChainWrites.Plan> {
     private final int unstampedEvery;
     private final HistoryWriter history;
     private final CoordinatorLink link;
-    private final PointGate gate;
+    private final PointGate<PausePoint> gate;
     private final HikariDataSource dataSource;
     private final KafkaProducer<String, String> producer;
     private ResourceWriter writer;
@@ -45,7 +46,12 @@ final class ChainWrites implements WriterWorkload<ChainWrites.Plan> {
      * unstampedEvery}; the JDBC password from {@value WriterMain#PASSWORD_ENV}.
      */
     ChainWrites(
-            Arguments args, int client, boolean fenced, HistoryWriter history, CoordinatorLink link, PointGate gate) {
+            Arguments args,
+            int client,
+            boolean fenced,
+            HistoryWriter history,
+            CoordinatorLink link,
+            PointGate<PausePoint> gate) {
         this.fenced = fenced;
         this.schema = args.text("schema");
         this.topic = args.text("topic");

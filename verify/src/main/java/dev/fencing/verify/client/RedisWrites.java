@@ -1,5 +1,6 @@
 package dev.fencing.verify.client;
 
+import dev.fencing.harness.PointGate;
 import dev.fencing.lock.Lease;
 import dev.fencing.redis.FencedRedis;
 import dev.fencing.redis.FencedScript;
@@ -54,13 +55,14 @@ final class RedisWrites implements WriterWorkload<RedisWrites.Path> {
     private final String prefix;
     private final HistoryWriter history;
     private final CoordinatorLink link;
-    private final PointGate gate;
+    private final PointGate<PausePoint> gate;
     private final RedisClient client;
     private StatefulRedisConnection<String, String> connection;
     private FencedRedis redis;
 
     /** Arguments: {@code redis} (a URI), {@code keyPrefix}. */
-    RedisWrites(Arguments args, boolean fenced, HistoryWriter history, CoordinatorLink link, PointGate gate) {
+    RedisWrites(
+            Arguments args, boolean fenced, HistoryWriter history, CoordinatorLink link, PointGate<PausePoint> gate) {
         this.fenced = fenced;
         this.prefix = args.text("keyPrefix");
         this.history = history;

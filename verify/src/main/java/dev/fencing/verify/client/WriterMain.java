@@ -1,6 +1,7 @@
 package dev.fencing.verify.client;
 
 import dev.fencing.FencingException;
+import dev.fencing.harness.PointGate;
 import dev.fencing.lock.FencedLock;
 import dev.fencing.lock.FencedLocks;
 import dev.fencing.lock.Lease;
@@ -54,7 +55,10 @@ public final class WriterMain {
     private final int client;
     private final boolean fenced;
     private final CoordinatorLink link = new CoordinatorLink(System.out);
-    private final PointGate gate = new PointGate();
+    /** At most this long at a point, so that a lost GO cannot stall a writer holding a lock for good. */
+    private static final Duration POINT_WAIT_LIMIT = Duration.ofSeconds(60);
+
+    private final PointGate<PausePoint> gate = new PointGate<>(PausePoint.class, POINT_WAIT_LIMIT);
     private final CountDownLatch started = new CountDownLatch(1);
     private volatile boolean stopping;
 
@@ -90,14 +94,10 @@ public final class WriterMain {
             started.countDown();
             gate.disarm();
             gate.go();
-        } else if (line.equals("GO")) {
-            gate.go();
-        } else if (line.startsWith("ARM ")) {
-            gate.arm(PausePoint.valueOf(line.substring(4).trim()));
-        } else if (line.equals("DISARM")) {
-            gate.disarm();
         } else if (line.equals("HEAP")) {
             link.emitHeap();
+        } else {
+            gate.command(line);
         }
     }
 

@@ -6,11 +6,11 @@ import java.util.List;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 
-class PauseInjectorTest {
+class PauseScheduleTest {
 
     private static List<WorkerEvent.PausePoint> firstSix(Mode mode) {
         return IntStream.range(0, 6)
-                .mapToObj(i -> PauseInjector.pointOf(mode, i))
+                .mapToObj(i -> PauseSchedule.pointOf(mode, i))
                 .toList();
     }
 

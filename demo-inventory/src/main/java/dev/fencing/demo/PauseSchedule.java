@@ -1,37 +1,35 @@
 package dev.fencing.demo;
 
 import dev.fencing.harness.ChildJvm;
+import dev.fencing.harness.PauseInjector;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
+import java.util.Optional;
 import java.util.Random;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 
 /**
- * Freezes lock holders in the middle of their operation, the way a long GC pause would, on the
- * coordinator's own thread.
+ * The demo's pause fault: when, whom and where to freeze, and what the console says of it; the freezing itself is
+ * the harness's {@link PauseInjector}, the same as verify's.
  *
  * <p>Every {@code pauseEvery}: pick a worker (seeded), arm it for a {@link WorkerEvent.PausePoint} ({@link #pointOf}); when the worker reports that it
- * stands there, still holding its lock, send it SIGSTOP ({@link ChildJvm#freeze}). Keep it frozen for
+ * stands there, still holding its lock, freeze it. Keep it frozen for
  * {@code pause} (longer than the session timeout, so ZooKeeper expires the session and hands the lock on),
  * and then for as long as it takes another worker to write (or publish) that SKU under a newer token, at most
  * another {@code pause}; then SIGCONT. The worker resumes exactly where it stood and goes on with its stale
  * write or publish, as a real paused process would (in lease-check mode, a worker frozen before its lease check
  * finds the lease lost there and writes nothing). In the fenced run the newer holder claims the row at
- * its read, so the frozen worker's write is refused even before the newer one writes; the injector still
+ * its read, so the frozen worker's write is refused even before the newer one writes; the schedule still
  * waits for that {@code WRITTEN} (which follows the claim) so that pauses look the same in both runs.
  *
  * <p>Thread-safe: {@link #onEvent} is called from the workers' reader threads.
  */
-final class PauseInjector {
+final class PauseSchedule {
     private final List<ChildJvm> workers;
+    private final PauseInjector<WorkerEvent> injector;
     private final RunRecorder recorder;
     private final Duration pause;
     private final Duration pauseEvery;
@@ -39,12 +37,11 @@ final class PauseInjector {
     private final PrintStream progress;
     private final String label;
     private final Mode mode;
-    private final Map<Integer, CompletableFuture<WorkerEvent>> claims = new ConcurrentHashMap<>();
     private final CountDownLatch stop = new CountDownLatch(1);
     private volatile boolean pausing;
     private Thread thread;
 
-    PauseInjector(
+    PauseSchedule(
             List<ChildJvm> workers,
             RunRecorder recorder,
             Duration pause,
@@ -53,6 +50,7 @@ final class PauseInjector {
             PrintStream progress,
             Mode mode) {
         this.workers = List.copyOf(workers);
+        this.injector = new PauseInjector<>(id -> this.workers.get(id - 1));
         this.recorder = recorder;
         this.pause = pause;
         this.pauseEvery = pauseEvery;
@@ -73,7 +71,7 @@ final class PauseInjector {
         return pausing;
     }
 
-    /** Arms no more pauses, lets a pause in progress finish, and returns when the injector is done. */
+    /** Arms no more pauses, lets a pause in progress finish, and returns when the schedule is done. */
     void stop() {
         stop.countDown();
         if (thread != null) {
@@ -87,12 +85,8 @@ final class PauseInjector {
 
     /** Hands POINT events to the waiting injector, or lets the worker go on at once if nobody waits. */
     void onEvent(WorkerEvent event) {
-        if (event.kind() != WorkerEvent.Kind.POINT) {
-            return;
-        }
-        CompletableFuture<WorkerEvent> claim = claims.remove(event.worker());
-        if (claim == null || !claim.complete(event)) {
-            workers.get(event.worker() - 1).send("GO");
+        if (event.kind() == WorkerEvent.Kind.POINT) {
+            injector.onPoint(event.worker(), event);
         }
     }
 
@@ -139,24 +133,14 @@ final class PauseInjector {
 
     /** Arms {@code worker}, waits for it to reach {@code point}, freezes it. False if it never got there. */
     private boolean pauseAt(ChildJvm worker, WorkerEvent.PausePoint point) throws InterruptedException {
-        CompletableFuture<WorkerEvent> claim = new CompletableFuture<>();
-        claims.put(worker.id(), claim);
         pausing = true;
         try {
-            worker.send("ARM " + point.name());
-            WorkerEvent at;
-            try {
-                at = claim.get(Math.max(pauseEvery.toMillis(), 2_000), TimeUnit.MILLISECONDS);
-            } catch (TimeoutException e) {
-                if (claims.remove(worker.id(), claim)) {
-                    worker.send("DISARM");
-                    return false;
-                }
-                at = claim.join();
-            } catch (ExecutionException e) {
-                throw new IllegalStateException(e);
+            Optional<WorkerEvent> at = injector.armAndAwait(
+                    worker.id(), point.name(), Duration.ofMillis(Math.max(pauseEvery.toMillis(), 2_000)));
+            if (at.isEmpty()) {
+                return false;
             }
-            freeze(worker, at, point);
+            freeze(worker, at.get(), point);
             return true;
         } finally {
             pausing = false;
@@ -165,32 +149,26 @@ final class PauseInjector {
 
     private void freeze(ChildJvm worker, WorkerEvent at, WorkerEvent.PausePoint point) throws InterruptedException {
         int mark = recorder.size();
-        long start = System.currentTimeMillis();
-        String where = describe(point);
-        worker.freeze(pause.multipliedBy(2).plusSeconds(5));
-        progress.printf(
-                Locale.ROOT,
-                "[%s] SIGSTOP worker %d (pid %d) holding %s token %d, %s%n",
-                label,
+        WorkerEvent.Kind takeover =
+                point == WorkerEvent.PausePoint.WRITE_PUBLISH ? WorkerEvent.Kind.PUBLISHED : WorkerEvent.Kind.WRITTEN;
+        PauseInjector.Pause<WorkerEvent> frozen = injector.freezeUntilTakenOver(
                 worker.id(),
-                worker.pid(),
-                at.sku(),
-                at.token(),
-                where);
-        worker.send("GO"); // waits in the pipe until SIGCONT
-        WorkerEvent next;
-        try {
-            Thread.sleep(pause.toMillis()); // the coordinator waits; the worker is the one frozen
-            WorkerEvent.Kind takeover = point == WorkerEvent.PausePoint.WRITE_PUBLISH
-                    ? WorkerEvent.Kind.PUBLISHED
-                    : WorkerEvent.Kind.WRITTEN;
-            next = recorder.await(
-                    mark, e -> e.kind() == takeover && e.sku().equals(at.sku()) && e.token() > at.token(), pause);
-        } finally {
-            worker.thaw();
-        }
-        long end = System.currentTimeMillis();
-        long nextToken = next == null ? 0 : next.token();
+                pause,
+                pause,
+                () -> progress.printf(
+                        Locale.ROOT,
+                        "[%s] SIGSTOP worker %d (pid %d) holding %s token %d, %s%n",
+                        label,
+                        worker.id(),
+                        worker.pid(),
+                        at.sku(),
+                        at.token(),
+                        describe(point)),
+                wait -> Optional.ofNullable(recorder.await(
+                        mark, e -> e.kind() == takeover && e.sku().equals(at.sku()) && e.token() > at.token(), wait)));
+        long start = frozen.startMillis();
+        long end = frozen.endMillis();
+        long nextToken = frozen.takeover().map(WorkerEvent::token).orElse(0L);
         recorder.add(new RunRecorder.Pause(worker.id(), at.sku(), at.token(), point, start, end, nextToken));
         progress.printf(
                 Locale.ROOT,
@@ -198,8 +176,9 @@ final class PauseInjector {
                 label,
                 worker.id(),
                 (end - start) / 1000.0,
-                next == null
-                        ? "nobody wrote " + at.sku() + " meanwhile"
-                        : "meanwhile worker " + next.worker() + " took " + at.sku() + " over with token " + nextToken);
+                frozen.takeover()
+                        .map(next -> "meanwhile worker " + next.worker() + " took " + at.sku() + " over with token "
+                                + nextToken)
+                        .orElse("nobody wrote " + at.sku() + " meanwhile"));
     }
 }
