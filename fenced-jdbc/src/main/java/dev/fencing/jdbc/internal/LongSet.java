@@ -5,11 +5,11 @@ import java.util.Arrays;
 /**
  * A set of {@code long}s without a box or a node per element: how {@code FencedBatch.Builder} remembers the
  * whole-number keys it has taken, so that finding a key named twice costs a batch of thousands of rows
- * little. Values that arrive in strictly ascending order (a batch of sorted keys, the usual way to keep two
- * writers' batches from deadlocking) are only appended: each is new because it is above the last one. The
- * first value that is not moves them all into a hash table (open addressing with linear probing in one
- * array, 0 marking a free slot; the value 0 itself is a flag of its own; grows at half full), which takes
- * every value after it. Not thread-safe.
+ * little. Values that arrive in strictly ascending order (a batch of sorted keys, as writers often build
+ * them) are only appended: each is new because it is above the last one. The first value that is not moves
+ * them all into a hash table (open addressing with linear probing in one array, 0 marking a free slot; the
+ * value 0 itself is a flag of its own; grows at half full), which takes every value after it. Not
+ * thread-safe.
  */
 public final class LongSet {
     /** The values so far while they came in ascending order; null once they are in {@link #slots}. */
