@@ -23,6 +23,7 @@ import java.util.concurrent.atomic.LongAdder;
 import org.flywaydb.core.Flyway;
 import org.jdbi.v3.core.Jdbi;
 import org.jdbi.v3.core.argument.Argument;
+import org.jdbi.v3.core.statement.Update;
 
 /**
  * {@code bench/run jdbc}: fencing-jdbc's writes against the same plain writes, in alternating rounds in one
@@ -45,11 +46,21 @@ import org.jdbi.v3.core.argument.Argument;
  * clause is false). A write through fencing-jdbc to a protected table costs about the product of the two
  * ratios compared with a plain write to a table that was never protected.
  *
- * <p>Each fenced write takes a fresh token from a counter, as a stream of lock grants would. Prints both
+ * <p>Third table, the token column: the plain batch against the same batch also setting the fence column to
+ * a fresh token, with no check. Every fenced write sets that column, and PostgreSQL logs an UPDATE's new row
+ * from its first changed byte to its last: with the fence column at the end of the row (where {@code
+ * protect_table} adds it) and a wide column before it, the row's WAL about doubles (on this table, about 110
+ * kB a batch without the token and 200 kB with it). This is what writing the token costs before any check.
+ *
+ * <p>Each fenced write takes a fresh token from a counter, as a stream of lock grants would. Prints the
  * tables and ends with {@code jdbc fenced/raw throughput ratio: X.XX}, the lowest case of the first.
  *
+ * <p>The single-connection cases of the first table run rounds twice as long as the others ({@code
+ * --single-round-millis}): one connection waits for one durable commit at a time, so a few slow fsyncs move
+ * a short round's rate, and its ratio moved between 0.90 and 0.98 from run to run with 600 ms rounds.
+ *
  * <pre>{@code
- * bench/run jdbc [--rounds 40] [--round-millis 600]
+ * bench/run jdbc [--rounds 40] [--round-millis 600] [--single-round-millis 1200]
  * }</pre>
  */
 public final class JdbcBenchmark {
@@ -63,12 +74,14 @@ public final class JdbcBenchmark {
     private final FencedWriter writer;
     private final FencedTable fenced;
     private final long roundMillis;
+    private final long singleRoundMillis;
     private final AtomicLong tokens = new AtomicLong();
     private final LongAdder notApplied = new LongAdder();
 
-    private JdbcBenchmark(Jdbi jdbi, long roundMillis) {
+    private JdbcBenchmark(Jdbi jdbi, long roundMillis, long singleRoundMillis) {
         this.jdbi = jdbi;
         this.roundMillis = roundMillis;
+        this.singleRoundMillis = singleRoundMillis;
         this.writer = FencedWriter.builder(jdbi).build();
         this.fenced = FencedTable.builder().table(PROTECTED).keyColumns("id").build(jdbi);
     }
@@ -78,15 +91,19 @@ public final class JdbcBenchmark {
         // shared machine, and alternating rounds spread that noise evenly over both sides. Each round is long
         // enough to hold over 1,000 commits on one connection (about 2,000 durable single-row UPDATEs a
         // second): 150 ms rounds held about 300, and a few slow fsyncs in one round moved the
-        // single-connection ratio between 0.90 and 0.98 from run to run (four connections almost as much)
+        // single-connection ratio between 0.90 and 0.98 from run to run (four connections almost as much).
+        // The single-connection cases of the write path, which set the ratio line, take rounds twice as long
         int rounds = 40;
         long roundMillis = 600;
+        long singleRoundMillis = 1_200;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--rounds" -> rounds = Integer.parseInt(args[++i]);
                 case "--round-millis" -> roundMillis = Long.parseLong(args[++i]);
+                case "--single-round-millis" -> singleRoundMillis = Long.parseLong(args[++i]);
                 default -> {
-                    System.err.println("usage: JdbcBenchmark [--rounds N] [--round-millis MS]");
+                    System.err.println(
+                            "usage: JdbcBenchmark [--rounds N] [--round-millis MS] [--single-round-millis MS]");
                     System.exit(2);
                 }
             }
@@ -110,7 +127,7 @@ public final class JdbcBenchmark {
                                 + " || ', synchronous_commit=' || current_setting('synchronous_commit')")
                         .mapTo(String.class)
                         .one());
-                new JdbcBenchmark(jdbi, roundMillis).run(rounds, settings);
+                new JdbcBenchmark(jdbi, roundMillis, singleRoundMillis).run(rounds, settings);
             }
         }
     }
@@ -118,22 +135,40 @@ public final class JdbcBenchmark {
     private void run(int rounds, String settings) throws Exception {
         System.out.printf(
                 Locale.ROOT,
-                "jdbc benchmark: %s; %d rows; %d ms rounds; %s%n",
+                "jdbc benchmark: %s; %d rows; %d ms rounds (single-connection writes: %d ms); %s%n",
                 settings,
                 ROWS,
                 roundMillis,
+                singleRoundMillis,
                 System.getenv(PostgresServers.URL_ENV) == null ? "embedded server" : "external server");
         AlternatingRuns writes = new AlternatingRuns(rounds);
-        writes.compare("UPDATE by primary key, 1 connection", () -> rawUpdates(PROTECTED, 1), () -> fencedUpdates(1));
-        writes.compare("UPDATE by primary key, 4 connections", () -> rawUpdates(PROTECTED, 4), () -> fencedUpdates(4));
-        writes.compare("1,000-row batch (rows/s), 1 connection", () -> rawBatches(PROTECTED), this::fencedBatches);
+        long single = singleRoundMillis;
+        writes.compare(
+                "UPDATE by primary key, 1 connection",
+                () -> rawUpdates(PROTECTED, 1, single),
+                () -> fencedUpdates(1, single));
+        writes.compare(
+                "UPDATE by primary key, 4 connections",
+                () -> rawUpdates(PROTECTED, 4, roundMillis),
+                () -> fencedUpdates(4, roundMillis));
+        writes.compare(
+                "1,000-row batch (rows/s), 1 connection",
+                () -> rawBatches(PROTECTED, single),
+                () -> fencedBatches(single));
         AlternatingRuns schema = new AlternatingRuns(rounds);
         schema.compare(
                 "UPDATE by primary key, 1 connection",
-                () -> rawUpdates(UNPROTECTED, 1),
-                () -> rawUpdates(PROTECTED, 1));
+                () -> rawUpdates(UNPROTECTED, 1, roundMillis),
+                () -> rawUpdates(PROTECTED, 1, roundMillis));
         schema.compare(
-                "1,000-row batch (rows/s), 1 connection", () -> rawBatches(UNPROTECTED), () -> rawBatches(PROTECTED));
+                "1,000-row batch (rows/s), 1 connection",
+                () -> rawBatches(UNPROTECTED, roundMillis),
+                () -> rawBatches(PROTECTED, roundMillis));
+        AlternatingRuns token = new AlternatingRuns(rounds);
+        token.compare(
+                "1,000-row batch (rows/s), 1 connection",
+                () -> rawBatches(PROTECTED, roundMillis, false),
+                () -> rawBatches(PROTECTED, roundMillis, true));
         System.out.println();
         System.out.println("write path: plain UPDATE (raw) and fencing-jdbc (fenced), both on the protected table");
         writes.printTable(System.out);
@@ -143,20 +178,25 @@ public final class JdbcBenchmark {
         System.out.println("schema: plain UPDATE on an unprotected twin (raw) and on the protected table (fenced)");
         schema.printTable(System.out);
         System.out.printf(Locale.ROOT, "protected/unprotected table ratio: %.2f%n", schema.lowestRatio());
+        System.out.println();
+        System.out.println("token column: the plain batch (raw) and the same batch also setting the fence column to a"
+                + " fresh token, unchecked (fenced)");
+        token.printTable(System.out);
+        System.out.printf(Locale.ROOT, "token-setting/plain batch ratio: %.2f%n", token.lowestRatio());
         System.out.printf(Locale.ROOT, "jdbc fenced/raw throughput ratio: %.2f%n", writes.lowestRatio());
     }
 
-    private double rawUpdates(String table, int connections) throws Exception {
+    private double rawUpdates(String table, int connections, long millis) throws Exception {
         String sql = "UPDATE " + table + " SET counter = counter + 1 WHERE id = :id";
-        return timed(connections, () -> {
+        return timed(connections, millis, () -> {
             long id = randomId();
             jdbi.useHandle(h -> h.createUpdate(sql).bind("id", id).execute());
             return 1;
         });
     }
 
-    private double fencedUpdates(int connections) throws Exception {
-        return timed(connections, () -> {
+    private double fencedUpdates(int connections, long millis) throws Exception {
+        return timed(connections, millis, () -> {
             FencedUpdate update = FencedUpdate.builder(fenced)
                     .key(randomId())
                     .setExpression("counter", "counter + 1")
@@ -166,11 +206,17 @@ public final class JdbcBenchmark {
         });
     }
 
-    private double rawBatches(String table) throws Exception {
+    private double rawBatches(String table, long millis) throws Exception {
+        return rawBatches(table, millis, false);
+    }
+
+    /** The plain batch; with {@code setsToken}, it also sets the fence column to a fresh token, unchecked. */
+    private double rawBatches(String table, long millis, boolean setsToken) throws Exception {
         String sql = "UPDATE " + table + " AS t SET counter = v.counter"
+                + (setsToken ? ", last_fence_token = CAST(:token AS bigint)" : "")
                 + " FROM unnest(CAST(:ids AS bigint[]), CAST(:counters AS bigint[])) AS v(id, counter)"
                 + " WHERE t.id = v.id";
-        return timed(1, () -> {
+        return timed(1, millis, () -> {
             long first = firstBatchId();
             Long[] ids = new Long[BATCH];
             Long[] values = new Long[BATCH];
@@ -180,10 +226,15 @@ public final class JdbcBenchmark {
             }
             // arrays of Long, which pgjdbc sends in binary (Jdbi's bindArray hands it an Object[], sent as
             // text), as the fenced batch sends its own
-            jdbi.useHandle(h -> h.createUpdate(sql)
-                    .bind("ids", bigintArray(ids))
-                    .bind("counters", bigintArray(values))
-                    .execute());
+            long token = setsToken ? tokens.incrementAndGet() : 0;
+            jdbi.useHandle(h -> {
+                Update update =
+                        h.createUpdate(sql).bind("ids", bigintArray(ids)).bind("counters", bigintArray(values));
+                if (setsToken) {
+                    update.bind("token", token);
+                }
+                update.execute();
+            });
             return BATCH;
         });
     }
@@ -196,8 +247,8 @@ public final class JdbcBenchmark {
         };
     }
 
-    private double fencedBatches() throws Exception {
-        return timed(1, () -> {
+    private double fencedBatches(long millis) throws Exception {
+        return timed(1, millis, () -> {
             long first = firstBatchId();
             FencedBatch.Builder batch = FencedBatch.builder(fenced).columns("counter");
             long token = tokens.incrementAndGet();
@@ -229,12 +280,12 @@ public final class JdbcBenchmark {
         int run();
     }
 
-    /** Runs the operation on {@code threads} threads for one round; returns operations per second. */
-    private double timed(int threads, Operation operation) throws Exception {
+    /** Runs the operation on {@code threads} threads for one round of {@code millis}; returns operations per second. */
+    private double timed(int threads, long millis, Operation operation) throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(threads);
         LongAdder done = new LongAdder();
         long start = System.nanoTime();
-        long deadline = start + TimeUnit.MILLISECONDS.toNanos(roundMillis);
+        long deadline = start + TimeUnit.MILLISECONDS.toNanos(millis);
         List<Future<?>> futures = new ArrayList<>();
         for (int t = 0; t < threads; t++) {
             futures.add(pool.submit(() -> {

@@ -1,18 +1,36 @@
 package dev.fencing.jdbc.internal;
 
+import java.util.Arrays;
+
 /**
  * A set of {@code long}s without a box or a node per element: how {@code FencedBatch.Builder} remembers the
  * whole-number keys it has taken, so that finding a key named twice costs a batch of thousands of rows
- * little. Open addressing with linear probing in one array, 0 marking a free slot (the value 0 itself is a
- * flag of its own); grows at half full. Not thread-safe.
+ * little. Values that arrive in strictly ascending order (a batch of sorted keys, as writers often build
+ * them) are only appended: each is new because it is above the last one. The first value that is not moves
+ * them all into a hash table (open addressing with linear probing in one array, 0 marking a free slot; the
+ * value 0 itself is a flag of its own; grows at half full), which takes every value after it. Not
+ * thread-safe.
  */
 public final class LongSet {
-    private long[] slots = new long[64];
+    /** The values so far while they came in ascending order; null once they are in {@link #slots}. */
+    private long[] ascending = new long[64];
+
+    private long[] slots;
     private boolean hasZero;
     private int size;
 
     /** {@code true} when {@code value} was not in the set and now is. */
     public boolean add(long value) {
+        if (ascending != null) {
+            if (size == 0 || value > ascending[size - 1]) {
+                if (size == ascending.length) {
+                    ascending = Arrays.copyOf(ascending, size * 2);
+                }
+                ascending[size++] = value;
+                return true;
+            }
+            hashAll();
+        }
         if (value == 0) {
             if (hasZero) {
                 return false;
@@ -33,6 +51,24 @@ public final class LongSet {
 
     public int size() {
         return size;
+    }
+
+    /** Moves the ascending values into a hash table that holds them at most half full. */
+    private void hashAll() {
+        int capacity = 64;
+        while (size * 2 >= capacity) {
+            capacity *= 2;
+        }
+        slots = new long[capacity];
+        for (int i = 0; i < size; i++) {
+            long value = ascending[i];
+            if (value == 0) {
+                hasZero = true;
+            } else {
+                insert(slots, value);
+            }
+        }
+        ascending = null;
     }
 
     /** Puts a non-zero value into {@code table}; {@code false} when it was there. */

@@ -28,4 +28,36 @@ class LongSetTest {
         assertThat(set.size()).isEqualTo(expected.size());
         assertThat(set.add(0)).isFalse();
     }
+
+    @Test
+    void ascendingValuesAreAllRememberedWhenALaterValueBreaksTheOrder() {
+        LongSet set = new LongSet();
+        Set<Long> expected = new HashSet<>();
+        // a sorted batch of 1,000 keys, zero and a negative among them, then each of them again (refused) and
+        // new values below, between and above them
+        for (long value = -3; value < 997; value++) {
+            assertThat(set.add(value)).isTrue();
+            expected.add(value);
+        }
+        for (long value = 996; value >= -3; value--) {
+            assertThat(set.add(value)).as("add(%d) again", value).isFalse();
+        }
+        for (long value : new long[] {-4, 1_000, 5_000, Long.MIN_VALUE, Long.MAX_VALUE}) {
+            assertThat(set.add(value)).as("add(%d)", value).isEqualTo(expected.add(value));
+        }
+        assertThat(set.add(0)).isFalse();
+        assertThat(set.add(-4)).isFalse();
+        assertThat(set.size()).isEqualTo(expected.size());
+    }
+
+    @Test
+    void aValueEqualToTheLastAscendingOneIsRefused() {
+        LongSet set = new LongSet();
+        assertThat(set.add(7)).isTrue();
+        assertThat(set.add(8)).isTrue();
+        assertThat(set.add(8)).isFalse();
+        assertThat(set.add(7)).isFalse();
+        assertThat(set.add(9)).isTrue();
+        assertThat(set.size()).isEqualTo(3);
+    }
 }
