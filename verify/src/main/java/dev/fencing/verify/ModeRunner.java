@@ -28,7 +28,7 @@ import java.util.stream.Collectors;
 /**
  * Runs the workload once in one {@link Mode} against the servers: prepares the mode's tables and topics, starts
  * the consumer members and the writers, lets the nemesis loose for the workload time (and until every fault's
- * minimum is reached, within three times that), stops everything, waits until the consumers have consumed every
+ * minimum is reached, within {@link VerifySettings#hardLimit()}), stops everything, waits until the consumers have consumed every
  * record, and hands the histories and the database to the checker. For a resource other than the chain its {@link
  * Workload} prepares, tells the writers where to write and checks, and there are no tables, topic or consumers.
  * Not thread-safe: one run at a time.
@@ -176,11 +176,11 @@ final class ModeRunner {
                     faults,
                     runStart,
                     settings.duration(),
-                    settings.duration().multipliedBy(3),
+                    settings.hardLimit(),
                     settings.clients());
             writers.all().forEach(w -> w.send("START"));
             nemesis.start();
-            long hardEnd = runStart + settings.duration().multipliedBy(3).toMillis();
+            long hardEnd = runStart + settings.hardLimit().toMillis();
             long nextProgress = runStart + PROGRESS_EVERY.toMillis();
             while (true) {
                 long now = System.currentTimeMillis();
@@ -207,7 +207,7 @@ final class ModeRunner {
             long runEnd = System.currentTimeMillis();
             if (!nemesis.minimumsReached()) {
                 String note = "not every fault reached its minimum within "
-                        + Durations.format(settings.duration().multipliedBy(3))
+                        + Durations.format(settings.hardLimit())
                         + ": " + describe(log.countedByKind(), faults);
                 notes.add(note);
                 log.note(note);

@@ -27,7 +27,7 @@ import java.util.Set;
  * @param clients writer JVMs
  * @param resources resources (rows, locks, record keys)
  * @param duration workload time per run (a run goes on past it until each fault's minimum is reached, at most
- *     three times as long)
+ *     until {@link #hardLimit()})
  * @param seed seed of the workload's choices and of the fault schedule, the same for every run
  * @param faults the faults to inject
  * @param modes the runs, in order
@@ -100,7 +100,7 @@ record VerifySettings(
     public static final String DURATION_FLAG = "--duration";
     public static final String DURATION_DOC = "Workload time per run, 10s to 2h; a run goes on past it until every"
             + " fault has reached its minimum (pause 10, partition 3, leader-kill 1, backend-kill 2, consumer-crash 2,"
-            + " rebalance 1), at most three times as long. Default: ${DEFAULT-VALUE}.";
+            + " rebalance 1), at most three times as long and at least a minute longer. Default: ${DEFAULT-VALUE}.";
     public static final String DEFAULT_DURATION = "60s";
 
     public static final String SEED_FLAG = "--seed";
@@ -200,6 +200,18 @@ record VerifySettings(
     }
 
     /** Whether every server this resource's runs use is embedded. */
+    /**
+     * How long a run may take at most, faults' minimums reached or not: three times the workload time, and at
+     * least a minute more than it. A short run's faults can wait on each other (a leader kill restarts the session
+     * clocks, so a frozen holder keeps its lock longer and a partition waits for a writer that reaches its point),
+     * and its minimums are counts to reach, not a race against the clock.
+     */
+    Duration hardLimit() {
+        Duration threeTimes = duration.multipliedBy(3);
+        Duration aMinuteMore = duration.plusMinutes(1);
+        return threeTimes.compareTo(aMinuteMore) >= 0 ? threeTimes : aMinuteMore;
+    }
+
     boolean allEmbedded() {
         return zookeeperConnect == null
                 && (resource.chain() ? jdbcUrl == null && kafkaBootstrap == null : redisUri == null);

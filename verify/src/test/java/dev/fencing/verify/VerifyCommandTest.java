@@ -26,6 +26,13 @@ class VerifyCommandTest {
     }
 
     @Test
+    void aRunMayTakeThreeTimesItsWorkloadTimeAndAtLeastAMinuteMore() {
+        assertThat(VerifyCommand.parse("--duration", "10s").hardLimit()).isEqualTo(Duration.ofSeconds(70));
+        assertThat(VerifyCommand.parse("--duration", "30s").hardLimit()).isEqualTo(Duration.ofSeconds(90));
+        assertThat(VerifyCommand.parse("--duration", "3m").hardLimit()).isEqualTo(Duration.ofMinutes(9));
+    }
+
+    @Test
     void flagsAreRead() {
         VerifySettings settings = VerifyCommand.parse(
                 "--duration",
