@@ -550,6 +550,29 @@ class PostgresWatermarkStoreIT {
     }
 
     @Test
+    void theSavesSettingsTurnJitCompilationOffForTheRestOfTheSavesTransactionOnly() {
+        // given a session that allows JIT compilation, as a packaged server's default does
+        List<String> jit = postgres.jdbi.withHandle(handle -> {
+            handle.execute("SET jit = on");
+            String inSave = handle.inTransaction(tx -> {
+                tx.createQuery(PostgresWatermarkStore.PROBE_JOINS_ONLY)
+                        .mapToMap()
+                        .one();
+                return tx.createQuery("SELECT current_setting('jit')")
+                        .mapTo(String.class)
+                        .one();
+            });
+            String after = handle.createQuery("SELECT current_setting('jit')")
+                    .mapTo(String.class)
+                    .one();
+            return List.of(inSave, after);
+        });
+
+        // then the save's statements are never compiled, and the connection's own setting is back after it
+        assertThat(jit).containsExactly("off", "on");
+    }
+
+    @Test
     void theKnownKeysUpdateIsNeverPreparedOnTheServerSoEachUnitIsPlannedWithItsOwnKeys() {
         // given connections that prepare every statement on the server from its first use
         Jdbi preparing = jdbiWith("", "1");
