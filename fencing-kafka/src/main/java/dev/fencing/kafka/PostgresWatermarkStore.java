@@ -15,6 +15,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -517,40 +518,51 @@ public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
         if (rows == 0) {
             return;
         }
+        // the keys the consumer knows to have no stored watermark go last, straight to the insert: the update
+        // would only probe the primary key for each of them and find nothing
         String[] topics = new String[rows];
         Integer[] partitions = new Integer[rows];
         byte[][] keys = new byte[rows][];
         Long[] tokens = new Long[rows];
-        int i = 0;
+        int known = 0;
+        int fresh = rows;
         for (PartitionProgress p : progress) {
+            Set<Bytes> newKeys = p.newKeys();
             for (Map.Entry<Bytes, Long> raised : p.raisedWatermarks().entrySet()) {
+                int i = !newKeys.isEmpty() && newKeys.contains(raised.getKey()) ? --fresh : known++;
                 topics[i] = p.partition().topic();
                 partitions[i] = p.partition().partition();
                 keys[i] = raised.getKey().get();
                 tokens[i] = raised.getValue();
-                i++;
             }
         }
         boolean[] raised = new boolean[rows];
         int left = rows;
-        Array[] arrays = arrays(connection, topics, partitions, keys, tokens);
-        try (PreparedStatement statement = unnamed(connection.prepareStatement(UPDATE_KNOWN_WATERMARKS))) {
-            statement.setString(1, groupId);
-            for (int p = 0; p < 4; p++) {
-                statement.setArray(p + 2, arrays[p]);
-            }
-            statement.execute(); // the settings' row first, then the ordinals of the raised keys
-            if (!statement.getMoreResults()) {
-                throw new SQLException("the watermarks' update returned no rows");
-            }
-            try (ResultSet ordinals = statement.getResultSet()) {
-                while (ordinals.next()) {
-                    raised[(int) ordinals.getLong(1) - 1] = true;
-                    left--;
+        if (known > 0) {
+            Array[] arrays = arrays(
+                    connection,
+                    Arrays.copyOf(topics, known),
+                    Arrays.copyOf(partitions, known),
+                    Arrays.copyOf(keys, known),
+                    Arrays.copyOf(tokens, known));
+            try (PreparedStatement statement = unnamed(connection.prepareStatement(UPDATE_KNOWN_WATERMARKS))) {
+                statement.setString(1, groupId);
+                for (int p = 0; p < 4; p++) {
+                    statement.setArray(p + 2, arrays[p]);
                 }
+                statement.execute(); // the settings' row first, then the ordinals of the raised keys
+                if (!statement.getMoreResults()) {
+                    throw new SQLException("the watermarks' update returned no rows");
+                }
+                try (ResultSet ordinals = statement.getResultSet()) {
+                    while (ordinals.next()) {
+                        raised[(int) ordinals.getLong(1) - 1] = true;
+                        left--;
+                    }
+                }
+            } finally {
+                free(arrays);
             }
-        } finally {
-            free(arrays);
         }
         if (left == 0) {
             return;
@@ -569,7 +581,7 @@ public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
                 j++;
             }
         }
-        arrays = arrays(connection, newTopics, newPartitions, newKeys, newTokens);
+        Array[] arrays = arrays(connection, newTopics, newPartitions, newKeys, newTokens);
         try (PreparedStatement statement = connection.prepareStatement(RAISE_WATERMARKS)) {
             statement.setString(1, groupId);
             for (int p = 0; p < 4; p++) {

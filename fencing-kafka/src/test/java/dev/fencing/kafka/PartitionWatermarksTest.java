@@ -56,6 +56,35 @@ class PartitionWatermarksTest {
     }
 
     @Test
+    void theRaisedNewKeysAreThoseWithoutACommittedWatermark() {
+        // given a lazy table that loaded "stored" with a watermark and "absent" without one
+        PartitionWatermarks watermarks = PartitionWatermarks.lazy();
+        watermarks.load(raw("stored"), 5);
+        watermarks.load(raw("absent"), 0);
+        watermarks.begin();
+
+        // when a batch raises both and a key it sees first, then one that a rolled-back batch had added
+        watermarks.raise(raw("stored"), watermarks.find(raw("stored")), 6);
+        watermarks.raise(raw("absent"), watermarks.find(raw("absent")), 6);
+        watermarks.raise(raw("first"), PartitionWatermarks.NONE, 6);
+
+        // then the keys without a committed watermark are the new ones
+        assertThat(watermarks.raisedNew()).containsExactlyInAnyOrder(key("absent"), key("first"));
+        assertThat(watermarks.raisedNew()).contains(key("first")).doesNotContain(key("stored"), key("other"));
+
+        // when it commits, the next batch's raises of the same keys are no longer new
+        watermarks.commit();
+        watermarks.begin();
+        watermarks.raise(raw("absent"), watermarks.find(raw("absent")), 7);
+        watermarks.raise(raw("rolled"), PartitionWatermarks.NONE, 7);
+        watermarks.rollback();
+        watermarks.begin();
+        watermarks.raise(raw("absent"), watermarks.find(raw("absent")), 8);
+        watermarks.raise(raw("rolled"), watermarks.find(raw("rolled")), 8);
+        assertThat(watermarks.raisedNew()).containsExactly(key("rolled"));
+    }
+
+    @Test
     void growsPastItsInitialCapacityAndFindsEveryKey() {
         PartitionWatermarks watermarks = new PartitionWatermarks(Map.of());
         watermarks.begin();

@@ -16,6 +16,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 import java.util.logging.Handler;
 import java.util.logging.Level;
 import java.util.logging.LogRecord;
@@ -95,6 +96,12 @@ class PostgresRoundTripsIT {
 
     /** One unit as the serial consumer runs it: lock, lazy load, the handler's statement, save. */
     private String[] serialUnit(PostgresWatermarkStore store, String group, long from, Map<Bytes, Long> raised) {
+        return serialUnit(store, group, from, raised, Set.of());
+    }
+
+    /** {@link #serialUnit} whose progress names {@code newKeys} as keys without a stored watermark. */
+    private String[] serialUnit(
+            PostgresWatermarkStore store, String group, long from, Map<Bytes, Long> raised, Set<Bytes> newKeys) {
         String[] isolation = new String[1];
         counter.reset();
         store.commit(group, handle -> {
@@ -103,7 +110,7 @@ class PostgresRoundTripsIT {
             isolation[0] = handle.createQuery("SELECT current_setting('transaction_isolation')")
                     .mapTo(String.class)
                     .one();
-            return List.of(new PartitionProgress(P0, from, from + 1, raised));
+            return List.of(new PartitionProgress(P0, from, from + 1, raised, newKeys));
         });
         System.out.printf(
                 "serial unit raising %d keys: %d round trips, %d statements:%n  %s%n",
@@ -142,6 +149,34 @@ class PostgresRoundTripsIT {
         expected.putAll(tokens("k", 30, 40, 20L));
         expected.putAll(mixed);
         assertThat(store.load(group, P0)).isEqualTo(new PartitionState(52, expected));
+    }
+
+    @Test
+    void keysTheConsumerKnowsToBeNewGoStraightToTheirInsert() {
+        PostgresWatermarkStore store = PostgresWatermarkStore.create(jdbi);
+        String group = "new-keys";
+        store.commit(group, handle -> List.of(new PartitionProgress(P0, -1, 50, tokens("k", 0, 50, 10L))));
+
+        // when a unit raises 20 keys the table does not hold, without the hint: the update looks for each of them
+        serialUnit(store, group, 50, tokens("n", 0, 20, 20L));
+        assertThat(counter.roundTrips).isEqualTo(8);
+
+        // when the next unit's progress names its 20 new keys: no update, their insert only
+        Map<Bytes, Long> fresh = tokens("n", 20, 40, 20L);
+        serialUnit(store, group, 51, fresh, fresh.keySet());
+        assertThat(counter.roundTrips).isEqualTo(7);
+
+        // when a unit mixes 10 known keys with 10 hinted new ones: the update for the known ones, then the insert
+        Map<Bytes, Long> mixed = tokens("k", 0, 10, 30L);
+        Map<Bytes, Long> mixedNew = tokens("m", 0, 10, 30L);
+        mixed.putAll(mixedNew);
+        serialUnit(store, group, 52, mixed, mixedNew.keySet());
+        assertThat(counter.roundTrips).isEqualTo(8);
+
+        Map<Bytes, Long> expected = tokens("k", 10, 50, 10L);
+        expected.putAll(tokens("n", 0, 40, 20L));
+        expected.putAll(mixed);
+        assertThat(store.load(group, P0)).isEqualTo(new PartitionState(53, expected));
     }
 
     @Test

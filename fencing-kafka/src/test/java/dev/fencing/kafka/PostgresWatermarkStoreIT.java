@@ -19,6 +19,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 import java.util.concurrent.BrokenBarrierException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -547,6 +548,23 @@ class PostgresWatermarkStoreIT {
                     .contains("Nested Loop", "Tid Scan on kafka_watermark", "Index Scan using kafka_watermark_pkey")
                     .doesNotContain("Hash", "Merge", "Materialize", "Seq Scan", "Bitmap");
         }
+    }
+
+    @Test
+    void aWrongNewKeyHintNeverLowersAStoredWatermark() {
+        // given a key stored at token 10
+        PostgresWatermarkStore store = PostgresWatermarkStore.create(postgres.jdbi);
+        store.commit("g16", handle -> List.of(new PartitionProgress(P0, -1, 1, Map.of(key("a"), 10L))));
+
+        // when a unit offers it token 5 and names it new (another member wrote it since this one read it)
+        store.commit("g16", handle -> List.of(new PartitionProgress(P0, 1, 2, Map.of(key("a"), 5L), Set.of(key("a")))));
+        // then the stored watermark stays at 10
+        assertThat(store.load("g16", P0)).isEqualTo(new PartitionState(2, Map.of(key("a"), 10L)));
+
+        // and a higher token named new still raises it
+        store.commit(
+                "g16", handle -> List.of(new PartitionProgress(P0, 2, 3, Map.of(key("a"), 12L), Set.of(key("a")))));
+        assertThat(store.load("g16", P0)).isEqualTo(new PartitionState(3, Map.of(key("a"), 12L)));
     }
 
     @Test

@@ -45,6 +45,7 @@ public final class PartitionWatermarks {
     private int[] raised = new int[16]; // the slots the running batch raised, each once
     private int raisedCount;
     private final Map<Bytes, Long> raisedView = new RaisedView();
+    private final Set<Bytes> raisedNewView = new RaisedNewView();
     // true: every key with a stored watermark has a mark here, so a key without one has none. false: a key
     // without a mark is unknown and must be loaded (lazily, from the store) before its record is judged.
     private boolean complete;
@@ -208,6 +209,15 @@ public final class PartitionWatermarks {
     /** The keys the running batch raised, with their new tokens; a view, valid until the next {@link #begin}. */
     public Map<Bytes, Long> raised() {
         return raisedView;
+    }
+
+    /**
+     * The keys of {@link #raised()} without a committed watermark here: loaded from the store without one, or
+     * first seen in the running batch (a store's hint, {@code PartitionProgress.newKeys}). A view, valid until
+     * the next {@link #begin}.
+     */
+    public Set<Bytes> raisedNew() {
+        return raisedNewView;
     }
 
     /** Receives a raised key with its hash ({@link KeyHash}), so that a store need not hash it again. */
@@ -392,6 +402,62 @@ public final class PartitionWatermarks {
                 int slot = raised[r];
                 action.accept(Bytes.wrap(keys[slot]), words[slot * STRIDE + CURRENT]);
             }
+        }
+    }
+
+    private final class RaisedNewView extends AbstractSet<Bytes> {
+        private boolean isNew(int slot) {
+            return words[slot * STRIDE + COMMITTED] == 0;
+        }
+
+        @Override
+        public boolean contains(Object o) {
+            if (!(o instanceof Bytes key)) {
+                return false;
+            }
+            int slot = find(key.get());
+            return slot != NONE && listed[slot] && isNew(slot);
+        }
+
+        @Override
+        public int size() {
+            int n = 0;
+            for (int r = 0; r < raisedCount; r++) {
+                if (isNew(raised[r])) {
+                    n++;
+                }
+            }
+            return n;
+        }
+
+        @Override
+        public Iterator<Bytes> iterator() {
+            return new Iterator<>() {
+                private int next = skip(0);
+
+                private int skip(int from) {
+                    int r = from;
+                    while (r < raisedCount && !isNew(raised[r])) {
+                        r++;
+                    }
+                    return r;
+                }
+
+                @Override
+                public boolean hasNext() {
+                    return next < raisedCount;
+                }
+
+                @Override
+                public Bytes next() {
+                    if (next >= raisedCount) {
+                        throw new NoSuchElementException();
+                    }
+                    Bytes key = Bytes.wrap(keys[raised[next]]);
+                    next = skip(next + 1);
+                    return key;
+                }
+            };
         }
     }
 }

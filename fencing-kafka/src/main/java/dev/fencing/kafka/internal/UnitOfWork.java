@@ -201,7 +201,11 @@ public final class UnitOfWork<K, V> {
         for (PartitionBatch p : batch.partitions.values()) {
             if (p.nextOffset >= 0) {
                 progress.add(new PartitionProgress(
-                        p.partition, ownership.storedOffset(p.partition), p.nextOffset, p.watermarks.raised()));
+                        p.partition,
+                        ownership.storedOffset(p.partition),
+                        p.nextOffset,
+                        p.watermarks.raised(),
+                        p.watermarks.raisedNew()));
             }
         }
         return progress;
