@@ -6,6 +6,7 @@ import dev.fencing.lock.FencedLockListener;
 import dev.fencing.lock.FencedReadWriteLock;
 import dev.fencing.lock.LeaseLoss;
 import dev.fencing.lock.TokenSource;
+import dev.fencing.lock.spi.PauseDetector;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -21,7 +22,6 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.LockSupport;
 import java.util.function.Predicate;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.imps.CuratorFrameworkState;
@@ -74,23 +74,24 @@ public final class LockRegistry implements AutoCloseable {
 
     private final ConnectionStateListener stateListener = this::stateChanged;
     private final Long explicitToleranceNanos;
-    private final Thread pauseDetector;
+    private final PauseDetector pauseDetector;
     /** Tells the listener of connection events and pauses, in order; its one thread ends when idle. */
     private final ThreadPoolExecutor notifier;
     /** Counts SUSPENDED, LOST and detected pauses; an acquire that saw it change must not hand out a valid lease. */
     private final AtomicLong disruptions = new AtomicLong();
 
     private volatile LeaseLoss lastDisruption = LeaseLoss.CONNECTION_SUSPENDED;
-    private volatile long toleranceNanos;
-    private volatile long lastTickNanos = System.nanoTime();
     private volatile boolean closed;
     private volatile Runnable beforeRegistering = () -> {};
     private volatile Runnable betweenValidityReads = () -> {};
     private volatile Runnable beforeDetectorTick = () -> {};
-    /** The handle generation and client state the pause detector last saw; only the detector's thread uses them. */
+    /**
+     * The handle generation and client state the pause detector last saw; set before its thread starts,
+     * then only the detector's thread uses them.
+     */
     private long generationSeen;
 
-    private boolean clientStartedSeen = true;
+    private boolean clientStartedSeen;
 
     public LockRegistry(
             CuratorFramework client,
@@ -103,17 +104,22 @@ public final class LockRegistry implements AutoCloseable {
         this.listener = listener;
         this.sequenceWrapMargin = sequenceWrapMargin;
         this.explicitToleranceNanos = pauseTolerance == null ? null : pauseTolerance.toNanos();
-        this.toleranceNanos = explicitToleranceNanos != null ? explicitToleranceNanos : MIN_DEFAULT_TOLERANCE_NANOS;
-        client.getConnectionStateListenable().addListener(stateListener);
-        this.pauseDetector = new Thread(this::detectPauses, "fenced-lock-pause-detector");
-        pauseDetector.setDaemon(true);
-        pauseDetector.start();
         this.notifier = new ThreadPoolExecutor(1, 1, 10, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), task -> {
             Thread thread = new Thread(task, "fenced-lock-listener");
             thread.setDaemon(true);
             return thread;
         });
         notifier.allowCoreThreadTimeOut(true);
+        client.getConnectionStateListenable().addListener(stateListener);
+        this.generationSeen = handleGeneration();
+        this.clientStartedSeen = client.getState() == CuratorFrameworkState.STARTED;
+        this.pauseDetector = PauseDetector.builder()
+                .threadName("fenced-lock-pause-detector")
+                .tolerance(Duration.ofNanos(
+                        explicitToleranceNanos != null ? explicitToleranceNanos : MIN_DEFAULT_TOLERANCE_NANOS))
+                .eachRound(this::detectorRound)
+                .onPause(this::paused)
+                .start();
     }
 
     private record LockKey(String path, LockKind kind) {}
@@ -275,7 +281,7 @@ public final class LockRegistry implements AutoCloseable {
         holds.add(hold);
         LeaseLoss loss = lossAtRegistration(
                 closed,
-                pausedTooLong(),
+                pauseDetector.pausedTooLong(),
                 disruptionsBeforeCreate,
                 disruptions.get(),
                 lastDisruption,
@@ -333,8 +339,8 @@ public final class LockRegistry implements AutoCloseable {
     /** The default pause tolerance: a third of the negotiated session timeout, at least the minimum. */
     private void adoptSessionTimeout(int negotiatedSessionTimeoutMillis) {
         if (explicitToleranceNanos == null && negotiatedSessionTimeoutMillis > 0) {
-            toleranceNanos = Math.max(
-                    MIN_DEFAULT_TOLERANCE_NANOS, TimeUnit.MILLISECONDS.toNanos(negotiatedSessionTimeoutMillis) / 3);
+            pauseDetector.setTolerance(Duration.ofNanos(Math.max(
+                    MIN_DEFAULT_TOLERANCE_NANOS, TimeUnit.MILLISECONDS.toNanos(negotiatedSessionTimeoutMillis) / 3)));
         }
     }
 
@@ -351,26 +357,12 @@ public final class LockRegistry implements AutoCloseable {
         holds.remove(hold);
     }
 
-    /** True when this JVM has not run the pause detector for longer than the tolerance: it was frozen. */
-    boolean pausedTooLong() {
-        return pausedSince(lastTickNanos);
-    }
-
     /**
-     * The pause detector's last tick, for a validity check to read <em>before</em> it reads a hold's
-     * mark: see {@link PathLock#isValid}.
+     * The pause detector: a validity check reads its tick <em>before</em> it reads a hold's mark, see
+     * {@link PathLock#isValid}.
      */
-    long lastTick() {
-        return lastTickNanos;
-    }
-
-    /**
-     * True when more than the tolerance has passed since {@code tick}. The clock is read here, after the
-     * caller read {@code tick}: a clock read first could come out older than a tick the detector wrote
-     * after its mark, and a pause would read as none.
-     */
-    boolean pausedSince(long tick) {
-        return System.nanoTime() - tick > toleranceNanos;
+    PauseDetector pauses() {
+        return pauseDetector;
     }
 
     /**
@@ -489,29 +481,25 @@ public final class LockRegistry implements AutoCloseable {
         }
     }
 
-    private void detectPauses() {
-        generationSeen = handleGeneration();
-        clientStartedSeen = client.getState() == CuratorFrameworkState.STARTED;
-        while (!closed) {
-            long tolerance = toleranceNanos;
-            long tick = Math.max(TimeUnit.MILLISECONDS.toNanos(5), Math.min(tolerance / 4, 50_000_000L));
-            LockSupport.parkNanos(tick);
-            beforeDetectorTick.run();
-            detectHandleReplacement();
-            long now = System.nanoTime();
-            // Count and invalidate before moving the tick forward, so no holder sees a fresh tick with a
-            // stale lease; count even with no holds, for acquires that are about to register one.
-            if (now - lastTickNanos > tolerance) {
-                if (!holds.isEmpty()) {
-                    LOG.warn(
-                            "this JVM was stopped for {} ms, longer than the pause tolerance of {} ms",
-                            TimeUnit.NANOSECONDS.toMillis(now - lastTickNanos),
-                            TimeUnit.NANOSECONDS.toMillis(tolerance));
-                }
-                disrupted(LeaseLoss.PAUSE_DETECTED);
-            }
-            lastTickNanos = now;
+    /** Runs on the pause detector's thread in each round, before it reads the clock. */
+    private void detectorRound() {
+        beforeDetectorTick.run();
+        detectHandleReplacement();
+    }
+
+    /**
+     * Counts and invalidates on the detector's thread, which moves its tick only after this returns, so
+     * no holder sees a fresh tick with a stale lease; counts even with no holds, for acquires that are
+     * about to register one.
+     */
+    private void paused(Duration stopped, Duration tolerance) {
+        if (!holds.isEmpty()) {
+            LOG.warn(
+                    "this JVM was stopped for {} ms, longer than the pause tolerance of {} ms",
+                    stopped.toMillis(),
+                    tolerance.toMillis());
         }
+        disrupted(LeaseLoss.PAUSE_DETECTED);
     }
 
     /**
@@ -543,7 +531,7 @@ public final class LockRegistry implements AutoCloseable {
     public void close() {
         closed = true;
         client.getConnectionStateListenable().removeListener(stateListener);
-        pauseDetector.interrupt();
+        pauseDetector.close();
         tellAll(invalidateAll(LeaseLoss.LOCKS_CLOSED), LeaseLoss.LOCKS_CLOSED);
         for (ElectionParticipant participant : participants) {
             participant.withdrawOnClose();

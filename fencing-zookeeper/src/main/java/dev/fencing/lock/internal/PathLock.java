@@ -297,7 +297,7 @@ final class PathLock {
      * answer true after a detected pause.
      */
     boolean isValid(Hold hold) {
-        long tick = registry.lastTick();
+        long tick = registry.pauses().lastTick();
         registry.betweenValidityReads();
         if (hold.loss() != null) {
             return false;
@@ -306,7 +306,7 @@ final class PathLock {
             registry.invalidate(hold, LeaseLoss.SESSION_LOST);
             return false;
         }
-        if (registry.pausedSince(tick)) {
+        if (registry.pauses().pausedSince(tick)) {
             registry.invalidate(hold, LeaseLoss.PAUSE_DETECTED);
             return false;
         }

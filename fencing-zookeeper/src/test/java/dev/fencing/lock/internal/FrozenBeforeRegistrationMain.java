@@ -50,7 +50,7 @@ public final class FrozenBeforeRegistrationMain {
                     } catch (IOException e) {
                         throw new UncheckedIOException(e);
                     }
-                    while (registry.pausedTooLong()) {
+                    while (registry.pauses().pausedTooLong()) {
                         Thread.onSpinWait(); // until the detector has ticked since the pause
                     }
                 }

@@ -77,12 +77,12 @@ class LeaseTruthIT {
             resume.await(); // the "pause": this JVM's detector does not run, as in a frozen JVM
         }));
         assertThat(detectorHeld.await(10, TimeUnit.SECONDS)).isTrue();
-        long tickBefore = registry.lastTick();
-        await().atMost(Duration.ofSeconds(10)).until(() -> registry.pausedSince(tickBefore));
+        long tickBefore = registry.pauses().lastTick();
+        await().atMost(Duration.ofSeconds(10)).until(() -> registry.pauses().pausedSince(tickBefore));
         registry.betweenValidityReads(Hooks.once(() -> {
             // the JVM resumes; the detector marks the hold and moves its tick while the check is between reads
             resume.countDown();
-            await().atMost(Duration.ofSeconds(10)).until(() -> registry.lastTick() != tickBefore);
+            await().atMost(Duration.ofSeconds(10)).until(() -> registry.pauses().lastTick() != tickBefore);
         }));
 
         boolean valid = lease.isValid();
