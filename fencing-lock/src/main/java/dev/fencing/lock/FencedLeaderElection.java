@@ -54,9 +54,9 @@ import java.util.concurrent.CompletableFuture;
  * </ul>
  *
  * <p>The participant's thread is its own (with ZooKeeper, {@code fenced-election-<path>-<id>}): it makes,
- * waits on and deletes the participant's claim, and runs the task. Thread-safe. An election path is an exclusive lock's path too:
- * a {@link FencedLock} on it contends with the participants; a {@link FencedReadWriteLock} on it is
- * refused.
+ * waits on and deletes the participant's claim, and runs the task. Thread-safe. An election path is an
+ * exclusive lock's path too: a {@link FencedLock} on it contends with the participants; a {@link
+ * FencedReadWriteLock} on it is refused.
  */
 public interface FencedLeaderElection extends AutoCloseable {
 

@@ -3,8 +3,9 @@ package dev.fencing.lock;
 /**
  * One term of one leader: the participant that was elected, and the term's fence token, strictly
  * greater than the token of every earlier term of the same election (from the same token source, where
- * a backend offers several; as for {@link FencedLock}). Resources fence on it exactly as on a lock's token: a deposed leader's late
- * writes under its old term's token are refused once the next leader has written.
+ * a backend offers several; as for {@link FencedLock}). Resources fence on it exactly as on a lock's
+ * token: a deposed leader's late writes under its old term's token are refused once the next leader has
+ * written.
  *
  * <p>A term ends for good, and a check of {@link #isValid()} that <em>begins</em> after the event answers
  * {@code false}: when this JVM paused longer than the pause tolerance; when the connection to the lock

@@ -2,8 +2,8 @@ package dev.fencing.lock;
 
 /**
  * What a participant does while it leads: started on the participant's own thread when it is elected,
- * interrupted when its leadership ends (a lost connection, an ended session or lease, a detected pause of this JVM, {@link
- * FencedLeaderElection#stepDown()}). Returning ends the leadership and hands it on.
+ * interrupted when its leadership ends (a lost connection, an ended session or lease, a detected pause
+ * of this JVM, {@link FencedLeaderElection#stepDown()}). Returning ends the leadership and hands it on.
  *
  * <pre>{@code
  * election.lead(leadership -> {

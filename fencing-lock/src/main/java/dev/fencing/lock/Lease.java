@@ -28,8 +28,8 @@ package dev.fencing.lock;
  * of connection events, ended sessions and pauses. What the check cannot know: a pause that has not
  * ended yet, and a server that expired the session or lease while this client still looked connected
  * without pausing (a partition the client has not noticed, shorter than its connection timeout), which
- * is why the resource checks the token. A holder that finds its lease invalid should stop writing and close it; to continue, acquire
- * again (with a new, greater token).
+ * is why the resource checks the token. A holder that finds its lease invalid should stop writing and
+ * close it; to continue, acquire again (with a new, greater token).
  *
  * <p>Thread-safe for reads; {@link #close()} must be called by the thread that acquired the lock
  * (locks are owned by threads) and is safe to call twice.
