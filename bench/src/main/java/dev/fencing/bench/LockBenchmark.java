@@ -2,8 +2,8 @@ package dev.fencing.bench;
 
 import dev.fencing.lock.FencedLeaderElection;
 import dev.fencing.lock.FencedLock;
-import dev.fencing.lock.FencedLocks;
 import dev.fencing.lock.Lease;
+import dev.fencing.lock.zookeeper.FencedLocks;
 import dev.fencing.testsupport.ZooKeeperEndpoint;
 import dev.fencing.testsupport.ZooKeeperServers;
 import java.util.ArrayList;

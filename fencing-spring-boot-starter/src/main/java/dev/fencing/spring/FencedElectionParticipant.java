@@ -1,10 +1,10 @@
 package dev.fencing.spring;
 
 import dev.fencing.lock.FencedLeaderElection;
-import dev.fencing.lock.FencedLocks;
 import dev.fencing.lock.Leadership;
 import dev.fencing.lock.LeaseLoss;
-import dev.fencing.lock.TokenSource;
+import dev.fencing.lock.zookeeper.FencedLocks;
+import dev.fencing.lock.zookeeper.TokenSource;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;

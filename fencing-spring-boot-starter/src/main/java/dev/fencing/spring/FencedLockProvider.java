@@ -1,7 +1,7 @@
 package dev.fencing.spring;
 
-import dev.fencing.lock.FencedLocks;
 import dev.fencing.lock.Lease;
+import dev.fencing.lock.zookeeper.FencedLocks;
 import dev.fencing.spring.internal.OneAttempt;
 import dev.fencing.spring.internal.RunningLeases;
 import java.util.Objects;

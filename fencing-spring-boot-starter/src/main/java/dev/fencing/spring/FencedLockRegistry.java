@@ -1,10 +1,10 @@
 package dev.fencing.spring;
 
 import dev.fencing.lock.FencedLock;
-import dev.fencing.lock.FencedLocks;
 import dev.fencing.lock.Lease;
 import dev.fencing.lock.LeaseLoss;
 import dev.fencing.lock.LockInterruptedException;
+import dev.fencing.lock.zookeeper.FencedLocks;
 import dev.fencing.spring.internal.OneAttempt;
 import java.time.Duration;
 import java.util.Map;

@@ -3,7 +3,7 @@ package dev.fencing.spring;
 import dev.fencing.lock.FencedLock;
 import dev.fencing.lock.Lease;
 import dev.fencing.lock.LeaseLostException;
-import dev.fencing.lock.TokenSource;
+import dev.fencing.lock.zookeeper.TokenSource;
 import java.lang.annotation.Documented;
 import java.lang.annotation.ElementType;
 import java.lang.annotation.Retention;

@@ -1,6 +1,6 @@
 package dev.fencing.spring;
 
-import dev.fencing.lock.FencedLocks;
+import dev.fencing.lock.zookeeper.FencedLocks;
 
 /**
  * Adjusts the auto-configured {@link FencedLocks} before it is built, after the {@code fencing.locks.*}

@@ -1,7 +1,7 @@
 package dev.fencing.spring;
 
 import dev.fencing.FencePolicy;
-import dev.fencing.lock.TokenSource;
+import dev.fencing.lock.zookeeper.TokenSource;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

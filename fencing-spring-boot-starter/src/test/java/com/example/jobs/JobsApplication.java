@@ -1,6 +1,6 @@
 package com.example.jobs;
 
-import dev.fencing.lock.FencedLocks;
+import dev.fencing.lock.zookeeper.FencedLocks;
 import dev.fencing.spring.FencedLockRegistry;
 import dev.fencing.spring.TermEndedEvent;
 import dev.fencing.spring.TermStartedEvent;

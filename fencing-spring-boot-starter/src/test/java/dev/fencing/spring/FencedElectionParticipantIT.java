@@ -3,8 +3,8 @@ package dev.fencing.spring;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.fencing.lock.FencedLocks;
 import dev.fencing.lock.LeaseLoss;
+import dev.fencing.lock.zookeeper.FencedLocks;
 import dev.fencing.testsupport.ZooKeeperServers;
 import dev.fencing.testsupport.ZooKeeperSessions;
 import java.time.Duration;

@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import dev.fencing.lock.FencedLocks;
 import dev.fencing.lock.Lease;
+import dev.fencing.lock.zookeeper.FencedLocks;
 import dev.fencing.testsupport.ZooKeeperServers;
 import dev.fencing.testsupport.ZooKeeperSessions;
 import java.time.Duration;

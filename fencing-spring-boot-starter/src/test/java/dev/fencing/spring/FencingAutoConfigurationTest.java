@@ -9,7 +9,7 @@ import dev.fencing.kafka.FencedConsumer;
 import dev.fencing.kafka.RecordHandler;
 import dev.fencing.kafka.TransactionalRecordHandler;
 import dev.fencing.lock.FencedLockListener;
-import dev.fencing.lock.FencedLocks;
+import dev.fencing.lock.zookeeper.FencedLocks;
 import dev.fencing.spring.autoconfigure.FencingElectionAutoConfiguration;
 import dev.fencing.spring.autoconfigure.FencingFlywayAutoConfiguration;
 import dev.fencing.spring.autoconfigure.FencingHealthAutoConfiguration;
@@ -750,7 +750,10 @@ class FencingAutoConfigurationTest {
 
         @FencedLocked(
                 value = "/locks/x",
-                tokenSource = {dev.fencing.lock.TokenSource.SEQUENCE, dev.fencing.lock.TokenSource.ZXID})
+                tokenSource = {
+                    dev.fencing.lock.zookeeper.TokenSource.SEQUENCE,
+                    dev.fencing.lock.zookeeper.TokenSource.ZXID
+                })
         public void twoTokenSources() {}
 
         @FencedLocked(value = "/locks/x", skipIfLocked = true)

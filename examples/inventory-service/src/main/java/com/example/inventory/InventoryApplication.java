@@ -3,7 +3,7 @@ package com.example.inventory;
 import dev.fencing.kafka.FencedConsumer;
 import dev.fencing.kafka.PostgresWatermarkStore;
 import dev.fencing.lock.FencedLockListener;
-import dev.fencing.lock.FencedLocks;
+import dev.fencing.lock.zookeeper.FencedLocks;
 import dev.fencing.lock.Lease;
 import dev.fencing.lock.LeaseLoss;
 import java.util.List;

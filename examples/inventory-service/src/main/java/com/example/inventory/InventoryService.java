@@ -5,7 +5,7 @@ import dev.fencing.jdbc.FencedUpdate;
 import dev.fencing.jdbc.FencedWriter;
 import dev.fencing.jdbc.WriteOutcome;
 import dev.fencing.kafka.FencedRecords;
-import dev.fencing.lock.FencedLocks;
+import dev.fencing.lock.zookeeper.FencedLocks;
 import dev.fencing.lock.Lease;
 import org.apache.kafka.clients.producer.Producer;
 import org.jdbi.v3.core.Jdbi;

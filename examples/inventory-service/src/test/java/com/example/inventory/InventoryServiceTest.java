@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import dev.fencing.jdbc.WriteOutcome;
 import dev.fencing.kafka.FencedConsumer;
 import dev.fencing.kafka.FencedRecords;
-import dev.fencing.lock.FencedLocks;
+import dev.fencing.lock.zookeeper.FencedLocks;
 import dev.fencing.lock.Lease;
 import dev.fencing.testsupport.KafkaEndpoint;
 import dev.fencing.testsupport.KafkaServers;

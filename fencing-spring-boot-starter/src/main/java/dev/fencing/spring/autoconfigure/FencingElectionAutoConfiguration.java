@@ -1,6 +1,6 @@
 package dev.fencing.spring.autoconfigure;
 
-import dev.fencing.lock.FencedLocks;
+import dev.fencing.lock.zookeeper.FencedLocks;
 import dev.fencing.spring.FencedElectionParticipant;
 import dev.fencing.spring.FencingProperties;
 import java.lang.management.ManagementFactory;

@@ -1,6 +1,6 @@
 package dev.fencing.spring.autoconfigure;
 
-import dev.fencing.lock.FencedLocks;
+import dev.fencing.lock.zookeeper.FencedLocks;
 import dev.fencing.spring.FencedLocked;
 import dev.fencing.spring.internal.FencedLockedInterceptor;
 import dev.fencing.spring.internal.LockedMethodsCheck;

@@ -1,6 +1,6 @@
 package dev.fencing.spring.autoconfigure;
 
-import dev.fencing.lock.FencedLocks;
+import dev.fencing.lock.zookeeper.FencedLocks;
 import dev.fencing.spring.FencedLockProvider;
 import dev.fencing.spring.FencingProperties;
 import net.javacrumbs.shedlock.core.LockProvider;

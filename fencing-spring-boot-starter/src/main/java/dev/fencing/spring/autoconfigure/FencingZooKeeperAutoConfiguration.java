@@ -1,8 +1,8 @@
 package dev.fencing.spring.autoconfigure;
 
 import dev.fencing.lock.FencedLockListener;
-import dev.fencing.lock.FencedLocks;
-import dev.fencing.lock.ZooKeeperDigest;
+import dev.fencing.lock.zookeeper.FencedLocks;
+import dev.fencing.lock.zookeeper.ZooKeeperDigest;
 import dev.fencing.spring.FencedLocksCustomizer;
 import dev.fencing.spring.FencingProperties;
 import dev.fencing.spring.internal.FencingStartupException;

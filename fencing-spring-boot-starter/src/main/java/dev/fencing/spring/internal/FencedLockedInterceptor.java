@@ -2,9 +2,9 @@ package dev.fencing.spring.internal;
 
 import dev.fencing.lock.FencedLock;
 import dev.fencing.lock.FencedLockListener;
-import dev.fencing.lock.FencedLocks;
 import dev.fencing.lock.Lease;
 import dev.fencing.lock.LeaseLoss;
+import dev.fencing.lock.zookeeper.FencedLocks;
 import dev.fencing.spring.FencedLocked;
 import dev.fencing.spring.LockTimeoutException;
 import java.lang.reflect.Method;

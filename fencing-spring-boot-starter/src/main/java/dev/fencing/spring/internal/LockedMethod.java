@@ -1,7 +1,7 @@
 package dev.fencing.spring.internal;
 
 import dev.fencing.lock.Lease;
-import dev.fencing.lock.TokenSource;
+import dev.fencing.lock.zookeeper.TokenSource;
 import dev.fencing.spring.FenceToken;
 import dev.fencing.spring.FencedLocked;
 import java.lang.reflect.Method;

@@ -1,6 +1,6 @@
 package dev.fencing.spring.internal;
 
-import dev.fencing.lock.FencedLocks;
+import dev.fencing.lock.zookeeper.FencedLocks;
 import dev.fencing.spring.FencedLocked;
 import java.lang.reflect.Method;
 import java.util.Map;

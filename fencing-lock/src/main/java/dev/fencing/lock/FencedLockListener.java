@@ -1,0 +1,36 @@
+package dev.fencing.lock;
+
+/**
+ * Told when something happens to a lock that the holder must act on.
+ *
+ * <p>A lease is marked invalid before its listener is called, and an event that concerns several
+ * leases (a lost connection, an ended session or lease, a pause of this JVM, closing the lock factory)
+ * marks all of them invalid before the first call: however long a listener takes, every lease the
+ * event concerns already answers {@code isValid() == false}.
+ *
+ * <p>Connection events, pauses and sessions found ended in the background (with ZooKeeper: Curator
+ * replaced its handle, or the client was closed) are told on a thread of the lock factory's own (with
+ * ZooKeeper, named {@code fenced-lock-listener}), one call after another in the order the leases were
+ * invalidated, so a slow listener delays only later calls, never an invalidation. Everything else is told
+ * on the thread that found it: the thread closing the lock factory, the acquiring thread (for a grant that was
+ * disrupted before it was registered, or whose token went backwards), or a thread that checks or
+ * verifies a lease and finds it lost. Return quickly all the same, and do not acquire locks from here.
+ * Exceptions thrown by a listener are logged and ignored.
+ */
+public interface FencedLockListener {
+
+    /** The lease stopped being valid: stop writing under its token and close it. */
+    default void leaseInvalidated(Lease lease, LeaseLoss cause) {}
+
+    /**
+     * A grant of {@code lockPath} got a token lower than one this process had seen before on that
+     * path (while the path was in use here). Each backend says when this can happen; with ZooKeeper's
+     * {@code TokenSource.SEQUENCE} the library prevents it itself unless someone deleted the parent's
+     * history too, set its marker by hand to a base that is too low, or made a marker by hand without
+     * writing its base to the history node; with {@code TokenSource.ZXID}, the client now talks to
+     * another ensemble.
+     *
+     * @param explanation the same plain-words explanation the library logs
+     */
+    default void tokenRegressed(String lockPath, long previousToken, long newToken, String explanation) {}
+}

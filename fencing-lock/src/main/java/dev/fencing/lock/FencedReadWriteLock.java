@@ -1,0 +1,64 @@
+package dev.fencing.lock;
+
+/**
+ * A distributed read/write lock: many readers or one writer; a writer waits for every reader and writer
+ * before it, a reader for the writers before it, so a waiting writer holds back readers that come after
+ * it. Every grant carries a fence token. With ZooKeeper it is Curator's {@code InterProcessReadWriteLock}
+ * recipe (its {@code __READ__} and {@code __WRIT__} nodes, its order and its predicates).
+ *
+ * <p>The token rules, for one path (and one token source, where a backend offers several):
+ *
+ * <ul>
+ *   <li><b>Write tokens</b> are strictly greater than the token of every earlier write grant and every
+ *       earlier read grant, across holders, sessions and (with the same protection as {@link FencedLock})
+ *       deletions of the parent. A resource stores the newest write token it accepted and refuses
+ *       writes under older ones, exactly as with {@link FencedLock}: a paused ex-writer's late write is
+ *       refused once a later writer has written.
+ *   <li><b>Read tokens</b> come from the same counter: a read token is at least the token of every write
+ *       granted before the read (equal only for a downgrade, below), and less than that of every write
+ *       granted after it. Readers share
+ *       the lock, so several valid read tokens exist at once. A resource must never accept a write under a
+ *       read token; what a read token is good for is checking a read afterwards: if the resource's stored
+ *       token is greater than the read token, a writer has written since the read was granted, and what
+ *       was read may be stale.
+ *   <li><b>Re-entry</b> (a thread acquiring a lock it holds, read or write) returns a lease with the same
+ *       token, as {@link FencedLock} does.
+ *   <li><b>Downgrade</b> (a thread holding the write lock acquires the read lock, then releases the write
+ *       lock) works as in Curator 5.9: the read grant is immediate, it takes the write grant's place in
+ *       the order (so writers queued behind the writer also wait for the reader), and its token is the
+ *       write grant's. A thread whose write lease is no longer valid, or whose write claim is gone even if
+ *       the lease does not know it yet, cannot downgrade: {@link LeaseLostException} (with ZooKeeper, the
+ *       read node is created in one transaction with a check that the write node exists). Upgrade (read
+ *       to write) deadlocks, as in Curator; do not.
+ * </ul>
+ *
+ * <p>Both locks follow {@link FencedLock}'s lease rules: a lease is invalidated on a lost connection, an
+ * ended session or lease, a detected pause of this JVM, or when the lock factory closes, and belongs to
+ * the thread that acquired it. A path is either a read/write lock's or an exclusive lock's (or
+ * election's): with ZooKeeper, a grant that finds the other recipe's nodes under its path fails with
+ * {@code ForeignLockParentException}, since the two order their nodes differently and could both grant
+ * at once. Only this library's clients check that: a plain Curator lock or leader recipe pointed at a
+ * read/write lock's path would grant beside its readers. Thread-safe; a cheap handle, as {@link
+ * FencedLock}.
+ *
+ * <pre>{@code
+ * FencedReadWriteLock prices = locks.readWriteLock("/locks/price-list");
+ * try (Lease read = prices.readLock().acquire()) {
+ *     report = priceList.read();                                  // many readers at once
+ * }
+ * try (Lease write = prices.writeLock().acquire()) {
+ *     priceList.replace(newPrices, write.token());                // fenced like an exclusive lock
+ * }
+ * }</pre>
+ */
+public interface FencedReadWriteLock {
+
+    /** The lock path (with ZooKeeper, the read and write lock nodes are its children). */
+    String path();
+
+    /** The shared lock: held by any number of threads and processes while no writer holds or waits before them. */
+    FencedLock readLock();
+
+    /** The exclusive lock: held by one thread, while no reader holds. */
+    FencedLock writeLock();
+}

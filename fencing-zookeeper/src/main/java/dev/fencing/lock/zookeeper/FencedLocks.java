@@ -1,0 +1,205 @@
+package dev.fencing.lock.zookeeper;
+
+import dev.fencing.lock.FencedLeaderElection;
+import dev.fencing.lock.FencedLock;
+import dev.fencing.lock.FencedLockListener;
+import dev.fencing.lock.FencedReadWriteLock;
+import dev.fencing.lock.LeaseLoss;
+import dev.fencing.lock.zookeeper.internal.LockRegistry;
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.imps.CuratorFrameworkState;
+import org.apache.zookeeper.data.ACL;
+
+/**
+ * Creates {@link FencedLock}s on one Curator client and watches, for all of them, what makes a lease
+ * unsafe: the client's connection state (SUSPENDED, LOST) and pauses of this JVM.
+ *
+ * <pre>{@code
+ * CuratorFramework client = CuratorFrameworkFactory.newClient(zkConnect, new ExponentialBackoffRetry(100, 5));
+ * client.start();
+ * try (FencedLocks locks = FencedLocks.builder(client).listener(myListener).build()) {
+ *     FencedLock lock = locks.lock("/locks/sku-42");             // TokenSource.SEQUENCE
+ *     FencedLock byZxid = locks.lock("/locks/ledger", TokenSource.ZXID);
+ *     try (Lease lease = lock.acquire()) {
+ *         write(lease.token());
+ *     }
+ * }
+ * }</pre>
+ *
+ * Thread-safe. A {@link FencedLock} is a cheap handle: keep it or ask again, as you like. The state
+ * behind a lock path lives only while some thread acquires or holds it, so locking millions of paths
+ * (one per SKU) does not grow the heap; see docs/locks.md for what stays in ZooKeeper.
+ *
+ * <p>{@link #close()} stops the pause detector and the connection listener, invalidates every open lease
+ * with {@link LeaseLoss#LOCKS_CLOSED} (nothing watches them any more), then tells the listener of each
+ * on the closing thread, and refuses {@code lock} and
+ * {@code acquire} from then on with an {@link IllegalStateException}. It does not close the Curator
+ * client; an open lease's node stays until its owner closes the lease or the session ends.
+ */
+public final class FencedLocks implements AutoCloseable {
+    /** Default headroom below the 32-bit wrap of a lock's sequence counter, in child creates. */
+    public static final int DEFAULT_SEQUENCE_WRAP_MARGIN = 10_000_000;
+
+    private final LockRegistry registry;
+    private final TokenSource defaultTokenSource;
+
+    private FencedLocks(Builder builder) {
+        this.defaultTokenSource = builder.tokenSource;
+        this.registry = new LockRegistry(
+                builder.client, builder.acl, builder.pauseTolerance, builder.listener, builder.sequenceWrapMargin);
+    }
+
+    /** A builder for locks on {@code client}, which must be started (and is never closed by this class). */
+    public static Builder builder(CuratorFramework client) {
+        return new Builder(client);
+    }
+
+    /** The lock at {@code path}, with the default token source. */
+    public FencedLock lock(String path) {
+        return lock(path, defaultTokenSource);
+    }
+
+    /**
+     * The lock at {@code path}, with the given token source. All users of one path must pick the same
+     * source; a path in use in this process with the other source is refused.
+     *
+     * @throws IllegalArgumentException if the path is malformed, {@code /}, inside {@value
+     *     dev.fencing.lock.zookeeper.internal.LockParents#HISTORY_ROOT}, or in use with the other source
+     * @throws IllegalStateException if these locks are closed
+     */
+    public FencedLock lock(String path, TokenSource tokenSource) {
+        Objects.requireNonNull(tokenSource, "tokenSource");
+        return registry.lock(path, tokenSource);
+    }
+
+    /** The read/write lock at {@code path}, with the default token source; see {@link FencedReadWriteLock}. */
+    public FencedReadWriteLock readWriteLock(String path) {
+        return readWriteLock(path, defaultTokenSource);
+    }
+
+    /**
+     * The read/write lock at {@code path}, with the given token source.
+     *
+     * @throws IllegalArgumentException as {@link #lock(String, TokenSource)}: also when the path is in use
+     *     here, by a lock of any kind, with the other source
+     * @throws IllegalStateException if these locks are closed
+     */
+    public FencedReadWriteLock readWriteLock(String path, TokenSource tokenSource) {
+        Objects.requireNonNull(tokenSource, "tokenSource");
+        return registry.readWriteLock(path, tokenSource);
+    }
+
+    /**
+     * A new participant, out of the election until it joins, in the election at {@code path}, with the
+     * default token source; see {@link FencedLeaderElection}. Each call makes another participant.
+     *
+     * @param participantId what {@link FencedLeaderElection#currentLeaderId()} reports for it (a host
+     *     name, a pod name): not blank, at most 1024 bytes of UTF-8; uniqueness is up to the caller
+     * @throws IllegalArgumentException if the path or the id is malformed
+     * @throws IllegalStateException if these locks are closed
+     */
+    public FencedLeaderElection election(String path, String participantId) {
+        return election(path, participantId, defaultTokenSource);
+    }
+
+    /**
+     * The same, with the given token source; all participants of one election must use the same (a path in
+     * use here by a lock with the other source is refused).
+     */
+    public FencedLeaderElection election(String path, String participantId, TokenSource tokenSource) {
+        Objects.requireNonNull(tokenSource, "tokenSource");
+        return registry.election(path, tokenSource, participantId);
+    }
+
+    /**
+     * Also ends every leadership made here (its participant's thread is interrupted) and withdraws every
+     * participant: see the class comment for leases.
+     */
+    @Override
+    public void close() {
+        registry.close();
+    }
+
+    /** Settings for {@link FencedLocks}; every setter checks its value and fails at once. */
+    public static final class Builder {
+        private final CuratorFramework client;
+        private TokenSource tokenSource = TokenSource.SEQUENCE;
+        private List<ACL> acl;
+        private Duration pauseTolerance;
+        private FencedLockListener listener = new FencedLockListener() {};
+        private int sequenceWrapMargin = DEFAULT_SEQUENCE_WRAP_MARGIN;
+
+        private Builder(CuratorFramework client) {
+            Objects.requireNonNull(client, "client");
+            if (client.getState() != CuratorFrameworkState.STARTED) {
+                throw new IllegalArgumentException(
+                        "the Curator client must be started first; its state is " + client.getState());
+            }
+            this.client = client;
+        }
+
+        /** Token source of {@link FencedLocks#lock(String)}; default {@link TokenSource#SEQUENCE}. */
+        public Builder tokenSource(TokenSource tokenSource) {
+            this.tokenSource = Objects.requireNonNull(tokenSource, "tokenSource");
+            return this;
+        }
+
+        /**
+         * ACL for lock nodes and for what this library creates around them: lock parents, their
+         * markers and history nodes, and missing ancestors (see {@link ZooKeeperDigest}). By default
+         * the client's own ACL provider decides. The one exception is {@code /fencing-lock-history}
+         * itself, shared by every application on the ensemble: if this library creates it, anyone may
+         * read its list of children and add to it, and nobody may delete a child (the given ACL, less
+         * DELETE, for these credentials).
+         */
+        public Builder acl(List<ACL> acl) {
+            Objects.requireNonNull(acl, "acl");
+            if (acl.isEmpty()) {
+                throw new IllegalArgumentException("acl must not be empty: ZooKeeper refuses nodes without an ACL");
+            }
+            this.acl = List.copyOf(acl);
+            return this;
+        }
+
+        /**
+         * How long this JVM may stop (GC, SIGSTOP, ...) before held leases are invalidated with {@link
+         * LeaseLoss#PAUSE_DETECTED}. Default: a third of the negotiated session timeout, at least 200
+         * ms, so a holder learns of a pause well before its session could have expired. Keep a value
+         * of your own as far below the session timeout: a pause longer than the session timeout but
+         * shorter than the tolerance goes unseen here, and the lease stays valid after the JVM resumes
+         * until Curator reports the connection lost, while another client may hold the lock.
+         */
+        public Builder pauseTolerance(Duration pauseTolerance) {
+            Objects.requireNonNull(pauseTolerance, "pauseTolerance");
+            if (pauseTolerance.compareTo(Duration.ofMillis(20)) < 0) {
+                throw new IllegalArgumentException("pauseTolerance must be at least 20 ms, got " + pauseTolerance);
+            }
+            this.pauseTolerance = pauseTolerance;
+            return this;
+        }
+
+        public Builder listener(FencedLockListener listener) {
+            this.listener = Objects.requireNonNull(listener, "listener");
+            return this;
+        }
+
+        /**
+         * With {@link TokenSource#SEQUENCE}, refuse to issue a token once the sequence is within this
+         * many events of {@code Integer.MAX_VALUE}. Default {@value #DEFAULT_SEQUENCE_WRAP_MARGIN}.
+         */
+        public Builder sequenceWrapMargin(int margin) {
+            if (margin < 0) {
+                throw new IllegalArgumentException("sequenceWrapMargin must be >= 0, got " + margin);
+            }
+            this.sequenceWrapMargin = margin;
+            return this;
+        }
+
+        public FencedLocks build() {
+            return new FencedLocks(this);
+        }
+    }
+}

@@ -1,0 +1,54 @@
+package dev.fencing.lock.zookeeper;
+
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.fencing.lock.LockAcquisitionException;
+import java.time.Duration;
+import java.util.List;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryOneTime;
+import org.junit.jupiter.api.Test;
+
+/** No server needed: a Curator client does not connect until it is used. */
+class FencedLocksBuilderTest {
+
+    @Test
+    void refusesAClientThatIsNotStarted() {
+        CuratorFramework client = CuratorFrameworkFactory.newClient("127.0.0.1:1", new RetryOneTime(1));
+        assertThatThrownBy(() -> FencedLocks.builder(client))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("LATENT");
+        assertThatThrownBy(() -> FencedLocks.builder(null)).isInstanceOf(NullPointerException.class);
+    }
+
+    @Test
+    void anAcquireWithoutZooKeeperFailsNamingTheAddress() {
+        try (CuratorFramework client = CuratorFrameworkFactory.builder()
+                .connectString("127.0.0.1:1")
+                .connectionTimeoutMs(200)
+                .retryPolicy(new RetryOneTime(1))
+                .build()) {
+            client.start();
+            try (FencedLocks locks = FencedLocks.builder(client).build()) {
+                assertThatThrownBy(() -> locks.lock("/locks/orders").tryAcquire(Duration.ofSeconds(5)))
+                        .isInstanceOf(LockAcquisitionException.class)
+                        .hasMessageContaining(
+                                "could not acquire lock /locks/orders: no answer from ZooKeeper at" + " 127.0.0.1:1");
+            }
+        }
+    }
+
+    @Test
+    void refusesBadSettingsAtOnceNamingTheValue() {
+        try (CuratorFramework client = CuratorFrameworkFactory.newClient("127.0.0.1:1", new RetryOneTime(1))) {
+            client.start();
+            FencedLocks.Builder builder = FencedLocks.builder(client);
+            assertThatThrownBy(() -> builder.pauseTolerance(Duration.ofMillis(5)))
+                    .hasMessageContaining("PT0.005S");
+            assertThatThrownBy(() -> builder.sequenceWrapMargin(-1)).hasMessageContaining("-1");
+            assertThatThrownBy(() -> builder.acl(List.of())).hasMessageContaining("acl must not be empty");
+            assertThatThrownBy(() -> builder.tokenSource(null)).isInstanceOf(NullPointerException.class);
+        }
+    }
+}

@@ -1,0 +1,327 @@
+package dev.fencing.lock.zookeeper.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import dev.fencing.lock.FencedLeaderElection;
+import dev.fencing.lock.FencedLock;
+import dev.fencing.lock.Leadership;
+import dev.fencing.lock.Lease;
+import dev.fencing.lock.LeaseLoss;
+import dev.fencing.lock.LeaseLostException;
+import dev.fencing.lock.zookeeper.FencedLocks;
+import dev.fencing.lock.zookeeper.TokenSource;
+import dev.fencing.lock.zookeeper.internal.LockRegistryIT.RecordingListener;
+import dev.fencing.testsupport.EmbeddedZooKeeper;
+import java.lang.reflect.Field;
+import java.lang.reflect.Method;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.curator.CuratorZookeeperClient;
+import org.apache.curator.framework.CuratorFramework;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+
+/**
+ * A lease tells the truth to a check that begins after a pause, a handle replacement or a close, each
+ * reproduced deterministically through the registry's test hooks: the detector held where a frozen JVM
+ * would hold it, Curator's connection events held back where Curator is late to deliver them.
+ */
+class LeaseTruthIT {
+    private static final int ROUNDS = 30;
+
+    private final List<AutoCloseable> opened = new ArrayList<>();
+    private final ExecutorService successorThread = Executors.newSingleThreadExecutor();
+    private EmbeddedZooKeeper zk;
+    private String path;
+
+    @BeforeEach
+    void start(TestInfo test) {
+        zk = EmbeddedZooKeeper.builder().build();
+        path = "/it/truth/" + test.getTestMethod().orElseThrow().getName();
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        successorThread.shutdownNow();
+        for (int i = opened.size() - 1; i >= 0; i--) {
+            opened.get(i).close();
+        }
+        zk.close();
+    }
+
+    /**
+     * The detector marks every hold, then moves its tick. A check that read the mark first could read the
+     * old mark, lose the processor while the detector marks and ticks, then read the new tick and answer
+     * valid after a detected pause. Here the detector runs exactly between the check's two reads.
+     */
+    @Test
+    void aCheckThatBeginsAfterAPauseReadsInvalidEvenWhenTheDetectorMarksAndTicksBetweenItsReads() throws Exception {
+        LockRegistry registry = registry(client(), Duration.ofMillis(200));
+        Lease lease = registry.lock(path, TokenSource.SEQUENCE).acquire();
+        CountDownLatch detectorHeld = new CountDownLatch(1);
+        CountDownLatch resume = new CountDownLatch(1);
+        registry.beforeDetectorTick(Hooks.once(() -> {
+            detectorHeld.countDown();
+            resume.await(); // the "pause": this JVM's detector does not run, as in a frozen JVM
+        }));
+        assertThat(detectorHeld.await(10, TimeUnit.SECONDS)).isTrue();
+        long tickBefore = registry.pauses().lastTick();
+        await().atMost(Duration.ofSeconds(10)).until(() -> registry.pauses().pausedSince(tickBefore));
+        registry.betweenValidityReads(Hooks.once(() -> {
+            // the JVM resumes; the detector marks the hold and moves its tick while the check is between reads
+            resume.countDown();
+            await().atMost(Duration.ofSeconds(10)).until(() -> registry.pauses().lastTick() != tickBefore);
+        }));
+
+        boolean valid = lease.isValid();
+
+        assertThat(valid).as("a check that began after the pause").isFalse();
+        assertThat(lease.lossCause()).isEqualTo(LeaseLoss.PAUSE_DETECTED);
+        lease.close();
+    }
+
+    /**
+     * On an expired session or a changed connect string Curator replaces its handle ({@code
+     * ConnectionState.reset()}) before it tells anyone LOST; closing the old handle ends the session, so the
+     * server deletes the holder's node at once and the next contender is granted while the old holder has
+     * heard nothing. Here Curator's events never reach the registry and its detector does not run: the check
+     * alone must see the new handle. ({@code InjectedExpiryIT} does the same through an injected expiry with
+     * every part of the library running.)
+     */
+    @Test
+    void aLeaseReadsInvalidOnceCuratorReplacedItsHandleThoughNoLostEventArrivedAndTheDetectorDidNotRun()
+            throws Exception {
+        CuratorFramework client = client();
+        LockRegistry registry = registryWithoutEventsOrDetector(client);
+        FencedLock next = registry(client(), null).lock(path, TokenSource.SEQUENCE);
+        List<String> validAfterTakeover = new ArrayList<>();
+        for (int round = 0; round < ROUNDS; round++) {
+            Lease old = registry.lock(path, TokenSource.SEQUENCE).acquire();
+            Future<Lease> successor = successorThread.submit(() -> next.acquire());
+            replaceHandle(client);
+
+            Lease taken = successor.get(30, TimeUnit.SECONDS);
+
+            if (old.isValid()) {
+                validAfterTakeover.add("round " + round + ": " + old + " beside " + taken);
+            }
+            assertThat(taken.token()).isGreaterThan(old.token());
+            assertThat(old.lossCause()).isEqualTo(LeaseLoss.SESSION_LOST);
+            assertThatThrownBy(old::ensureValid).isInstanceOf(LeaseLostException.class);
+            old.close();
+            successorThread.submit(taken::close).get(30, TimeUnit.SECONDS);
+            awaitConnected(client);
+        }
+        assertThat(validAfterTakeover).isEmpty();
+    }
+
+    @Test
+    void aTermReadsEndedOnceCuratorReplacedItsHandleThoughNoLostEventArrivedAndTheDetectorDidNotRun() throws Exception {
+        CuratorFramework client = client();
+        LockRegistry registry = registryWithoutEventsOrDetector(client);
+        FencedLeaderElection a = registry.election(path, TokenSource.SEQUENCE, "a");
+        FencedLeaderElection b = registry(client(), null).election(path, TokenSource.SEQUENCE, "b");
+        opened.add(a);
+        opened.add(b);
+        List<String> validAfterTakeover = new ArrayList<>();
+        for (int round = 0; round < ROUNDS; round++) {
+            Leadership old = a.awaitLeadership(Duration.ofSeconds(30)).orElseThrow();
+            Future<Leadership> successor = successorThread.submit(() -> b.awaitLeadership());
+            replaceHandle(client);
+
+            Leadership taken = successor.get(30, TimeUnit.SECONDS);
+
+            if (old.isValid() || a.isLeader()) {
+                validAfterTakeover.add("round " + round + ": " + old + " beside " + taken);
+            }
+            assertThat(taken.token()).isGreaterThan(old.token());
+            assertThat(old.lossCause()).isEqualTo(LeaseLoss.SESSION_LOST);
+            b.stepDown();
+            awaitConnected(client);
+        }
+        assertThat(validAfterTakeover).isEmpty();
+    }
+
+    /**
+     * {@code ConnectionState.reset()} bumps the generation, then closes the old handle. An acquire that runs
+     * while the resetting thread is off the processor between the two reads the new generation, yet creates
+     * its node on the old handle, whose session the reset then closes. The statements of {@code reset()} are
+     * run here one by one (Curator 5.9's fields), with the acquire in that gap.
+     */
+    @Test
+    void aLeaseGrantedInsideCuratorsResetReadsInvalidOnceTheResetClosedItsSession() throws Exception {
+        CuratorFramework client = client();
+        LockRegistry registry = registryWithoutEventsOrDetector(client);
+        LockRegistry other = registry(client(), null);
+        Object state = field(CuratorZookeeperClient.class, "state").get(client.getZookeeperClient());
+        ((AtomicLong) field(state.getClass(), "instanceIndex").get(state)).incrementAndGet();
+
+        Lease lease = registry.lock(path, TokenSource.SEQUENCE).acquire();
+
+        ((AtomicBoolean) field(state.getClass(), "isConnected").get(state)).set(false);
+        Object handles = field(state.getClass(), "handleHolder").get(state);
+        method(handles.getClass(), "closeAndReset").invoke(handles);
+        method(handles.getClass(), "getZooKeeper").invoke(handles);
+        Lease taken = successorThread
+                .submit(() -> other.lock(path, TokenSource.SEQUENCE).acquire())
+                .get(30, TimeUnit.SECONDS);
+
+        assertThat(taken.token()).isGreaterThan(lease.token());
+        assertThat(lease.isValid())
+                .as("a lease whose session the reset closed, beside " + taken)
+                .isFalse();
+        assertThat(lease.lossCause()).isEqualTo(LeaseLoss.SESSION_LOST);
+        lease.close();
+        successorThread.submit(taken::close).get(30, TimeUnit.SECONDS);
+    }
+
+    /** Closing the Curator client closes its session, with no LOST event and no new handle generation. */
+    @Test
+    void aLeaseReadsInvalidOnceItsCuratorClientWasClosed() throws Exception {
+        CuratorFramework client = client();
+        LockRegistry registry = registry(client, null);
+        Lease lease = registry.lock(path, TokenSource.SEQUENCE).acquire();
+        FencedLock next = registry(client(), null).lock(path, TokenSource.SEQUENCE);
+
+        client.close();
+        Lease taken = successorThread.submit(() -> next.acquire()).get(30, TimeUnit.SECONDS);
+
+        assertThat(taken.token()).isGreaterThan(lease.token());
+        assertThat(lease.isValid())
+                .as("the lease of a closed client, beside " + taken)
+                .isFalse();
+        assertThat(lease.lossCause()).isEqualTo(LeaseLoss.SESSION_LOST);
+        successorThread.submit(taken::close).get(30, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void aTermReadsEndedOnceItsCuratorClientWasClosed() throws Exception {
+        CuratorFramework client = client();
+        FencedLeaderElection a = registry(client, null).election(path, TokenSource.SEQUENCE, "a");
+        FencedLeaderElection b = registry(client(), null).election(path, TokenSource.SEQUENCE, "b");
+        opened.add(b);
+        Leadership old = a.awaitLeadership(Duration.ofSeconds(30)).orElseThrow();
+
+        client.close();
+        Leadership taken = b.awaitLeadership(Duration.ofSeconds(30)).orElseThrow();
+
+        assertThat(taken.token()).isGreaterThan(old.token());
+        assertThat(old.isValid())
+                .as("the term of a closed client, beside " + taken)
+                .isFalse();
+        assertThat(a.isLeader()).isFalse();
+    }
+
+    @Test
+    void aClosedLeaseReadsInvalidAsReleasedWhileTheHoldersOtherReEntrantLeaseStaysValid() {
+        LockRegistry registry = registry(client(), null);
+        FencedLock lock = registry.lock(path, TokenSource.SEQUENCE);
+        Lease outer = lock.acquire();
+        Lease inner = lock.acquire();
+        Lease view = new DefaultLease(((DefaultLease) outer).hold(), true); // what a listener is given
+
+        inner.close();
+
+        assertThat(inner.isValid()).isFalse();
+        assertThat(inner.lossCause()).isEqualTo(LeaseLoss.RELEASED);
+        assertThatThrownBy(inner::ensureValid)
+                .isInstanceOf(LeaseLostException.class)
+                .hasMessageContaining("was closed")
+                .satisfies(e -> assertThat(((LeaseLostException) e).lossCause()).isEqualTo(LeaseLoss.RELEASED));
+        assertThat(outer.isValid()).isTrue();
+        assertThat(view.isValid()).isTrue();
+
+        outer.close();
+
+        assertThat(outer.isValid()).isFalse();
+        assertThat(outer.lossCause()).isEqualTo(LeaseLoss.RELEASED);
+        assertThat(view.isValid())
+                .as("the listener's view once the last lease closed")
+                .isFalse();
+        assertThat(view.lossCause()).isEqualTo(LeaseLoss.RELEASED);
+        view.close(); // a view cannot release anything
+        outer.close(); // twice is harmless
+    }
+
+    @Test
+    void aLeaseKeepsTheCauseItHadWhenItWasClosed() {
+        LockRegistry registry = registry(client(), null);
+        FencedLock lock = registry.lock(path, TokenSource.SEQUENCE);
+        Lease outer = lock.acquire();
+        Lease inner = lock.acquire();
+        inner.close();
+        registry.close(); // the shared hold is lost after the inner lease was closed
+
+        outer.close();
+
+        assertThat(outer.isValid()).isFalse();
+        assertThat(outer.lossCause()).as("lost, then closed").isEqualTo(LeaseLoss.LOCKS_CLOSED);
+        assertThat(inner.lossCause()).as("closed, then its hold lost").isEqualTo(LeaseLoss.RELEASED);
+    }
+
+    private LockRegistry registryWithoutEventsOrDetector(CuratorFramework client) {
+        LockRegistry registry = new LockRegistry(
+                LockRegistryIT.heldBackConnectionEvents(client),
+                null,
+                Duration.ofHours(1), // the held detector must not read as a pause
+                new RecordingListener(),
+                FencedLocks.DEFAULT_SEQUENCE_WRAP_MARGIN);
+        opened.add(registry);
+        CountDownLatch never = new CountDownLatch(1);
+        opened.add(never::countDown);
+        registry.beforeDetectorTick(() -> {
+            try {
+                never.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        return registry;
+    }
+
+    private LockRegistry registry(CuratorFramework client, Duration pauseTolerance) {
+        LockRegistry registry = new LockRegistry(
+                client, null, pauseTolerance, new RecordingListener(), FencedLocks.DEFAULT_SEQUENCE_WRAP_MARGIN);
+        opened.add(registry);
+        return registry;
+    }
+
+    private CuratorFramework client() {
+        CuratorFramework client = Hooks.startedClient(zk.connectString());
+        opened.add(client);
+        return client;
+    }
+
+    /** What Curator does on an expired session or a changed connect string: a new handle, the old one closed. */
+    private static void replaceHandle(CuratorFramework client) throws Exception {
+        client.getZookeeperClient().reset();
+    }
+
+    private static void awaitConnected(CuratorFramework client) throws InterruptedException {
+        assertThat(client.getZookeeperClient().blockUntilConnectedOrTimedOut()).isTrue();
+    }
+
+    private static Field field(Class<?> type, String name) throws NoSuchFieldException {
+        Field field = type.getDeclaredField(name);
+        field.setAccessible(true);
+        return field;
+    }
+
+    private static Method method(Class<?> type, String name) throws NoSuchMethodException {
+        Method method = type.getDeclaredMethod(name);
+        method.setAccessible(true);
+        return method;
+    }
+}
