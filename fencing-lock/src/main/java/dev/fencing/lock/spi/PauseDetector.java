@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -13,7 +14,7 @@ import org.slf4j.LoggerFactory;
  * that its session or lease ended. For lock backends, not for applications.
  *
  * <p>A daemon thread wakes in short rounds (a quarter of the tolerance, between 5 and 50 ms) and moves
- * its tick to the clock. When a round finds that more than the tolerance passed since the last tick, it
+ * its tick to the clocks. When a round finds that more than the tolerance passed since the last tick, it
  * calls the {@code onPause} callback and only after that returns moves the tick. The contract for a
  * backend:
  *
@@ -21,11 +22,19 @@ import org.slf4j.LoggerFactory;
  *   <li>{@code onPause} marks every lease it holds invalid before it returns (it may tell listeners
  *       later, on another thread). It is called on every detected pause, with or without leases.
  *   <li>A validity check reads {@link #lastTick()} <em>first</em>, then the lease's mark, then asks
- *       {@link #pausedSince(long)} with the tick it read. Read the other way round (mark, then tick), a
+ *       {@link #pausedSince(Tick)} with the tick it read. Read the other way round (mark, then tick), a
  *       check could see the old mark and the new tick and answer valid after a detected pause.
  *   <li>A lease granted across a pause is invalid too: a backend checks {@link #pausedTooLong()} after
  *       it registered a new lease where {@code onPause} will find it.
  * </ul>
+ *
+ * <p><b>Two clocks.</b> A tick holds {@link System#nanoTime()} and {@link System#currentTimeMillis()}, read
+ * together, and time since a tick is the greater of the two clocks' advances. {@code nanoTime} is Linux's
+ * {@code CLOCK_MONOTONIC}, which stands still while the machine is suspended (a laptop's sleep, often a paused
+ * virtual machine), so after such a suspend it alone would show no gap while the lock service's session or
+ * lease had long expired; the wall clock counts that time. The wall clock can also be stepped: a step back is
+ * ignored (the monotonic clock still measures), a step forward by more than the tolerance reads as a pause
+ * (fail closed: leases read invalid, and the application acquires again).
  *
  * <p>Thread-safe. If a callback throws, the detector logs it and stops: its tick no longer moves, so
  * from then on every check reads as paused (fail closed).
@@ -37,7 +46,7 @@ import org.slf4j.LoggerFactory;
  *         .onPause((stopped, tolerance) -> leases.forEach(lease -> lease.markInvalid()))
  *         .start();
  * // in a validity check:
- * long tick = pauses.lastTick();
+ * PauseDetector.Tick tick = pauses.lastTick();
  * boolean valid = !lease.markedInvalid() && !pauses.pausedSince(tick);
  * }</pre>
  */
@@ -56,17 +65,28 @@ public final class PauseDetector implements AutoCloseable {
         void paused(Duration stopped, Duration tolerance);
     }
 
+    /**
+     * Both clocks as one round read them: {@link System#nanoTime()} and {@link System#currentTimeMillis()}.
+     * One object, so that a check that reads a tick gets both clocks of the same round.
+     */
+    public record Tick(long nanos, long wallMillis) {}
+
     private final Thread thread;
     private final Runnable eachRound;
     private final PauseListener onPause;
+    private final LongSupplier nanoClock;
+    private final LongSupplier wallClock;
     private volatile long toleranceNanos;
-    private volatile long lastTickNanos = System.nanoTime();
+    private volatile Tick lastTick;
     private volatile boolean closed;
 
     private PauseDetector(Builder builder) {
         this.toleranceNanos = builder.tolerance.toNanos();
         this.eachRound = builder.eachRound;
         this.onPause = builder.onPause;
+        this.nanoClock = builder.nanoClock;
+        this.wallClock = builder.wallClock;
+        this.lastTick = readClocks();
         this.thread = new Thread(this::detectPauses, builder.threadName);
         thread.setDaemon(true);
     }
@@ -75,26 +95,23 @@ public final class PauseDetector implements AutoCloseable {
         return new Builder();
     }
 
-    /**
-     * The detector's last tick ({@link System#nanoTime()} scale), for a validity check to read
-     * <em>before</em> it reads a lease's mark: see the class comment.
-     */
-    public long lastTick() {
-        return lastTickNanos;
+    /** The detector's last tick, for a validity check to read <em>before</em> it reads a lease's mark: see the class comment. */
+    public Tick lastTick() {
+        return lastTick;
     }
 
     /**
-     * True when more than the tolerance has passed since {@code tick}. The clock is read here, after the
-     * caller read {@code tick}: a clock read first could come out older than a tick the detector wrote
-     * after its mark, and a pause would read as none.
+     * True when more than the tolerance has passed since {@code tick}, by either clock. The clocks are read
+     * here, after the caller read {@code tick}: clocks read first could come out older than a tick the detector
+     * wrote after its mark, and a pause would read as none.
      */
-    public boolean pausedSince(long tick) {
-        return System.nanoTime() - tick > toleranceNanos;
+    public boolean pausedSince(Tick tick) {
+        return elapsedNanos(tick, readClocks()) > toleranceNanos;
     }
 
     /** True when this JVM has not run the pause detector for longer than the tolerance: it was frozen. */
     public boolean pausedTooLong() {
-        return pausedSince(lastTickNanos);
+        return pausedSince(lastTick);
     }
 
     /** The pause tolerance now. */
@@ -124,19 +141,34 @@ public final class PauseDetector implements AutoCloseable {
         return Math.max(MIN_ROUND_NANOS, Math.min(toleranceNanos / 4, MAX_ROUND_NANOS));
     }
 
+    private Tick readClocks() {
+        return new Tick(nanoClock.getAsLong(), wallClock.getAsLong());
+    }
+
+    /**
+     * The time from {@code from} to {@code to}: the greater of the monotonic clock's advance and the wall clock's
+     * (less its millisecond of granularity; a wall clock stepped back counts nothing).
+     */
+    static long elapsedNanos(Tick from, Tick to) {
+        long monotonic = to.nanos() - from.nanos();
+        long wall = to.wallMillis() - from.wallMillis() - 1;
+        return wall > 0 ? Math.max(monotonic, TimeUnit.MILLISECONDS.toNanos(wall)) : monotonic;
+    }
+
     private void detectPauses() {
         try {
             while (!closed) {
                 long tolerance = toleranceNanos;
                 LockSupport.parkNanos(roundNanos(tolerance));
                 eachRound.run();
-                long now = System.nanoTime();
+                Tick now = readClocks();
+                long stopped = elapsedNanos(lastTick, now);
                 // Tell (and so invalidate) before moving the tick forward, so no holder sees a fresh tick
                 // with a stale lease.
-                if (now - lastTickNanos > tolerance) {
-                    onPause.paused(Duration.ofNanos(now - lastTickNanos), Duration.ofNanos(tolerance));
+                if (stopped > tolerance) {
+                    onPause.paused(Duration.ofNanos(stopped), Duration.ofNanos(tolerance));
                 }
-                lastTickNanos = now;
+                lastTick = now;
             }
         } catch (RuntimeException | Error e) {
             LOG.error(
@@ -159,8 +191,17 @@ public final class PauseDetector implements AutoCloseable {
         private Duration tolerance;
         private PauseListener onPause;
         private Runnable eachRound = () -> {};
+        private LongSupplier nanoClock = System::nanoTime;
+        private LongSupplier wallClock = System::currentTimeMillis;
 
         private Builder() {}
+
+        /** For tests: the two clocks, in place of {@link System#nanoTime()} and {@link System#currentTimeMillis()}. */
+        Builder clocks(LongSupplier nanoClock, LongSupplier wallClock) {
+            this.nanoClock = Objects.requireNonNull(nanoClock, "nanoClock");
+            this.wallClock = Objects.requireNonNull(wallClock, "wallClock");
+            return this;
+        }
 
         /** The detector thread's name; {@code fenced-lock-pause-detector} by default. */
         public Builder threadName(String threadName) {

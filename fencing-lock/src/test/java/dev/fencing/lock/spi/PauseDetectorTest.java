@@ -20,7 +20,7 @@ class PauseDetectorTest {
         CountDownLatch resume = new CountDownLatch(1);
         AtomicBoolean holdOnce = new AtomicBoolean(true);
         AtomicReference<Duration> stopped = new AtomicReference<>();
-        AtomicLong tickSeenByOnPause = new AtomicLong();
+        AtomicReference<PauseDetector.Tick> tickSeenByOnPause = new AtomicReference<>();
         AtomicReference<PauseDetector> detector = new AtomicReference<>();
         CountDownLatch told = new CountDownLatch(1);
         detector.set(PauseDetector.builder()
@@ -39,7 +39,7 @@ class PauseDetectorTest {
                 .start());
         try (PauseDetector pauses = detector.get()) {
             assertThat(held.await(10, TimeUnit.SECONDS)).isTrue();
-            long tickBefore = pauses.lastTick();
+            PauseDetector.Tick tickBefore = pauses.lastTick();
             await().atMost(Duration.ofSeconds(10)).until(pauses::pausedTooLong);
             assertThat(pauses.pausedSince(tickBefore)).isTrue();
 
@@ -62,7 +62,7 @@ class PauseDetectorTest {
                 .tolerance(Duration.ofSeconds(5))
                 .onPause((pause, tolerance) -> told.set(true))
                 .start()) {
-            long tick = pauses.lastTick();
+            PauseDetector.Tick tick = pauses.lastTick();
             await().atMost(Duration.ofSeconds(10)).until(() -> pauses.lastTick() != tick);
             assertThat(pauses.pausedTooLong()).isFalse();
             assertThat(told).isFalse();
@@ -75,7 +75,9 @@ class PauseDetectorTest {
                 .tolerance(Duration.ofSeconds(5))
                 .onPause((pause, tolerance) -> {})
                 .start()) {
-            long tick = pauses.lastTick() - TimeUnit.SECONDS.toNanos(1);
+            PauseDetector.Tick last = pauses.lastTick();
+            PauseDetector.Tick tick =
+                    new PauseDetector.Tick(last.nanos() - TimeUnit.SECONDS.toNanos(1), last.wallMillis() - 1_000);
             assertThat(pauses.pausedSince(tick)).isFalse();
 
             pauses.setTolerance(Duration.ofMillis(500));
@@ -99,6 +101,50 @@ class PauseDetectorTest {
                 .start()) {
             await().atMost(Duration.ofSeconds(10)).until(pauses::pausedTooLong);
         }
+    }
+
+    @Test
+    void aSuspendThatOnlyTheWallClockCountedReadsAsAPauseInAChecksAndInTheDetectorsRound() throws Exception {
+        // given clocks where the monotonic one stands still while the machine is suspended, as Linux's does
+        AtomicLong nanos = new AtomicLong(1_000_000_000L);
+        AtomicLong wallMillis = new AtomicLong(1_700_000_000_000L);
+        CountDownLatch told = new CountDownLatch(1);
+        AtomicReference<Duration> stopped = new AtomicReference<>();
+        try (PauseDetector pauses = PauseDetector.builder()
+                .tolerance(Duration.ofMillis(500))
+                .clocks(
+                        () -> nanos.addAndGet(1_000_000), // a millisecond per reading
+                        () -> wallMillis.addAndGet(1))
+                .onPause((pause, tolerance) -> {
+                    stopped.set(pause);
+                    told.countDown();
+                })
+                .start()) {
+            PauseDetector.Tick tick = pauses.lastTick();
+            assertThat(pauses.pausedSince(tick)).isFalse();
+
+            // when the machine sleeps for 30 s: only the wall clock moves
+            wallMillis.addAndGet(30_000);
+
+            // then a check with a tick read before it reads paused, and the detector's next round tells of it
+            assertThat(pauses.pausedSince(tick)).isTrue();
+            assertThat(told.await(10, TimeUnit.SECONDS)).isTrue();
+            assertThat(stopped.get()).isGreaterThanOrEqualTo(Duration.ofSeconds(29));
+        }
+    }
+
+    @Test
+    void theTimeSinceATickIsTheGreaterAdvanceOfTheTwoClocksAndAWallClockSteppedBackCountsNothing() {
+        PauseDetector.Tick from = new PauseDetector.Tick(0, 10_000);
+        // monotonic 2 s, wall 2 s
+        assertThat(PauseDetector.elapsedNanos(from, new PauseDetector.Tick(2_000_000_000L, 12_000)))
+                .isEqualTo(2_000_000_000L);
+        // suspended 30 s: the wall clock counted it, less its millisecond of granularity
+        assertThat(PauseDetector.elapsedNanos(from, new PauseDetector.Tick(2_000_000_000L, 42_000)))
+                .isEqualTo(31_999_000_000L);
+        // the wall clock stepped back an hour: the monotonic clock still measures
+        assertThat(PauseDetector.elapsedNanos(from, new PauseDetector.Tick(2_000_000_000L, 10_000 - 3_600_000)))
+                .isEqualTo(2_000_000_000L);
     }
 
     @Test

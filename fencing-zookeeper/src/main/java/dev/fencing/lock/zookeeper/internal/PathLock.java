@@ -6,6 +6,7 @@ import dev.fencing.lock.LeaseLoss;
 import dev.fencing.lock.LeaseLostException;
 import dev.fencing.lock.LockAcquisitionException;
 import dev.fencing.lock.LockInterruptedException;
+import dev.fencing.lock.spi.PauseDetector;
 import dev.fencing.lock.zookeeper.ForeignLockParentException;
 import dev.fencing.lock.zookeeper.TokenSource;
 import java.time.Duration;
@@ -292,12 +293,13 @@ final class PathLock {
      * reads in the reverse order: the tick, then the mark, then the clock. Both fields are volatile, so if
      * the tick read here is the one written after a pause, its write came after the marks and the mark read
      * next is seen (happens-before through the tick). If the tick read is the old one, the clock read
-     * after it is at least the time this check began, so a check that began after the pause sees the gap.
+     * after it is at least the time this check began, so a check that began after the pause sees the gap
+     * (on the wall clock if the machine was suspended: see PauseDetector).
      * Read the other way round (mark, then tick), a check could see the old mark and the new tick and
      * answer true after a detected pause.
      */
     boolean isValid(Hold hold) {
-        long tick = registry.pauses().lastTick();
+        PauseDetector.Tick tick = registry.pauses().lastTick();
         registry.betweenValidityReads();
         if (hold.loss() != null) {
             return false;

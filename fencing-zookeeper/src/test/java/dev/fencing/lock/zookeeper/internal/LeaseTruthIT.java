@@ -10,6 +10,7 @@ import dev.fencing.lock.Leadership;
 import dev.fencing.lock.Lease;
 import dev.fencing.lock.LeaseLoss;
 import dev.fencing.lock.LeaseLostException;
+import dev.fencing.lock.spi.PauseDetector;
 import dev.fencing.lock.zookeeper.FencedLocks;
 import dev.fencing.lock.zookeeper.TokenSource;
 import dev.fencing.lock.zookeeper.internal.LockRegistryIT.RecordingListener;
@@ -77,7 +78,7 @@ class LeaseTruthIT {
             resume.await(); // the "pause": this JVM's detector does not run, as in a frozen JVM
         }));
         assertThat(detectorHeld.await(10, TimeUnit.SECONDS)).isTrue();
-        long tickBefore = registry.pauses().lastTick();
+        PauseDetector.Tick tickBefore = registry.pauses().lastTick();
         await().atMost(Duration.ofSeconds(10)).until(() -> registry.pauses().pausedSince(tickBefore));
         registry.betweenValidityReads(Hooks.once(() -> {
             // the JVM resumes; the detector marks the hold and moves its tick while the check is between reads
