@@ -16,7 +16,13 @@ enum Resource {
      * Redis keys through fencing-redis. No PostgreSQL, Kafka or consumers: pauses, partitions from ZooKeeper and
      * leader kills apply.
      */
-    REDIS("redis", EnumSet.of(FaultKind.PAUSE, FaultKind.PARTITION, FaultKind.LEADER_KILL));
+    REDIS("redis", EnumSet.of(FaultKind.PAUSE, FaultKind.PARTITION, FaultKind.LEADER_KILL)),
+    /**
+     * Leader elections, one per resource with several participants, whose leaders write PostgreSQL rows many
+     * times per term through fencing-jdbc (MONOTONIC). No Kafka or consumers: pauses and partitions of leaders
+     * and leader kills apply.
+     */
+    ELECTION("election", EnumSet.of(FaultKind.PAUSE, FaultKind.PARTITION, FaultKind.LEADER_KILL));
 
     private final String flagName;
     private final Set<FaultKind> faults;
@@ -40,6 +46,11 @@ enum Resource {
         return this == POSTGRES;
     }
 
+    /** Whether its writers write PostgreSQL (the run's database is made for them). */
+    boolean postgres() {
+        return this != REDIS;
+    }
+
     /**
      * Parses {@code --resource}.
      *
@@ -52,6 +63,6 @@ enum Resource {
             }
         }
         throw new IllegalArgumentException(
-                VerifySettings.RESOURCE_FLAG + " '" + name + "' is not one of postgres, redis");
+                VerifySettings.RESOURCE_FLAG + " '" + name + "' is not one of postgres, redis, election");
     }
 }

@@ -23,7 +23,7 @@ import java.util.Set;
  * @param jdbcPassword password for {@code jdbcUrl}, empty for none
  * @param kafkaBootstrap Kafka bootstrap servers, or null for an embedded broker
  * @param redisUri Redis URI, or null for an embedded server (used by the redis resource only)
- * @param resource what the writers write: the PostgreSQL and Kafka chain, or Redis
+ * @param resource the workload: the PostgreSQL and Kafka chain, Redis, or leader elections writing PostgreSQL
  * @param clients writer JVMs
  * @param resources resources (rows, locks, record keys)
  * @param duration workload time per run (a run goes on past it until each fault's minimum is reached, at most
@@ -83,9 +83,11 @@ record VerifySettings(
             + "FENCING_REDIS_URL when set, else an embedded server.";
 
     public static final String RESOURCE_FLAG = "--resource";
-    public static final String RESOURCE_DOC = "What the writers write under their locks: postgres (the whole chain:"
-            + " PostgreSQL rows through fencing-jdbc, Kafka records, consumers) or redis (Redis keys through"
-            + " fencing-redis; faults: pause, partition, leader-kill). Default: ${DEFAULT-VALUE}.";
+    public static final String RESOURCE_DOC = "The workload: postgres (the whole chain under locks:"
+            + " PostgreSQL rows through fencing-jdbc, Kafka records, consumers), redis (Redis keys through"
+            + " fencing-redis under locks; faults: pause, partition, leader-kill) or election (leader elections, one"
+            + " per resource, whose leaders write PostgreSQL rows many times per term through fencing-jdbc;"
+            + " faults: pause, partition, leader-kill). Default: ${DEFAULT-VALUE}.";
     public static final String DEFAULT_RESOURCE = "postgres";
 
     public static final String CLIENTS_FLAG = "--clients";
@@ -214,7 +216,9 @@ record VerifySettings(
 
     boolean allEmbedded() {
         return zookeeperConnect == null
-                && (resource.chain() ? jdbcUrl == null && kafkaBootstrap == null : redisUri == null);
+                && (resource.chain()
+                        ? jdbcUrl == null && kafkaBootstrap == null
+                        : resource.postgres() ? jdbcUrl == null : redisUri == null);
     }
 
     @Override

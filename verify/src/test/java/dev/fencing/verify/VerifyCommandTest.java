@@ -72,6 +72,25 @@ class VerifyCommandTest {
     }
 
     @Test
+    void theElectionResourceNeedsPostgresButNeitherKafkaNorRedis() {
+        VerifySettings embedded = VerifyCommand.parse("--resource", "election", "--kafka", "kafka:9092");
+        VerifySettings external = VerifyCommand.parse("--resource", "Election", "--jdbc-url", "jdbc:postgresql://db/x");
+
+        assertThat(embedded.resource()).isEqualTo(Resource.ELECTION);
+        assertThat(embedded.allEmbedded()).isTrue();
+        assertThat(external.allEmbedded()).isFalse();
+        assertThat(Resource.ELECTION.faults())
+                .containsExactlyInAnyOrder(FaultKind.PAUSE, FaultKind.PARTITION, FaultKind.LEADER_KILL);
+        assertThat(ElectionWorkload.elections(4, 6))
+                .as("elections of 6 writers, 4 resources")
+                .isEqualTo(3);
+        assertThat(ElectionWorkload.elections(2, 3))
+                .as("elections of 3 writers, 2 resources")
+                .isEqualTo(1);
+        assertThat(ElectionWorkload.elections(4, 1)).as("elections of 1 writer").isEqualTo(1);
+    }
+
+    @Test
     void badFlagsEndWithExitTwoAndOneSentenceNamingTheFlagAndValue() {
         assertUsage(List.of("--clients", "0"), "--clients 0 is out of range: 1 to 32");
         assertUsage(List.of("--clients", "many"), "'many' is not a whole number");

@@ -23,8 +23,10 @@ import org.slf4j.LoggerFactory;
  * resource's {@link WriterWorkload}, release. With {@code resource=postgres} ({@link ChainWrites}) it appends the
  * operation's id to the resource's row (fencing-jdbc on one of four paths, or a plain UPDATE in the control run)
  * and publishes a record keyed by the resource, stamped with the token and carrying the id; with {@code
- * resource=redis} ({@link RedisWrites}) it sets the resource's Redis key (fencing-redis, or plain commands). Every
- * step goes into its history file as it happens (invoke, then ok, fail or info).
+ * resource=redis} ({@link RedisWrites}) it sets the resource's Redis key (fencing-redis, or plain commands). With
+ * {@code resource=election} ({@link ElectionWrites}) it takes no locks: it takes part in its resource's leader
+ * election and appends to the row many times per term under the term's token. Every step goes into its history
+ * file as it happens (invoke, then ok, fail or info).
  *
  * <p>The writer never checks its lease before writing, on purpose: it plays the holder that keeps going after
  * its session expired (a pause, a partition from ZooKeeper), whose late writes the resource must refuse.
@@ -34,10 +36,10 @@ import org.slf4j.LoggerFactory;
  * EFFECTS r t} (done sending under the token), {@code RELEASED r t}, {@code POINT <point> r t <backend pid>}, {@code HEAP <bytes>}, {@code FAILED <message>};
  * commands {@code START}, {@code STOP}, {@code ARM <point>}, {@code DISARM}, {@code GO}, {@code HEAP}.
  *
- * <p>Arguments are {@code key=value}: client, mode (fenced|control), resource (postgres|redis), zookeeper,
+ * <p>Arguments are {@code key=value}: client, mode (fenced|control), resource (postgres|redis|election), zookeeper,
  * sessionTimeoutMs, lockRoot, resources, seed, history, and the workload's own (postgres: jdbcUrl, jdbcUser,
  * schema, kafka, topic, unstampedEvery, with the JDBC password from {@value #PASSWORD_ENV}; redis: redis,
- * keyPrefix).
+ * keyPrefix; election: jdbcUrl, jdbcUser, schema, elections).
  */
 public final class WriterMain {
     public static final String PASSWORD_ENV = "VERIFY_JDBC_PASSWORD";
@@ -114,17 +116,24 @@ public final class WriterMain {
                 .build();
         curator.start();
         try (FencedLocks locks = FencedLocks.builder(curator).build();
-                HistoryWriter history = new HistoryWriter(Path.of(args.text("history")), client);
-                WriterWorkload<?> workload = workload(history)) {
+                HistoryWriter history = new HistoryWriter(Path.of(args.text("history")), client)) {
             if (!curator.blockUntilConnected(30, TimeUnit.SECONDS)) {
                 throw new IllegalStateException(
                         "writer " + client + " could not reach ZooKeeper at " + args.text("zookeeper") + " in 30 s");
             }
-            workload.connect();
-            link.emit("READY", curator.getZookeeperClient().getZooKeeper().getSessionTimeout());
-            link.emitHeap();
-            started.await();
-            loop(locks, workload, resources, random);
+            if (args.text("resource").equals("election")) {
+                try (ElectionWrites election = new ElectionWrites(args, client, fenced, history, link, gate)) {
+                    election.connect();
+                    ready(curator);
+                    election.run(locks, args.text("lockRoot"), () -> stopping);
+                }
+                return;
+            }
+            try (WriterWorkload<?> workload = workload(history)) {
+                workload.connect();
+                ready(curator);
+                loop(locks, workload, resources, random);
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (Exception e) { // Curator's getZooKeeper() declares Exception
@@ -134,13 +143,29 @@ public final class WriterMain {
         }
     }
 
+    /** Reports READY and its heap, and waits for START. */
+    private void ready(CuratorFramework curator) throws InterruptedException {
+        int granted;
+        try {
+            granted = curator.getZookeeperClient().getZooKeeper().getSessionTimeout();
+        } catch (InterruptedException e) {
+            throw e;
+        } catch (Exception e) { // Curator's getZooKeeper() declares Exception
+            throw new IllegalStateException("writer " + client + " cannot read its ZooKeeper session", e);
+        }
+        link.emit("READY", granted);
+        link.emitHeap();
+        started.await();
+    }
+
     /** The {@code resource} argument's workload: {@code postgres} (the chain) or {@code redis}. */
     private WriterWorkload<?> workload(HistoryWriter history) {
         return switch (args.text("resource")) {
             case "postgres" -> new ChainWrites(args, client, fenced, history, link, gate);
             case "redis" -> new RedisWrites(args, fenced, history, link, gate);
             default ->
-                throw new IllegalArgumentException("resource must be postgres or redis, got " + args.text("resource"));
+                throw new IllegalArgumentException(
+                        "resource must be postgres, redis or election, got " + args.text("resource"));
         };
     }
 
