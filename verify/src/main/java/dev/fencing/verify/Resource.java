@@ -9,9 +9,9 @@ import java.util.Set;
 enum Resource {
     /**
      * The whole chain: PostgreSQL rows through fencing-jdbc, a Kafka record per write, consumer members applying the
-     * records. Every fault applies.
+     * records. Every fault but session expiries applies.
      */
-    POSTGRES("postgres", EnumSet.allOf(FaultKind.class)),
+    POSTGRES("postgres", EnumSet.complementOf(EnumSet.of(FaultKind.SESSION_EXPIRY))),
     /**
      * Redis keys through fencing-redis. No PostgreSQL, Kafka or consumers: pauses, partitions from ZooKeeper and
      * leader kills apply.
@@ -19,10 +19,12 @@ enum Resource {
     REDIS("redis", EnumSet.of(FaultKind.PAUSE, FaultKind.PARTITION, FaultKind.LEADER_KILL)),
     /**
      * Leader elections, one per resource with several participants, whose leaders write PostgreSQL rows many
-     * times per term through fencing-jdbc (MONOTONIC). No Kafka or consumers: pauses and partitions of leaders
-     * and leader kills apply.
+     * times per term through fencing-jdbc (MONOTONIC). No Kafka or consumers: pauses, partitions and session
+     * expiries of leaders and leader kills apply.
      */
-    ELECTION("election", EnumSet.of(FaultKind.PAUSE, FaultKind.PARTITION, FaultKind.LEADER_KILL));
+    ELECTION(
+            "election",
+            EnumSet.of(FaultKind.PAUSE, FaultKind.PARTITION, FaultKind.LEADER_KILL, FaultKind.SESSION_EXPIRY));
 
     private final String flagName;
     private final Set<FaultKind> faults;

@@ -80,7 +80,8 @@ class VerifyCommandTest {
         assertThat(embedded.allEmbedded()).isTrue();
         assertThat(external.allEmbedded()).isFalse();
         assertThat(Resource.ELECTION.faults())
-                .containsExactlyInAnyOrder(FaultKind.PAUSE, FaultKind.PARTITION, FaultKind.LEADER_KILL);
+                .containsExactlyInAnyOrder(
+                        FaultKind.PAUSE, FaultKind.PARTITION, FaultKind.LEADER_KILL, FaultKind.SESSION_EXPIRY);
         assertThat(ElectionWorkload.elections(4, 6))
                 .as("elections of 6 writers, 4 resources")
                 .isEqualTo(3);

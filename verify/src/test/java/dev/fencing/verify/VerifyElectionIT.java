@@ -14,7 +14,8 @@ import org.junit.jupiter.api.Test;
  * The election resource, CI-sized: both runs on embedded servers (ZooKeeper and PostgreSQL) with the same seed and
  * fault schedule, four writers in two elections. Each run goes on until its fault minimums are reached (pauses of
  * leaders past their session, counted only once another participant was elected and wrote, partitions from
- * ZooKeeper where the machine allows network namespaces, a leader kill). The fenced run must keep both the fence
+ * ZooKeeper where the machine allows network namespaces, a leader kill, session expiries of leaders that go on
+ * writing: one on the client side as Curator's {@code KillSession} does, one on the server). The fenced run must keep both the fence
  * (no write of a term after one of a greater term) and the local contract (no term read valid after the next
  * term's grant), and refuse some late writes; the control run's plain UPDATEs must land a late write, or the
  * checker proved nothing. No timing is asserted.
@@ -73,6 +74,11 @@ class VerifyElectionIT {
                             "leaders paused past their session in the %s run",
                             run.mode().label())
                     .isPositive();
+            assertThat(run.counted().get(FaultKind.SESSION_EXPIRY))
+                    .as(
+                            "leaders' sessions expired (client side, then server side) in the %s run",
+                            run.mode().label())
+                    .isGreaterThanOrEqualTo(FaultKind.SESSION_EXPIRY.minimum());
             assertThat(run.notes())
                     .as("what the %s run noticed", run.mode().label())
                     .isEmpty();

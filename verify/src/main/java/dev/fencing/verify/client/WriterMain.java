@@ -5,6 +5,7 @@ import dev.fencing.harness.PointGate;
 import dev.fencing.lock.FencedLock;
 import dev.fencing.lock.Lease;
 import dev.fencing.lock.zookeeper.FencedLocks;
+import dev.fencing.testsupport.ZooKeeperSessions;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
@@ -14,6 +15,7 @@ import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.apache.zookeeper.ZooKeeper;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -33,8 +35,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Protocol with the coordinator ({@link CoordinatorLink}): events {@code READY <granted session ms>}, {@code
  * LOCKED r t}, {@code WRITTEN r t}, {@code REFUSED r t}, {@code UNKNOWN r t}, {@code PUBLISHED r t}, {@code
- * EFFECTS r t} (done sending under the token), {@code RELEASED r t}, {@code POINT <point> r t <backend pid>}, {@code HEAP <bytes>}, {@code FAILED <message>};
- * commands {@code START}, {@code STOP}, {@code ARM <point>}, {@code DISARM}, {@code GO}, {@code HEAP}.
+ * EFFECTS r t} (done sending under the token), {@code RELEASED r t}, {@code EXPIRED <session>}, {@code POINT <point> r t <backend pid>}, {@code HEAP <bytes>}, {@code FAILED <message>};
+ * commands {@code START}, {@code STOP}, {@code ARM <point>}, {@code DISARM}, {@code GO}, {@code HEAP}, {@code
+ * EXPIRE client|server}.
  *
  * <p>Arguments are {@code key=value}: client, mode (fenced|control), resource (postgres|redis|election), zookeeper,
  * sessionTimeoutMs, lockRoot, resources, seed, history, and the workload's own (postgres: jdbcUrl, jdbcUser,
@@ -63,6 +66,8 @@ public final class WriterMain {
     private final PointGate<PausePoint> gate = new PointGate<>(PausePoint.class, POINT_WAIT_LIMIT);
     private final CountDownLatch started = new CountDownLatch(1);
     private volatile boolean stopping;
+    /** The writer's client, for the nemesis's session expiries. */
+    private volatile CuratorFramework curator;
 
     private WriterMain(Arguments args) {
         this.args = args;
@@ -98,8 +103,36 @@ public final class WriterMain {
             gate.go();
         } else if (line.equals("HEAP")) {
             link.emitHeap();
+        } else if (line.startsWith("EXPIRE ")) {
+            expireSession(line.substring("EXPIRE ".length()).trim());
         } else {
             gate.command(line);
+        }
+    }
+
+    /**
+     * Expires this writer's ZooKeeper session, on the {@code client} side (the handle is told it expired, as
+     * Curator's {@code KillSession} does) or on the {@code server} (a second handle on the session, closed), and
+     * reports {@code EXPIRED <session>} (or {@code EXPIRED failed}).
+     */
+    private void expireSession(String side) {
+        CuratorFramework framework = curator;
+        if (framework == null) {
+            link.emit("EXPIRED", "failed");
+            return;
+        }
+        try {
+            ZooKeeper handle = framework.getZookeeperClient().getZooKeeper();
+            long session = handle.getSessionId();
+            if (side.equals("server")) {
+                ZooKeeperSessions.expire(args.text("zookeeper"), session, handle.getSessionPasswd());
+            } else {
+                ZooKeeperSessions.injectExpiry(handle);
+            }
+            link.emit("EXPIRED", Long.toHexString(session));
+        } catch (Exception e) { // Curator's getZooKeeper() declares Exception
+            LOG.warn("writer {}: expiring its session on the {} side failed", client, side, e);
+            link.emit("EXPIRED", "failed");
         }
     }
 
@@ -115,6 +148,7 @@ public final class WriterMain {
                 .retryPolicy(new ExponentialBackoffRetry(100, 3))
                 .build();
         curator.start();
+        this.curator = curator;
         try (FencedLocks locks = FencedLocks.builder(curator).build();
                 HistoryWriter history = new HistoryWriter(Path.of(args.text("history")), client)) {
             if (!curator.blockUntilConnected(30, TimeUnit.SECONDS)) {
