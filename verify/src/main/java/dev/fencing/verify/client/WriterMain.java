@@ -31,7 +31,8 @@ import org.slf4j.LoggerFactory;
  * file as it happens (invoke, then ok, fail or info).
  *
  * <p>The writer never checks its lease before writing, on purpose: it plays the holder that keeps going after
- * its session expired (a pause, a partition from ZooKeeper), whose late writes the resource must refuse.
+ * its session expired (a pause, a partition from ZooKeeper), whose late writes the resource must refuse. (An
+ * election's leader checks its term before each write and records the answer, but writes whatever it says.)
  *
  * <p>Protocol with the coordinator ({@link CoordinatorLink}): events {@code READY <granted session ms>}, {@code
  * LOCKED r t}, {@code WRITTEN r t}, {@code REFUSED r t}, {@code UNKNOWN r t}, {@code PUBLISHED r t}, {@code
