@@ -70,6 +70,7 @@ final class FaultInjector {
             case BACKEND_KILL -> backendKill(planned);
             case CONSUMER_CRASH -> consumerCrash(planned);
             case REBALANCE -> rebalance();
+            case SESSION_EXPIRY -> sessionExpiry(planned);
         }
     }
 
@@ -249,6 +250,68 @@ final class FaultInjector {
                                 spec.getServerId(),
                                 (elected - start) / 1000.0))
                         .orElse("leader stopped; no new leader within 20 s; restarted")));
+    }
+
+    /**
+     * Expires the session of a writer that leads (found at its point between check and write, and sent on at once)
+     * while it goes on writing under its term: on even faults on the client side, as Curator's {@code KillSession}
+     * does (Curator replaces its handle, and closing the old one ends the session on the server, which elects the
+     * next participant up to a few hundred milliseconds before Curator reports LOST), on odd ones on the server at
+     * once (the client learns of it at its next contact). Counted once another writer (not the expired one, joining
+     * again) took the resource over.
+     */
+    private void sessionExpiry(FaultSchedule.Planned planned) throws InterruptedException {
+        OptionalInt reserved = writers.reserve(planned.target());
+        if (reserved.isEmpty()) {
+            return;
+        }
+        int id = reserved.getAsInt();
+        String side = planned.index() % 2 == 0 ? "client" : "server";
+        try {
+            Optional<ClientEvent> at = writers.armAndAwait(id, PausePoint.LOCK_WRITE, POINT_WAIT);
+            long start = System.currentTimeMillis();
+            if (at.isEmpty()) {
+                log.add(new Fault(
+                        FaultKind.SESSION_EXPIRY,
+                        "writer " + id,
+                        id,
+                        start,
+                        start,
+                        false,
+                        "did not reach " + where(PausePoint.LOCK_WRITE) + " within " + POINT_WAIT.toSeconds() + " s"));
+                return;
+            }
+            String resource = at.get().field(1);
+            long token = at.get().number(2);
+            long mark = board.mark();
+            writers.get(id).send("EXPIRE " + side);
+            writers.get(id).send("GO");
+            Optional<ClientEvent> expired = board.await(
+                    mark, e -> e.child().equals(writers.get(id).name()) && e.is("EXPIRED"), Duration.ofSeconds(15));
+            String name = writers.get(id).name();
+            Optional<ClientEvent> locked = board.await(
+                    mark, newer("LOCKED", resource, token).and(e -> !e.child().equals(name)), takeoverWait);
+            long end = System.currentTimeMillis();
+            log.add(new Fault(
+                    FaultKind.SESSION_EXPIRY,
+                    "writer " + id,
+                    id,
+                    start,
+                    end,
+                    locked.isPresent(),
+                    String.format(
+                            Locale.ROOT,
+                            "session expired on the %s side holding %s token %d, writing on%s; %s",
+                            side,
+                            resource,
+                            token,
+                            expired.map(e -> e.field(0).equals("failed") ? " (the expiry failed: see its log)" : "")
+                                    .orElse(" (no word from the writer)"),
+                            locked.map(e -> "then " + e.child() + " took the lock with token " + e.token())
+                                    .orElse("nobody took " + resource + " over"))));
+        } finally {
+            writers.release(id);
+        }
     }
 
     /** Terminates a writer's PostgreSQL backend inside its write's transaction, before the commit. */

@@ -17,7 +17,13 @@ enum FaultKind {
     /** A consumer member SIGKILLed and started again. */
     CONSUMER_CRASH("consumerCrash", "consumer-crash", 2),
     /** A consumer member added to the group, then removed: two rebalances. */
-    REBALANCE("rebalance", "rebalance", 1);
+    REBALANCE("rebalance", "rebalance", 1),
+    /**
+     * A leading writer's ZooKeeper session expired while it goes on writing: alternately on the client side as
+     * Curator's {@code KillSession} does (Curator replaces its handle and closing the old one ends the session, so
+     * the next participant is elected before Curator reports LOST), and on the server at once.
+     */
+    SESSION_EXPIRY("sessionExpiry", "session-expiry", 2);
 
     private final String jsonName;
     private final String flagName;

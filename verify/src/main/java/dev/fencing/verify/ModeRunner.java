@@ -21,6 +21,7 @@ import java.util.EnumSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.function.Consumer;
 import java.util.stream.Collectors;
@@ -72,6 +73,7 @@ final class ModeRunner {
         this.workload = switch (settings.resource()) {
             case POSTGRES -> null;
             case REDIS -> new RedisWorkload(servers, runId, settings.resources());
+            case ELECTION -> new ElectionWorkload(servers, settings.resources(), settings.clients());
         };
     }
 
@@ -106,7 +108,8 @@ final class ModeRunner {
         }
 
         EventBoard board = new EventBoard();
-        Map<String, String> environment = chain ? Map.of(WriterMain.PASSWORD_ENV, servers.jdbcPassword()) : Map.of();
+        Map<String, String> environment =
+                settings.resource().postgres() ? Map.of(WriterMain.PASSWORD_ENV, servers.jdbcPassword()) : Map.of();
         List<String> notes = new ArrayList<>();
         Writers writers = null;
         ConsumerGroup consumers = null;
@@ -208,9 +211,15 @@ final class ModeRunner {
             if (!nemesis.minimumsReached()) {
                 String note = "not every fault reached its minimum within "
                         + Durations.format(settings.hardLimit())
-                        + ": " + describe(log.countedByKind(), faults);
+                        + ": " + describe(log.countedByKind(), faults) + " (missing: "
+                        + missing(log.countedByKind(), faults) + ")";
                 notes.add(note);
                 log.note(note);
+            }
+            Optional<String> noLeaderFault = leaderFaultMissing(log.countedByKind());
+            if (noLeaderFault.isPresent()) {
+                notes.add(noLeaderFault.get());
+                log.note(noLeaderFault.get());
             }
             long heapMark = board.mark();
             writers.all().forEach(w -> w.send("HEAP"));
@@ -374,6 +383,29 @@ final class ModeRunner {
             total += bytes;
         }
         return new RunResult.Heap(coordinator, max, total);
+    }
+
+    /**
+     * Why an election run proves nothing, if it does: no leader was paused or partitioned past its session (with
+     * neither fault asked for, or neither counted), so no deposed leader ever wrote. Empty for the other resources,
+     * whose minimums say enough.
+     */
+    private Optional<String> leaderFaultMissing(Map<FaultKind, Integer> counted) {
+        if (settings.resource() != Resource.ELECTION
+                || counted.get(FaultKind.PAUSE) + counted.get(FaultKind.PARTITION) > 0) {
+            return Optional.empty();
+        }
+        return Optional.of("no leader was paused or partitioned past its session (pause and partition"
+                + " faults: none counted), so no deposed leader wrote and the election run proves nothing");
+    }
+
+    /** "partition 1 of 3": the kinds in {@code kinds} below their minimum, with their counts. */
+    static String missing(Map<FaultKind, Integer> counted, Set<FaultKind> kinds) {
+        return kinds.stream()
+                .filter(kind -> counted.getOrDefault(kind, 0) < kind.minimum())
+                .sorted()
+                .map(kind -> kind.flagName() + " " + counted.getOrDefault(kind, 0) + " of " + kind.minimum())
+                .collect(Collectors.joining(", "));
     }
 
     /** "pause 3, partition 1": the counts of the kinds in {@code kinds}. */

@@ -9,14 +9,22 @@ import java.util.Set;
 enum Resource {
     /**
      * The whole chain: PostgreSQL rows through fencing-jdbc, a Kafka record per write, consumer members applying the
-     * records. Every fault applies.
+     * records. Every fault but session expiries applies.
      */
-    POSTGRES("postgres", EnumSet.allOf(FaultKind.class)),
+    POSTGRES("postgres", EnumSet.complementOf(EnumSet.of(FaultKind.SESSION_EXPIRY))),
     /**
      * Redis keys through fencing-redis. No PostgreSQL, Kafka or consumers: pauses, partitions from ZooKeeper and
      * leader kills apply.
      */
-    REDIS("redis", EnumSet.of(FaultKind.PAUSE, FaultKind.PARTITION, FaultKind.LEADER_KILL));
+    REDIS("redis", EnumSet.of(FaultKind.PAUSE, FaultKind.PARTITION, FaultKind.LEADER_KILL)),
+    /**
+     * Leader elections, one per resource with several participants, whose leaders write PostgreSQL rows many
+     * times per term through fencing-jdbc (MONOTONIC). No Kafka or consumers: pauses, partitions and session
+     * expiries of leaders and leader kills apply.
+     */
+    ELECTION(
+            "election",
+            EnumSet.of(FaultKind.PAUSE, FaultKind.PARTITION, FaultKind.LEADER_KILL, FaultKind.SESSION_EXPIRY));
 
     private final String flagName;
     private final Set<FaultKind> faults;
@@ -40,6 +48,11 @@ enum Resource {
         return this == POSTGRES;
     }
 
+    /** Whether its writers write PostgreSQL (the run's database is made for them). */
+    boolean postgres() {
+        return this != REDIS;
+    }
+
     /**
      * Parses {@code --resource}.
      *
@@ -52,6 +65,6 @@ enum Resource {
             }
         }
         throw new IllegalArgumentException(
-                VerifySettings.RESOURCE_FLAG + " '" + name + "' is not one of postgres, redis");
+                VerifySettings.RESOURCE_FLAG + " '" + name + "' is not one of postgres, redis, election");
     }
 }

@@ -28,8 +28,8 @@ import org.flywaydb.core.Flyway;
 
 /**
  * The servers a run attacks: the ones named by flags (checked for reachability), or embedded ones started here
- * (a 3-node ZooKeeper ensemble, and PostgreSQL and a Kafka broker for the postgres resource, or Redis for the
- * redis resource) and stopped by {@link #close()}. With partitions
+ * (a 3-node ZooKeeper ensemble, and PostgreSQL and a Kafka broker for the postgres resource, PostgreSQL for the
+ * election resource, or Redis for the redis resource) and stopped by {@link #close()}. With partitions
  * possible, the embedded servers listen on the {@link VerifyNetwork}'s host addresses so that writers in their
  * namespaces reach them. Each invocation works in a database of its own ({@code verify_<run id>}), with the
  * toolkit's migrations. Not thread-safe for opening and closing; the accessors may be used from any thread.
@@ -104,21 +104,27 @@ final class Servers implements AutoCloseable {
             network = VerifyNetwork.create(settings.clients());
             started.add(network);
             progress.println("  writers in network namespaces; ZooKeeper on " + network.zookeeperAddress() + ", "
-                    + (settings.resource().chain() ? "PostgreSQL and Kafka" : "Redis") + " on "
+                    + dataServers(settings.resource()) + " on "
                     + network.dataAddress());
         }
         openZooKeeper(settings, progress);
-        if (settings.resource().chain()) {
+        if (settings.resource().postgres()) {
             openPostgres(settings, progress);
+        } else {
+            openRedis(settings, progress);
+        }
+        if (settings.resource().chain()) {
             kafkaBootstrap = started.kafka(
                     settings.kafkaBootstrap(),
                     VerifySettings.KAFKA_FLAG,
                     network == null ? "127.0.0.1" : network.dataAddress(),
                     progress);
-        } else {
-            openRedis(settings, progress);
         }
         startWatchdog();
+    }
+
+    private static String dataServers(Resource resource) {
+        return resource.chain() ? "PostgreSQL and Kafka" : resource.postgres() ? "PostgreSQL" : "Redis";
     }
 
     /** Why partitions cannot run, or empty when they can. */

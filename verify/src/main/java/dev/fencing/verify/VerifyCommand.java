@@ -34,6 +34,7 @@ import picocli.CommandLine.Spec;
  * verify/run --duration 10m --json /tmp/verify.json
  * verify/run --mode fenced --faults pause,partition
  * verify/run --resource redis                 # the writers write Redis through fencing-redis instead
+ * verify/run --resource election              # leaders of elections write many times per term instead
  * </pre>
  *
  * <p>Exit codes: {@value #EXIT_OK} when the fenced run (if any) has no violation and the control run (if any) has
@@ -50,7 +51,8 @@ import picocli.CommandLine.Spec;
                     + " from ZooKeeper, leader kills, backend kills, consumer crashes and rebalances), once fenced and"
                     + " once without fencing, and checks each run's histories with an independent checker. With"
                     + " --resource redis the writers write Redis through fencing-redis instead (pauses, partitions,"
-                    + " leader kills).",
+                    + " leader kills); with --resource election they take part in leader elections and write"
+                    + " PostgreSQL many times per term (pauses, partitions, leader kills, session expiries).",
             "Servers are embedded unless given by flags. Linux (partitions need root and iproute2) or macOS.",
             "Exit codes: 0 the fenced run had no violation and the control run had some; 1 otherwise, or a run"
                     + " failed; 2 bad flags."

@@ -23,7 +23,7 @@ import java.util.Set;
  * @param jdbcPassword password for {@code jdbcUrl}, empty for none
  * @param kafkaBootstrap Kafka bootstrap servers, or null for an embedded broker
  * @param redisUri Redis URI, or null for an embedded server (used by the redis resource only)
- * @param resource what the writers write: the PostgreSQL and Kafka chain, or Redis
+ * @param resource the workload: the PostgreSQL and Kafka chain, Redis, or leader elections writing PostgreSQL
  * @param clients writer JVMs
  * @param resources resources (rows, locks, record keys)
  * @param duration workload time per run (a run goes on past it until each fault's minimum is reached, at most
@@ -83,9 +83,11 @@ record VerifySettings(
             + "FENCING_REDIS_URL when set, else an embedded server.";
 
     public static final String RESOURCE_FLAG = "--resource";
-    public static final String RESOURCE_DOC = "What the writers write under their locks: postgres (the whole chain:"
-            + " PostgreSQL rows through fencing-jdbc, Kafka records, consumers) or redis (Redis keys through"
-            + " fencing-redis; faults: pause, partition, leader-kill). Default: ${DEFAULT-VALUE}.";
+    public static final String RESOURCE_DOC = "The workload: postgres (the whole chain under locks:"
+            + " PostgreSQL rows through fencing-jdbc, Kafka records, consumers), redis (Redis keys through"
+            + " fencing-redis under locks; faults: pause, partition, leader-kill) or election (leader elections, one"
+            + " per resource, whose leaders write PostgreSQL rows many times per term through fencing-jdbc;"
+            + " faults: pause, partition, leader-kill, session-expiry). Default: ${DEFAULT-VALUE}.";
     public static final String DEFAULT_RESOURCE = "postgres";
 
     public static final String CLIENTS_FLAG = "--clients";
@@ -100,7 +102,7 @@ record VerifySettings(
     public static final String DURATION_FLAG = "--duration";
     public static final String DURATION_DOC = "Workload time per run, 10s to 2h; a run goes on past it until every"
             + " fault has reached its minimum (pause 10, partition 3, leader-kill 1, backend-kill 2, consumer-crash 2,"
-            + " rebalance 1), at most three times as long and at least a minute longer. Default: ${DEFAULT-VALUE}.";
+            + " rebalance 1, session-expiry 2), at most three times as long and at least a minute longer. Default: ${DEFAULT-VALUE}.";
     public static final String DEFAULT_DURATION = "60s";
 
     public static final String SEED_FLAG = "--seed";
@@ -110,7 +112,8 @@ record VerifySettings(
 
     public static final String FAULTS_FLAG = "--faults";
     public static final String FAULTS_DOC = "Faults to inject, comma-separated: pause, partition, leader-kill,"
-            + " backend-kill, consumer-crash, rebalance, or all, or none. Default: ${DEFAULT-VALUE}.";
+            + " backend-kill, consumer-crash, rebalance, session-expiry (election only), or all, or none. Default:"
+            + " ${DEFAULT-VALUE}.";
     public static final String DEFAULT_FAULTS = "all";
 
     public static final String MODE_FLAG = "--mode";
@@ -214,7 +217,9 @@ record VerifySettings(
 
     boolean allEmbedded() {
         return zookeeperConnect == null
-                && (resource.chain() ? jdbcUrl == null && kafkaBootstrap == null : redisUri == null);
+                && (resource.chain()
+                        ? jdbcUrl == null && kafkaBootstrap == null
+                        : resource.postgres() ? jdbcUrl == null : redisUri == null);
     }
 
     @Override

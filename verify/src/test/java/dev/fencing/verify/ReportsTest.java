@@ -182,12 +182,12 @@ class ReportsTest {
         assertThat(json.strip())
                 .isEqualTo("{\"runs\":[{\"mode\":\"fenced\",\"seed\":42,\"operations\":2,\"ok\":1,\"failed\":1,"
                         + "\"indeterminate\":0,\"faults\":{\"pause\":1,\"partition\":0,\"leaderKill\":0,\"backendKill\":0,"
-                        + "\"consumerCrash\":0,\"rebalance\":0},\"violations\":0,\"lostAcknowledged\":0,\"duplicated\":0,"
+                        + "\"consumerCrash\":0,\"rebalance\":0,\"sessionExpiry\":0},\"violations\":0,\"lostAcknowledged\":0,\"duplicated\":0,"
                         + "\"recordsProduced\":0,\"recordsApplied\":0,\"recordsDeadLettered\":0,\"recordsDropped\":0,"
                         + "\"resource\":\"postgres\"},"
                         + "{\"mode\":\"control\",\"seed\":42,\"operations\":2,\"ok\":2,\"failed\":0,\"indeterminate\":0,"
                         + "\"faults\":{\"pause\":1,\"partition\":0,\"leaderKill\":0,\"backendKill\":0,\"consumerCrash\":0,"
-                        + "\"rebalance\":0},\"violations\":1,\"lostAcknowledged\":0,\"duplicated\":0,"
+                        + "\"rebalance\":0,\"sessionExpiry\":0},\"violations\":1,\"lostAcknowledged\":0,\"duplicated\":0,"
                         + "\"recordsProduced\":0,\"recordsApplied\":0,\"recordsDeadLettered\":0,\"recordsDropped\":0,"
                         + "\"resource\":\"postgres\"}]}");
     }

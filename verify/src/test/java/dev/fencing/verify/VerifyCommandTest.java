@@ -7,8 +7,10 @@ import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.EnumMap;
 import java.util.EnumSet;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 class VerifyCommandTest {
@@ -69,6 +71,36 @@ class VerifyCommandTest {
         assertThat(external.redisUri()).isEqualTo("redis://cache:6379/0");
         assertThat(external.allEmbedded()).isFalse();
         assertThat(VerifyCommand.parse().resource()).isEqualTo(Resource.POSTGRES);
+    }
+
+    @Test
+    void theElectionResourceNeedsPostgresButNeitherKafkaNorRedis() {
+        VerifySettings embedded = VerifyCommand.parse("--resource", "election", "--kafka", "kafka:9092");
+        VerifySettings external = VerifyCommand.parse("--resource", "Election", "--jdbc-url", "jdbc:postgresql://db/x");
+
+        assertThat(embedded.resource()).isEqualTo(Resource.ELECTION);
+        assertThat(embedded.allEmbedded()).isTrue();
+        assertThat(external.allEmbedded()).isFalse();
+        assertThat(Resource.ELECTION.faults())
+                .containsExactlyInAnyOrder(
+                        FaultKind.PAUSE, FaultKind.PARTITION, FaultKind.LEADER_KILL, FaultKind.SESSION_EXPIRY);
+        assertThat(ElectionWorkload.elections(4, 6))
+                .as("elections of 6 writers, 4 resources")
+                .isEqualTo(3);
+        assertThat(ElectionWorkload.elections(2, 3))
+                .as("elections of 3 writers, 2 resources")
+                .isEqualTo(1);
+        assertThat(ElectionWorkload.elections(4, 1)).as("elections of 1 writer").isEqualTo(1);
+    }
+
+    @Test
+    void aMissedFaultMinimumNamesTheKindsBelowItWithTheirCounts() {
+        Map<FaultKind, Integer> counted = new EnumMap<>(FaultKind.class);
+        counted.put(FaultKind.PAUSE, 10);
+        counted.put(FaultKind.PARTITION, 1);
+
+        assertThat(ModeRunner.missing(counted, Resource.ELECTION.faults()))
+                .isEqualTo("partition 1 of 3, leader-kill 0 of 1, session-expiry 0 of 2");
     }
 
     @Test

@@ -16,7 +16,8 @@ import java.util.Optional;
 
 /**
  * Every operation of one run, read from the clients' history files (one file per client, see the package
- * documentation), with each invoke paired with its completion.
+ * documentation), with each invoke paired with its completion, and, for an election, the participants' term
+ * grants and validity readings ({@link TermEvent}).
  *
  * <p>A client writes and flushes each line as it happens, so a client killed outright loses at most the line it
  * was writing: an unreadable <em>last</em> line of a file is ignored, and an invoke without a completion is an
@@ -33,9 +34,11 @@ import java.util.Optional;
  */
 public final class History {
     private final Map<Long, Operation> operations;
+    private final List<TermEvent> termEvents;
 
-    private History(Map<Long, Operation> operations) {
+    private History(Map<Long, Operation> operations, List<TermEvent> termEvents) {
         this.operations = Collections.unmodifiableMap(operations);
+        this.termEvents = List.copyOf(termEvents);
     }
 
     /** Reads every {@code *.jsonl} file in {@code directory}. */
@@ -67,16 +70,26 @@ public final class History {
                 if (line.isBlank()) {
                     continue;
                 }
-                HistoryEntry entry;
+                HistoryEntry entry = null;
+                TermEvent event = null;
                 try {
-                    entry = HistoryEntry.parse(line);
+                    Map<String, Object> members = JsonLine.parse(line);
+                    if (TermEvent.isTermEvent(members)) {
+                        event = TermEvent.of(members);
+                    } else {
+                        entry = HistoryEntry.of(members);
+                    }
                 } catch (IllegalArgumentException e) {
                     if (i == lines.size() - 1) {
                         break; // the line its client was writing when it was killed
                     }
                     throw new HistoryException(file + " line " + (i + 1) + ": " + e.getMessage());
                 }
-                builder.add(entry, file + " line " + (i + 1));
+                if (event != null) {
+                    builder.termEvents.add(event);
+                } else {
+                    builder.add(entry, file + " line " + (i + 1));
+                }
             }
         }
         return builder.build();
@@ -84,7 +97,13 @@ public final class History {
 
     /** A history of the given entries, in order (for tests and tools that hold entries in memory). */
     public static History of(List<HistoryEntry> entries) {
+        return of(entries, List.of());
+    }
+
+    /** A history of the given entries, in order, and an election's term events. */
+    public static History of(List<HistoryEntry> entries, List<TermEvent> termEvents) {
         Builder builder = new Builder();
+        builder.termEvents.addAll(termEvents);
         for (int i = 0; i < entries.size(); i++) {
             builder.add(entries.get(i), "entry " + (i + 1));
         }
@@ -104,9 +123,15 @@ public final class History {
         return operations.size();
     }
 
+    /** An election's grants and validity readings, in the order of the files and their lines; empty otherwise. */
+    public List<TermEvent> termEvents() {
+        return termEvents;
+    }
+
     /** Pairs invokes with completions, one operation at a time. Not thread-safe. */
     private static final class Builder {
         private final Map<Long, Pending> pending = new LinkedHashMap<>();
+        private final List<TermEvent> termEvents = new ArrayList<>();
 
         void add(HistoryEntry entry, String where) {
             Pending op = pending.get(entry.op());
@@ -155,7 +180,7 @@ public final class History {
             for (Pending op : pending.values()) {
                 operations.put(op.invoke.op(), op.toOperation());
             }
-            return new History(operations);
+            return new History(operations, termEvents);
         }
     }
 

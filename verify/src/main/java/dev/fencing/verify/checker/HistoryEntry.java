@@ -62,7 +62,15 @@ public record HistoryEntry(
      * @throws IllegalArgumentException naming what is wrong with it
      */
     static HistoryEntry parse(String line) {
-        Map<String, Object> members = JsonLine.parse(line);
+        return of(JsonLine.parse(line));
+    }
+
+    /**
+     * Reads one line's members.
+     *
+     * @throws IllegalArgumentException naming what is wrong with them
+     */
+    static HistoryEntry of(Map<String, Object> members) {
         Type type = enumOf(Type.class, text(members, "type", true));
         Function function = enumOf(Function.class, text(members, "f", true));
         long op = whole(members, "op");
@@ -71,7 +79,7 @@ public record HistoryEntry(
         long token = whole(members, "token");
         long time = whole(members, "time");
         if (op <= 0 || client <= 0 || client > Integer.MAX_VALUE || token <= 0 || time <= 0) {
-            throw new IllegalArgumentException("op, client, token and time must be positive: " + line);
+            throw new IllegalArgumentException("op, client, token and time must be positive: " + members);
         }
         Long partition = wholeOrNull(members, "partition");
         Object stamped = members.get("stamped");

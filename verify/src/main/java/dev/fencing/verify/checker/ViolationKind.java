@@ -2,7 +2,8 @@ package dev.fencing.verify.checker;
 
 /**
  * What a {@link Violation} breaks. The first five are about the resources' lists, the next six about the records,
- * the last three about a resource's final value and stored token ({@link RedisChecker}).
+ * the next three about a resource's final value and stored token ({@link RedisChecker}), the last about an election
+ * participant's own view of its term ({@link ElectionChecker}).
  */
 public enum ViolationKind {
     /** A list holds an id that no client invoked for that resource. */
@@ -41,7 +42,13 @@ public enum ViolationKind {
      */
     FINAL_VALUE("final value not left by the highest-token acknowledged write"),
     /** A resource's stored token is not the token of the write whose value it holds. */
-    STORED_TOKEN("stored token not that of the write that left the value");
+    STORED_TOKEN("stored token not that of the write that left the value"),
+    /**
+     * An election participant's check of its term answered valid although it began after a later term of the same
+     * election had been granted to another participant: the local contract of the term's validity broke (whether or
+     * not the resource refused what it then wrote).
+     */
+    LOCAL_VALIDITY("term read valid after the next term's grant (the local contract broke)");
 
     private final String description;
 

@@ -44,5 +44,14 @@
  * tables each resource's log, value and stored token as read from Redis ({@link
  * dev.fencing.verify.checker.RedisState}); {@link dev.fencing.verify.checker.RedisChecker} checks the log's token
  * order, stale writes by real time, the final value and the stored token.
+ *
+ * <h2>The election resource</h2>
+ *
+ * The same appends (their lists in the same {@code resources} table), and between them two more kinds of line,
+ * {@link dev.fencing.verify.checker.TermEvent}s: a participant's term grant ({@code "f":"grant"}) and, before each
+ * write, what its check of the term's validity answered ({@code "f":"check"}, {@code "valid":true|false}, the time
+ * when the check began). {@link dev.fencing.verify.checker.ElectionChecker} checks the lists' term order
+ * (non-decreasing: a term writes many times) and, apart from the fence, the local contract: no term read valid after
+ * the next term's grant ({@link dev.fencing.verify.checker.ViolationKind#LOCAL_VALIDITY}).
  */
 package dev.fencing.verify.checker;

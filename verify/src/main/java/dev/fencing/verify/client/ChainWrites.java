@@ -1,7 +1,7 @@
 package dev.fencing.verify.client;
 
-import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.fencing.FencePolicy;
 import dev.fencing.harness.PointGate;
 import dev.fencing.kafka.FencedRecords;
 import dev.fencing.lock.Lease;
@@ -60,17 +60,6 @@ final class ChainWrites implements WriterWorkload<ChainWrites.Plan> {
         this.link = link;
         this.gate = gate;
 
-        HikariConfig pool = new HikariConfig();
-        pool.setJdbcUrl(args.text("jdbcUrl"));
-        pool.setUsername(args.text("jdbcUser"));
-        String password = System.getenv(WriterMain.PASSWORD_ENV);
-        if (password != null && !password.isEmpty()) {
-            pool.setPassword(password);
-        }
-        pool.setMaximumPoolSize(2);
-        pool.setConnectionTimeout(10_000);
-        pool.setPoolName("writer-" + client);
-
         Map<String, Object> producerConfig = Map.of(
                 ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
                 args.text("kafka"),
@@ -84,7 +73,7 @@ final class ChainWrites implements WriterWorkload<ChainWrites.Plan> {
                 0,
                 ProducerConfig.CLIENT_ID_CONFIG,
                 "verify-writer-" + client);
-        this.dataSource = new HikariDataSource(pool);
+        this.dataSource = ResourceWriter.pool(args, client);
         try {
             this.producer = new KafkaProducer<>(producerConfig, new StringSerializer(), new StringSerializer());
         } catch (RuntimeException e) {
@@ -96,7 +85,8 @@ final class ChainWrites implements WriterWorkload<ChainWrites.Plan> {
     @Override
     public void connect() {
         Jdbi jdbi = Jdbi.create(dataSource);
-        writer = fenced ? ResourceWriter.fenced(jdbi, schema) : ResourceWriter.plain(jdbi, schema);
+        // STRICT: each grant writes the row once
+        writer = fenced ? ResourceWriter.fenced(jdbi, schema, FencePolicy.STRICT) : ResourceWriter.plain(jdbi, schema);
         producer.partitionsFor(topic); // connect before START, so the first operation is not slow
     }
 

@@ -53,9 +53,24 @@ final class HistoryWriter implements AutoCloseable {
         write("info", "publish", op, resource, token, ",\"error\":" + quote(error));
     }
 
-    private synchronized void write(String type, String function, long op, String resource, long token, String extra) {
+    /** An election term granted to this client: {@code time} is when it learned it leads. */
+    void grant(long op, String resource, long token, long time) {
+        write("ok", "grant", op, resource, token, time, "");
+    }
+
+    /** What a check of the term's validity answered before write {@code op}: {@code time} is when it began. */
+    void check(long op, String resource, long token, long time, boolean valid) {
+        write("ok", "check", op, resource, token, time, ",\"valid\":" + valid);
+    }
+
+    private void write(String type, String function, long op, String resource, long token, String extra) {
+        write(type, function, op, resource, token, System.currentTimeMillis(), extra);
+    }
+
+    private synchronized void write(
+            String type, String function, long op, String resource, long token, long time, String extra) {
         String line = "{\"type\":\"" + type + "\",\"f\":\"" + function + "\",\"op\":" + op + ",\"client\":" + client
-                + ",\"resource\":" + quote(resource) + ",\"token\":" + token + ",\"time\":" + System.currentTimeMillis()
+                + ",\"resource\":" + quote(resource) + ",\"token\":" + token + ",\"time\":" + time
                 + extra + "}\n";
         try {
             file.write(line.getBytes(StandardCharsets.UTF_8));

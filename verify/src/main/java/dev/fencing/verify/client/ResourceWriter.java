@@ -1,5 +1,8 @@
 package dev.fencing.verify.client;
 
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.fencing.FencePolicy;
 import dev.fencing.jdbc.FencedBatch;
 import dev.fencing.jdbc.FencedTable;
 import dev.fencing.jdbc.FencedUpdate;
@@ -30,30 +33,49 @@ final class ResourceWriter {
     private final FencedWriter writer;
     private final FencedTable table;
 
-    private ResourceWriter(Jdbi jdbi, String schema, boolean fenced) {
+    private ResourceWriter(Jdbi jdbi, String schema, FencePolicy policy) {
         this.jdbi = jdbi;
         this.schema = schema;
         this.appendSql = "UPDATE " + schema + ".resources SET ids = array_append(ids, CAST(? AS BIGINT)),"
                 + " last_op = CAST(? AS BIGINT) WHERE resource = ?";
-        if (fenced) {
+        if (policy != null) {
             this.table = FencedTable.builder()
                     .schema(schema)
                     .table("resources")
                     .keyColumns("resource")
                     .build(jdbi);
-            this.writer = FencedWriter.builder(jdbi).build(); // STRICT: each grant writes the row once
+            this.writer = FencedWriter.builder(jdbi).policy(policy).build();
         } else {
             this.table = null;
             this.writer = null;
         }
     }
 
-    static ResourceWriter fenced(Jdbi jdbi, String schema) {
-        return new ResourceWriter(jdbi, schema, true);
+    /** Through fencing-jdbc under {@code policy}: STRICT where each grant writes a row once. */
+    static ResourceWriter fenced(Jdbi jdbi, String schema, FencePolicy policy) {
+        return new ResourceWriter(jdbi, schema, policy);
     }
 
     static ResourceWriter plain(Jdbi jdbi, String schema) {
-        return new ResourceWriter(jdbi, schema, false);
+        return new ResourceWriter(jdbi, schema, null);
+    }
+
+    /**
+     * A writer's small pool for {@code jdbcUrl} and {@code jdbcUser}, with the password from {@value
+     * WriterMain#PASSWORD_ENV}.
+     */
+    static HikariDataSource pool(Arguments args, int client) {
+        HikariConfig pool = new HikariConfig();
+        pool.setJdbcUrl(args.text("jdbcUrl"));
+        pool.setUsername(args.text("jdbcUser"));
+        String password = System.getenv(WriterMain.PASSWORD_ENV);
+        if (password != null && !password.isEmpty()) {
+            pool.setPassword(password);
+        }
+        pool.setMaximumPoolSize(2);
+        pool.setConnectionTimeout(10_000);
+        pool.setPoolName("writer-" + client);
+        return new HikariDataSource(pool);
     }
 
     String schema() {

@@ -5,6 +5,7 @@ import dev.fencing.harness.PointGate;
 import dev.fencing.lock.FencedLock;
 import dev.fencing.lock.Lease;
 import dev.fencing.lock.zookeeper.FencedLocks;
+import dev.fencing.testsupport.ZooKeeperSessions;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
@@ -14,6 +15,7 @@ import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.apache.zookeeper.ZooKeeper;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -23,21 +25,25 @@ import org.slf4j.LoggerFactory;
  * resource's {@link WriterWorkload}, release. With {@code resource=postgres} ({@link ChainWrites}) it appends the
  * operation's id to the resource's row (fencing-jdbc on one of four paths, or a plain UPDATE in the control run)
  * and publishes a record keyed by the resource, stamped with the token and carrying the id; with {@code
- * resource=redis} ({@link RedisWrites}) it sets the resource's Redis key (fencing-redis, or plain commands). Every
- * step goes into its history file as it happens (invoke, then ok, fail or info).
+ * resource=redis} ({@link RedisWrites}) it sets the resource's Redis key (fencing-redis, or plain commands). With
+ * {@code resource=election} ({@link ElectionWrites}) it takes no locks: it takes part in its resource's leader
+ * election and appends to the row many times per term under the term's token. Every step goes into its history
+ * file as it happens (invoke, then ok, fail or info).
  *
  * <p>The writer never checks its lease before writing, on purpose: it plays the holder that keeps going after
- * its session expired (a pause, a partition from ZooKeeper), whose late writes the resource must refuse.
+ * its session expired (a pause, a partition from ZooKeeper), whose late writes the resource must refuse. (An
+ * election's leader checks its term before each write and records the answer, but writes whatever it says.)
  *
  * <p>Protocol with the coordinator ({@link CoordinatorLink}): events {@code READY <granted session ms>}, {@code
  * LOCKED r t}, {@code WRITTEN r t}, {@code REFUSED r t}, {@code UNKNOWN r t}, {@code PUBLISHED r t}, {@code
- * EFFECTS r t} (done sending under the token), {@code RELEASED r t}, {@code POINT <point> r t <backend pid>}, {@code HEAP <bytes>}, {@code FAILED <message>};
- * commands {@code START}, {@code STOP}, {@code ARM <point>}, {@code DISARM}, {@code GO}, {@code HEAP}.
+ * EFFECTS r t} (done sending under the token), {@code RELEASED r t}, {@code EXPIRED <session>}, {@code POINT <point> r t <backend pid>}, {@code HEAP <bytes>}, {@code FAILED <message>};
+ * commands {@code START}, {@code STOP}, {@code ARM <point>}, {@code DISARM}, {@code GO}, {@code HEAP}, {@code
+ * EXPIRE client|server}.
  *
- * <p>Arguments are {@code key=value}: client, mode (fenced|control), resource (postgres|redis), zookeeper,
+ * <p>Arguments are {@code key=value}: client, mode (fenced|control), resource (postgres|redis|election), zookeeper,
  * sessionTimeoutMs, lockRoot, resources, seed, history, and the workload's own (postgres: jdbcUrl, jdbcUser,
  * schema, kafka, topic, unstampedEvery, with the JDBC password from {@value #PASSWORD_ENV}; redis: redis,
- * keyPrefix).
+ * keyPrefix; election: jdbcUrl, jdbcUser, schema, elections).
  */
 public final class WriterMain {
     public static final String PASSWORD_ENV = "VERIFY_JDBC_PASSWORD";
@@ -61,6 +67,8 @@ public final class WriterMain {
     private final PointGate<PausePoint> gate = new PointGate<>(PausePoint.class, POINT_WAIT_LIMIT);
     private final CountDownLatch started = new CountDownLatch(1);
     private volatile boolean stopping;
+    /** The writer's client, for the nemesis's session expiries. */
+    private volatile CuratorFramework curator;
 
     private WriterMain(Arguments args) {
         this.args = args;
@@ -96,8 +104,36 @@ public final class WriterMain {
             gate.go();
         } else if (line.equals("HEAP")) {
             link.emitHeap();
+        } else if (line.startsWith("EXPIRE ")) {
+            expireSession(line.substring("EXPIRE ".length()).trim());
         } else {
             gate.command(line);
+        }
+    }
+
+    /**
+     * Expires this writer's ZooKeeper session, on the {@code client} side (the handle is told it expired, as
+     * Curator's {@code KillSession} does) or on the {@code server} (a second handle on the session, closed), and
+     * reports {@code EXPIRED <session>} (or {@code EXPIRED failed}).
+     */
+    private void expireSession(String side) {
+        CuratorFramework framework = curator;
+        if (framework == null) {
+            link.emit("EXPIRED", "failed");
+            return;
+        }
+        try {
+            ZooKeeper handle = framework.getZookeeperClient().getZooKeeper();
+            long session = handle.getSessionId();
+            if (side.equals("server")) {
+                ZooKeeperSessions.expire(args.text("zookeeper"), session, handle.getSessionPasswd());
+            } else {
+                ZooKeeperSessions.injectExpiry(handle);
+            }
+            link.emit("EXPIRED", Long.toHexString(session));
+        } catch (Exception e) { // Curator's getZooKeeper() declares Exception
+            LOG.warn("writer {}: expiring its session on the {} side failed", client, side, e);
+            link.emit("EXPIRED", "failed");
         }
     }
 
@@ -113,18 +149,26 @@ public final class WriterMain {
                 .retryPolicy(new ExponentialBackoffRetry(100, 3))
                 .build();
         curator.start();
+        this.curator = curator;
         try (FencedLocks locks = FencedLocks.builder(curator).build();
-                HistoryWriter history = new HistoryWriter(Path.of(args.text("history")), client);
-                WriterWorkload<?> workload = workload(history)) {
+                HistoryWriter history = new HistoryWriter(Path.of(args.text("history")), client)) {
             if (!curator.blockUntilConnected(30, TimeUnit.SECONDS)) {
                 throw new IllegalStateException(
                         "writer " + client + " could not reach ZooKeeper at " + args.text("zookeeper") + " in 30 s");
             }
-            workload.connect();
-            link.emit("READY", curator.getZookeeperClient().getZooKeeper().getSessionTimeout());
-            link.emitHeap();
-            started.await();
-            loop(locks, workload, resources, random);
+            if (args.text("resource").equals("election")) {
+                try (ElectionWrites election = new ElectionWrites(args, client, fenced, history, link, gate)) {
+                    election.connect();
+                    ready(curator);
+                    election.run(locks, args.text("lockRoot"), () -> stopping);
+                }
+                return;
+            }
+            try (WriterWorkload<?> workload = workload(history)) {
+                workload.connect();
+                ready(curator);
+                loop(locks, workload, resources, random);
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (Exception e) { // Curator's getZooKeeper() declares Exception
@@ -134,13 +178,29 @@ public final class WriterMain {
         }
     }
 
+    /** Reports READY and its heap, and waits for START. */
+    private void ready(CuratorFramework curator) throws InterruptedException {
+        int granted;
+        try {
+            granted = curator.getZookeeperClient().getZooKeeper().getSessionTimeout();
+        } catch (InterruptedException e) {
+            throw e;
+        } catch (Exception e) { // Curator's getZooKeeper() declares Exception
+            throw new IllegalStateException("writer " + client + " cannot read its ZooKeeper session", e);
+        }
+        link.emit("READY", granted);
+        link.emitHeap();
+        started.await();
+    }
+
     /** The {@code resource} argument's workload: {@code postgres} (the chain) or {@code redis}. */
     private WriterWorkload<?> workload(HistoryWriter history) {
         return switch (args.text("resource")) {
             case "postgres" -> new ChainWrites(args, client, fenced, history, link, gate);
             case "redis" -> new RedisWrites(args, fenced, history, link, gate);
             default ->
-                throw new IllegalArgumentException("resource must be postgres or redis, got " + args.text("resource"));
+                throw new IllegalArgumentException(
+                        "resource must be postgres, redis or election, got " + args.text("resource"));
         };
     }
 

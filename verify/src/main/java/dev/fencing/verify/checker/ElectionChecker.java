@@ -1,0 +1,122 @@
+package dev.fencing.verify.checker;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Checks an election run's {@link History} against the lists its leaders left in the database, knowing nothing of
+ * the code that produced either. The workload's contract: one election per resource; each participant that leads
+ * records its term's grant ({@link TermEvent.Kind#GRANT}), and before each write under the term a reading of the
+ * term's validity ({@link TermEvent.Kind#CHECK}), then the write as an {@code append} of its id to the resource's
+ * list under the term's token. A term writes many times, so equal tokens may follow one another in a list. For
+ * each resource:
+ *
+ * <ul>
+ *   <li>the fence, from the list alone: no write under a term lands after a write under a greater term ({@link
+ *       ViolationKind#TOKEN_ORDER}, non-decreasing tokens); only ids invoked for it ({@link
+ *       ViolationKind#UNKNOWN_ID}), none twice ({@link ViolationKind#DUPLICATE}), every acknowledged write present
+ *       ({@link ViolationKind#LOST_ACKNOWLEDGED}) and no refused one ({@link ViolationKind#REFUSED_PRESENT});
+ *   <li>the local contract, from the term events alone: no reading of a term answers valid when it began after a
+ *       greater term of the same election had been granted to another participant ({@link
+ *       ViolationKind#LOCAL_VALIDITY}), reported once per term, at its first such reading.
+ * </ul>
+ *
+ * <p>Clocks. The second check compares times written by different processes. It assumes every participant runs on
+ * one machine and reads the same system clock (Java's {@code System.currentTimeMillis()}), so two readings differ
+ * from the true order only by their truncation to milliseconds and by a step of the clock during the run, which
+ * {@code clockUncertainty} must cover; a reading is flagged only when it began more than that after the grant. A
+ * grant's time is read after the participant learned it leads, and a check's before the check begins, so both
+ * recording delays make a flag less likely, never more. Participants on several machines need an uncertainty
+ * of their clocks' bound skew.
+ *
+ * <pre>{@code
+ * CheckResult result = ElectionChecker.check(History.read(historyDir), observed.lists(),
+ *         ElectionChecker.DEFAULT_CLOCK_UNCERTAINTY);
+ * }</pre>
+ *
+ * A pure function of its inputs; thread-safe. The record counts of its {@link CheckResult} are 0.
+ */
+public final class ElectionChecker {
+    /**
+     * Two milliseconds of truncation (one per reading) and a margin for a small step of the clock: on one machine
+     * the participants' clocks are one clock.
+     */
+    public static final Duration DEFAULT_CLOCK_UNCERTAINTY = Duration.ofMillis(5);
+
+    private ElectionChecker() {}
+
+    /**
+     * @param lists each resource's list of ids, in the order the database applied them
+     * @param clockUncertainty how far apart two participants' readings of one instant may be
+     */
+    public static CheckResult check(History history, Map<String, List<Long>> lists, Duration clockUncertainty) {
+        List<Violation> violations = new ArrayList<>();
+        int[] duplicated = {0};
+        Map<String, Set<Long>> listed = new HashMap<>();
+        lists.forEach((resource, ids) ->
+                listed.put(resource, Checker.checkList(history, resource, ids, false, violations, duplicated)));
+        int lost = 0;
+        int ok = 0;
+        int failed = 0;
+        int indeterminate = 0;
+        for (Operation op : history.operations()) {
+            switch (op.outcome()) {
+                case OK -> ok++;
+                case FAIL -> failed++;
+                case INFO -> indeterminate++;
+            }
+            if (op.acknowledged()
+                    && !listed.getOrDefault(op.resource(), Set.of()).contains(op.id())) {
+                lost++;
+                violations.add(new Violation(
+                        ViolationKind.LOST_ACKNOWLEDGED,
+                        op.resource(),
+                        List.of(op.id()),
+                        op.describe() + " was acknowledged but is not in the list of " + op.resource()));
+            }
+        }
+        checkValidity(history.termEvents(), clockUncertainty.toMillis(), violations);
+        return new CheckResult(history.size(), ok, failed, indeterminate, 0, 0, 0, 0, lost, duplicated[0], violations);
+    }
+
+    /** Each valid reading against the grants of greater terms of its election to other participants. */
+    private static void checkValidity(List<TermEvent> events, long uncertainty, List<Violation> violations) {
+        Map<String, List<TermEvent>> grants = new HashMap<>();
+        for (TermEvent event : events) {
+            if (event.kind() == TermEvent.Kind.GRANT) {
+                grants.computeIfAbsent(event.resource(), r -> new ArrayList<>()).add(event);
+            }
+        }
+        Set<String> reported = new HashSet<>();
+        for (TermEvent reading : events) {
+            if (reading.kind() != TermEvent.Kind.CHECK || !reading.valid()) {
+                continue;
+            }
+            TermEvent next = null;
+            for (TermEvent grant : grants.getOrDefault(reading.resource(), List.of())) {
+                if (grant.token() > reading.token()
+                        && grant.client() != reading.client()
+                        && (next == null || grant.time() < next.time())) {
+                    next = grant;
+                }
+            }
+            if (next == null || reading.time() <= next.time() + uncertainty) {
+                continue;
+            }
+            if (reported.add(reading.resource() + "/" + reading.client() + "/" + reading.token())) {
+                violations.add(new Violation(
+                        ViolationKind.LOCAL_VALIDITY,
+                        reading.resource(),
+                        List.of(reading.op(), next.op()),
+                        reading.describeTerm() + " read valid at " + reading.time() + " (before op " + reading.op()
+                                + "), " + (reading.time() - next.time()) + " ms after " + next.describeTerm()
+                                + " was granted at " + next.time()));
+            }
+        }
+    }
+}

@@ -1,0 +1,89 @@
+package dev.fencing.verify;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.fencing.verify.checker.Violation;
+import dev.fencing.verify.checker.ViolationKind;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The election resource, CI-sized: both runs on embedded servers (ZooKeeper and PostgreSQL) with the same seed and
+ * fault schedule, four writers in two elections. Each run goes on until its fault minimums are reached (pauses of
+ * leaders past their session, counted only once another participant was elected and wrote, partitions from
+ * ZooKeeper where the machine allows network namespaces, a leader kill, session expiries of leaders that go on
+ * writing: one on the client side as Curator's {@code KillSession} does, one on the server). The fenced run must keep both the fence
+ * (no write of a term after one of a greater term) and the local contract (no term read valid after the next
+ * term's grant), and refuse some late writes; the control run's plain UPDATEs must land a late write, or the
+ * checker proved nothing. No timing is asserted.
+ */
+class VerifyElectionIT {
+
+    @Test
+    void leadersWritingUnderTheirTermsTokenKeepTheFenceAndTheLocalContractWhereUnfencedWritesLandLate()
+            throws Exception {
+        Path target = Path.of("target");
+        Files.createDirectories(target);
+        VerifySettings settings = new VerifySettings(
+                null,
+                null,
+                null,
+                null,
+                null,
+                null,
+                Resource.ELECTION,
+                4,
+                2,
+                Duration.ofSeconds(10),
+                20_261_127,
+                Resource.ELECTION.faults(),
+                List.of(Mode.FENCED, Mode.CONTROL),
+                Duration.ofSeconds(2),
+                target.resolve("verify-election-it.json"),
+                target.resolve("verify-election-it-report.html"),
+                target.resolve("verify-election-it-runs"),
+                false);
+
+        // when
+        List<RunResult> runs = VerifyCommand.runAll(settings, System.out, null);
+        System.out.print(SummaryTable.of(runs));
+        Files.writeString(settings.htmlFile(), HtmlTimeline.of(runs, settings));
+        Files.writeString(settings.jsonFile(), JsonSummary.of(runs));
+
+        // then
+        RunResult fenced = runs.get(0);
+        RunResult control = runs.get(1);
+        assertThat(fenced.check().violations())
+                .as(
+                        "violations of the fenced run, fence and local contract (timeline: %s)",
+                        settings.htmlFile().toAbsolutePath())
+                .extracting(Violation::toString)
+                .isEmpty();
+        assertThat(fenced.check().failed())
+                .as("late writes of deposed leaders fencing-jdbc refused in the fenced run")
+                .isPositive();
+        assertThat(control.check().violationsByKind().get(ViolationKind.TOKEN_ORDER))
+                .as("late writes of deposed leaders the control run's plain UPDATEs landed")
+                .isPositive();
+        for (RunResult run : runs) {
+            assertThat(run.counted().get(FaultKind.PAUSE))
+                    .as(
+                            "leaders paused past their session in the %s run",
+                            run.mode().label())
+                    .isPositive();
+            assertThat(run.counted().get(FaultKind.SESSION_EXPIRY))
+                    .as(
+                            "leaders' sessions expired (client side, then server side) in the %s run",
+                            run.mode().label())
+                    .isGreaterThanOrEqualTo(FaultKind.SESSION_EXPIRY.minimum());
+            assertThat(run.notes())
+                    .as("what the %s run noticed", run.mode().label())
+                    .isEmpty();
+            assertThat(run.check().ok()).isPositive();
+        }
+        assertThat(VerifyCommand.verdict(runs)).as("what verify/run would say").isEmpty();
+    }
+}

@@ -1,0 +1,195 @@
+package dev.fencing.verify.checker;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.fencing.verify.checker.HistoryEntry.Function;
+import dev.fencing.verify.checker.HistoryEntry.Type;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Hand-made election histories: two participants of the election of r1, client 1 leading term 2 and then client 2
+ * leading term 5, each breaking one property the election checker must flag, and a clean one it must pass.
+ */
+class ElectionCheckerTest {
+    private static final Duration UNCERTAINTY = Duration.ofMillis(5);
+
+    private final List<HistoryEntry> entries = new ArrayList<>();
+    private final List<TermEvent> events = new ArrayList<>();
+
+    private void grant(long op, int client, long token, long time) {
+        events.add(new TermEvent(TermEvent.Kind.GRANT, op, client, "r1", token, time, true));
+    }
+
+    /** A validity reading at {@code time}, then the write {@code op}, invoked and completed just after it. */
+    private void write(long op, int client, long token, long time, boolean valid, Type outcome) {
+        events.add(new TermEvent(TermEvent.Kind.CHECK, op, client, "r1", token, time, valid));
+        entries.add(new HistoryEntry(
+                Type.INVOKE, Function.APPEND, op, client, "r1", token, time + 1, "update", null, null, null, null));
+        entries.add(new HistoryEntry(
+                outcome,
+                Function.APPEND,
+                op,
+                client,
+                "r1",
+                token,
+                time + 2,
+                null,
+                null,
+                null,
+                null,
+                outcome == Type.FAIL ? "rejected: stored token 5" : null));
+    }
+
+    /**
+     * Client 1 is granted term 2 at 1000 and writes three times (valid); client 2 is granted term 5 at 2000 and
+     * writes twice; client 1, resumed, reads its term invalid at 2100 and its late write is refused.
+     */
+    private void twoTermsAndARefusedLateWrite() {
+        grant(1_000_001, 1, 2, 1_000);
+        write(1_000_002, 1, 2, 1_010, true, Type.OK);
+        write(1_000_003, 1, 2, 1_020, true, Type.OK);
+        write(1_000_004, 1, 2, 1_030, true, Type.OK);
+        grant(2_000_001, 2, 5, 2_000);
+        write(2_000_002, 2, 5, 2_010, true, Type.OK);
+        write(2_000_003, 2, 5, 2_020, true, Type.OK);
+        write(1_000_005, 1, 2, 2_100, false, Type.FAIL);
+    }
+
+    private CheckResult check(List<Long> list) {
+        return ElectionChecker.check(History.of(entries, events), Map.of("r1", list), UNCERTAINTY);
+    }
+
+    private static List<ViolationKind> kinds(CheckResult result) {
+        return result.violations().stream().map(Violation::kind).toList();
+    }
+
+    @Test
+    void termsThatFollowOneAnotherWithManyWritesEachAndARefusedLateWriteHaveNoViolations() {
+        // given
+        twoTermsAndARefusedLateWrite();
+
+        // when
+        CheckResult result = check(List.of(1_000_002L, 1_000_003L, 1_000_004L, 2_000_002L, 2_000_003L));
+
+        // then
+        assertThat(result.violations()).isEmpty();
+        assertThat(result.operations()).isEqualTo(6);
+        assertThat(result.ok()).isEqualTo(5);
+        assertThat(result.failed()).isEqualTo(1);
+    }
+
+    @Test
+    void aWriteUnderAnOlderTermLandingAfterANewerTermsWriteIsAFenceViolationWhileTheFencedRunRefusedIt() {
+        // given: the fenced run refused the late write of term 2; the control run's landed after term 5's writes
+        twoTermsAndARefusedLateWrite();
+        CheckResult refused = check(List.of(1_000_002L, 1_000_003L, 1_000_004L, 2_000_002L, 2_000_003L));
+        entries.remove(entries.size() - 1);
+        entries.add(
+                new HistoryEntry(Type.OK, Function.APPEND, 1_000_005, 1, "r1", 2, 2_102, null, null, null, null, null));
+
+        // when
+        CheckResult landed = check(List.of(1_000_002L, 1_000_003L, 1_000_004L, 2_000_002L, 2_000_003L, 1_000_005L));
+
+        // then: named after the first write of the greater term
+        assertThat(refused.violations()).isEmpty();
+        assertThat(kinds(landed)).containsExactly(ViolationKind.TOKEN_ORDER);
+        assertThat(landed.violations().get(0).ops()).containsExactly(1_000_005L, 2_000_002L);
+    }
+
+    @Test
+    void anAcknowledgedWriteMissingFromTheListIsLost() {
+        twoTermsAndARefusedLateWrite();
+
+        CheckResult result = check(List.of(1_000_002L, 1_000_003L, 1_000_004L, 2_000_002L));
+
+        assertThat(kinds(result)).containsExactly(ViolationKind.LOST_ACKNOWLEDGED);
+        assertThat(result.lostAcknowledged()).isEqualTo(1);
+    }
+
+    @Test
+    void aTermReadValidAfterTheNextTermWasGrantedBreaksTheLocalContractEvenWhenTheFenceRefusedTheWrite() {
+        // given: client 1's late reading at 2100 answered valid although client 2 had term 5 since 2000
+        grant(1_000_001, 1, 2, 1_000);
+        write(1_000_002, 1, 2, 1_010, true, Type.OK);
+        grant(2_000_001, 2, 5, 2_000);
+        write(2_000_002, 2, 5, 2_010, true, Type.OK);
+        write(1_000_003, 1, 2, 2_100, true, Type.FAIL);
+        write(1_000_004, 1, 2, 2_130, true, Type.FAIL);
+
+        // when
+        CheckResult result = check(List.of(1_000_002L, 2_000_002L));
+
+        // then: one violation for the term, at its first late reading, apart from the fence's kinds
+        assertThat(kinds(result)).containsExactly(ViolationKind.LOCAL_VALIDITY);
+        assertThat(result.violations().get(0).ops()).containsExactly(1_000_003L, 2_000_001L);
+        assertThat(result.violations().get(0).detail()).contains("100 ms after client 2's term 5 of r1");
+    }
+
+    @Test
+    void aValidReadingWithinTheClocksUncertaintyOfTheNextGrantIsNotFlagged() {
+        grant(1_000_001, 1, 2, 1_000);
+        grant(2_000_001, 2, 5, 2_000);
+        write(1_000_002, 1, 2, 2_005, true, Type.FAIL);
+        write(2_000_002, 2, 5, 2_010, true, Type.OK);
+
+        assertThat(check(List.of(2_000_002L)).violations()).isEmpty();
+    }
+
+    @Test
+    void aValidReadingAfterAGrantOfALowerTermOrOfItsOwnIsNotFlagged() {
+        // given: client 2's term 5 reads valid long after term 2 was granted; client 1 is granted term 7 and
+        // reads valid after it
+        grant(1_000_001, 1, 2, 1_000);
+        grant(2_000_001, 2, 5, 2_000);
+        write(2_000_002, 2, 5, 3_000, true, Type.OK);
+        grant(1_000_002, 1, 7, 4_000);
+        write(1_000_003, 1, 7, 4_100, true, Type.OK);
+
+        assertThat(check(List.of(2_000_002L, 1_000_003L)).violations()).isEmpty();
+    }
+
+    @Test
+    void readsGrantsAndChecksFromTheHistoryFilesBesideTheWrites(@TempDir Path directory) throws IOException {
+        // given
+        Files.writeString(directory.resolve("client-1.jsonl"), """
+                {"type":"ok","f":"grant","op":1000001,"client":1,"resource":"r1","token":2,"time":1000}
+                {"type":"ok","f":"check","op":1000002,"client":1,"resource":"r1","token":2,"time":2100,"valid":true}
+                {"type":"invoke","f":"append","op":1000002,"client":1,"resource":"r1","token":2,"time":2101,"path":"update"}
+                {"type":"fail","f":"append","op":1000002,"client":1,"resource":"r1","token":2,"time":2102,"error":"stale"}
+                """);
+        Files.writeString(directory.resolve("client-2.jsonl"), """
+                {"type":"ok","f":"grant","op":2000001,"client":2,"resource":"r1","token":5,"time":2000}
+                """);
+
+        // when
+        History history = History.read(directory);
+
+        // then
+        assertThat(history.termEvents()).hasSize(3);
+        assertThat(history.size()).isEqualTo(1);
+        assertThat(kinds(ElectionChecker.check(history, Map.of(), UNCERTAINTY)))
+                .containsExactly(ViolationKind.LOCAL_VALIDITY);
+    }
+
+    @Test
+    void aCheckThatDoesNotSayWhatItAnsweredMakesTheHistoryUnusable(@TempDir Path directory) throws IOException {
+        Files.writeString(directory.resolve("client-1.jsonl"), """
+                {"type":"ok","f":"check","op":1000002,"client":1,"resource":"r1","token":2,"time":2100}
+                {"type":"ok","f":"grant","op":1000003,"client":1,"resource":"r1","token":2,"time":2200}
+                """);
+
+        assertThatThrownBy(() -> History.read(directory))
+                .isInstanceOf(HistoryException.class)
+                .hasMessageContaining("line 1")
+                .hasMessageContaining("\"valid\"");
+    }
+}
