@@ -1,0 +1,84 @@
+package dev.fencing.lock.etcd.internal;
+
+import dev.fencing.lock.LeaseLoss;
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Watch;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * One thread's hold of one lock, from the start of its acquire to its release, shared by its re-entrant leases.
+ * It is registered before its etcd lease is granted, so that every event that invalidates holds (a pause, a
+ * close of the locks) finds it; a hold marked before its grant yields a lease that is invalid from the start.
+ */
+final class EtcdHold {
+    final EtcdLockRegistry registry;
+    final String name;
+    final String path;
+    final Thread owner;
+    final AtomicInteger entries = new AtomicInteger(1);
+
+    private final AtomicReference<LeaseLoss> loss = new AtomicReference<>();
+    /**
+     * Until when (System.nanoTime) the etcd lease is certainly alive on the server: the send time of the last
+     * answered keep-alive (or of the grant) plus its TTL, less the safety margin. Only ever raised.
+     */
+    private final AtomicLong validUntilNanos = new AtomicLong();
+    /** Whether a keep-alive is in flight, and since when: a server that does not answer must not pile them up. */
+    final AtomicBoolean keepAliveInFlight = new AtomicBoolean();
+
+    volatile long sentAtNanos;
+    /** Counted down by whatever should wake a waiting acquire: a predecessor's deletion, a loss, a close. */
+    volatile CountDownLatch wakeUp = new CountDownLatch(1);
+
+    volatile long leaseId;
+    volatile String key;
+    volatile ByteSequence keyBytes;
+    volatile long token;
+    volatile ScheduledFuture<?> keepAlive;
+    volatile Watch.Watcher ownKeyWatch;
+
+    EtcdHold(EtcdLockRegistry registry, String name, String path, Thread owner) {
+        this.registry = registry;
+        this.name = name;
+        this.path = path;
+        this.owner = owner;
+    }
+
+    void leased(long leaseId, String key) {
+        this.leaseId = leaseId;
+        this.key = key;
+        this.keyBytes = ByteSequence.from(key, StandardCharsets.UTF_8);
+    }
+
+    /** Marks the hold invalid and wakes a waiting acquire; true only for the call that did so. */
+    boolean invalidate(LeaseLoss cause) {
+        if (!loss.compareAndSet(null, cause)) {
+            return false;
+        }
+        wakeUp.countDown();
+        return true;
+    }
+
+    LeaseLoss loss() {
+        return loss.get();
+    }
+
+    long validUntilNanos() {
+        return validUntilNanos.get();
+    }
+
+    /** Raises the deadline to {@code nanos} unless it is already later (a late answer to an older keep-alive). */
+    void aliveUntil(long nanos) {
+        validUntilNanos.accumulateAndGet(nanos, (current, proposed) -> proposed - current > 0 ? proposed : current);
+    }
+
+    void firstDeadline(long nanos) {
+        validUntilNanos.set(nanos);
+    }
+}

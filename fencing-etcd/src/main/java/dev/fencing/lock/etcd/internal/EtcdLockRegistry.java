@@ -1,0 +1,485 @@
+package dev.fencing.lock.etcd.internal;
+
+import dev.fencing.lock.FencedLock;
+import dev.fencing.lock.FencedLockListener;
+import dev.fencing.lock.Lease;
+import dev.fencing.lock.LeaseLoss;
+import dev.fencing.lock.LeaseLostException;
+import dev.fencing.lock.LockInterruptedException;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.kv.GetResponse;
+import io.etcd.jetcd.options.WatchOption;
+import io.etcd.jetcd.watch.WatchEvent;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Shared state of the locks made on one jetcd client and key prefix: the live holds (each with its etcd lease,
+ * its keep-alives and a watch on its own key), the threads' ownership for re-entry, and what invalidates holds:
+ * a keep-alive deadline that passed, a lease the server no longer knows, a deleted key, a pause of this JVM, and
+ * {@link #close()}. As in {@code fencing-zookeeper}, an event that concerns several holds marks all of them
+ * before a listener hears of any, and events found by the client's own threads are told on a thread of the
+ * registry's, so a slow listener holds up neither keep-alives nor the pause detector.
+ */
+public final class EtcdLockRegistry implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(EtcdLockRegistry.class);
+
+    /**
+     * The deadline of a lease is the send time of its last answered keep-alive plus the TTL the server
+     * granted, less TTL / {@value}. The server renewed the lease after that send time, so by its own clock
+     * the lease lives at least a TTL past it: the margin only has to cover the difference in rate between
+     * this host's monotonic clock and the etcd leader's (NTP keeps it below 0.05 %; 2 % also covers a leader
+     * whose clock is slewed hard), and the server's expiry checks only ever come late, never early.
+     */
+    static final long MARGIN_DIVISOR = 50;
+
+    final Client client;
+    final String prefix;
+    final long ttlSeconds;
+    final FencedLockListener listener;
+    final Duration requestTimeout;
+
+    private final Set<EtcdHold> holds = ConcurrentHashMap.newKeySet();
+    private final ConcurrentMap<OwnerKey, EtcdHold> owned = new ConcurrentHashMap<>();
+    private final KeyMutex mutex;
+    private final KeepAlives keepAlives;
+    private final PauseClock pauses;
+    private final ThreadPoolExecutor notifier;
+    private volatile boolean closed;
+
+    private volatile Runnable betweenValidityReads = () -> {};
+    private volatile BiConsumer<String, String> predecessorWatched = (waiter, predecessor) -> {};
+
+    /** Settings as {@code EtcdLocks}' builder checked them. */
+    public record Settings(
+            Client client, String prefix, Duration leaseTtl, Duration pauseTolerance, FencedLockListener listener) {}
+
+    public EtcdLockRegistry(Settings settings) {
+        this.client = settings.client();
+        this.prefix = settings.prefix();
+        this.ttlSeconds = settings.leaseTtl().getSeconds();
+        this.listener = settings.listener();
+        this.requestTimeout = settings.leaseTtl();
+        this.mutex = new KeyMutex(this);
+        ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor(task -> {
+            Thread thread = new Thread(task, "fenced-etcd-keepalive");
+            thread.setDaemon(true);
+            return thread;
+        });
+        this.keepAlives = new KeepAlives(this, scheduler);
+        this.notifier = new ThreadPoolExecutor(1, 1, 10, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), task -> {
+            Thread thread = new Thread(task, "fenced-lock-listener");
+            thread.setDaemon(true);
+            return thread;
+        });
+        notifier.allowCoreThreadTimeOut(true);
+        this.pauses = PauseClocks.start(settings.pauseTolerance(), this::paused);
+    }
+
+    private record OwnerKey(String name, Thread thread) {}
+
+    /** The lock called {@code name}: its contenders' keys are {@code <prefix>/<name>/<lease id in hex>}. */
+    public FencedLock lock(String name) {
+        validateName(name);
+        ensureOpen(name);
+        return new EtcdLockHandle(this, name);
+    }
+
+    static void validateName(String name) {
+        Objects.requireNonNull(name, "lock name");
+        if (name.isBlank()) {
+            throw new IllegalArgumentException("lock name must not be blank, got '" + name + "'");
+        }
+        if (name.indexOf('/') >= 0) {
+            // a name with '/' would put its contenders' keys under another lock's range (a/b/ under a/)
+            throw new IllegalArgumentException(
+                    "lock name '" + name + "' contains '/'; use a name such as sku-42 (the prefix holds the path)");
+        }
+        if (name.chars().anyMatch(Character::isISOControl)) {
+            throw new IllegalArgumentException(
+                    "lock name '" + name.replaceAll("\\p{Cntrl}", "?") + "' contains control characters");
+        }
+    }
+
+    String pathOf(String name) {
+        return prefix + "/" + name;
+    }
+
+    /** The key prefix of the lock's contenders, with its trailing slash. */
+    String contendersOf(String name) {
+        return pathOf(name) + "/";
+    }
+
+    private void ensureOpen(String name) {
+        if (closed) {
+            throw new IllegalStateException("these EtcdLocks are closed; lock " + pathOf(name) + " cannot be acquired");
+        }
+    }
+
+    /**
+     * Acquires for the calling thread: re-enters its hold, or contends with a new one. A hold that loses its
+     * lease while it waits (a pause, an expired or revoked lease, a deleted key) is given up and the thread
+     * contends again with a new lease and key; only a grant hands out a lease.
+     */
+    Optional<Lease> acquire(String name, Duration timeout) {
+        ensureOpen(name);
+        Thread me = Thread.currentThread();
+        EtcdHold held = owned.get(new OwnerKey(name, me));
+        if (held != null) {
+            if (!isValid(held)) {
+                throw new LeaseLostException(held.path, held.token, held.loss());
+            }
+            held.entries.incrementAndGet();
+            return Optional.of(new EtcdLease(held, false));
+        }
+        long deadline = timeout == null ? 0 : System.nanoTime() + timeout.toNanos();
+        while (true) {
+            EtcdHold hold = new EtcdHold(this, name, pathOf(name), me);
+            holds.add(hold);
+            boolean granted = false;
+            try {
+                // registered first, checked after: close() either finds the hold or is seen here
+                ensureOpen(name);
+                KeyMutex.Outcome outcome = mutex.acquire(hold, timeout == null ? null : deadline);
+                switch (outcome) {
+                    case TIMED_OUT:
+                        return Optional.empty();
+                    case LOST:
+                        ensureOpen(name);
+                        LOG.info(
+                                "lease of a waiter for {} lost while it waited ({}); contending again",
+                                hold.path,
+                                hold.loss());
+                        continue;
+                    default:
+                        granted = true;
+                        owned.put(new OwnerKey(name, me), hold);
+                        LOG.debug("acquired {} with fence token {} (key {})", hold.path, hold.token, hold.key);
+                        return Optional.of(new EtcdLease(hold, false));
+                }
+            } finally {
+                if (!granted) {
+                    discard(hold);
+                }
+            }
+        }
+    }
+
+    /** Gives up a hold that was never granted: nobody was told of it, so nobody is told of its end. */
+    private void discard(EtcdHold hold) {
+        hold.invalidate(LeaseLoss.RELEASED);
+        holds.remove(hold);
+        release(hold);
+    }
+
+    /**
+     * Whether {@code hold} may still be acted on, as far as this process knows. Read in this order: the pause
+     * detector's tick, the hold's mark, the keep-alive deadline, then the clock. The detector marks every hold
+     * before it moves its tick, so a check that reads the tick written after a pause also sees the mark; one that
+     * reads the older tick reads the clock after it and sees the gap (see {@code fencing-zookeeper}'s {@code
+     * PathLock#isValid}). The deadline only ever moves on a keep-alive answer that proves the lease alive at its
+     * send time, and the clock is read after it, so a check that begins after the deadline passed answers false.
+     */
+    boolean isValid(EtcdHold hold) {
+        long tick = pauses.lastTick();
+        betweenValidityReads.run();
+        if (hold.loss() != null) {
+            return false;
+        }
+        long deadline = hold.validUntilNanos();
+        if (System.nanoTime() - deadline > 0) {
+            invalidate(hold, LeaseLoss.SESSION_LOST);
+            return false;
+        }
+        if (pauses.pausedSince(tick)) {
+            invalidate(hold, LeaseLoss.PAUSE_DETECTED);
+            return false;
+        }
+        return true;
+    }
+
+    /**
+     * Reads the holder's key (a linearizable read, so a lagging member cannot report a deleted key as present):
+     * it must exist with the grant's create revision and lease. Anything else, or no answer within the request
+     * timeout, ends the grant with {@link LeaseLoss#NODE_GONE}.
+     */
+    boolean verify(EtcdHold hold) {
+        if (Thread.interrupted()) {
+            Thread.currentThread().interrupt();
+            throw interruptedVerify(hold, new InterruptedException());
+        }
+        try {
+            GetResponse response =
+                    client.getKVClient().get(hold.keyBytes).get(requestTimeout.toNanos(), TimeUnit.NANOSECONDS);
+            List<KeyValue> kvs = response.getKvs();
+            if (kvs.size() == 1
+                    && kvs.get(0).getCreateRevision() == hold.token
+                    && kvs.get(0).getLease() == hold.leaseId) {
+                return isValid(hold);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw interruptedVerify(hold, e);
+        } catch (Exception e) {
+            LOG.debug("could not verify lease on {} token {}: {}", hold.path, hold.token, e.toString());
+        }
+        invalidate(hold, LeaseLoss.NODE_GONE);
+        return false;
+    }
+
+    private static LockInterruptedException interruptedVerify(EtcdHold hold, InterruptedException e) {
+        return new LockInterruptedException(
+                "interrupted while verifying the lease on " + hold.path + " with fence token " + hold.token
+                        + "; the lease is unchanged",
+                hold.path,
+                hold.token,
+                e);
+    }
+
+    /** One lease of the hold closed; the last one releases the lock. */
+    void exit(EtcdHold hold) {
+        if (hold.entries.decrementAndGet() > 0) {
+            return;
+        }
+        // marked before the key goes, so that no view of the hold (a listener's) reads valid afterwards
+        hold.invalidate(LeaseLoss.RELEASED);
+        owned.remove(new OwnerKey(hold.name, hold.owner), hold);
+        holds.remove(hold);
+        release(hold);
+    }
+
+    /**
+     * Stops the keep-alives and the watch, deletes the key (the next waiter is told at once) and revokes the
+     * etcd lease without waiting. Never throws: a key that cannot be deleted goes when its lease expires.
+     */
+    private void release(EtcdHold hold) {
+        keepAlives.stop(hold);
+        if (hold.ownKeyWatch != null) {
+            hold.ownKeyWatch.close();
+        }
+        if (hold.leaseId == 0) {
+            return;
+        }
+        boolean interrupted = Thread.interrupted();
+        try {
+            client.getKVClient().delete(hold.keyBytes).get(requestTimeout.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            interrupted = true;
+        } catch (Exception e) {
+            LOG.warn(
+                    "could not delete lock key {} of {}: {}; etcd deletes it when its lease expires, within {} s",
+                    hold.key,
+                    hold.path,
+                    e.toString(),
+                    ttlSeconds);
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        client.getLeaseClient().revoke(hold.leaseId).whenComplete((ok, failure) -> {
+            if (failure != null) {
+                LOG.debug(
+                        "revoke of etcd lease {} of {} failed: {}",
+                        Long.toHexString(hold.leaseId),
+                        hold.path,
+                        failure.toString());
+            }
+        });
+    }
+
+    /** Starts keeping the hold's new etcd lease alive, its first deadline counted from the grant's send time. */
+    void leaseGranted(EtcdHold hold, long sentAtNanos, long grantedTtlSeconds) {
+        hold.firstDeadline(deadline(sentAtNanos, grantedTtlSeconds));
+        keepAlives.start(hold);
+    }
+
+    static long deadline(long sentAtNanos, long ttlSeconds) {
+        long ttl = TimeUnit.SECONDS.toNanos(ttlSeconds);
+        return sentAtNanos + ttl - ttl / MARGIN_DIVISOR;
+    }
+
+    /**
+     * Watches the hold's own key from the revision after its creation: a deletion by anyone but the holder (an
+     * operator, a revoked or expired lease) ends the hold with {@link LeaseLoss#NODE_GONE}. A watch that fails
+     * (a compacted revision, a closed client) is replaced after a read that finds the key still there.
+     */
+    void watchOwnKey(EtcdHold hold, long fromRevision) {
+        if (hold.loss() != null) {
+            return;
+        }
+        WatchOption option =
+                WatchOption.builder().withRevision(fromRevision).withNoPut(true).build();
+        hold.ownKeyWatch = client.getWatchClient()
+                .watch(
+                        hold.keyBytes,
+                        option,
+                        response -> {
+                            for (WatchEvent event : response.getEvents()) {
+                                if (event.getEventType() == WatchEvent.EventType.DELETE) {
+                                    lostLater(hold, LeaseLoss.NODE_GONE);
+                                }
+                            }
+                        },
+                        failure -> rewatch(hold, failure));
+    }
+
+    private void rewatch(EtcdHold hold, Throwable failure) {
+        if (hold.loss() != null || closed) {
+            return;
+        }
+        LOG.debug("watch of lock key {} failed: {}; reading it again", hold.key, failure.toString());
+        client.getKVClient().get(hold.keyBytes).whenComplete((response, readFailure) -> {
+            if (readFailure != null) {
+                // the keep-alive deadline still ends the hold if etcd stays out of reach
+                keepAlives.later(() -> rewatch(hold, readFailure));
+            } else if (response.getKvs().isEmpty() || response.getKvs().get(0).getCreateRevision() != hold.token) {
+                lostLater(hold, LeaseLoss.NODE_GONE);
+            } else {
+                watchOwnKey(hold, response.getHeader().getRevision() + 1);
+            }
+        });
+    }
+
+    /** Marks the hold and tells the listener on the registry's thread (for events found by jetcd's threads). */
+    void lostLater(EtcdHold hold, LeaseLoss cause) {
+        if (markInvalid(hold, cause)) {
+            tellLater(List.of(hold), cause);
+        }
+    }
+
+    /** Marks the hold and tells the listener on the calling thread. */
+    void invalidate(EtcdHold hold, LeaseLoss cause) {
+        if (markInvalid(hold, cause)) {
+            tell(hold, cause);
+        }
+    }
+
+    private boolean markInvalid(EtcdHold hold, LeaseLoss cause) {
+        if (!hold.invalidate(cause)) {
+            return false;
+        }
+        keepAlives.stop(hold);
+        if (granted(hold)) {
+            LOG.warn(
+                    "lease on {} with fence token {} invalidated: {}; the holder must stop writing under it",
+                    hold.path,
+                    hold.token,
+                    cause);
+        }
+        return true;
+    }
+
+    private List<EtcdHold> invalidateAll(LeaseLoss cause) {
+        List<EtcdHold> marked = new ArrayList<>();
+        for (EtcdHold hold : holds) {
+            if (markInvalid(hold, cause)) {
+                marked.add(hold);
+            }
+        }
+        return marked;
+    }
+
+    /** Holds still contending have no lease a listener could know of. */
+    private boolean granted(EtcdHold hold) {
+        return owned.get(new OwnerKey(hold.name, hold.owner)) == hold;
+    }
+
+    private void tell(EtcdHold hold, LeaseLoss cause) {
+        if (!granted(hold)) {
+            return;
+        }
+        try {
+            listener.leaseInvalidated(new EtcdLease(hold, true), cause);
+        } catch (RuntimeException e) {
+            LOG.error("lease listener failed for {} token {}", hold.path, hold.token, e);
+        }
+    }
+
+    private void tellAll(List<EtcdHold> marked, LeaseLoss cause) {
+        for (EtcdHold hold : marked) {
+            tell(hold, cause);
+        }
+    }
+
+    private void tellLater(List<EtcdHold> marked, LeaseLoss cause) {
+        if (marked.isEmpty()) {
+            return;
+        }
+        try {
+            notifier.execute(() -> tellAll(marked, cause));
+        } catch (RejectedExecutionException closedMeanwhile) {
+            tellAll(marked, cause);
+        }
+    }
+
+    /** The pause detector's callback: marks every hold before it returns, and so before the tick moves. */
+    private void paused(Duration stopped, Duration tolerance) {
+        List<EtcdHold> marked = invalidateAll(LeaseLoss.PAUSE_DETECTED);
+        if (!marked.isEmpty()) {
+            LOG.warn(
+                    "this JVM was stopped for {} ms, longer than the pause tolerance of {} ms",
+                    stopped.toMillis(),
+                    tolerance.toMillis());
+            tellLater(marked, LeaseLoss.PAUSE_DETECTED);
+        }
+    }
+
+    /** Test hook: runs in every validity check between its read of the detector's tick and its read of the mark. */
+    void betweenValidityReads(Runnable hook) {
+        this.betweenValidityReads = Objects.requireNonNull(hook);
+    }
+
+    /** Test hook: told (waiter's key, predecessor's key) each time a waiter starts watching a predecessor. */
+    void predecessorWatched(BiConsumer<String, String> hook) {
+        this.predecessorWatched = Objects.requireNonNull(hook);
+    }
+
+    void watchingPredecessor(EtcdHold waiter, String predecessorKey) {
+        predecessorWatched.accept(waiter.key, predecessorKey);
+    }
+
+    /** The hold behind a lease made here, for tests. */
+    static EtcdHold holdOf(Lease lease) {
+        return ((EtcdLease) lease).hold();
+    }
+
+    PauseClock pauses() {
+        return pauses;
+    }
+
+    /**
+     * Stops the pause detector and the keep-alives (so the etcd leases of open holds expire within a TTL),
+     * invalidates every open lease with {@link LeaseLoss#LOCKS_CLOSED}, wakes waiting acquires (which throw
+     * {@link IllegalStateException}), and refuses acquires from now on. Safe to call twice.
+     */
+    @Override
+    public void close() {
+        closed = true;
+        List<EtcdHold> marked = invalidateAll(LeaseLoss.LOCKS_CLOSED);
+        pauses.close();
+        keepAlives.close();
+        tellAll(marked, LeaseLoss.LOCKS_CLOSED);
+        notifier.shutdown(); // what is queued is still told
+    }
+
+    boolean isClosed() {
+        return closed;
+    }
+}

@@ -1,0 +1,217 @@
+package dev.fencing.lock.etcd.internal;
+
+import dev.fencing.lock.LeaseLoss;
+import dev.fencing.lock.LockAcquisitionException;
+import dev.fencing.lock.LockInterruptedException;
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.Watch;
+import io.etcd.jetcd.kv.TxnResponse;
+import io.etcd.jetcd.lease.LeaseGrantResponse;
+import io.etcd.jetcd.op.Cmp;
+import io.etcd.jetcd.op.CmpTarget;
+import io.etcd.jetcd.op.Op;
+import io.etcd.jetcd.options.GetOption;
+import io.etcd.jetcd.options.PutOption;
+import io.etcd.jetcd.options.WatchOption;
+import io.etcd.jetcd.watch.WatchEvent;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * etcd's {@code concurrency.Mutex} recipe for one hold: grant an etcd lease, create {@code
+ * <prefix>/<name>/<lease id in hex>} with it in a transaction that creates it only if absent (a retried request
+ * finds its key), take the key's create revision as the token, and wait until no contender key has a smaller
+ * create revision, each waiter watching only the deletion of its immediate predecessor (no herd) and reading
+ * again when it goes.
+ */
+final class KeyMutex {
+    enum Outcome {
+        GRANTED,
+        TIMED_OUT,
+        /** The hold was marked while it waited: its lease, its key or this JVM's timing can no longer be trusted. */
+        LOST
+    }
+
+    private final EtcdLockRegistry registry;
+    private final long recheckNanos;
+
+    KeyMutex(EtcdLockRegistry registry) {
+        this.registry = registry;
+        // a watch that never delivers (it should not) costs at most this much waiting
+        this.recheckNanos = TimeUnit.SECONDS.toNanos(registry.ttlSeconds);
+    }
+
+    /**
+     * Contends with {@code hold} until granted, the deadline ({@code null}: none) passes, or the hold is marked.
+     * Whatever is left of an attempt that returns without a grant or throws is the caller's to discard.
+     */
+    Outcome acquire(EtcdHold hold, Long deadlineNanos) {
+        long grantSent = System.nanoTime();
+        LeaseGrantResponse grant = await(
+                registry.client.getLeaseClient().grant(registry.ttlSeconds), hold, deadlineNanos, "grant a lease");
+        if (grant == null) {
+            return Outcome.TIMED_OUT;
+        }
+        hold.leased(grant.getID(), registry.contendersOf(hold.name) + Long.toHexString(grant.getID()));
+        registry.leaseGranted(hold, grantSent, grant.getTTL());
+
+        ByteSequence key = hold.keyBytes;
+        TxnResponse created = await(
+                registry.client
+                        .getKVClient()
+                        .txn()
+                        .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
+                        .Then(Op.put(
+                                key,
+                                holderValue(),
+                                PutOption.builder().withLeaseId(grant.getID()).build()))
+                        .Else(Op.get(key, GetOption.DEFAULT))
+                        .commit(),
+                hold,
+                deadlineNanos,
+                "create its key");
+        if (created == null) {
+            return Outcome.TIMED_OUT;
+        }
+        long revision = created.isSucceeded()
+                ? created.getHeader().getRevision()
+                : created.getGetResponses().get(0).getKvs().get(0).getCreateRevision();
+        hold.token = revision;
+        registry.watchOwnKey(hold, revision + 1);
+
+        ByteSequence contenders = ByteSequence.from(registry.contendersOf(hold.name), StandardCharsets.UTF_8);
+        GetOption predecessor = GetOption.builder()
+                .isPrefix(true)
+                .withMaxCreateRevision(revision - 1)
+                .withSortField(GetOption.SortTarget.CREATE)
+                .withSortOrder(GetOption.SortOrder.DESCEND)
+                .withLimit(1)
+                .build();
+        while (true) {
+            CountDownLatch wakeUp = new CountDownLatch(1);
+            hold.wakeUp = wakeUp;
+            if (hold.loss() != null) {
+                return Outcome.LOST; // read after the latch is in place: a mark from now on counts it down
+            }
+            // one read, and only while the own key still exists with this revision: a waiter whose key was
+            // deleted (its lease revoked or expired) must not find itself first and be granted without a key
+            TxnResponse ranked = await(
+                    registry.client
+                            .getKVClient()
+                            .txn()
+                            .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(revision)))
+                            .Then(Op.get(contenders, predecessor))
+                            .commit(),
+                    hold,
+                    deadlineNanos,
+                    "read its predecessor");
+            if (ranked == null) {
+                return Outcome.TIMED_OUT;
+            }
+            if (!ranked.isSucceeded()) {
+                registry.invalidate(hold, LeaseLoss.NODE_GONE);
+                return Outcome.LOST;
+            }
+            List<KeyValue> before = ranked.getGetResponses().get(0).getKvs();
+            if (before.isEmpty()) {
+                return Outcome.GRANTED;
+            }
+            ByteSequence previous = before.get(0).getKey();
+            registry.watchingPredecessor(hold, previous.toString(StandardCharsets.UTF_8));
+            WatchOption deletion = WatchOption.builder()
+                    .withRevision(ranked.getHeader().getRevision() + 1)
+                    .withNoPut(true)
+                    .build();
+            try (Watch.Watcher watcher = registry.client
+                    .getWatchClient()
+                    .watch(
+                            previous,
+                            deletion,
+                            response -> {
+                                for (WatchEvent event : response.getEvents()) {
+                                    if (event.getEventType() == WatchEvent.EventType.DELETE) {
+                                        wakeUp.countDown();
+                                    }
+                                }
+                            },
+                            failure -> wakeUp.countDown(), // read again: a compacted revision, a closed client
+                            wakeUp::countDown)) {
+                if (!wait(wakeUp, hold, deadlineNanos)) {
+                    return Outcome.TIMED_OUT;
+                }
+            }
+        }
+    }
+
+    /** False when the deadline passed first. */
+    private boolean wait(CountDownLatch wakeUp, EtcdHold hold, Long deadlineNanos) {
+        try {
+            if (deadlineNanos == null) {
+                wakeUp.await(recheckNanos, TimeUnit.NANOSECONDS);
+                return true;
+            }
+            long remaining = deadlineNanos - System.nanoTime();
+            if (remaining <= 0) {
+                return false;
+            }
+            if (!wakeUp.await(Math.min(remaining, recheckNanos), TimeUnit.NANOSECONDS)) {
+                return deadlineNanos - System.nanoTime() > 0;
+            }
+            return true;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new LockInterruptedException(hold.path, e);
+        }
+    }
+
+    /**
+     * The answer to one request, waiting at most the request timeout and the deadline; null when the deadline
+     * passed first.
+     */
+    private <T> T await(CompletableFuture<T> request, EtcdHold hold, Long deadlineNanos, String what) {
+        long wait = registry.requestTimeout.toNanos();
+        if (deadlineNanos != null) {
+            wait = Math.min(wait, deadlineNanos - System.nanoTime());
+            if (wait <= 0) {
+                request.cancel(false);
+                return null;
+            }
+        }
+        try {
+            return request.get(wait, TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            request.cancel(false);
+            Thread.currentThread().interrupt();
+            throw new LockInterruptedException(hold.path, e);
+        } catch (TimeoutException e) {
+            request.cancel(false);
+            if (deadlineNanos != null && deadlineNanos - System.nanoTime() <= 0) {
+                return null;
+            }
+            throw new LockAcquisitionException(
+                    "could not acquire lock " + hold.path + ": etcd did not answer within "
+                            + registry.requestTimeout.toMillis() + " ms when asked to " + what,
+                    hold.path,
+                    e);
+        } catch (ExecutionException e) {
+            throw new LockAcquisitionException(
+                    "could not acquire lock " + hold.path + ": etcd failed when asked to " + what + ": " + e.getCause(),
+                    hold.path,
+                    e.getCause());
+        }
+    }
+
+    /** What the key holds: who holds it, for a person reading etcd. */
+    private static ByteSequence holderValue() {
+        return ByteSequence.from(
+                "pid " + ProcessHandle.current().pid() + " thread "
+                        + Thread.currentThread().getName(),
+                StandardCharsets.UTF_8);
+    }
+}
