@@ -65,6 +65,7 @@ public final class EtcdLockRegistry implements AutoCloseable {
 
     private volatile Runnable betweenValidityReads = () -> {};
     private volatile BiConsumer<String, String> predecessorWatched = (waiter, predecessor) -> {};
+    private volatile Runnable beforeDetectorTick = () -> {};
 
     /** Settings as {@code EtcdLocks}' builder checked them. */
     public record Settings(
@@ -89,7 +90,7 @@ public final class EtcdLockRegistry implements AutoCloseable {
             return thread;
         });
         notifier.allowCoreThreadTimeOut(true);
-        this.pauses = PauseClocks.start(settings.pauseTolerance(), this::paused);
+        this.pauses = PauseClocks.start(settings.pauseTolerance(), this::paused, () -> beforeDetectorTick.run());
     }
 
     private record OwnerKey(String name, Thread thread) {}
@@ -444,6 +445,11 @@ public final class EtcdLockRegistry implements AutoCloseable {
     /** Test hook: runs in every validity check between its read of the detector's tick and its read of the mark. */
     void betweenValidityReads(Runnable hook) {
         this.betweenValidityReads = Objects.requireNonNull(hook);
+    }
+
+    /** Test hook: runs on the pause detector's thread in each round, before it reads the clock. */
+    void beforeDetectorTick(Runnable hook) {
+        this.beforeDetectorTick = Objects.requireNonNull(hook);
     }
 
     /** Test hook: told (waiter's key, predecessor's key) each time a waiter starts watching a predecessor. */

@@ -1,32 +1,38 @@
 package dev.fencing.lock.etcd.internal;
 
+import dev.fencing.lock.spi.PauseDetector;
 import java.time.Duration;
-import java.util.function.BiConsumer;
 
-/** Starts the pause detection a registry uses: the one place where the shared pause detector plugs in. */
+/** Starts the pause detection a registry uses: the shared {@link PauseDetector}, behind {@link PauseClock}. */
 final class PauseClocks {
     private PauseClocks() {}
 
     /**
-     * Starts detecting pauses longer than {@code tolerance}; {@code onPause} must mark every hold before it
-     * returns, and the tick moves only after it returned.
+     * Starts detecting pauses longer than {@code tolerance}; {@code onPause} marks every hold before it returns,
+     * and the detector moves its tick only after that. {@code eachRound} is the detector's test hook.
      */
-    static PauseClock start(Duration tolerance, BiConsumer<Duration, Duration> onPause) {
-        // The shared detector (fencing-lock's dev.fencing.lock.spi.PauseDetector) is not in this build yet:
-        // until it is, no pause is detected here, and only the keep-alive deadline bounds a paused holder.
+    static PauseClock start(Duration tolerance, PauseDetector.PauseListener onPause, Runnable eachRound) {
+        PauseDetector detector = PauseDetector.builder()
+                .threadName("fenced-etcd-pause-detector")
+                .tolerance(tolerance)
+                .onPause(onPause)
+                .eachRound(eachRound)
+                .start();
         return new PauseClock() {
             @Override
             public long lastTick() {
-                return 0;
+                return detector.lastTick();
             }
 
             @Override
             public boolean pausedSince(long tick) {
-                return false;
+                return detector.pausedSince(tick);
             }
 
             @Override
-            public void close() {}
+            public void close() {
+                detector.close();
+            }
         };
     }
 }

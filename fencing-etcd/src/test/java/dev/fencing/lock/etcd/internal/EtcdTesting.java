@@ -23,8 +23,12 @@ final class EtcdTesting {
     }
 
     static EtcdLockRegistry registry(Client client, String prefix, Duration ttl, FencedLockListener listener) {
-        return new EtcdLockRegistry(new EtcdLockRegistry.Settings(
-                client, prefix, ttl, Duration.ofMillis(Math.max(200, ttl.toMillis() / 3)), listener));
+        return registry(client, prefix, ttl, Duration.ofMillis(Math.max(200, ttl.toMillis() / 3)), listener);
+    }
+
+    static EtcdLockRegistry registry(
+            Client client, String prefix, Duration ttl, Duration pauseTolerance, FencedLockListener listener) {
+        return new EtcdLockRegistry(new EtcdLockRegistry.Settings(client, prefix, ttl, pauseTolerance, listener));
     }
 
     static ByteSequence bytes(String text) {
