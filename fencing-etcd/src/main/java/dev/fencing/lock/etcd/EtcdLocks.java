@@ -151,7 +151,7 @@ public final class EtcdLocks implements AutoCloseable {
         public Builder prefix(String prefix) {
             Objects.requireNonNull(prefix, "prefix");
             if (prefix.isBlank()) {
-                throw new IllegalArgumentException("prefix must not be blank, got '" + prefix + "'");
+                throw new IllegalArgumentException("prefix '" + prefix + "' must not be blank");
             }
             if (prefix.startsWith("/") || prefix.endsWith("/") || prefix.contains("//")) {
                 throw new IllegalArgumentException("prefix '" + prefix + "' must not start or end with '/' or hold an"
