@@ -9,6 +9,7 @@ import dev.fencing.lock.LockInterruptedException;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.kv.GetResponse;
+import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
 import io.etcd.jetcd.options.WatchOption;
 import io.etcd.jetcd.watch.WatchEvent;
 import java.time.Duration;
@@ -19,12 +20,14 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.BiConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -48,6 +51,9 @@ public final class EtcdLockRegistry implements AutoCloseable {
      * whose clock is slewed hard), and the server's expiry checks only ever come late, never early.
      */
     static final long MARGIN_DIVISOR = 50;
+
+    /** The least time an acquire waits for one answer from etcd before it fails. */
+    static final Duration MIN_REQUEST_TIMEOUT = Duration.ofSeconds(10);
 
     final Client client;
     final String prefix;
@@ -76,7 +82,8 @@ public final class EtcdLockRegistry implements AutoCloseable {
         this.prefix = settings.prefix();
         this.ttlSeconds = settings.leaseTtl().getSeconds();
         this.listener = settings.listener();
-        this.requestTimeout = settings.leaseTtl();
+        // long enough for jetcd to fail over from a member that died under a request to one that answers
+        this.requestTimeout = max(settings.leaseTtl(), MIN_REQUEST_TIMEOUT);
         this.mutex = new KeyMutex(this);
         ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor(task -> {
             Thread thread = new Thread(task, "fenced-etcd-keepalive");
@@ -91,6 +98,10 @@ public final class EtcdLockRegistry implements AutoCloseable {
         });
         notifier.allowCoreThreadTimeOut(true);
         this.pauses = PauseClocks.start(settings.pauseTolerance(), this::paused, () -> beforeDetectorTick.run());
+    }
+
+    private static Duration max(Duration a, Duration b) {
+        return a.compareTo(b) >= 0 ? a : b;
     }
 
     private record OwnerKey(String name, Thread thread) {}
@@ -279,7 +290,7 @@ public final class EtcdLockRegistry implements AutoCloseable {
         }
         boolean interrupted = Thread.interrupted();
         try {
-            client.getKVClient().delete(hold.keyBytes).get(requestTimeout.toNanos(), TimeUnit.NANOSECONDS);
+            Requests.retrying(() -> client.getKVClient().delete(hold.keyBytes), requestTimeout.toNanos());
         } catch (InterruptedException e) {
             interrupted = true;
         } catch (Exception e) {
@@ -309,6 +320,40 @@ public final class EtcdLockRegistry implements AutoCloseable {
     void leaseGranted(EtcdHold hold, long sentAtNanos, long grantedTtlSeconds) {
         hold.firstDeadline(deadline(sentAtNanos, grantedTtlSeconds));
         keepAlives.start(hold);
+    }
+
+    /**
+     * Makes sure a waiter is not granted with a keep-alive deadline that passed while it waited (its keep-alives
+     * went unanswered for a while, say during a leader election): one keep-alive, sent now, answered with a TTL,
+     * proves the etcd lease alive at its send time, and with it the key, which the lease has carried since its
+     * creation (a deleted key does not come back with the same create revision). False if etcd answers that the
+     * lease is gone; a lease that gets no answer is granted as it is, and reads invalid once its deadline passes.
+     */
+    boolean renewBeforeGrant(EtcdHold hold) {
+        if (hold.validUntilNanos() - System.nanoTime() > keepAlives.periodNanos()) {
+            return true;
+        }
+        long sent = System.nanoTime();
+        try {
+            LeaseKeepAliveResponse answer = Requests.retrying(
+                    () -> client.getLeaseClient().keepAliveOnce(hold.leaseId), keepAlives.periodNanos());
+            if (answer.getTTL() <= 0) {
+                invalidate(hold, LeaseLoss.SESSION_LOST);
+                return false;
+            }
+            hold.aliveUntil(deadline(sent, answer.getTTL()));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new LockInterruptedException(hold.path, e);
+        } catch (ExecutionException e) {
+            if (KeepAlives.leaseNotFound(e)) {
+                invalidate(hold, LeaseLoss.SESSION_LOST);
+                return false;
+            }
+        } catch (TimeoutException e) {
+            // granted as it is
+        }
+        return true;
     }
 
     static long deadline(long sentAtNanos, long ttlSeconds) {

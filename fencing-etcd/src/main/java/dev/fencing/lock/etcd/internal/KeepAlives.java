@@ -23,13 +23,17 @@ final class KeepAlives {
     private final EtcdLockRegistry registry;
     private final ScheduledExecutorService scheduler;
     private final long periodMillis;
-    private final long ttlNanos;
+    private final long periodNanos;
 
     KeepAlives(EtcdLockRegistry registry, ScheduledExecutorService scheduler) {
         this.registry = registry;
         this.scheduler = scheduler;
         this.periodMillis = Math.max(100, TimeUnit.SECONDS.toMillis(registry.ttlSeconds) / 3);
-        this.ttlNanos = TimeUnit.SECONDS.toNanos(registry.ttlSeconds);
+        this.periodNanos = TimeUnit.MILLISECONDS.toNanos(periodMillis);
+    }
+
+    long periodNanos() {
+        return periodNanos;
     }
 
     void start(EtcdHold hold) {
@@ -63,14 +67,16 @@ final class KeepAlives {
             return;
         }
         long now = System.nanoTime();
-        if (!hold.keepAliveInFlight.compareAndSet(false, true) && now - hold.sentAtNanos < ttlNanos) {
+        if (!hold.keepAliveInFlight.compareAndSet(false, true) && now - hold.sentAtNanos < periodNanos) {
             return; // the last one is still in flight: a server that does not answer gets no pile of them
         }
+        // one unanswered for a period is given up and another sent: a request stuck on a member that died
+        // (jetcd fails over only for new requests) must not hold the lease's renewal up until the deadline
         hold.sentAtNanos = now;
         registry.client
                 .getLeaseClient()
                 .keepAliveOnce(hold.leaseId)
-                .orTimeout(ttlNanos, TimeUnit.NANOSECONDS)
+                .orTimeout(periodNanos, TimeUnit.NANOSECONDS)
                 .whenComplete((response, failure) -> answered(hold, now, response, failure));
     }
 

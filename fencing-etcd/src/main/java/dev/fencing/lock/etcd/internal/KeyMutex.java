@@ -22,6 +22,8 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 
 /**
  * etcd's {@code concurrency.Mutex} recipe for one hold: grant an etcd lease, create {@code
@@ -52,18 +54,24 @@ final class KeyMutex {
      * Whatever is left of an attempt that returns without a grant or throws is the caller's to discard.
      */
     Outcome acquire(EtcdHold hold, Long deadlineNanos) {
-        long grantSent = System.nanoTime();
+        AtomicLong grantSent = new AtomicLong();
         LeaseGrantResponse grant = await(
-                registry.client.getLeaseClient().grant(registry.ttlSeconds), hold, deadlineNanos, "grant a lease");
+                () -> {
+                    grantSent.set(System.nanoTime()); // the attempt that is answered counts
+                    return registry.client.getLeaseClient().grant(registry.ttlSeconds);
+                },
+                hold,
+                deadlineNanos,
+                "grant a lease");
         if (grant == null) {
             return Outcome.TIMED_OUT;
         }
         hold.leased(grant.getID(), registry.contendersOf(hold.name) + Long.toHexString(grant.getID()));
-        registry.leaseGranted(hold, grantSent, grant.getTTL());
+        registry.leaseGranted(hold, grantSent.get(), grant.getTTL());
 
         ByteSequence key = hold.keyBytes;
         TxnResponse created = await(
-                registry.client
+                () -> registry.client
                         .getKVClient()
                         .txn()
                         .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
@@ -102,7 +110,7 @@ final class KeyMutex {
             // one read, and only while the own key still exists with this revision: a waiter whose key was
             // deleted (its lease revoked or expired) must not find itself first and be granted without a key
             TxnResponse ranked = await(
-                    registry.client
+                    () -> registry.client
                             .getKVClient()
                             .txn()
                             .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(revision)))
@@ -120,7 +128,7 @@ final class KeyMutex {
             }
             List<KeyValue> before = ranked.getGetResponses().get(0).getKvs();
             if (before.isEmpty()) {
-                return Outcome.GRANTED;
+                return registry.renewBeforeGrant(hold) ? Outcome.GRANTED : Outcome.LOST;
             }
             ByteSequence previous = before.get(0).getKey();
             registry.watchingPredecessor(hold, previous.toString(StandardCharsets.UTF_8));
@@ -128,7 +136,7 @@ final class KeyMutex {
                     .withRevision(ranked.getHeader().getRevision() + 1)
                     .withNoPut(true)
                     .build();
-            try (Watch.Watcher watcher = registry.client
+            Watch.Watcher watcher = registry.client
                     .getWatchClient()
                     .watch(
                             previous,
@@ -141,10 +149,13 @@ final class KeyMutex {
                                 }
                             },
                             failure -> wakeUp.countDown(), // read again: a compacted revision, a closed client
-                            wakeUp::countDown)) {
+                            wakeUp::countDown);
+            try {
                 if (!wait(wakeUp, hold, deadlineNanos)) {
                     return Outcome.TIMED_OUT;
                 }
+            } finally {
+                watcher.close();
             }
         }
     }
@@ -174,23 +185,20 @@ final class KeyMutex {
      * The answer to one request, waiting at most the request timeout and the deadline; null when the deadline
      * passed first.
      */
-    private <T> T await(CompletableFuture<T> request, EtcdHold hold, Long deadlineNanos, String what) {
+    private <T> T await(Supplier<CompletableFuture<T>> request, EtcdHold hold, Long deadlineNanos, String what) {
         long wait = registry.requestTimeout.toNanos();
         if (deadlineNanos != null) {
             wait = Math.min(wait, deadlineNanos - System.nanoTime());
             if (wait <= 0) {
-                request.cancel(false);
                 return null;
             }
         }
         try {
-            return request.get(wait, TimeUnit.NANOSECONDS);
+            return Requests.retrying(request, wait);
         } catch (InterruptedException e) {
-            request.cancel(false);
             Thread.currentThread().interrupt();
             throw new LockInterruptedException(hold.path, e);
         } catch (TimeoutException e) {
-            request.cancel(false);
             if (deadlineNanos != null && deadlineNanos - System.nanoTime() <= 0) {
                 return null;
             }
