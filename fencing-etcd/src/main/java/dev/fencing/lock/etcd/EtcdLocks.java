@@ -1,5 +1,6 @@
 package dev.fencing.lock.etcd;
 
+import dev.fencing.lock.FencedLeaderElection;
 import dev.fencing.lock.FencedLock;
 import dev.fencing.lock.FencedLockListener;
 import dev.fencing.lock.Lease;
@@ -124,7 +125,34 @@ public final class EtcdLocks implements AutoCloseable {
         return registry.lock(name);
     }
 
-    /** See the class comment. Safe to call twice. */
+    /**
+     * A new participant, out of the election until it joins, in the election called {@code name}; see {@link
+     * FencedLeaderElection}. Each call makes another participant. The election is the lock of that name: each
+     * candidacy contends for it with a key that holds the participant id, the term's token is that key's create
+     * revision (so it rises from term to term exactly as a lock's token from grant to grant), and a term ends by
+     * the rules of a lease (see the class comment), on a step-down, or when the task returns. A {@link
+     * FencedLock} of the same name contends with the participants.
+     *
+     * <pre>{@code
+     * FencedLeaderElection election = locks.election("ledger-writer", "host-a");
+     * Leadership term = election.awaitLeadership();
+     * ledger.append(batch, term.token());
+     * election.stepDown();
+     * }</pre>
+     *
+     * @param participantId what {@link FencedLeaderElection#currentLeaderId()} reports for it (a host name, a pod
+     *     name): not blank, at most 1024 bytes of UTF-8; uniqueness is up to the caller
+     * @throws IllegalArgumentException if the name or the id is malformed
+     * @throws IllegalStateException if these locks are closed
+     */
+    public FencedLeaderElection election(String name, String participantId) {
+        return registry.election(name, participantId);
+    }
+
+    /**
+     * See the class comment; also ends every leadership made here (its participant's thread is interrupted) and
+     * withdraws every participant. Safe to call twice.
+     */
     @Override
     public void close() {
         registry.close();

@@ -43,11 +43,18 @@ final class EtcdHold {
     volatile ScheduledFuture<?> keepAlive;
     volatile Watch.Watcher ownKeyWatch;
 
-    EtcdHold(EtcdLockRegistry registry, String name, String path, Thread owner) {
+    /** What the key holds: who holds it (a lock), or the participant id (an election). */
+    final ByteSequence value;
+    /** Run once, right after the mark, by whichever thread invalidates the hold: ends an election term. */
+    private final Runnable onLoss;
+
+    EtcdHold(EtcdLockRegistry registry, String name, String path, Thread owner, ByteSequence value, Runnable onLoss) {
         this.registry = registry;
         this.name = name;
         this.path = path;
         this.owner = owner;
+        this.value = value;
+        this.onLoss = onLoss;
     }
 
     void leased(long leaseId, String key) {
@@ -62,6 +69,9 @@ final class EtcdHold {
             return false;
         }
         wakeUp.countDown();
+        if (onLoss != null) {
+            onLoss.run();
+        }
         return true;
     }
 

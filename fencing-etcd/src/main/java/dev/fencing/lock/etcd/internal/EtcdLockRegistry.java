@@ -1,17 +1,22 @@
 package dev.fencing.lock.etcd.internal;
 
+import dev.fencing.lock.FencedLeaderElection;
 import dev.fencing.lock.FencedLock;
 import dev.fencing.lock.FencedLockListener;
 import dev.fencing.lock.Lease;
 import dev.fencing.lock.LeaseLoss;
 import dev.fencing.lock.LeaseLostException;
+import dev.fencing.lock.LockAcquisitionException;
 import dev.fencing.lock.LockInterruptedException;
+import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.kv.GetResponse;
 import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
+import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.WatchOption;
 import io.etcd.jetcd.watch.WatchEvent;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -54,6 +59,8 @@ public final class EtcdLockRegistry implements AutoCloseable {
 
     /** The least time an acquire waits for one answer from etcd before it fails. */
     static final Duration MIN_REQUEST_TIMEOUT = Duration.ofSeconds(10);
+    /** The longest participant id, in bytes of UTF-8. */
+    static final int MAX_PARTICIPANT_ID_BYTES = 1024;
 
     final Client client;
     final String prefix;
@@ -63,6 +70,9 @@ public final class EtcdLockRegistry implements AutoCloseable {
 
     private final Set<EtcdHold> holds = ConcurrentHashMap.newKeySet();
     private final ConcurrentMap<OwnerKey, EtcdHold> owned = new ConcurrentHashMap<>();
+    /** Open election participants, withdrawn when these locks close. */
+    private final Set<EtcdElection> participants = ConcurrentHashMap.newKeySet();
+
     private final KeyMutex mutex;
     private final KeepAlives keepAlives;
     private final PauseClock pauses;
@@ -113,6 +123,68 @@ public final class EtcdLockRegistry implements AutoCloseable {
         return new EtcdLockHandle(this, name);
     }
 
+    /**
+     * A new participant, out of the election until it joins, in the election called {@code name}: an exclusive
+     * lock's name too, whose keys hold the participant id.
+     */
+    public FencedLeaderElection election(String name, String participantId) {
+        validateName(name);
+        Objects.requireNonNull(participantId, "participantId");
+        if (participantId.isBlank()) {
+            throw new IllegalArgumentException("participantId must not be blank, got '" + participantId + "'");
+        }
+        int bytes = participantId.getBytes(StandardCharsets.UTF_8).length;
+        if (bytes > MAX_PARTICIPANT_ID_BYTES) {
+            throw new IllegalArgumentException("participantId is " + bytes + " bytes of UTF-8, more than "
+                    + MAX_PARTICIPANT_ID_BYTES + ": '" + participantId.substring(0, 40) + "...'");
+        }
+        ensureOpen(name);
+        return new EtcdElection(this, name, participantId);
+    }
+
+    /** A participant that joins: withdrawn when these locks close. */
+    void track(EtcdElection participant) {
+        participants.add(participant);
+        if (closed) {
+            participants.remove(participant);
+            throw new IllegalStateException(
+                    "these EtcdLocks are closed; no participant joins election " + participant.path());
+        }
+    }
+
+    void forget(EtcdElection participant) {
+        participants.remove(participant);
+    }
+
+    /** Ends an election term: marks its hold (which interrupts the participant's thread), tells nobody. */
+    void endTerm(EtcdHold hold, LeaseLoss cause) {
+        markInvalid(hold, cause);
+    }
+
+    /** The value of the contender key with the smallest create revision under {@code name}, as etcd has it now. */
+    Optional<ByteSequence> firstContenderValue(String name) {
+        GetOption first = GetOption.builder()
+                .isPrefix(true)
+                .withSortField(GetOption.SortTarget.CREATE)
+                .withSortOrder(GetOption.SortOrder.ASCEND)
+                .withLimit(1)
+                .build();
+        try {
+            List<KeyValue> kvs = Requests.retrying(
+                            () -> client.getKVClient()
+                                    .get(ByteSequence.from(contendersOf(name), StandardCharsets.UTF_8), first),
+                            requestTimeout.toNanos())
+                    .getKvs();
+            return kvs.isEmpty() ? Optional.empty() : Optional.of(kvs.get(0).getValue());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new LockInterruptedException(pathOf(name), e);
+        } catch (ExecutionException | TimeoutException e) {
+            throw new LockAcquisitionException(
+                    "could not read the leader of " + pathOf(name) + ": " + e, pathOf(name), e);
+        }
+    }
+
     static void validateName(String name) {
         Objects.requireNonNull(name, "lock name");
         if (name.isBlank()) {
@@ -150,6 +222,22 @@ public final class EtcdLockRegistry implements AutoCloseable {
      * contends again with a new lease and key; only a grant hands out a lease.
      */
     Optional<Lease> acquire(String name, Duration timeout) {
+        return acquire(name, timeout, lockHolderValue(), null).map(hold -> new EtcdLease(hold, false));
+    }
+
+    /** What a lock's key holds: who holds it, for a person reading etcd. */
+    private static ByteSequence lockHolderValue() {
+        return ByteSequence.from(
+                "pid " + ProcessHandle.current().pid() + " thread "
+                        + Thread.currentThread().getName(),
+                StandardCharsets.UTF_8);
+    }
+
+    /**
+     * Acquires for the calling thread with keys holding {@code value}; {@code onLoss} (or null) runs right after
+     * the grant's hold is marked invalid. Returns the hold: a re-entered one, or a new grant.
+     */
+    Optional<EtcdHold> acquire(String name, Duration timeout, ByteSequence value, Runnable onLoss) {
         ensureOpen(name);
         Thread me = Thread.currentThread();
         EtcdHold held = owned.get(new OwnerKey(name, me));
@@ -158,11 +246,11 @@ public final class EtcdLockRegistry implements AutoCloseable {
                 throw new LeaseLostException(held.path, held.token, held.loss());
             }
             held.entries.incrementAndGet();
-            return Optional.of(new EtcdLease(held, false));
+            return Optional.of(held);
         }
         long deadline = timeout == null ? 0 : System.nanoTime() + timeout.toNanos();
         while (true) {
-            EtcdHold hold = new EtcdHold(this, name, pathOf(name), me);
+            EtcdHold hold = new EtcdHold(this, name, pathOf(name), me, value, onLoss);
             holds.add(hold);
             boolean granted = false;
             try {
@@ -183,7 +271,7 @@ public final class EtcdLockRegistry implements AutoCloseable {
                         granted = true;
                         owned.put(new OwnerKey(name, me), hold);
                         LOG.debug("acquired {} with fence token {} (key {})", hold.path, hold.token, hold.key);
-                        return Optional.of(new EtcdLease(hold, false));
+                        return Optional.of(hold);
                 }
             } finally {
                 if (!granted) {
@@ -527,6 +615,9 @@ public final class EtcdLockRegistry implements AutoCloseable {
         pauses.close();
         keepAlives.close();
         tellAll(marked, LeaseLoss.LOCKS_CLOSED);
+        for (EtcdElection participant : participants) {
+            participant.close();
+        }
         notifier.shutdown(); // what is queued is still told
     }
 

@@ -67,6 +67,11 @@ final class KeepAlives {
             return;
         }
         long now = System.nanoTime();
+        if (now - hold.validUntilNanos() > 0) {
+            // checks find this too; this tells the listener, and ends a leader's term, without one
+            registry.lostLater(hold, LeaseLoss.SESSION_LOST);
+            return;
+        }
         if (!hold.keepAliveInFlight.compareAndSet(false, true) && now - hold.sentAtNanos < periodNanos) {
             return; // the last one is still in flight: a server that does not answer gets no pile of them
         }

@@ -77,7 +77,7 @@ final class KeyMutex {
                         .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
                         .Then(Op.put(
                                 key,
-                                holderValue(),
+                                hold.value,
                                 PutOption.builder().withLeaseId(grant.getID()).build()))
                         .Else(Op.get(key, GetOption.DEFAULT))
                         .commit(),
@@ -213,13 +213,5 @@ final class KeyMutex {
                     hold.path,
                     e.getCause());
         }
-    }
-
-    /** What the key holds: who holds it, for a person reading etcd. */
-    private static ByteSequence holderValue() {
-        return ByteSequence.from(
-                "pid " + ProcessHandle.current().pid() + " thread "
-                        + Thread.currentThread().getName(),
-                StandardCharsets.UTF_8);
     }
 }
