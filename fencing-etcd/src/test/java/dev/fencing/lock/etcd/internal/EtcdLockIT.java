@@ -13,6 +13,7 @@ import dev.fencing.lock.FencedLock;
 import dev.fencing.lock.Lease;
 import dev.fencing.lock.LeaseLoss;
 import dev.fencing.lock.LeaseLostException;
+import dev.fencing.lock.LockInterruptedException;
 import dev.fencing.testsupport.EtcdServers;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
@@ -29,7 +30,9 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -248,6 +251,75 @@ class EtcdLockIT {
         await().atMost(Duration.ofSeconds(10))
                 .until(() -> keysUnder(outsider, prefix).isEmpty());
         assertThatThrownBy(() -> registry.lock("close")).isInstanceOf(IllegalStateException.class);
+    }
+
+    @Test
+    void anInterruptedWaiterThrowsKeepsItsInterruptFlagAndDeletesItsKey() throws Exception {
+        EtcdLockRegistry registry = registry(client());
+        List<String> waiterKeys = new CopyOnWriteArrayList<>();
+        registry.predecessorWatched((waiter, predecessor) -> waiterKeys.add(waiter));
+        FencedLock lock = registry.lock("interrupt");
+        Lease held = lock.acquire();
+        AtomicReference<Throwable> thrown = new AtomicReference<>();
+        AtomicBoolean flagAfter = new AtomicBoolean();
+        Thread waiter = new Thread(() -> {
+            try {
+                lock.acquire();
+            } catch (RuntimeException e) {
+                thrown.set(e);
+                flagAfter.set(Thread.currentThread().isInterrupted());
+            }
+        });
+        waiter.start();
+        await().atMost(Duration.ofSeconds(10)).until(() -> waiterKeys.size() == 1);
+
+        waiter.interrupt();
+        waiter.join(10_000);
+
+        assertThat(thrown.get()).isInstanceOf(LockInterruptedException.class);
+        assertThat(flagAfter).isTrue();
+        assertThat(keysUnder(outsider, prefix))
+                .extracting(kv -> text(kv.getKey()))
+                .doesNotContain(waiterKeys.get(0))
+                .hasSize(1);
+        assertThat(held.isValid()).isTrue();
+        held.close();
+    }
+
+    /**
+     * Compaction drops history, not live keys: a waiter queued across a compaction (its watch may start from a
+     * compacted revision and fail) is still granted in order, and the tokens keep rising.
+     */
+    @Test
+    void tokensKeepRisingAcrossACompactionAndAWaiterQueuedAcrossItIsGranted() throws Exception {
+        EtcdLockRegistry registry = registry(client());
+        CountDownLatch queued = new CountDownLatch(1);
+        registry.predecessorWatched((waiter, predecessor) -> queued.countDown());
+        FencedLock lock = registry.lock("compaction");
+        Lease first = lock.acquire();
+        Future<Lease> waiter = threads.submit(() -> {
+            Lease lease = lock.acquire();
+            lease.close();
+            return lease;
+        });
+        assertThat(queued.await(10, TimeUnit.SECONDS)).isTrue();
+        for (int i = 0; i < 5; i++) {
+            outsider.getKVClient().put(bytes(prefix + "-noise"), bytes("v" + i)).get(10, TimeUnit.SECONDS);
+        }
+        long revision = outsider.getKVClient()
+                .get(bytes(prefix + "-noise"))
+                .get(10, TimeUnit.SECONDS)
+                .getHeader()
+                .getRevision();
+
+        outsider.getKVClient().compact(revision).get(10, TimeUnit.SECONDS);
+        first.close();
+
+        Lease second = waiter.get(10, TimeUnit.SECONDS);
+        Lease third = lock.acquire();
+        third.close();
+        assertThat(second.token()).isGreaterThan(first.token());
+        assertThat(third.token()).isGreaterThan(second.token()).isGreaterThan(revision);
     }
 
     /** Keys of the outsider's doing, for tests that delete or revoke. */
