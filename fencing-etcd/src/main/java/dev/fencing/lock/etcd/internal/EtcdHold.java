@@ -6,6 +6,7 @@ import io.etcd.jetcd.Watch;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -29,6 +30,8 @@ final class EtcdHold {
      * answered keep-alive (or of the grant) plus its TTL, less the safety margin. Only ever raised.
      */
     private final AtomicLong validUntilNanos = new AtomicLong();
+    /** The same deadline by the wall clock (System.currentTimeMillis): see {@link #deadlinePassed()}. */
+    private final AtomicLong validUntilWallMillis = new AtomicLong();
     /** Whether a keep-alive is in flight, and since when: a server that does not answer must not pile them up. */
     final AtomicBoolean keepAliveInFlight = new AtomicBoolean();
 
@@ -83,12 +86,39 @@ final class EtcdHold {
         return validUntilNanos.get();
     }
 
-    /** Raises the deadline to {@code nanos} unless it is already later (a late answer to an older keep-alive). */
-    void aliveUntil(long nanos) {
+    /**
+     * Raises the deadline to a TTL (less the margin) after a request sent at {@code sentNanos} / {@code
+     * sentWallMillis} was answered, unless it is already later (a late answer to an older keep-alive).
+     */
+    void aliveUntil(long sentNanos, long sentWallMillis, long ttlSeconds) {
+        long ttlNanos = TimeUnit.SECONDS.toNanos(ttlSeconds);
+        long nanos = sentNanos + ttlNanos - ttlNanos / EtcdLockRegistry.MARGIN_DIVISOR;
+        long ttlMillis = TimeUnit.SECONDS.toMillis(ttlSeconds);
+        long wall = sentWallMillis + ttlMillis - ttlMillis / EtcdLockRegistry.MARGIN_DIVISOR;
         validUntilNanos.accumulateAndGet(nanos, (current, proposed) -> proposed - current > 0 ? proposed : current);
+        validUntilWallMillis.accumulateAndGet(wall, Math::max);
     }
 
-    void firstDeadline(long nanos) {
-        validUntilNanos.set(nanos);
+    void firstDeadline(long sentNanos, long sentWallMillis, long ttlSeconds) {
+        validUntilNanos.set(sentNanos);
+        validUntilWallMillis.set(sentWallMillis);
+        aliveUntil(sentNanos, sentWallMillis, ttlSeconds);
+    }
+
+    /**
+     * Whether the deadline has passed by either clock, each read after the deadlines. The monotonic clock is the
+     * one to trust; the wall clock also counts the time a suspended machine slept, which {@code System.nanoTime}
+     * (CLOCK_MONOTONIC on Linux) leaves out, while etcd's leader kept counting. A wall clock stepped forward ends
+     * a lease early (safe); one stepped back is covered by the monotonic clock.
+     */
+    boolean deadlinePassed() {
+        long nanos = validUntilNanos.get();
+        long wall = validUntilWallMillis.get();
+        return System.nanoTime() - nanos > 0 || System.currentTimeMillis() - wall > 0;
+    }
+
+    /** Test hook: moves the wall-clock deadline, as a machine that slept through it would find it. */
+    void wallDeadlineForTest(long wallMillis) {
+        validUntilWallMillis.set(wallMillis);
     }
 }

@@ -302,8 +302,7 @@ public final class EtcdLockRegistry implements AutoCloseable {
         if (hold.loss() != null) {
             return false;
         }
-        long deadline = hold.validUntilNanos();
-        if (System.nanoTime() - deadline > 0) {
+        if (hold.deadlinePassed()) {
             invalidate(hold, LeaseLoss.SESSION_LOST);
             return false;
         }
@@ -405,8 +404,8 @@ public final class EtcdLockRegistry implements AutoCloseable {
     }
 
     /** Starts keeping the hold's new etcd lease alive, its first deadline counted from the grant's send time. */
-    void leaseGranted(EtcdHold hold, long sentAtNanos, long grantedTtlSeconds) {
-        hold.firstDeadline(deadline(sentAtNanos, grantedTtlSeconds));
+    void leaseGranted(EtcdHold hold, long sentAtNanos, long sentAtWallMillis, long grantedTtlSeconds) {
+        hold.firstDeadline(sentAtNanos, sentAtWallMillis, grantedTtlSeconds);
         keepAlives.start(hold);
     }
 
@@ -422,6 +421,7 @@ public final class EtcdLockRegistry implements AutoCloseable {
             return true;
         }
         long sent = System.nanoTime();
+        long sentWall = System.currentTimeMillis();
         try {
             LeaseKeepAliveResponse answer = Requests.retrying(
                     () -> client.getLeaseClient().keepAliveOnce(hold.leaseId), keepAlives.periodNanos());
@@ -429,7 +429,7 @@ public final class EtcdLockRegistry implements AutoCloseable {
                 invalidate(hold, LeaseLoss.SESSION_LOST);
                 return false;
             }
-            hold.aliveUntil(deadline(sent, answer.getTTL()));
+            hold.aliveUntil(sent, sentWall, answer.getTTL());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new LockInterruptedException(hold.path, e);
@@ -442,11 +442,6 @@ public final class EtcdLockRegistry implements AutoCloseable {
             // granted as it is
         }
         return true;
-    }
-
-    static long deadline(long sentAtNanos, long ttlSeconds) {
-        long ttl = TimeUnit.SECONDS.toNanos(ttlSeconds);
-        return sentAtNanos + ttl - ttl / MARGIN_DIVISOR;
     }
 
     /**

@@ -67,7 +67,7 @@ final class KeepAlives {
             return;
         }
         long now = System.nanoTime();
-        if (now - hold.validUntilNanos() > 0) {
+        if (hold.deadlinePassed()) {
             // checks find this too; this tells the listener, and ends a leader's term, without one
             registry.lostLater(hold, LeaseLoss.SESSION_LOST);
             return;
@@ -78,14 +78,20 @@ final class KeepAlives {
         // one unanswered for a period is given up and another sent: a request stuck on a member that died
         // (jetcd fails over only for new requests) must not hold the lease's renewal up until the deadline
         hold.sentAtNanos = now;
+        long wall = System.currentTimeMillis();
         registry.client
                 .getLeaseClient()
                 .keepAliveOnce(hold.leaseId)
                 .orTimeout(periodNanos, TimeUnit.NANOSECONDS)
-                .whenComplete((response, failure) -> answered(hold, now, response, failure));
+                .whenComplete((response, failure) -> answered(hold, now, wall, response, failure));
     }
 
-    private void answered(EtcdHold hold, long sentAtNanos, LeaseKeepAliveResponse response, Throwable failure) {
+    private void answered(
+            EtcdHold hold,
+            long sentAtNanos,
+            long sentAtWallMillis,
+            LeaseKeepAliveResponse response,
+            Throwable failure) {
         if (hold.sentAtNanos == sentAtNanos) {
             hold.keepAliveInFlight.set(false);
         }
@@ -102,7 +108,7 @@ final class KeepAlives {
             registry.lostLater(hold, LeaseLoss.SESSION_LOST);
             return;
         }
-        hold.aliveUntil(EtcdLockRegistry.deadline(sentAtNanos, response.getTTL()));
+        hold.aliveUntil(sentAtNanos, sentAtWallMillis, response.getTTL());
     }
 
     /** etcd answers a keep-alive of an unknown lease with gRPC's NOT_FOUND ("requested lease not found"). */

@@ -55,9 +55,11 @@ final class KeyMutex {
      */
     Outcome acquire(EtcdHold hold, Long deadlineNanos) {
         AtomicLong grantSent = new AtomicLong();
+        AtomicLong grantSentWall = new AtomicLong();
         LeaseGrantResponse grant = await(
                 () -> {
                     grantSent.set(System.nanoTime()); // the attempt that is answered counts
+                    grantSentWall.set(System.currentTimeMillis());
                     return registry.client.getLeaseClient().grant(registry.ttlSeconds);
                 },
                 hold,
@@ -67,7 +69,7 @@ final class KeyMutex {
             return Outcome.TIMED_OUT;
         }
         hold.leased(grant.getID(), registry.contendersOf(hold.name) + Long.toHexString(grant.getID()));
-        registry.leaseGranted(hold, grantSent.get(), grant.getTTL());
+        registry.leaseGranted(hold, grantSent.get(), grantSentWall.get(), grant.getTTL());
 
         ByteSequence key = hold.keyBytes;
         TxnResponse created = await(
