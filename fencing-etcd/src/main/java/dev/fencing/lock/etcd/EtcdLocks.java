@@ -58,7 +58,8 @@ import java.util.Objects;
  *
  * <ul>
  *   <li>the keep-alive deadline passed: the send time of the last answered keep-alive (or of the lease's grant)
- *       plus the TTL the server granted, less a margin of 2 % for clock rates ({@link LeaseLoss#SESSION_LOST}).
+ *       plus the TTL the server granted, less a margin of 2 % for clock rates, by the monotonic clock or by the wall
+ *       clock (which also counts the time a suspended machine slept) ({@link LeaseLoss#SESSION_LOST}).
  *       The server renewed the lease after that send time, so before the deadline it cannot have expired the
  *       lease on its own; after it, it may have;
  *   <li>a keep-alive was answered with a TTL of zero or "lease not found": the etcd lease expired or was revoked,
