@@ -27,7 +27,8 @@ class ClusterIT {
     private static final Duration ELECTION = Duration.ofSeconds(15);
 
     private final List<AutoCloseable> opened = new ArrayList<>();
-    private final ExecutorService threads = Executors.newCachedThreadPool();
+    /** One thread: a lease is closed by the thread that acquired it. */
+    private final ExecutorService threads = Executors.newSingleThreadExecutor();
 
     @AfterEach
     void stop() throws Exception {

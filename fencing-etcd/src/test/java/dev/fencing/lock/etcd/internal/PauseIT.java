@@ -36,7 +36,9 @@ class PauseIT {
     private static final Duration TOLERANCE = Duration.ofMillis(200);
 
     private final List<AutoCloseable> opened = new ArrayList<>();
-    private final ExecutorService threads = Executors.newCachedThreadPool();
+    /** One thread: a lease is closed by the thread that acquired it. */
+    private final ExecutorService threads = Executors.newSingleThreadExecutor();
+
     private String prefix;
 
     @BeforeEach
