@@ -11,8 +11,8 @@ import java.time.Duration;
 import java.util.Objects;
 
 /**
- * Creates {@link FencedLock}s on etcd, through a jetcd {@link Client} the application owns, and watches, for all
- * of them, what makes a lease unsafe: keep-alives that stop being answered, an etcd lease or lock key that goes
+ * Creates {@link FencedLock}s and {@link FencedLeaderElection}s on etcd, through a jetcd {@link Client} the
+ * application owns, and watches, for all of them, what makes a lease or a term unsafe: keep-alives that stop being answered, an etcd lease or lock key that goes
  * away, pauses of this JVM.
  *
  * <h2>The recipe</h2>
