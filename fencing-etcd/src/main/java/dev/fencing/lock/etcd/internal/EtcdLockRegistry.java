@@ -12,10 +12,7 @@ import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.kv.GetResponse;
-import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
 import io.etcd.jetcd.options.GetOption;
-import io.etcd.jetcd.options.WatchOption;
-import io.etcd.jetcd.watch.WatchEvent;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -27,10 +24,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.BiConsumer;
@@ -75,8 +69,11 @@ public final class EtcdLockRegistry implements AutoCloseable {
 
     private final KeyMutex mutex;
     private final KeepAlives keepAlives;
+    /** The watches on the holds' keys, and their release. */
+    final HoldKeys keys;
+
     private final PauseClock pauses;
-    private final ThreadPoolExecutor notifier;
+    private final LossNotifier notifier;
     private volatile boolean closed;
 
     private volatile Runnable betweenValidityReads = () -> {};
@@ -101,12 +98,8 @@ public final class EtcdLockRegistry implements AutoCloseable {
             return thread;
         });
         this.keepAlives = new KeepAlives(this, scheduler);
-        this.notifier = new ThreadPoolExecutor(1, 1, 10, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), task -> {
-            Thread thread = new Thread(task, "fenced-lock-listener");
-            thread.setDaemon(true);
-            return thread;
-        });
-        notifier.allowCoreThreadTimeOut(true);
+        this.keys = new HoldKeys(this, keepAlives);
+        this.notifier = new LossNotifier(listener, this::granted);
         this.pauses = PauseClocks.start(settings.pauseTolerance(), this::paused, () -> beforeDetectorTick.run());
     }
 
@@ -285,7 +278,7 @@ public final class EtcdLockRegistry implements AutoCloseable {
     private void discard(EtcdHold hold) {
         hold.invalidate(LeaseLoss.RELEASED);
         holds.remove(hold);
-        release(hold);
+        keys.release(hold);
     }
 
     /**
@@ -360,47 +353,7 @@ public final class EtcdLockRegistry implements AutoCloseable {
         hold.invalidate(LeaseLoss.RELEASED);
         owned.remove(new OwnerKey(hold.name, hold.owner), hold);
         holds.remove(hold);
-        release(hold);
-    }
-
-    /**
-     * Stops the keep-alives and the watch, deletes the key (the next waiter is told at once) and revokes the
-     * etcd lease without waiting. Never throws: a key that cannot be deleted goes when its lease expires.
-     */
-    private void release(EtcdHold hold) {
-        keepAlives.stop(hold);
-        if (hold.ownKeyWatch != null) {
-            hold.ownKeyWatch.close();
-        }
-        if (hold.leaseId == 0) {
-            return;
-        }
-        boolean interrupted = Thread.interrupted();
-        try {
-            Requests.retrying(() -> client.getKVClient().delete(hold.keyBytes), requestTimeout.toNanos());
-        } catch (InterruptedException e) {
-            interrupted = true;
-        } catch (Exception e) {
-            LOG.warn(
-                    "could not delete lock key {} of {}: {}; etcd deletes it when its lease expires, within {} s",
-                    hold.key,
-                    hold.path,
-                    e.toString(),
-                    ttlSeconds);
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
-        }
-        client.getLeaseClient().revoke(hold.leaseId).whenComplete((ok, failure) -> {
-            if (failure != null) {
-                LOG.debug(
-                        "revoke of etcd lease {} of {} failed: {}",
-                        Long.toHexString(hold.leaseId),
-                        hold.path,
-                        failure.toString());
-            }
-        });
+        keys.release(hold);
     }
 
     /** Starts keeping the hold's new etcd lease alive, its first deadline counted from the grant's send time. */
@@ -409,94 +362,17 @@ public final class EtcdLockRegistry implements AutoCloseable {
         keepAlives.start(hold);
     }
 
-    /**
-     * Makes sure a waiter is not granted with a keep-alive deadline that passed while it waited (its keep-alives
-     * went unanswered for a while, say during a leader election): one keep-alive, sent now, answered with a TTL,
-     * proves the etcd lease alive at its send time, and with it the key, which the lease has carried since its
-     * creation (a deleted key does not come back with the same create revision). False if etcd answers that the
-     * lease is gone; a lease that gets no answer is granted as it is, and reads invalid once its deadline passes.
-     */
-    boolean renewBeforeGrant(EtcdHold hold) {
-        if (hold.validUntilNanos() - System.nanoTime() > keepAlives.periodNanos()) {
-            return true;
-        }
-        long sent = System.nanoTime();
-        long sentWall = System.currentTimeMillis();
-        try {
-            LeaseKeepAliveResponse answer = Requests.retrying(
-                    () -> client.getLeaseClient().keepAliveOnce(hold.leaseId), keepAlives.periodNanos());
-            if (answer.getTTL() <= 0) {
-                invalidate(hold, LeaseLoss.SESSION_LOST);
-                return false;
-            }
-            hold.aliveUntil(sent, sentWall, answer.getTTL());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new LockInterruptedException(hold.path, e);
-        } catch (ExecutionException e) {
-            if (KeepAlives.leaseNotFound(e)) {
-                invalidate(hold, LeaseLoss.SESSION_LOST);
-                return false;
-            }
-        } catch (TimeoutException e) {
-            // granted as it is
-        }
-        return true;
-    }
-
-    /**
-     * Watches the hold's own key from the revision after its creation: a deletion by anyone but the holder (an
-     * operator, a revoked or expired lease) ends the hold with {@link LeaseLoss#NODE_GONE}. A watch that fails
-     * (a compacted revision, a closed client) is replaced after a read that finds the key still there.
-     */
-    void watchOwnKey(EtcdHold hold, long fromRevision) {
-        if (hold.loss() != null) {
-            return;
-        }
-        WatchOption option =
-                WatchOption.builder().withRevision(fromRevision).withNoPut(true).build();
-        hold.ownKeyWatch = client.getWatchClient()
-                .watch(
-                        hold.keyBytes,
-                        option,
-                        response -> {
-                            for (WatchEvent event : response.getEvents()) {
-                                if (event.getEventType() == WatchEvent.EventType.DELETE) {
-                                    lostLater(hold, LeaseLoss.NODE_GONE);
-                                }
-                            }
-                        },
-                        failure -> rewatch(hold, failure));
-    }
-
-    private void rewatch(EtcdHold hold, Throwable failure) {
-        if (hold.loss() != null || closed) {
-            return;
-        }
-        LOG.debug("watch of lock key {} failed: {}; reading it again", hold.key, failure.toString());
-        client.getKVClient().get(hold.keyBytes).whenComplete((response, readFailure) -> {
-            if (readFailure != null) {
-                // the keep-alive deadline still ends the hold if etcd stays out of reach
-                keepAlives.later(() -> rewatch(hold, readFailure));
-            } else if (response.getKvs().isEmpty() || response.getKvs().get(0).getCreateRevision() != hold.token) {
-                lostLater(hold, LeaseLoss.NODE_GONE);
-            } else {
-                watchOwnKey(hold, response.getHeader().getRevision() + 1);
-            }
-        });
-    }
-
     /** Marks the hold and tells the listener on the registry's thread (for events found by jetcd's threads). */
     void lostLater(EtcdHold hold, LeaseLoss cause) {
         if (markInvalid(hold, cause)) {
-            tellLater(List.of(hold), cause);
+            notifier.tellLater(List.of(hold), cause);
         }
     }
 
     /** Marks the hold and tells the listener on the calling thread. */
     void invalidate(EtcdHold hold, LeaseLoss cause) {
         if (markInvalid(hold, cause)) {
-            tell(hold, cause);
+            notifier.tell(hold, cause);
         }
     }
 
@@ -530,34 +406,6 @@ public final class EtcdLockRegistry implements AutoCloseable {
         return owned.get(new OwnerKey(hold.name, hold.owner)) == hold;
     }
 
-    private void tell(EtcdHold hold, LeaseLoss cause) {
-        if (!granted(hold)) {
-            return;
-        }
-        try {
-            listener.leaseInvalidated(new EtcdLease(hold, true), cause);
-        } catch (RuntimeException e) {
-            LOG.error("lease listener failed for {} token {}", hold.path, hold.token, e);
-        }
-    }
-
-    private void tellAll(List<EtcdHold> marked, LeaseLoss cause) {
-        for (EtcdHold hold : marked) {
-            tell(hold, cause);
-        }
-    }
-
-    private void tellLater(List<EtcdHold> marked, LeaseLoss cause) {
-        if (marked.isEmpty()) {
-            return;
-        }
-        try {
-            notifier.execute(() -> tellAll(marked, cause));
-        } catch (RejectedExecutionException closedMeanwhile) {
-            tellAll(marked, cause);
-        }
-    }
-
     /** The pause detector's callback: marks every hold before it returns, and so before the tick moves. */
     private void paused(Duration stopped, Duration tolerance) {
         List<EtcdHold> marked = invalidateAll(LeaseLoss.PAUSE_DETECTED);
@@ -566,7 +414,7 @@ public final class EtcdLockRegistry implements AutoCloseable {
                     "this JVM was stopped for {} ms, longer than the pause tolerance of {} ms",
                     stopped.toMillis(),
                     tolerance.toMillis());
-            tellLater(marked, LeaseLoss.PAUSE_DETECTED);
+            notifier.tellLater(marked, LeaseLoss.PAUSE_DETECTED);
         }
     }
 
@@ -609,11 +457,11 @@ public final class EtcdLockRegistry implements AutoCloseable {
         List<EtcdHold> marked = invalidateAll(LeaseLoss.LOCKS_CLOSED);
         pauses.close();
         keepAlives.close();
-        tellAll(marked, LeaseLoss.LOCKS_CLOSED);
+        notifier.tellAll(marked, LeaseLoss.LOCKS_CLOSED);
         for (EtcdElection participant : participants) {
             participant.close();
         }
-        notifier.shutdown(); // what is queued is still told
+        notifier.close();
     }
 
     boolean isClosed() {

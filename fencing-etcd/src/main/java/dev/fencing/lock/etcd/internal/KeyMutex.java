@@ -93,7 +93,7 @@ final class KeyMutex {
                 ? created.getHeader().getRevision()
                 : created.getGetResponses().get(0).getKvs().get(0).getCreateRevision();
         hold.token = revision;
-        registry.watchOwnKey(hold, revision + 1);
+        registry.keys.watch(hold, revision + 1);
 
         ByteSequence contenders = ByteSequence.from(registry.contendersOf(hold.name), StandardCharsets.UTF_8);
         GetOption predecessor = GetOption.builder()
@@ -130,7 +130,7 @@ final class KeyMutex {
             }
             List<KeyValue> before = ranked.getGetResponses().get(0).getKvs();
             if (before.isEmpty()) {
-                return registry.renewBeforeGrant(hold) ? Outcome.GRANTED : Outcome.LOST;
+                return registry.keys.renewBeforeGrant(hold) ? Outcome.GRANTED : Outcome.LOST;
             }
             ByteSequence previous = before.get(0).getKey();
             registry.watchingPredecessor(hold, previous.toString(StandardCharsets.UTF_8));
