@@ -50,6 +50,7 @@ class FrozenHolderIT {
             try (ProcessFreezer.Frozen frozen = ProcessFreezer.freeze(holder.pid(), Duration.ofSeconds(60))) {
                 // etcd expires the frozen holder's lease a TTL after its last keep-alive and deletes its key
                 taken = locks.lock("frozen").acquire();
+                assertThat(frozen.elapsed()).isGreaterThan(Duration.ofSeconds(TTL_SECONDS - 1));
                 lastBegunBeforeResume = lastBegun(lines);
             }
 

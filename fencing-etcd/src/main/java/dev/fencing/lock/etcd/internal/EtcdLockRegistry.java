@@ -16,7 +16,9 @@ import io.etcd.jetcd.options.GetOption;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
@@ -53,6 +55,8 @@ public final class EtcdLockRegistry implements AutoCloseable {
 
     /** The least time an acquire waits for one answer from etcd before it fails. */
     static final Duration MIN_REQUEST_TIMEOUT = Duration.ofSeconds(10);
+    /** How many lock names' highest tokens are remembered, to tell of a token that went backwards. */
+    private static final int TOKENS_REMEMBERED = 65_536;
     /** The longest participant id, in bytes of UTF-8. */
     static final int MAX_PARTICIPANT_ID_BYTES = 1024;
 
@@ -64,6 +68,13 @@ public final class EtcdLockRegistry implements AutoCloseable {
 
     private final Set<EtcdHold> holds = ConcurrentHashMap.newKeySet();
     private final ConcurrentMap<OwnerKey, EtcdHold> owned = new ConcurrentHashMap<>();
+    /** The highest token granted here per lock name, for the most recently granted locks. */
+    private final Map<String, Long> highestTokens = new LinkedHashMap<>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Long> eldest) {
+            return size() > TOKENS_REMEMBERED;
+        }
+    };
     /** Open election participants, withdrawn when these locks close. */
     private final Set<EtcdElection> participants = ConcurrentHashMap.newKeySet();
 
@@ -263,6 +274,7 @@ public final class EtcdLockRegistry implements AutoCloseable {
                     default:
                         granted = true;
                         owned.put(new OwnerKey(name, me), hold);
+                        noteToken(hold);
                         LOG.debug("acquired {} with fence token {} (key {})", hold.path, hold.token, hold.key);
                         return Optional.of(hold);
                 }
@@ -271,6 +283,34 @@ public final class EtcdLockRegistry implements AutoCloseable {
                     discard(hold);
                 }
             }
+        }
+    }
+
+    /**
+     * Warns, and tells the listener, when a grant's token is lower than one this process saw on the same lock
+     * before (while it remembered the lock). etcd's revision never goes backwards in one cluster.
+     */
+    private void noteToken(EtcdHold hold) {
+        Long previous;
+        synchronized (highestTokens) {
+            previous = highestTokens.get(hold.name);
+            if (previous == null || hold.token > previous) {
+                highestTokens.put(hold.name, hold.token);
+            }
+        }
+        if (previous == null || hold.token >= previous) {
+            return;
+        }
+        String explanation = "fence token for lock " + hold.path + " went backwards: this grant got revision "
+                + hold.token + ", an earlier grant in this process got " + previous + ". etcd's revision never"
+                + " goes backwards in one cluster, so this client now talks to another cluster, or the cluster"
+                + " was restored from an older snapshot. Resources that stored " + previous + " refuse writes under "
+                + hold.token + " until a grant passes it";
+        LOG.warn(explanation);
+        try {
+            listener.tokenRegressed(hold.path, previous, hold.token, explanation);
+        } catch (RuntimeException e) {
+            LOG.error("lock listener failed for {} token {}", hold.path, hold.token, e);
         }
     }
 

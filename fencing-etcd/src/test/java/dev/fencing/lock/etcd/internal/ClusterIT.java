@@ -11,13 +11,20 @@ import dev.fencing.testsupport.EmbeddedEtcdCluster;
 import dev.fencing.testsupport.EtcdMember;
 import dev.fencing.testsupport.EtcdServers;
 import io.etcd.jetcd.Client;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -112,6 +119,59 @@ class ClusterIT {
                     .isFalse();
             assertThat(lease.lossCause()).isEqualTo(LeaseLoss.SESSION_LOST);
             lease.close();
+        }
+    }
+
+    /**
+     * What breaks the token's monotonicity: a member whose data is wiped starts a new cluster at revision 1, as a
+     * restore from an old snapshot rewinds it. The next grant's token is lower, and the listener is told.
+     */
+    @Test
+    void aClusterStartedAfreshUnderTheClientGivesALowerTokenAndTheListenerIsTold() throws Exception {
+        List<String> told = new CopyOnWriteArrayList<>();
+        try (EmbeddedEtcdCluster cluster = EtcdServers.startCluster(1)) {
+            Client client = EtcdTesting.client(cluster.endpoints());
+            opened.add(client);
+            EtcdLockRegistry registry = EtcdTesting.registry(client, "it/cluster/fresh", TTL, new FencedLockListener() {
+                @Override
+                public void tokenRegressed(String lockPath, long previousToken, long newToken, String explanation) {
+                    told.add(lockPath + " " + previousToken + " -> " + newToken + ": " + explanation);
+                }
+            });
+            opened.add(registry);
+            for (int i = 0; i < 30; i++) {
+                client.getKVClient()
+                        .put(EtcdTesting.bytes("it/noise"), EtcdTesting.bytes("v" + i))
+                        .get(10, TimeUnit.SECONDS);
+            }
+            Lease before = registry.lock("ledger").acquire();
+            before.close();
+            EtcdMember member = cluster.members().get(0);
+
+            member.stop();
+            deleteTree(member.dataDirectory());
+            member.start();
+
+            Lease after = await().atMost(ELECTION)
+                    .pollInSameThread() // a lease is closed by the thread that acquired it
+                    .ignoreExceptions()
+                    .until(() -> registry.lock("ledger").tryAcquire(Duration.ofSeconds(5)), Optional::isPresent)
+                    .orElseThrow();
+            after.close();
+            assertThat(after.token()).isLessThan(before.token());
+            assertThat(told)
+                    .singleElement()
+                    .asString()
+                    .contains("went backwards")
+                    .contains("snapshot");
+        }
+    }
+
+    private static void deleteTree(Path root) throws IOException {
+        try (Stream<Path> paths = Files.walk(root)) {
+            for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
+                Files.delete(path);
+            }
         }
     }
 }
