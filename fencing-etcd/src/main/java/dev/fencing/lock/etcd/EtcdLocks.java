@@ -49,7 +49,8 @@ import java.util.Objects;
  * ({@code etcdctl snapshot restore}, or a disaster recovery that brings back older data), which rewinds the
  * revision so that new keys are created with revisions that were handed out before; and pointing the client at
  * a different cluster. Resources that stored a token from before either event refuse the new, smaller tokens
- * until a grant passes the stored one: move the protected resources' stored tokens, or start from fresh keys.
+ * until a grant passes the stored one. A grant whose token is lower than one this process saw on the same lock is
+ * logged and told to {@link FencedLockListener#tokenRegressed}.
  *
  * <h2>When a lease is invalid</h2>
  *
