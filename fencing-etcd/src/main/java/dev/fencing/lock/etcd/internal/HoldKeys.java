@@ -2,11 +2,13 @@ package dev.fencing.lock.etcd.internal;
 
 import dev.fencing.lock.LeaseLoss;
 import dev.fencing.lock.LockInterruptedException;
+import io.etcd.jetcd.Watch;
 import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
 import io.etcd.jetcd.options.WatchOption;
 import io.etcd.jetcd.watch.WatchEvent;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -37,7 +39,8 @@ final class HoldKeys {
         }
         WatchOption option =
                 WatchOption.builder().withRevision(fromRevision).withNoPut(true).build();
-        hold.ownKeyWatch = registry.client
+        AtomicReference<Watch.Watcher> self = new AtomicReference<>();
+        Watch.Watcher watcher = registry.client
                 .getWatchClient()
                 .watch(
                         hold.keyBytes,
@@ -49,7 +52,29 @@ final class HoldKeys {
                                 }
                             }
                         },
-                        failure -> rewatch(hold, failure));
+                        failure -> {
+                            // jetcd resumes a watcher by itself after a retryable error, besides telling us: the
+                            // one that failed is replaced below, so it is closed, and off jetcd's lock, which
+                            // this callback runs under; otherwise every failure would leave one more watch open
+                            keepAlives.now(() -> closeQuietly(self.get()));
+                            rewatch(hold, failure);
+                        });
+        self.set(watcher);
+        hold.ownKeyWatch = watcher;
+        if (hold.loss() != null) {
+            closeQuietly(watcher); // a release that ran meanwhile may have closed the watch this one replaces
+        }
+    }
+
+    private static void closeQuietly(Watch.Watcher watcher) {
+        if (watcher == null) {
+            return;
+        }
+        try {
+            watcher.close();
+        } catch (RuntimeException e) {
+            LOG.debug("could not close a watch: {}", e.toString());
+        }
     }
 
     private void rewatch(EtcdHold hold, Throwable failure) {
@@ -110,9 +135,7 @@ final class HoldKeys {
      */
     void release(EtcdHold hold) {
         keepAlives.stop(hold);
-        if (hold.ownKeyWatch != null) {
-            hold.ownKeyWatch.close();
-        }
+        closeQuietly(hold.ownKeyWatch);
         if (hold.leaseId == 0) {
             return;
         }

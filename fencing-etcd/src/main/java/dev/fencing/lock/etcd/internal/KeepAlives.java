@@ -3,6 +3,7 @@ package dev.fencing.lock.etcd.internal;
 import dev.fencing.lock.LeaseLoss;
 import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
 import java.util.Locale;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -58,6 +59,15 @@ final class KeepAlives {
             scheduler.schedule(task, periodMillis, TimeUnit.MILLISECONDS);
         } catch (RejectedExecutionException closed) {
             // nothing to do any more
+        }
+    }
+
+    /** Runs {@code task} on the keep-alive thread at once; on a pool thread if the locks are closed. */
+    void now(Runnable task) {
+        try {
+            scheduler.execute(task);
+        } catch (RejectedExecutionException closed) {
+            CompletableFuture.runAsync(task);
         }
     }
 
