@@ -33,6 +33,7 @@ final class EtcdElection implements FencedLeaderElection {
     private final ByteSequence value;
     private Candidacy candidacy;
     private boolean closed;
+    private volatile Runnable beforeTerm = () -> {};
 
     EtcdElection(EtcdLockRegistry registry, String name, String participantId) {
         this.registry = registry;
@@ -107,7 +108,22 @@ final class EtcdElection implements FencedLeaderElection {
                     registry.exit(hold);
                     continue;
                 }
-                term = leadership;
+                beforeTerm.run();
+                boolean published;
+                synchronized (this) {
+                    // withdraw() sets withdrawn and reads term under this monitor: either it finds the term and
+                    // ends it, or the term is never published (a step-down that returned leaves no valid term)
+                    published = !withdrawn;
+                    if (published) {
+                        term = leadership;
+                    }
+                }
+                if (!published) {
+                    leading = false;
+                    Thread.interrupted();
+                    registry.exit(hold);
+                    continue;
+                }
                 LOG.info("{} leads {} with fence token {}", participantId, path, hold.token);
                 elected.complete(leadership);
                 try {
@@ -138,8 +154,11 @@ final class EtcdElection implements FencedLeaderElection {
         }
 
         void withdraw() {
-            withdrawn = true;
-            EtcdLeadership current = term;
+            EtcdLeadership current;
+            synchronized (this) {
+                withdrawn = true;
+                current = term;
+            }
             if (current != null) {
                 registry.endTerm(current.hold(), LeaseLoss.STEPPED_DOWN);
             }
@@ -251,6 +270,14 @@ final class EtcdElection implements FencedLeaderElection {
             closed = true;
         }
         stepDown();
+    }
+
+    /**
+     * Test hook: runs on the participant's thread after a grant was found valid and the candidacy not withdrawn,
+     * before the term is published.
+     */
+    void beforeTerm(Runnable hook) {
+        this.beforeTerm = Objects.requireNonNull(hook);
     }
 
     @Override

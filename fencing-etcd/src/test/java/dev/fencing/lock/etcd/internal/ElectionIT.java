@@ -148,6 +148,39 @@ class ElectionIT {
     }
 
     @Test
+    void aStepDownThatReturnsWhileTheGrantIsBeingTakenUpLeavesNoTermBehind() throws Exception {
+        EtcdElection a = (EtcdElection) participant("host-a");
+        CountDownLatch granted = new CountDownLatch(1);
+        CountDownLatch resume = new CountDownLatch(1);
+        a.beforeTerm(() -> {
+            granted.countDown();
+            boolean interrupted = false;
+            while (resume.getCount() > 0) {
+                try {
+                    resume.await();
+                } catch (InterruptedException e) {
+                    interrupted = true; // the step-down's; kept for the participant
+                }
+            }
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        CompletableFuture<Leadership> elected = CompletableFuture.supplyAsync(a::awaitLeadership);
+        assertThat(granted.await(10, TimeUnit.SECONDS)).isTrue();
+
+        // the participant thread found the candidacy not withdrawn and has not published its term yet
+        a.stepDown();
+        resume.countDown();
+
+        assertThatThrownBy(() -> elected.get(10, TimeUnit.SECONDS))
+                .as("a leadership handed out after stepDown() returned")
+                .hasCauseInstanceOf(IllegalStateException.class);
+        assertThat(a.leadership()).isEmpty();
+        await().atMost(WAIT).until(() -> keysUnder(outsider, prefix).isEmpty());
+    }
+
+    @Test
     void refusesBlankOrOverlongParticipantIds() {
         EtcdLockRegistry registry = registry();
         assertThatThrownBy(() -> registry.election("leader", " "))
