@@ -12,6 +12,7 @@ import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.kv.GetResponse;
+import io.etcd.jetcd.lease.LeaseGrantResponse;
 import io.etcd.jetcd.options.GetOption;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -22,6 +23,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.ExecutionException;
@@ -30,6 +32,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.BiConsumer;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -90,6 +93,7 @@ public final class EtcdLockRegistry implements AutoCloseable {
     private volatile Runnable betweenValidityReads = () -> {};
     private volatile BiConsumer<String, String> predecessorWatched = (waiter, predecessor) -> {};
     private volatile Runnable beforeDetectorTick = () -> {};
+    private volatile Consumer<CompletableFuture<LeaseGrantResponse>> grantSent = grant -> {};
 
     /** Settings as {@code EtcdLocks}' builder checked them. */
     public record Settings(
@@ -475,6 +479,15 @@ public final class EtcdLockRegistry implements AutoCloseable {
 
     void watchingPredecessor(EtcdHold waiter, String predecessorKey) {
         predecessorWatched.accept(waiter.key, predecessorKey);
+    }
+
+    /** Test hook: told each lease grant request an acquire sends, on the acquiring thread, right after it. */
+    void grantSent(Consumer<CompletableFuture<LeaseGrantResponse>> hook) {
+        this.grantSent = Objects.requireNonNull(hook);
+    }
+
+    void grantSent(CompletableFuture<LeaseGrantResponse> grant) {
+        grantSent.accept(grant);
     }
 
     /** The hold behind a lease made here, for tests. */

@@ -16,6 +16,7 @@ import io.etcd.jetcd.options.PutOption;
 import io.etcd.jetcd.options.WatchOption;
 import io.etcd.jetcd.watch.WatchEvent;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -24,6 +25,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * etcd's {@code concurrency.Mutex} recipe for one hold: grant an etcd lease, create {@code
@@ -33,6 +36,8 @@ import java.util.function.Supplier;
  * again when it goes.
  */
 final class KeyMutex {
+    private static final Logger LOG = LoggerFactory.getLogger(KeyMutex.class);
+
     enum Outcome {
         GRANTED,
         TIMED_OUT,
@@ -56,18 +61,30 @@ final class KeyMutex {
     Outcome acquire(EtcdHold hold, Long deadlineNanos) {
         AtomicLong grantSent = new AtomicLong();
         AtomicLong grantSentWall = new AtomicLong();
-        LeaseGrantResponse grant = await(
-                () -> {
-                    grantSent.set(System.nanoTime()); // the attempt that is answered counts
-                    grantSentWall.set(System.currentTimeMillis());
-                    return registry.client.getLeaseClient().grant(registry.ttlSeconds);
-                },
-                hold,
-                deadlineNanos,
-                "grant a lease");
+        Grants grants = new Grants(hold);
+        LeaseGrantResponse grant;
+        try {
+            grant = await(
+                    () -> {
+                        grantSent.set(System.nanoTime()); // the attempt that is answered counts
+                        grantSentWall.set(System.currentTimeMillis());
+                        CompletableFuture<LeaseGrantResponse> sent =
+                                registry.client.getLeaseClient().grant(registry.ttlSeconds);
+                        registry.grantSent(sent);
+                        return grants.track(sent);
+                    },
+                    hold,
+                    deadlineNanos,
+                    "grant a lease");
+        } catch (RuntimeException e) {
+            grants.abandon();
+            throw e;
+        }
         if (grant == null) {
+            grants.abandon();
             return Outcome.TIMED_OUT;
         }
+        grants.take(grant.getID());
         hold.leased(grant.getID(), registry.contendersOf(hold.name) + Long.toHexString(grant.getID()));
         registry.leaseGranted(hold, grantSent.get(), grantSentWall.get(), grant.getTTL());
 
@@ -159,6 +176,74 @@ final class KeyMutex {
             } finally {
                 watcher.close();
             }
+        }
+    }
+
+    /**
+     * The etcd leases granted for one acquire's grant requests. A request the acquire gave up on (interrupted,
+     * timed out, sent again) may still be granted on the server: every lease granted but not taken is revoked
+     * when its answer arrives, or when the acquire gives up, whichever comes second, so that it does not live on
+     * for a TTL.
+     */
+    private final class Grants {
+        private final EtcdHold hold;
+        private final List<Long> untaken = new ArrayList<>();
+        private long taken;
+        private boolean abandoned;
+
+        Grants(EtcdHold hold) {
+            this.hold = hold;
+        }
+
+        /** What the acquire waits on: a copy, so that giving up on it does not cancel the answer seen here. */
+        CompletableFuture<LeaseGrantResponse> track(CompletableFuture<LeaseGrantResponse> sent) {
+            sent.thenAccept(granted -> answered(granted.getID()));
+            return sent.copy();
+        }
+
+        private void answered(long leaseId) {
+            synchronized (this) {
+                if (!abandoned && (taken == 0 || taken == leaseId)) {
+                    if (taken == 0) {
+                        untaken.add(leaseId);
+                    }
+                    return;
+                }
+            }
+            revoke(leaseId);
+        }
+
+        void take(long leaseId) {
+            List<Long> others;
+            synchronized (this) {
+                taken = leaseId;
+                untaken.remove(Long.valueOf(leaseId));
+                others = List.copyOf(untaken);
+                untaken.clear();
+            }
+            others.forEach(this::revoke);
+        }
+
+        void abandon() {
+            List<Long> granted;
+            synchronized (this) {
+                abandoned = true;
+                granted = List.copyOf(untaken);
+                untaken.clear();
+            }
+            granted.forEach(this::revoke);
+        }
+
+        private void revoke(long leaseId) {
+            registry.client.getLeaseClient().revoke(leaseId).whenComplete((ok, failure) -> {
+                if (failure != null) {
+                    LOG.debug(
+                            "revoke of etcd lease {} granted to an abandoned attempt on {} failed: {}",
+                            Long.toHexString(leaseId),
+                            hold.path,
+                            failure.toString());
+                }
+            });
         }
     }
 

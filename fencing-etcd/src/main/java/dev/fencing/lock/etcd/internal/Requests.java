@@ -10,7 +10,7 @@ import java.util.function.Supplier;
  * Sends a request to etcd again while its failure is one a later attempt can get past: a connection to a member
  * that died ({@code UNAVAILABLE}, which includes etcd's "request timed out, possibly due to previous leader
  * failure"). Only for requests that may be repeated: a read, a delete, the create-if-absent transaction, a lease
- * grant (a repeated grant leaves a lease with no key, which expires on its own).
+ * grant (the acquire revokes a lease it was granted but did not take).
  */
 final class Requests {
     private static final long BACKOFF_MILLIS = 100;

@@ -17,12 +17,15 @@ import dev.fencing.lock.LockInterruptedException;
 import dev.fencing.testsupport.EtcdServers;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.lease.LeaseGrantResponse;
+import io.etcd.jetcd.options.LeaseOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -284,6 +287,31 @@ class EtcdLockIT {
                 .hasSize(1);
         assertThat(held.isValid()).isTrue();
         held.close();
+    }
+
+    @Test
+    void anAcquireInterruptedWhileItsLeaseIsBeingGrantedRevokesTheLeaseOnceGranted() throws Exception {
+        EtcdLockRegistry registry = registry(client());
+        List<CompletableFuture<LeaseGrantResponse>> grants = new CopyOnWriteArrayList<>();
+        registry.grantSent(grant -> {
+            grants.add(grant);
+            Thread.currentThread().interrupt(); // the caller gives up before etcd answers
+        });
+
+        assertThatThrownBy(() -> registry.lock("interrupted-grant").acquire())
+                .isInstanceOf(LockInterruptedException.class);
+        assertThat(Thread.interrupted()).isTrue();
+
+        assertThat(grants).hasSize(1);
+        long leaseId = grants.get(0).get(10, TimeUnit.SECONDS).getID(); // etcd granted it all the same
+        // well within the TTL, after which etcd would drop the lease by itself
+        await().atMost(TTL.dividedBy(2)).untilAsserted(() -> assertThat(outsider.getLeaseClient()
+                        .timeToLive(leaseId, LeaseOption.DEFAULT)
+                        .get(10, TimeUnit.SECONDS)
+                        .getTTL())
+                .as("TTL of the lease granted to the interrupted acquire (-1: gone)")
+                .isEqualTo(-1));
+        assertThat(keysUnder(outsider, prefix)).isEmpty();
     }
 
     /**
