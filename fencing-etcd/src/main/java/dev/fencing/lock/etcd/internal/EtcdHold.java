@@ -45,6 +45,8 @@ final class EtcdHold {
     volatile long token;
     volatile ScheduledFuture<?> keepAlive;
     volatile Watch.Watcher ownKeyWatch;
+    /** The key was found carrying another etcd lease than this hold's: not this hold's to delete. */
+    volatile boolean foreignKey;
 
     /** What the key holds: who holds it (a lock), or the participant id (an election). */
     final ByteSequence value;

@@ -130,8 +130,8 @@ final class HoldKeys {
     }
 
     /**
-     * Stops the keep-alives and the watch, deletes the key (the next waiter is told at once) and revokes the
-     * etcd lease without waiting. Never throws: a key that cannot be deleted goes when its lease expires.
+     * Stops the keep-alives and the watch, deletes the key (the next waiter is told at once; not a key found with
+     * another lease) and revokes the etcd lease without waiting. Never throws: a key that cannot be deleted goes when its lease expires.
      */
     void release(EtcdHold hold) {
         keepAlives.stop(hold);
@@ -139,6 +139,13 @@ final class HoldKeys {
         if (hold.leaseId == 0) {
             return;
         }
+        if (!hold.foreignKey) {
+            deleteKey(hold);
+        }
+        revoke(hold);
+    }
+
+    private void deleteKey(EtcdHold hold) {
         boolean interrupted = Thread.interrupted();
         try {
             Requests.retrying(
@@ -157,6 +164,9 @@ final class HoldKeys {
                 Thread.currentThread().interrupt();
             }
         }
+    }
+
+    private void revoke(EtcdHold hold) {
         registry.client.getLeaseClient().revoke(hold.leaseId).whenComplete((ok, failure) -> {
             if (failure != null) {
                 LOG.debug(

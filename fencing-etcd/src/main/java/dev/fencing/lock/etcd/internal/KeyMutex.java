@@ -106,9 +106,28 @@ final class KeyMutex {
         if (created == null) {
             return Outcome.TIMED_OUT;
         }
-        long revision = created.isSucceeded()
-                ? created.getHeader().getRevision()
-                : created.getGetResponses().get(0).getKvs().get(0).getCreateRevision();
+        long revision;
+        if (created.isSucceeded()) {
+            revision = created.getHeader().getRevision();
+        } else {
+            // the key was there: this acquire's own create, sent again after its answer was lost, or a key
+            // something else wrote under the lock's prefix with this lease's name; only the first is this hold's
+            KeyValue found = created.getGetResponses().get(0).getKvs().get(0);
+            if (found.getLease() != grant.getID()) {
+                hold.foreignKey = true;
+                throw new LockAcquisitionException(
+                        "could not acquire lock " + hold.path + ": its key " + hold.key + " exists with "
+                                + (found.getLease() == 0
+                                        ? "no etcd lease"
+                                        : "etcd lease " + Long.toHexString(found.getLease()))
+                                + ", not with lease " + Long.toHexString(grant.getID())
+                                + ", the one it is named after; something other than this lock writes under "
+                                + registry.contendersOf(hold.name) + ". The key is left as it is",
+                        hold.path,
+                        null);
+            }
+            revision = found.getCreateRevision();
+        }
         hold.token = revision;
         registry.keys.watch(hold, revision + 1);
 

@@ -7,12 +7,14 @@ import static dev.fencing.lock.etcd.internal.EtcdTesting.registry;
 import static dev.fencing.lock.etcd.internal.EtcdTesting.text;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.tuple;
 import static org.awaitility.Awaitility.await;
 
 import dev.fencing.lock.FencedLock;
 import dev.fencing.lock.Lease;
 import dev.fencing.lock.LeaseLoss;
 import dev.fencing.lock.LeaseLostException;
+import dev.fencing.lock.LockAcquisitionException;
 import dev.fencing.lock.LockInterruptedException;
 import dev.fencing.testsupport.EtcdServers;
 import io.etcd.jetcd.Client;
@@ -35,6 +37,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -312,6 +315,40 @@ class EtcdLockIT {
                 .as("TTL of the lease granted to the interrupted acquire (-1: gone)")
                 .isEqualTo(-1));
         assertThat(keysUnder(outsider, prefix)).isEmpty();
+    }
+
+    @Test
+    void anAcquireThatFindsItsKeyWrittenWithoutItsLeaseFailsAndLeavesTheKeyAlone() throws Exception {
+        EtcdLockRegistry registry = registry(client());
+        AtomicReference<String> planted = new AtomicReference<>();
+        AtomicLong ourLease = new AtomicLong();
+        registry.grantSent(grant -> {
+            try {
+                // before the acquire creates its key, something else writes one under the name it will use
+                long leaseId = grant.get(10, TimeUnit.SECONDS).getID();
+                ourLease.set(leaseId);
+                planted.set(registry.contendersOf("foreign") + Long.toHexString(leaseId));
+                outsider.getKVClient()
+                        .put(bytes(planted.get()), bytes("not a lock's"))
+                        .get(10, TimeUnit.SECONDS);
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
+
+        assertThatThrownBy(() -> registry.lock("foreign").acquire())
+                .isInstanceOf(LockAcquisitionException.class)
+                .hasMessageContaining(planted.get())
+                .hasMessageContaining("exists with no etcd lease");
+
+        assertThat(keysUnder(outsider, prefix))
+                .extracting(kv -> text(kv.getKey()), kv -> text(kv.getValue()))
+                .containsExactly(tuple(planted.get(), "not a lock's"));
+        await().atMost(TTL.dividedBy(2)).untilAsserted(() -> assertThat(outsider.getLeaseClient()
+                        .timeToLive(ourLease.get(), LeaseOption.DEFAULT)
+                        .get(10, TimeUnit.SECONDS)
+                        .getTTL())
+                .isEqualTo(-1));
     }
 
     /**
