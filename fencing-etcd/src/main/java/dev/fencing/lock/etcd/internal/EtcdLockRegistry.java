@@ -58,6 +58,11 @@ public final class EtcdLockRegistry implements AutoCloseable {
 
     /** The least time an acquire waits for one answer from etcd before it fails. */
     static final Duration MIN_REQUEST_TIMEOUT = Duration.ofSeconds(10);
+    /**
+     * The most: a failover to another member takes seconds, and a long TTL must not let one request hold up an
+     * acquire, a release or a verify for the TTL.
+     */
+    static final Duration MAX_REQUEST_TIMEOUT = Duration.ofSeconds(30);
     /** How many lock names' highest tokens are remembered, to tell of a token that went backwards. */
     private static final int TOKENS_REMEMBERED = 65_536;
     /** The longest participant id, in bytes of UTF-8. */
@@ -104,8 +109,7 @@ public final class EtcdLockRegistry implements AutoCloseable {
         this.prefix = settings.prefix();
         this.ttlSeconds = settings.leaseTtl().getSeconds();
         this.listener = settings.listener();
-        // long enough for jetcd to fail over from a member that died under a request to one that answers
-        this.requestTimeout = max(settings.leaseTtl(), MIN_REQUEST_TIMEOUT);
+        this.requestTimeout = requestTimeout(settings.leaseTtl());
         this.mutex = new KeyMutex(this);
         ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor(task -> {
             Thread thread = new Thread(task, "fenced-etcd-keepalive");
@@ -118,8 +122,15 @@ public final class EtcdLockRegistry implements AutoCloseable {
         this.pauses = PauseClocks.start(settings.pauseTolerance(), this::paused, () -> beforeDetectorTick.run());
     }
 
-    private static Duration max(Duration a, Duration b) {
-        return a.compareTo(b) >= 0 ? a : b;
+    /**
+     * How long one request to etcd is waited for, over its attempts: the TTL, but long enough for jetcd to fail
+     * over from a member that died under a request to one that answers, and never long.
+     */
+    static Duration requestTimeout(Duration leaseTtl) {
+        if (leaseTtl.compareTo(MIN_REQUEST_TIMEOUT) < 0) {
+            return MIN_REQUEST_TIMEOUT;
+        }
+        return leaseTtl.compareTo(MAX_REQUEST_TIMEOUT) > 0 ? MAX_REQUEST_TIMEOUT : leaseTtl;
     }
 
     private record OwnerKey(String name, Thread thread) {}
