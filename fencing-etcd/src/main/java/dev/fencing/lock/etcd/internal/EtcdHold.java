@@ -1,0 +1,126 @@
+package dev.fencing.lock.etcd.internal;
+
+import dev.fencing.lock.LeaseLoss;
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Watch;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * One thread's hold of one lock, from the start of its acquire to its release, shared by its re-entrant leases.
+ * It is registered before its etcd lease is granted, so that every event that invalidates holds (a pause, a
+ * close of the locks) finds it; a hold marked before its grant yields a lease that is invalid from the start.
+ */
+final class EtcdHold {
+    final EtcdLockRegistry registry;
+    final String name;
+    final String path;
+    final Thread owner;
+    final AtomicInteger entries = new AtomicInteger(1);
+
+    private final AtomicReference<LeaseLoss> loss = new AtomicReference<>();
+    /**
+     * Until when (System.nanoTime) the etcd lease is certainly alive on the server: the send time of the last
+     * answered keep-alive (or of the grant) plus its TTL, less the safety margin. Only ever raised.
+     */
+    private final AtomicLong validUntilNanos = new AtomicLong();
+    /** The same deadline by the wall clock (System.currentTimeMillis): see {@link #deadlinePassed()}. */
+    private final AtomicLong validUntilWallMillis = new AtomicLong();
+    /** Whether a keep-alive is in flight, and since when: a server that does not answer must not pile them up. */
+    final AtomicBoolean keepAliveInFlight = new AtomicBoolean();
+
+    volatile long sentAtNanos;
+    /** Counted down by whatever should wake a waiting acquire: a predecessor's deletion, a loss, a close. */
+    volatile CountDownLatch wakeUp = new CountDownLatch(1);
+
+    volatile long leaseId;
+    volatile String key;
+    volatile ByteSequence keyBytes;
+    volatile long token;
+    volatile ScheduledFuture<?> keepAlive;
+    volatile Watch.Watcher ownKeyWatch;
+    /** The key was found carrying another etcd lease than this hold's: not this hold's to delete. */
+    volatile boolean foreignKey;
+
+    /** What the key holds: who holds it (a lock), or the participant id (an election). */
+    final ByteSequence value;
+    /** Run once, right after the mark, by whichever thread invalidates the hold: ends an election term. */
+    private final Runnable onLoss;
+
+    EtcdHold(EtcdLockRegistry registry, String name, String path, Thread owner, ByteSequence value, Runnable onLoss) {
+        this.registry = registry;
+        this.name = name;
+        this.path = path;
+        this.owner = owner;
+        this.value = value;
+        this.onLoss = onLoss;
+    }
+
+    void leased(long leaseId, String key) {
+        this.leaseId = leaseId;
+        this.key = key;
+        this.keyBytes = ByteSequence.from(key, StandardCharsets.UTF_8);
+    }
+
+    /** Marks the hold invalid and wakes a waiting acquire; true only for the call that did so. */
+    boolean invalidate(LeaseLoss cause) {
+        if (!loss.compareAndSet(null, cause)) {
+            return false;
+        }
+        wakeUp.countDown();
+        if (onLoss != null) {
+            onLoss.run();
+        }
+        return true;
+    }
+
+    LeaseLoss loss() {
+        return loss.get();
+    }
+
+    long validUntilNanos() {
+        return validUntilNanos.get();
+    }
+
+    /**
+     * Raises the deadline to a TTL (less the margin) after a request sent at {@code sentNanos} / {@code
+     * sentWallMillis} was answered, unless it is already later (a late answer to an older keep-alive).
+     */
+    void aliveUntil(long sentNanos, long sentWallMillis, long ttlSeconds) {
+        long ttlNanos = TimeUnit.SECONDS.toNanos(ttlSeconds);
+        long nanos = sentNanos + ttlNanos - ttlNanos / EtcdLockRegistry.MARGIN_DIVISOR;
+        long ttlMillis = TimeUnit.SECONDS.toMillis(ttlSeconds);
+        long wall = sentWallMillis + ttlMillis - ttlMillis / EtcdLockRegistry.MARGIN_DIVISOR;
+        validUntilNanos.accumulateAndGet(nanos, (current, proposed) -> proposed - current > 0 ? proposed : current);
+        validUntilWallMillis.accumulateAndGet(wall, Math::max);
+    }
+
+    void firstDeadline(long sentNanos, long sentWallMillis, long ttlSeconds) {
+        validUntilNanos.set(sentNanos);
+        validUntilWallMillis.set(sentWallMillis);
+        aliveUntil(sentNanos, sentWallMillis, ttlSeconds);
+    }
+
+    /**
+     * Whether the deadline has passed by either clock, each read after the deadlines. The monotonic clock is the
+     * one to trust; the wall clock also counts the time a suspended machine slept, which {@code System.nanoTime}
+     * (CLOCK_MONOTONIC on Linux) leaves out, while etcd's leader kept counting. A wall clock stepped forward ends
+     * a lease early (safe); one stepped back is covered by the monotonic clock.
+     */
+    boolean deadlinePassed() {
+        long nanos = validUntilNanos.get();
+        long wall = validUntilWallMillis.get();
+        return System.nanoTime() - nanos > 0 || System.currentTimeMillis() - wall > 0;
+    }
+
+    /** Test hook: moves the wall-clock deadline, as a machine that slept through it would find it. */
+    void wallDeadlineForTest(long wallMillis) {
+        validUntilWallMillis.set(wallMillis);
+    }
+}

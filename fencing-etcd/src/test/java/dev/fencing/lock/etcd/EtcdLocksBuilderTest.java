@@ -1,0 +1,83 @@
+package dev.fencing.lock.etcd;
+
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.etcd.jetcd.Client;
+import java.time.Duration;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** Bad settings fail at once, with a message that names the value. No server: jetcd connects lazily. */
+class EtcdLocksBuilderTest {
+    private final Client client =
+            Client.builder().endpoints("http://127.0.0.1:1").build();
+
+    @AfterEach
+    void close() {
+        client.close();
+    }
+
+    @Test
+    void refusesPrefixesThatAreEmptyBlankSlashedOrHoldEmptySegmentsOrControlCharacters() {
+        for (String bad : new String[] {"", "  ", "/locks", "locks/", "locks//a", "lo cks", "locks\n"}) {
+            assertThatThrownBy(() -> EtcdLocks.builder(client).prefix(bad))
+                    .as("prefix '%s'", bad)
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("prefix '" + bad.replaceAll("\\p{Cntrl}", "?") + "'");
+        }
+        assertThatThrownBy(() -> EtcdLocks.builder(client).prefix(null)).isInstanceOf(NullPointerException.class);
+    }
+
+    @Test
+    void refusesLeaseTtlsThatAreNotPositiveWholeSecondsOfAtLeastTwo() {
+        for (Duration bad : new Duration[] {
+            Duration.ZERO, Duration.ofSeconds(-5), Duration.ofSeconds(1), Duration.ofMillis(2_500), Duration.ofDays(400)
+        }) {
+            assertThatThrownBy(() -> EtcdLocks.builder(client).leaseTtl(bad))
+                    .as("leaseTtl %s", bad)
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("leaseTtl")
+                    .hasMessageContaining(bad.toString());
+        }
+    }
+
+    @Test
+    void refusesAPauseToleranceBelowTwentyMillisecondsOrNotBelowTheTtl() {
+        assertThatThrownBy(() -> EtcdLocks.builder(client).pauseTolerance(Duration.ofMillis(5)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("PT0.005S");
+        assertThatThrownBy(() -> EtcdLocks.builder(client)
+                        .leaseTtl(Duration.ofSeconds(3))
+                        .pauseTolerance(Duration.ofSeconds(3))
+                        .build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("pauseTolerance PT3S")
+                .hasMessageContaining("leaseTtl PT3S");
+    }
+
+    @Test
+    void refusesLockNamesThatAreBlankOrHoldASlashOrControlCharacters() {
+        try (EtcdLocks locks = EtcdLocks.builder(client).build()) {
+            for (String bad : new String[] {"", " ", "a/b", "/sku-42"}) {
+                assertThatThrownBy(() -> locks.lock(bad))
+                        .as("name '%s'", bad)
+                        .isInstanceOf(IllegalArgumentException.class)
+                        .hasMessageContaining("'" + bad + "'");
+            }
+            assertThatThrownBy(() -> locks.lock("sku\u0000"))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("'sku?'");
+        }
+    }
+
+    @Test
+    void refusesLocksOnceClosed() {
+        EtcdLocks locks = EtcdLocks.builder(client).build();
+        locks.close();
+        locks.close();
+
+        assertThatThrownBy(() -> locks.lock("sku-42"))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("fencing/locks/sku-42");
+    }
+}
