@@ -8,6 +8,7 @@ import dev.fencing.lock.LeaseLoss;
 import dev.fencing.lock.LeaseLostException;
 import dev.fencing.lock.LockAcquisitionException;
 import dev.fencing.lock.LockInterruptedException;
+import dev.fencing.lock.spi.PauseDetector;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
@@ -345,7 +346,7 @@ public final class EtcdLockRegistry implements AutoCloseable {
      * send time, and the clock is read after it, so a check that begins after the deadline passed answers false.
      */
     boolean isValid(EtcdHold hold) {
-        long tick = pauses.lastTick();
+        PauseDetector.Tick tick = pauses.lastTick();
         betweenValidityReads.run();
         if (hold.loss() != null) {
             return false;

@@ -20,12 +20,12 @@ final class PauseClocks {
                 .start();
         return new PauseClock() {
             @Override
-            public long lastTick() {
+            public PauseDetector.Tick lastTick() {
                 return detector.lastTick();
             }
 
             @Override
-            public boolean pausedSince(long tick) {
+            public boolean pausedSince(PauseDetector.Tick tick) {
                 return detector.pausedSince(tick);
             }
 

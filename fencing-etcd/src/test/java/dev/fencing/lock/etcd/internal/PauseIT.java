@@ -10,6 +10,7 @@ import dev.fencing.lock.FencedLockListener;
 import dev.fencing.lock.Lease;
 import dev.fencing.lock.LeaseLoss;
 import dev.fencing.lock.etcd.internal.LeaseLossIT.RecordingListener;
+import dev.fencing.lock.spi.PauseDetector;
 import dev.fencing.testsupport.EtcdServers;
 import io.etcd.jetcd.Client;
 import java.time.Duration;
@@ -90,7 +91,7 @@ class PauseIT {
         Lease lease = registry.lock("between").acquire();
         CountDownLatch resume = new CountDownLatch(1);
         holdDetector(registry, resume);
-        long tickBefore = registry.pauses().lastTick();
+        PauseDetector.Tick tickBefore = registry.pauses().lastTick();
         await().atMost(Duration.ofSeconds(10)).until(() -> registry.pauses().pausedSince(tickBefore));
         AtomicBoolean once = new AtomicBoolean();
         registry.betweenValidityReads(() -> {
@@ -117,7 +118,7 @@ class PauseIT {
         Lease lease = registry.lock("held").acquire();
         CountDownLatch resume = new CountDownLatch(1);
         holdDetector(registry, resume);
-        long tickBefore = registry.pauses().lastTick();
+        PauseDetector.Tick tickBefore = registry.pauses().lastTick();
         await().atMost(Duration.ofSeconds(10)).until(() -> registry.pauses().pausedSince(tickBefore));
 
         resume.countDown();
@@ -144,7 +145,7 @@ class PauseIT {
         await().atMost(Duration.ofSeconds(10)).until(() -> waiterKeys.size() == 1);
         CountDownLatch resume = new CountDownLatch(1);
         holdDetector(registry, resume);
-        long tickBefore = registry.pauses().lastTick();
+        PauseDetector.Tick tickBefore = registry.pauses().lastTick();
         await().atMost(Duration.ofSeconds(10)).until(() -> registry.pauses().pausedSince(tickBefore));
 
         resume.countDown();
