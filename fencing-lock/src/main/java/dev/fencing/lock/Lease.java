@@ -12,7 +12,9 @@ package dev.fencing.lock;
  * {@code false}, and keeps answering {@code false}:
  *
  * <ul>
- *   <li>this JVM stopped (GC, {@code SIGSTOP}, a suspended VM) for longer than the pause tolerance;
+ *   <li>this JVM stopped (GC, {@code SIGSTOP}, a suspended machine) for longer than the pause tolerance, as
+ *       the monotonic or the wall clock measured it (a virtual machine paused by its hypervisor, whose clocks
+ *       both stood still, is not seen here: see {@code dev.fencing.lock.spi.PauseDetector});
  *   <li>the client lost its connection to the lock service, or the session or lease that keeps the
  *       holder's claim alive ended, however the client learned of it (with ZooKeeper, also when Curator
  *       replaced its handle, which closes the old session before Curator reports LOST, and when the

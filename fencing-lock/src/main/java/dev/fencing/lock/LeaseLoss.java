@@ -16,7 +16,7 @@ public enum LeaseLoss {
      */
     SESSION_LOST,
     /**
-     * This JVM stopped running (GC, SIGSTOP, page faults, a suspended VM) for longer than the pause
+     * This JVM stopped running (GC, SIGSTOP, page faults, a suspended machine) for longer than the pause
      * tolerance, so the session or lease may have expired meanwhile, even if the client has not noticed
      * yet.
      */

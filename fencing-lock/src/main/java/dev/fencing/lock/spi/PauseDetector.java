@@ -30,10 +30,13 @@ import org.slf4j.LoggerFactory;
  *
  * <p><b>Two clocks.</b> A tick holds {@link System#nanoTime()} and {@link System#currentTimeMillis()}, read
  * together, and time since a tick is the greater of the two clocks' advances. {@code nanoTime} is Linux's
- * {@code CLOCK_MONOTONIC}, which stands still while the machine is suspended (a laptop's sleep, often a paused
- * virtual machine), so after such a suspend it alone would show no gap while the lock service's session or
- * lease had long expired; the wall clock counts that time. The wall clock can also be stepped: a step back is
- * ignored (the monotonic clock still measures), a step forward by more than the tolerance reads as a pause
+ * {@code CLOCK_MONOTONIC}, which stands still while the machine is suspended (a laptop's sleep), so after such a
+ * suspend it alone would show no gap while the lock service's session or lease had long expired; the wall clock
+ * counts that time. What neither clock sees is not detected here: a virtual machine paused by its hypervisor
+ * usually finds both clocks where they were (until a later step of its wall clock, which then reads as a pause),
+ * and a wall clock stepped back just before a suspend hides up to the step; then only the lock service's own
+ * report, and the resource's token check, end the lease. The wall clock can be stepped: a step back counts
+ * nothing (the monotonic clock still measures), a step forward by about the tolerance or more reads as a pause
  * (fail closed: leases read invalid, and the application acquires again).
  *
  * <p>Thread-safe. If a callback throws, the detector logs it and stops: its tick no longer moves, so
@@ -147,21 +150,24 @@ public final class PauseDetector implements AutoCloseable {
 
     /**
      * The time from {@code from} to {@code to}: the greater of the monotonic clock's advance and the wall clock's
-     * (less its millisecond of granularity; a wall clock stepped back counts nothing).
+     * (which may overcount by its millisecond of granularity: toward a pause, fail closed; a wall clock stepped
+     * back counts nothing).
      */
     static long elapsedNanos(Tick from, Tick to) {
         long monotonic = to.nanos() - from.nanos();
-        long wall = to.wallMillis() - from.wallMillis() - 1;
+        long wall = to.wallMillis() - from.wallMillis();
         return wall > 0 ? Math.max(monotonic, TimeUnit.MILLISECONDS.toNanos(wall)) : monotonic;
     }
 
     private void detectPauses() {
         try {
             while (!closed) {
-                long tolerance = toleranceNanos;
-                LockSupport.parkNanos(roundNanos(tolerance));
+                LockSupport.parkNanos(roundNanos(toleranceNanos));
                 eachRound.run();
                 Tick now = readClocks();
+                // the tolerance as it is now: one lowered during this round (a session that came back shorter)
+                // already applies to the checks, so it must apply to this round's verdict too
+                long tolerance = toleranceNanos;
                 long stopped = elapsedNanos(lastTick, now);
                 // Tell (and so invalidate) before moving the tick forward, so no holder sees a fresh tick
                 // with a stale lease.

@@ -134,14 +134,47 @@ class PauseDetectorTest {
     }
 
     @Test
+    void aToleranceLoweredDuringARoundAppliesToThatRoundsVerdict() throws Exception {
+        // given a detector with a 10 s tolerance on clocks the test moves, held in its next round
+        AtomicLong nanos = new AtomicLong(1_000_000_000L);
+        AtomicLong wallMillis = new AtomicLong(1_700_000_000_000L);
+        CountDownLatch held = new CountDownLatch(1);
+        CountDownLatch resume = new CountDownLatch(1);
+        AtomicBoolean holdOnce = new AtomicBoolean(true);
+        CountDownLatch told = new CountDownLatch(1);
+        try (PauseDetector pauses = PauseDetector.builder()
+                .tolerance(Duration.ofSeconds(10))
+                .clocks(nanos::get, wallMillis::get)
+                .eachRound(() -> {
+                    if (holdOnce.compareAndSet(true, false)) {
+                        held.countDown();
+                        awaitQuietly(resume);
+                    }
+                })
+                .onPause((pause, tolerance) -> told.countDown())
+                .start()) {
+            assertThat(held.await(10, TimeUnit.SECONDS)).isTrue();
+
+            // when, during that round, the tolerance drops to 1 s and the JVM stops for 5 s
+            pauses.setTolerance(Duration.ofSeconds(1));
+            nanos.addAndGet(TimeUnit.SECONDS.toNanos(5));
+            wallMillis.addAndGet(5_000);
+            resume.countDown();
+
+            // then the round tells of a pause: 5 s is over the tolerance the checks already use
+            assertThat(told.await(10, TimeUnit.SECONDS)).isTrue();
+        }
+    }
+
+    @Test
     void theTimeSinceATickIsTheGreaterAdvanceOfTheTwoClocksAndAWallClockSteppedBackCountsNothing() {
         PauseDetector.Tick from = new PauseDetector.Tick(0, 10_000);
         // monotonic 2 s, wall 2 s
         assertThat(PauseDetector.elapsedNanos(from, new PauseDetector.Tick(2_000_000_000L, 12_000)))
                 .isEqualTo(2_000_000_000L);
-        // suspended 30 s: the wall clock counted it, less its millisecond of granularity
+        // suspended 30 s: the wall clock counted it
         assertThat(PauseDetector.elapsedNanos(from, new PauseDetector.Tick(2_000_000_000L, 42_000)))
-                .isEqualTo(31_999_000_000L);
+                .isEqualTo(32_000_000_000L);
         // the wall clock stepped back an hour: the monotonic clock still measures
         assertThat(PauseDetector.elapsedNanos(from, new PauseDetector.Tick(2_000_000_000L, 10_000 - 3_600_000)))
                 .isEqualTo(2_000_000_000L);

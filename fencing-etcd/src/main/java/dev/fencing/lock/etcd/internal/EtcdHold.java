@@ -9,7 +9,6 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
@@ -26,12 +25,16 @@ final class EtcdHold {
 
     private final AtomicReference<LeaseLoss> loss = new AtomicReference<>();
     /**
-     * Until when (System.nanoTime) the etcd lease is certainly alive on the server: the send time of the last
-     * answered keep-alive (or of the grant) plus its TTL, less the safety margin. Only ever raised.
+     * Until when the etcd lease is certainly alive on the server: the send time of the last answered keep-alive (or
+     * of the grant) plus its TTL, less the safety margin, by both clocks (see {@link #deadlinePassed()}). Raised
+     * only, by the monotonic deadline, and both clocks' deadlines always come from the same request: one object,
+     * because a wall-clock deadline raised on its own kept a value from before a step back of the clock, which
+     * then hid a suspend for as long as the step.
      */
-    private final AtomicLong validUntilNanos = new AtomicLong();
-    /** The same deadline by the wall clock (System.currentTimeMillis): see {@link #deadlinePassed()}. */
-    private final AtomicLong validUntilWallMillis = new AtomicLong();
+    private final AtomicReference<Deadline> deadline = new AtomicReference<>(new Deadline(0, 0));
+
+    /** A deadline by {@code System.nanoTime} and the same by {@code System.currentTimeMillis}. */
+    private record Deadline(long nanos, long wallMillis) {}
     /** Whether a keep-alive is in flight, and since when: a server that does not answer must not pile them up. */
     final AtomicBoolean keepAliveInFlight = new AtomicBoolean();
 
@@ -85,7 +88,12 @@ final class EtcdHold {
     }
 
     long validUntilNanos() {
-        return validUntilNanos.get();
+        return deadline.get().nanos();
+    }
+
+    /** The wall-clock deadline that goes with {@link #validUntilNanos()}. */
+    long validUntilWallMillis() {
+        return deadline.get().wallMillis();
     }
 
     /**
@@ -97,13 +105,13 @@ final class EtcdHold {
         long nanos = sentNanos + ttlNanos - ttlNanos / EtcdLockRegistry.MARGIN_DIVISOR;
         long ttlMillis = TimeUnit.SECONDS.toMillis(ttlSeconds);
         long wall = sentWallMillis + ttlMillis - ttlMillis / EtcdLockRegistry.MARGIN_DIVISOR;
-        validUntilNanos.accumulateAndGet(nanos, (current, proposed) -> proposed - current > 0 ? proposed : current);
-        validUntilWallMillis.accumulateAndGet(wall, Math::max);
+        deadline.accumulateAndGet(
+                new Deadline(nanos, wall),
+                (current, proposed) -> proposed.nanos() - current.nanos() > 0 ? proposed : current);
     }
 
     void firstDeadline(long sentNanos, long sentWallMillis, long ttlSeconds) {
-        validUntilNanos.set(sentNanos);
-        validUntilWallMillis.set(sentWallMillis);
+        deadline.set(new Deadline(sentNanos, sentWallMillis));
         aliveUntil(sentNanos, sentWallMillis, ttlSeconds);
     }
 
@@ -114,13 +122,12 @@ final class EtcdHold {
      * a lease early (safe); one stepped back is covered by the monotonic clock.
      */
     boolean deadlinePassed() {
-        long nanos = validUntilNanos.get();
-        long wall = validUntilWallMillis.get();
-        return System.nanoTime() - nanos > 0 || System.currentTimeMillis() - wall > 0;
+        Deadline until = deadline.get();
+        return System.nanoTime() - until.nanos() > 0 || System.currentTimeMillis() - until.wallMillis() > 0;
     }
 
     /** Test hook: moves the wall-clock deadline, as a machine that slept through it would find it. */
     void wallDeadlineForTest(long wallMillis) {
-        validUntilWallMillis.set(wallMillis);
+        deadline.updateAndGet(until -> new Deadline(until.nanos(), wallMillis));
     }
 }

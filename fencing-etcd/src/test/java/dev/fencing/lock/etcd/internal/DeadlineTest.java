@@ -54,7 +54,7 @@ class DeadlineTest {
     }
 
     /**
-     * {@code System.nanoTime} stands still while the machine sleeps (a suspended laptop or VM), etcd's leader does
+     * {@code System.nanoTime} stands still while the machine sleeps (a suspended laptop), etcd's leader does
      * not: the wall-clock deadline is what ends the lease then.
      */
     @Test
@@ -67,5 +67,21 @@ class DeadlineTest {
 
         assertThat(registry.isValid(hold)).isFalse();
         assertThat(hold.loss()).isEqualTo(LeaseLoss.SESSION_LOST);
+    }
+
+    @Test
+    void eachAnsweredKeepAliveSetsBothClocksDeadlinesSoAWallClockSteppedBackDoesNotLeaveAnOldOne() {
+        EtcdHold hold = hold();
+        long now = System.nanoTime();
+        long wall = System.currentTimeMillis();
+        hold.firstDeadline(now, wall, 10);
+
+        // the wall clock is stepped back 30 s, then a keep-alive sent a second later is answered
+        hold.aliveUntil(now + TimeUnit.SECONDS.toNanos(1), wall - 29_000, 10);
+
+        // the wall deadline is this request's, 9.8 s after its send time by the stepped clock, not the old one
+        assertThat(hold.validUntilWallMillis()).isEqualTo(wall - 29_000 + 9_800);
+        assertThat(hold.validUntilNanos())
+                .isEqualTo(now + TimeUnit.SECONDS.toNanos(1) + TimeUnit.MILLISECONDS.toNanos(9_800));
     }
 }
