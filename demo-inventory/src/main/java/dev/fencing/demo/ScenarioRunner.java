@@ -211,7 +211,12 @@ final class ScenarioRunner {
         }
     }
 
-    /** Runs until the duration is up, or everything is sold out with no pause in progress. Returns why it ended. */
+    /**
+     * Runs until the duration is up, or everything is sold out with no pause in progress. Returns why it ended. A
+     * run whose duration is up before {@code --min-landed-pauses} pauses landed (a slow machine: workers that
+     * reach their pause points late) goes on until they have, for at most {@link #extended} in all (not at all
+     * if {@code --pause-every} is longer than that), and the verdict judges it as before.
+     */
     private String workload(
             InventoryDatabase database,
             RunRecorder recorder,
@@ -220,6 +225,11 @@ final class ScenarioRunner {
             long start,
             String label) {
         long deadline = start + settings.duration().toMillis();
+        // no longer than a run whose pauses come too seldom to land in the time it could go on
+        long hardDeadline = settings.pauseEvery().compareTo(extended(settings.duration())) < 0
+                ? start + extended(settings.duration()).toMillis()
+                : deadline;
+        boolean extending = false;
         long nextProgress = start + PROGRESS_EVERY.toMillis();
         while (true) {
             sleep(Duration.ofMillis(200));
@@ -239,12 +249,37 @@ final class ScenarioRunner {
                         unitsLeft);
             }
             if (now >= deadline) {
-                return "duration reached";
+                long landed = recorder.pauses().stream()
+                        .filter(RunRecorder.Pause::landed)
+                        .count();
+                if (landed >= settings.minLandedPauses()) {
+                    return extending ? "duration reached, extended until enough pauses landed" : "duration reached";
+                }
+                if (now >= hardDeadline) {
+                    return "duration reached, extended to " + Durations.format(extended(settings.duration())) + " with "
+                            + landed + " of " + settings.minLandedPauses() + " pauses landed";
+                }
+                if (!extending) {
+                    extending = true;
+                    progress.printf(
+                            "[%s] %d of %d pauses landed: going on for at most %s more%n",
+                            label,
+                            landed,
+                            settings.minLandedPauses(),
+                            Durations.format(Duration.ofMillis(hardDeadline - now)));
+                }
             }
             if (unitsLeft == 0 && !pauses.pausing()) {
                 return "sold out";
             }
         }
+    }
+
+    /** The longest a run goes on to land its minimum of pauses: twice its duration, and at least 30 s more. */
+    static Duration extended(Duration duration) {
+        Duration twice = duration.multipliedBy(2);
+        Duration plus = duration.plusSeconds(30);
+        return twice.compareTo(plus) > 0 ? twice : plus;
     }
 
     private void awaitReady(RunRecorder recorder, List<ChildJvm> workers, String label) {

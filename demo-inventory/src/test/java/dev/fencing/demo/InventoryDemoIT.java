@@ -48,7 +48,7 @@ class InventoryDemoIT {
             List.of(Mode.UNFENCED, Mode.LEASE_CHECK, Mode.FENCED),
             null,
             null,
-            1,
+            2, // the lease-check run's assertions need both of its first two pauses, one before and one after the check
             false);
 
     private static Clusters clusters;
@@ -82,7 +82,7 @@ class InventoryDemoIT {
         assertThat(tookOver(leaseCheck, WorkerEvent.PausePoint.AFTER_LEASE_CHECK))
                 .isPositive();
         assertThat(tookOver(fenced, WorkerEvent.PausePoint.READ_WRITE)).isPositive();
-        assertThat(Verdict.of(List.of(unfenced, leaseCheck, fenced), 1).failures())
+        assertThat(Verdict.of(List.of(unfenced, leaseCheck, fenced), 2).failures())
                 .isEmpty();
 
         // unfenced: the paused holder's late read-modify-write was accepted and erased the new holder's decrement
@@ -100,7 +100,7 @@ class InventoryDemoIT {
         List<RunRecorder.Pause> beforeTheCheck = leaseCheck.pauses().stream()
                 .filter(p -> p.point() == WorkerEvent.PausePoint.READ_WRITE)
                 .toList();
-        // (the first two pauses already show both sides, so even a run that has time for only two does)
+        // (the first two pauses already show both sides, and every run goes on until two have landed)
         assertThat(leaseCheck.pauses())
                 .extracting(RunRecorder.Pause::point)
                 .startsWith(WorkerEvent.PausePoint.AFTER_LEASE_CHECK, WorkerEvent.PausePoint.READ_WRITE);
