@@ -8,6 +8,7 @@ import dev.fencing.lock.zookeeper.FencedLocks;
 import dev.fencing.spring.FencedLocked;
 import dev.fencing.spring.LockTimeoutException;
 import java.lang.reflect.Method;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -97,9 +98,7 @@ public final class FencedLockedInterceptor implements MethodInterceptor, FencedL
         } finally {
             RunningLeases.remove(lease);
             held.remove(id);
-            Thread me = Thread.currentThread();
-            // an enclosing locked method on this thread that was interrupted too keeps its interrupt
-            holding.finished(held.values().stream().anyMatch(h -> h.thread == me && h.wasInterrupted()));
+            finish(holding, held.values());
             if (!lease.isValid()) {
                 LOG.warn(
                         "{} returned after its lease on {} (token {}) was lost ({}): fenced resources refuse what it"
@@ -112,6 +111,25 @@ public final class FencedLockedInterceptor implements MethodInterceptor, FencedL
             lease.close();
         }
     }
+
+    /**
+     * On the method's thread, once it returned: clears the interrupt this class caused it ({@link
+     * HeldLease#finished}), then interrupts the thread again if an enclosing locked method of the same thread, still
+     * in {@code stillHeld}, was interrupted too. Read after the clear, never before it: the listener may be
+     * interrupting that method right now (it marks it, then interrupts the thread, both under its monitor), and a
+     * mark read before the clear could miss it while the clear then swallowed its interrupt. Read after, either the
+     * mark is seen here, or the listener's interrupt lands after the clear.
+     */
+    static void finish(HeldLease holding, Collection<HeldLease> stillHeld) {
+        Thread me = Thread.currentThread();
+        holding.finished();
+        if (stillHeld.stream().anyMatch(h -> h.thread == me && h.wasInterrupted())) {
+            me.interrupt();
+        }
+    }
+
+    /** Test hook: runs in {@link HeldLease#finished} right before it clears an interrupt it caused. */
+    static volatile Runnable beforeClear = () -> {};
 
     private LockedMethod lockedMethod(MethodInvocation invocation) {
         Method method = invocation.getMethod();
@@ -172,13 +190,14 @@ public final class FencedLockedInterceptor implements MethodInterceptor, FencedL
 
         /**
          * Called on the method's thread when it has returned: clears an interrupt this class caused, so that
-         * it does not leak into whatever the thread does next (a pooled request thread, say), unless an
-         * enclosing locked method of the same thread was interrupted too and still runs: that one's blocking
-         * waits must still end.
+         * it does not leak into whatever the thread does next (a pooled request thread, say). The caller then
+         * interrupts the thread again if an enclosing locked method of the same thread was interrupted too and
+         * still runs: that one's blocking waits must still end.
          */
-        synchronized void finished(boolean enclosingInterrupted) {
+        synchronized void finished() {
             finished = true;
-            if (interrupted && !enclosingInterrupted) {
+            if (interrupted) {
+                beforeClear.run();
                 Thread.interrupted();
             }
         }
