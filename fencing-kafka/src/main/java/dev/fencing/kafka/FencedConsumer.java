@@ -35,6 +35,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.InterruptException;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.ByteBufferDeserializer;
 import org.apache.kafka.common.serialization.Deserializer;
@@ -204,7 +205,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Failure: a handler exception or {@code Error} (the unit is rolled back either way), a dead-letter write
  * that fails or exceeds {@value FencedConsumerConfig#DEAD_LETTER_TIMEOUT_MS_CONFIG}, a store that cannot
- * load or save, a missing topic or dead-letter topic at start, or a store behind Kafka stops the loop; {@link
+ * load or save, a missing topic or dead-letter topic at start (still missing after 3 s, for a topic made just
+ * before that its broker's metadata does not show yet), or a store behind Kafka stops the loop; {@link
  * #run()} throws it ({@link RecordHandlingException}, {@link DeadLetterException}, {@link
  * WatermarkStoreException}, {@link MissingTopicException}, {@link StoreBehindKafkaException}) and {@link
  * #start()}'s future completes with it; {@link #state()} is then {@link ConsumerState#FAILED} and {@link
@@ -226,6 +228,11 @@ import org.slf4j.LoggerFactory;
  */
 public final class FencedConsumer<K, V> implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(FencedConsumer.class);
+
+    /** How long a topic missing at start is looked for again before the consumer fails naming it. */
+    static final Duration TOPIC_METADATA_GRACE = Duration.ofSeconds(3);
+
+    private static final Duration TOPIC_METADATA_RETRY = Duration.ofMillis(100);
 
     private final String groupId;
     private final String clientId;
@@ -282,9 +289,10 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
 
     /**
      * Checks now, on the calling thread, what {@link #run()} checks first: that every subscribed topic and its
-     * dead-letter topic exist. For a caller that must fail at once, before it hands the loop to a thread of
-     * its own (an application starting up): {@link #start()} reports the same failure only through its
-     * future. Call it before {@link #run()} or {@link #start()}, not while the loop runs.
+     * dead-letter topic exist (a missing one is looked for again for up to 3 s, for a topic made just before).
+     * For a caller that must fail before it hands the loop to a thread of its own (an application starting
+     * up): {@link #start()} reports the same failure only through its future. Call it before {@link #run()}
+     * or {@link #start()}, not while the loop runs.
      *
      * @throws MissingTopicException naming every missing topic and how to create them
      * @throws IllegalStateException if already started or closed
@@ -754,10 +762,32 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         }
 
         /**
-         * Fails at once when a subscribed topic or a dead-letter topic is missing: otherwise the first refused
-         * record would block its dead-letter write for {@code max.block.ms} and then stop the consumer.
+         * Fails at start when a subscribed topic or a dead-letter topic is missing: otherwise the first refused
+         * record would block its dead-letter write for {@code max.block.ms} and then stop the consumer. A topic
+         * made just before may not yet be in the metadata of the broker that answers (Kafka's {@code
+         * createTopics} returns once the controller made it), so a missing topic is looked for again for up to
+         * {@link #TOPIC_METADATA_GRACE} before the consumer fails naming it.
+         *
+         * @throws InterruptException if interrupted while it looks again, with
+         *     the thread's interrupt flag set
          */
         void requireTopicsExist() {
+            long deadline = System.nanoTime() + TOPIC_METADATA_GRACE.toNanos();
+            Map<String, String> missing = missingTopics();
+            while (!missing.isEmpty() && System.nanoTime() - deadline < 0) {
+                try {
+                    Thread.sleep(TOPIC_METADATA_RETRY.toMillis());
+                } catch (InterruptedException e) {
+                    throw new InterruptException(e);
+                }
+                missing = missingTopics();
+            }
+            if (!missing.isEmpty()) {
+                throw new MissingTopicException(missing, deadLetters.bootstrapServers());
+            }
+        }
+
+        private Map<String, String> missingTopics() {
             Set<String> existing = consumer.listTopics().keySet();
             Map<String, String> missing = new LinkedHashMap<>();
             for (String topic : topics) {
@@ -770,9 +800,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
                             deadLetterOf, "it is the dead-letter topic of " + topic + " for group " + groupId);
                 }
             }
-            if (!missing.isEmpty()) {
-                throw new MissingTopicException(missing, deadLetters.bootstrapServers());
-            }
+            return missing;
         }
 
         private final class Rebalance implements ConsumerRebalanceListener {

@@ -16,11 +16,16 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.BooleanSupplier;
 import java.util.function.Function;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringDeserializer;
@@ -29,7 +34,7 @@ import org.junit.jupiter.api.Test;
 /**
  * Defects 2 and 8, and the topics check: the consumer refuses to go on from a store that is not
  * authoritative (behind the group's offset in Kafka, with or without a row for the partition), throws the
- * store's own failure from {@code run()}, and names a missing topic at once.
+ * store's own failure from {@code run()}, and names a missing topic once it is still missing after a short grace.
  */
 class StoreAuthorityIT {
 
@@ -144,7 +149,7 @@ class StoreAuthorityIT {
     }
 
     @Test
-    void failsAtOnceNamingAMissingTopicOrDeadLetterTopicAndHowToCreateIt() throws Exception {
+    void failsAfterAShortGraceNamingAMissingTopicOrDeadLetterTopicAndHowToCreateIt() throws Exception {
         String topic = "without-dlt-" + System.nanoTime();
         kafka().createTopic(topic, 1);
 
@@ -162,6 +167,35 @@ class StoreAuthorityIT {
                 .hasMessageContaining("2 topics do not exist: " + neverCreated + " (it is subscribed")
                 .hasMessageContaining("--create --topic " + neverCreated + ".dlt");
         assertThat(((MissingTopicException) noTopic).topics()).containsExactly(neverCreated, neverCreated + ".dlt");
+    }
+
+    @Test
+    void aDeadLetterTopicMadeJustAfterTheCheckBeganIsFoundRatherThanReportedMissing() throws Exception {
+        // given: a topic without its dead-letter topic, and a built consumer
+        String topic = "late-dlt-" + System.nanoTime();
+        kafka().createTopic(topic, 1);
+        try (FencedConsumer<String, String> consumer = heapOnly(topic).build()) {
+            // when: another thread makes the dead-letter topic a second after the check began, the way an
+            // application does (createTopics, without waiting for the brokers' metadata)
+            CompletableFuture<Void> made = CompletableFuture.runAsync(
+                    () -> createWithoutWaiting(topic + ".dlt"), CompletableFuture.delayedExecutor(1, TimeUnit.SECONDS));
+            consumer.checkTopics();
+
+            // then: the check looked again and found it instead of failing on its first listing
+            assertThat(made).isCompleted();
+        }
+    }
+
+    private static void createWithoutWaiting(String topic) {
+        try (Admin admin =
+                Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka().bootstrapServers()))) {
+            admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        } catch (ExecutionException | TimeoutException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     private static FencedConsumerBuilder<String, String> heapOnly(String topic) {

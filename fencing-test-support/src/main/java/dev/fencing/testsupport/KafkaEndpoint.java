@@ -27,10 +27,23 @@ public interface KafkaEndpoint extends AutoCloseable {
      * @throws IllegalStateException if the cluster refuses or does not answer within 30 s
      */
     default void createTopic(String name, int partitions) {
+        createTopic(bootstrapServers(), name, partitions);
+    }
+
+    /**
+     * What {@link #createTopic(String, int)} does, on the cluster at {@code bootstrapServers}: for code that
+     * has an address rather than an endpoint (a run's coordinator pointed at an external cluster). A consumer
+     * that lists topics right after {@code createTopics} returned may be answered by a broker whose metadata
+     * does not have the topic yet; once this returns, every partition has a leader in the metadata brokers
+     * answer from.
+     *
+     * @throws IllegalStateException if the cluster refuses or does not answer within 30 s
+     */
+    static void createTopic(String bootstrapServers, String name, int partitions) {
         if (partitions < 1) {
             throw new IllegalArgumentException("partitions must be >= 1, got " + partitions);
         }
-        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers()))) {
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers))) {
             admin.createTopics(List.of(new NewTopic(name, partitions, (short) 1)))
                     .all()
                     .get(30, TimeUnit.SECONDS);
@@ -45,7 +58,7 @@ public interface KafkaEndpoint extends AutoCloseable {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while creating topic " + name, e);
         } catch (ExecutionException | TimeoutException e) {
-            throw new IllegalStateException("could not create topic " + name + " on " + bootstrapServers(), e);
+            throw new IllegalStateException("could not create topic " + name + " on " + bootstrapServers, e);
         }
     }
 

@@ -1,5 +1,6 @@
 package dev.fencing.harness;
 
+import dev.fencing.testsupport.KafkaEndpoint;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
@@ -7,7 +8,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.common.KafkaException;
 
 /**
@@ -45,16 +45,17 @@ public final class KafkaTopics {
         }
     }
 
-    /** Creates a topic (replication factor 1) and waits until it exists. */
+    /**
+     * Creates a topic (replication factor 1) and waits until every partition has a leader in the metadata the
+     * brokers answer from: {@code createTopics} returns once the controller made the topic, and a consumer
+     * that lists topics just after may still be told it does not exist.
+     *
+     * @throws HarnessException naming the topic and the address when Kafka refuses or does not answer in time
+     */
     public static void create(String bootstrap, String name, int partitions) {
-        try (Admin admin = admin(bootstrap)) {
-            admin.createTopics(List.of(new NewTopic(name, partitions, (short) 1)))
-                    .all()
-                    .get(30, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new HarnessException("interrupted while creating topic " + name, e);
-        } catch (ExecutionException | TimeoutException e) {
+        try {
+            KafkaEndpoint.createTopic(bootstrap, name, partitions);
+        } catch (IllegalStateException e) {
             throw new HarnessException("could not create topic " + name + " on Kafka at " + bootstrap, e);
         }
     }
