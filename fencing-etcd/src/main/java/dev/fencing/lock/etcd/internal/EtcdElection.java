@@ -5,6 +5,8 @@ import dev.fencing.lock.Leadership;
 import dev.fencing.lock.LeadershipTask;
 import dev.fencing.lock.LeaseLoss;
 import dev.fencing.lock.LockInterruptedException;
+import dev.fencing.lock.spi.HeldLeadership;
+import dev.fencing.lock.spi.HeldLease;
 import io.etcd.jetcd.ByteSequence;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -53,7 +55,7 @@ final class EtcdElection implements FencedLeaderElection {
         /** Set before a grant is checked: from then on a loss of the hold interrupts the thread (ends the term). */
         volatile boolean leading;
 
-        volatile EtcdLeadership term;
+        volatile HeldLeadership term;
 
         Candidacy(LeadershipTask task) {
             this.task = task;
@@ -99,7 +101,7 @@ final class EtcdElection implements FencedLeaderElection {
                     }
                     throw e;
                 }
-                EtcdLeadership leadership = new EtcdLeadership(hold, participantId);
+                HeldLeadership leadership = new HeldLeadership(new HeldLease(hold, true), participantId);
                 leading = true;
                 if (!leadership.isValid() || withdrawn) {
                     // invalid at once: no term; let go and contend again (or leave)
@@ -154,13 +156,13 @@ final class EtcdElection implements FencedLeaderElection {
         }
 
         void withdraw() {
-            EtcdLeadership current;
+            HeldLeadership current;
             synchronized (this) {
                 withdrawn = true;
                 current = term;
             }
             if (current != null) {
-                registry.endTerm(current.hold(), LeaseLoss.STEPPED_DOWN);
+                registry.endTerm((EtcdHold) current.lease().hold(), LeaseLoss.STEPPED_DOWN);
             }
             thread.interrupt();
         }
@@ -243,7 +245,7 @@ final class EtcdElection implements FencedLeaderElection {
         synchronized (this) {
             current = candidacy;
         }
-        EtcdLeadership term = current == null ? null : current.term;
+        HeldLeadership term = current == null ? null : current.term;
         return term != null && term.isValid() ? Optional.of(term) : Optional.empty();
     }
 

@@ -1,6 +1,7 @@
 package dev.fencing.lock.etcd.internal;
 
 import dev.fencing.lock.LeaseLoss;
+import dev.fencing.lock.spi.LeaseHold;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Watch;
 import java.nio.charset.StandardCharsets;
@@ -16,7 +17,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * It is registered before its etcd lease is granted, so that every event that invalidates holds (a pause, a
  * close of the locks) finds it; a hold marked before its grant yields a lease that is invalid from the start.
  */
-final class EtcdHold {
+final class EtcdHold implements LeaseHold {
     final EtcdLockRegistry registry;
     final String name;
     final String path;
@@ -83,8 +84,39 @@ final class EtcdHold {
         return true;
     }
 
-    LeaseLoss loss() {
+    @Override
+    public LeaseLoss loss() {
         return loss.get();
+    }
+
+    @Override
+    public long token() {
+        return token;
+    }
+
+    @Override
+    public String path() {
+        return path;
+    }
+
+    @Override
+    public Thread owner() {
+        return owner;
+    }
+
+    @Override
+    public boolean isValid() {
+        return registry.isValid(this);
+    }
+
+    @Override
+    public boolean verify() {
+        return registry.verify(this);
+    }
+
+    @Override
+    public void exit() {
+        registry.exit(this);
     }
 
     long validUntilNanos() {

@@ -8,6 +8,7 @@ import dev.fencing.lock.LeaseLoss;
 import dev.fencing.lock.LeaseLostException;
 import dev.fencing.lock.LockAcquisitionException;
 import dev.fencing.lock.LockInterruptedException;
+import dev.fencing.lock.spi.HeldLease;
 import dev.fencing.lock.spi.PauseDetector;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
@@ -242,7 +243,7 @@ public final class EtcdLockRegistry implements AutoCloseable {
      * contends again with a new lease and key; only a grant hands out a lease.
      */
     Optional<Lease> acquire(String name, Duration timeout) {
-        return acquire(name, timeout, lockHolderValue(), null).map(hold -> new EtcdLease(hold, false));
+        return acquire(name, timeout, lockHolderValue(), null).map(hold -> new HeldLease(hold, false));
     }
 
     /** What a lock's key holds: who holds it, for a person reading etcd. */
@@ -504,7 +505,7 @@ public final class EtcdLockRegistry implements AutoCloseable {
 
     /** The hold behind a lease made here, for tests. */
     static EtcdHold holdOf(Lease lease) {
-        return ((EtcdLease) lease).hold();
+        return (EtcdHold) ((HeldLease) lease).hold();
     }
 
     PauseClock pauses() {

@@ -2,6 +2,7 @@ package dev.fencing.lock.etcd.internal;
 
 import dev.fencing.lock.FencedLockListener;
 import dev.fencing.lock.LeaseLoss;
+import dev.fencing.lock.spi.HeldLease;
 import java.util.List;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
@@ -41,7 +42,7 @@ final class LossNotifier {
             return;
         }
         try {
-            listener.leaseInvalidated(new EtcdLease(hold, true), cause);
+            listener.leaseInvalidated(new HeldLease(hold, true), cause);
         } catch (RuntimeException e) {
             LOG.error("lease listener failed for {} token {}", hold.path, hold.token, e);
         }

@@ -7,6 +7,8 @@ import dev.fencing.lock.LeadershipTask;
 import dev.fencing.lock.LeaseLoss;
 import dev.fencing.lock.LockAcquisitionException;
 import dev.fencing.lock.LockInterruptedException;
+import dev.fencing.lock.spi.HeldLeadership;
+import dev.fencing.lock.spi.HeldLease;
 import dev.fencing.lock.zookeeper.TokenSource;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -121,7 +123,7 @@ final class ElectionParticipant implements FencedLeaderElection {
         }
         while (true) {
             Candidacy current = joinOrCurrent(stepDownsSeen);
-            DefaultLeadership term;
+            HeldLeadership term;
             try {
                 term = timeout == null
                         ? current.elected.get()
@@ -242,7 +244,7 @@ final class ElectionParticipant implements FencedLeaderElection {
     @Override
     public void stepDown() {
         Candidacy current;
-        DefaultLeadership term;
+        HeldLeadership term;
         synchronized (monitor) {
             stepDowns++;
             current = candidacy;
@@ -254,7 +256,7 @@ final class ElectionParticipant implements FencedLeaderElection {
             term = serving == current ? current.term : null;
         }
         if (term != null) {
-            term.stepDown(); // the hook deletes the node and interrupts the task
+            holdOf(term).stepDown(); // the hook deletes the node and interrupts the task
         } else {
             current.thread.interrupt(); // not elected: stop contending (Curator deletes the waiting node)
         }
@@ -305,11 +307,11 @@ final class ElectionParticipant implements FencedLeaderElection {
         final LeadershipTask task;
         final Thread thread;
         /** The term, or null if the candidacy ended before it was elected. */
-        final CompletableFuture<DefaultLeadership> elected = new CompletableFuture<>();
+        final CompletableFuture<HeldLeadership> elected = new CompletableFuture<>();
 
         final CompletableFuture<LeaseLoss> ended = new CompletableFuture<>();
         volatile boolean withdrawn;
-        DefaultLeadership term;
+        HeldLeadership term;
 
         Candidacy(LeadershipTask task) {
             this.task = task;
@@ -321,7 +323,7 @@ final class ElectionParticipant implements FencedLeaderElection {
             LeaseLoss endedBy = null;
             Throwable failure = null;
             try {
-                DefaultLeadership won = contend();
+                HeldLeadership won = contend();
                 if (won != null) {
                     endedBy = serve(won);
                 }
@@ -351,14 +353,14 @@ final class ElectionParticipant implements FencedLeaderElection {
         }
 
         /** The term once elected; null if withdrawn first. */
-        private DefaultLeadership contend() {
+        private HeldLeadership contend() {
             while (true) {
                 if (withdrawn) {
                     return null;
                 }
-                DefaultLease lease;
+                HeldLease lease;
                 try {
-                    lease = (DefaultLease) lock.acquire(null).orElseThrow();
+                    lease = (HeldLease) lock.acquire(null).orElseThrow();
                 } catch (RuntimeException e) {
                     if (withdrawn) {
                         // the step-down's interrupt, however Curator wrapped it: not a failure
@@ -367,7 +369,7 @@ final class ElectionParticipant implements FencedLeaderElection {
                     }
                     throw e;
                 }
-                DefaultLeadership won = new DefaultLeadership(lease, participantId);
+                HeldLeadership won = new HeldLeadership(lease, participantId);
                 boolean valid = won.isValid(); // may invalidate (a pause) and tell the listener: not under the monitor
                 synchronized (monitor) {
                     if (valid && !withdrawn && lease.hold().loss() == null) {
@@ -398,7 +400,7 @@ final class ElectionParticipant implements FencedLeaderElection {
         }
 
         /** Leads until the term ends; returns why it ended. */
-        private LeaseLoss serve(DefaultLeadership won) {
+        private LeaseLoss serve(HeldLeadership won) {
             try {
                 if (task != null) {
                     task.lead(won);
@@ -410,11 +412,16 @@ final class ElectionParticipant implements FencedLeaderElection {
             } catch (InterruptedException e) {
                 // the term ended: how a task usually stops
             } finally {
-                won.stepDown(); // ends the term if the task returned while it was valid
+                holdOf(won).stepDown(); // ends the term if the task returned while it was valid
                 Thread.interrupted(); // the hook's interrupt has done its work; the release must not see it
                 won.lease().close();
             }
             return won.lossCause();
         }
+    }
+
+    /** The hold behind a term: every lease of this participant's lock is made on a {@link Hold}. */
+    private static Hold holdOf(HeldLeadership term) {
+        return (Hold) term.lease().hold();
     }
 }

@@ -1,6 +1,7 @@
 package dev.fencing.lock.zookeeper.internal;
 
 import dev.fencing.lock.LeaseLoss;
+import dev.fencing.lock.spi.LeaseHold;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
@@ -10,7 +11,7 @@ import org.apache.zookeeper.ZooKeeper;
  * One thread's hold of one lock, shared by its re-entrant leases. A hold made for a leader election
  * carries a hook, run once by whichever thread invalidates it, right after the mark: it ends the term.
  */
-final class Hold {
+final class Hold implements LeaseHold {
     final PathLock lock;
     final String nodePath;
     final long token;
@@ -54,8 +55,44 @@ final class Hold {
         return true;
     }
 
-    LeaseLoss loss() {
+    @Override
+    public LeaseLoss loss() {
         return loss.get();
+    }
+
+    @Override
+    public long token() {
+        return token;
+    }
+
+    @Override
+    public String path() {
+        return lock.path();
+    }
+
+    @Override
+    public Thread owner() {
+        return owner;
+    }
+
+    @Override
+    public boolean isValid() {
+        return lock.isValid(this);
+    }
+
+    @Override
+    public boolean verify() {
+        return lock.verify(this);
+    }
+
+    @Override
+    public void exit() {
+        lock.exit(this);
+    }
+
+    /** Ends a term without telling the listener: the participant let go. */
+    void stepDown() {
+        invalidate(LeaseLoss.STEPPED_DOWN);
     }
 
     void ownedBy(ZooKeeper handle) {

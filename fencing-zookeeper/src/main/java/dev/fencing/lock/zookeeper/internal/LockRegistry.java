@@ -5,6 +5,7 @@ import dev.fencing.lock.FencedLock;
 import dev.fencing.lock.FencedLockListener;
 import dev.fencing.lock.FencedReadWriteLock;
 import dev.fencing.lock.LeaseLoss;
+import dev.fencing.lock.spi.HeldLease;
 import dev.fencing.lock.spi.PauseDetector;
 import dev.fencing.lock.zookeeper.TokenSource;
 import java.time.Duration;
@@ -442,7 +443,7 @@ public final class LockRegistry implements AutoCloseable {
 
     private void tell(Hold hold, LeaseLoss cause) {
         try {
-            listener.leaseInvalidated(new DefaultLease(hold, true), cause);
+            listener.leaseInvalidated(new HeldLease(hold, true), cause);
         } catch (RuntimeException e) {
             LOG.error("lease listener failed for {} token {}", hold.lock.path(), hold.token, e);
         }

@@ -6,6 +6,7 @@ import dev.fencing.lock.LeaseLoss;
 import dev.fencing.lock.LeaseLostException;
 import dev.fencing.lock.LockAcquisitionException;
 import dev.fencing.lock.LockInterruptedException;
+import dev.fencing.lock.spi.HeldLease;
 import dev.fencing.lock.spi.PauseDetector;
 import dev.fencing.lock.zookeeper.ForeignLockParentException;
 import dev.fencing.lock.zookeeper.TokenSource;
@@ -112,7 +113,7 @@ final class PathLock {
                     throw new LeaseLostException(path, held.token, held.loss());
                 }
                 held.entries.incrementAndGet();
-                return Optional.of(new DefaultLease(held, false));
+                return Optional.of(new HeldLease(held, false));
             }
             if (kind == LockKind.READ) {
                 Hold write = registry.writeHoldOfCurrentThread(path);
@@ -139,7 +140,7 @@ final class PathLock {
                 }
                 Hold hold = grant(me, attempt);
                 keepCheckout = true;
-                return Optional.of(new DefaultLease(hold, false));
+                return Optional.of(new HeldLease(hold, false));
             } finally {
                 driver.end();
             }

@@ -10,6 +10,7 @@ import dev.fencing.lock.Leadership;
 import dev.fencing.lock.Lease;
 import dev.fencing.lock.LeaseLoss;
 import dev.fencing.lock.LeaseLostException;
+import dev.fencing.lock.spi.HeldLease;
 import dev.fencing.lock.spi.PauseDetector;
 import dev.fencing.lock.zookeeper.FencedLocks;
 import dev.fencing.lock.zookeeper.TokenSource;
@@ -231,7 +232,7 @@ class LeaseTruthIT {
         FencedLock lock = registry.lock(path, TokenSource.SEQUENCE);
         Lease outer = lock.acquire();
         Lease inner = lock.acquire();
-        Lease view = new DefaultLease(((DefaultLease) outer).hold(), true); // what a listener is given
+        Lease view = new HeldLease(((HeldLease) outer).hold(), true); // what a listener is given
 
         inner.close();
 

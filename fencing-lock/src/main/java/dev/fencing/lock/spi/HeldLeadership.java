@@ -1,25 +1,25 @@
-package dev.fencing.lock.zookeeper.internal;
+package dev.fencing.lock.spi;
 
 import dev.fencing.lock.Leadership;
 import dev.fencing.lock.LeaseLoss;
 
-/** A term: the leader's lease on the election path, seen through {@link Leadership}. */
-final class DefaultLeadership implements Leadership {
-    private final DefaultLease lease;
+/** A term, for every backend: the leader's lease on the election's lock, seen through {@link Leadership}. */
+public final class HeldLeadership implements Leadership {
+    private final HeldLease lease;
     private final String participantId;
 
-    DefaultLeadership(DefaultLease lease, String participantId) {
+    /**
+     * @param lease the leader's lease: its close, by the participant, ends the term's hold
+     * @param participantId the leader's id
+     */
+    public HeldLeadership(HeldLease lease, String participantId) {
         this.lease = lease;
         this.participantId = participantId;
     }
 
-    DefaultLease lease() {
+    /** The leader's lease. */
+    public HeldLease lease() {
         return lease;
-    }
-
-    /** Ends the term without telling the listener: the participant let go. */
-    void stepDown() {
-        lease.hold().invalidate(LeaseLoss.STEPPED_DOWN);
     }
 
     @Override
