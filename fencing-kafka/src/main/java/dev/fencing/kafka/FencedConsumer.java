@@ -292,9 +292,11 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
      * dead-letter topic exist (a missing one is looked for again for up to 3 s, for a topic made just before).
      * For a caller that must fail before it hands the loop to a thread of its own (an application starting
      * up): {@link #start()} reports the same failure only through its future. Call it before {@link #run()}
-     * or {@link #start()}, not while the loop runs.
+     * or {@link #start()}, not while the loop runs. A {@link #close()} meanwhile waits for the check.
      *
      * @throws MissingTopicException naming every missing topic and how to create them
+     * @throws org.apache.kafka.common.errors.InterruptException if interrupted meanwhile, with the interrupt flag
+     *     set
      * @throws IllegalStateException if already started or closed
      */
     public void checkTopics() {

@@ -9,7 +9,8 @@ public final class HeldLeadership implements Leadership {
     private final String participantId;
 
     /**
-     * @param lease the leader's lease: its close, by the participant, ends the term's hold
+     * @param lease the leader's lease (a backend may give a view, whose close does nothing, and end the term on
+     *     its own)
      * @param participantId the leader's id
      */
     public HeldLeadership(HeldLease lease, String participantId) {
@@ -17,7 +18,7 @@ public final class HeldLeadership implements Leadership {
         this.participantId = participantId;
     }
 
-    /** The leader's lease. */
+    /** The leader's lease, for the backend that made the term: the participant alone closes it. */
     public HeldLease lease() {
         return lease;
     }
@@ -57,9 +58,11 @@ public final class HeldLeadership implements Leadership {
         return lease.lossCause();
     }
 
+    /** Says what is known without checking (a check may tell the listener): a term shown valid may not be. */
     @Override
     public String toString() {
+        LeaseLoss loss = lease.hold().loss();
         return "Leadership[" + path() + ", participant " + participantId + ", token " + token()
-                + (isValid() ? "" : ", ended: " + lossCause()) + "]";
+                + (loss == null ? "" : ", ended: " + loss) + "]";
     }
 }

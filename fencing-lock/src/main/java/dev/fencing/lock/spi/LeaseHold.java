@@ -31,6 +31,11 @@ public interface LeaseHold {
     /** Why the hold is invalid as far as is known without checking; null while no loss is marked. */
     LeaseLoss loss();
 
-    /** One lease of the hold closed: the hold is released when its owner's last lease closes. */
+    /**
+     * One lease of the hold closed: the hold is released when its owner's last lease closes. Called by {@link
+     * HeldLease#close()} only, once per lease.
+     *
+     * @throws IllegalStateException on another thread than {@link #owner()}
+     */
     void exit();
 }

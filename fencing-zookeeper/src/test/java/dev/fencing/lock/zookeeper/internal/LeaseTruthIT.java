@@ -11,6 +11,7 @@ import dev.fencing.lock.Lease;
 import dev.fencing.lock.LeaseLoss;
 import dev.fencing.lock.LeaseLostException;
 import dev.fencing.lock.spi.HeldLease;
+import dev.fencing.lock.spi.LeaseHold;
 import dev.fencing.lock.spi.PauseDetector;
 import dev.fencing.lock.zookeeper.FencedLocks;
 import dev.fencing.lock.zookeeper.TokenSource;
@@ -21,6 +22,7 @@ import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -224,6 +226,28 @@ class LeaseTruthIT {
                 .as("the term of a closed client, beside " + taken)
                 .isFalse();
         assertThat(a.isLeader()).isFalse();
+    }
+
+    @Test
+    void aHoldIsReleasedByItsOwnerThreadOnlyEvenThroughTheSpi() throws Exception {
+        LockRegistry registry = registry(client(), null);
+        Lease lease = registry.lock(path, TokenSource.SEQUENCE).acquire();
+        LeaseHold hold = ((HeldLease) lease).hold(); // what a listener's view would reach
+
+        CompletableFuture<Void> elsewhere = CompletableFuture.runAsync(hold::exit);
+
+        assertThatThrownBy(elsewhere::join)
+                .hasCauseInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("by the thread that acquired it");
+        assertThat(lease.isValid()).isTrue();
+        lease.close();
+        assertThat(lease.lossCause()).isEqualTo(LeaseLoss.RELEASED);
+        assertThat(registry.lock(path, TokenSource.SEQUENCE).tryAcquire(Duration.ofSeconds(5)))
+                .as("the lock, free once its owner closed the lease")
+                .hasValueSatisfying(next -> {
+                    assertThat(next.token()).isGreaterThan(lease.token());
+                    next.close();
+                });
     }
 
     @Test
