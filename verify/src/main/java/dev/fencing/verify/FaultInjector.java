@@ -32,6 +32,8 @@ final class FaultInjector {
     private final Duration pause;
     private final Duration takeoverWait;
     private final Resource resource;
+    /** How many consumer crashes were injected: read and raised by the nemesis's one consumer-crash lane. */
+    private int consumerCrashes;
 
     /**
      * @param grantedSession the session timeout ZooKeeper grants the writers: a pause lasts a second longer, and
@@ -68,7 +70,7 @@ final class FaultInjector {
             case PARTITION -> partition(planned);
             case LEADER_KILL -> leaderKill();
             case BACKEND_KILL -> backendKill(planned);
-            case CONSUMER_CRASH -> consumerCrash(planned);
+            case CONSUMER_CRASH -> consumerCrash();
             case REBALANCE -> rebalance();
             case SESSION_EXPIRY -> sessionExpiry(planned);
         }
@@ -362,9 +364,12 @@ final class FaultInjector {
         }
     }
 
-    /** SIGKILLs a base consumer member and starts it again. */
-    private void consumerCrash(FaultSchedule.Planned planned) throws InterruptedException {
-        int member = 1 + planned.target() % consumers.baseMembers();
+    /**
+     * SIGKILLs a base consumer member and starts it again: the base members in turn, so that two crashes hit
+     * both the serial and the key-parallel member.
+     */
+    private void consumerCrash() throws InterruptedException {
+        int member = 1 + consumerCrashes++ % consumers.baseMembers();
         long start = System.currentTimeMillis();
         boolean back = true;
         String detail = "SIGKILL, started again";

@@ -39,6 +39,12 @@ final class ModeRunner {
     static final int UNSTAMPED_EVERY = 25;
 
     private static final int CONSUMER_MEMBERS = 2;
+    /**
+     * The concurrency of the group's even-numbered members: one group of serial (odd) and key-parallel (even)
+     * members, as a rolling move from one mode to the other has, so that crashes and rebalances hit both.
+     */
+    static final int KEY_PARALLEL_CONCURRENCY = 8;
+
     private static final String CHILD_HEAP = "-Xmx128m";
     private static final Duration WRITER_READY_WAIT = Duration.ofSeconds(90);
     private static final Duration CATCH_UP_WAIT = Duration.ofSeconds(90);
@@ -133,7 +139,8 @@ final class ModeRunner {
                                             "group=" + group,
                                             "jdbcUrl=" + servers.jdbcUrl(),
                                             "jdbcUser=" + servers.jdbcUser(),
-                                            "schema=" + mode.schema()),
+                                            "schema=" + mode.schema(),
+                                            "concurrency=" + consumerConcurrency(member)),
                                     environment,
                                     logDirectory.resolve("consumer-" + member + ".log"),
                                     events("consumer " + member, member, board::add)),
@@ -144,7 +151,11 @@ final class ModeRunner {
                         servers.kafkaBootstrap(), deadLetterTopic, servers.dataSource(), mode.schema());
                 recorder.start();
             }
-            progress.println("[" + label + "] starting " + (chain ? CONSUMER_MEMBERS + " consumer members and " : "")
+            progress.println("[" + label + "] starting "
+                    + (chain
+                            ? CONSUMER_MEMBERS + " consumer members (odd serial, even key-parallel at "
+                                    + KEY_PARALLEL_CONCURRENCY + ") and "
+                            : "")
                     + settings.clients() + " writers");
             long readyMark = board.mark();
             writers = startWriters(mode, board, environment, topic, lockRoot, historyDirectory, logDirectory);
@@ -420,5 +431,10 @@ final class ModeRunner {
     /** A child's standard output as {@link ClientEvent}s; other lines are not events. */
     private static Consumer<String> events(String child, int id, Consumer<ClientEvent> events) {
         return line -> ClientEvent.parse(child, id, line).ifPresent(events);
+    }
+
+    /** A member's concurrency: 1 (serial) for odd-numbered members, {@link #KEY_PARALLEL_CONCURRENCY} for even. */
+    static int consumerConcurrency(int member) {
+        return member % 2 == 0 ? KEY_PARALLEL_CONCURRENCY : 1;
     }
 }

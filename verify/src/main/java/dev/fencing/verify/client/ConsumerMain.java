@@ -5,11 +5,14 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.fencing.kafka.FencedConsumer;
 import dev.fencing.kafka.PostgresWatermarkStore;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
@@ -26,23 +29,28 @@ import org.slf4j.LoggerFactory;
  * It applies each record by appending the record's operation id to its key's applied list ({@code
  * <schema>.applied}). The fenced run uses {@code FencedConsumer} with {@code PostgresWatermarkStore} and a
  * transactional handler, so the append, the watermark and the offset commit together; the control run uses a
- * plain poll loop that appends, with Kafka's automatic offset commits (at least once, no token checked).
+ * plain poll loop that appends, with Kafka's automatic offset commits (at least once, no token checked). With
+ * {@code concurrency} above 1 the fenced member is the key-parallel consumer ({@code maxConcurrency}), and the
+ * control member applies each poll's records on that many threads at once, as a hand-made parallel loop that does
+ * not keep a key's records in order would.
  *
  * <p>Events {@code READY}, {@code HEAP <bytes>}, {@code FAILED <message>} (the consumer stopped on an error);
  * commands {@code STOP} (leave the group and exit), {@code HEAP}. Arguments {@code key=value}: member, mode,
- * kafka, topic, group, jdbcUrl, jdbcUser, schema; the JDBC password from {@value WriterMain#PASSWORD_ENV}.
+ * kafka, topic, group, jdbcUrl, jdbcUser, schema, concurrency; the JDBC password from {@value WriterMain#PASSWORD_ENV}.
  */
 public final class ConsumerMain {
     private static final Logger LOG = LoggerFactory.getLogger(ConsumerMain.class);
 
     private final Arguments args;
     private final int member;
+    private final int concurrency;
     private final CoordinatorLink link = new CoordinatorLink(System.out);
     private final CountDownLatch stop = new CountDownLatch(1);
 
     private ConsumerMain(Arguments args) {
         this.args = args;
         this.member = args.whole("member");
+        this.concurrency = args.whole("concurrency");
     }
 
     public static void main(String[] argv) {
@@ -75,7 +83,7 @@ public final class ConsumerMain {
         if (password != null && !password.isEmpty()) {
             pool.setPassword(password);
         }
-        pool.setMaximumPoolSize(3);
+        pool.setMaximumPoolSize(concurrency + 2);
         pool.setPoolName("consumer-" + member);
         Map<String, Object> properties = new HashMap<>();
         properties.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, args.text("kafka"));
@@ -106,6 +114,7 @@ public final class ConsumerMain {
                         PostgresWatermarkStore.create(jdbi),
                         (Handle handle, ConsumerRecord<String, String> record, long token) ->
                                 handle.execute(appendSql, record.key(), Long.parseLong(record.value())))
+                .maxConcurrency(concurrency)
                 .build();
         CompletableFuture<Void> loop = consumer.start();
         link.emit("READY");
@@ -122,6 +131,7 @@ public final class ConsumerMain {
         // crash replays what was applied since the last commit (the interval is Kafka's 5 s shortened to 2 s)
         properties.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, true);
         properties.put(ConsumerConfig.AUTO_COMMIT_INTERVAL_MS_CONFIG, 2_000);
+        ExecutorService workers = Executors.newFixedThreadPool(concurrency);
         try (KafkaConsumer<String, String> consumer =
                 new KafkaConsumer<>(properties, new StringDeserializer(), new StringDeserializer())) {
             consumer.subscribe(List.of(args.text("topic")));
@@ -137,15 +147,30 @@ public final class ConsumerMain {
             try {
                 while (stop.getCount() > 0) {
                     ConsumerRecords<String, String> records = consumer.poll(Duration.ofMillis(500));
-                    for (ConsumerRecord<String, String> record : records) {
-                        jdbi.useHandle(
-                                handle -> handle.execute(appendSql, record.key(), Long.parseLong(record.value())));
-                    }
+                    applyPlain(jdbi, appendSql, records, workers);
                 }
             } catch (WakeupException e) {
                 // STOP: leave the group
             }
+        } finally {
+            workers.shutdownNow();
         }
+    }
+
+    /** Applies a poll's records, on {@code concurrency} threads at once when it is above 1 (in no key's order). */
+    private void applyPlain(
+            Jdbi jdbi, String appendSql, ConsumerRecords<String, String> records, ExecutorService workers) {
+        List<CompletableFuture<Void>> applied = new ArrayList<>();
+        for (ConsumerRecord<String, String> record : records) {
+            Runnable apply = () ->
+                    jdbi.useHandle(handle -> handle.execute(appendSql, record.key(), Long.parseLong(record.value())));
+            if (concurrency == 1) {
+                apply.run();
+            } else {
+                applied.add(CompletableFuture.runAsync(apply, workers));
+            }
+        }
+        CompletableFuture.allOf(applied.toArray(CompletableFuture[]::new)).join();
     }
 
     private void awaitStop() {
