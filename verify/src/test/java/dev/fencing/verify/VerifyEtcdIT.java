@@ -2,6 +2,7 @@ package dev.fencing.verify;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.fencing.testsupport.NetworkNamespace;
 import dev.fencing.verify.checker.Violation;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -12,16 +13,18 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The chain with its writers' locks on etcd ({@code --locks etcd}), short: both runs on embedded servers (a
- * 3-member etcd cluster, PostgreSQL, Kafka) with the same seed, pauses past the writers' 2 s etcd leases and a
- * kill of the etcd leader. Each pause counts only once another writer took the lock over and wrote the resource
- * while the paused holder still held its token, so its late write is stale for certain: the fenced run must keep
- * every property and refuse some writes, the control run must land stale writes, or the checker proved nothing.
- * Partitions from etcd and the chain's other faults run in {@code verify/run --locks etcd}; no timing is asserted.
+ * 3-member etcd cluster, PostgreSQL, Kafka) with the same seed, pauses past the writers' 2 s etcd leases,
+ * partitions of a writer from etcd alone (where the machine allows network namespaces) and a kill of the etcd
+ * leader. Each pause or partition counts only once another writer took the lock over and wrote the resource while
+ * the cut-off holder still held its token, so its late write is stale for certain: the fenced run must keep every
+ * property and refuse some writes, the control run must land stale writes, or the checker proved nothing. The
+ * chain's other faults run in {@code verify/run --locks etcd}; no timing is asserted.
  */
 class VerifyEtcdIT {
 
     @Test
-    void writersWithEtcdLocksKeepEveryPropertyUnderPausesThatLandStaleWritesWithoutTheFence() throws Exception {
+    void writersWithEtcdLocksKeepEveryPropertyUnderPausesAndPartitionsThatLandStaleWritesWithoutTheFence()
+            throws Exception {
         Path target = Path.of("target");
         Files.createDirectories(target);
         VerifySettings settings = new VerifySettings(
@@ -36,7 +39,7 @@ class VerifyEtcdIT {
                 2,
                 Duration.ofSeconds(10),
                 20_261_127,
-                EnumSet.of(FaultKind.PAUSE, FaultKind.LEADER_KILL),
+                EnumSet.of(FaultKind.PAUSE, FaultKind.PARTITION, FaultKind.LEADER_KILL),
                 List.of(Mode.FENCED, Mode.CONTROL),
                 Duration.ofSeconds(2),
                 target.resolve("verify-etcd-it.json"),
@@ -65,7 +68,13 @@ class VerifyEtcdIT {
         assertThat(VerifyCommand.staleViolations(control))
                 .as("stale writes landed and stale records applied in the control run")
                 .isPositive();
+        boolean partitions = NetworkNamespace.unavailableReason().isEmpty();
         for (RunResult run : runs) {
+            if (partitions) {
+                assertThat(run.counted().get(FaultKind.PARTITION))
+                        .as("partitions from etcd of the %s run", run.mode().label())
+                        .isGreaterThanOrEqualTo(FaultKind.PARTITION.minimum());
+            }
             assertThat(run.counted().get(FaultKind.PAUSE))
                     .as("pauses of the %s run", run.mode().label())
                     .isGreaterThanOrEqualTo(FaultKind.PAUSE.minimum());
