@@ -207,7 +207,8 @@ public final class LockBenchmark {
         void run(int client) throws Exception;
     }
 
-    private static Object inParallel(ExecutorService pool, int clients, ClientWork work) throws Exception {
+    /** Runs {@code work} for each of {@code clients} clients on the pool, all released at once; waits for all. */
+    static Object inParallel(ExecutorService pool, int clients, ClientWork work) throws Exception {
         CountDownLatch start = new CountDownLatch(1);
         List<Future<?>> futures = new ArrayList<>();
         for (int c = 0; c < clients; c++) {
@@ -225,7 +226,8 @@ public final class LockBenchmark {
         return null;
     }
 
-    private static double timed(int ops, Callable<?> work) throws Exception {
+    /** Operations per second of {@code work}, which does {@code ops} operations. */
+    static double timed(int ops, Callable<?> work) throws Exception {
         long start = System.nanoTime();
         work.call();
         return ops / ((System.nanoTime() - start) / 1e9);

@@ -1,7 +1,9 @@
 package dev.fencing.verify;
 
 import dev.fencing.harness.PauseInjector;
+import dev.fencing.testsupport.EmbeddedEtcdCluster;
 import dev.fencing.testsupport.EmbeddedZooKeeperEnsemble;
+import dev.fencing.testsupport.EtcdMember;
 import dev.fencing.testsupport.NetworkNamespace;
 import dev.fencing.testsupport.PostgresBackends;
 import dev.fencing.verify.client.PausePoint;
@@ -27,6 +29,8 @@ final class FaultInjector {
     private final EventBoard board;
     private final FaultLog log;
     private final EmbeddedZooKeeperEnsemble ensemble;
+    private final EmbeddedEtcdCluster etcd;
+    private final String lockService;
     private final VerifyNetwork network;
     private final DataSource database;
     private final Duration pause;
@@ -36,8 +40,11 @@ final class FaultInjector {
     private int consumerCrashes;
 
     /**
-     * @param grantedSession the session timeout ZooKeeper grants the writers: a pause lasts a second longer, and
-     *     then until another writer has taken the resource over (at most {@code grantedSession} + 3 s more)
+     * @param ensemble the ZooKeeper ensemble whose leader a leader kill stops, or null
+     * @param etcd the etcd cluster whose leader a leader kill kills instead, or null
+     * @param grantedSession the session timeout ZooKeeper grants the writers, or the TTL of their etcd leases: a
+     *     pause lasts a second longer, and then until another writer has taken the resource over (at most {@code
+     *     grantedSession} + 3 s more)
      * @param database the run's database, for backend kills; null for a resource without one
      * @param resource what the writers write: a resource that publishes no record is paused between lock and write
      *     only
@@ -48,6 +55,7 @@ final class FaultInjector {
             EventBoard board,
             FaultLog log,
             EmbeddedZooKeeperEnsemble ensemble,
+            EmbeddedEtcdCluster etcd,
             VerifyNetwork network,
             DataSource database,
             Duration grantedSession,
@@ -57,6 +65,8 @@ final class FaultInjector {
         this.board = board;
         this.log = log;
         this.ensemble = ensemble;
+        this.etcd = etcd;
+        this.lockService = etcd != null ? LockService.ETCD.displayName() : LockService.ZOOKEEPER.displayName();
         this.network = network;
         this.database = database;
         this.pause = grantedSession.plusSeconds(1);
@@ -68,7 +78,13 @@ final class FaultInjector {
         switch (planned.kind()) {
             case PAUSE -> pause(planned);
             case PARTITION -> partition(planned);
-            case LEADER_KILL -> leaderKill();
+            case LEADER_KILL -> {
+                if (etcd != null) {
+                    etcdLeaderKill();
+                } else {
+                    leaderKill();
+                }
+            }
             case BACKEND_KILL -> backendKill(planned);
             case CONSUMER_CRASH -> consumerCrash();
             case REBALANCE -> rebalance();
@@ -139,7 +155,7 @@ final class FaultInjector {
     }
 
     /**
-     * Cuts a writer holding its lock off ZooKeeper alone (PostgreSQL and Kafka stay reachable) until its session
+     * Cuts a writer holding its lock off the lock service alone (ZooKeeper or etcd; PostgreSQL and Kafka stay reachable) until its session
      * expired and another writer wrote the resource, then lets it write, publish and release as if nothing
      * happened, then heals.
      */
@@ -170,16 +186,16 @@ final class FaultInjector {
             start = System.currentTimeMillis();
             Optional<ClientEvent> done;
             try {
-                namespace.cut(network.zookeeperAddress());
+                namespace.cut(network.lockAddress());
                 board.await(mark, newer("WRITTEN", resource, token), takeoverWait.multipliedBy(2));
                 writers.get(id).send("GO");
-                // its late write and publish are done; releasing the lock waits for ZooKeeper, so heal first
+                // its late write and publish are done; releasing the lock waits for the lock service, so heal first
                 done = board.await(
                         mark,
                         e -> e.child().equals(writers.get(id).name()) && e.is("EFFECTS") && e.token() == token,
                         Duration.ofSeconds(30));
             } finally {
-                namespace.heal(network.zookeeperAddress());
+                namespace.heal(network.lockAddress());
             }
             long end = System.currentTimeMillis();
             Optional<ClientEvent> locked = board.find(mark, newer("LOCKED", resource, token));
@@ -197,7 +213,8 @@ final class FaultInjector {
                     locked.isPresent(),
                     String.format(
                             Locale.ROOT,
-                            "cut from ZooKeeper %.1fs holding %s token %d; %s; its late write: %s%s",
+                            "cut from %s %.1fs holding %s token %d; %s; its late write: %s%s",
+                            lockService,
                             (end - start) / 1000.0,
                             resource,
                             token,
@@ -252,6 +269,50 @@ final class FaultInjector {
                                 spec.getServerId(),
                                 (elected - start) / 1000.0))
                         .orElse("leader stopped; no new leader within 20 s; restarted")));
+    }
+
+    /**
+     * Kills the etcd cluster's leader member (SIGKILL), waits for another to be elected, and starts it again (same
+     * data directory: it rejoins as a follower). The writers' etcd leases outlive it: a new leader renews every
+     * lease it inherits.
+     */
+    private void etcdLeaderKill() throws InterruptedException {
+        long start = System.currentTimeMillis();
+        EtcdMember old;
+        try {
+            old = etcd.awaitLeader(Duration.ofSeconds(5));
+        } catch (IllegalStateException e) {
+            log.add(new Fault(FaultKind.LEADER_KILL, "etcd", 0, start, start, false, "no leader to kill"));
+            return;
+        }
+        long killed = System.currentTimeMillis();
+        old.kill();
+        Optional<EtcdMember> next = Optional.empty();
+        try {
+            next = Optional.of(etcd.awaitLeader(Duration.ofSeconds(20))).filter(member -> member != old);
+        } catch (IllegalStateException e) {
+            // started again below all the same
+        }
+        long elected = System.currentTimeMillis();
+        Thread.sleep(Math.max(0, killed + 2_000 - System.currentTimeMillis()));
+        String failedRestart = null;
+        try {
+            old.start();
+        } catch (RuntimeException e) {
+            failedRestart = "not started again: " + e.getMessage();
+        }
+        long end = System.currentTimeMillis();
+        boolean back = failedRestart == null;
+        String restart = back ? "started again" : failedRestart;
+        String detail = next.map(member -> String.format(
+                        Locale.ROOT,
+                        "leader killed; %s elected after %.1fs; %s",
+                        member.name(),
+                        (elected - killed) / 1000.0,
+                        restart))
+                .orElse("leader killed; no new leader within 20 s; " + restart);
+        log.add(new Fault(
+                FaultKind.LEADER_KILL, "etcd member " + old.name(), 0, killed, end, next.isPresent() && back, detail));
     }
 
     /**

@@ -47,7 +47,8 @@ final class HtmlTimeline {
     private static final Mark VIOLATION = new Mark(
             "violation", "violation (numbered as listed)", new SvgTimeline.Triangle(-1, false, VIOLATION_RED, "none"));
     private static final Mark PAUSE = writerFault("pause", "rgba(123,31,162,0.25)", "pause (SIGSTOP)");
-    private static final Mark PARTITION = writerFault("partition", "rgba(230,81,0,0.3)", "partition from ZooKeeper");
+    private static final Mark PARTITION =
+            writerFault("partition", "rgba(230,81,0,0.3)", "partition from the lock service");
     private static final Mark BACKEND_KILL = writerFault("backend-kill", "rgba(198,40,40,0.5)", "backend kill");
     private static final Mark SERVER_FAULT = new Mark(
             "fault server",

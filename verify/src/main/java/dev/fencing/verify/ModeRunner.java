@@ -61,7 +61,8 @@ final class ModeRunner {
 
     /**
      * @param faults the faults to inject: those asked for that these servers allow
-     * @param grantedSession the session timeout ZooKeeper grants for the requested one
+     * @param grantedSession the session timeout ZooKeeper grants for the requested one, or the writers' etcd lease
+     *     TTL
      */
     ModeRunner(
             VerifySettings settings,
@@ -182,6 +183,7 @@ final class ModeRunner {
                             board,
                             log,
                             servers.ensemble().orElse(null),
+                            servers.etcd().orElse(null),
                             servers.network().orElse(null),
                             chain ? servers.dataSource() : null,
                             grantedSession,
@@ -271,7 +273,9 @@ final class ModeRunner {
                 } else {
                     workload.remove(mode);
                 }
-                servers.deleteTree(lockRoot);
+                if (settings.locks() == LockService.ZOOKEEPER) {
+                    servers.deleteTree(lockRoot); // an embedded etcd cluster goes away whole
+                }
             }
             return new RunResult(
                     mode,
@@ -349,7 +353,12 @@ final class ModeRunner {
                     "client=" + id,
                     "mode=" + mode.label(),
                     "resource=" + settings.resource().flagName(),
-                    "zookeeper=" + servers.zookeeperConnect(),
+                    "locks=" + settings.locks().flagName(),
+                    settings.locks() == LockService.ETCD
+                            ? "etcd="
+                                    + String.join(
+                                            ",", servers.etcd().orElseThrow().endpoints())
+                            : "zookeeper=" + servers.zookeeperConnect(),
                     "sessionTimeoutMs=" + settings.sessionTimeout().toMillis(),
                     "lockRoot=" + lockRoot,
                     "resources=" + settings.resources(),

@@ -5,6 +5,7 @@ import dev.fencing.harness.PostgresAccess;
 import dev.fencing.harness.StartedServers;
 import dev.fencing.harness.Watchdog;
 import dev.fencing.harness.ZooKeeperAccess;
+import dev.fencing.testsupport.EmbeddedEtcdCluster;
 import dev.fencing.testsupport.EmbeddedRedisServer;
 import dev.fencing.testsupport.EmbeddedZooKeeperEnsemble;
 import dev.fencing.testsupport.NetworkNamespace;
@@ -28,7 +29,7 @@ import org.flywaydb.core.Flyway;
 
 /**
  * The servers a run attacks: the ones named by flags (checked for reachability), or embedded ones started here
- * (a 3-node ZooKeeper ensemble, and PostgreSQL and a Kafka broker for the postgres resource, PostgreSQL for the
+ * (a 3-node ZooKeeper ensemble, or with {@code --locks etcd} a 3-member etcd cluster, and PostgreSQL and a Kafka broker for the postgres resource, PostgreSQL for the
  * election resource, or Redis for the redis resource) and stopped by {@link #close()}. With partitions
  * possible, the embedded servers listen on the {@link VerifyNetwork}'s host addresses so that writers in their
  * namespaces reach them. Each invocation works in a database of its own ({@code verify_<run id>}), with the
@@ -44,6 +45,7 @@ final class Servers implements AutoCloseable {
     private String partitionUnavailable;
     private String leaderKillUnavailable;
     private EmbeddedZooKeeperEnsemble ensemble;
+    private EmbeddedEtcdCluster etcd;
     private String zookeeperConnect;
     private String serverJdbcUrl;
     private String jdbcUrl;
@@ -103,11 +105,16 @@ final class Servers implements AutoCloseable {
             }
             network = VerifyNetwork.create(settings.clients());
             started.add(network);
-            progress.println("  writers in network namespaces; ZooKeeper on " + network.zookeeperAddress() + ", "
-                    + dataServers(settings.resource()) + " on "
-                    + network.dataAddress());
+            progress.println(
+                    "  writers in network namespaces; " + settings.locks().displayName() + " on "
+                            + network.lockAddress() + ", " + dataServers(settings.resource()) + " on "
+                            + network.dataAddress());
         }
-        openZooKeeper(settings, progress);
+        if (settings.locks() == LockService.ETCD) {
+            openEtcd(progress);
+        } else {
+            openZooKeeper(settings, progress);
+        }
         if (settings.resource().postgres()) {
             openPostgres(settings, progress);
         } else {
@@ -149,6 +156,11 @@ final class Servers implements AutoCloseable {
 
     String zookeeperConnect() {
         return zookeeperConnect;
+    }
+
+    /** The embedded etcd cluster, when the writers take their locks on etcd. */
+    Optional<EmbeddedEtcdCluster> etcd() {
+        return Optional.ofNullable(etcd);
     }
 
     /** The run's database, for this host's processes. */
@@ -245,7 +257,7 @@ final class Servers implements AutoCloseable {
 
     private void openZooKeeper(VerifySettings settings, PrintStream progress) {
         if (settings.zookeeperConnect() == null) {
-            ensemble = EmbeddedZooKeeperEnsemble.start(3, network == null ? "127.0.0.1" : network.zookeeperAddress());
+            ensemble = EmbeddedZooKeeperEnsemble.start(3, network == null ? "127.0.0.1" : network.lockAddress());
             started.add(ensemble);
             zookeeperConnect = ensemble.connectString();
             progress.println("  embedded ZooKeeper ensemble of 3 at " + zookeeperConnect);
@@ -254,6 +266,19 @@ final class Servers implements AutoCloseable {
         zookeeperConnect = settings.zookeeperConnect();
         grantedSessionTimeout(settings.sessionTimeout()); // reachability, with the flag named on failure
         progress.println("  ZooKeeper at " + zookeeperConnect);
+    }
+
+    /**
+     * Starts 3 etcd members, on the network's lock address when there is a network (a partition cuts a writer
+     * from them alone), as child processes that {@link #close()} kills.
+     */
+    private void openEtcd(PrintStream progress) {
+        etcd = EmbeddedEtcdCluster.builder()
+                .members(3)
+                .host(network == null ? "127.0.0.1" : network.lockAddress())
+                .build();
+        started.add(etcd);
+        progress.println("  embedded etcd cluster of 3 at " + String.join(",", etcd.endpoints()));
     }
 
     private void openPostgres(VerifySettings settings, PrintStream progress) {

@@ -35,6 +35,7 @@ import picocli.CommandLine.Spec;
  * verify/run --mode fenced --faults pause,partition
  * verify/run --resource redis                 # the writers write Redis through fencing-redis instead
  * verify/run --resource election              # leaders of elections write many times per term instead
+ * verify/run --locks etcd                     # the writers take their locks on etcd instead
  * </pre>
  *
  * <p>Exit codes: {@value #EXIT_OK} when the fenced run (if any) has no violation and the control run (if any) has
@@ -52,7 +53,8 @@ import picocli.CommandLine.Spec;
                     + " once without fencing, and checks each run's histories with an independent checker. With"
                     + " --resource redis the writers write Redis through fencing-redis instead (pauses, partitions,"
                     + " leader kills); with --resource election they take part in leader elections and write"
-                    + " PostgreSQL many times per term (pauses, partitions, leader kills, session expiries).",
+                    + " PostgreSQL many times per term (pauses, partitions, leader kills, session expiries). With"
+                    + " --locks etcd the writers take their locks on an embedded etcd cluster instead of ZooKeeper.",
             "Servers are embedded unless given by flags. Linux (partitions need root and iproute2) or macOS.",
             "Exit codes: 0 the fenced run had no violation and the control run had some; 1 otherwise, or a run"
                     + " failed; 2 bad flags."
@@ -99,6 +101,13 @@ public final class VerifyCommand implements Callable<Integer> {
             defaultValue = VerifySettings.DEFAULT_RESOURCE,
             description = VerifySettings.RESOURCE_DOC)
     private String resource;
+
+    @Option(
+            names = VerifySettings.LOCKS_FLAG,
+            paramLabel = "SERVICE",
+            defaultValue = VerifySettings.DEFAULT_LOCKS,
+            description = VerifySettings.LOCKS_DOC)
+    private String locks;
 
     @Option(
             names = VerifySettings.CLIENTS_FLAG,
@@ -259,6 +268,14 @@ public final class VerifyCommand implements Callable<Integer> {
             }
             Set<FaultKind> faults = EnumSet.noneOf(FaultKind.class);
             faults.addAll(settings.faults());
+            Set<FaultKind> notForLocks = EnumSet.copyOf(faults);
+            notForLocks.removeAll(settings.locks().faults());
+            if (!notForLocks.isEmpty()) {
+                faults.removeAll(notForLocks);
+                progress.println(notForLocks.stream().map(FaultKind::flagName).toList() + " faults skipped: they are "
+                        + "ZooKeeper's, and the writers take their locks on "
+                        + settings.locks().displayName());
+            }
             Set<FaultKind> pointless = EnumSet.copyOf(faults);
             pointless.removeAll(settings.resource().faults());
             if (!pointless.isEmpty()) {
@@ -274,9 +291,15 @@ public final class VerifyCommand implements Callable<Integer> {
                 faults.remove(FaultKind.LEADER_KILL);
                 progress.println("leader-kill faults skipped: " + reason + "; running the other faults");
             });
-            Duration granted = servers.grantedSessionTimeout(settings.sessionTimeout());
-            progress.println("  ZooKeeper grants a session timeout of " + Durations.format(granted) + " ("
-                    + Durations.format(settings.sessionTimeout()) + " asked)");
+            Duration granted;
+            if (settings.locks() == LockService.ETCD) {
+                granted = settings.sessionTimeout(); // whole seconds, at least 2: etcd grants such a TTL as asked
+                progress.println("  each grant's etcd lease has a TTL of " + Durations.format(granted));
+            } else {
+                granted = servers.grantedSessionTimeout(settings.sessionTimeout());
+                progress.println("  ZooKeeper grants a session timeout of " + Durations.format(granted) + " ("
+                        + Durations.format(settings.sessionTimeout()) + " asked)");
+            }
             ModeRunner runner = new ModeRunner(settings, servers, runId, granted, faults, progress);
             List<RunResult> runs = new ArrayList<>();
             for (Mode mode : settings.modes()) {
@@ -361,7 +384,8 @@ public final class VerifyCommand implements Callable<Integer> {
                     json,
                     html != null ? html : VerifySettings.defaultUnderTarget("verify-report.html"),
                     out != null ? out : VerifySettings.defaultUnderTarget("verify-runs"),
-                    keep);
+                    keep,
+                    LockService.parse(locks));
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec == null ? commandLine(this) : spec.commandLine(), e.getMessage(), e);
         }

@@ -8,9 +8,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * The network of a run with partitions: each writer in a network namespace of its own, joined to this host by a
  * veth pair, and a hub namespace whose veth's host end holds the two addresses the servers listen on: one for
- * ZooKeeper, one for PostgreSQL and Kafka. Cutting a writer off ZooKeeper is a blackhole route to the ZooKeeper
- * address inside its namespace; PostgreSQL and Kafka stay reachable. All addresses lie in one free {@code
- * 10.250.X.0/24} on interfaces made here (/30 pairs): the hub takes .1/.2 (ZooKeeper) and .5/.6 (data), writer
+ * the lock service (ZooKeeper or etcd), one for PostgreSQL and Kafka. Cutting a writer off the lock service is a
+ * blackhole route to its address inside the writer's namespace; PostgreSQL and Kafka stay reachable. All addresses lie in one free {@code
+ * 10.250.X.0/24} on interfaces made here (/30 pairs): the hub takes .1/.2 (the lock service) and .5/.6 (data), writer
  * {@code i} takes {@code 4(i+1)+1} on the host side and {@code 4(i+1)+2} inside.
  *
  * <p>Namespaces are named {@code fvy<pid>-<n>hub} and {@code fvy<pid>-<n>c<i>}, {@code n} counting the networks
@@ -65,8 +65,8 @@ final class VerifyNetwork implements AutoCloseable {
         }
     }
 
-    /** The address ZooKeeper listens on; cut inside a writer's namespace to partition it. */
-    String zookeeperAddress() {
+    /** The address the lock service (ZooKeeper or etcd) listens on; cut inside a writer's namespace to partition it. */
+    String lockAddress() {
         return subnet + ".1";
     }
 

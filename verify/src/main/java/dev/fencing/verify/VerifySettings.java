@@ -36,6 +36,7 @@ import java.util.Set;
  * @param htmlFile the HTML timeline
  * @param outDirectory where each run's histories and fault log go
  * @param keep leave the database, topics and lock nodes of a run on external servers
+ * @param locks where the writers take their locks
  */
 record VerifySettings(
         String zookeeperConnect,
@@ -55,7 +56,8 @@ record VerifySettings(
         Path jsonFile,
         Path htmlFile,
         Path outDirectory,
-        boolean keep) {
+        boolean keep,
+        LockService locks) {
 
     public static final String ZOOKEEPER_FLAG = "--zookeeper";
     public static final String ZOOKEEPER_DOC = "ZooKeeper connect string. Default: an embedded 3-node ensemble"
@@ -89,6 +91,13 @@ record VerifySettings(
             + " per resource, whose leaders write PostgreSQL rows many times per term through fencing-jdbc;"
             + " faults: pause, partition, leader-kill, session-expiry). Default: ${DEFAULT-VALUE}.";
     public static final String DEFAULT_RESOURCE = "postgres";
+
+    public static final String LOCKS_FLAG = "--locks";
+    public static final String LOCKS_DOC = "Where the writers take their locks: zookeeper (fencing-zookeeper) or etcd"
+            + " (fencing-etcd on an embedded 3-member etcd cluster, each grant's etcd lease as long as "
+            + "--session-timeout; the postgres resource only; faults: all but session-expiry, a leader kill kills the"
+            + " etcd leader, a partition cuts a writer from etcd alone). Default: ${DEFAULT-VALUE}.";
+    public static final String DEFAULT_LOCKS = "zookeeper";
 
     public static final String CLIENTS_FLAG = "--clients";
     public static final String CLIENTS_DOC = "Writer JVMs, 1 to 32. Default: ${DEFAULT-VALUE}.";
@@ -151,6 +160,48 @@ record VerifySettings(
 
     static final Duration EMBEDDED_MAX_SESSION_TIMEOUT = Duration.ofSeconds(10);
 
+    /** Settings whose writers take their locks on ZooKeeper. */
+    VerifySettings(
+            String zookeeperConnect,
+            String jdbcUrl,
+            String jdbcUser,
+            String jdbcPassword,
+            String kafkaBootstrap,
+            String redisUri,
+            Resource resource,
+            int clients,
+            int resources,
+            Duration duration,
+            long seed,
+            Set<FaultKind> faults,
+            List<Mode> modes,
+            Duration sessionTimeout,
+            Path jsonFile,
+            Path htmlFile,
+            Path outDirectory,
+            boolean keep) {
+        this(
+                zookeeperConnect,
+                jdbcUrl,
+                jdbcUser,
+                jdbcPassword,
+                kafkaBootstrap,
+                redisUri,
+                resource,
+                clients,
+                resources,
+                duration,
+                seed,
+                faults,
+                modes,
+                sessionTimeout,
+                jsonFile,
+                htmlFile,
+                outDirectory,
+                keep,
+                LockService.ZOOKEEPER);
+    }
+
     VerifySettings {
         Objects.requireNonNull(faults, "faults");
         Objects.requireNonNull(modes, "modes");
@@ -171,6 +222,21 @@ record VerifySettings(
         requireRange(DURATION_FLAG, duration, Duration.ofSeconds(10), Duration.ofHours(2));
         Duration maxSession = zookeeperConnect == null ? EMBEDDED_MAX_SESSION_TIMEOUT : Duration.ofSeconds(60);
         requireRange(SESSION_TIMEOUT_FLAG, sessionTimeout, Duration.ofSeconds(1), maxSession);
+        Objects.requireNonNull(locks, LOCKS_FLAG);
+        if (locks == LockService.ETCD) {
+            if (resource != Resource.POSTGRES) {
+                throw new IllegalArgumentException(LOCKS_FLAG + " etcd runs the postgres resource only, not "
+                        + RESOURCE_FLAG + " " + resource.flagName());
+            }
+            if (zookeeperConnect != null) {
+                throw new IllegalArgumentException(
+                        ZOOKEEPER_FLAG + " names ZooKeeper, which " + LOCKS_FLAG + " etcd does not use; leave it out");
+            }
+            if (sessionTimeout.getNano() != 0 || sessionTimeout.getSeconds() < 2) {
+                throw new IllegalArgumentException(SESSION_TIMEOUT_FLAG + " " + Durations.format(sessionTimeout)
+                        + " is the etcd leases' TTL with " + LOCKS_FLAG + " etcd: whole seconds, at least 2s");
+            }
+        }
         if (jdbcUrl != null && !jdbcUrl.startsWith("jdbc:postgresql://")) {
             throw new IllegalArgumentException(
                     JDBC_URL_FLAG + " '" + jdbcUrl + "' is not a jdbc:postgresql://host:port/database URL");
@@ -224,7 +290,8 @@ record VerifySettings(
 
     @Override
     public String toString() {
-        return "resource " + resource.flagName() + ", clients " + clients + ", resources " + resources + ", duration "
+        return "resource " + resource.flagName() + ", locks " + locks.flagName() + ", clients " + clients
+                + ", resources " + resources + ", duration "
                 + Durations.format(duration)
                 + ", seed " + seed + ", session timeout " + Durations.format(sessionTimeout) + ", faults "
                 + faults.stream().sorted().map(FaultKind::flagName).toList() + ", runs "

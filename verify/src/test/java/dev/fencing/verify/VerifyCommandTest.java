@@ -1,6 +1,7 @@
 package dev.fencing.verify;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.fencing.testsupport.RedisServers;
 import java.io.ByteArrayOutputStream;
@@ -12,6 +13,7 @@ import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import picocli.CommandLine.ParameterException;
 
 class VerifyCommandTest {
 
@@ -71,6 +73,28 @@ class VerifyCommandTest {
         assertThat(external.redisUri()).isEqualTo("redis://cache:6379/0");
         assertThat(external.allEmbedded()).isFalse();
         assertThat(VerifyCommand.parse().resource()).isEqualTo(Resource.POSTGRES);
+    }
+
+    @Test
+    void locksAreOnZooKeeperUnlessEtcdIsAskedForWhichRunsThePostgresResourceWithWholeSecondLeases() {
+        VerifySettings etcd = VerifyCommand.parse("--locks", "etcd", "--session-timeout", "3s");
+
+        assertThat(VerifyCommand.parse().locks()).isEqualTo(LockService.ZOOKEEPER);
+        assertThat(etcd.locks()).isEqualTo(LockService.ETCD);
+        assertThat(etcd.sessionTimeout()).isEqualTo(Duration.ofSeconds(3));
+        assertThat(LockService.ETCD.faults()).doesNotContain(FaultKind.SESSION_EXPIRY);
+        assertThatThrownBy(() -> VerifyCommand.parse("--locks", "etcd", "--resource", "redis"))
+                .isInstanceOf(ParameterException.class)
+                .hasMessageContaining("--locks etcd runs the postgres resource only");
+        assertThatThrownBy(() -> VerifyCommand.parse("--locks", "etcd", "--session-timeout", "2500ms"))
+                .isInstanceOf(ParameterException.class)
+                .hasMessageContaining("whole seconds, at least 2s");
+        assertThatThrownBy(() -> VerifyCommand.parse("--locks", "etcd", "--zookeeper", "zk:2181"))
+                .isInstanceOf(ParameterException.class)
+                .hasMessageContaining("--zookeeper");
+        assertThatThrownBy(() -> VerifyCommand.parse("--locks", "consul"))
+                .isInstanceOf(ParameterException.class)
+                .hasMessageContaining("--locks 'consul' is not one of zookeeper, etcd");
     }
 
     @Test

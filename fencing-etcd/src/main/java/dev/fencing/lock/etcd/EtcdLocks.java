@@ -19,7 +19,8 @@ import java.util.Objects;
  *
  * etcd's own {@code concurrency.Mutex}: each acquire grants an etcd lease of its own (kept alive from here) and
  * creates the key {@code <prefix>/<name>/<lease id in hex>} with it, in a transaction that creates the key only
- * if it is absent. The lock is granted once no key under {@code <prefix>/<name>/} has a smaller create revision;
+ * if it is absent and reads the first key under {@code <prefix>/<name>/}. The lock is granted once no key under
+ * {@code <prefix>/<name>/} has a smaller create revision: at once when that first key is the own one; otherwise
  * each waiter watches only the deletion of the key immediately before its own (no herd), then reads again.
  *
  * <h2>The fence token: the key's create revision</h2>
@@ -35,8 +36,9 @@ import java.util.Objects;
  *       strictly greater one. It does not change while the key lives: updates change its mod revision, and
  *       compaction removes only history older than the compacted revision, never a live key or its create
  *       revision.
- *   <li>A contender is granted only when the read it makes in one transaction with a check that its own key still
- *       exists finds no key under the lock with a smaller create revision. Suppose grant G1 (revision r1) came
+ *   <li>A contender is granted only when a read it makes in one transaction with its own key's existence (the
+ *       transaction that creates the key, or a later one that checks the key still exists) finds no key under
+ *       the lock with a smaller create revision. Suppose grant G1 (revision r1) came
  *       before grant G2 (revision r2) of the same lock. If r2 were smaller than r1, G2's key existed when G1's
  *       contender created its own (it was created earlier), so G1 waited until it was gone; yet G2's contender
  *       was granted holding that very key, and its key is deleted only after that. Two grants with overlapping

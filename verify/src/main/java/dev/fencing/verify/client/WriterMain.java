@@ -4,14 +4,17 @@ import dev.fencing.FencingException;
 import dev.fencing.harness.PointGate;
 import dev.fencing.lock.FencedLock;
 import dev.fencing.lock.Lease;
+import dev.fencing.lock.etcd.EtcdLocks;
 import dev.fencing.lock.zookeeper.FencedLocks;
 import dev.fencing.testsupport.ZooKeeperSessions;
+import io.etcd.jetcd.Client;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.Random;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.ExponentialBackoffRetry;
@@ -21,7 +24,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * A writer client, one JVM each, started by the coordinator (possibly inside its own network namespace). It
- * loops over operations: lock a random resource ({@code fencing-zookeeper}), write under the token through its
+ * loops over operations: lock a random resource ({@code fencing-zookeeper}, or {@code fencing-etcd} with {@code
+ * locks=etcd}), write under the token through its
  * resource's {@link WriterWorkload}, release. With {@code resource=postgres} ({@link ChainWrites}) it appends the
  * operation's id to the resource's row (fencing-jdbc on one of four paths, or a plain UPDATE in the control run)
  * and publishes a record keyed by the resource, stamped with the token and carrying the id; with {@code
@@ -40,8 +44,9 @@ import org.slf4j.LoggerFactory;
  * commands {@code START}, {@code STOP}, {@code ARM <point>}, {@code DISARM}, {@code GO}, {@code HEAP}, {@code
  * EXPIRE client|server}.
  *
- * <p>Arguments are {@code key=value}: client, mode (fenced|control), resource (postgres|redis|election), zookeeper,
- * sessionTimeoutMs, lockRoot, resources, seed, history, and the workload's own (postgres: jdbcUrl, jdbcUser,
+ * <p>Arguments are {@code key=value}: client, mode (fenced|control), resource (postgres|redis|election), locks
+ * (zookeeper|etcd), zookeeper (or, with locks=etcd, etcd: the endpoints, comma-separated), sessionTimeoutMs (with
+ * locks=etcd the etcd leases' TTL, whole seconds), lockRoot, resources, seed, history, and the workload's own (postgres: jdbcUrl, jdbcUser,
  * schema, kafka, topic, unstampedEvery, with the JDBC password from {@value #PASSWORD_ENV}; redis: redis,
  * keyPrefix; election: jdbcUrl, jdbcUser, schema, elections).
  */
@@ -138,6 +143,35 @@ public final class WriterMain {
     }
 
     private void run() {
+        if (args.text("locks").equals("etcd")) {
+            runOnEtcd();
+        } else {
+            runOnZooKeeper();
+        }
+    }
+
+    /** The loop with etcd locks, each grant's etcd lease {@code sessionTimeoutMs} long, under the lock root. */
+    private void runOnEtcd() {
+        Duration ttl = Duration.ofMillis(args.whole("sessionTimeoutMs"));
+        Random random = new Random(args.wholeLong("seed") * 1_000_003L + client);
+        Client etcd = Client.builder().endpoints(args.text("etcd").split(",")).build();
+        try (EtcdLocks locks = EtcdLocks.builder(etcd)
+                        .prefix(args.text("lockRoot").substring(1))
+                        .leaseTtl(ttl)
+                        .build();
+                HistoryWriter history = new HistoryWriter(Path.of(args.text("history")), client);
+                WriterWorkload<?> workload = workload(history)) {
+            workload.connect();
+            ready((int) ttl.toMillis());
+            loop(locks::lock, workload, args.whole("resources"), random);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } finally {
+            etcd.close();
+        }
+    }
+
+    private void runOnZooKeeper() {
         int sessionTimeoutMs = args.whole("sessionTimeoutMs");
         int resources = args.whole("resources");
         Random random = new Random(args.wholeLong("seed") * 1_000_003L + client);
@@ -159,15 +193,15 @@ public final class WriterMain {
             if (args.text("resource").equals("election")) {
                 try (ElectionWrites election = new ElectionWrites(args, client, fenced, history, link, gate)) {
                     election.connect();
-                    ready(curator);
+                    ready(grantedSessionMs(curator));
                     election.run(locks, args.text("lockRoot"), () -> stopping);
                 }
                 return;
             }
             try (WriterWorkload<?> workload = workload(history)) {
                 workload.connect();
-                ready(curator);
-                loop(locks, workload, resources, random);
+                ready(grantedSessionMs(curator));
+                loop(resource -> locks.lock(args.text("lockRoot") + "/" + resource), workload, resources, random);
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -178,17 +212,19 @@ public final class WriterMain {
         }
     }
 
-    /** Reports READY and its heap, and waits for START. */
-    private void ready(CuratorFramework curator) throws InterruptedException {
-        int granted;
+    private int grantedSessionMs(CuratorFramework curator) throws InterruptedException {
         try {
-            granted = curator.getZookeeperClient().getZooKeeper().getSessionTimeout();
+            return curator.getZookeeperClient().getZooKeeper().getSessionTimeout();
         } catch (InterruptedException e) {
             throw e;
         } catch (Exception e) { // Curator's getZooKeeper() declares Exception
             throw new IllegalStateException("writer " + client + " cannot read its ZooKeeper session", e);
         }
-        link.emit("READY", granted);
+    }
+
+    /** Reports READY with the session timeout (or lease TTL) it was granted and its heap, and waits for START. */
+    private void ready(int grantedMs) throws InterruptedException {
+        link.emit("READY", grantedMs);
         link.emitHeap();
         started.await();
     }
@@ -204,13 +240,14 @@ public final class WriterMain {
         };
     }
 
-    private <P> void loop(FencedLocks locks, WriterWorkload<P> workload, int resources, Random random)
+    /** @param lockOf the lock of a resource, by its name ({@code r1}, {@code r2}, ...) */
+    private <P> void loop(Function<String, FencedLock> lockOf, WriterWorkload<P> workload, int resources, Random random)
             throws InterruptedException {
         long sequence = 0;
         while (!stopping) {
             String resource = "r" + (1 + random.nextInt(resources));
             P plan = workload.plan(random);
-            FencedLock lock = locks.lock(args.text("lockRoot") + "/" + resource);
+            FencedLock lock = lockOf.apply(resource);
             Optional<Lease> lease;
             try {
                 lease = lock.tryAcquire(LOCK_WAIT);

@@ -15,7 +15,6 @@ import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.kv.GetResponse;
 import io.etcd.jetcd.lease.LeaseGrantResponse;
-import io.etcd.jetcd.options.GetOption;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -184,16 +183,10 @@ public final class EtcdLockRegistry implements AutoCloseable {
 
     /** The value of the contender key with the smallest create revision under {@code name}, as etcd has it now. */
     Optional<ByteSequence> firstContenderValue(String name) {
-        GetOption first = GetOption.builder()
-                .isPrefix(true)
-                .withSortField(GetOption.SortTarget.CREATE)
-                .withSortOrder(GetOption.SortOrder.ASCEND)
-                .withLimit(1)
-                .build();
         try {
             List<KeyValue> kvs = Requests.retrying(
                             () -> client.getKVClient()
-                                    .get(ByteSequence.from(contendersOf(name), StandardCharsets.UTF_8), first),
+                                    .get(ByteSequence.from(contendersOf(name), StandardCharsets.UTF_8), KeyMutex.FIRST),
                             requestTimeout.toNanos())
                     .getKvs();
             return kvs.isEmpty() ? Optional.empty() : Optional.of(kvs.get(0).getValue());

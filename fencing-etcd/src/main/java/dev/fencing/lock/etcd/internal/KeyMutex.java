@@ -31,7 +31,8 @@ import org.slf4j.LoggerFactory;
 /**
  * etcd's {@code concurrency.Mutex} recipe for one hold: grant an etcd lease, create {@code
  * <prefix>/<name>/<lease id in hex>} with it in a transaction that creates it only if absent (a retried request
- * finds its key), take the key's create revision as the token, and wait until no contender key has a smaller
+ * finds its key) and reads the first contender, take the key's create revision as the token, and, unless that
+ * first contender is the own key, wait until no contender key has a smaller
  * create revision, each waiter watching only the deletion of its immediate predecessor (no herd) and reading
  * again when it goes.
  */
@@ -44,6 +45,14 @@ final class KeyMutex {
         /** The hold was marked while it waited: its lease, its key or this JVM's timing can no longer be trusted. */
         LOST
     }
+
+    /** The contender key with the smallest create revision: the holder, or the next to be granted. */
+    static final GetOption FIRST = GetOption.builder()
+            .isPrefix(true)
+            .withSortField(GetOption.SortTarget.CREATE)
+            .withSortOrder(GetOption.SortOrder.ASCEND)
+            .withLimit(1)
+            .build();
 
     private final EtcdLockRegistry registry;
     private final long recheckNanos;
@@ -89,16 +98,23 @@ final class KeyMutex {
         registry.leaseGranted(hold, grantSent.get(), grantSentWall.get(), grant.getTTL());
 
         ByteSequence key = hold.keyBytes;
+        ByteSequence contenders = ByteSequence.from(registry.contendersOf(hold.name), StandardCharsets.UTF_8);
+        // the first contender is read in the same transaction, after the put (a transaction's reads see its own
+        // writes), as etcd's concurrency.Mutex does: an acquire that finds itself first needs no second read
         TxnResponse created = await(
                 () -> registry.client
                         .getKVClient()
                         .txn()
                         .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
-                        .Then(Op.put(
-                                key,
-                                hold.value,
-                                PutOption.builder().withLeaseId(grant.getID()).build()))
-                        .Else(Op.get(key, GetOption.DEFAULT))
+                        .Then(
+                                Op.put(
+                                        key,
+                                        hold.value,
+                                        PutOption.builder()
+                                                .withLeaseId(grant.getID())
+                                                .build()),
+                                Op.get(contenders, FIRST))
+                        .Else(Op.get(key, GetOption.DEFAULT), Op.get(contenders, FIRST))
                         .commit(),
                 hold,
                 deadlineNanos,
@@ -107,8 +123,10 @@ final class KeyMutex {
             return Outcome.TIMED_OUT;
         }
         long revision;
+        List<KeyValue> first;
         if (created.isSucceeded()) {
             revision = created.getHeader().getRevision();
+            first = created.getGetResponses().get(0).getKvs();
         } else {
             // the key was there: this acquire's own create, sent again after its answer was lost, or a key
             // something else wrote under the lock's prefix with this lease's name; only the first is this hold's
@@ -127,11 +145,13 @@ final class KeyMutex {
                         null);
             }
             revision = found.getCreateRevision();
+            first = created.getGetResponses().get(1).getKvs();
         }
         hold.token = revision;
         registry.keys.watch(hold, revision + 1);
+        // at the transaction's revision the own key existed with this revision, as the read below checks
+        boolean firstAlready = !first.isEmpty() && first.get(0).getCreateRevision() == revision;
 
-        ByteSequence contenders = ByteSequence.from(registry.contendersOf(hold.name), StandardCharsets.UTF_8);
         GetOption predecessor = GetOption.builder()
                 .isPrefix(true)
                 .withMaxCreateRevision(revision - 1)
@@ -144,6 +164,9 @@ final class KeyMutex {
             hold.wakeUp = wakeUp;
             if (hold.loss() != null) {
                 return Outcome.LOST; // read after the latch is in place: a mark from now on counts it down
+            }
+            if (firstAlready) {
+                return registry.keys.renewBeforeGrant(hold) ? Outcome.GRANTED : Outcome.LOST;
             }
             // one read, and only while the own key still exists with this revision: a waiter whose key was
             // deleted (its lease revoked or expired) must not find itself first and be granted without a key
