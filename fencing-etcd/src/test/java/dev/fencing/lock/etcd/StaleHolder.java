@@ -67,13 +67,19 @@ final class StaleHolder implements AutoCloseable {
         return Long.parseLong(next("TOKEN ").substring("TOKEN ".length()));
     }
 
-    /** The next line starting with {@code prefix}, skipping others; fails after 30 s without one. */
+    /**
+     * The next line starting with {@code prefix}, skipping others; fails after 30 s without one (the holder prints
+     * its checks all the time, so the wait is for the line, not for any line), or when the holder reports a
+     * command that failed.
+     */
     String next(String prefix) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (true) {
-            String line = lines.poll(30, TimeUnit.SECONDS);
+            String line = lines.poll(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
             assertThat(line)
-                    .as("a line starting with '%s' from the holder (log in target/)", prefix)
+                    .as("a line starting with '%s' from the holder within 30 s (its log in target/)", prefix)
                     .isNotNull();
+            assertThat(line).as("the holder's answer").doesNotStartWith("FAILED ");
             if (line.startsWith(prefix)) {
                 return line;
             }
