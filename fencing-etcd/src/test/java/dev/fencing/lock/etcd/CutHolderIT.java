@@ -18,8 +18,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A holder cut from etcd alone: its JVM runs in a network namespace where etcd's address is a blackhole route
- * while PostgreSQL's address stays reachable. Its keep-alives go unanswered, etcd expires its lease a TTL after
+ * A holder cut from etcd alone: its JVM runs in a network namespace where etcd's address is cut both ways (a
+ * blackhole route, and what comes from it dropped, so that not even the watch on its key tells it anything) while
+ * PostgreSQL's address stays reachable. Its keep-alives go unanswered, etcd expires its lease a TTL after
  * the last one it renewed and the lock passes to this JVM with a greater token. The cut holder was never paused:
  * only its keep-alive deadline tells it, and every check it begins after the lock passed reads invalid. Its late
  * write still reaches PostgreSQL, where fencing-jdbc refuses it, while the same write as a plain UPDATE lands over
@@ -46,6 +47,7 @@ class CutHolderIT {
         try (NetworkNamespace namespace = NetworkNamespace.builder(NetworkNamespace.ownedName("fetcd", "cut"))
                         .link(etcdAddress, net + ".2", 30)
                         .link(dataAddress, net + ".6", 30)
+                        .cutsBothWays()
                         .build();
                 EmbeddedEtcdCluster etcd =
                         EmbeddedEtcdCluster.builder().host(etcdAddress).build();
