@@ -3,9 +3,13 @@ package dev.fencing.testsupport;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStreamReader;
 import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
@@ -52,6 +56,33 @@ class NetworkNamespaceIT {
     }
 
     @Test
+    void aNamespaceThatCutsBothWaysHearsNothingMoreFromACutAddressWhileAOneWayCutStillDeliversIt()
+            throws IOException, InterruptedException {
+        Optional<String> unavailable = NetworkNamespace.unavailableReason();
+        if (unavailable.isPresent()) {
+            assertThat(unavailable.get()).doesNotContain("\n").isNotBlank();
+            return;
+        }
+        NetworkNamespace.removeAbandoned("tsn");
+        String net = NetworkNamespace.freeSubnet();
+        try (NetworkNamespace oneWay = NetworkNamespace.builder(NetworkNamespace.ownedName("tsn", "c2"))
+                        .link(net + ".1", net + ".2", 30)
+                        .build();
+                ServerSocket server = new ServerSocket(0, 50, InetAddress.getByName(net + ".1"))) {
+            assertThat(hearsTheServerAfterTheCut(oneWay, server, net + ".1"))
+                    .as("a blackhole route holds back only what the namespace sends")
+                    .isTrue();
+        }
+        try (NetworkNamespace bothWays = NetworkNamespace.builder(NetworkNamespace.ownedName("tsn", "c3"))
+                        .link(net + ".1", net + ".2", 30)
+                        .cutsBothWays()
+                        .build();
+                ServerSocket server = new ServerSocket(0, 50, InetAddress.getByName(net + ".1"))) {
+            assertThat(hearsTheServerAfterTheCut(bothWays, server, net + ".1")).isFalse();
+        }
+    }
+
+    @Test
     void namesThatCannotBeInterfaceNamesAreRefused() {
         assertThatThrownBy(() -> NetworkNamespace.builder("this-name-is-far-too-long"))
                 .isInstanceOf(IllegalArgumentException.class)
@@ -59,6 +90,37 @@ class NetworkNamespaceIT {
         assertThatThrownBy(() -> NetworkNamespace.ownedName("X", "c1"))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("'X'");
+    }
+
+    /**
+     * Connects from inside the namespace, cuts the server's address once connected, then has the server send a line:
+     * whether the client inside reads it within 3 s.
+     */
+    private static boolean hearsTheServerAfterTheCut(NetworkNamespace namespace, ServerSocket server, String address)
+            throws IOException, InterruptedException {
+        Process client = new ProcessBuilder(namespace.command(List.of(
+                        "timeout",
+                        "10",
+                        "bash",
+                        "-c",
+                        "exec 3<>/dev/tcp/" + address + "/" + server.getLocalPort()
+                                + "; echo connected; read -t 3 line <&3 && echo \"heard $line\"")))
+                .redirectErrorStream(true)
+                .start();
+        server.setSoTimeout(10_000);
+        try (Socket accepted = server.accept();
+                BufferedReader out =
+                        new BufferedReader(new InputStreamReader(client.getInputStream(), StandardCharsets.UTF_8))) {
+            assertThat(out.readLine()).isEqualTo("connected");
+            namespace.cut(address);
+            accepted.getOutputStream().write("hello\n".getBytes(StandardCharsets.UTF_8));
+            accepted.getOutputStream().flush();
+            String heard = out.readLine();
+            assertThat(client.waitFor(20, TimeUnit.SECONDS)).isTrue();
+            return "heard hello".equals(heard);
+        } finally {
+            client.destroyForcibly();
+        }
     }
 
     private static boolean connects(NetworkNamespace namespace, String address, int port)
