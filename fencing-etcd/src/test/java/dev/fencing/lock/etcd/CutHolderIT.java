@@ -7,11 +7,9 @@ import dev.fencing.lock.Lease;
 import dev.fencing.testsupport.EmbeddedEtcdCluster;
 import dev.fencing.testsupport.EmbeddedPostgresServer;
 import dev.fencing.testsupport.NetworkNamespace;
-import io.etcd.jetcd.Client;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
@@ -63,22 +61,14 @@ class CutHolderIT {
                         TTL_SECONDS,
                         onHost(ledger.database.jdbcUrl(), dataAddress),
                         ledger.database);
-                Client client = Client.builder()
-                        .endpoints(etcd.endpoints().toArray(String[]::new))
-                        .build();
-                EtcdLocks locks = EtcdLocks.builder(client)
-                        .prefix(prefix)
-                        .leaseTtl(Duration.ofSeconds(TTL_SECONDS))
-                        .build()) {
+                NextHolder next = NextHolder.connect(etcd.endpoints(), prefix, TTL_SECONDS)) {
             long cutToken = holder.token();
             holder.writesThroughTheFence(ledger, cutToken);
             assertThat(holder.ask("CHECK")).isEqualTo("CHECK true null");
 
             // when
             namespace.cut(etcdAddress);
-            Lease taken = locks.lock(StaleHolderMain.LOCK)
-                    .tryAcquire(Duration.ofSeconds(30))
-                    .orElseThrow(() -> new AssertionError("etcd never expired the cut holder's lease"));
+            Lease taken = next.takeOver();
 
             // then
             assertThat(taken.token()).isGreaterThan(cutToken);

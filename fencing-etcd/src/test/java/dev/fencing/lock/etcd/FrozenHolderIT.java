@@ -6,7 +6,6 @@ import dev.fencing.lock.Lease;
 import dev.fencing.testsupport.EtcdServers;
 import dev.fencing.testsupport.PostgresServers;
 import dev.fencing.testsupport.ProcessFreezer;
-import io.etcd.jetcd.Client;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -27,8 +26,6 @@ class FrozenHolderIT {
             throws Exception {
         List<String> endpoints = EtcdServers.shared().endpoints();
         String prefix = "it/frozen-" + System.nanoTime();
-        Client client =
-                Client.builder().endpoints(endpoints.toArray(String[]::new)).build();
         try (Ledger ledger = Ledger.create(PostgresServers.shared());
                 StaleHolder holder = StaleHolder.start(
                         List.of(),
@@ -38,10 +35,7 @@ class FrozenHolderIT {
                         TTL_SECONDS,
                         ledger.database.jdbcUrl(),
                         ledger.database);
-                EtcdLocks locks = EtcdLocks.builder(client)
-                        .prefix(prefix)
-                        .leaseTtl(Duration.ofSeconds(TTL_SECONDS))
-                        .build()) {
+                NextHolder next = NextHolder.connect(endpoints, prefix, TTL_SECONDS)) {
             long frozenToken = holder.token();
             holder.writesThroughTheFence(ledger, frozenToken);
             for (int i = 0; i < 5; i++) {
@@ -52,7 +46,7 @@ class FrozenHolderIT {
             long lastBegunBeforeResume;
             try (ProcessFreezer.Frozen frozen = ProcessFreezer.freeze(holder.pid(), Duration.ofSeconds(60))) {
                 // etcd expires the frozen holder's lease a TTL after its last keep-alive and deletes its key
-                taken = locks.lock(StaleHolderMain.LOCK).acquire();
+                taken = next.takeOver();
                 assertThat(frozen.elapsed()).isGreaterThan(Duration.ofSeconds(TTL_SECONDS - 1));
                 lastBegunBeforeResume = lastBegun(holder.lines());
             }
@@ -71,8 +65,6 @@ class FrozenHolderIT {
 
             holder.lateWriteIsRefusedWhileAPlainUpdateLands(ledger, frozenToken, taken.token());
             taken.close();
-        } finally {
-            client.close();
         }
     }
 
