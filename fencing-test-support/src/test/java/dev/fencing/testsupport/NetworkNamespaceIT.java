@@ -24,12 +24,9 @@ class NetworkNamespaceIT {
     @Test
     void aCutAddressIsUnreachableFromTheNamespaceWhileTheOtherHostAddressStaysReachable()
             throws IOException, InterruptedException {
-        Optional<String> unavailable = NetworkNamespace.unavailableReason();
-        if (unavailable.isPresent()) {
-            assertThat(unavailable.get()).doesNotContain("\n").isNotBlank();
+        if (!namespacesAvailable()) {
             return;
         }
-        NetworkNamespace.removeAbandoned("tsn");
         String net = NetworkNamespace.freeSubnet();
         try (NetworkNamespace client = NetworkNamespace.builder(NetworkNamespace.ownedName("tsn", "c1"))
                         .link(net + ".1", net + ".2", 30)
@@ -58,28 +55,14 @@ class NetworkNamespaceIT {
     @Test
     void aNamespaceThatCutsBothWaysHearsNothingMoreFromACutAddressWhileAOneWayCutStillDeliversIt()
             throws IOException, InterruptedException {
-        Optional<String> unavailable = NetworkNamespace.unavailableReason();
-        if (unavailable.isPresent()) {
-            assertThat(unavailable.get()).doesNotContain("\n").isNotBlank();
+        if (!namespacesAvailable()) {
             return;
         }
-        NetworkNamespace.removeAbandoned("tsn");
         String net = NetworkNamespace.freeSubnet();
-        try (NetworkNamespace oneWay = NetworkNamespace.builder(NetworkNamespace.ownedName("tsn", "c2"))
-                        .link(net + ".1", net + ".2", 30)
-                        .build();
-                ServerSocket server = new ServerSocket(0, 50, InetAddress.getByName(net + ".1"))) {
-            assertThat(hearsTheServerAfterTheCut(oneWay, server, net + ".1"))
-                    .as("a blackhole route holds back only what the namespace sends")
-                    .isTrue();
-        }
-        try (NetworkNamespace bothWays = NetworkNamespace.builder(NetworkNamespace.ownedName("tsn", "c3"))
-                        .link(net + ".1", net + ".2", 30)
-                        .cutsBothWays()
-                        .build();
-                ServerSocket server = new ServerSocket(0, 50, InetAddress.getByName(net + ".1"))) {
-            assertThat(hearsTheServerAfterTheCut(bothWays, server, net + ".1")).isFalse();
-        }
+        assertThat(hearsTheServerAfterTheCut(net, "c2", false))
+                .as("a blackhole route holds back only what the namespace sends")
+                .isTrue();
+        assertThat(hearsTheServerAfterTheCut(net, "c3", true)).isFalse();
     }
 
     @Test
@@ -92,10 +75,35 @@ class NetworkNamespaceIT {
                 .hasMessageContaining("'X'");
     }
 
+    /** Whether namespaces can be made here; where not, the reason must be one sentence. Removes leftovers. */
+    private static boolean namespacesAvailable() {
+        Optional<String> unavailable = NetworkNamespace.unavailableReason();
+        if (unavailable.isPresent()) {
+            assertThat(unavailable.get()).doesNotContain("\n").isNotBlank();
+            return false;
+        }
+        NetworkNamespace.removeAbandoned("tsn");
+        return true;
+    }
+
     /**
-     * Connects from inside the namespace, cuts the server's address once connected, then has the server send a line:
-     * whether the client inside reads it within 3 s.
+     * In a namespace of its own (cutting both ways or not), connects to a server on the host side, cuts the
+     * server's address once connected, then has the server send a line: whether the client inside reads it within
+     * 3 s.
      */
+    private static boolean hearsTheServerAfterTheCut(String net, String tag, boolean bothWays)
+            throws IOException, InterruptedException {
+        NetworkNamespace.Builder builder =
+                NetworkNamespace.builder(NetworkNamespace.ownedName("tsn", tag)).link(net + ".1", net + ".2", 30);
+        if (bothWays) {
+            builder.cutsBothWays();
+        }
+        try (NetworkNamespace namespace = builder.build();
+                ServerSocket server = new ServerSocket(0, 50, InetAddress.getByName(net + ".1"))) {
+            return hearsTheServerAfterTheCut(namespace, server, net + ".1");
+        }
+    }
+
     private static boolean hearsTheServerAfterTheCut(NetworkNamespace namespace, ServerSocket server, String address)
             throws IOException, InterruptedException {
         Process client = new ProcessBuilder(namespace.command(List.of(
