@@ -55,12 +55,14 @@ public final class NetworkNamespace implements AutoCloseable {
 
     private final String name;
     private final List<Link> links;
+    private final boolean cutsBothWays;
     private final Set<String> cuts = new HashSet<>();
     private boolean closed;
 
-    private NetworkNamespace(String name, List<Link> links) {
+    private NetworkNamespace(String name, List<Link> links, boolean cutsBothWays) {
         this.name = name;
         this.links = List.copyOf(links);
+        this.cutsBothWays = cutsBothWays;
     }
 
     /** One veth address pair: the host side's address and the namespace side's, in one subnet. */
@@ -205,6 +207,11 @@ public final class NetworkNamespace implements AutoCloseable {
      * Cuts this namespace off {@code address}: a blackhole route to {@code address/32} inside it. New
      * connections fail at once and packets of established ones are dropped, so their peers see silence, as
      * in a real partition. Other addresses stay reachable. Cutting an address that is cut does nothing.
+     *
+     * <p>The route holds back only what the namespace sends: packets from {@code address} still arrive, so a
+     * client inside keeps hearing what its server pushes on an established connection (a watch event, say)
+     * while its own requests are lost. In a namespace built with {@link Builder#cutsBothWays()} they are dropped
+     * too, as in a real partition.
      */
     public synchronized void cut(String address) {
         requireOpen();
@@ -281,6 +288,11 @@ public final class NetworkNamespace implements AutoCloseable {
             run(List.of("ip", "link", "set", hostInterface(), "up"));
             run(List.of("ip", "-n", name, "link", "set", namespaceInterface(), "up"));
             run(List.of("ip", "-n", name, "link", "set", "lo", "up"));
+            if (cutsBothWays) {
+                // strict reverse path filtering: a packet whose source the namespace routes to a blackhole is
+                // dropped on arrival (/proc/sys/net is the namespace's own under ip netns exec)
+                run(command("sh", "-c", "echo 1 > /proc/sys/net/ipv4/conf/all/rp_filter"));
+            }
             run(List.of(
                     "ip",
                     "-n",
@@ -412,6 +424,7 @@ public final class NetworkNamespace implements AutoCloseable {
     public static final class Builder {
         private final String name;
         private final List<Link> links = new ArrayList<>();
+        private boolean cutsBothWays;
 
         private Builder(String name) {
             if (name == null || !NAME.matcher(name).matches()) {
@@ -440,6 +453,16 @@ public final class NetworkNamespace implements AutoCloseable {
         }
 
         /**
+         * Makes {@link #cut} drop what comes from a cut address as well as what goes to it, so that nothing of an
+         * established connection crosses in either direction (strict reverse path filtering inside the namespace).
+         * Without it a cut holds back only what the namespace sends.
+         */
+        public Builder cutsBothWays() {
+            this.cutsBothWays = true;
+            return this;
+        }
+
+        /**
          * Creates the namespace, the veth pair, the addresses and the default route; on failure removes what
          * it made.
          *
@@ -449,7 +472,7 @@ public final class NetworkNamespace implements AutoCloseable {
             if (links.isEmpty()) {
                 throw new IllegalStateException("no link: call link(...) at least once");
             }
-            NetworkNamespace namespace = new NetworkNamespace(name, links);
+            NetworkNamespace namespace = new NetworkNamespace(name, links, cutsBothWays);
             namespace.create();
             return namespace;
         }
