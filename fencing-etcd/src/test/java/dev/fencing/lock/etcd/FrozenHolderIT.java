@@ -34,7 +34,8 @@ class FrozenHolderIT {
                         prefix,
                         TTL_SECONDS,
                         ledger.database.jdbcUrl(),
-                        ledger.database);
+                        ledger.database,
+                        null);
                 NextHolder next = NextHolder.connect(endpoints, prefix, TTL_SECONDS)) {
             long frozenToken = holder.token();
             holder.writesThroughTheFence(ledger, frozenToken);

@@ -6,6 +6,7 @@ import dev.fencing.harness.ChildJvm;
 import dev.fencing.jdbc.WriteOutcome;
 import dev.fencing.testsupport.PostgresEndpoint;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.BlockingQueue;
@@ -29,7 +30,7 @@ final class StaleHolder implements AutoCloseable {
     /**
      * Starts the holder; it acquires lock {@link StaleHolderMain#LOCK} under {@code prefix} on {@code endpoints}
      * with a lease of {@code ttlSeconds}, and writes {@code ledger} through {@code jdbcUrl} (the URL it reaches the
-     * database by, which may differ from this JVM's).
+     * database by, which may differ from this JVM's), with {@code pauseTolerance} (null: the default).
      */
     static StaleHolder start(
             List<String> commandPrefix,
@@ -38,7 +39,8 @@ final class StaleHolder implements AutoCloseable {
             String prefix,
             int ttlSeconds,
             String jdbcUrl,
-            PostgresEndpoint ledger) {
+            PostgresEndpoint ledger,
+            Duration pauseTolerance) {
         BlockingQueue<String> lines = new LinkedBlockingQueue<>();
         ChildJvm jvm = ChildJvm.start(
                 "stale holder",
@@ -46,7 +48,13 @@ final class StaleHolder implements AutoCloseable {
                 commandPrefix,
                 jvmOptions,
                 StaleHolderMain.class.getName(),
-                List.of(String.join(",", endpoints), prefix, Integer.toString(ttlSeconds), jdbcUrl, ledger.user()),
+                List.of(
+                        String.join(",", endpoints),
+                        prefix,
+                        Integer.toString(ttlSeconds),
+                        jdbcUrl,
+                        ledger.user(),
+                        Long.toString(pauseTolerance == null ? 0 : pauseTolerance.toMillis())),
                 Map.of(StaleHolderMain.PASSWORD_ENV, ledger.password()),
                 Path.of("target", StaleHolderMain.class.getSimpleName() + "-" + System.nanoTime() + ".log"),
                 lines::add);

@@ -20,7 +20,8 @@ import org.jdbi.v3.core.Jdbi;
  * the command was sent), {@code FENCED v} with {@code FENCED v outcome} (the {@link Ledger}'s row set to v
  * through fencing-jdbc, under this holder's token), {@code PLAIN v} with {@code PLAIN v rows} (the same write as
  * a plain UPDATE). Arguments: etcd endpoints (comma-separated), key prefix, lease TTL in seconds, the ledger's
- * JDBC URL and user; its password in the environment variable {@link #PASSWORD_ENV}.
+ * JDBC URL and user, and the pause tolerance in milliseconds (0 for the default); the password in the environment
+ * variable {@link #PASSWORD_ENV}.
  */
 public final class StaleHolderMain {
     static final String PASSWORD_ENV = "LEDGER_PASSWORD";
@@ -32,10 +33,13 @@ public final class StaleHolderMain {
     public static void main(String[] args) throws Exception {
         PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
         Client client = Client.builder().endpoints(args[0].split(",")).build();
-        EtcdLocks locks = EtcdLocks.builder(client)
-                .prefix(args[1])
-                .leaseTtl(Duration.ofSeconds(Long.parseLong(args[2])))
-                .build();
+        EtcdLocks.Builder builder =
+                EtcdLocks.builder(client).prefix(args[1]).leaseTtl(Duration.ofSeconds(Long.parseLong(args[2])));
+        long pauseToleranceMillis = Long.parseLong(args[5]);
+        if (pauseToleranceMillis > 0) {
+            builder.pauseTolerance(Duration.ofMillis(pauseToleranceMillis));
+        }
+        EtcdLocks locks = builder.build();
         Jdbi jdbi = Jdbi.create(args[3], args[4], System.getenv().getOrDefault(PASSWORD_ENV, ""));
         Lease lease = locks.lock(LOCK).acquire();
         out.println("TOKEN " + lease.token());

@@ -149,7 +149,9 @@ final class KeyMutex {
         }
         hold.token = revision;
         registry.keys.watch(hold, revision + 1);
-        // at the transaction's revision the own key existed with this revision, as the read below checks
+        // at the transaction's revision the own key existed with this revision: first then, it is granted without
+        // another read (a deletion since is reported by the watch from revision + 1, and checked by the grant's
+        // renewal when the deadline is near)
         boolean firstAlready = !first.isEmpty() && first.get(0).getCreateRevision() == revision;
 
         GetOption predecessor = GetOption.builder()
