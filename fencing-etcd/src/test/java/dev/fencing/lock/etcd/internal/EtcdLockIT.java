@@ -21,6 +21,7 @@ import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.lease.LeaseGrantResponse;
 import io.etcd.jetcd.options.LeaseOption;
+import io.etcd.jetcd.options.PutOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -315,6 +316,47 @@ class EtcdLockIT {
                 .as("TTL of the lease granted to the interrupted acquire (-1: gone)")
                 .isEqualTo(-1));
         assertThat(keysUnder(outsider, prefix)).isEmpty();
+    }
+
+    /**
+     * The create's other branch: the key is there already with this acquire's own lease (its create sent once
+     * before and the answer lost). The acquire takes that key's revision as its token and queues behind the
+     * holder; a mix-up of the branch's two reads would take the holder's key for its own and refuse it as foreign.
+     */
+    @Test
+    void anAcquireThatFindsItsOwnKeyAlreadyCreatedQueuesBehindTheHolderAndTakesThatKeysRevision() throws Exception {
+        EtcdLockRegistry holders = registry(client());
+        Lease held = holders.lock("resent").acquire();
+        EtcdLockRegistry registry = registry(client());
+        AtomicLong plantedRevision = new AtomicLong();
+        registry.grantSent(grant -> {
+            try {
+                long leaseId = grant.get(10, TimeUnit.SECONDS).getID();
+                plantedRevision.set(outsider.getKVClient()
+                        .put(
+                                bytes(registry.contendersOf("resent") + Long.toHexString(leaseId)),
+                                bytes("planted"),
+                                PutOption.builder().withLeaseId(leaseId).build())
+                        .get(10, TimeUnit.SECONDS)
+                        .getHeader()
+                        .getRevision());
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
+
+        Future<Long> waiter = threads.submit(() -> {
+            try (Lease lease = registry.lock("resent").acquire()) {
+                return lease.token();
+            }
+        });
+        await().atMost(Duration.ofSeconds(10)).until(() -> plantedRevision.get() > 0);
+        assertThat(waiter.isDone()).as("granted while another holds the lock").isFalse();
+        held.close();
+
+        assertThat(waiter.get(10, TimeUnit.SECONDS))
+                .isEqualTo(plantedRevision.get())
+                .isGreaterThan(held.token());
     }
 
     @Test
