@@ -34,6 +34,11 @@ final class ConsumerGroup implements AutoCloseable {
         this.nextExtra = baseMembers + 1;
     }
 
+    /** The members running now (base and extra), for sampling. */
+    synchronized List<ChildJvm> members() {
+        return List.copyOf(members.values());
+    }
+
     int baseMembers() {
         return baseMembers;
     }

@@ -39,6 +39,10 @@ final class ModeRunner {
     static final int UNSTAMPED_EVERY = 25;
 
     private static final int CONSUMER_MEMBERS = 2;
+    /** How often the run's processes are sampled for growth, besides at its start and end. */
+    static final Duration SAMPLE_EVERY = Duration.ofMinutes(10);
+    /** How long a sample waits for the children's heap reports, all together. */
+    private static final Duration SAMPLE_WAIT = Duration.ofSeconds(15);
     /**
      * The concurrency of the group's even-numbered members: one group of serial (odd) and key-parallel (even)
      * members, as a rolling move from one mode to the other has, so that crashes and rebalances hit both.
@@ -172,6 +176,8 @@ final class ModeRunner {
                 }
             }
             RunResult.Heap heapAtStart = heap(board, writers, readyMark);
+            List<ResourceSample> samples = new ArrayList<>();
+            samples.add(sample(board, writers, consumers));
 
             long runStart = System.currentTimeMillis();
             log = new FaultLog(directory.resolve("nemesis.jsonl"), progress, label, runStart);
@@ -198,6 +204,7 @@ final class ModeRunner {
             nemesis.start();
             long hardEnd = runStart + settings.hardLimit().toMillis();
             long nextProgress = runStart + PROGRESS_EVERY.toMillis();
+            long nextSample = runStart + SAMPLE_EVERY.toMillis();
             while (true) {
                 long now = System.currentTimeMillis();
                 if (now >= hardEnd || (now >= runStart + settings.duration().toMillis() && nemesis.minimumsReached())) {
@@ -212,6 +219,10 @@ final class ModeRunner {
                         notes.add(note);
                         log.note(note);
                     }
+                }
+                if (now >= nextSample) {
+                    samples.add(sample(board, writers, consumers));
+                    nextSample += SAMPLE_EVERY.toMillis();
                 }
                 if (now >= nextProgress) {
                     log.note(writers.counts() + "; faults " + describe(log.countedByKind(), faults));
@@ -240,6 +251,12 @@ final class ModeRunner {
                 board.await(heapMark, e -> e.child().equals(writer.name()) && e.is("HEAP"), Duration.ofSeconds(20));
             }
             RunResult.Heap heapAtEnd = heap(board, writers, heapMark);
+            samples.add(sample(board, writers, consumers));
+            Optional<String> grown = ResourceSample.unboundedGrowth(samples);
+            if (grown.isPresent()) {
+                notes.add(grown.get());
+                log.note(grown.get());
+            }
             log.note("stopping the writers; " + writers.counts());
             writers.all().forEach(w -> w.send("STOP"));
             for (ChildJvm writer : writers.all()) {
@@ -289,6 +306,7 @@ final class ModeRunner {
                     runEnd,
                     heapAtStart,
                     heapAtEnd,
+                    List.copyOf(samples),
                     List.copyOf(notes),
                     directory);
         } finally {
@@ -386,6 +404,44 @@ final class ModeRunner {
         }
         writers[0] = new Writers(children);
         return writers[0];
+    }
+
+    /**
+     * Samples every process of the run: the coordinator, and each writer and consumer member that is alive (asked for
+     * its heap after a collection; one that does not answer in time, a frozen writer, counts its descriptors and
+     * threads only).
+     */
+    private static ResourceSample sample(EventBoard board, Writers writers, ConsumerGroup consumers)
+            throws InterruptedException {
+        long mark = board.mark();
+        List<ChildJvm> writerJvms = writers.all();
+        List<ChildJvm> consumerJvms = consumers == null ? List.of() : consumers.members();
+        writerJvms.forEach(w -> w.send("HEAP"));
+        consumerJvms.forEach(c -> c.send("HEAP"));
+        long at = System.currentTimeMillis();
+        ResourceUse coordinator = ResourceUse.self();
+        long deadline = System.nanoTime() + SAMPLE_WAIT.toNanos();
+        return new ResourceSample(
+                at,
+                coordinator,
+                largest(board, mark, writerJvms, deadline),
+                largest(board, mark, consumerJvms, deadline));
+    }
+
+    private static ResourceUse largest(EventBoard board, long mark, List<ChildJvm> jvms, long deadline)
+            throws InterruptedException {
+        ResourceUse largest = ResourceUse.NONE;
+        for (ChildJvm jvm : jvms) {
+            if (!jvm.isAlive()) {
+                continue;
+            }
+            Duration left = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
+            long heap = board.await(mark, e -> e.child().equals(jvm.name()) && e.is("HEAP"), left)
+                    .map(e -> e.number(0))
+                    .orElse(0L);
+            largest = largest.max(ResourceUse.of(jvm.pid(), heap));
+        }
+        return largest;
     }
 
     /** The coordinator's heap after a collection, and the writers' last HEAP reports since {@code mark}. */

@@ -20,6 +20,8 @@ import java.util.Map;
  * @param endMillis when it stopped, epoch ms
  * @param heapAtStart the coordinator's and the writers' heap after a collection, when the workload started
  * @param heapAtEnd the same, when it stopped
+ * @param samples the run's processes (heap, file descriptors, threads) at its start, every {@link
+ *     ModeRunner#SAMPLE_EVERY} and at its end
  * @param notes what else happened: consumers that stopped on their own, writers that failed, minimums missed
  * @param directory where its histories, fault log and child logs are
  */
@@ -35,6 +37,7 @@ record RunResult(
         long endMillis,
         Heap heapAtStart,
         Heap heapAtEnd,
+        List<ResourceSample> samples,
         List<String> notes,
         Path directory) {
 

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.function.Function;
+import java.util.function.ToLongFunction;
 
 /**
  * The table printed at the end: one column per run, then each run's violations spelled out (the first {@value
@@ -69,6 +70,38 @@ final class SummaryTable {
         row(table, "heap MB at end (coordinator / writers max)", runs, run -> heap(run.heapAtEnd()));
         row(
                 table,
+                "fds at start / end (coordinator)",
+                runs,
+                run -> ends(run, u -> u.coordinator().fds()));
+        row(
+                table,
+                "threads at start / end (coordinator)",
+                runs,
+                run -> ends(run, u -> u.coordinator().threads()));
+        row(
+                table,
+                "fds at start / end (writers max)",
+                runs,
+                run -> ends(run, u -> u.writers().fds()));
+        row(
+                table,
+                "threads at start / end (writers max)",
+                runs,
+                run -> ends(run, u -> u.writers().threads()));
+        if (runs.stream().anyMatch(run -> run.resource().chain())) {
+            row(
+                    table,
+                    "fds at start / end (consumers max)",
+                    runs,
+                    run -> ends(run, u -> u.consumers().fds()));
+            row(
+                    table,
+                    "threads at start / end (consumers max)",
+                    runs,
+                    run -> ends(run, u -> u.consumers().threads()));
+        }
+        row(
+                table,
                 "workload seconds",
                 runs,
                 run -> String.format(Locale.ROOT, "%.0f", (run.endMillis() - run.startMillis()) / 1000.0));
@@ -123,6 +156,15 @@ final class SummaryTable {
 
     private static String n(long value) {
         return String.format(Locale.ROOT, "%,d", value);
+    }
+
+    /** A measure at the run's first and last sample. */
+    private static String ends(RunResult run, ToLongFunction<ResourceSample> measure) {
+        List<ResourceSample> samples = run.samples();
+        if (samples.isEmpty()) {
+            return "-";
+        }
+        return measure.applyAsLong(samples.get(0)) + " / " + measure.applyAsLong(samples.get(samples.size() - 1));
     }
 
     private static String heap(RunResult.Heap heap) {

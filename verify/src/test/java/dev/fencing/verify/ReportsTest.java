@@ -1,5 +1,6 @@
 package dev.fencing.verify;
 
+import static dev.fencing.verify.ResourceUse.NONE;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fencing.verify.checker.CheckResult;
@@ -103,6 +104,14 @@ class ReportsTest {
                 T + 5_000,
                 new RunResult.Heap(100_000_000, 16_000_000, 32_000_000),
                 new RunResult.Heap(101_000_000, 17_000_000, 33_000_000),
+                List.of(
+                        new ResourceSample(
+                                T, new ResourceUse(100_000_000, 120, 80), new ResourceUse(16_000_000, 40, 30), NONE),
+                        new ResourceSample(
+                                T + 5_000,
+                                new ResourceUse(101_000_000, 121, 81),
+                                new ResourceUse(17_000_000, 41, 31),
+                                NONE)),
                 List.of(),
                 Path.of("target/somewhere"));
     }
@@ -132,6 +141,7 @@ class ReportsTest {
                 run.endMillis(),
                 run.heapAtStart(),
                 run.heapAtEnd(),
+                run.samples(),
                 notes,
                 run.directory());
     }
