@@ -119,15 +119,15 @@ class FencingEtcdStarterIT {
         Future<Long> first = callAt("a", () -> a.getBean(LockedJob.class).holdUntil("exclusive", entered, release, 0));
         assertThat(entered.await(30, TimeUnit.SECONDS)).isTrue();
 
-        // a holds: its one key is under the lock path's etcd name, and its token is that key's create revision
+        // a holds the lock: b waits for it, and gives up when its timeout passes
+        LockedJob atB = b.getBean(LockedJob.class);
+        assertThatThrownBy(() -> atB.tokenWithinHalfASecond("exclusive", 0)).isInstanceOf(LockTimeoutException.class);
+
+        // a's one key is under the lock path's etcd name, and its token is that key's create revision
         HeldLease held = heldAt(a, "/locks/jobs/exclusive");
         List<KeyValue> keys = keysUnder(PREFIX + "/locks%2Fjobs%2Fexclusive/");
         assertThat(keys).hasSize(1);
         assertThat(held.token()).isEqualTo(keys.get(0).getCreateRevision());
-
-        // b waits for it, and gives up when its timeout passes
-        LockedJob atB = b.getBean(LockedJob.class);
-        assertThatThrownBy(() -> atB.tokenWithinHalfASecond("exclusive", 0)).isInstanceOf(LockTimeoutException.class);
 
         release.countDown();
         long firstToken = first.get(30, TimeUnit.SECONDS);
