@@ -20,6 +20,7 @@ import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.options.DeleteOption;
 import io.etcd.jetcd.options.GetOption;
+import io.etcd.jetcd.options.LeaseOption;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -39,6 +40,8 @@ import org.junit.jupiter.api.Test;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 
 /**
  * The Spring Boot service of docs/spring-boot.md ({@code com.example.reservations}) with its locks on a real etcd
@@ -195,6 +198,51 @@ class FencingEtcdStarterIT {
         assertThatThrownBy(() -> locks.lock("after-close")).isInstanceOf(IllegalStateException.class);
         assertThatThrownBy(() -> client.getKVClient().get(bytes(PREFIX)).get(10, TimeUnit.SECONDS))
                 .isInstanceOf(ExecutionException.class);
+    }
+
+    @Test
+    void theApplicationsOwnClientAndAnEtcdLocksCustomizerAreUsed() throws Exception {
+        OwnClient.endpoints = etcd.endpoints().toArray(String[]::new);
+        try (ConfigurableApplicationContext d = service("d", LockedJob.class, OwnClient.class)) {
+            assertThat(d.getBeansOfType(Client.class)).containsOnlyKeys("etcdClient");
+            CountDownLatch entered = new CountDownLatch(1);
+            CountDownLatch release = new CountDownLatch(1);
+            Future<Long> held =
+                    callAt("d", () -> d.getBean(LockedJob.class).holdUntil("customized", entered, release, 0));
+            assertThat(entered.await(30, TimeUnit.SECONDS)).isTrue();
+            KeyValue key;
+            long grantedTtl;
+            try {
+                List<KeyValue> keys = keysUnder(PREFIX + "/locks%2Fjobs%2Fcustomized/");
+                assertThat(keys).hasSize(1);
+                key = keys.get(0);
+                grantedTtl = etcdClient
+                        .getLeaseClient()
+                        .timeToLive(key.getLease(), LeaseOption.DEFAULT)
+                        .get(10, TimeUnit.SECONDS)
+                        .getGrantedTTL();
+            } finally {
+                release.countDown();
+            }
+            assertThat(grantedTtl).isEqualTo(5);
+            assertThat(held.get(30, TimeUnit.SECONDS)).isEqualTo(key.getCreateRevision());
+        }
+    }
+
+    /** The application's own jetcd client (docs/spring-boot.md), and a customizer of the starter's EtcdLocks. */
+    @Configuration(proxyBeanMethods = false)
+    static class OwnClient {
+        static String[] endpoints;
+
+        @Bean
+        Client etcdClient() {
+            return Client.builder().endpoints(endpoints).build(); // TLS, auth, ...: as the cluster needs
+        }
+
+        @Bean
+        EtcdLocksCustomizer shortLeases() {
+            return builder -> builder.leaseTtl(Duration.ofSeconds(5));
+        }
     }
 
     private record LateWrite<T>(long frozenToken, T newer, T late) {}
