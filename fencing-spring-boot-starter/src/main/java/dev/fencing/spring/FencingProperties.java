@@ -345,14 +345,14 @@ public class FencingProperties {
         }
     }
 
-    /** Settings of the auto-configured FencedLocks. */
+    /** Settings of the auto-configured FencedLocks, on ZooKeeper (etcd's are under fencing.etcd). */
     public static class Locks {
-        /** Token source of locks taken without naming one, @FencedLocked methods' included. */
+        /** Token source of ZooKeeper locks taken without naming one, @FencedLocked methods' included. */
         private TokenSource tokenSource = TokenSource.SEQUENCE;
 
         /**
-         * How long this JVM may stop (GC, SIGSTOP) before held leases are invalidated; default a third of the
-         * negotiated session timeout.
+         * How long this JVM may stop (GC, SIGSTOP) before held ZooKeeper leases are invalidated; default a third of
+         * the negotiated session timeout.
          */
         private Duration pauseTolerance;
 

@@ -30,8 +30,8 @@ import org.springframework.core.type.AnnotationMetadata;
 
 /**
  * Runs {@link FencedLocked} methods under their lock, taken from the application's single (or primary)
- * {@link LockService}: the starter's, on the application's ZooKeeper {@code FencedLocks} or etcd {@code EtcdLocks},
- * its own or the starter's. The advisor's order is {@link #ADVISOR_ORDER}, a higher
+ * {@link LockService}, on the application's ZooKeeper {@code FencedLocks} or etcd {@code EtcdLocks}, its own or
+ * the starter's. The advisor's order is {@link #ADVISOR_ORDER}, a higher
  * precedence than the transaction advisor's default, so a {@code @Transactional @FencedLocked} method takes
  * the lock first and commits before releasing it. An application's own bean named {@code
  * fencedLockedAdvisor} replaces the advisor.
