@@ -100,7 +100,7 @@ public final class FencedLockRegistry implements ExpirableLockRegistry<FencedLoc
             throw new IllegalArgumentException(
                     "a FencedLockRegistry key must be a non-empty String without '/', got " + key);
         }
-        return obtained.computeIfAbsent(name, k -> new KeyLock(locks.lock(pathPrefix + "/" + k)));
+        return obtained.computeIfAbsent(name, k -> new KeyLock(locks.lock(pathPrefix + "/" + k), OneAttempt.on(locks)));
     }
 
     /** Forgets the locks of keys nobody holds or waits for and that were last locked before {@code age} ms ago. */
@@ -123,12 +123,14 @@ public final class FencedLockRegistry implements ExpirableLockRegistry<FencedLoc
      */
     public static final class KeyLock implements Lock {
         private final FencedLock fenced;
+        private final Duration oneAttempt;
         private final ReentrantLock local = new ReentrantLock();
         private Lease lease; // guarded by local: set and read by the holding thread only
         private volatile long lastUsed = System.currentTimeMillis();
 
-        KeyLock(FencedLock fenced) {
+        KeyLock(FencedLock fenced, Duration oneAttempt) {
             this.fenced = fenced;
+            this.oneAttempt = oneAttempt;
         }
 
         /** The lock path. */
@@ -214,7 +216,7 @@ public final class FencedLockRegistry implements ExpirableLockRegistry<FencedLoc
                 return false;
             }
             try {
-                return tryFenced(OneAttempt.WAIT);
+                return tryFenced(oneAttempt);
             } catch (LockInterruptedException e) {
                 return false; // interrupted in its one attempt: not granted, and the flag is set again
             }

@@ -24,6 +24,7 @@ import io.etcd.jetcd.options.LeaseOption;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -33,6 +34,8 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import net.javacrumbs.shedlock.core.LockConfiguration;
+import net.javacrumbs.shedlock.core.SimpleLock;
 import org.jdbi.v3.core.Jdbi;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -88,6 +91,10 @@ class FencingEtcdStarterIT {
 
     /** An instance of the service on etcd: its application.properties name ZooKeeper too, and etcd is chosen. */
     private static ConfigurableApplicationContext service(String name, Class<?>... more) {
+        return service(name, Map.of(), more);
+    }
+
+    private static ConfigurableApplicationContext service(String name, Map<String, Object> extra, Class<?>... more) {
         Map<String, Object> properties = new HashMap<>(Map.of(
                 "DATABASE_URL",
                 db.jdbcUrl(),
@@ -108,6 +115,7 @@ class FencingEtcdStarterIT {
         properties.put("fencing.lock-service", "etcd");
         properties.put("fencing.etcd.endpoints", String.join(",", etcd.endpoints()));
         properties.put("fencing.etcd.prefix", PREFIX);
+        properties.putAll(extra);
         return new SpringApplicationBuilder(ReservationService.class)
                 .sources(more)
                 .web(WebApplicationType.NONE)
@@ -242,6 +250,58 @@ class FencingEtcdStarterIT {
         @Bean
         EtcdLocksCustomizer shortLeases() {
             return builder -> builder.leaseTtl(Duration.ofSeconds(5));
+        }
+    }
+
+    @Test
+    void theShedLockProviderSkipsARunWhileTheOtherInstanceHoldsTheJobAndTheNextRunHasAGreaterToken() throws Exception {
+        LockConfiguration job =
+                new LockConfiguration(Instant.now(), "etcd-tally", Duration.ofMinutes(1), Duration.ZERO);
+        FencedLockProvider atA = a.getBean(FencedLockProvider.class);
+        FencedLockProvider atB = b.getBean(FencedLockProvider.class);
+
+        SimpleLock held = atA.lock(job).orElseThrow();
+        long first;
+        try {
+            first = CurrentLease.token();
+            assertThat(callAt("b", () -> atB.lock(job)).get(30, TimeUnit.SECONDS))
+                    .isEmpty();
+        } finally {
+            held.unlock();
+        }
+        long next = callAt("b", () -> {
+                    SimpleLock run = atB.lock(job).orElseThrow();
+                    try {
+                        return CurrentLease.token();
+                    } finally {
+                        run.unlock();
+                    }
+                })
+                .get(30, TimeUnit.SECONDS);
+        assertThat(next).isGreaterThan(first);
+    }
+
+    @Test
+    void theElectionParticipantLeadsOnEtcdAndTheOtherInstanceTakesOverWithAGreaterTokenWhenItStops() throws Exception {
+        Map<String, Object> election = Map.of("fencing.election.path", "/elections/etcd-ledger");
+        ConfigurableApplicationContext e = service("e", election);
+        ConfigurableApplicationContext f = service("f", election);
+        try {
+            FencedElectionParticipant atE = e.getBean(FencedElectionParticipant.class);
+            FencedElectionParticipant atF = f.getBean(FencedElectionParticipant.class);
+            await().atMost(Duration.ofSeconds(30)).until(() -> atE.isLeader() || atF.isLeader());
+            ConfigurableApplicationContext leaderContext = atE.isLeader() ? e : f;
+            FencedElectionParticipant leader = atE.isLeader() ? atE : atF;
+            FencedElectionParticipant follower = atE.isLeader() ? atF : atE;
+            long term = leader.leadership().orElseThrow().token();
+            assertThat(follower.isLeader()).isFalse();
+
+            leaderContext.close(); // steps down: the follower is elected at once, not after a lease TTL
+            await().atMost(Duration.ofSeconds(30)).until(follower::isLeader);
+            assertThat(follower.leadership().orElseThrow().token()).isGreaterThan(term);
+        } finally {
+            f.close();
+            e.close();
         }
     }
 
