@@ -9,8 +9,9 @@ import dev.fencing.lock.FencedLock;
  * FencedElectionParticipant} take their locks and elections from it, so the same code runs on either.
  *
  * <p>The starter makes the bean on the application's single {@code FencedLocks} (ZooKeeper) or {@code EtcdLocks}
- * (etcd); an application has one, and fails to start with two unless one is {@code @Primary} (see {@code
- * fencing.lock-service}). Inject it to make locks of your own:
+ * (etcd). An application has one: with two and none {@code @Primary} it fails to start when the etcd
+ * auto-configuration is on or a {@code FencedLocked} method needs one (see {@code fencing.lock-service}). Inject it
+ * to make locks of your own:
  *
  * <pre>{@code
  * @Bean
