@@ -5,6 +5,7 @@ import dev.fencing.lock.Leadership;
 import dev.fencing.lock.LeaseLoss;
 import dev.fencing.lock.zookeeper.FencedLocks;
 import dev.fencing.lock.zookeeper.TokenSource;
+import dev.fencing.spring.internal.ZooKeeperLockService;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
@@ -18,7 +19,8 @@ import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.SmartLifecycle;
 
 /**
- * This instance's participant in a leader election on fencing-zookeeper ({@code FencedLeaderElection}): it joins
+ * This instance's participant in a leader election ({@code FencedLeaderElection}) on the {@link LockService},
+ * ZooKeeper's or etcd's: it joins
  * when the application context starts, publishes a {@link TermStartedEvent} when elected and a {@link
  * TermEndedEvent} when the term ends (both carrying the term's fence token), joins again after each term, and
  * steps down when the context stops, so that the next instance takes over at once instead of after a session
@@ -58,7 +60,7 @@ public final class FencedElectionParticipant implements SmartLifecycle {
     /** How long {@link #stop()} waits for the current term to end and its event to be published. */
     public static final Duration STOP_TIMEOUT = Duration.ofSeconds(10);
 
-    private final FencedLocks locks;
+    private final LockService locks;
     private final String path;
     private final String participantId;
     private final TokenSource tokenSource; // null: the locks' default
@@ -81,7 +83,35 @@ public final class FencedElectionParticipant implements SmartLifecycle {
             TokenSource tokenSource,
             ApplicationEventPublisher events,
             boolean autoStartup) {
+        this(
+                new ZooKeeperLockService(Objects.requireNonNull(locks, "locks")),
+                path,
+                participantId,
+                tokenSource,
+                events,
+                autoStartup);
+    }
+
+    /**
+     * On {@code locks}, ZooKeeper's or etcd's (the starter's {@link LockService} bean).
+     *
+     * @param tokenSource the terms' token source on ZooKeeper, or {@code null} for the {@code FencedLocks}' default
+     *     (and on etcd, whose terms' tokens are the leader key's create revision)
+     * @throws IllegalArgumentException if the path or participant id is empty
+     * @throws IllegalStateException if a token source is named on a lock service other than ZooKeeper
+     */
+    public FencedElectionParticipant(
+            LockService locks,
+            String path,
+            String participantId,
+            TokenSource tokenSource,
+            ApplicationEventPublisher events,
+            boolean autoStartup) {
         this.locks = Objects.requireNonNull(locks, "locks");
+        if (tokenSource != null && !(locks instanceof ZooKeeperLockService)) {
+            throw new IllegalStateException("fencing.election.token-source is " + tokenSource + ", a ZooKeeper"
+                    + " setting, but the lock service is " + locks.name() + ": remove it");
+        }
         this.path = Objects.requireNonNull(path, "path");
         this.participantId = Objects.requireNonNull(participantId, "participantId");
         if (path.isBlank() || participantId.isBlank()) {
@@ -122,9 +152,8 @@ public final class FencedElectionParticipant implements SmartLifecycle {
             if (running) {
                 return;
             }
-            election = tokenSource == null
-                    ? locks.election(path, participantId)
-                    : locks.election(path, participantId, tokenSource);
+            election = ZooKeeperLockService.election(
+                    locks, path, participantId, tokenSource, "election participant " + participantId);
             running = true;
             join();
         }

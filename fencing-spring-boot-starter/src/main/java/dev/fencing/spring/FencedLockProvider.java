@@ -4,6 +4,7 @@ import dev.fencing.lock.Lease;
 import dev.fencing.lock.zookeeper.FencedLocks;
 import dev.fencing.spring.internal.OneAttempt;
 import dev.fencing.spring.internal.RunningLeases;
+import dev.fencing.spring.internal.ZooKeeperLockService;
 import java.util.Objects;
 import java.util.Optional;
 import net.javacrumbs.shedlock.core.LockConfiguration;
@@ -59,7 +60,7 @@ public final class FencedLockProvider implements LockProvider {
     /** The path under which the locks of {@code @SchedulerLock} names are made, unless another is given. */
     public static final String DEFAULT_PATH_PREFIX = "/locks/shedlock";
 
-    private final FencedLocks locks;
+    private final LockService locks;
     private final String pathPrefix;
 
     /** Locks under {@link #DEFAULT_PATH_PREFIX}. */
@@ -73,6 +74,15 @@ public final class FencedLockProvider implements LockProvider {
      * @throws IllegalArgumentException if the prefix does not start with {@code /} or ends with one
      */
     public FencedLockProvider(FencedLocks locks, String pathPrefix) {
+        this(new ZooKeeperLockService(Objects.requireNonNull(locks, "locks")), pathPrefix);
+    }
+
+    /**
+     * Locks of {@code locks}, ZooKeeper's or etcd's, under {@code pathPrefix}.
+     *
+     * @throws IllegalArgumentException if the prefix does not start with {@code /} or ends with one
+     */
+    public FencedLockProvider(LockService locks, String pathPrefix) {
         this.locks = Objects.requireNonNull(locks, "locks");
         Objects.requireNonNull(pathPrefix, "pathPrefix");
         if (!pathPrefix.startsWith("/") || pathPrefix.endsWith("/")) {
@@ -95,7 +105,7 @@ public final class FencedLockProvider implements LockProvider {
     @Override
     public Optional<SimpleLock> lock(LockConfiguration configuration) {
         String path = path(configuration.getName());
-        Optional<Lease> granted = locks.lock(path).tryAcquire(OneAttempt.WAIT);
+        Optional<Lease> granted = locks.lock(path).tryAcquire(OneAttempt.on(locks));
         if (granted.isEmpty()) {
             LOG.debug("{} not run: another holder has the lock on {}", configuration.getName(), path);
             return Optional.empty();

@@ -6,6 +6,7 @@ import dev.fencing.lock.LeaseLoss;
 import dev.fencing.lock.LockInterruptedException;
 import dev.fencing.lock.zookeeper.FencedLocks;
 import dev.fencing.spring.internal.OneAttempt;
+import dev.fencing.spring.internal.ZooKeeperLockService;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
@@ -20,14 +21,14 @@ import org.slf4j.LoggerFactory;
 import org.springframework.integration.support.locks.ExpirableLockRegistry;
 
 /**
- * A Spring Integration {@code LockRegistry} on fencing-zookeeper's ZooKeeper locks: {@link #obtain(Object)} gives a
+ * A Spring Integration {@code LockRegistry} on the starter's {@link LockService}, ZooKeeper's or etcd's locks: {@link #obtain(Object)} gives a
  * {@link java.util.concurrent.locks.Lock} over the {@code FencedLock} at {@code <path prefix>/<key>}, and the
  * holder reads its grant's fence token from it, so code written against Spring's lock abstraction (aggregators,
  * {@code LockRegistryLeaderInitiator}, {@code executeLocked}) can send the token with its writes.
  *
  * <pre>{@code
  * @Bean
- * FencedLockRegistry lockRegistry(FencedLocks locks) {
+ * FencedLockRegistry lockRegistry(LockService locks) {
  *     return new FencedLockRegistry(locks, "/locks/orders");
  * }
  *
@@ -61,7 +62,7 @@ import org.springframework.integration.support.locks.ExpirableLockRegistry;
 public final class FencedLockRegistry implements ExpirableLockRegistry<FencedLockRegistry.KeyLock> {
     private static final Logger LOG = LoggerFactory.getLogger(FencedLockRegistry.class);
 
-    private final FencedLocks locks;
+    private final LockService locks;
     private final String pathPrefix;
     private final Map<String, KeyLock> obtained = new ConcurrentHashMap<>();
 
@@ -69,6 +70,15 @@ public final class FencedLockRegistry implements ExpirableLockRegistry<FencedLoc
      * @throws IllegalArgumentException if the prefix does not start with {@code /} or ends with one
      */
     public FencedLockRegistry(FencedLocks locks, String pathPrefix) {
+        this(new ZooKeeperLockService(Objects.requireNonNull(locks, "locks")), pathPrefix);
+    }
+
+    /**
+     * On {@code locks}, ZooKeeper's or etcd's (the starter's {@link LockService} bean).
+     *
+     * @throws IllegalArgumentException if the prefix does not start with {@code /} or ends with one
+     */
+    public FencedLockRegistry(LockService locks, String pathPrefix) {
         this.locks = Objects.requireNonNull(locks, "locks");
         Objects.requireNonNull(pathPrefix, "pathPrefix");
         if (!pathPrefix.startsWith("/") || pathPrefix.endsWith("/")) {
@@ -90,7 +100,7 @@ public final class FencedLockRegistry implements ExpirableLockRegistry<FencedLoc
             throw new IllegalArgumentException(
                     "a FencedLockRegistry key must be a non-empty String without '/', got " + key);
         }
-        return obtained.computeIfAbsent(name, k -> new KeyLock(locks.lock(pathPrefix + "/" + k)));
+        return obtained.computeIfAbsent(name, k -> new KeyLock(locks.lock(pathPrefix + "/" + k), OneAttempt.on(locks)));
     }
 
     /** Forgets the locks of keys nobody holds or waits for and that were last locked before {@code age} ms ago. */
@@ -113,12 +123,14 @@ public final class FencedLockRegistry implements ExpirableLockRegistry<FencedLoc
      */
     public static final class KeyLock implements Lock {
         private final FencedLock fenced;
+        private final Duration oneAttempt;
         private final ReentrantLock local = new ReentrantLock();
         private Lease lease; // guarded by local: set and read by the holding thread only
         private volatile long lastUsed = System.currentTimeMillis();
 
-        KeyLock(FencedLock fenced) {
+        KeyLock(FencedLock fenced, Duration oneAttempt) {
             this.fenced = fenced;
+            this.oneAttempt = oneAttempt;
         }
 
         /** The lock path. */
@@ -204,7 +216,7 @@ public final class FencedLockRegistry implements ExpirableLockRegistry<FencedLoc
                 return false;
             }
             try {
-                return tryFenced(OneAttempt.WAIT);
+                return tryFenced(oneAttempt);
             } catch (LockInterruptedException e) {
                 return false; // interrupted in its one attempt: not granted, and the flag is set again
             }

@@ -24,13 +24,17 @@ import java.lang.annotation.Target;
  * // a caller: reservations.reserve("A-1", 3, 0); the token argument is filled in by the lock
  * }</pre>
  *
- * <p><b>The token source</b> is {@code fencing.locks.token-source} (the {@code FencedLocks} bean's default)
- * unless the annotation names one with {@link #tokenSource()}.
+ * <p><b>The lock service</b> is the application's {@link LockService}: ZooKeeper's {@code FencedLocks} or etcd's
+ * {@code EtcdLocks} ({@code fencing.lock-service}); the same method runs on either. On ZooKeeper the token source is
+ * {@code fencing.locks.token-source} (the {@code FencedLocks} bean's default) unless the annotation names one with
+ * {@link #tokenSource()}; on etcd the token is the create revision of the holder's key, and a token source named
+ * here is refused.
  *
  * <p><b>The lock path</b> is a template: text, with SpEL expressions in {@code #{...}} that see the method's
  * arguments by name ({@code #sku}; compile with {@code -parameters}, as Spring Boot's build plugins do) or by
- * position ({@code #p0}, {@code #a0}). The evaluated path must be a valid lock path; a bad one is refused
- * before anything is locked, with an {@link IllegalArgumentException} naming it.
+ * position ({@code #p0}, {@code #a0}). The evaluated path must be a valid lock path ({@code /a/b}, as {@link
+ * LockService} says); a bad one is refused before anything is locked, with an {@link IllegalArgumentException}
+ * naming it.
  *
  * <p><b>Arguments.</b> The caller passes {@code null} for the {@link Lease} parameter and {@code 0} for the
  * {@link FenceToken} parameter; they are replaced before the method runs. Anything else is refused with an
@@ -58,8 +62,9 @@ import java.lang.annotation.Target;
  * returning {@link java.util.Optional} returns {@code Optional.empty()}; other return types are refused when
  * the method is first called. Each skip is logged at DEBUG (method, path) and counted ({@code
  * fencing.locked.skipped}, tagged {@code method}, with Micrometer). Without {@link #timeout()} the lock gets
- * one attempt (ZooKeeper's recipe: the contender's node is created, and deleted again unless it is first);
- * with one, the call waits at most that long and then skips instead of throwing. Skipping is not a
+ * one attempt (on ZooKeeper the contender's node is created, and deleted again unless it is first; on etcd,
+ * whose recipe waits for each of its requests, the attempt may wait up to 2 s, also for a holder that releases
+ * meanwhile); with one, the call waits at most that long and then skips instead of throwing. Skipping is not a
  * once-per-tick guarantee: an instance whose tick comes after another instance's run has finished gets the
  * lock and runs again. A run's token is greater than every earlier run's, so a run that outlived its lease
  * (a pause, an expired session) has its late writes refused by a fenced resource once the next run wrote.
@@ -76,19 +81,19 @@ import java.lang.annotation.Target;
  * wrote under a stale token was refused, whatever it wrote before that is committed. Each loss is also told
  * to every {@code FencedLockListener} bean.
  *
- * <p><b>With the application's own {@code FencedLocks} bean</b>, {@link #interruptOnLoss()} does nothing:
- * the starter hears of lost leases only through the listener it gives the {@code FencedLocks} it builds
- * itself, and cannot add one to a bean already built (nor do {@code FencedLockListener} beans and the lease
- * meters hear anything then). To adjust the locks and keep these, declare a {@link FencedLocksCustomizer}
- * bean instead of a {@code FencedLocks} bean.
+ * <p><b>With the application's own {@code FencedLocks} or {@code EtcdLocks} bean</b>, {@link #interruptOnLoss()}
+ * does nothing: the starter hears of lost leases only through the listener it gives the locks it builds itself,
+ * and cannot add one to a bean already built (nor do {@code FencedLockListener} beans and the lease meters hear
+ * anything then). To adjust the locks and keep these, declare a {@link FencedLocksCustomizer} or {@link
+ * EtcdLocksCustomizer} bean instead.
  *
  * <p><b>Proxies.</b> Like {@code @Transactional}, the lock is taken by the bean's Spring proxy: a call from
  * the bean to its own method bypasses it. Such a call's token parameter stays {@code 0}, which every fenced
  * resource refuses, so the mistake fails closed.
  *
- * <p><b>No locks, no start.</b> A bean with such a method in an application without a {@code FencedLocks}
- * bean (no {@code fencing.zookeeper.connect-string}, {@code fencing.zookeeper.enabled=false}, two Curator
- * clients) fails the application's start with an {@link IllegalStateException} naming the method. With {@code
+ * <p><b>No locks, no start.</b> A bean with such a method in an application without a {@link LockService} (no
+ * {@code fencing.zookeeper.connect-string} nor {@code fencing.etcd.endpoints}, {@code fencing.zookeeper.enabled=false},
+ * two Curator clients) fails the application's start with an {@link IllegalStateException} naming the method. With {@code
  * fencing.locked.enabled=false} the annotation is ignored and the method runs <b>without any lock</b>.
  *
  * <p><b>Transactions.</b> The lock is taken outside a {@code @Transactional} method's transaction (the
@@ -104,8 +109,9 @@ public @interface FencedLocked {
     String value();
 
     /**
-     * The lock's token source, written {@code tokenSource = TokenSource.ZXID}; all users of one path must pick
-     * the same. Empty (the default) means the {@code FencedLocks} bean's default: for the starter's, {@code
+     * The lock's token source on ZooKeeper, written {@code tokenSource = TokenSource.ZXID}; all users of one path
+     * must pick the same. Refused on etcd (when the method is first called), whose token is the key's create
+     * revision. Empty (the default) means the {@code FencedLocks} bean's default: for the starter's, {@code
      * fencing.locks.token-source} ({@code sequence} unless set). At most one; more are refused when the method
      * is first called, with an {@link IllegalStateException} naming it.
      */
@@ -119,7 +125,7 @@ public @interface FencedLocked {
 
     /**
      * Also interrupt the method's thread when its lease is invalidated; default {@code false}. Works with the
-     * starter's {@code FencedLocks} only, not with an application's own bean (see above).
+     * starter's {@code FencedLocks} or {@code EtcdLocks} only, not with an application's own bean (see above).
      */
     boolean interruptOnLoss() default false;
 

@@ -16,6 +16,7 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * <pre>
  * fencing.zookeeper.connect-string=zk1:2181,zk2:2181,zk3:2181
  * fencing.zookeeper.session-timeout=30s
+ * # or, instead of ZooKeeper: fencing.etcd.endpoints=http://etcd1:2379,http://etcd2:2379
  * fencing.kafka.properties.bootstrap.servers=kafka:9092
  * fencing.kafka.consumers.reservation-log.topics=inventory-events
  * fencing.kafka.consumers.reservation-log.handler=reservationLog
@@ -24,7 +25,15 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  */
 @ConfigurationProperties("fencing")
 public class FencingProperties {
+    /**
+     * The lock service of @FencedLocked methods, the ShedLock provider and the election: zookeeper or etcd. Unset, it
+     * is the one configured (fencing.zookeeper.connect-string or fencing.etcd.endpoints); with both set the start
+     * fails until this names one. Set, the other service's auto-configuration makes nothing.
+     */
+    private String lockService;
+
     private final ZooKeeper zookeeper = new ZooKeeper();
+    private final Etcd etcd = new Etcd();
     private final Locks locks = new Locks();
     private final Locked locked = new Locked();
     private final Jdbc jdbc = new Jdbc();
@@ -35,8 +44,20 @@ public class FencingProperties {
     private final ShedLock shedlock = new ShedLock();
     private final Election election = new Election();
 
+    public String getLockService() {
+        return lockService;
+    }
+
+    public void setLockService(String lockService) {
+        this.lockService = lockService;
+    }
+
     public ZooKeeper getZookeeper() {
         return zookeeper;
+    }
+
+    public Etcd getEtcd() {
+        return etcd;
     }
 
     public Locks getLocks() {
@@ -178,6 +199,124 @@ public class FencingProperties {
         }
     }
 
+    /** The jetcd client and the EtcdLocks made when the application has none. */
+    public static class Etcd {
+        /** Whether to auto-configure the jetcd client and EtcdLocks. */
+        private boolean enabled = true;
+
+        /**
+         * Client URLs of the etcd cluster's members, like http://etcd1:2379,http://etcd2:2379. Without them no jetcd
+         * client is made (EtcdLocks is still made on a jetcd Client bean of the application's, which the starter
+         * never closes; for TLS, give the application such a bean).
+         */
+        private List<String> endpoints = new ArrayList<>();
+
+        /**
+         * Key prefix of the locks: a lock path /a/b has its contenders' keys under <prefix>/a%2Fb/. Segments separated
+         * by single '/', none at either end.
+         */
+        private String prefix = "fencing/locks";
+
+        /**
+         * TTL of each grant's etcd lease, whole seconds, at least 2s: a frozen or cut-off holder's lock passes on
+         * about this long after its last answered keep-alive.
+         */
+        private Duration leaseTtl = Duration.ofSeconds(10);
+
+        /**
+         * How long this JVM may stop (GC, SIGSTOP) before held leases are invalidated; below lease-ttl, at least
+         * 20ms; default a third of lease-ttl, at least 200ms.
+         */
+        private Duration pauseTolerance;
+
+        /** etcd user, with password, when the cluster has authentication on. */
+        private String user;
+
+        /** Password of the etcd user. Never logged. */
+        private String password;
+
+        /** How long the client waits for a connection to a member; jetcd's default when unset. */
+        private Duration connectTimeout;
+
+        /**
+         * How long start-up waits for the cluster to answer a read; when no member answers in that time the
+         * application fails to start, naming the endpoints. 0: start without waiting.
+         */
+        private Duration startupTimeout = Duration.ofSeconds(15);
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        public List<String> getEndpoints() {
+            return endpoints;
+        }
+
+        public void setEndpoints(List<String> endpoints) {
+            this.endpoints = endpoints;
+        }
+
+        public String getPrefix() {
+            return prefix;
+        }
+
+        public void setPrefix(String prefix) {
+            this.prefix = prefix;
+        }
+
+        public Duration getLeaseTtl() {
+            return leaseTtl;
+        }
+
+        public void setLeaseTtl(Duration leaseTtl) {
+            this.leaseTtl = leaseTtl;
+        }
+
+        public Duration getPauseTolerance() {
+            return pauseTolerance;
+        }
+
+        public void setPauseTolerance(Duration pauseTolerance) {
+            this.pauseTolerance = pauseTolerance;
+        }
+
+        public String getUser() {
+            return user;
+        }
+
+        public void setUser(String user) {
+            this.user = user;
+        }
+
+        public String getPassword() {
+            return password;
+        }
+
+        public void setPassword(String password) {
+            this.password = password;
+        }
+
+        public Duration getConnectTimeout() {
+            return connectTimeout;
+        }
+
+        public void setConnectTimeout(Duration connectTimeout) {
+            this.connectTimeout = connectTimeout;
+        }
+
+        public Duration getStartupTimeout() {
+            return startupTimeout;
+        }
+
+        public void setStartupTimeout(Duration startupTimeout) {
+            this.startupTimeout = startupTimeout;
+        }
+    }
+
     /**
      * Digest credentials: the Curator client authenticates with them and FencedLocks gives lock nodes an
      * ACL that admits only this user. Set both or neither.
@@ -206,14 +345,14 @@ public class FencingProperties {
         }
     }
 
-    /** Settings of the auto-configured FencedLocks. */
+    /** Settings of the auto-configured FencedLocks, on ZooKeeper (etcd's are under fencing.etcd). */
     public static class Locks {
-        /** Token source of locks taken without naming one, @FencedLocked methods' included. */
+        /** Token source of ZooKeeper locks taken without naming one, @FencedLocked methods' included. */
         private TokenSource tokenSource = TokenSource.SEQUENCE;
 
         /**
-         * How long this JVM may stop (GC, SIGSTOP) before held leases are invalidated; default a third of the
-         * negotiated session timeout.
+         * How long this JVM may stop (GC, SIGSTOP) before held ZooKeeper leases are invalidated; default a third of
+         * the negotiated session timeout.
          */
         private Duration pauseTolerance;
 

@@ -1,5 +1,6 @@
 /**
- * Spring Boot support for the fencing toolkit: {@link dev.fencing.spring.FencedLocked} methods, the {@code
+ * Spring Boot support for the fencing toolkit: {@link dev.fencing.spring.FencedLocked} methods on ZooKeeper's or
+ * etcd's locks ({@link dev.fencing.spring.LockService}), the {@code
  * fencing.*} properties ({@link dev.fencing.spring.FencingProperties}) and customizers of the
  * auto-configured locks, writer, consumers and {@code FencedRedis}; for scheduled jobs and Spring's lock
  * abstractions, {@link dev.fencing.spring.CurrentLease}, ShedLock's {@link dev.fencing.spring.FencedLockProvider},

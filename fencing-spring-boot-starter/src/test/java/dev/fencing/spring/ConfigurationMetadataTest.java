@@ -47,8 +47,12 @@ class ConfigurationMetadataTest {
         }
         assertThat(names)
                 .contains(
+                        "fencing.lock-service",
                         "fencing.zookeeper.connect-string",
                         "fencing.zookeeper.digest.user",
+                        "fencing.etcd.endpoints",
+                        "fencing.etcd.lease-ttl",
+                        "fencing.etcd.password",
                         "fencing.locks.token-source",
                         "fencing.jdbc.policy",
                         "fencing.redis.policy",

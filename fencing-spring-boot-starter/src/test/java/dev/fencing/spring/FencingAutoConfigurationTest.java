@@ -11,6 +11,7 @@ import dev.fencing.kafka.TransactionalRecordHandler;
 import dev.fencing.lock.FencedLockListener;
 import dev.fencing.lock.zookeeper.FencedLocks;
 import dev.fencing.spring.autoconfigure.FencingElectionAutoConfiguration;
+import dev.fencing.spring.autoconfigure.FencingEtcdAutoConfiguration;
 import dev.fencing.spring.autoconfigure.FencingFlywayAutoConfiguration;
 import dev.fencing.spring.autoconfigure.FencingHealthAutoConfiguration;
 import dev.fencing.spring.autoconfigure.FencingJdbcAutoConfiguration;
@@ -64,6 +65,7 @@ class FencingAutoConfigurationTest {
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
             .withConfiguration(AutoConfigurations.of(
                     FencingZooKeeperAutoConfiguration.class,
+                    FencingEtcdAutoConfiguration.class,
                     FencingLockedMethodsAutoConfiguration.class,
                     FencingJdbcAutoConfiguration.class,
                     FencingFlywayAutoConfiguration.class,
@@ -247,7 +249,7 @@ class FencingAutoConfigurationTest {
         ProxyFactory factory = new ProxyFactory(new Locked());
         factory.setProxyTargetClass(true);
         factory.addAdvice(
-                new FencedLockedInterceptor(new DefaultListableBeanFactory().getBeanProvider(FencedLocks.class)));
+                new FencedLockedInterceptor(new DefaultListableBeanFactory().getBeanProvider(LockService.class)));
         Locked proxy = (Locked) factory.getProxy();
         assertThatThrownBy(() -> proxy.write("A-1", 0))
                 .isInstanceOf(IllegalStateException.class)
@@ -735,6 +737,11 @@ class FencingAutoConfigurationTest {
             return token;
         }
 
+        @FencedLocked(value = "/locks/#{#sku}", tokenSource = dev.fencing.lock.zookeeper.TokenSource.ZXID)
+        public long zxid(String sku, @FenceToken long token) {
+            return token;
+        }
+
         @FencedLocked("/locks/#{#sku}")
         public String withLease(String sku, dev.fencing.lock.Lease lease) {
             return lease.path();
@@ -810,7 +817,7 @@ class FencingAutoConfigurationTest {
     @Configuration(proxyBeanMethods = false)
     static class OwnInterceptor {
         @Bean
-        FencedLockedInterceptor ownInterceptor(ObjectProvider<FencedLocks> locks) {
+        FencedLockedInterceptor ownInterceptor(ObjectProvider<LockService> locks) {
             return new FencedLockedInterceptor(locks);
         }
     }

@@ -1,5 +1,6 @@
 package dev.fencing.spring;
 
+import static dev.fencing.spring.Calls.callAt;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
@@ -36,7 +37,6 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Future;
-import java.util.concurrent.FutureTask;
 import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 import org.apache.curator.framework.CuratorFramework;
@@ -49,13 +49,10 @@ import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.ZooKeeper;
 import org.apache.zookeeper.data.ACL;
 import org.jdbi.v3.core.Jdbi;
-import org.jdbi.v3.core.statement.SqlStatements;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.springframework.aop.framework.Advised;
-import org.springframework.beans.factory.ObjectProvider;
-import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.builder.SpringApplicationBuilder;
@@ -169,15 +166,6 @@ class FencingStarterIT {
                 .isEqualTo(1);
     }
 
-    /** Runs {@code call} on a thread of its own, named after the service instance it calls. */
-    private static <T> Future<T> callAt(String service, Callable<T> call) {
-        FutureTask<T> task = new FutureTask<>(call);
-        Thread thread = new Thread(task, "request-to-" + service);
-        thread.setDaemon(true);
-        thread.start();
-        return task;
-    }
-
     private record LateWrite<T>(long frozenToken, T newer, T late) {}
 
     /**
@@ -222,7 +210,7 @@ class FencingStarterIT {
 
     @Test
     void aMethodThatAsksForItIsInterruptedWhenItsLeaseIsLostAndSeesTheLossOnItsLease() throws Exception {
-        Job job = a.getBean(Job.class);
+        LockedJob job = a.getBean(LockedJob.class);
         CountDownLatch started = new CountDownLatch(1);
         Future<String> result = callAt(
                 "a",
@@ -244,7 +232,7 @@ class FencingStarterIT {
      */
     @Test
     void anInnerLockedMethodsReturnKeepsTheInterruptOfTheOuterOne() throws Exception {
-        OuterJob job = a.getBean(OuterJob.class);
+        LockedJob.Outer job = a.getBean(LockedJob.Outer.class);
         CountDownLatch started = new CountDownLatch(1);
         Future<String> result = callAt("a", () -> job.waitInsideThenWait("nested", started));
         assertThat(started.await(30, TimeUnit.SECONDS)).isTrue();
@@ -293,7 +281,7 @@ class FencingStarterIT {
                         "fencing.zookeeper.connect-string=" + zk.connectString(), "fencing.locks.token-source=zxid")
                 .run(context -> {
                     FencedLocks locks = context.getBean(FencedLocks.class);
-                    long token = context.getBean(Job.class).tokenOf("zxid-job", 0);
+                    long token = context.getBean(LockedJob.class).tokenOf("zxid-job", 0);
 
                     // a ZXID lock on the same path agrees: a SEQUENCE parent would be refused as foreign
                     long next =
@@ -431,83 +419,11 @@ class FencingStarterIT {
                         .list());
     }
 
-    /** A job that waits until it is interrupted, and reports what its lease says then; or reports its token. */
-    static class Job {
-        @FencedLocked("/locks/jobs/#{#name}")
-        public long tokenOf(String name, @FenceToken long token) {
-            return token;
-        }
-
-        @FencedLocked(value = "/locks/jobs/#{#name}", interruptOnLoss = true)
-        public String waitForever(String name, CountDownLatch started, Lease lease) {
-            started.countDown();
-            try {
-                new CountDownLatch(1).await();
-                return "never";
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt(); // as a method should: the flag stays set for whoever is next
-                return "interrupted; lease valid: " + lease.isValid() + ", lost: " + lease.lossCause();
-            }
-        }
-    }
-
-    /** A locked method that calls another locked method, then waits itself: both ask to be interrupted. */
-    static class OuterJob {
-        private final Job inner;
-
-        OuterJob(Job inner) {
-            this.inner = inner;
-        }
-
-        @FencedLocked(value = "/locks/jobs/outer-#{#name}", interruptOnLoss = true)
-        public String waitInsideThenWait(String name, CountDownLatch started) {
-            String first = inner.waitForever(name, started, null);
-            try {
-                new CountDownLatch(1).await(20, TimeUnit.SECONDS);
-                return first + "; outer wait timed out";
-            } catch (InterruptedException e) {
-                return first + "; outer wait interrupted";
-            }
-        }
-    }
-
     @Configuration(proxyBeanMethods = false)
     static class ZxidJob {
         @Bean
-        Job job() {
-            return new Job();
-        }
-    }
-
-    /** Instance A's statements on the inventory table can be frozen; it also runs {@link Job}. */
-    @Configuration(proxyBeanMethods = false)
-    static class FreezeHook {
-        @Bean
-        Job job() {
-            return new Job();
-        }
-
-        @Bean
-        OuterJob outerJob(Job job) {
-            return new OuterJob(job);
-        }
-
-        @Bean
-        Freezer freezer() {
-            return new Freezer();
-        }
-
-        @Bean
-        static BeanPostProcessor freezeInventoryStatements(ObjectProvider<Freezer> freezer) {
-            return new BeanPostProcessor() {
-                @Override
-                public Object postProcessAfterInitialization(Object bean, String name) {
-                    if (bean instanceof Jdbi jdbi) {
-                        jdbi.getConfig(SqlStatements.class).setSqlLogger(freezer.getObject());
-                    }
-                    return bean;
-                }
-            };
+        LockedJob job() {
+            return new LockedJob();
         }
     }
 

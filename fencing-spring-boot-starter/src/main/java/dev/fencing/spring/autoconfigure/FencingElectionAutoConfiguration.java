@@ -1,8 +1,9 @@
 package dev.fencing.spring.autoconfigure;
 
-import dev.fencing.lock.zookeeper.FencedLocks;
+import dev.fencing.lock.FencedLeaderElection;
 import dev.fencing.spring.FencedElectionParticipant;
 import dev.fencing.spring.FencingProperties;
+import dev.fencing.spring.LockService;
 import java.lang.management.ManagementFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
@@ -17,12 +18,12 @@ import org.springframework.core.env.Environment;
 
 /**
  * This instance's {@link FencedElectionParticipant} in the election at {@code fencing.election.path}, on the
- * application's single {@link FencedLocks}: it joins when the context starts, publishes {@code TermStartedEvent}
+ * application's single {@link LockService} (ZooKeeper's or etcd's locks): it joins when the context starts, publishes {@code TermStartedEvent}
  * and {@code TermEndedEvent}, and steps down when the context stops. Backs off for the application's own
  * participant bean; off with {@code fencing.election.enabled=false}.
  */
-@AutoConfiguration(after = FencingZooKeeperAutoConfiguration.class)
-@ConditionalOnClass(FencedLocks.class)
+@AutoConfiguration(after = {FencingZooKeeperAutoConfiguration.class, FencingEtcdAutoConfiguration.class})
+@ConditionalOnClass(FencedLeaderElection.class)
 @ConditionalOnBooleanProperty(name = "fencing.election.enabled", matchIfMissing = true)
 @ConditionalOnProperty("fencing.election.path")
 @EnableConfigurationProperties(FencingProperties.class)
@@ -30,9 +31,9 @@ public class FencingElectionAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
-    @ConditionalOnSingleCandidate(FencedLocks.class)
+    @ConditionalOnSingleCandidate(LockService.class)
     public FencedElectionParticipant fencedElectionParticipant(
-            FencedLocks locks, FencingProperties properties, ApplicationEventPublisher events, Environment env) {
+            LockService locks, FencingProperties properties, ApplicationEventPublisher events, Environment env) {
         FencingProperties.Election election = properties.getElection();
         String path = election.getPath();
         if (path == null || path.isBlank()) {

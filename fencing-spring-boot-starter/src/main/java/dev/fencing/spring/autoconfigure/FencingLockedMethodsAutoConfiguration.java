@@ -1,7 +1,8 @@
 package dev.fencing.spring.autoconfigure;
 
-import dev.fencing.lock.zookeeper.FencedLocks;
+import dev.fencing.lock.FencedLock;
 import dev.fencing.spring.FencedLocked;
+import dev.fencing.spring.LockService;
 import dev.fencing.spring.internal.FencedLockedInterceptor;
 import dev.fencing.spring.internal.LockedMethodsCheck;
 import dev.fencing.spring.internal.SkippedCallMeters;
@@ -29,13 +30,14 @@ import org.springframework.core.type.AnnotationMetadata;
 
 /**
  * Runs {@link FencedLocked} methods under their lock, taken from the application's single (or primary)
- * {@link FencedLocks} bean, its own or the starter's. The advisor's order is {@link #ADVISOR_ORDER}, a higher
+ * {@link LockService}, on the application's ZooKeeper {@code FencedLocks} or etcd {@code EtcdLocks}, its own or
+ * the starter's. The advisor's order is {@link #ADVISOR_ORDER}, a higher
  * precedence than the transaction advisor's default, so a {@code @Transactional @FencedLocked} method takes
  * the lock first and commits before releasing it. An application's own bean named {@code
  * fencedLockedAdvisor} replaces the advisor.
  *
- * <p>Fails closed: when a bean has a {@link FencedLocked} method and there is no {@link FencedLocks} bean to
- * lock it with (no or a misspelled {@code fencing.zookeeper.connect-string}, {@code
+ * <p>Fails closed: when a bean has a {@link FencedLocked} method and there is no lock service to lock it with
+ * (no or a misspelled {@code fencing.zookeeper.connect-string} or {@code fencing.etcd.endpoints}, {@code
  * fencing.zookeeper.enabled=false}, two Curator clients and none primary), the application does not start,
  * with a message naming the method ({@link LockedMethodsCheck}); a call made anyway is refused the same way.
  *
@@ -43,8 +45,8 @@ import org.springframework.core.type.AnnotationMetadata;
  * annotated methods run <b>without any lock</b>, on every instance at once; their lease and token parameters
  * keep what the caller passed ({@code null} and {@code 0}, a token every fenced resource refuses).
  */
-@AutoConfiguration(after = FencingZooKeeperAutoConfiguration.class)
-@ConditionalOnClass({FencedLocks.class, Advisor.class})
+@AutoConfiguration(after = {FencingZooKeeperAutoConfiguration.class, FencingEtcdAutoConfiguration.class})
+@ConditionalOnClass({FencedLock.class, Advisor.class})
 @ConditionalOnBooleanProperty(name = "fencing.locked.enabled", matchIfMissing = true)
 @Import(FencingLockedMethodsAutoConfiguration.AutoProxying.class)
 public class FencingLockedMethodsAutoConfiguration {
@@ -55,7 +57,7 @@ public class FencingLockedMethodsAutoConfiguration {
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
     @ConditionalOnMissingBean
     public static FencedLockedInterceptor fencedLockedInterceptor(
-            ObjectProvider<FencedLocks> locks, ObjectProvider<SkippedCalls> skips) {
+            ObjectProvider<LockService> locks, ObjectProvider<SkippedCalls> skips) {
         return new FencedLockedInterceptor(locks, skips);
     }
 

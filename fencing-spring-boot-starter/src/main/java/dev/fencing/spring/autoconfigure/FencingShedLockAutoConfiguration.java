@@ -1,8 +1,8 @@
 package dev.fencing.spring.autoconfigure;
 
-import dev.fencing.lock.zookeeper.FencedLocks;
 import dev.fencing.spring.FencedLockProvider;
 import dev.fencing.spring.FencingProperties;
+import dev.fencing.spring.LockService;
 import net.javacrumbs.shedlock.core.LockProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
@@ -13,23 +13,23 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.context.annotation.Bean;
 
 /**
- * A ShedLock {@link LockProvider} on the application's {@link FencedLocks}: {@code @SchedulerLock} jobs run
- * under ZooKeeper locks and read their token with {@link dev.fencing.spring.CurrentLease#token()}. Made when ShedLock
- * is on the class path, there is one {@link FencedLocks} bean and the application has no {@link LockProvider}
+ * A ShedLock {@link LockProvider} on the application's {@link LockService}: {@code @SchedulerLock} jobs run
+ * under ZooKeeper or etcd locks and read their token with {@link dev.fencing.spring.CurrentLease#token()}. Made when
+ * ShedLock is on the class path, there is one lock service and the application has no {@link LockProvider}
  * of its own; the locks live under {@code fencing.shedlock.path-prefix}. Off with {@code
  * fencing.shedlock.enabled=false}. ShedLock's own {@code @EnableSchedulerLock} is still the application's to
  * declare.
  */
-@AutoConfiguration(after = FencingZooKeeperAutoConfiguration.class)
-@ConditionalOnClass({LockProvider.class, FencedLocks.class})
+@AutoConfiguration(after = {FencingZooKeeperAutoConfiguration.class, FencingEtcdAutoConfiguration.class})
+@ConditionalOnClass(LockProvider.class)
 @ConditionalOnBooleanProperty(name = "fencing.shedlock.enabled", matchIfMissing = true)
 @EnableConfigurationProperties(FencingProperties.class)
 public class FencingShedLockAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean(LockProvider.class)
-    @ConditionalOnSingleCandidate(FencedLocks.class)
-    public FencedLockProvider fencedLockProvider(FencedLocks locks, FencingProperties properties) {
+    @ConditionalOnSingleCandidate(LockService.class)
+    public FencedLockProvider fencedLockProvider(LockService locks, FencingProperties properties) {
         try {
             return new FencedLockProvider(locks, properties.getShedlock().getPathPrefix());
         } catch (IllegalArgumentException | NullPointerException e) {

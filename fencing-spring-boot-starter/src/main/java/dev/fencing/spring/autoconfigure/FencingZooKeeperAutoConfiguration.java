@@ -5,9 +5,11 @@ import dev.fencing.lock.zookeeper.FencedLocks;
 import dev.fencing.lock.zookeeper.ZooKeeperDigest;
 import dev.fencing.spring.FencedLocksCustomizer;
 import dev.fencing.spring.FencingProperties;
+import dev.fencing.spring.LockService;
 import dev.fencing.spring.internal.FencingStartupException;
 import dev.fencing.spring.internal.LeaseListeners;
 import dev.fencing.spring.internal.LeaseMeters;
+import dev.fencing.spring.internal.ZooKeeperLockService;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import java.util.List;
@@ -24,6 +26,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 
 /**
@@ -40,10 +43,14 @@ import org.springframework.context.annotation.Configuration;
  * <p>With {@code fencing.zookeeper.digest.user} and {@code .password} the client authenticates with them
  * and the locks' nodes get an ACL admitting only that user (also for an application's own client, which
  * must then authenticate itself).
+ *
+ * <p>Also the {@link LockService} on the locks, which {@code @FencedLocked} methods, the ShedLock provider and the
+ * election use. Off, too, when {@code fencing.lock-service=etcd}.
  */
 @AutoConfiguration
 @ConditionalOnClass({CuratorFramework.class, FencedLocks.class})
 @ConditionalOnBooleanProperty(name = "fencing.zookeeper.enabled", matchIfMissing = true)
+@Conditional(LockServiceCondition.ZooKeeper.class)
 @EnableConfigurationProperties(FencingProperties.class)
 public class FencingZooKeeperAutoConfiguration {
 
@@ -110,6 +117,12 @@ public class FencingZooKeeperAutoConfiguration {
         }
         customizers.orderedStream().forEach(c -> c.customize(builder));
         return builder.build();
+    }
+
+    @Bean
+    @ConditionalOnSingleCandidate(FencedLocks.class)
+    public LockService zooKeeperLockService(FencedLocks locks) {
+        return new ZooKeeperLockService(locks);
     }
 
     private static ZooKeeperDigest digest(FencingProperties.Digest digest) {

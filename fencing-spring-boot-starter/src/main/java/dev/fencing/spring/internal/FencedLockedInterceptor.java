@@ -4,8 +4,8 @@ import dev.fencing.lock.FencedLock;
 import dev.fencing.lock.FencedLockListener;
 import dev.fencing.lock.Lease;
 import dev.fencing.lock.LeaseLoss;
-import dev.fencing.lock.zookeeper.FencedLocks;
 import dev.fencing.spring.FencedLocked;
+import dev.fencing.spring.LockService;
 import dev.fencing.spring.LockTimeoutException;
 import java.lang.reflect.Method;
 import java.util.Collection;
@@ -32,18 +32,18 @@ import org.springframework.core.annotation.AnnotatedElementUtils;
 public final class FencedLockedInterceptor implements MethodInterceptor, FencedLockListener {
     private static final Logger LOG = LoggerFactory.getLogger(FencedLockedInterceptor.class);
 
-    private final ObjectProvider<FencedLocks> locks; // resolved at each call, not when proxies are made
+    private final ObjectProvider<LockService> locks; // resolved at each call, not when proxies are made
     private final ObjectProvider<SkippedCalls> skips;
     private final Map<MethodClassKey, LockedMethod> methods = new ConcurrentHashMap<>();
     private final Map<Long, HeldLease> held = new ConcurrentHashMap<>();
     private final AtomicLong ids = new AtomicLong();
 
-    public FencedLockedInterceptor(ObjectProvider<FencedLocks> locks) {
+    public FencedLockedInterceptor(ObjectProvider<LockService> locks) {
         this(locks, null);
     }
 
     /** With {@code skips}: every {@link SkippedCalls} bean hears of each skipped call. */
-    public FencedLockedInterceptor(ObjectProvider<FencedLocks> locks, ObjectProvider<SkippedCalls> skips) {
+    public FencedLockedInterceptor(ObjectProvider<LockService> locks, ObjectProvider<SkippedCalls> skips) {
         this.locks = locks;
         this.skips = skips;
     }
@@ -54,15 +54,15 @@ public final class FencedLockedInterceptor implements MethodInterceptor, FencedL
         Object[] arguments = invocation.getArguments();
         locked.requirePlaceholders(arguments);
         String path = locked.path(arguments);
-        FencedLocks unique = locks.getIfUnique();
+        LockService unique = locks.getIfUnique();
         if (unique == null) {
             throw LockedMethodsCheck.noLocks(
                     locked.toString(), (int) locks.stream().count());
         }
-        FencedLock lock = locked.tokenSource == null ? unique.lock(path) : unique.lock(path, locked.tokenSource);
+        FencedLock lock = ZooKeeperLockService.lock(unique, path, locked.tokenSource, "@FencedLocked on " + locked);
         Lease lease;
         if (locked.skipIfLocked) {
-            Optional<Lease> granted = lock.tryAcquire(locked.timeout == null ? OneAttempt.WAIT : locked.timeout);
+            Optional<Lease> granted = lock.tryAcquire(locked.timeout == null ? OneAttempt.on(unique) : locked.timeout);
             if (granted.isEmpty()) {
                 LOG.debug("{} skipped: another holder has the lock on {}", locked, path);
                 if (skips != null) {

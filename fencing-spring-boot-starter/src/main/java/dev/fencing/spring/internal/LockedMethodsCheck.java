@@ -1,7 +1,7 @@
 package dev.fencing.spring.internal;
 
-import dev.fencing.lock.zookeeper.FencedLocks;
 import dev.fencing.spring.FencedLocked;
+import dev.fencing.spring.LockService;
 import java.lang.reflect.Method;
 import java.util.Map;
 import java.util.Optional;
@@ -13,7 +13,7 @@ import org.springframework.util.ClassUtils;
 
 /**
  * Fails the application's start when a bean has a {@link FencedLocked} method and there is no single
- * {@link FencedLocks} bean to lock it with: such a method would otherwise run on every instance at once,
+ * {@link LockService} (ZooKeeper's or etcd's locks) to lock it with: such a method would otherwise run on every instance at once,
  * unlocked, with nothing to say so. The interceptor refuses such a call too ({@link #noLocks}), for beans
  * made after the start.
  */
@@ -28,10 +28,10 @@ public final class LockedMethodsCheck implements SmartInitializingSingleton {
     public void afterSingletonsInstantiated() {
         // look it up the way the interceptor will: one bean, or a @Primary among several, in this context
         // or an ancestor's
-        if (beans.getBeanProvider(FencedLocks.class).getIfUnique() != null) {
+        if (beans.getBeanProvider(LockService.class).getIfUnique() != null) {
             return;
         }
-        int locks = beans.getBeanNamesForType(FencedLocks.class, true, false).length;
+        int locks = beans.getBeanNamesForType(LockService.class, true, false).length;
         for (String name : beans.getBeanDefinitionNames()) {
             Optional<Method> locked = firstLockedMethod(beans.getType(name, false));
             if (locked.isPresent()) {
@@ -56,14 +56,16 @@ public final class LockedMethodsCheck implements SmartInitializingSingleton {
      */
     static FencingStartupException noLocks(String method, int locks) {
         String missing = locks == 0
-                ? "the application has no FencedLocks bean"
-                : "the application has " + locks + " FencedLocks beans and none is @Primary";
+                ? "the application has no FencedLocks bean (ZooKeeper) and no EtcdLocks bean (etcd)"
+                : "the application has " + locks + " lock services (ZooKeeper's and etcd's locks) and none is @Primary";
         return new FencingStartupException(
                 "@FencedLocked method " + method + " cannot run under its lock: " + missing
                         + ", so it would run unlocked on every instance at once",
                 "The starter makes FencedLocks when fencing.zookeeper.connect-string is set (check its spelling)"
                         + " and fencing.zookeeper.enabled is not false, or on the application's CuratorFramework bean"
                         + " if it has exactly one (mark one @Primary if it has several); or define a FencedLocks bean."
+                        + " On etcd it makes EtcdLocks when fencing.etcd.endpoints is set (with fencing-etcd on the class"
+                        + " path), or on the application's jetcd Client bean. With both, set fencing.lock-service."
                         + " To run @FencedLocked methods without any lock on purpose, set fencing.locked.enabled=false");
     }
 }

@@ -1,0 +1,234 @@
+package dev.fencing.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.fencing.lock.etcd.EtcdLocks;
+import dev.fencing.lock.zookeeper.FencedLocks;
+import dev.fencing.spring.FencingAutoConfigurationTest.Locked;
+import dev.fencing.spring.FencingAutoConfigurationTest.LockedBean;
+import dev.fencing.spring.autoconfigure.FencingElectionAutoConfiguration;
+import dev.fencing.spring.autoconfigure.FencingEtcdAutoConfiguration;
+import dev.fencing.spring.autoconfigure.FencingHealthAutoConfiguration;
+import dev.fencing.spring.autoconfigure.FencingLockedMethodsAutoConfiguration;
+import dev.fencing.spring.autoconfigure.FencingShedLockAutoConfiguration;
+import dev.fencing.spring.autoconfigure.FencingZooKeeperAutoConfiguration;
+import dev.fencing.spring.internal.EtcdLockService;
+import dev.fencing.spring.internal.FencingStartupException;
+import io.etcd.jetcd.Client;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryOneTime;
+import org.junit.jupiter.api.Test;
+import org.springframework.aop.support.AopUtils;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * The etcd side of the auto-configuration and the choice between lock services, without servers: the jetcd client
+ * points at a port where nothing listens (it connects lazily; the start-up check is off unless tested). The locks
+ * themselves on a real etcd are {@code FencingEtcdStarterIT}'s.
+ */
+class FencingEtcdAutoConfigurationTest {
+    private static final String NOWHERE = "http://127.0.0.1:1";
+    private static final String ZK_NOWHERE = "127.0.0.1:1";
+
+    private final ApplicationContextRunner runner = new ApplicationContextRunner()
+            .withConfiguration(AutoConfigurations.of(
+                    FencingZooKeeperAutoConfiguration.class,
+                    FencingEtcdAutoConfiguration.class,
+                    FencingLockedMethodsAutoConfiguration.class,
+                    FencingHealthAutoConfiguration.class,
+                    FencingShedLockAutoConfiguration.class,
+                    FencingElectionAutoConfiguration.class));
+
+    private final ApplicationContextRunner etcd =
+            runner.withPropertyValues("fencing.etcd.endpoints=" + NOWHERE, "fencing.etcd.startup-timeout=0");
+
+    @Test
+    void endpointsGiveAClientEtcdLocksAndTheLockServiceOfLockedMethods() {
+        etcd.withUserConfiguration(LockedBean.class).run(context -> {
+            assertThat(context)
+                    .hasNotFailed()
+                    .hasSingleBean(Client.class)
+                    .hasSingleBean(EtcdLocks.class)
+                    .hasSingleBean(LockService.class)
+                    .doesNotHaveBean(CuratorFramework.class)
+                    .doesNotHaveBean(FencedLocks.class);
+            assertThat(context.getBean(LockService.class).name()).isEqualTo("etcd");
+            assertThat(AopUtils.isAopProxy(context.getBean(Locked.class))).isTrue();
+        });
+    }
+
+    @Test
+    void theApplicationsOwnClientIsUsedAndLeftOpenWhenTheContextCloses() {
+        AtomicInteger closes = new AtomicInteger();
+        Client own = counting(Client.builder().endpoints(NOWHERE).build(), closes);
+        try {
+            runner.withBean("ownClient", Client.class, () -> own, d -> d.setDestroyMethodName(""))
+                    .run(context -> {
+                        assertThat(context).hasNotFailed().hasSingleBean(Client.class);
+                        assertThat(context).hasSingleBean(EtcdLocks.class).hasSingleBean(LockService.class);
+                    });
+            assertThat(closes).hasValue(0);
+        } finally {
+            own.close();
+        }
+    }
+
+    @Test
+    void bothServicesConfiguredWithoutAChoiceFailTheStartNamingBothProperties() {
+        etcd.withPropertyValues("fencing.zookeeper.connect-string=" + ZK_NOWHERE, "fencing.zookeeper.startup-timeout=0")
+                .run(context -> assertThat(context)
+                        .getFailure()
+                        .isInstanceOf(FencingStartupException.class)
+                        .hasMessageContaining("fencing.zookeeper.connect-string (" + ZK_NOWHERE + ")")
+                        .hasMessageContaining("fencing.etcd.endpoints ([" + NOWHERE + "])")
+                        .hasMessageContaining("fencing.lock-service=zookeeper or fencing.lock-service=etcd"));
+    }
+
+    @Test
+    void aLockServiceThatIsNeitherFailsTheStartNamingTheValue() {
+        etcd.withPropertyValues("fencing.lock-service=consul").run(context -> assertThat(context)
+                .getFailure()
+                .isInstanceOf(FencingStartupException.class)
+                .hasMessageContaining("fencing.lock-service is 'consul', which is no lock service")
+                .hasMessageContaining("zookeeper or etcd"));
+    }
+
+    @Test
+    void theChosenServiceIsTheOnlyOneConfigured() {
+        ApplicationContextRunner both = etcd.withPropertyValues(
+                "fencing.zookeeper.connect-string=" + ZK_NOWHERE, "fencing.zookeeper.startup-timeout=0");
+        both.withPropertyValues("fencing.lock-service=etcd").run(context -> {
+            assertThat(context).hasNotFailed().hasSingleBean(EtcdLocks.class).doesNotHaveBean(CuratorFramework.class);
+            assertThat(context.getBean(LockService.class).name()).isEqualTo("etcd");
+        });
+        both.withPropertyValues("fencing.lock-service=ZooKeeper").run(context -> {
+            assertThat(context).hasNotFailed().hasSingleBean(FencedLocks.class).doesNotHaveBean(Client.class);
+            assertThat(context.getBean(LockService.class).name()).isEqualTo("zookeeper");
+        });
+    }
+
+    @Test
+    void anOwnCuratorClientBesideEtcdEndpointsFailsTheStartNamingBothLockServices() {
+        etcd.withUserConfiguration(OwnCurator.class).run(context -> assertThat(context)
+                .getFailure()
+                .isInstanceOf(FencingStartupException.class)
+                .hasMessageContaining("the application has 2 lock services and none is @Primary")
+                .hasMessageContaining("(zookeeper)")
+                .hasMessageContaining("(etcd)")
+                .hasMessageContaining("fencing.lock-service"));
+    }
+
+    @Test
+    void badEtcdSettingsFailTheStartNamingTheProperty() {
+        etcd.withPropertyValues("fencing.etcd.lease-ttl=1500ms").run(context -> assertThat(context)
+                .getFailure()
+                .rootCause()
+                .hasMessageContaining("leaseTtl must be at least 2 s"));
+        etcd.withPropertyValues("fencing.etcd.lease-ttl=1500ms")
+                .run(context -> assertThat(context).getFailure().hasStackTraceContaining("fencing.etcd.lease-ttl"));
+        etcd.withPropertyValues("fencing.etcd.prefix=/locks").run(context -> assertThat(context)
+                .getFailure()
+                .hasStackTraceContaining("fencing.etcd.prefix: prefix '/locks' must not start or end with '/'"));
+        etcd.withPropertyValues("fencing.etcd.lease-ttl=5s", "fencing.etcd.pause-tolerance=5s")
+                .run(context -> assertThat(context)
+                        .getFailure()
+                        .hasStackTraceContaining("fencing.etcd.pause-tolerance and lease-ttl")
+                        .hasStackTraceContaining("must be below leaseTtl"));
+        etcd.withPropertyValues("fencing.etcd.user=app")
+                .run(context ->
+                        assertThat(context).getFailure().hasStackTraceContaining("fencing.etcd.password is missing"));
+        runner.withPropertyValues("fencing.etcd.endpoints=not a url", "fencing.etcd.startup-timeout=0")
+                .run(context -> assertThat(context)
+                        .getFailure()
+                        .hasStackTraceContaining("fencing.etcd.endpoints [not a url] is not a list of URLs"));
+    }
+
+    @Test
+    void noMemberAnsweringWithinTheStartupTimeoutFailsTheStartNamingTheEndpoints() {
+        runner.withPropertyValues("fencing.etcd.endpoints=" + NOWHERE, "fencing.etcd.startup-timeout=300ms")
+                .run(context -> assertThat(context)
+                        .getFailure()
+                        .hasStackTraceContaining("no etcd member at [" + NOWHERE + "] (fencing.etcd.endpoints)")
+                        .hasStackTraceContaining("fencing.etcd.startup-timeout"));
+    }
+
+    @Test
+    void withoutCuratorOnTheClassPathTheEtcdPathStillRunsLockedMethods() {
+        etcd.withClassLoader(new FilteredClassLoader("org.apache.curator", "org.apache.zookeeper"))
+                .withBean(LockedJob.class)
+                .run(context -> {
+                    assertThat(context).hasNotFailed().hasSingleBean(EtcdLocks.class);
+                    assertThat(context.getBean(LockService.class)).isInstanceOf(EtcdLockService.class);
+                    assertThat(AopUtils.isAopProxy(context.getBean(LockedJob.class)))
+                            .isTrue();
+                    assertThat(context).doesNotHaveBean("fencingCuratorFramework");
+                });
+    }
+
+    @Test
+    void withoutJetcdOnTheClassPathTheEtcdPropertiesMakeNothing() {
+        etcd.withClassLoader(new FilteredClassLoader(Client.class))
+                .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(LockService.class));
+    }
+
+    @Test
+    void aTokenSourceIsRefusedOnEtcdNamingTheMethod() {
+        etcd.withUserConfiguration(LockedBean.class).run(context -> {
+            Locked locked = context.getBean(Locked.class);
+            assertThatThrownBy(() -> locked.zxid("A-1", 0))
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("@FencedLocked on " + Locked.class.getName() + ".zxid")
+                    .hasMessageContaining("names token source ZXID, a ZooKeeper setting, but the lock service is etcd");
+        });
+        etcd.withPropertyValues("fencing.election.path=/elections/ledger", "fencing.election.token-source=zxid")
+                .run(context -> assertThat(context)
+                        .getFailure()
+                        .hasStackTraceContaining("fencing.election.token-source is ZXID, a ZooKeeper setting"));
+    }
+
+    @Test
+    void lockPathsBecomeOneEtcdLockNameEach() {
+        assertThat(EtcdLockService.nameOf("/locks/inventory/A-1")).isEqualTo("locks%2Finventory%2FA-1");
+        assertThat(EtcdLockService.nameOf("/a%2Fb")).isEqualTo("a%252Fb");
+        assertThat(EtcdLockService.nameOf("/a/b")).isNotEqualTo(EtcdLockService.nameOf("/a%2Fb"));
+        for (String bad : new String[] {"locks/a", "/", "/locks/", "/locks//a"}) {
+            assertThatThrownBy(() -> EtcdLockService.nameOf(bad))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("'" + bad + "'");
+        }
+    }
+
+    /** The client, whose close() calls are counted before they are passed on. */
+    private static Client counting(Client client, AtomicInteger closes) {
+        return (Client) Proxy.newProxyInstance(
+                Client.class.getClassLoader(), new Class<?>[] {Client.class}, (proxy, method, args) -> {
+                    if (method.getName().equals("close")) {
+                        closes.incrementAndGet();
+                    }
+                    try {
+                        return method.invoke(client, args);
+                    } catch (InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                });
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class OwnCurator {
+        @Bean(destroyMethod = "close")
+        CuratorFramework ownCurator() {
+            CuratorFramework client = CuratorFrameworkFactory.newClient(ZK_NOWHERE, new RetryOneTime(100));
+            client.start();
+            return client;
+        }
+    }
+}
