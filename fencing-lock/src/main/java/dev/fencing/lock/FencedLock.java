@@ -57,7 +57,10 @@ public interface FencedLock {
     Lease acquire();
 
     /**
-     * Waits at most {@code timeout} for the lock.
+     * Waits at most {@code timeout} for the holders before it to release the lock. The requests that contend
+     * (with ZooKeeper, the lock node's creation; with etcd, the lease, the key and the read of the predecessor)
+     * are made once whatever the timeout, bounded by the backend's own request or session timeouts: a timeout
+     * of a nanosecond is one attempt, granted when the lock is free.
      *
      * @return the lease, or empty if another holder kept the lock for the whole timeout
      * @throws IllegalArgumentException if the timeout is null, zero or negative

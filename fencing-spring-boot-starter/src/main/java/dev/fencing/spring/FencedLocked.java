@@ -62,9 +62,9 @@ import java.lang.annotation.Target;
  * returning {@link java.util.Optional} returns {@code Optional.empty()}; other return types are refused when
  * the method is first called. Each skip is logged at DEBUG (method, path) and counted ({@code
  * fencing.locked.skipped}, tagged {@code method}, with Micrometer). Without {@link #timeout()} the lock gets
- * one attempt (on ZooKeeper the contender's node is created, and deleted again unless it is first; on etcd,
- * whose recipe waits for each of its requests, the attempt may wait up to 2 s, also for a holder that releases
- * meanwhile); with one, the call waits at most that long and then skips instead of throwing. Skipping is not a
+ * one attempt (on ZooKeeper the contender's node is created, and deleted again unless it is first; on etcd its
+ * lease, key and predecessor read are made once, bounded by etcd's request timeout); with one, the call waits at
+ * most that long for a holder and then skips instead of throwing. Skipping is not a
  * once-per-tick guarantee: an instance whose tick comes after another instance's run has finished gets the
  * lock and runs again. A run's token is greater than every earlier run's, so a run that outlived its lease
  * (a pause, an expired session) has its late writes refused by a fenced resource once the next run wrote.

@@ -4,24 +4,19 @@ import dev.fencing.spring.LockService;
 import java.time.Duration;
 
 /**
- * The wait that gives a lock one attempt, for callers that skip rather than wait. On ZooKeeper it is exactly one:
- * Curator's recipe creates the contender's node and, unless it is the first, deletes it again before it looks at
- * the clock ({@code FencedLock.tryAcquire} refuses a zero timeout, hence a nanosecond). etcd's recipe bounds each
- * of its requests (the contender's lease, its key, the read of its predecessors) by the timeout too, so a
- * nanosecond would never be granted: there the attempt may wait {@link #ETCD}, time for those requests on a
- * loaded cluster, and so also for a holder that releases meanwhile.
+ * The wait that gives a lock one attempt, for callers that skip rather than wait: a nanosecond, since {@code
+ * FencedLock.tryAcquire} refuses a zero timeout. On either backend the requests that contend are made once
+ * whatever the timeout (Curator's recipe creates the contender's node and, unless it is the first, deletes it
+ * again; etcd's makes the lease, the key and the read of the predecessor), and only the wait for a holder is cut.
  */
 public final class OneAttempt {
-    /** ZooKeeper's one attempt. */
+    /** One attempt. */
     public static final Duration WAIT = Duration.ofNanos(1);
-
-    /** Any other lock service's (etcd's): the time its requests to grant a free lock may take. */
-    public static final Duration ETCD = Duration.ofSeconds(2);
 
     private OneAttempt() {}
 
-    /** The wait of one attempt on {@code service}. */
+    /** The wait of one attempt on {@code service}: the same on every backend. */
     public static Duration on(LockService service) {
-        return service instanceof ZooKeeperLockService ? WAIT : ETCD;
+        return WAIT;
     }
 }

@@ -83,15 +83,10 @@ final class KeyMutex {
                         return grants.track(sent);
                     },
                     hold,
-                    deadlineNanos,
                     "grant a lease");
         } catch (RuntimeException e) {
             grants.abandon();
             throw e;
-        }
-        if (grant == null) {
-            grants.abandon();
-            return Outcome.TIMED_OUT;
         }
         grants.take(grant.getID());
         hold.leased(grant.getID(), registry.contendersOf(hold.name) + Long.toHexString(grant.getID()));
@@ -117,11 +112,7 @@ final class KeyMutex {
                         .Else(Op.get(key, GetOption.DEFAULT), Op.get(contenders, FIRST))
                         .commit(),
                 hold,
-                deadlineNanos,
                 "create its key");
-        if (created == null) {
-            return Outcome.TIMED_OUT;
-        }
         long revision;
         List<KeyValue> first;
         if (created.isSucceeded()) {
@@ -180,11 +171,7 @@ final class KeyMutex {
                             .Then(Op.get(contenders, predecessor))
                             .commit(),
                     hold,
-                    deadlineNanos,
                     "read its predecessor");
-            if (ranked == null) {
-                return Outcome.TIMED_OUT;
-            }
             if (!ranked.isSucceeded()) {
                 registry.invalidate(hold, LeaseLoss.NODE_GONE);
                 return Outcome.LOST;
@@ -313,26 +300,19 @@ final class KeyMutex {
     }
 
     /**
-     * The answer to one request, waiting at most the request timeout and the deadline; null when the deadline
-     * passed first.
+     * The answer to one request, waiting at most the request timeout. The acquire's deadline bounds its wait for
+     * the contenders before it, not the requests that contend: an acquire always makes one attempt (its lease, its
+     * key, the read of its predecessor), as Curator's recipe does, so that a timeout shorter than etcd's answers
+     * (a caller's one attempt, a nanosecond) can still be granted a free lock.
      */
-    private <T> T await(Supplier<CompletableFuture<T>> request, EtcdHold hold, Long deadlineNanos, String what) {
+    private <T> T await(Supplier<CompletableFuture<T>> request, EtcdHold hold, String what) {
         long wait = registry.requestTimeout.toNanos();
-        if (deadlineNanos != null) {
-            wait = Math.min(wait, deadlineNanos - System.nanoTime());
-            if (wait <= 0) {
-                return null;
-            }
-        }
         try {
             return Requests.retrying(request, wait);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new LockInterruptedException(hold.path, e);
         } catch (TimeoutException e) {
-            if (deadlineNanos != null && deadlineNanos - System.nanoTime() <= 0) {
-                return null;
-            }
             throw new LockAcquisitionException(
                     "could not acquire lock " + hold.path + ": etcd did not answer within "
                             + registry.requestTimeout.toMillis() + " ms when asked to " + what,

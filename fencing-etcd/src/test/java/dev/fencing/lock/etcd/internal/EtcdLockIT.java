@@ -185,6 +185,27 @@ class EtcdLockIT {
         assertThat(keysUnder(outsider, prefix)).isEmpty();
     }
 
+    /**
+     * A nanosecond is one attempt, as with Curator: the contending requests are made whatever the timeout, so a
+     * free lock is granted and a held one is not, and the attempt leaves no key behind.
+     */
+    @Test
+    void aOneNanosecondAttemptIsGrantedAFreeLockAndRefusedAHeldOneWithoutLeavingItsKey() throws Exception {
+        EtcdLockRegistry registry = registry(client());
+        FencedLock lock = registry.lock("one-attempt");
+
+        Optional<Lease> free = lock.tryAcquire(Duration.ofNanos(1));
+        assertThat(free).as("an attempt at a free lock").isPresent();
+        Optional<Lease> held =
+                threads.submit(() -> lock.tryAcquire(Duration.ofNanos(1))).get(30, TimeUnit.SECONDS);
+
+        assertThat(held).as("an attempt at a held lock").isEmpty();
+        assertThat(keysUnder(outsider, prefix)).hasSize(1);
+        assertThat(free.get().isValid()).isTrue();
+        free.get().close();
+        assertThat(keysUnder(outsider, prefix)).isEmpty();
+    }
+
     @Test
     void aThreadThatAcquiresALockItHoldsGetsTheSameTokenAndKeepsTheLockUntilItsLastLeaseCloses() throws Exception {
         FencedLock lock = registry(client()).lock("reentry");
