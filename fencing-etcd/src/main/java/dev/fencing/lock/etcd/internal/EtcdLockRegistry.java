@@ -276,6 +276,10 @@ public final class EtcdLockRegistry implements AutoCloseable {
                         return Optional.empty();
                     case LOST:
                         ensureOpen(name);
+                        if (timeout != null && deadline - System.nanoTime() <= 0) {
+                            // its requests are not cut by the deadline: a lost attempt is the last one once it passed
+                            return Optional.empty();
+                        }
                         LOG.info(
                                 "lease of a waiter for {} lost while it waited ({}); contending again",
                                 hold.path,

@@ -180,6 +180,9 @@ final class KeyMutex {
             if (before.isEmpty()) {
                 return registry.keys.renewBeforeGrant(hold) ? Outcome.GRANTED : Outcome.LOST;
             }
+            if (deadlineNanos != null && deadlineNanos - System.nanoTime() <= 0) {
+                return Outcome.TIMED_OUT; // one attempt made, a holder before it: no watch to open
+            }
             ByteSequence previous = before.get(0).getKey();
             registry.watchingPredecessor(hold, previous.toString(StandardCharsets.UTF_8));
             WatchOption deletion = WatchOption.builder()
