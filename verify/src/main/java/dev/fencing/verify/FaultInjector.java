@@ -427,7 +427,7 @@ final class FaultInjector {
 
     /**
      * SIGKILLs a base consumer member and starts it again: the base members in turn, so that two crashes hit
-     * both the serial and the key-parallel member.
+     * two members.
      */
     private void consumerCrash() throws InterruptedException {
         int member = 1 + consumerCrashes++ % consumers.baseMembers();

@@ -43,11 +43,6 @@ final class ModeRunner {
     static final Duration SAMPLE_EVERY = Duration.ofMinutes(10);
     /** How long a sample waits for the children's heap reports, all together. */
     private static final Duration SAMPLE_WAIT = Duration.ofSeconds(15);
-    /**
-     * The concurrency of the group's even-numbered members: one group of serial (odd) and key-parallel (even)
-     * members, as a rolling move from one mode to the other has, so that crashes and rebalances hit both.
-     */
-    static final int KEY_PARALLEL_CONCURRENCY = 8;
 
     private static final String CHILD_HEAP = "-Xmx128m";
     private static final Duration WRITER_READY_WAIT = Duration.ofSeconds(90);
@@ -145,7 +140,7 @@ final class ModeRunner {
                                             "jdbcUrl=" + servers.jdbcUrl(),
                                             "jdbcUser=" + servers.jdbcUser(),
                                             "schema=" + mode.schema(),
-                                            "concurrency=" + consumerConcurrency(member)),
+                                            "concurrency=" + settings.consumerConcurrency()),
                                     environment,
                                     logDirectory.resolve("consumer-" + member + ".log"),
                                     events("consumer " + member, member, board::add)),
@@ -158,8 +153,11 @@ final class ModeRunner {
             }
             progress.println("[" + label + "] starting "
                     + (chain
-                            ? CONSUMER_MEMBERS + " consumer members (odd serial, even key-parallel at "
-                                    + KEY_PARALLEL_CONCURRENCY + ") and "
+                            ? CONSUMER_MEMBERS + " consumer members ("
+                                    + (settings.consumerConcurrency() == 1
+                                            ? "serial"
+                                            : "key-parallel at " + settings.consumerConcurrency())
+                                    + ") and "
                             : "")
                     + settings.clients() + " writers");
             long readyMark = board.mark();
@@ -496,10 +494,5 @@ final class ModeRunner {
     /** A child's standard output as {@link ClientEvent}s; other lines are not events. */
     private static Consumer<String> events(String child, int id, Consumer<ClientEvent> events) {
         return line -> ClientEvent.parse(child, id, line).ifPresent(events);
-    }
-
-    /** A member's concurrency: 1 (serial) for odd-numbered members, {@link #KEY_PARALLEL_CONCURRENCY} for even. */
-    static int consumerConcurrency(int member) {
-        return member % 2 == 0 ? KEY_PARALLEL_CONCURRENCY : 1;
     }
 }

@@ -110,6 +110,13 @@ public final class VerifyCommand implements Callable<Integer> {
     private String locks;
 
     @Option(
+            names = VerifySettings.CONSUMER_CONCURRENCY_FLAG,
+            paramLabel = "N",
+            defaultValue = "" + VerifySettings.DEFAULT_CONSUMER_CONCURRENCY,
+            description = VerifySettings.CONSUMER_CONCURRENCY_DOC)
+    private int consumerConcurrency;
+
+    @Option(
             names = VerifySettings.CLIENTS_FLAG,
             paramLabel = "N",
             defaultValue = "" + VerifySettings.DEFAULT_CLIENTS,
@@ -385,7 +392,8 @@ public final class VerifyCommand implements Callable<Integer> {
                     html != null ? html : VerifySettings.defaultUnderTarget("verify-report.html"),
                     out != null ? out : VerifySettings.defaultUnderTarget("verify-runs"),
                     keep,
-                    LockService.parse(locks));
+                    LockService.parse(locks),
+                    consumerConcurrency);
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec == null ? commandLine(this) : spec.commandLine(), e.getMessage(), e);
         }

@@ -57,7 +57,8 @@ record VerifySettings(
         Path htmlFile,
         Path outDirectory,
         boolean keep,
-        LockService locks) {
+        LockService locks,
+        int consumerConcurrency) {
 
     public static final String ZOOKEEPER_FLAG = "--zookeeper";
     public static final String ZOOKEEPER_DOC = "ZooKeeper connect string. Default: an embedded 3-node ensemble"
@@ -151,6 +152,12 @@ record VerifySettings(
     public static final String OUT_DOC = "Directory for each run's histories and fault log (created if missing)."
             + " Default: target/verify-runs in the verify directory.";
 
+    public static final String CONSUMER_CONCURRENCY_FLAG = "--consumer-concurrency";
+    public static final String CONSUMER_CONCURRENCY_DOC = "The postgres resource's consumer members: 1 runs the"
+            + " serial consumer, above 1 every member is key-parallel at that concurrency (a group's members all"
+            + " run one mode: a group of both is not covered by fencing-kafka), 1 to 64. Default: ${DEFAULT-VALUE}.";
+    public static final int DEFAULT_CONSUMER_CONCURRENCY = 1;
+
     public static final String KEEP_FLAG = "--keep";
     public static final String KEEP_DOC = "On external servers, leave the run's database, topics and lock nodes"
             + " (removed by default; embedded servers are removed whole).";
@@ -199,7 +206,8 @@ record VerifySettings(
                 htmlFile,
                 outDirectory,
                 keep,
-                LockService.ZOOKEEPER);
+                LockService.ZOOKEEPER,
+                1);
     }
 
     VerifySettings {
@@ -223,6 +231,7 @@ record VerifySettings(
         Duration maxSession = zookeeperConnect == null ? EMBEDDED_MAX_SESSION_TIMEOUT : Duration.ofSeconds(60);
         requireRange(SESSION_TIMEOUT_FLAG, sessionTimeout, Duration.ofSeconds(1), maxSession);
         Objects.requireNonNull(locks, LOCKS_FLAG);
+        requireRange(CONSUMER_CONCURRENCY_FLAG, consumerConcurrency, 1, 64);
         if (locks == LockService.ETCD) {
             if (resource != Resource.POSTGRES) {
                 throw new IllegalArgumentException(LOCKS_FLAG + " etcd runs the postgres resource only, not "
