@@ -52,7 +52,9 @@ class VerifyCommandTest {
                 "--mode",
                 "control",
                 "--kafka",
-                "kafka:9092");
+                "kafka:9092",
+                "--consumer-concurrency",
+                "8");
 
         assertThat(settings.duration()).isEqualTo(Duration.ofMinutes(10));
         assertThat(settings.seed()).isEqualTo(7);
@@ -60,6 +62,10 @@ class VerifyCommandTest {
         assertThat(settings.modes()).containsExactly(Mode.CONTROL);
         assertThat(settings.kafkaBootstrap()).isEqualTo("kafka:9092");
         assertThat(settings.allEmbedded()).isFalse();
+        assertThat(settings.consumerConcurrency()).isEqualTo(8);
+        assertThat(VerifyCommand.parse().consumerConcurrency())
+                .as("the default: serial")
+                .isEqualTo(1);
     }
 
     @Test
@@ -139,6 +145,7 @@ class VerifyCommandTest {
         assertUsage(List.of("--session-timeout", "30s"), "--session-timeout 30s is out of range: 1s to 10s");
         assertUsage(List.of("--resource", "mongo"), "--resource 'mongo' is not one of postgres, redis");
         assertUsage(List.of("--redis", "cache:6379"), "--redis 'cache:6379' is not a redis://host:port URI");
+        assertUsage(List.of("--consumer-concurrency", "0"), "--consumer-concurrency 0 is out of range: 1 to 64");
     }
 
     private static void assertUsage(List<String> args, String message) {
