@@ -100,7 +100,7 @@ public final class FencedLockRegistry implements ExpirableLockRegistry<FencedLoc
             throw new IllegalArgumentException(
                     "a FencedLockRegistry key must be a non-empty String without '/', got " + key);
         }
-        return obtained.computeIfAbsent(name, k -> new KeyLock(locks.lock(pathPrefix + "/" + k), OneAttempt.on(locks)));
+        return obtained.computeIfAbsent(name, k -> new KeyLock(locks.lock(pathPrefix + "/" + k)));
     }
 
     /** Forgets the locks of keys nobody holds or waits for and that were last locked before {@code age} ms ago. */
@@ -123,14 +123,12 @@ public final class FencedLockRegistry implements ExpirableLockRegistry<FencedLoc
      */
     public static final class KeyLock implements Lock {
         private final FencedLock fenced;
-        private final Duration oneAttempt;
         private final ReentrantLock local = new ReentrantLock();
         private Lease lease; // guarded by local: set and read by the holding thread only
         private volatile long lastUsed = System.currentTimeMillis();
 
-        KeyLock(FencedLock fenced, Duration oneAttempt) {
+        KeyLock(FencedLock fenced) {
             this.fenced = fenced;
-            this.oneAttempt = oneAttempt;
         }
 
         /** The lock path. */
@@ -216,7 +214,7 @@ public final class FencedLockRegistry implements ExpirableLockRegistry<FencedLoc
                 return false;
             }
             try {
-                return tryFenced(oneAttempt);
+                return tryFenced(OneAttempt.WAIT);
             } catch (LockInterruptedException e) {
                 return false; // interrupted in its one attempt: not granted, and the flag is set again
             }

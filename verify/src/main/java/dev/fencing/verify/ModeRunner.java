@@ -10,7 +10,6 @@ import dev.fencing.verify.client.ConsumerMain;
 import dev.fencing.verify.client.WriterMain;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -173,7 +172,6 @@ final class ModeRunner {
                             + logDirectory.resolve("writer-" + writer.id() + ".log"));
                 }
             }
-            RunResult.Heap heapAtStart = heap(board, writers, readyMark);
             List<ResourceSample> samples = new ArrayList<>();
             samples.add(sample(board, writers, consumers));
 
@@ -243,12 +241,6 @@ final class ModeRunner {
                 notes.add(noLeaderFault.get());
                 log.note(noLeaderFault.get());
             }
-            long heapMark = board.mark();
-            writers.all().forEach(w -> w.send("HEAP"));
-            for (ChildJvm writer : writers.all()) {
-                board.await(heapMark, e -> e.child().equals(writer.name()) && e.is("HEAP"), Duration.ofSeconds(20));
-            }
-            RunResult.Heap heapAtEnd = heap(board, writers, heapMark);
             samples.add(sample(board, writers, consumers));
             Optional<String> grown = ResourceSample.unboundedGrowth(samples);
             if (grown.isPresent()) {
@@ -302,8 +294,6 @@ final class ModeRunner {
                     log.countedByKind(),
                     runStart,
                     runEnd,
-                    heapAtStart,
-                    heapAtEnd,
                     List.copyOf(samples),
                     List.copyOf(notes),
                     directory);
@@ -440,23 +430,6 @@ final class ModeRunner {
             largest = largest.max(ResourceUse.of(jvm.pid(), heap));
         }
         return largest;
-    }
-
-    /** The coordinator's heap after a collection, and the writers' last HEAP reports since {@code mark}. */
-    private static RunResult.Heap heap(EventBoard board, Writers writers, long mark) {
-        System.gc();
-        long coordinator =
-                ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
-        long max = 0;
-        long total = 0;
-        for (ChildJvm writer : writers.all()) {
-            long bytes = board.find(mark, e -> e.child().equals(writer.name()) && e.is("HEAP"))
-                    .map(e -> e.number(0))
-                    .orElse(0L);
-            max = Math.max(max, bytes);
-            total += bytes;
-        }
-        return new RunResult.Heap(coordinator, max, total);
     }
 
     /**

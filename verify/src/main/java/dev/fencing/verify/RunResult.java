@@ -18,10 +18,8 @@ import java.util.Map;
  * @param counted counted faults by kind (every kind present)
  * @param startMillis when the workload started, epoch ms
  * @param endMillis when it stopped, epoch ms
- * @param heapAtStart the coordinator's and the writers' heap after a collection, when the workload started
- * @param heapAtEnd the same, when it stopped
- * @param samples the run's processes (heap, file descriptors, threads) at its start, every {@link
- *     ModeRunner#SAMPLE_EVERY} and at its end
+ * @param samples the run's processes (heap after a collection, file descriptors, threads) when the workload
+ *     started, every {@link ModeRunner#SAMPLE_EVERY} and when it stopped
  * @param notes what else happened: consumers that stopped on their own, writers that failed, minimums missed
  * @param directory where its histories, fault log and child logs are
  */
@@ -35,18 +33,6 @@ record RunResult(
         Map<FaultKind, Integer> counted,
         long startMillis,
         long endMillis,
-        Heap heapAtStart,
-        Heap heapAtEnd,
         List<ResourceSample> samples,
         List<String> notes,
-        Path directory) {
-
-    /**
-     * Heap in use after a full collection, in bytes.
-     *
-     * @param coordinator this JVM (servers included, when embedded)
-     * @param writersMax the largest of the writer JVMs
-     * @param writersTotal all writer JVMs together
-     */
-    record Heap(long coordinator, long writersMax, long writersTotal) {}
-}
+        Path directory) {}

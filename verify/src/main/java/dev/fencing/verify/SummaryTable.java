@@ -66,8 +66,12 @@ final class SummaryTable {
                         run -> n(run.check().violationsByKind().get(kind)));
             }
         }
-        row(table, "heap MB at start (coordinator / writers max)", runs, run -> heap(run.heapAtStart()));
-        row(table, "heap MB at end (coordinator / writers max)", runs, run -> heap(run.heapAtEnd()));
+        row(table, "heap MB at start (coordinator / writers max)", runs, run -> heap(run, 0));
+        row(
+                table,
+                "heap MB at end (coordinator / writers max)",
+                runs,
+                run -> heap(run, run.samples().size() - 1));
         row(
                 table,
                 "fds at start / end (coordinator)",
@@ -167,7 +171,16 @@ final class SummaryTable {
         return measure.applyAsLong(samples.get(0)) + " / " + measure.applyAsLong(samples.get(samples.size() - 1));
     }
 
-    private static String heap(RunResult.Heap heap) {
-        return String.format(Locale.ROOT, "%.0f / %.0f", heap.coordinator() / 1e6, heap.writersMax() / 1e6);
+    /** The coordinator's and the largest writer's heap at a sample. */
+    private static String heap(RunResult run, int sample) {
+        if (run.samples().isEmpty()) {
+            return "-";
+        }
+        ResourceSample at = run.samples().get(sample);
+        return String.format(
+                Locale.ROOT,
+                "%.0f / %.0f",
+                at.coordinator().heapBytes() / 1e6,
+                at.writers().heapBytes() / 1e6);
     }
 }

@@ -102,8 +102,6 @@ class ReportsTest {
                 counted,
                 T,
                 T + 5_000,
-                new RunResult.Heap(100_000_000, 16_000_000, 32_000_000),
-                new RunResult.Heap(101_000_000, 17_000_000, 33_000_000),
                 List.of(
                         new ResourceSample(
                                 T, new ResourceUse(100_000_000, 120, 80), new ResourceUse(16_000_000, 40, 30), NONE),
@@ -139,8 +137,6 @@ class ReportsTest {
                 run.counted(),
                 run.startMillis(),
                 run.endMillis(),
-                run.heapAtStart(),
-                run.heapAtEnd(),
                 run.samples(),
                 notes,
                 run.directory());

@@ -38,4 +38,17 @@ public interface LeaseHold {
      * @throws IllegalStateException on another thread than {@link #owner()}
      */
     void exit();
+
+    /**
+     * For implementations of {@link #exit()}: refuses a thread other than the hold's owner.
+     *
+     * @throws IllegalStateException naming the lock, the token and the owner thread
+     */
+    static void requireOwner(LeaseHold hold) {
+        if (Thread.currentThread() != hold.owner()) {
+            throw new IllegalStateException("the hold of " + hold.path() + " with fence token " + hold.token()
+                    + " is released by the thread that acquired it ('"
+                    + hold.owner().getName() + "') only");
+        }
+    }
 }

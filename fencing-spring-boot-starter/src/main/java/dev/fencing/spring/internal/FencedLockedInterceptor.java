@@ -62,7 +62,7 @@ public final class FencedLockedInterceptor implements MethodInterceptor, FencedL
         FencedLock lock = ZooKeeperLockService.lock(unique, path, locked.tokenSource, "@FencedLocked on " + locked);
         Lease lease;
         if (locked.skipIfLocked) {
-            Optional<Lease> granted = lock.tryAcquire(locked.timeout == null ? OneAttempt.on(unique) : locked.timeout);
+            Optional<Lease> granted = lock.tryAcquire(locked.timeout == null ? OneAttempt.WAIT : locked.timeout);
             if (granted.isEmpty()) {
                 LOG.debug("{} skipped: another holder has the lock on {}", locked, path);
                 if (skips != null) {

@@ -1,6 +1,5 @@
 package dev.fencing.spring.internal;
 
-import dev.fencing.spring.LockService;
 import java.time.Duration;
 
 /**
@@ -14,9 +13,4 @@ public final class OneAttempt {
     public static final Duration WAIT = Duration.ofNanos(1);
 
     private OneAttempt() {}
-
-    /** The wait of one attempt on {@code service}: the same on every backend. */
-    public static Duration on(LockService service) {
-        return WAIT;
-    }
 }

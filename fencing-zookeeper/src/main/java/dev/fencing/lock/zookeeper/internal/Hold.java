@@ -88,10 +88,7 @@ final class Hold implements LeaseHold {
     /** @throws IllegalStateException on another thread than the owner (a lease's close checks it first) */
     @Override
     public void exit() {
-        if (Thread.currentThread() != owner) {
-            throw new IllegalStateException("the hold of " + path() + " with fence token " + token
-                    + " is released by the thread that acquired it ('" + owner.getName() + "') only");
-        }
+        LeaseHold.requireOwner(this);
         lock.exit(this);
     }
 
