@@ -1,6 +1,7 @@
 package dev.fencing.kafka;
 
 import dev.fencing.FencePolicy;
+import dev.fencing.kafka.internal.AppliedOffsetStore;
 import dev.fencing.kafka.internal.ConsumerMeters;
 import dev.fencing.kafka.internal.ConsumerSettings;
 import dev.fencing.kafka.internal.DeadLetterWriter;
@@ -572,6 +573,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
                             new UnitOfWork<>(
                                     settings,
                                     store,
+                                    appliedOffsets(store),
                                     new RecordStep<>(
                                             settings,
                                             handler,
@@ -587,6 +589,14 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
                                     deadLetters,
                                     meters),
                             ownership);
+        }
+
+        /** The store's loads with applied offsets, if it keeps them (PostgreSQL's, and fenced rows' over it). */
+        private static AppliedOffsetStore appliedOffsets(WatermarkStore<?> store) {
+            if (store instanceof PostgresWatermarkStore postgres) {
+                return postgres.appliedOffsetStore();
+            }
+            return store instanceof AppliedOffsetStore applied ? applied : null;
         }
 
         private Scheduler keyParallel() {

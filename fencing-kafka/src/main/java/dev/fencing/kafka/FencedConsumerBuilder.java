@@ -422,8 +422,12 @@ public final class FencedConsumerBuilder<K, V> {
                         + " only the serial consumer has; " + FencedConsumerConfig.MAX_CONCURRENCY_CONFIG + "="
                         + get(FencingSettings.MAX_CONCURRENCY) + " is refused with it: use maxConcurrency(1)");
             }
-            FencedRowUnits<K, V> units =
-                    new FencedRowUnits<>(fencedRowStore, fencedRows, keyDeserializer, get(FencingSettings.POLICY));
+            FencedRowUnits<K, V> units = new FencedRowUnits<>(
+                    fencedRowStore,
+                    fencedRowStore.appliedOffsetStore(),
+                    fencedRows,
+                    keyDeserializer,
+                    get(FencingSettings.POLICY));
             @SuppressWarnings("unchecked") // the consumer passes the store's own unit of work back to its handler
             TransactionalRecordHandler<Object, K, V> unitsHandler =
                     (TransactionalRecordHandler<Object, K, V>) (TransactionalRecordHandler<?, K, V>) units;

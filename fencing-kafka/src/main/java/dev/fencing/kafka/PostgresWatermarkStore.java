@@ -1,5 +1,7 @@
 package dev.fencing.kafka;
 
+import dev.fencing.kafka.internal.AppliedOffsetStore;
+import dev.fencing.kafka.internal.AppliedOffsetStore.LoadedKeys;
 import dev.fencing.kafka.internal.PostgresRecordTransactions;
 import dev.fencing.kafka.internal.RecordTransactions;
 import dev.fencing.kafka.spi.PartitionProgress;
@@ -79,6 +81,15 @@ public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
             + " WHERE consumer_group = ? AND topic = ? AND kafka_partition = ?";
     private static final String LOAD_SOME_WATERMARKS = "SELECT record_key, fence_token FROM fencing.kafka_watermark"
             + " WHERE consumer_group = ? AND topic = ? AND kafka_partition = ? AND record_key = ANY(?)";
+    /** {@link #LOAD_SOME_WATERMARKS} with the keys' applied offsets (V101). */
+    private static final String LOAD_SOME_KEYS = "SELECT record_key, fence_token, applied_offset"
+            + " FROM fencing.kafka_watermark"
+            + " WHERE consumer_group = ? AND topic = ? AND kafka_partition = ? AND record_key = ANY(?)";
+    /** Whether V101's column is there: without it no key-parallel consumer applied a record in this database. */
+    private static final String HAS_APPLIED_OFFSETS = "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute"
+            + " WHERE attrelid = 'fencing.kafka_watermark'::regclass AND attname = 'applied_offset'"
+            + " AND NOT attisdropped)";
+
     private static final String INSERT_OFFSET = "INSERT INTO fencing.kafka_offset"
             + " (consumer_group, topic, kafka_partition, next_offset) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING";
     private static final String UPDATE_OFFSET = "UPDATE fencing.kafka_offset SET next_offset = ?, updated_at = now()"
@@ -197,6 +208,9 @@ public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
     private final Jdbi jdbi;
     private final String lockTimeout;
     private final PostgresRecordTransactions recordTransactions;
+    // V101's applied offsets are in the database: checked at each assignment until they are (a migration may
+    // add them while consumers run), then read with every lazy load
+    private volatile boolean appliedOffsets;
     /** The unit of work running on each thread, while it runs. */
     private final ThreadLocal<UnitIsolation> units = new ThreadLocal<>();
 
@@ -267,7 +281,16 @@ public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
     @Override
     public long loadOffset(String groupId, TopicPartition partition) {
         try {
-            return jdbi.withHandle(handle -> storedOffset(handle.getConnection(), groupId, partition));
+            return jdbi.withHandle(handle -> {
+                Connection connection = handle.getConnection();
+                if (!appliedOffsets) {
+                    try (PreparedStatement statement = connection.prepareStatement(HAS_APPLIED_OFFSETS);
+                            ResultSet row = statement.executeQuery()) {
+                        appliedOffsets = row.next() && row.getBoolean(1);
+                    }
+                }
+                return storedOffset(connection, groupId, partition);
+            });
         } catch (JdbiException | SQLException e) {
             throw new WatermarkStoreException(
                     "could not load the offset of group " + groupId + " " + partition + ": " + e.getMessage(), e);
@@ -276,9 +299,15 @@ public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
 
     @Override
     public Map<Bytes, Long> loadWatermarks(String groupId, TopicPartition partition, Collection<Bytes> keys) {
+        return loadKeys(groupId, partition, keys, Long.MAX_VALUE).watermarks();
+    }
+
+    /** {@link AppliedOffsetStore#loadKeys}: one statement, in the unit's transaction when a unit runs. */
+    private LoadedKeys loadKeys(String groupId, TopicPartition partition, Collection<Bytes> keys, long from) {
         if (keys.isEmpty()) {
-            return Map.of();
+            return new LoadedKeys(Map.of(), Map.of());
         }
+        boolean withApplied = from != Long.MAX_VALUE && appliedOffsets;
         try {
             return jdbi.withHandle(handle -> {
                 Connection connection = handle.getConnection();
@@ -289,18 +318,27 @@ public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
                 }
                 Array keyArray = connection.createArrayOf("bytea", wanted);
                 Map<Bytes, Long> found = new HashMap<>();
-                try (PreparedStatement statement = connection.prepareStatement(LOAD_SOME_WATERMARKS)) {
+                Map<Bytes, Long> applied = Map.of();
+                try (PreparedStatement statement =
+                        connection.prepareStatement(withApplied ? LOAD_SOME_KEYS : LOAD_SOME_WATERMARKS)) {
                     bindPartition(statement, 1, groupId, partition);
                     statement.setArray(4, keyArray);
                     try (ResultSet rows = statement.executeQuery()) {
                         while (rows.next()) {
-                            found.put(Bytes.wrap(rows.getBytes(1)), rows.getLong(2));
+                            Bytes key = Bytes.wrap(rows.getBytes(1));
+                            found.put(key, rows.getLong(2));
+                            if (withApplied && rows.getLong(3) >= from) {
+                                if (applied.isEmpty()) {
+                                    applied = new HashMap<>();
+                                }
+                                applied.put(key, rows.getLong(3));
+                            }
                         }
                     }
                 } finally {
                     keyArray.free();
                 }
-                return found;
+                return new LoadedKeys(found, applied);
             });
         } catch (JdbiException | SQLException e) {
             throw new WatermarkStoreException(
@@ -341,6 +379,14 @@ public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
      */
     RecordTransactions<Handle> recordTransactions() {
         return recordTransactions;
+    }
+
+    /**
+     * Lazy loads that read the keys' applied offsets too, for a serial consumer that takes a partition from a
+     * key-parallel one ({@link AppliedOffsetStore}). For the consumer only, hence not public.
+     */
+    AppliedOffsetStore appliedOffsetStore() {
+        return this::loadKeys;
     }
 
     /**

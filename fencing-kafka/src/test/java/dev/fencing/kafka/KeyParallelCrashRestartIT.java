@@ -53,10 +53,29 @@ class KeyParallelCrashRestartIT {
 
     @Test
     void killedAtRandomPointsThenRestartedAppliesEveryRecordOnceAndNoStaleOne() throws Exception {
+        killThenFinish("parallel-crash", KILLS, KeyParallelCrashingConsumer.CONCURRENCY);
+    }
+
+    /**
+     * A group switched to the serial consumer after a key-parallel member was killed: the serial member reads
+     * again from the stored offset, and the records applied above it (their keys' applied offsets reach them)
+     * are skipped rather than applied twice or dead-lettered.
+     */
+    @Test
+    void aSerialConsumerTakingOverFromAKilledKeyParallelOneAppliesEveryRecordOnce() throws Exception {
+        killThenFinish("serial-after-parallel", 1, 1);
+    }
+
+    /**
+     * Runs key-parallel children killed {@code kills} times, then one with {@code finishConcurrency} to the end,
+     * and checks every record applied exactly once and every stale one dead-lettered.
+     */
+    private static void killThenFinish(String name, int kills, int finishConcurrency) throws Exception {
         // given: each key gets three records per token (equal tokens are accepted, so only the key's applied
         // offset keeps a replayed one from being applied twice), and every 11th record from the second round on
         // is a late one under an older token
-        String topic = newTopic("parallel-crash", 2);
+        postgres.jdbi.useHandle(h -> h.execute("TRUNCATE applied")); // the tests of this class run one at a time
+        String topic = newTopic(name, 2);
         try (KafkaProducer<String, String> producer = KafkaFixture.producer()) {
             for (int i = 0; i < RECORDS; i++) {
                 int round = i / (KEYS * 3);
@@ -70,16 +89,16 @@ class KeyParallelCrashRestartIT {
         Set<String> expectedApplied = expected.applied();
         Set<String> expectedStale = expected.stale();
         assertThat(expectedStale).isNotEmpty();
-        String group = newGroup("parallel-crash");
+        String group = newGroup(name);
         long seed = System.nanoTime();
         Random random = new Random(seed);
 
-        // when: killed with SIGKILL at random points, three times, then run to the end
+        // when: killed with SIGKILL at random points, then run to the end
         long appliedAboveStored = 0;
-        for (int kill = 0; kill < KILLS; kill++) {
+        for (int kill = 0; kill < kills; kill++) {
             long before = appliedRows();
             long killAt = before + 150 + random.nextInt(500);
-            Process child = startChild(topic, group);
+            Process child = startChild(topic, group, KeyParallelCrashingConsumer.CONCURRENCY);
             try {
                 await().atMost(Duration.ofSeconds(120))
                         .pollInterval(Duration.ofMillis(5))
@@ -91,13 +110,13 @@ class KeyParallelCrashRestartIT {
                 child.destroyForcibly(); // SIGKILL
                 assertThat(child.waitFor(30, TimeUnit.SECONDS)).isTrue();
             }
-            appliedAboveStored += appliedAboveStoredOffset(group);
+            appliedAboveStored = appliedAboveStoredOffset(group);
         }
-        // the restarts must have found records applied above the stored offset, or this test proves nothing
+        // the last kill must have left records applied above the stored offset, or this test proves nothing
         assertThat(appliedAboveStored)
-                .as("records applied above the stored offset at the kills")
+                .as("records applied above the stored offset at the last kill")
                 .isPositive();
-        Process last = startChild(topic, group);
+        Process last = startChild(topic, group, finishConcurrency);
         try {
             await().atMost(Duration.ofSeconds(120))
                     .until(() -> storedOffsets(group).values().stream()
@@ -150,7 +169,7 @@ class KeyParallelCrashRestartIT {
         return offsets;
     }
 
-    private static Process startChild(String topic, String group) throws IOException {
+    private static Process startChild(String topic, String group, int concurrency) throws IOException {
         String java = ProcessHandle.current().info().command().orElse("java");
         Path log = Files.createTempFile("parallel-crashing-consumer-", ".log");
         List<String> command = new ArrayList<>(List.of(
@@ -166,7 +185,8 @@ class KeyParallelCrashRestartIT {
                 postgres.database.user(),
                 postgres.database.password(),
                 topic,
-                group));
+                group,
+                String.valueOf(concurrency)));
         return new ProcessBuilder(command)
                 .redirectError(log.toFile())
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD)

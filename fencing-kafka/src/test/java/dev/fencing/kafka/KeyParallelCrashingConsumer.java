@@ -9,7 +9,7 @@ import org.apache.kafka.common.serialization.StringDeserializer;
 import org.jdbi.v3.core.Jdbi;
 
 /**
- * Run in a child JVM by {@link KeyParallelCrashRestartIT}: a key-parallel fenced consumer with the PostgreSQL
+ * Run in a child JVM by {@link KeyParallelCrashRestartIT}: a key-parallel (or, given concurrency 1, serial) fenced consumer with the PostgreSQL
  * store and a transactional handler that inserts one row per applied record into {@code applied} and waits
  * a random 0 to 4 ms inside its transaction. It runs until the parent kills it (SIGKILL).
  */
@@ -18,7 +18,7 @@ public final class KeyParallelCrashingConsumer {
 
     private KeyParallelCrashingConsumer() {}
 
-    /** Args: bootstrap, jdbcUrl, user, password, topic, group. */
+    /** Args: bootstrap, jdbcUrl, user, password, topic, group, and the concurrency ({@link #CONCURRENCY} if none). */
     public static void main(String[] args) {
         HikariConfig pool = new HikariConfig();
         pool.setJdbcUrl(args[1]);
@@ -43,7 +43,7 @@ public final class KeyParallelCrashingConsumer {
                         6_000,
                         ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG,
                         1_000))
-                .maxConcurrency(CONCURRENCY)
+                .maxConcurrency(args.length > 6 ? Integer.parseInt(args[6]) : CONCURRENCY)
                 .topics(args[4])
                 .transactionalHandler(PostgresWatermarkStore.create(jdbi), (handle, record, token) -> {
                     CrashRestartIT.apply(handle, record, token);

@@ -24,6 +24,20 @@ class PartitionWatermarksTest {
     }
 
     @Test
+    void aKeyAppliedAheadCoversItsRecordsUpToItsAppliedOffsetAndIsForgottenPastIt() {
+        PartitionWatermarks watermarks = PartitionWatermarks.lazy();
+        assertThat(watermarks.appliedBefore(raw("a"), 0)).isFalse();
+        watermarks.appliedThrough(key("a"), 7);
+        watermarks.appliedThrough(key("a"), 5); // a lower one never lowers it
+        assertThat(watermarks.appliedBefore(raw("a"), 3)).isTrue();
+        assertThat(watermarks.appliedBefore(raw("a"), 7)).isTrue();
+        assertThat(watermarks.appliedBefore(raw("b"), 7)).isFalse();
+        assertThat(watermarks.appliedBefore(raw("a"), 8)).isFalse();
+        // the key's records come in offset order: once past, nothing of it is skipped any more
+        assertThat(watermarks.appliedBefore(raw("a"), 7)).isFalse();
+    }
+
+    @Test
     void aCommittedBatchKeepsItsRaisedTokensAndReportsEachKeyOnce() {
         PartitionWatermarks watermarks = new PartitionWatermarks(Map.of(key("a"), 5L));
         watermarks.begin();

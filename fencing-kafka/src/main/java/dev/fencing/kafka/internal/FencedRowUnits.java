@@ -39,8 +39,12 @@ import org.jdbi.v3.core.Handle;
  * time, on the poll thread.
  */
 public final class FencedRowUnits<K, V>
-        implements WatermarkStore<Handle>, TransactionalRecordHandler<Handle, K, V>, UnitEffects<Handle> {
+        implements WatermarkStore<Handle>,
+                TransactionalRecordHandler<Handle, K, V>,
+                UnitEffects<Handle>,
+                AppliedOffsetStore {
     private final PostgresWatermarkStore store;
+    private final AppliedOffsetStore storedKeys;
     private final FencedRowHandler<K, V> rows;
     private final Deserializer<K> keyDeserializer;
     private final String update;
@@ -49,10 +53,12 @@ public final class FencedRowUnits<K, V>
 
     public FencedRowUnits(
             PostgresWatermarkStore store,
+            AppliedOffsetStore storedKeys,
             FencedRowHandler<K, V> rows,
             Deserializer<K> keyDeserializer,
             FencePolicy policy) {
         this.store = store;
+        this.storedKeys = storedKeys;
         this.rows = rows;
         this.keyDeserializer = keyDeserializer;
         FencedTable table = rows.table();
@@ -266,7 +272,18 @@ public final class FencedRowUnits<K, V>
     /** Per key, the greater of its row's token and its stored watermark. Inside a unit of work only. */
     @Override
     public Map<Bytes, Long> loadWatermarks(String groupId, TopicPartition partition, Collection<Bytes> keys) {
-        Map<Bytes, Long> found = new HashMap<>(store.loadWatermarks(groupId, partition, keys));
+        return loadKeys(groupId, partition, keys, Long.MAX_VALUE).watermarks();
+    }
+
+    /** {@link #loadWatermarks}, with the store's applied offsets. Inside a unit of work only. */
+    @Override
+    public LoadedKeys loadKeys(String groupId, TopicPartition partition, Collection<Bytes> keys, long from) {
+        LoadedKeys stored = storedKeys.loadKeys(groupId, partition, keys, from);
+        return new LoadedKeys(withRowTokens(partition, keys, stored.watermarks()), stored.appliedOffsets());
+    }
+
+    private Map<Bytes, Long> withRowTokens(TopicPartition partition, Collection<Bytes> keys, Map<Bytes, Long> stored) {
+        Map<Bytes, Long> found = new HashMap<>(stored);
         Map<String, List<Bytes>> byRow = new HashMap<>();
         for (Bytes key : keys) {
             String row = rowKeyText(partition.topic(), key);

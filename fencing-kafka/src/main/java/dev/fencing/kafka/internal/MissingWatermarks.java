@@ -10,6 +10,8 @@ import java.util.Set;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.utils.Bytes;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Lazy loading, for both schedulers: before a poll's records of a partition are decided, every key among them
@@ -19,6 +21,8 @@ import org.apache.kafka.common.utils.Bytes;
  * adds a key the poll thread could load too.
  */
 final class MissingWatermarks {
+    private static final Logger LOG = LoggerFactory.getLogger(MissingWatermarks.class);
+
     private MissingWatermarks() {}
 
     /**
@@ -49,6 +53,46 @@ final class MissingWatermarks {
             }
         }
         return found.size();
+    }
+
+    /**
+     * The serial unit's load ({@link #load}'s, on the unit's thread), from a store that keeps applied offsets:
+     * a key applied past the first of {@code records} by a key-parallel member keeps its applied offset in the
+     * table, whose records up to it the unit then skips ({@link PartitionWatermarks#appliedBefore}).
+     *
+     * @return how many of the keys had a stored watermark
+     */
+    static int loadSerial(
+            AppliedOffsetStore store,
+            String groupId,
+            TopicPartition partition,
+            PartitionWatermarks table,
+            List<ConsumerRecord<ByteBuffer, ByteBuffer>> records) {
+        Set<Bytes> missing = missing(table, records);
+        if (missing == null) {
+            return 0;
+        }
+        long from = records.get(0).offset();
+        AppliedOffsetStore.LoadedKeys loaded = store.loadKeys(groupId, partition, missing, from);
+        for (Bytes key : missing) {
+            table.load(key.get(), loaded.watermarks().getOrDefault(key, 0L));
+        }
+        if (!loaded.appliedOffsets().isEmpty()) {
+            long highest = -1;
+            for (Map.Entry<Bytes, Long> applied : loaded.appliedOffsets().entrySet()) {
+                table.appliedThrough(applied.getKey(), applied.getValue());
+                highest = Math.max(highest, applied.getValue());
+            }
+            LOG.info(
+                    "group {}: {} key(s) of {} were applied past offset {} by a key-parallel member, up to offset {};"
+                            + " their records up to their applied offsets are skipped, not handled again",
+                    groupId,
+                    loaded.appliedOffsets().size(),
+                    partition,
+                    from,
+                    highest);
+        }
+        return loaded.watermarks().size();
     }
 
     /** The keys without a mark, each copied once (the table keeps the array); null if none. */

@@ -6,6 +6,7 @@ import java.nio.ByteOrder;
 import java.util.AbstractMap;
 import java.util.AbstractSet;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.Iterator;
 import java.util.Map;
 import java.util.NoSuchElementException;
@@ -49,6 +50,8 @@ public final class PartitionWatermarks {
     // true: every key with a stored watermark has a mark here, so a key without one has none. false: a key
     // without a mark is unknown and must be loaded (lazily, from the store) before its record is judged.
     private boolean complete;
+    // keys a key-parallel member applied past the stored offset, with their applied offsets; null if none
+    private Map<Bytes, Long> appliedAhead;
 
     /** A table that holds every stored watermark of the partition: {@code stored} is all of them. */
     public PartitionWatermarks(Map<Bytes, Long> stored) {
@@ -111,6 +114,41 @@ public final class PartitionWatermarks {
         live = 0;
         complete = !lazyAfterwards;
         return dropped;
+    }
+
+    /**
+     * Notes that the key's records up to {@code offset} were applied by a key-parallel member before this
+     * consumer took the partition ({@link AppliedOffsetStore}); serial consumer only.
+     */
+    public void appliedThrough(Bytes key, long offset) {
+        if (appliedAhead == null) {
+            appliedAhead = new HashMap<>();
+        }
+        appliedAhead.merge(key, offset, Math::max);
+    }
+
+    /**
+     * Whether the key's record at {@code offset} was applied before ({@link #appliedThrough}); a key's first
+     * record past its applied offset forgets it (its later records come after). One null check when no key was
+     * applied ahead, the usual case.
+     */
+    public boolean appliedBefore(byte[] key, long offset) {
+        if (appliedAhead == null) {
+            return false;
+        }
+        Bytes wrapped = Bytes.wrap(key);
+        Long applied = appliedAhead.get(wrapped);
+        if (applied == null) {
+            return false;
+        }
+        if (offset <= applied) {
+            return true;
+        }
+        appliedAhead.remove(wrapped);
+        if (appliedAhead.isEmpty()) {
+            appliedAhead = null;
+        }
+        return false;
     }
 
     /** Starts a batch: nothing raised yet. */

@@ -40,6 +40,7 @@ public final class UnitOfWork<K, V> {
 
     private final String groupId;
     private final WatermarkStore<Object> store; // null: heap only
+    private final AppliedOffsetStore appliedOffsets; // null: the store keeps none
     private final RecordStep<K, V> step;
     private final boolean transactional;
     private final long commitMaxRecords;
@@ -58,12 +59,15 @@ public final class UnitOfWork<K, V> {
     private boolean unitAborted;
 
     /**
+     * @param appliedOffsets the store's loads with applied offsets, if it keeps them: records a key-parallel
+     *     member applied past the stored offset are skipped
      * @param poll polls the consumer (a rebalance failure thrown as itself)
      * @param running false once the consumer is closing: an open unit then commits what it has
      */
     public UnitOfWork(
             ConsumerSettings settings,
             WatermarkStore<Object> store,
+            AppliedOffsetStore appliedOffsets,
             RecordStep<K, V> step,
             boolean transactional,
             Consumer<ByteBuffer, ByteBuffer> consumer,
@@ -75,6 +79,7 @@ public final class UnitOfWork<K, V> {
             ConsumerMeters meters) {
         this.groupId = settings.groupId();
         this.store = store;
+        this.appliedOffsets = appliedOffsets;
         this.step = step;
         this.transactional = transactional;
         this.commitMaxRecords = settings.commitMaxRecords();
@@ -235,8 +240,12 @@ public final class UnitOfWork<K, V> {
             List<ConsumerRecord<ByteBuffer, ByteBuffer>> partitionRecords = records.records(partition);
             PartitionBatch p = open(tx, partition, partitionRecords.get(0).offset(), batch);
             if (!p.watermarks.complete()) {
-                ownership.held(MissingWatermarks.load(
-                        store, groupId, partition, p.watermarks, p.watermarks, partitionRecords));
+                ownership.held(
+                        appliedOffsets != null
+                                ? MissingWatermarks.loadSerial(
+                                        appliedOffsets, groupId, partition, p.watermarks, partitionRecords)
+                                : MissingWatermarks.load(
+                                        store, groupId, partition, p.watermarks, p.watermarks, partitionRecords));
             }
             for (ConsumerRecord<ByteBuffer, ByteBuffer> record : partitionRecords) {
                 if (!handleRecord(tx, record, p.watermarks, p, batch)) {
@@ -305,6 +314,16 @@ public final class UnitOfWork<K, V> {
                 slot = current.find(keyArray, 0, keyLength);
                 key = slot == PartitionWatermarks.NONE ? keyArray : current.key(slot);
             }
+        }
+        if (key != null && current.appliedBefore(key, record.offset())) {
+            // a key-parallel member applied it (or refused it) before this consumer took the partition
+            LOG.debug(
+                    "group {}: {}-{}@{} was applied before (its key's applied offset is at or past it); skipped",
+                    groupId,
+                    record.topic(),
+                    record.partition(),
+                    record.offset());
+            return true;
         }
         long raise;
         try {
