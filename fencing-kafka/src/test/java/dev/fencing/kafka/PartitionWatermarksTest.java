@@ -38,6 +38,17 @@ class PartitionWatermarksTest {
     }
 
     @Test
+    void appliedOffsetsAreForgottenOnceTheCommittedOffsetPassesTheHighest() {
+        PartitionWatermarks watermarks = PartitionWatermarks.lazy();
+        watermarks.appliedThrough(key("a"), 7);
+        watermarks.appliedThrough(key("b"), 9);
+        watermarks.committedThrough(9);
+        assertThat(watermarks.appliedBefore(raw("b"), 9)).isTrue();
+        watermarks.committedThrough(10);
+        assertThat(watermarks.appliedBefore(raw("b"), 9)).isFalse();
+    }
+
+    @Test
     void aCommittedBatchKeepsItsRaisedTokensAndReportsEachKeyOnce() {
         PartitionWatermarks watermarks = new PartitionWatermarks(Map.of(key("a"), 5L));
         watermarks.begin();

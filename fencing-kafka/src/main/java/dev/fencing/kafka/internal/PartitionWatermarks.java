@@ -52,6 +52,7 @@ public final class PartitionWatermarks {
     private boolean complete;
     // keys a key-parallel member applied past the stored offset, with their applied offsets; null if none
     private Map<Bytes, Long> appliedAhead;
+    private long appliedAheadMax = -1;
 
     /** A table that holds every stored watermark of the partition: {@code stored} is all of them. */
     public PartitionWatermarks(Map<Bytes, Long> stored) {
@@ -125,6 +126,17 @@ public final class PartitionWatermarks {
             appliedAhead = new HashMap<>();
         }
         appliedAhead.merge(key, offset, Math::max);
+        appliedAheadMax = Math.max(appliedAheadMax, offset);
+    }
+
+    /**
+     * Forgets every applied offset below {@code nextOffset}, the partition's committed next offset, once it is past
+     * all of them: a key whose last record was applied ahead would otherwise cost every later record a lookup.
+     */
+    public void committedThrough(long nextOffset) {
+        if (appliedAhead != null && nextOffset > appliedAheadMax) {
+            appliedAhead = null;
+        }
     }
 
     /**

@@ -142,6 +142,7 @@ public final class UnitOfWork<K, V> {
             ownership.held(p.watermarks.commit() - p.watermarks.evictIfAbove(watermarkCacheMaxKeys, store != null));
             if (p.nextOffset >= 0) { // -1: a plain handler failed on the partition's first record
                 ownership.finished(p.partition, p.nextOffset);
+                p.watermarks.committedThrough(p.nextOffset);
             }
             meters.accepted(p.partition.topic(), p.accepted);
             meters.dropped(p.partition.topic(), p.dropped);
