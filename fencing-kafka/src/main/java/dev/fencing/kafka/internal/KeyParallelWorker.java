@@ -174,12 +174,7 @@ public final class KeyParallelWorker<K, V> {
                 p.accepted();
             }
         } else if (outcome == RecordTransactions.APPLIED_BEFORE) {
-            LOG.debug(
-                    "group {}: {}-{}@{} was applied before (its key's applied offset is at or past it); skipped",
-                    groupId,
-                    record.topic(),
-                    record.partition(),
-                    record.offset());
+            step.appliedBefore(record);
         } else {
             step.refuse(record, FenceDecision.STALE, header, outcome, p);
         }

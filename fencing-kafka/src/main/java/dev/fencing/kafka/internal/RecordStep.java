@@ -113,6 +113,19 @@ public final class RecordStep<K, V> {
     }
 
     /**
+     * A record skipped because its key's applied offset reaches it: it was applied (or refused) before, by a
+     * key-parallel record transaction. Nothing to count: it was counted when it was first dealt with.
+     */
+    public void appliedBefore(ConsumerRecord<ByteBuffer, ByteBuffer> record) {
+        LOG.debug(
+                "group {}: {}-{}@{} was applied before (its key's applied offset is at or past it); skipped",
+                groupId,
+                record.topic(),
+                record.partition(),
+                record.offset());
+    }
+
+    /**
      * The slow path: drops a refused record or dead-letters it, with a detail a person can act on.
      *
      * @param verdict what {@link FenceDecision#decide} said

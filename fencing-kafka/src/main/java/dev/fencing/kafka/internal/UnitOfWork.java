@@ -318,12 +318,7 @@ public final class UnitOfWork<K, V> {
         }
         if (key != null && current.appliedBefore(key, record.offset())) {
             // a key-parallel member applied it (or refused it) before this consumer took the partition
-            LOG.debug(
-                    "group {}: {}-{}@{} was applied before (its key's applied offset is at or past it); skipped",
-                    groupId,
-                    record.topic(),
-                    record.partition(),
-                    record.offset());
+            step.appliedBefore(record);
             return true;
         }
         long raise;
