@@ -14,10 +14,12 @@ import dev.fencing.spring.autoconfigure.FencingLockedMethodsAutoConfiguration;
 import dev.fencing.spring.autoconfigure.FencingShedLockAutoConfiguration;
 import dev.fencing.spring.autoconfigure.FencingZooKeeperAutoConfiguration;
 import dev.fencing.spring.internal.EtcdLockService;
+import dev.fencing.spring.internal.FencingHealthIndicator;
 import dev.fencing.spring.internal.FencingStartupException;
 import io.etcd.jetcd.Client;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
@@ -25,6 +27,9 @@ import org.apache.curator.retry.RetryOneTime;
 import org.junit.jupiter.api.Test;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.boot.health.contributor.Status;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
@@ -178,6 +183,50 @@ class FencingEtcdAutoConfigurationTest {
     void withoutJetcdOnTheClassPathTheEtcdPropertiesMakeNothing() {
         etcd.withClassLoader(new FilteredClassLoader(Client.class))
                 .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(LockService.class));
+    }
+
+    @Test
+    void onEtcdTheHealthIndicatorReportsTheClientAndIsDownWhileNoMemberAnswers() {
+        etcd.run(context -> {
+            assertThat(context).hasNotFailed().hasSingleBean(FencingHealthIndicator.class);
+            Health health = context.getBean(FencingHealthIndicator.class).health();
+            assertThat(health.getStatus()).isEqualTo(Status.DOWN);
+            assertThat(health.getDetails())
+                    .containsEntry("etcd", "not connected")
+                    .containsEntry("etcdEndpoints", List.of(NOWHERE))
+                    .containsKey("etcdError")
+                    .doesNotContainKey("zookeeper");
+        });
+    }
+
+    @Test
+    void onEtcdWithoutCuratorOnTheClassPathTheHealthIndicatorIsThere() {
+        etcd.withClassLoader(new FilteredClassLoader("org.apache.curator", "org.apache.zookeeper"))
+                .run(context -> assertThat(context).hasNotFailed().hasSingleBean(FencingHealthIndicator.class));
+    }
+
+    @Test
+    void onEtcdWithoutActuatorThereIsNoHealthIndicator() {
+        etcd.withClassLoader(new FilteredClassLoader(HealthIndicator.class)).run(context -> assertThat(context)
+                .hasNotFailed()
+                .hasSingleBean(EtcdLocks.class)
+                .doesNotHaveBean(FencingHealthIndicator.class));
+    }
+
+    @Test
+    void theApplicationsOwnEtcdClientIsReportedWithoutTheConfiguredEndpoints() {
+        Client own = Client.builder().endpoints(NOWHERE).build();
+        try {
+            runner.withBean("ownClient", Client.class, () -> own, d -> d.setDestroyMethodName(""))
+                    .withPropertyValues("fencing.etcd.endpoints=http://configured-but-not-used:2379")
+                    .run(context -> assertThat(context.getBean(FencingHealthIndicator.class)
+                                    .health()
+                                    .getDetails())
+                            .containsEntry("etcd", "not connected")
+                            .doesNotContainKey("etcdEndpoints"));
+        } finally {
+            own.close();
+        }
     }
 
     @Test
