@@ -249,7 +249,7 @@ class FencingEtcdAutoConfigurationTest {
         assertThat(EtcdLockService.nameOf("/locks/inventory/A-1")).isEqualTo("locks%2Finventory%2FA-1");
         assertThat(EtcdLockService.nameOf("/a%2Fb")).isEqualTo("a%252Fb");
         assertThat(EtcdLockService.nameOf("/a/b")).isNotEqualTo(EtcdLockService.nameOf("/a%2Fb"));
-        for (String bad : new String[] {"locks/a", "/", "/locks/", "/locks//a"}) {
+        for (String bad : new String[] {"locks/a", "/", "/locks/", "/locks//a", "/ ", "/locks/ /a", "/\t"}) {
             assertThatThrownBy(() -> EtcdLockService.nameOf(bad))
                     .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("'" + bad + "'");
