@@ -108,6 +108,36 @@ class FencingEtcdAutoConfigurationTest {
     }
 
     @Test
+    void timeoutsTooLargeForTheClientsFailTheStartNamingPropertyAndValue() {
+        // 25 days: more milliseconds than an int holds, which jetcd's connect timeout and Curator's take
+        etcd.withPropertyValues("fencing.etcd.connect-timeout=25d").run(context -> assertThat(context)
+                .getFailure()
+                .hasStackTraceContaining("fencing.etcd.connect-timeout must be a positive duration, got PT600H")
+                .hasStackTraceContaining("at most 2147483647 ms"));
+        // beyond what Duration.toMillis() can give
+        etcd.withPropertyValues("fencing.etcd.startup-timeout=9223372036854775807s")
+                .run(context -> assertThat(context)
+                        .getFailure()
+                        .hasStackTraceContaining("fencing.etcd.startup-timeout must be a duration >= 0")
+                        .hasStackTraceContaining("got PT2562047788015215H30M7S"));
+        runner.withPropertyValues(
+                        "fencing.zookeeper.connect-string=" + ZK_NOWHERE,
+                        "fencing.zookeeper.startup-timeout=9223372036854775807s")
+                .run(context -> assertThat(context)
+                        .getFailure()
+                        .hasStackTraceContaining("fencing.zookeeper.startup-timeout must be a duration >= 0")
+                        .hasStackTraceContaining("got PT2562047788015215H30M7S"));
+        runner.withPropertyValues(
+                        "fencing.zookeeper.connect-string=" + ZK_NOWHERE,
+                        "fencing.zookeeper.startup-timeout=0",
+                        "fencing.zookeeper.session-timeout=25d")
+                .run(context -> assertThat(context)
+                        .getFailure()
+                        .hasStackTraceContaining(
+                                "fencing.zookeeper.session-timeout must be a positive duration, got" + " PT600H"));
+    }
+
+    @Test
     void theChosenServiceIsTheOnlyOneConfigured() {
         ApplicationContextRunner both = etcd.withPropertyValues(
                 "fencing.zookeeper.connect-string=" + ZK_NOWHERE, "fencing.zookeeper.startup-timeout=0");
