@@ -10,6 +10,7 @@ import dev.fencing.spring.FencingAutoConfigurationTest.LockedBean;
 import dev.fencing.spring.autoconfigure.FencingElectionAutoConfiguration;
 import dev.fencing.spring.autoconfigure.FencingEtcdAutoConfiguration;
 import dev.fencing.spring.autoconfigure.FencingHealthAutoConfiguration;
+import dev.fencing.spring.autoconfigure.FencingLockServiceAutoConfiguration;
 import dev.fencing.spring.autoconfigure.FencingLockedMethodsAutoConfiguration;
 import dev.fencing.spring.autoconfigure.FencingShedLockAutoConfiguration;
 import dev.fencing.spring.autoconfigure.FencingZooKeeperAutoConfiguration;
@@ -46,6 +47,7 @@ class FencingEtcdAutoConfigurationTest {
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
             .withConfiguration(AutoConfigurations.of(
+                    FencingLockServiceAutoConfiguration.class,
                     FencingZooKeeperAutoConfiguration.class,
                     FencingEtcdAutoConfiguration.class,
                     FencingLockedMethodsAutoConfiguration.class,
@@ -105,6 +107,55 @@ class FencingEtcdAutoConfigurationTest {
                 .isInstanceOf(FencingStartupException.class)
                 .hasMessageContaining("fencing.lock-service is 'consul', which is no lock service")
                 .hasMessageContaining("zookeeper or etcd"));
+    }
+
+    @Test
+    void aLockServiceWhoseModuleIsMissingFailsTheStartNamingTheValueAndTheDependencyWhereItStartedWithoutLocks() {
+        ApplicationContextRunner withoutFencingEtcd = etcd.withPropertyValues(
+                        "fencing.lock-service=etcd",
+                        "fencing.zookeeper.connect-string=" + ZK_NOWHERE,
+                        "fencing.zookeeper.startup-timeout=0")
+                .withClassLoader(new FilteredClassLoader("dev.fencing.lock.etcd"));
+
+        withoutFencingEtcd.run(context -> assertThat(context)
+                .getFailure()
+                .isInstanceOf(FencingStartupException.class)
+                .hasMessageContaining("fencing.lock-service is 'etcd', but fencing-etcd is not on the class path")
+                .hasMessageContaining("missing dev.fencing.lock.etcd.EtcdLocks")
+                .hasMessageContaining("Add the dependency dev.fencing:fencing-etcd"));
+        // without the check, the same application starts with no lock service at all
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(
+                        FencingZooKeeperAutoConfiguration.class,
+                        FencingEtcdAutoConfiguration.class,
+                        FencingLockedMethodsAutoConfiguration.class,
+                        FencingElectionAutoConfiguration.class))
+                .withPropertyValues(
+                        "fencing.lock-service=etcd",
+                        "fencing.etcd.endpoints=" + NOWHERE,
+                        "fencing.zookeeper.connect-string=" + ZK_NOWHERE,
+                        "fencing.zookeeper.startup-timeout=0")
+                .withClassLoader(new FilteredClassLoader("dev.fencing.lock.etcd"))
+                .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(LockService.class));
+
+        runner.withPropertyValues("fencing.lock-service=zookeeper", "fencing.etcd.endpoints=" + NOWHERE)
+                .withClassLoader(new FilteredClassLoader("org.apache.curator", "org.apache.zookeeper"))
+                .run(context -> assertThat(context)
+                        .getFailure()
+                        .isInstanceOf(FencingStartupException.class)
+                        .hasMessageContaining(
+                                "fencing.lock-service is 'zookeeper', but fencing-zookeeper is not on the class path")
+                        .hasMessageContaining("Add the dependency dev.fencing:fencing-zookeeper"));
+    }
+
+    @Test
+    void aMisspelledLockServiceFailsTheStartNamingTheValueWhicheverModulesArePresent() {
+        runner.withPropertyValues("fencing.lock-service=etdc")
+                .withClassLoader(new FilteredClassLoader("dev.fencing.lock.etcd", "io.etcd", "org.apache.curator"))
+                .run(context -> assertThat(context)
+                        .getFailure()
+                        .isInstanceOf(FencingStartupException.class)
+                        .hasMessageContaining("fencing.lock-service is 'etdc', which is no lock service"));
     }
 
     @Test
