@@ -13,6 +13,7 @@ import dev.fencing.testsupport.TcpRelay;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.Watch;
+import io.etcd.jetcd.options.PutOption;
 import java.lang.reflect.Field;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -31,7 +32,8 @@ import org.junit.jupiter.api.TestInfo;
 
 /**
  * The one watch of a registry's lock keys: a key deleted by another client ends its hold, a deletion while the
- * watch's stream is broken ends it too (after the read that replaces the watch), one watch at a time across dropped
+ * watch's stream is broken ends it too (after the read that replaces the watch), as does a deletion from before the
+ * watch started (the read that confirms an older key), one watch at a time across dropped
  * connections (through a {@link TcpRelay} in front of etcd) and none after the locks close, and a holder cut off
  * from etcd is told of its loss without checking.
  */
@@ -125,6 +127,37 @@ class KeyDeletionWatchIT {
         await().atMost(Duration.ofSeconds(5)).until(() -> !lease.isValid());
         assertThat(EtcdLockRegistry.holdOf(lease).loss()).isEqualTo(LeaseLoss.NODE_GONE);
         lease.close();
+    }
+
+    @Test
+    void aHoldWhoseKeyIsOlderThanTheWatchIsCheckedByAReadAndEndsWhenItsKeyIsGone() throws Exception {
+        Client client = client(EtcdServers.shared().endpoints().get(0));
+        Client outsider = client(EtcdServers.shared().endpoints().get(0));
+        EtcdLockRegistry registry = registry(client, Duration.ofSeconds(10), new FencedLockListener() {});
+        // a contender's key, created and deleted before the watch starts: the watch cannot report that deletion
+        long leaseId =
+                outsider.getLeaseClient().grant(10).get(10, TimeUnit.SECONDS).getID();
+        EtcdHold hold = new EtcdHold(registry, "older", registry.pathOf("older"), Thread.currentThread(), null, null);
+        hold.leased(leaseId, registry.contendersOf("older") + Long.toHexString(leaseId));
+        registry.keys.track(hold);
+        hold.token = outsider.getKVClient()
+                .put(
+                        hold.keyBytes,
+                        EtcdTesting.bytes("older"),
+                        PutOption.builder().withLeaseId(leaseId).build())
+                .get(10, TimeUnit.SECONDS)
+                .getHeader()
+                .getRevision();
+        outsider.getKVClient().delete(hold.keyBytes).get(10, TimeUnit.SECONDS);
+        Lease later = registry.lock("later").acquire(); // opens the watch after the deletion
+
+        registry.keys.watch(hold);
+
+        await().atMost(Duration.ofSeconds(5)).until(() -> hold.loss() != null);
+        assertThat(hold.loss()).isEqualTo(LeaseLoss.NODE_GONE);
+        assertThat(later.isValid()).isTrue();
+        later.close();
+        outsider.getLeaseClient().revoke(leaseId).get(10, TimeUnit.SECONDS);
     }
 
     @Test
