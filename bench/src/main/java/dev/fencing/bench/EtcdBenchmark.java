@@ -140,8 +140,9 @@ public final class EtcdBenchmark {
                         + " revoke (not waited for)");
                 System.out.println(
                         "  fenced: lease grant (TTL " + TTL_SECONDS + " s), txn creating the key and reading the"
-                                + " first contender (a waiter: predecessor txn and watch), own key reported by the locks' one prefix watch, keep-alives"
-                                + " scheduled; delete key, revoke (not waited for)");
+                                + " first contender (a waiter: predecessor txn and watch), own key reported by the"
+                                + " locks' one prefix watch, keep-alives scheduled; delete key, revoke (not waited"
+                                + " for)");
                 runs.printTable(System.out);
                 System.out.printf(Locale.ROOT, "etcd fenced/raw throughput ratio: %.2f%n", runs.lowestRatio());
             } finally {

@@ -10,8 +10,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * What this process does with a hold's key and etcd lease on the server besides keeping the lease alive: it
- * has the key watched for deletions (one watch for all holds), renews the lease once before a late grant, and deletes the key and revokes the lease on
- * release.
+ * has the key watched for deletions (one watch for all holds), renews the lease once before a late grant, and
+ * deletes the key and revokes the lease on release.
  */
 final class HoldKeys {
     private static final Logger LOG = LoggerFactory.getLogger(HoldKeys.class);
@@ -80,8 +80,9 @@ final class HoldKeys {
     }
 
     /**
-     * Stops the keep-alives and the watch, deletes the key (the next waiter is told at once; not a key found with
-     * another lease) and revokes the etcd lease without waiting. Never throws: a key that cannot be deleted goes when its lease expires.
+     * Stops the keep-alives and the watch's reports to the hold (before its own deletion), deletes the key (the next
+     * waiter is told at once; not a key found with another lease) and revokes the etcd lease without waiting. Never
+     * throws: a key that cannot be deleted goes when its lease expires.
      */
     void release(EtcdHold hold) {
         keepAlives.stop(hold);
