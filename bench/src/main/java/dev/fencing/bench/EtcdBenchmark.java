@@ -25,7 +25,8 @@ import java.util.concurrent.Executors;
  * calls {@code lock(name, lease)} (etcd's lock service runs the mutex recipe on the server) and, on release,
  * {@code unlock(key)} and a revoke of the lease that it does not wait for; the fenced side grants a lease per
  * acquire too, creates its key in a transaction that also reads the first contender (a waiter then reads its
- * predecessor and watches it, from the client), watches its own key and schedules keep-alives, and on release
+ * predecessor and watches it, from the client), registers its key with its {@code EtcdLocks}' one watch of the
+ * prefix (opened once, not per grant) and schedules keep-alives, and on release
  * deletes the key and revokes the lease without waiting. Each case also prints what etcd counted per
  * acquire+release on each side ({@link EtcdRequestCounts}). Uses the
  * embedded member, or {@code FENCING_ETCD_ENDPOINTS}.
@@ -139,8 +140,9 @@ public final class EtcdBenchmark {
                         + " revoke (not waited for)");
                 System.out.println(
                         "  fenced: lease grant (TTL " + TTL_SECONDS + " s), txn creating the key and reading the"
-                                + " first contender (a waiter: predecessor txn and watch), watch on own key, keep-alives"
-                                + " scheduled; delete key, revoke (not waited for)");
+                                + " first contender (a waiter: predecessor txn and watch), own key reported by the"
+                                + " locks' one prefix watch, keep-alives scheduled; delete key, revoke (not waited"
+                                + " for)");
                 runs.printTable(System.out);
                 System.out.printf(Locale.ROOT, "etcd fenced/raw throughput ratio: %.2f%n", runs.lowestRatio());
             } finally {

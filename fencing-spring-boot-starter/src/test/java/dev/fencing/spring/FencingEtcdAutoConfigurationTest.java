@@ -10,14 +10,17 @@ import dev.fencing.spring.FencingAutoConfigurationTest.LockedBean;
 import dev.fencing.spring.autoconfigure.FencingElectionAutoConfiguration;
 import dev.fencing.spring.autoconfigure.FencingEtcdAutoConfiguration;
 import dev.fencing.spring.autoconfigure.FencingHealthAutoConfiguration;
+import dev.fencing.spring.autoconfigure.FencingLockServiceAutoConfiguration;
 import dev.fencing.spring.autoconfigure.FencingLockedMethodsAutoConfiguration;
 import dev.fencing.spring.autoconfigure.FencingShedLockAutoConfiguration;
 import dev.fencing.spring.autoconfigure.FencingZooKeeperAutoConfiguration;
 import dev.fencing.spring.internal.EtcdLockService;
+import dev.fencing.spring.internal.FencingHealthIndicator;
 import dev.fencing.spring.internal.FencingStartupException;
 import io.etcd.jetcd.Client;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
@@ -25,6 +28,9 @@ import org.apache.curator.retry.RetryOneTime;
 import org.junit.jupiter.api.Test;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.boot.health.contributor.Status;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
@@ -41,6 +47,7 @@ class FencingEtcdAutoConfigurationTest {
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
             .withConfiguration(AutoConfigurations.of(
+                    FencingLockServiceAutoConfiguration.class,
                     FencingZooKeeperAutoConfiguration.class,
                     FencingEtcdAutoConfiguration.class,
                     FencingLockedMethodsAutoConfiguration.class,
@@ -100,6 +107,85 @@ class FencingEtcdAutoConfigurationTest {
                 .isInstanceOf(FencingStartupException.class)
                 .hasMessageContaining("fencing.lock-service is 'consul', which is no lock service")
                 .hasMessageContaining("zookeeper or etcd"));
+    }
+
+    @Test
+    void aLockServiceWhoseModuleIsMissingFailsTheStartNamingTheValueAndTheDependencyWhereItStartedWithoutLocks() {
+        ApplicationContextRunner withoutFencingEtcd = etcd.withPropertyValues(
+                        "fencing.lock-service=etcd",
+                        "fencing.zookeeper.connect-string=" + ZK_NOWHERE,
+                        "fencing.zookeeper.startup-timeout=0")
+                .withClassLoader(new FilteredClassLoader("dev.fencing.lock.etcd"));
+
+        withoutFencingEtcd.run(context -> assertThat(context)
+                .getFailure()
+                .isInstanceOf(FencingStartupException.class)
+                .hasMessageContaining("fencing.lock-service is 'etcd', but fencing-etcd is not on the class path")
+                .hasMessageContaining("missing dev.fencing.lock.etcd.EtcdLocks")
+                .hasMessageContaining("Add the dependency dev.fencing:fencing-etcd"));
+        // without the check, the same application starts with no lock service at all
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(
+                        FencingZooKeeperAutoConfiguration.class,
+                        FencingEtcdAutoConfiguration.class,
+                        FencingLockedMethodsAutoConfiguration.class,
+                        FencingElectionAutoConfiguration.class))
+                .withPropertyValues(
+                        "fencing.lock-service=etcd",
+                        "fencing.etcd.endpoints=" + NOWHERE,
+                        "fencing.zookeeper.connect-string=" + ZK_NOWHERE,
+                        "fencing.zookeeper.startup-timeout=0")
+                .withClassLoader(new FilteredClassLoader("dev.fencing.lock.etcd"))
+                .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(LockService.class));
+
+        runner.withPropertyValues("fencing.lock-service=zookeeper", "fencing.etcd.endpoints=" + NOWHERE)
+                .withClassLoader(new FilteredClassLoader("org.apache.curator", "org.apache.zookeeper"))
+                .run(context -> assertThat(context)
+                        .getFailure()
+                        .isInstanceOf(FencingStartupException.class)
+                        .hasMessageContaining(
+                                "fencing.lock-service is 'zookeeper', but fencing-zookeeper is not on the class path")
+                        .hasMessageContaining("Add the dependency dev.fencing:fencing-zookeeper"));
+    }
+
+    @Test
+    void aMisspelledLockServiceFailsTheStartNamingTheValueWhicheverModulesArePresent() {
+        runner.withPropertyValues("fencing.lock-service=etdc")
+                .withClassLoader(new FilteredClassLoader("dev.fencing.lock.etcd", "io.etcd", "org.apache.curator"))
+                .run(context -> assertThat(context)
+                        .getFailure()
+                        .isInstanceOf(FencingStartupException.class)
+                        .hasMessageContaining("fencing.lock-service is 'etdc', which is no lock service"));
+    }
+
+    @Test
+    void timeoutsTooLargeForTheClientsFailTheStartNamingPropertyAndValue() {
+        // 25 days: more milliseconds than an int holds, which jetcd's connect timeout and Curator's take
+        etcd.withPropertyValues("fencing.etcd.connect-timeout=25d").run(context -> assertThat(context)
+                .getFailure()
+                .hasStackTraceContaining("fencing.etcd.connect-timeout must be a positive duration, got PT600H")
+                .hasStackTraceContaining("at most 2147483647 ms"));
+        // beyond what Duration.toMillis() can give
+        etcd.withPropertyValues("fencing.etcd.startup-timeout=9223372036854775807s")
+                .run(context -> assertThat(context)
+                        .getFailure()
+                        .hasStackTraceContaining("fencing.etcd.startup-timeout must be a duration >= 0")
+                        .hasStackTraceContaining("got PT2562047788015215H30M7S"));
+        runner.withPropertyValues(
+                        "fencing.zookeeper.connect-string=" + ZK_NOWHERE,
+                        "fencing.zookeeper.startup-timeout=9223372036854775807s")
+                .run(context -> assertThat(context)
+                        .getFailure()
+                        .hasStackTraceContaining("fencing.zookeeper.startup-timeout must be a duration >= 0")
+                        .hasStackTraceContaining("got PT2562047788015215H30M7S"));
+        runner.withPropertyValues(
+                        "fencing.zookeeper.connect-string=" + ZK_NOWHERE,
+                        "fencing.zookeeper.startup-timeout=0",
+                        "fencing.zookeeper.session-timeout=25d")
+                .run(context -> assertThat(context)
+                        .getFailure()
+                        .hasStackTraceContaining(
+                                "fencing.zookeeper.session-timeout must be a positive duration, got" + " PT600H"));
     }
 
     @Test
@@ -181,6 +267,50 @@ class FencingEtcdAutoConfigurationTest {
     }
 
     @Test
+    void onEtcdTheHealthIndicatorReportsTheClientAndIsDownWhileNoMemberAnswers() {
+        etcd.run(context -> {
+            assertThat(context).hasNotFailed().hasSingleBean(FencingHealthIndicator.class);
+            Health health = context.getBean(FencingHealthIndicator.class).health();
+            assertThat(health.getStatus()).isEqualTo(Status.DOWN);
+            assertThat(health.getDetails())
+                    .containsEntry("etcd", "not connected")
+                    .containsEntry("etcdEndpoints", List.of(NOWHERE))
+                    .containsKey("etcdError")
+                    .doesNotContainKey("zookeeper");
+        });
+    }
+
+    @Test
+    void onEtcdWithoutCuratorOnTheClassPathTheHealthIndicatorIsThere() {
+        etcd.withClassLoader(new FilteredClassLoader("org.apache.curator", "org.apache.zookeeper"))
+                .run(context -> assertThat(context).hasNotFailed().hasSingleBean(FencingHealthIndicator.class));
+    }
+
+    @Test
+    void onEtcdWithoutActuatorThereIsNoHealthIndicator() {
+        etcd.withClassLoader(new FilteredClassLoader(HealthIndicator.class)).run(context -> assertThat(context)
+                .hasNotFailed()
+                .hasSingleBean(EtcdLocks.class)
+                .doesNotHaveBean(FencingHealthIndicator.class));
+    }
+
+    @Test
+    void theApplicationsOwnEtcdClientIsReportedWithoutTheConfiguredEndpoints() {
+        Client own = Client.builder().endpoints(NOWHERE).build();
+        try {
+            runner.withBean("ownClient", Client.class, () -> own, d -> d.setDestroyMethodName(""))
+                    .withPropertyValues("fencing.etcd.endpoints=http://configured-but-not-used:2379")
+                    .run(context -> assertThat(context.getBean(FencingHealthIndicator.class)
+                                    .health()
+                                    .getDetails())
+                            .containsEntry("etcd", "not connected")
+                            .doesNotContainKey("etcdEndpoints"));
+        } finally {
+            own.close();
+        }
+    }
+
+    @Test
     void aTokenSourceIsRefusedOnEtcdNamingTheMethod() {
         etcd.withUserConfiguration(LockedBean.class).run(context -> {
             Locked locked = context.getBean(Locked.class);
@@ -200,7 +330,7 @@ class FencingEtcdAutoConfigurationTest {
         assertThat(EtcdLockService.nameOf("/locks/inventory/A-1")).isEqualTo("locks%2Finventory%2FA-1");
         assertThat(EtcdLockService.nameOf("/a%2Fb")).isEqualTo("a%252Fb");
         assertThat(EtcdLockService.nameOf("/a/b")).isNotEqualTo(EtcdLockService.nameOf("/a%2Fb"));
-        for (String bad : new String[] {"locks/a", "/", "/locks/", "/locks//a"}) {
+        for (String bad : new String[] {"locks/a", "/", "/locks/", "/locks//a", "/ ", "/locks/ /a", "/\t"}) {
             assertThatThrownBy(() -> EtcdLockService.nameOf(bad))
                     .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("'" + bad + "'");

@@ -11,6 +11,7 @@ import dev.fencing.jdbc.WriteOutcome;
 import dev.fencing.lock.etcd.EtcdLocks;
 import dev.fencing.spring.internal.FencedLockedInterceptor;
 import dev.fencing.spring.internal.FencedLockedInterceptor.HeldLease;
+import dev.fencing.spring.internal.FencingHealthIndicator;
 import dev.fencing.testsupport.EtcdEndpoint;
 import dev.fencing.testsupport.EtcdServers;
 import dev.fencing.testsupport.PostgresEndpoint;
@@ -42,6 +43,8 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.Status;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -144,6 +147,35 @@ class FencingEtcdStarterIT {
         long firstToken = first.get(30, TimeUnit.SECONDS);
         assertThat(firstToken).isEqualTo(held.token());
         assertThat(atB.tokenOf("exclusive", 0)).isGreaterThan(firstToken);
+    }
+
+    @Test
+    void theHealthIndicatorIsUpOnEtcdAndListsTheLeaseALockedMethodHolds() throws Exception {
+        CountDownLatch entered = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        Future<Long> held = callAt("a", () -> a.getBean(LockedJob.class).holdUntil("healthy", entered, release, 0));
+        assertThat(entered.await(30, TimeUnit.SECONDS)).isTrue();
+
+        Health health = a.getBean(FencingHealthIndicator.class).health();
+
+        assertThat(health.getStatus()).isEqualTo(Status.UP);
+        assertThat(health.getDetails())
+                .containsEntry("etcd", "connected")
+                .containsEntry("etcdEndpoints", etcd.endpoints());
+        HeldLease lease = heldAt(a, "/locks/jobs/healthy");
+        assertThat(health.getDetails().get("leases"))
+                .asList()
+                .contains(Map.of(
+                        "path",
+                        PREFIX + "/locks%2Fjobs%2Fhealthy", // the lease's path: the etcd lock's
+                        "token",
+                        lease.token(),
+                        "valid",
+                        true,
+                        "method",
+                        LockedJob.class.getName() + ".holdUntil"));
+        release.countDown();
+        assertThat(held.get(30, TimeUnit.SECONDS)).isEqualTo(lease.token());
     }
 
     @Test

@@ -67,8 +67,11 @@ import java.util.Objects;
  *       lease on its own; after it, it may have;
  *   <li>a keep-alive was answered with a TTL of zero or "lease not found": the etcd lease expired or was revoked,
  *       and the key went with it ({@link LeaseLoss#SESSION_LOST});
- *   <li>the holder's key was deleted, as the watch on it reports ({@link LeaseLoss#NODE_GONE}), or {@link
- *       Lease#verify()} read it and found it gone or belonging to another lease ({@link LeaseLoss#NODE_GONE});
+ *   <li>the holder's key was deleted, as the watch reports ({@link LeaseLoss#NODE_GONE}), or {@link
+ *       Lease#verify()} read it and found it gone or belonging to another lease ({@link LeaseLoss#NODE_GONE}).
+ *       One watch per {@code EtcdLocks}, over its prefix, reports the deletions of every key under it; when that
+ *       watch breaks (a dropped stream, a compacted revision), it is replaced after a read of the keys under the
+ *       prefix, and a hold whose key that read does not find is ended;
  *   <li>this JVM stopped for longer than the pause tolerance ({@link LeaseLoss#PAUSE_DETECTED});
  *   <li>{@link Lease#close()} returned ({@link LeaseLoss#RELEASED});
  *   <li>these locks were closed ({@link LeaseLoss#LOCKS_CLOSED}).

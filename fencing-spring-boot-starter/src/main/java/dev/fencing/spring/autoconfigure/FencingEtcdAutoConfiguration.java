@@ -60,11 +60,7 @@ public class FencingEtcdAutoConfiguration {
                     "fencing.etcd.endpoints " + endpoints + " holds an empty endpoint",
                     "Set fencing.etcd.endpoints to the members' client URLs, like http://etcd1:2379,http://etcd2:2379");
         }
-        Duration startup = etcd.getStartupTimeout();
-        if (startup == null || startup.isNegative()) {
-            throw new IllegalStateException(
-                    "fencing.etcd.startup-timeout must be a duration >= 0 (0: start without waiting), got " + startup);
-        }
+        Duration startup = Timeouts.zeroOrPositive("fencing.etcd.startup-timeout", etcd.getStartupTimeout());
         boolean user = etcd.getUser() != null;
         if (user != (etcd.getPassword() != null)) {
             throw new IllegalStateException("fencing.etcd." + (user ? "password" : "user")
@@ -83,12 +79,8 @@ public class FencingEtcdAutoConfiguration {
             builder.user(bytes(etcd.getUser())).password(bytes(etcd.getPassword()));
         }
         if (etcd.getConnectTimeout() != null) {
-            if (etcd.getConnectTimeout().isNegative()
-                    || etcd.getConnectTimeout().isZero()) {
-                throw new IllegalStateException(
-                        "fencing.etcd.connect-timeout must be a positive duration, got " + etcd.getConnectTimeout());
-            }
-            builder.connectTimeout(etcd.getConnectTimeout());
+            builder.connectTimeout(Duration.ofMillis(
+                    Timeouts.positiveMillis("fencing.etcd.connect-timeout", etcd.getConnectTimeout())));
         }
         Client client = builder.build();
         if (!startup.isZero()) {

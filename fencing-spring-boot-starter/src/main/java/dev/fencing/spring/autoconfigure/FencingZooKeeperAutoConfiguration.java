@@ -66,12 +66,7 @@ public class FencingZooKeeperAutoConfiguration {
                     "Set fencing.zookeeper.connect-string to host:port[,host:port...][/chroot], or remove it and give"
                             + " the application a CuratorFramework bean, or set fencing.zookeeper.enabled=false");
         }
-        Duration startup = zk.getStartupTimeout();
-        if (startup == null || startup.isNegative() || startup.toMillis() > Integer.MAX_VALUE) {
-            throw new IllegalStateException(
-                    "fencing.zookeeper.startup-timeout must be a duration >= 0 (0: start without waiting), got "
-                            + startup);
-        }
+        Duration startup = Timeouts.zeroOrPositive("fencing.zookeeper.startup-timeout", zk.getStartupTimeout());
         CuratorFrameworkFactory.Builder builder = CuratorFrameworkFactory.builder()
                 .connectString(connect)
                 .sessionTimeoutMs(millis("fencing.zookeeper.session-timeout", zk.getSessionTimeout()))
@@ -159,10 +154,7 @@ public class FencingZooKeeperAutoConfiguration {
     }
 
     private static int millis(String property, java.time.Duration value) {
-        if (value == null || value.isNegative() || value.isZero() || value.toMillis() > Integer.MAX_VALUE) {
-            throw new IllegalStateException(property + " must be a positive duration, got " + value);
-        }
-        return (int) value.toMillis();
+        return Timeouts.positiveMillis(property, value);
     }
 
     /** Counts lease invalidations on the application's meter registry, if it has one. */

@@ -3,17 +3,20 @@ package dev.fencing.spring.autoconfigure;
 import dev.fencing.spring.internal.FencingStartupException;
 import java.util.List;
 import java.util.Locale;
+import java.util.function.Predicate;
 import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.context.annotation.Condition;
 import org.springframework.context.annotation.ConditionContext;
 import org.springframework.core.env.Environment;
 import org.springframework.core.type.AnnotatedTypeMetadata;
+import org.springframework.util.ClassUtils;
 
 /**
  * Whether a lock service's auto-configuration is the one {@code fencing.lock-service} picks, or, with none picked,
  * whether it is not ruled out. Fails the start, naming the values, when {@code fencing.lock-service} is neither
- * {@code zookeeper} nor {@code etcd}, and when it is unset while both services are configured: two instances that
+ * {@code zookeeper} nor {@code etcd} or names one whose module is missing ({@link Available}), and when it is unset
+ * while both services are configured: two instances that
  * picked different services would each hold "the" lock of a path at once.
  */
 abstract class LockServiceCondition implements Condition {
@@ -43,13 +46,7 @@ abstract class LockServiceCondition implements Condition {
      */
     static boolean picks(String service, String chosen, String zooKeeper, List<String> etcd) {
         if (chosen != null) {
-            String value = chosen.trim().toLowerCase(Locale.ROOT);
-            if (!value.equals(ZOOKEEPER) && !value.equals(ETCD)) {
-                throw new FencingStartupException(
-                        LOCK_SERVICE + " is '" + chosen + "', which is no lock service",
-                        "Set " + LOCK_SERVICE + " to zookeeper or etcd, or remove it to use the one configured");
-            }
-            return value.equals(service);
+            return normalized(chosen).equals(service);
         }
         if (zooKeeper != null && !etcd.isEmpty()) {
             throw new FencingStartupException(
@@ -59,6 +56,43 @@ abstract class LockServiceCondition implements Condition {
                             + " must lock on the same one), or remove the other service's property");
         }
         return true;
+    }
+
+    /** The chosen service in lower case; fails the start when it names none. */
+    private static String normalized(String chosen) {
+        String value = chosen.trim().toLowerCase(Locale.ROOT);
+        if (!value.equals(ZOOKEEPER) && !value.equals(ETCD)) {
+            throw new FencingStartupException(
+                    LOCK_SERVICE + " is '" + chosen + "', which is no lock service",
+                    "Set " + LOCK_SERVICE + " to zookeeper or etcd, or remove it to use the one configured");
+        }
+        return value;
+    }
+
+    /**
+     * Fails the start when {@code chosen} (the value of {@code fencing.lock-service}, or null) names no lock service,
+     * or one whose module is missing ({@code present} tells whether a class is on the class path): that service's
+     * auto-configuration would not even be considered, and the other's would step aside, so the application would
+     * start with no lock service, no locked method locked and no election joined.
+     */
+    static void requireAvailable(String chosen, Predicate<String> present) {
+        if (chosen == null) {
+            return;
+        }
+        String value = normalized(chosen);
+        boolean zooKeeper = value.equals(ZOOKEEPER);
+        List<String> needed = zooKeeper
+                ? List.of("dev.fencing.lock.zookeeper.FencedLocks", "org.apache.curator.framework.CuratorFramework")
+                : List.of("dev.fencing.lock.etcd.EtcdLocks", "io.etcd.jetcd.Client");
+        List<String> missing = needed.stream().filter(present.negate()).toList();
+        if (!missing.isEmpty()) {
+            String module = zooKeeper ? "fencing-zookeeper" : "fencing-etcd";
+            throw new FencingStartupException(
+                    LOCK_SERVICE + " is '" + chosen + "', but " + module + " is not on the class path (missing "
+                            + String.join(", ", missing) + ")",
+                    "Add the dependency dev.fencing:" + module + " (it brings " + (zooKeeper ? "Curator" : "jetcd")
+                            + "), or set " + LOCK_SERVICE + " to the service whose module the application has");
+        }
     }
 
     private static boolean zooKeeperConfigured(Environment env) {
@@ -86,6 +120,20 @@ abstract class LockServiceCondition implements Condition {
     static final class Etcd extends LockServiceCondition {
         Etcd() {
             super(ETCD);
+        }
+    }
+
+    /**
+     * Always matches, after {@link #requireAvailable} passed: for an auto-configuration that every application with
+     * the starter evaluates, whichever lock service modules it has.
+     */
+    static final class Available implements Condition {
+        @Override
+        public boolean matches(ConditionContext context, AnnotatedTypeMetadata metadata) {
+            requireAvailable(
+                    context.getEnvironment().getProperty(LOCK_SERVICE),
+                    name -> ClassUtils.isPresent(name, context.getClassLoader()));
+            return true;
         }
     }
 

@@ -41,13 +41,20 @@ public final class EtcdLockService implements LockService {
      * holds no {@code /}, or its keys would fall in another lock's range.
      *
      * @throws IllegalArgumentException if the path does not start with {@code /}, ends with one, or has an empty
-     *     segment, as ZooKeeper refuses it too
+     *     segment, as ZooKeeper refuses it too, or a blank one (only whitespace)
      */
     public static String nameOf(String path) {
         Objects.requireNonNull(path, "lock path");
         if (!path.startsWith("/") || path.length() == 1 || path.endsWith("/") || path.contains("//")) {
             throw new IllegalArgumentException("lock path '" + path + "' must start with '/', not end with one and"
                     + " have no empty segment, like /locks/inventory/A-1");
+        }
+        for (String segment : path.substring(1).split("/")) {
+            if (segment.isBlank()) {
+                // a blank name is no etcd lock; "/a/ /b" is as surely a slip
+                throw new IllegalArgumentException(
+                        "lock path '" + path + "' has a blank segment; use a path such as /locks/inventory/A-1");
+            }
         }
         return path.substring(1).replace("%", "%25").replace("/", "%2F");
     }

@@ -6,34 +6,30 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import org.apache.curator.framework.CuratorFramework;
 import org.springframework.boot.health.contributor.AbstractHealthIndicator;
 import org.springframework.boot.health.contributor.Health;
 
 /**
- * Health of the toolkit's parts in this application: DOWN when the Curator client is not connected to
- * ZooKeeper (no lock can be taken, and held leases are invalid), or a declared consumer is retrying a transient
- * failure (no progress until it passes) or has failed.
- * Details: the connection, each consumer's state, the leases held by {@code @FencedLocked} methods with
+ * Health of the toolkit's parts in this application: DOWN when a lock service's client cannot reach its service
+ * (the Curator client is not connected to ZooKeeper, or etcd does not answer a read: no lock can be taken, and held
+ * leases are or soon turn invalid), or a declared consumer is retrying a transient failure (no progress until it
+ * passes) or has failed.
+ * Details: the connection (see {@link ZooKeeperConnection} and {@link EtcdConnection}), each consumer's state, the leases held by {@code @FencedLocked} methods with
  * their tokens, and this instance's place in the election (whether it leads, with its term's token).
  */
 public final class FencingHealthIndicator extends AbstractHealthIndicator {
-    private final CuratorFramework client; // null: none in this application
+    private final List<LockServiceConnection> connections;
     private final ConsumerStates consumers; // null: none declared
     private final FencedLockedInterceptor locked; // null: the annotation is off
     private final FencedElectionParticipant election; // null: no election
 
-    public FencingHealthIndicator(CuratorFramework client, ConsumerStates consumers, FencedLockedInterceptor locked) {
-        this(client, consumers, locked, null);
-    }
-
     public FencingHealthIndicator(
-            CuratorFramework client,
+            List<LockServiceConnection> connections,
             ConsumerStates consumers,
             FencedLockedInterceptor locked,
             FencedElectionParticipant election) {
         super("fencing health check failed");
-        this.client = client;
+        this.connections = List.copyOf(connections);
         this.consumers = consumers;
         this.locked = locked;
         this.election = election;
@@ -42,12 +38,8 @@ public final class FencingHealthIndicator extends AbstractHealthIndicator {
     @Override
     protected void doHealthCheck(Health.Builder builder) {
         boolean up = true;
-        if (client != null) {
-            boolean connected = client.getZookeeperClient().isConnected();
-            up = connected;
-            builder.withDetail("zookeeper", connected ? "connected" : "not connected");
-            builder.withDetail(
-                    "zookeeperConnectString", client.getZookeeperClient().getCurrentConnectionString());
+        for (LockServiceConnection connection : connections) {
+            up &= connection.report(builder);
         }
         if (consumers != null) {
             builder.withDetail("consumers", consumers.states());

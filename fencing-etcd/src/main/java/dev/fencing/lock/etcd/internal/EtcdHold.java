@@ -3,7 +3,6 @@ package dev.fencing.lock.etcd.internal;
 import dev.fencing.lock.LeaseLoss;
 import dev.fencing.lock.spi.LeaseHold;
 import io.etcd.jetcd.ByteSequence;
-import io.etcd.jetcd.Watch;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ScheduledFuture;
@@ -48,7 +47,6 @@ final class EtcdHold implements LeaseHold {
     volatile ByteSequence keyBytes;
     volatile long token;
     volatile ScheduledFuture<?> keepAlive;
-    volatile Watch.Watcher ownKeyWatch;
     /** The key was found carrying another etcd lease than this hold's: not this hold's to delete. */
     volatile boolean foreignKey;
 

@@ -38,12 +38,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Shared state of the locks made on one jetcd client and key prefix: the live holds (each with its etcd lease,
- * its keep-alives and a watch on its own key), the threads' ownership for re-entry, and what invalidates holds:
- * a keep-alive deadline that passed, a lease the server no longer knows, a deleted key, a pause of this JVM, and
- * {@link #close()}. As in {@code fencing-zookeeper}, an event that concerns several holds marks all of them
- * before a listener hears of any, and events found by the client's own threads are told on a thread of the
- * registry's, so a slow listener holds up neither keep-alives nor the pause detector.
+ * Shared state of the locks made on one jetcd client and key prefix: the live holds (each with its etcd lease
+ * and its keep-alives; one watch of the prefix reports deletions of their keys), the threads' ownership for
+ * re-entry, and what invalidates holds: a keep-alive deadline that passed, a lease the server no longer knows, a
+ * deleted key, a pause of this JVM, and {@link #close()}. As in {@code fencing-zookeeper}, an event that concerns
+ * several holds marks all of them before a listener hears of any, and events found by the client's own threads are
+ * told on a thread of the registry's, so a slow listener holds up neither keep-alives nor the pause detector.
  */
 public final class EtcdLockRegistry implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(EtcdLockRegistry.class);
@@ -89,7 +89,7 @@ public final class EtcdLockRegistry implements AutoCloseable {
 
     private final KeyMutex mutex;
     private final KeepAlives keepAlives;
-    /** The watches on the holds' keys, and their release. */
+    /** The watch of the holds' keys, and their release. */
     final HoldKeys keys;
 
     private final PauseClock pauses;
@@ -519,6 +519,7 @@ public final class EtcdLockRegistry implements AutoCloseable {
         closed = true;
         List<EtcdHold> marked = invalidateAll(LeaseLoss.LOCKS_CLOSED);
         pauses.close();
+        keys.close();
         keepAlives.close();
         notifier.tellAll(marked, LeaseLoss.LOCKS_CLOSED);
         for (EtcdElection participant : participants) {

@@ -2,96 +2,46 @@ package dev.fencing.lock.etcd.internal;
 
 import dev.fencing.lock.LeaseLoss;
 import dev.fencing.lock.LockInterruptedException;
-import io.etcd.jetcd.Watch;
 import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
-import io.etcd.jetcd.options.WatchOption;
-import io.etcd.jetcd.watch.WatchEvent;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * What this process does with a hold's key and etcd lease on the server besides keeping the lease alive: it
- * watches the key, renews the lease once before a late grant, and deletes the key and revokes the lease on
- * release.
+ * has the key watched for deletions (one watch for all holds), renews the lease once before a late grant, and
+ * deletes the key and revokes the lease on release.
  */
 final class HoldKeys {
     private static final Logger LOG = LoggerFactory.getLogger(HoldKeys.class);
 
     private final EtcdLockRegistry registry;
     private final KeepAlives keepAlives;
+    final KeyDeletionWatch deletions;
 
     HoldKeys(EtcdLockRegistry registry, KeepAlives keepAlives) {
         this.registry = registry;
         this.keepAlives = keepAlives;
+        this.deletions = new KeyDeletionWatch(registry, keepAlives);
+    }
+
+    /** Registers the hold with the deletion watch, before its key is created. */
+    void track(EtcdHold hold) {
+        deletions.track(hold);
     }
 
     /**
-     * Watches the hold's own key from the revision after its creation: a deletion by anyone but the holder (an
-     * operator, a revoked or expired lease) ends the hold with {@link LeaseLoss#NODE_GONE}. A watch that fails
-     * (a compacted revision, a closed client) is replaced after a read that finds the key still there.
+     * Makes sure the deletion watch covers the hold's key, created at {@code hold.token}: a deletion by anyone but
+     * the holder (an operator, a revoked or expired lease) ends the hold with {@link LeaseLoss#NODE_GONE}.
      */
-    void watch(EtcdHold hold, long fromRevision) {
-        if (hold.loss() != null) {
-            return;
-        }
-        WatchOption option =
-                WatchOption.builder().withRevision(fromRevision).withNoPut(true).build();
-        AtomicReference<Watch.Watcher> self = new AtomicReference<>();
-        Watch.Watcher watcher = registry.client
-                .getWatchClient()
-                .watch(
-                        hold.keyBytes,
-                        option,
-                        response -> {
-                            for (WatchEvent event : response.getEvents()) {
-                                if (event.getEventType() == WatchEvent.EventType.DELETE) {
-                                    registry.lostLater(hold, LeaseLoss.NODE_GONE);
-                                }
-                            }
-                        },
-                        failure -> {
-                            // jetcd resumes a watcher by itself after a retryable error, besides telling us: the
-                            // one that failed is replaced below, so it is closed, and off jetcd's lock, which
-                            // this callback runs under; otherwise every failure would leave one more watch open
-                            keepAlives.now(() -> closeQuietly(self.get()));
-                            rewatch(hold, failure);
-                        });
-        self.set(watcher);
-        hold.ownKeyWatch = watcher;
-        if (hold.loss() != null) {
-            closeQuietly(watcher); // a release that ran meanwhile may have closed the watch this one replaces
-        }
+    void watch(EtcdHold hold) {
+        deletions.watch(hold);
     }
 
-    private static void closeQuietly(Watch.Watcher watcher) {
-        if (watcher == null) {
-            return;
-        }
-        try {
-            watcher.close();
-        } catch (RuntimeException e) {
-            LOG.debug("could not close a watch: {}", e.toString());
-        }
-    }
-
-    private void rewatch(EtcdHold hold, Throwable failure) {
-        if (hold.loss() != null || registry.isClosed()) {
-            return;
-        }
-        LOG.debug("watch of lock key {} failed: {}; reading it again", hold.key, failure.toString());
-        registry.client.getKVClient().get(hold.keyBytes).whenComplete((response, readFailure) -> {
-            if (readFailure != null) {
-                // the keep-alive deadline still ends the hold if etcd stays out of reach
-                keepAlives.later(() -> rewatch(hold, readFailure));
-            } else if (response.getKvs().isEmpty() || response.getKvs().get(0).getCreateRevision() != hold.token) {
-                registry.lostLater(hold, LeaseLoss.NODE_GONE);
-            } else {
-                watch(hold, response.getHeader().getRevision() + 1);
-            }
-        });
+    /** Closes the deletion watch. */
+    void close() {
+        deletions.close();
     }
 
     /**
@@ -130,12 +80,13 @@ final class HoldKeys {
     }
 
     /**
-     * Stops the keep-alives and the watch, deletes the key (the next waiter is told at once; not a key found with
-     * another lease) and revokes the etcd lease without waiting. Never throws: a key that cannot be deleted goes when its lease expires.
+     * Stops the keep-alives and the watch's reports to the hold (before its own deletion), deletes the key (the next
+     * waiter is told at once; not a key found with another lease) and revokes the etcd lease without waiting. Never
+     * throws: a key that cannot be deleted goes when its lease expires.
      */
     void release(EtcdHold hold) {
         keepAlives.stop(hold);
-        closeQuietly(hold.ownKeyWatch);
+        deletions.forget(hold);
         if (hold.leaseId == 0) {
             return;
         }

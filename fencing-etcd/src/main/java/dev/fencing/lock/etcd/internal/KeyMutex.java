@@ -90,6 +90,7 @@ final class KeyMutex {
         }
         grants.take(grant.getID());
         hold.leased(grant.getID(), registry.contendersOf(hold.name) + Long.toHexString(grant.getID()));
+        registry.keys.track(hold);
         registry.leaseGranted(hold, grantSent.get(), grantSentWall.get(), grant.getTTL());
 
         ByteSequence key = hold.keyBytes;
@@ -139,7 +140,7 @@ final class KeyMutex {
             first = created.getGetResponses().get(1).getKvs();
         }
         hold.token = revision;
-        registry.keys.watch(hold, revision + 1);
+        registry.keys.watch(hold);
         // at the transaction's revision the own key existed with this revision: first then, it is granted without
         // another read (a deletion since is reported by the watch from revision + 1, and checked by the grant's
         // renewal when the deadline is near)

@@ -1,0 +1,226 @@
+package dev.fencing.lock.etcd.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.fencing.lock.FencedLock;
+import dev.fencing.lock.FencedLockListener;
+import dev.fencing.lock.Lease;
+import dev.fencing.lock.LeaseLoss;
+import dev.fencing.lock.etcd.internal.LeaseLossIT.RecordingListener;
+import dev.fencing.testsupport.EtcdServers;
+import dev.fencing.testsupport.TcpRelay;
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.Watch;
+import io.etcd.jetcd.options.PutOption;
+import java.lang.reflect.Field;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+
+/**
+ * The one watch of a registry's lock keys: a key deleted by another client ends its hold, a deletion while the
+ * watch's stream is broken ends it too (after the read that replaces the watch), as does a deletion from before the
+ * watch started (the read that confirms an older key), one watch at a time across dropped
+ * connections (through a {@link TcpRelay} in front of etcd) and none after the locks close, and a holder cut off
+ * from etcd is told of its loss without checking.
+ */
+class KeyDeletionWatchIT {
+    private final List<AutoCloseable> opened = new ArrayList<>();
+    private final ExecutorService threads = Executors.newCachedThreadPool();
+    private String prefix;
+
+    @BeforeEach
+    void start(TestInfo test) {
+        prefix = "it/key-deletion-watch/" + test.getTestMethod().orElseThrow().getName() + "-" + System.nanoTime();
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        threads.shutdownNow();
+        for (int i = opened.size() - 1; i >= 0; i--) {
+            opened.get(i).close();
+        }
+    }
+
+    @Test
+    void oneWatchServesEveryHoldAndDoesNotMultiplyOnStreamErrorsNorOutliveTheLocks() throws Exception {
+        TcpRelay relay = relayToSharedEtcd();
+        Client client = client("http://127.0.0.1:" + relay.port());
+        EtcdLockRegistry registry = registry(client, Duration.ofSeconds(10), new FencedLockListener() {});
+        Lease first = registry.lock("first").acquire();
+        Lease second = registry.lock("second").acquire();
+        assertThat(watchersOn(client)).containsExactly(prefix + "/");
+
+        for (int drop = 1; drop <= 3; drop++) {
+            Watch.Watcher before = registry.keys.deletions.watcherForTest();
+            relay.dropConnections();
+            // the failed watch is replaced; jetcd resumes a watcher it was not told to close 500 ms after the error
+            await().atMost(Duration.ofSeconds(10)).until(() -> registry.keys.deletions.watcherForTest() != before);
+            await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertThat(
+                            watchersOn(client))
+                    .as("live watches after a dropped connection")
+                    .containsExactly(prefix + "/"));
+        }
+        assertThat(first.isValid()).isTrue();
+        assertThat(second.isValid()).isTrue();
+
+        first.close();
+        second.close();
+        assertThat(watchersOn(client)).as("the watch outlives the leases").containsExactly(prefix + "/");
+
+        registry.close();
+
+        assertThat(watchersOn(client)).as("watches left after the locks closed").isEmpty();
+    }
+
+    @Test
+    void aHeldKeyDeletedByAnotherClientEndsThatLeaseThroughTheSharedWatch() throws Exception {
+        Client client = client(EtcdServers.shared().endpoints().get(0));
+        Client outsider = client(EtcdServers.shared().endpoints().get(0));
+        RecordingListener told = new RecordingListener();
+        EtcdLockRegistry registry = registry(client, Duration.ofSeconds(10), told);
+        Lease deleted = registry.lock("deleted").acquire();
+        Lease kept = registry.lock("kept").acquire();
+
+        outsider.getKVClient().delete(EtcdLockRegistry.holdOf(deleted).keyBytes).get(10, TimeUnit.SECONDS);
+
+        // isValid() reads nothing from etcd, and the etcd lease is still alive: only the watch can tell
+        await().atMost(Duration.ofSeconds(5)).until(() -> !deleted.isValid());
+        assertThat(EtcdLockRegistry.holdOf(deleted).loss()).isEqualTo(LeaseLoss.NODE_GONE);
+        await().atMost(Duration.ofSeconds(5))
+                .untilAsserted(() -> assertThat(told.causes).containsExactly(LeaseLoss.NODE_GONE));
+        assertThat(kept.isValid()).isTrue();
+        assertThat(watchersOn(client)).as("the only watch").containsExactly(prefix + "/");
+        deleted.close();
+        kept.close();
+    }
+
+    @Test
+    void aHeldKeyDeletedWhileTheWatchStreamIsBrokenEndsTheLeaseOnceTheWatchIsReplaced() throws Exception {
+        TcpRelay relay = relayToSharedEtcd();
+        Client client = client("http://127.0.0.1:" + relay.port());
+        Client outsider = client(EtcdServers.shared().endpoints().get(0));
+        EtcdLockRegistry registry = registry(client, Duration.ofSeconds(10), new FencedLockListener() {});
+        Lease lease = registry.lock("deleted-unseen").acquire();
+        Watch.Watcher before = registry.keys.deletions.watcherForTest();
+
+        // the deletion's event never reaches the client: held back, then dropped with the stream
+        relay.holdBack();
+        outsider.getKVClient().delete(EtcdLockRegistry.holdOf(lease).keyBytes).get(10, TimeUnit.SECONDS);
+        relay.dropConnections();
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> registry.keys.deletions.watcherForTest() != before);
+        // the new watch starts after the deletion; the etcd lease is alive: only the replacement's read can tell
+        await().atMost(Duration.ofSeconds(5)).until(() -> !lease.isValid());
+        assertThat(EtcdLockRegistry.holdOf(lease).loss()).isEqualTo(LeaseLoss.NODE_GONE);
+        lease.close();
+    }
+
+    @Test
+    void aHoldWhoseKeyIsOlderThanTheWatchIsCheckedByAReadAndEndsWhenItsKeyIsGone() throws Exception {
+        Client client = client(EtcdServers.shared().endpoints().get(0));
+        Client outsider = client(EtcdServers.shared().endpoints().get(0));
+        EtcdLockRegistry registry = registry(client, Duration.ofSeconds(10), new FencedLockListener() {});
+        // a contender's key, created and deleted before the watch starts: the watch cannot report that deletion
+        long leaseId =
+                outsider.getLeaseClient().grant(10).get(10, TimeUnit.SECONDS).getID();
+        EtcdHold hold = new EtcdHold(registry, "older", registry.pathOf("older"), Thread.currentThread(), null, null);
+        hold.leased(leaseId, registry.contendersOf("older") + Long.toHexString(leaseId));
+        registry.keys.track(hold);
+        hold.token = outsider.getKVClient()
+                .put(
+                        hold.keyBytes,
+                        EtcdTesting.bytes("older"),
+                        PutOption.builder().withLeaseId(leaseId).build())
+                .get(10, TimeUnit.SECONDS)
+                .getHeader()
+                .getRevision();
+        outsider.getKVClient().delete(hold.keyBytes).get(10, TimeUnit.SECONDS);
+        Lease later = registry.lock("later").acquire(); // opens the watch after the deletion
+
+        registry.keys.watch(hold);
+
+        await().atMost(Duration.ofSeconds(5)).until(() -> hold.loss() != null);
+        assertThat(hold.loss()).isEqualTo(LeaseLoss.NODE_GONE);
+        assertThat(later.isValid()).isTrue();
+        later.close();
+        outsider.getLeaseClient().revoke(leaseId).get(10, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void theListenerIsToldInTheBackgroundOnceTheKeepAliveDeadlinePasses() throws Exception {
+        Duration ttl = Duration.ofSeconds(2);
+        TcpRelay relay = relayToSharedEtcd();
+        RecordingListener told = new RecordingListener();
+        Lease lease = registry(client("http://127.0.0.1:" + relay.port()), ttl, told)
+                .lock("cut")
+                .acquire();
+        FencedLock theirs = registry(client(EtcdServers.shared().endpoints().get(0)), ttl, new FencedLockListener() {})
+                .lock("cut");
+
+        relay.holdBack();
+        relay.holdBackRequests();
+        Future<Lease> next = threads.submit(theirs::acquire);
+        Lease nextLease = next.get(30, TimeUnit.SECONDS); // the server expired our etcd lease
+
+        // no call on the lease: only the background can notice
+        await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertThat(told.causes)
+                .as("the listener, told without a check after another holder was granted")
+                .isNotEmpty());
+        relay.dropConnections();
+        lease.close();
+        threads.submit(nextLease::close).get(10, TimeUnit.SECONDS);
+    }
+
+    private TcpRelay relayToSharedEtcd() {
+        URI endpoint = URI.create(EtcdServers.shared().endpoints().get(0));
+        TcpRelay relay = TcpRelay.to(endpoint.getPort());
+        opened.add(relay);
+        return relay;
+    }
+
+    private Client client(String endpoint) {
+        Client client = EtcdTesting.client(List.of(endpoint));
+        opened.add(client);
+        return client;
+    }
+
+    private EtcdLockRegistry registry(Client client, Duration ttl, FencedLockListener listener) {
+        EtcdLockRegistry registry = EtcdTesting.registry(client, prefix, ttl, listener);
+        opened.add(registry);
+        return registry;
+    }
+
+    /** The keys of the live (not closed) watchers in {@code client}'s watch client, read from jetcd's internals. */
+    @SuppressWarnings("unchecked")
+    private static List<String> watchersOn(Client client) throws ReflectiveOperationException {
+        Object watchClient = client.getWatchClient();
+        Field watchersField = watchClient.getClass().getDeclaredField("watchers");
+        watchersField.setAccessible(true);
+        List<Object> watchers = List.copyOf((List<Object>) watchersField.get(watchClient));
+        List<String> keys = new ArrayList<>();
+        for (Object watcher : watchers) {
+            Field keyField = watcher.getClass().getDeclaredField("key");
+            keyField.setAccessible(true);
+            Field closedField = watcher.getClass().getDeclaredField("closed");
+            closedField.setAccessible(true);
+            if (!((AtomicBoolean) closedField.get(watcher)).get()) {
+                keys.add(((ByteSequence) keyField.get(watcher)).toString(StandardCharsets.UTF_8));
+            }
+        }
+        return keys;
+    }
+}
