@@ -274,55 +274,64 @@ public final class VerifyCommand implements Callable<Integer> {
             open.set(servers);
         }
         try {
-            if (settings.keep()) {
-                servers.keepDatabase();
-            }
-            Set<FaultKind> faults = EnumSet.noneOf(FaultKind.class);
-            faults.addAll(settings.faults());
-            Set<FaultKind> notForLocks = EnumSet.copyOf(faults);
-            notForLocks.removeAll(settings.locks().faults());
-            if (!notForLocks.isEmpty()) {
-                faults.removeAll(notForLocks);
-                progress.println(notForLocks.stream().map(FaultKind::flagName).toList() + " faults skipped: they are "
-                        + "ZooKeeper's, and the writers take their locks on "
-                        + settings.locks().displayName());
-            }
-            Set<FaultKind> pointless = EnumSet.copyOf(faults);
-            pointless.removeAll(settings.resource().faults());
-            if (!pointless.isEmpty()) {
-                faults.removeAll(pointless);
-                progress.println(pointless.stream().map(FaultKind::flagName).toList() + " faults skipped: the "
-                        + settings.resource().flagName() + " resource has nothing for them to attack");
-            }
-            servers.partitionUnavailable().ifPresent(reason -> {
-                faults.remove(FaultKind.PARTITION);
-                progress.println("partition faults skipped: " + reason + "; running the other faults");
-            });
-            servers.leaderKillUnavailable().ifPresent(reason -> {
-                faults.remove(FaultKind.LEADER_KILL);
-                progress.println("leader-kill faults skipped: " + reason + "; running the other faults");
-            });
-            Duration granted;
-            if (settings.locks() == LockService.ETCD) {
-                granted = settings.sessionTimeout(); // whole seconds, at least 2: etcd grants such a TTL as asked
-                progress.println("  each grant's etcd lease has a TTL of " + Durations.format(granted));
-            } else {
-                granted = servers.grantedSessionTimeout(settings.sessionTimeout());
-                progress.println("  ZooKeeper grants a session timeout of " + Durations.format(granted) + " ("
-                        + Durations.format(settings.sessionTimeout()) + " asked)");
-            }
-            ModeRunner runner = new ModeRunner(settings, servers, runId, granted, faults, progress);
-            List<RunResult> runs = new ArrayList<>();
-            for (Mode mode : settings.modes()) {
-                runs.add(runner.run(mode));
-            }
-            return runs;
+            return runOn(settings, servers, runId, progress);
         } finally {
             if (open != null) {
                 open.set(null);
             }
             servers.close();
         }
+    }
+
+    /**
+     * Runs every mode of {@code settings} on servers already open (for settings needing the same servers, with at
+     * most as many clients), leaving them open: a test that runs several resources starts its servers once.
+     */
+    static List<RunResult> runOn(VerifySettings settings, Servers servers, String runId, PrintStream progress)
+            throws InterruptedException {
+        if (settings.keep()) {
+            servers.keepDatabase();
+        }
+        Set<FaultKind> faults = EnumSet.noneOf(FaultKind.class);
+        faults.addAll(settings.faults());
+        Set<FaultKind> notForLocks = EnumSet.copyOf(faults);
+        notForLocks.removeAll(settings.locks().faults());
+        if (!notForLocks.isEmpty()) {
+            faults.removeAll(notForLocks);
+            progress.println(notForLocks.stream().map(FaultKind::flagName).toList() + " faults skipped: they are "
+                    + "ZooKeeper's, and the writers take their locks on "
+                    + settings.locks().displayName());
+        }
+        Set<FaultKind> pointless = EnumSet.copyOf(faults);
+        pointless.removeAll(settings.resource().faults());
+        if (!pointless.isEmpty()) {
+            faults.removeAll(pointless);
+            progress.println(pointless.stream().map(FaultKind::flagName).toList() + " faults skipped: the "
+                    + settings.resource().flagName() + " resource has nothing for them to attack");
+        }
+        servers.partitionUnavailable().ifPresent(reason -> {
+            faults.remove(FaultKind.PARTITION);
+            progress.println("partition faults skipped: " + reason + "; running the other faults");
+        });
+        servers.leaderKillUnavailable().ifPresent(reason -> {
+            faults.remove(FaultKind.LEADER_KILL);
+            progress.println("leader-kill faults skipped: " + reason + "; running the other faults");
+        });
+        Duration granted;
+        if (settings.locks() == LockService.ETCD) {
+            granted = settings.sessionTimeout(); // whole seconds, at least 2: etcd grants such a TTL as asked
+            progress.println("  each grant's etcd lease has a TTL of " + Durations.format(granted));
+        } else {
+            granted = servers.grantedSessionTimeout(settings.sessionTimeout());
+            progress.println("  ZooKeeper grants a session timeout of " + Durations.format(granted) + " ("
+                    + Durations.format(settings.sessionTimeout()) + " asked)");
+        }
+        ModeRunner runner = new ModeRunner(settings, servers, runId, granted, faults, progress);
+        List<RunResult> runs = new ArrayList<>();
+        for (Mode mode : settings.modes()) {
+            runs.add(runner.run(mode));
+        }
+        return runs;
     }
 
     /** Why the runs fail, one sentence each; empty when they pass. */
