@@ -115,7 +115,7 @@ record VerifySettings(
     public static final String DURATION_FLAG = "--duration";
     public static final String DURATION_DOC = "Workload time per run, 10s to 2h; a run goes on past it until every"
             + " fault has reached its minimum (pause 10, partition 3, leader-kill 1, backend-kill 2, consumer-crash 2,"
-            + " rebalance 1, session-expiry 2), at most three times as long and at least a minute longer. Default: ${DEFAULT-VALUE}.";
+            + " rebalance 1, session-expiry 2, read-pause 3), at most three times as long and at least a minute longer. Default: ${DEFAULT-VALUE}.";
     public static final String DEFAULT_DURATION = "60s";
 
     public static final String SEED_FLAG = "--seed";
