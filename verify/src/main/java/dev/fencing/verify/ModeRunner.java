@@ -237,10 +237,10 @@ final class ModeRunner {
                 notes.add(note);
                 log.note(note);
             }
-            Optional<String> noLeaderFault = holderFaultMissing(log.countedByKind());
-            if (noLeaderFault.isPresent()) {
-                notes.add(noLeaderFault.get());
-                log.note(noLeaderFault.get());
+            Optional<String> noHolderFault = holderFaultMissing(log.countedByKind());
+            if (noHolderFault.isPresent()) {
+                notes.add(noHolderFault.get());
+                log.note(noHolderFault.get());
             }
             samples.add(sample(board, writers, consumers));
             Optional<String> grown = ResourceSample.unboundedGrowth(samples);
