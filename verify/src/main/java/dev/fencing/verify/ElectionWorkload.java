@@ -3,10 +3,6 @@ package dev.fencing.verify;
 import dev.fencing.verify.checker.CheckResult;
 import dev.fencing.verify.checker.ElectionChecker;
 import dev.fencing.verify.checker.History;
-import dev.fencing.verify.checker.Observed;
-import java.sql.Connection;
-import java.sql.SQLException;
-import java.sql.Statement;
 import java.util.List;
 
 /**
@@ -47,22 +43,12 @@ final class ElectionWorkload implements Workload {
 
     @Override
     public CheckResult check(Mode mode, History history) {
-        Observed observed;
-        try (Connection connection = servers.dataSource().getConnection()) {
-            observed = Observed.read(connection, mode.schema());
-        } catch (SQLException e) {
-            throw new VerifyException("cannot read the run's tables: " + e.getMessage(), e);
-        }
-        return ElectionChecker.check(history, observed.lists(), ElectionChecker.DEFAULT_CLOCK_UNCERTAINTY);
+        return ElectionChecker.check(
+                history, RunTables.lists(servers.dataSource(), mode), ElectionChecker.DEFAULT_CLOCK_UNCERTAINTY);
     }
 
     @Override
     public void remove(Mode mode) {
-        try (Connection connection = servers.dataSource().getConnection();
-                Statement statement = connection.createStatement()) {
-            statement.execute("DROP SCHEMA IF EXISTS " + mode.schema() + " CASCADE");
-        } catch (SQLException e) {
-            throw new VerifyException("cannot drop " + mode.schema() + ": " + e.getMessage(), e);
-        }
+        RunTables.drop(servers.dataSource(), mode);
     }
 }

@@ -76,7 +76,7 @@ final class FaultInjector {
 
     void inject(FaultSchedule.Planned planned) throws InterruptedException {
         switch (planned.kind()) {
-            case PAUSE -> pause(planned);
+            case PAUSE, READ_PAUSE -> pause(planned);
             case PARTITION -> partition(planned);
             case LEADER_KILL -> {
                 if (etcd != null) {
@@ -93,9 +93,10 @@ final class FaultInjector {
     }
 
     /**
-     * Freezes a writer holding its lock (before its write, or between write and publish) with SIGSTOP, past its
-     * session's expiry and until another writer has written (or published) the resource under a newer token,
-     * then thaws it: its write or record is now stale.
+     * Freezes a writer holding its lock (before its write, or between write and publish; a read pause: a reader
+     * between its read and its return) with SIGSTOP, past its session's expiry and until another writer has written
+     * (or published) the resource under a newer token, then thaws it: its write, record or read is now stale. A
+     * pause counts once another client took the lock over; a read pause only once a writer wrote meanwhile.
      */
     private void pause(FaultSchedule.Planned planned) throws InterruptedException {
         OptionalInt reserved = writers.reserve(planned.target());
@@ -105,12 +106,14 @@ final class FaultInjector {
         int id = reserved.getAsInt();
         try {
             // the same schedule for every resource: without a record there is nothing between write and publish
-            PausePoint point = resource.chain() ? planned.point() : PausePoint.LOCK_WRITE;
+            PausePoint point = planned.kind() == FaultKind.READ_PAUSE
+                    ? PausePoint.READ_USE
+                    : resource.chain() ? planned.point() : PausePoint.LOCK_WRITE;
             Optional<ClientEvent> at = writers.armAndAwait(id, point, POINT_WAIT);
             long start = System.currentTimeMillis();
             if (at.isEmpty()) {
                 log.add(new Fault(
-                        FaultKind.PAUSE,
+                        planned.kind(),
                         "writer " + id,
                         id,
                         start,
@@ -132,9 +135,12 @@ final class FaultInjector {
                             wait -> board.await(mark, newer(takeover, resource, token), wait));
             start = pause.startMillis();
             long end = pause.endMillis();
-            Optional<ClientEvent> locked = board.find(mark, newer("LOCKED", resource, token));
+            Optional<ClientEvent> locked = point == PausePoint.READ_USE
+                    ? pause.takeover()
+                    : board.find(mark, newer("LOCKED", resource, token));
+            String meanwhile = point == PausePoint.READ_USE ? " wrote with token " : " took the lock with token ";
             log.add(new Fault(
-                    FaultKind.PAUSE,
+                    planned.kind(),
                     "writer " + id,
                     id,
                     start,
@@ -147,8 +153,11 @@ final class FaultInjector {
                             resource,
                             token,
                             where(point),
-                            locked.map(e -> "meanwhile " + e.child() + " took the lock with token " + e.token())
-                                    .orElse("nobody took " + resource + " over"))));
+                            locked.map(e -> "meanwhile " + e.child() + meanwhile + e.token())
+                                    .orElse(
+                                            point == PausePoint.READ_USE
+                                                    ? "nobody wrote " + resource
+                                                    : "nobody took " + resource + " over"))));
         } finally {
             writers.release(id);
         }
@@ -476,6 +485,7 @@ final class FaultInjector {
             case LOCK_WRITE -> "between lock and write";
             case WRITE_PUBLISH -> "between write and publish";
             case IN_TRANSACTION -> "inside its write's transaction";
+            case READ_USE -> "between its read and the read's return";
         };
     }
 }

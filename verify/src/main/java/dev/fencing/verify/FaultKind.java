@@ -23,7 +23,12 @@ enum FaultKind {
      * Curator's {@code KillSession} does (Curator replaces its handle and closing the old one ends the session, so
      * the next participant is elected before Curator reports LOST), and on the server at once.
      */
-    SESSION_EXPIRY("sessionExpiry", "session-expiry", 2);
+    SESSION_EXPIRY("sessionExpiry", "session-expiry", 2),
+    /**
+     * A reader frozen with SIGSTOP between its read and its return, holding its read lock, past its ZooKeeper
+     * session and until a writer has written the resource: what it read is now stale (the rwlock resource only).
+     */
+    READ_PAUSE("readPause", "read-pause", 3);
 
     private final String jsonName;
     private final String flagName;

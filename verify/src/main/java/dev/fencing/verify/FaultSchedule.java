@@ -38,7 +38,8 @@ final class FaultSchedule {
             FaultKind.BACKEND_KILL, new Cadence(6_000, 9_000),
             FaultKind.CONSUMER_CRASH, new Cadence(9_000, 13_000),
             FaultKind.REBALANCE, new Cadence(5_000, 25_000),
-            FaultKind.SESSION_EXPIRY, new Cadence(3_000, 6_000)));
+            FaultKind.SESSION_EXPIRY, new Cadence(3_000, 6_000),
+            FaultKind.READ_PAUSE, new Cadence(1_000, 3_000)));
 
     private final Map<FaultKind, Random> randoms = new EnumMap<>(FaultKind.class);
     private final Map<FaultKind, Planned> last = new EnumMap<>(FaultKind.class);

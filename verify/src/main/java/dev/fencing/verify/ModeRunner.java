@@ -79,6 +79,7 @@ final class ModeRunner {
             case POSTGRES -> null;
             case REDIS -> new RedisWorkload(servers, runId, settings.resources());
             case ELECTION -> new ElectionWorkload(servers, settings.resources(), settings.clients());
+            case RWLOCK -> new RwLockWorkload(servers, settings.resources());
         };
     }
 
@@ -236,10 +237,10 @@ final class ModeRunner {
                 notes.add(note);
                 log.note(note);
             }
-            Optional<String> noLeaderFault = leaderFaultMissing(log.countedByKind());
-            if (noLeaderFault.isPresent()) {
-                notes.add(noLeaderFault.get());
-                log.note(noLeaderFault.get());
+            Optional<String> noHolderFault = holderFaultMissing(log.countedByKind());
+            if (noHolderFault.isPresent()) {
+                notes.add(noHolderFault.get());
+                log.note(noHolderFault.get());
             }
             samples.add(sample(board, writers, consumers));
             Optional<String> grown = ResourceSample.unboundedGrowth(samples);
@@ -433,17 +434,23 @@ final class ModeRunner {
     }
 
     /**
-     * Why an election run proves nothing, if it does: no leader was paused or partitioned past its session (with
-     * neither fault asked for, or neither counted), so no deposed leader ever wrote. Empty for the other resources,
-     * whose minimums say enough.
+     * Why a run proves nothing, if it does, whatever faults were asked for: in an election run no leader was paused
+     * or partitioned past its session (neither fault counted), so no deposed leader ever wrote; in a read/write-lock
+     * run no reader was paused between its read and its return while a writer wrote, so no read could be stale.
+     * Empty for the other resources, whose minimums say enough.
      */
-    private Optional<String> leaderFaultMissing(Map<FaultKind, Integer> counted) {
-        if (settings.resource() != Resource.ELECTION
-                || counted.get(FaultKind.PAUSE) + counted.get(FaultKind.PARTITION) > 0) {
-            return Optional.empty();
+    private Optional<String> holderFaultMissing(Map<FaultKind, Integer> counted) {
+        if (settings.resource() == Resource.ELECTION
+                && counted.get(FaultKind.PAUSE) + counted.get(FaultKind.PARTITION) == 0) {
+            return Optional.of("no leader was paused or partitioned past its session (pause and partition"
+                    + " faults: none counted), so no deposed leader wrote and the election run proves nothing");
         }
-        return Optional.of("no leader was paused or partitioned past its session (pause and partition"
-                + " faults: none counted), so no deposed leader wrote and the election run proves nothing");
+        if (settings.resource() == Resource.RWLOCK && counted.get(FaultKind.READ_PAUSE) == 0) {
+            return Optional.of("no reader was paused between its read and its return while a writer wrote"
+                    + " (read-pause faults: none counted), so no read could be stale and the rwlock run proves"
+                    + " nothing about reads");
+        }
+        return Optional.empty();
     }
 
     /** "partition 1 of 3": the kinds in {@code kinds} below their minimum, with their counts. */

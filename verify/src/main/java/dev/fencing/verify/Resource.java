@@ -1,5 +1,6 @@
 package dev.fencing.verify;
 
+import dev.fencing.verify.checker.ViolationKind;
 import java.util.Collections;
 import java.util.EnumSet;
 import java.util.Locale;
@@ -24,7 +25,14 @@ enum Resource {
      */
     ELECTION(
             "election",
-            EnumSet.of(FaultKind.PAUSE, FaultKind.PARTITION, FaultKind.LEADER_KILL, FaultKind.SESSION_EXPIRY));
+            EnumSet.of(FaultKind.PAUSE, FaultKind.PARTITION, FaultKind.LEADER_KILL, FaultKind.SESSION_EXPIRY)),
+    /**
+     * A read/write lock per resource: readers read the resource's PostgreSQL row under the read lock and check what
+     * they read against the read token before returning it (fenced run); writers append to it under the write lock
+     * through fencing-jdbc. No Kafka or consumers: pauses and partitions of writers, pauses of readers between read
+     * and return, and leader kills apply.
+     */
+    RWLOCK("rwlock", EnumSet.of(FaultKind.PAUSE, FaultKind.READ_PAUSE, FaultKind.PARTITION, FaultKind.LEADER_KILL));
 
     private final String flagName;
     private final Set<FaultKind> faults;
@@ -41,6 +49,19 @@ enum Resource {
     /** The fault kinds that have something to attack in this resource's workload. */
     Set<FaultKind> faults() {
         return faults;
+    }
+
+    /**
+     * The violations a control run must show for the checker to have proved anything about this resource: for the
+     * read/write lock a stale read returned; for the others a stale write landed or a stale record applied. A control
+     * run's other violations (records without a token applied, records applied twice after a crash) follow from a
+     * plain consumer's settings whatever the faults did, so they alone would let a schedule that never let a stale
+     * holder act pass.
+     */
+    Set<ViolationKind> staleKinds() {
+        return this == RWLOCK
+                ? EnumSet.of(ViolationKind.STALE_READ)
+                : EnumSet.of(ViolationKind.TOKEN_ORDER, ViolationKind.RECORD_TOKEN_ORDER, ViolationKind.STALE_WRITE);
     }
 
     /** Whether this is the PostgreSQL and Kafka chain (with its tables, topic and consumers). */
@@ -65,6 +86,6 @@ enum Resource {
             }
         }
         throw new IllegalArgumentException(
-                VerifySettings.RESOURCE_FLAG + " '" + name + "' is not one of postgres, redis, election");
+                VerifySettings.RESOURCE_FLAG + " '" + name + "' is not one of postgres, redis, election, rwlock");
     }
 }

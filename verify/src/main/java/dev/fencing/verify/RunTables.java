@@ -1,8 +1,11 @@
 package dev.fencing.verify;
 
+import dev.fencing.verify.checker.Observed;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.List;
+import java.util.Map;
 import javax.sql.DataSource;
 
 /**
@@ -35,6 +38,25 @@ final class RunTables {
                     + " PRIMARY KEY (origin_partition, origin_offset))");
         } catch (SQLException e) {
             throw new VerifyException("cannot create the tables of " + schema + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** Each resource's list of ids, as the mode's run left it. */
+    static Map<String, List<Long>> lists(DataSource database, Mode mode) {
+        try (Connection connection = database.getConnection()) {
+            return Observed.read(connection, mode.schema()).lists();
+        } catch (SQLException e) {
+            throw new VerifyException("cannot read the run's tables: " + e.getMessage(), e);
+        }
+    }
+
+    /** Drops the mode's schema and everything in it. */
+    static void drop(DataSource database, Mode mode) {
+        try (Connection connection = database.getConnection();
+                Statement statement = connection.createStatement()) {
+            statement.execute("DROP SCHEMA IF EXISTS " + mode.schema() + " CASCADE");
+        } catch (SQLException e) {
+            throw new VerifyException("cannot drop " + mode.schema() + ": " + e.getMessage(), e);
         }
     }
 }

@@ -21,9 +21,22 @@ final class SummaryTable {
     static String of(List<RunResult> runs) {
         StringBuilder table = new StringBuilder();
         row(table, "", runs, run -> run.mode().label());
-        row(table, "operations (appends invoked)", runs, run -> n(run.check().operations()));
-        row(table, "  ok (acknowledged)", runs, run -> n(run.check().ok()));
-        row(table, "  failed (refused)", runs, run -> n(run.check().failed()));
+        boolean reads = runs.stream().anyMatch(run -> run.resource() == Resource.RWLOCK);
+        row(
+                table,
+                reads ? "operations (appends, reads invoked)" : "operations (appends invoked)",
+                runs,
+                run -> n(run.check().operations()));
+        row(
+                table,
+                reads ? "  ok (acknowledged, returned)" : "  ok (acknowledged)",
+                runs,
+                run -> n(run.check().ok()));
+        row(
+                table,
+                reads ? "  failed (refused, discarded)" : "  failed (refused)",
+                runs,
+                run -> n(run.check().failed()));
         row(table, "  indeterminate (info)", runs, run -> n(run.check().indeterminate()));
         table.append("faults injected (counted / tried)\n");
         for (FaultKind kind : FaultKind.values()) {

@@ -35,6 +35,7 @@ import picocli.CommandLine.Spec;
  * verify/run --mode fenced --faults pause,partition
  * verify/run --resource redis                 # the writers write Redis through fencing-redis instead
  * verify/run --resource election              # leaders of elections write many times per term instead
+ * verify/run --resource rwlock                # readers and writers under read/write locks instead
  * verify/run --locks etcd                     # the writers take their locks on etcd instead
  * </pre>
  *
@@ -53,7 +54,10 @@ import picocli.CommandLine.Spec;
                     + " once without fencing, and checks each run's histories with an independent checker. With"
                     + " --resource redis the writers write Redis through fencing-redis instead (pauses, partitions,"
                     + " leader kills); with --resource election they take part in leader elections and write"
-                    + " PostgreSQL many times per term (pauses, partitions, leader kills, session expiries). With"
+                    + " PostgreSQL many times per term (pauses, partitions, leader kills, session expiries); with"
+                    + " --resource rwlock they read PostgreSQL rows under read locks, checking each read against its"
+                    + " read token, and write them under write locks (pauses of readers and writers, partitions,"
+                    + " leader kills). With"
                     + " --locks etcd the writers take their locks on an embedded etcd cluster instead of ZooKeeper.",
             "Servers are embedded unless given by flags. Linux (partitions need root and iproute2) or macOS.",
             "Exit codes: 0 the fenced run had no violation and the control run had some; 1 otherwise, or a run"
@@ -270,49 +274,7 @@ public final class VerifyCommand implements Callable<Integer> {
             open.set(servers);
         }
         try {
-            if (settings.keep()) {
-                servers.keepDatabase();
-            }
-            Set<FaultKind> faults = EnumSet.noneOf(FaultKind.class);
-            faults.addAll(settings.faults());
-            Set<FaultKind> notForLocks = EnumSet.copyOf(faults);
-            notForLocks.removeAll(settings.locks().faults());
-            if (!notForLocks.isEmpty()) {
-                faults.removeAll(notForLocks);
-                progress.println(notForLocks.stream().map(FaultKind::flagName).toList() + " faults skipped: they are "
-                        + "ZooKeeper's, and the writers take their locks on "
-                        + settings.locks().displayName());
-            }
-            Set<FaultKind> pointless = EnumSet.copyOf(faults);
-            pointless.removeAll(settings.resource().faults());
-            if (!pointless.isEmpty()) {
-                faults.removeAll(pointless);
-                progress.println(pointless.stream().map(FaultKind::flagName).toList() + " faults skipped: the "
-                        + settings.resource().flagName() + " resource has nothing for them to attack");
-            }
-            servers.partitionUnavailable().ifPresent(reason -> {
-                faults.remove(FaultKind.PARTITION);
-                progress.println("partition faults skipped: " + reason + "; running the other faults");
-            });
-            servers.leaderKillUnavailable().ifPresent(reason -> {
-                faults.remove(FaultKind.LEADER_KILL);
-                progress.println("leader-kill faults skipped: " + reason + "; running the other faults");
-            });
-            Duration granted;
-            if (settings.locks() == LockService.ETCD) {
-                granted = settings.sessionTimeout(); // whole seconds, at least 2: etcd grants such a TTL as asked
-                progress.println("  each grant's etcd lease has a TTL of " + Durations.format(granted));
-            } else {
-                granted = servers.grantedSessionTimeout(settings.sessionTimeout());
-                progress.println("  ZooKeeper grants a session timeout of " + Durations.format(granted) + " ("
-                        + Durations.format(settings.sessionTimeout()) + " asked)");
-            }
-            ModeRunner runner = new ModeRunner(settings, servers, runId, granted, faults, progress);
-            List<RunResult> runs = new ArrayList<>();
-            for (Mode mode : settings.modes()) {
-                runs.add(runner.run(mode));
-            }
-            return runs;
+            return runOn(settings, servers, runId, progress);
         } finally {
             if (open != null) {
                 open.set(null);
@@ -322,13 +284,55 @@ public final class VerifyCommand implements Callable<Integer> {
     }
 
     /**
-     * The kinds a control run must show for the checker to have proved anything: a stale write landed, or a stale
-     * record applied. Its other violations (records without a token applied, records applied twice after a crash)
-     * follow from a plain consumer's settings whatever the faults did, so they alone would let a schedule that
-     * never let a stale holder act pass.
+     * Runs every mode of {@code settings} on servers already open (for settings needing the same servers, with at
+     * most as many clients), leaving them open: a test that runs several resources starts its servers once.
      */
-    static final Set<ViolationKind> STALE_KINDS =
-            EnumSet.of(ViolationKind.TOKEN_ORDER, ViolationKind.RECORD_TOKEN_ORDER, ViolationKind.STALE_WRITE);
+    static List<RunResult> runOn(VerifySettings settings, Servers servers, String runId, PrintStream progress)
+            throws InterruptedException {
+        if (settings.keep()) {
+            servers.keepDatabase();
+        }
+        Set<FaultKind> faults = EnumSet.noneOf(FaultKind.class);
+        faults.addAll(settings.faults());
+        Set<FaultKind> notForLocks = EnumSet.copyOf(faults);
+        notForLocks.removeAll(settings.locks().faults());
+        if (!notForLocks.isEmpty()) {
+            faults.removeAll(notForLocks);
+            progress.println(notForLocks.stream().map(FaultKind::flagName).toList() + " faults skipped: they are "
+                    + "ZooKeeper's, and the writers take their locks on "
+                    + settings.locks().displayName());
+        }
+        Set<FaultKind> pointless = EnumSet.copyOf(faults);
+        pointless.removeAll(settings.resource().faults());
+        if (!pointless.isEmpty()) {
+            faults.removeAll(pointless);
+            progress.println(pointless.stream().map(FaultKind::flagName).toList() + " faults skipped: the "
+                    + settings.resource().flagName() + " resource has nothing for them to attack");
+        }
+        servers.partitionUnavailable().ifPresent(reason -> {
+            faults.remove(FaultKind.PARTITION);
+            progress.println("partition faults skipped: " + reason + "; running the other faults");
+        });
+        servers.leaderKillUnavailable().ifPresent(reason -> {
+            faults.remove(FaultKind.LEADER_KILL);
+            progress.println("leader-kill faults skipped: " + reason + "; running the other faults");
+        });
+        Duration granted;
+        if (settings.locks() == LockService.ETCD) {
+            granted = settings.sessionTimeout(); // whole seconds, at least 2: etcd grants such a TTL as asked
+            progress.println("  each grant's etcd lease has a TTL of " + Durations.format(granted));
+        } else {
+            granted = servers.grantedSessionTimeout(settings.sessionTimeout());
+            progress.println("  ZooKeeper grants a session timeout of " + Durations.format(granted) + " ("
+                    + Durations.format(settings.sessionTimeout()) + " asked)");
+        }
+        ModeRunner runner = new ModeRunner(settings, servers, runId, granted, faults, progress);
+        List<RunResult> runs = new ArrayList<>();
+        for (Mode mode : settings.modes()) {
+            runs.add(runner.run(mode));
+        }
+        return runs;
+    }
 
     /** Why the runs fail, one sentence each; empty when they pass. */
     static List<String> verdict(List<RunResult> runs) {
@@ -340,9 +344,14 @@ public final class VerifyCommand implements Callable<Integer> {
                         + " violations above)");
             }
             if (run.mode() == Mode.CONTROL && staleViolations(run) == 0) {
-                failures.add("FAILED: the control run, without fencing, landed no stale write and applied no stale"
-                        + " record: under this schedule the checker could not have caught a failure of fencing"
-                        + " either, so the fenced run proves nothing");
+                failures.add(
+                        run.resource() == Resource.RWLOCK
+                                ? "FAILED: the control run, without checking its reads, returned no stale read: under"
+                                        + " this schedule the checker could not have caught a stale read of the"
+                                        + " fenced run either, so the fenced run proves nothing"
+                                : "FAILED: the control run, without fencing, landed no stale write and applied no"
+                                        + " stale record: under this schedule the checker could not have caught a"
+                                        + " failure of fencing either, so the fenced run proves nothing");
             }
             for (String note : run.notes()) {
                 failures.add("FAILED: the " + run.mode().label() + " run did not go as planned: " + note);
@@ -351,9 +360,11 @@ public final class VerifyCommand implements Callable<Integer> {
         return failures;
     }
 
+    /** The control run's violations of its resource's {@link Resource#staleKinds()}. */
     static long staleViolations(RunResult run) {
+        Set<ViolationKind> kinds = run.resource().staleKinds();
         return run.check().violations().stream()
-                .filter(v -> STALE_KINDS.contains(v.kind()))
+                .filter(v -> kinds.contains(v.kind()))
                 .count();
     }
 
@@ -364,8 +375,12 @@ public final class VerifyCommand implements Callable<Integer> {
                     run.mode() == Mode.FENCED
                             ? "the fenced run kept every property over "
                                     + run.check().operations() + " operations"
-                            : "the control run landed " + staleViolations(run)
-                                    + " stale writes or records, so the checker can catch a failure of fencing");
+                            : run.resource() == Resource.RWLOCK
+                                    ? "the control run returned " + staleViolations(run)
+                                            + " stale reads, so the checker can catch one"
+                                    : "the control run landed " + staleViolations(run)
+                                            + " stale writes or records, so the checker can catch a failure of"
+                                            + " fencing");
         }
         return String.join("; ", parts);
     }

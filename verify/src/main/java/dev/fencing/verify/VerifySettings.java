@@ -90,7 +90,10 @@ record VerifySettings(
             + " PostgreSQL rows through fencing-jdbc, Kafka records, consumers), redis (Redis keys through"
             + " fencing-redis under locks; faults: pause, partition, leader-kill) or election (leader elections, one"
             + " per resource, whose leaders write PostgreSQL rows many times per term through fencing-jdbc;"
-            + " faults: pause, partition, leader-kill, session-expiry). Default: ${DEFAULT-VALUE}.";
+            + " faults: pause, partition, leader-kill, session-expiry) or rwlock (a read/write lock per resource:"
+            + " reads of PostgreSQL rows under read locks, checked against the read token before they are returned,"
+            + " and writes through fencing-jdbc under write locks; faults: pause, read-pause, partition,"
+            + " leader-kill). Default: ${DEFAULT-VALUE}.";
     public static final String DEFAULT_RESOURCE = "postgres";
 
     public static final String LOCKS_FLAG = "--locks";
@@ -112,7 +115,7 @@ record VerifySettings(
     public static final String DURATION_FLAG = "--duration";
     public static final String DURATION_DOC = "Workload time per run, 10s to 2h; a run goes on past it until every"
             + " fault has reached its minimum (pause 10, partition 3, leader-kill 1, backend-kill 2, consumer-crash 2,"
-            + " rebalance 1, session-expiry 2), at most three times as long and at least a minute longer. Default: ${DEFAULT-VALUE}.";
+            + " rebalance 1, session-expiry 2, read-pause 3), at most three times as long and at least a minute longer. Default: ${DEFAULT-VALUE}.";
     public static final String DEFAULT_DURATION = "60s";
 
     public static final String SEED_FLAG = "--seed";
@@ -122,7 +125,7 @@ record VerifySettings(
 
     public static final String FAULTS_FLAG = "--faults";
     public static final String FAULTS_DOC = "Faults to inject, comma-separated: pause, partition, leader-kill,"
-            + " backend-kill, consumer-crash, rebalance, session-expiry (election only), or all, or none. Default:"
+            + " backend-kill, consumer-crash, rebalance, session-expiry (election only), read-pause (rwlock only), or all, or none. Default:"
             + " ${DEFAULT-VALUE}.";
     public static final String DEFAULT_FAULTS = "all";
 

@@ -168,6 +168,42 @@ class ReportsTest {
     }
 
     @Test
+    void aReadWriteLockControlRunMustReturnAStaleReadAStaleWriteAloneProvesNothingAboutReads() {
+        RunResult staleWriteOnly = rwLock(with(
+                run(Mode.CONTROL, false),
+                List.of(new Violation(ViolationKind.TOKEN_ORDER, "r1", List.of(7L, 8L), "late write")),
+                List.of()));
+        RunResult staleRead = rwLock(with(
+                run(Mode.CONTROL, false),
+                List.of(new Violation(ViolationKind.STALE_READ, "r1", List.of(9L, 8L), "missed op 8")),
+                List.of()));
+        RunResult fenced = rwLock(run(Mode.FENCED, false));
+
+        assertThat(VerifyCommand.verdict(List.of(fenced, staleWriteOnly)))
+                .singleElement()
+                .asString()
+                .contains("returned no stale read");
+        assertThat(VerifyCommand.verdict(List.of(fenced, staleRead))).isEmpty();
+        assertThat(VerifyCommand.staleViolations(staleRead)).isEqualTo(1);
+    }
+
+    private static RunResult rwLock(RunResult run) {
+        return new RunResult(
+                run.mode(),
+                Resource.RWLOCK,
+                run.seed(),
+                run.check(),
+                run.history(),
+                run.faults(),
+                run.counted(),
+                run.startMillis(),
+                run.endMillis(),
+                run.samples(),
+                run.notes(),
+                run.directory());
+    }
+
+    @Test
     void aRunThatMissedAFaultMinimumOrLostAWriterFails() {
         RunResult fenced = with(
                 run(Mode.FENCED, false),
@@ -188,12 +224,12 @@ class ReportsTest {
         assertThat(json.strip())
                 .isEqualTo("{\"runs\":[{\"mode\":\"fenced\",\"seed\":42,\"operations\":2,\"ok\":1,\"failed\":1,"
                         + "\"indeterminate\":0,\"faults\":{\"pause\":1,\"partition\":0,\"leaderKill\":0,\"backendKill\":0,"
-                        + "\"consumerCrash\":0,\"rebalance\":0,\"sessionExpiry\":0},\"violations\":0,\"lostAcknowledged\":0,\"duplicated\":0,"
+                        + "\"consumerCrash\":0,\"rebalance\":0,\"sessionExpiry\":0,\"readPause\":0},\"violations\":0,\"lostAcknowledged\":0,\"duplicated\":0,"
                         + "\"recordsProduced\":0,\"recordsApplied\":0,\"recordsDeadLettered\":0,\"recordsDropped\":0,"
                         + "\"resource\":\"postgres\"},"
                         + "{\"mode\":\"control\",\"seed\":42,\"operations\":2,\"ok\":2,\"failed\":0,\"indeterminate\":0,"
                         + "\"faults\":{\"pause\":1,\"partition\":0,\"leaderKill\":0,\"backendKill\":0,\"consumerCrash\":0,"
-                        + "\"rebalance\":0,\"sessionExpiry\":0},\"violations\":1,\"lostAcknowledged\":0,\"duplicated\":0,"
+                        + "\"rebalance\":0,\"sessionExpiry\":0,\"readPause\":0},\"violations\":1,\"lostAcknowledged\":0,\"duplicated\":0,"
                         + "\"recordsProduced\":0,\"recordsApplied\":0,\"recordsDeadLettered\":0,\"recordsDropped\":0,"
                         + "\"resource\":\"postgres\"}]}");
     }

@@ -104,6 +104,25 @@ class VerifyCommandTest {
     }
 
     @Test
+    void theReadWriteLockResourceIsPickedByNameRunsOnZooKeeperOnlyAndHasReadPauses() {
+        VerifySettings settings = VerifyCommand.parse("--resource", "rwlock", "--faults", "read-pause,pause");
+
+        assertThat(settings.resource()).isEqualTo(Resource.RWLOCK);
+        assertThat(settings.allEmbedded()).isTrue();
+        assertThat(settings.faults()).containsExactlyInAnyOrder(FaultKind.READ_PAUSE, FaultKind.PAUSE);
+        assertThat(Resource.RWLOCK.faults())
+                .containsExactlyInAnyOrder(
+                        FaultKind.PAUSE, FaultKind.READ_PAUSE, FaultKind.PARTITION, FaultKind.LEADER_KILL);
+        assertThat(Resource.ELECTION.faults()).doesNotContain(FaultKind.READ_PAUSE);
+        assertThatThrownBy(() -> VerifyCommand.parse("--resource", "rwlock", "--locks", "etcd"))
+                .isInstanceOf(ParameterException.class)
+                .hasMessageContaining("--locks etcd runs the postgres resource only, not --resource rwlock");
+        assertThatThrownBy(() -> VerifyCommand.parse("--resource", "rw"))
+                .isInstanceOf(ParameterException.class)
+                .hasMessageContaining("is not one of postgres, redis, election, rwlock");
+    }
+
+    @Test
     void theElectionResourceNeedsPostgresButNeitherKafkaNorRedis() {
         VerifySettings embedded = VerifyCommand.parse("--resource", "election", "--kafka", "kafka:9092");
         VerifySettings external = VerifyCommand.parse("--resource", "Election", "--jdbc-url", "jdbc:postgresql://db/x");

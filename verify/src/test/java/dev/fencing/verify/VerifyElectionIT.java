@@ -7,7 +7,10 @@ import dev.fencing.verify.checker.ViolationKind;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.EnumSet;
 import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -19,15 +22,21 @@ import org.junit.jupiter.api.Test;
  * (no write of a term after one of a greater term) and the local contract (no term read valid after the next
  * term's grant), and refuse some late writes; the control run's plain UPDATEs must land a late write, or the
  * checker proved nothing. No timing is asserted.
+ *
+ * <p>The read/write-lock resource runs briefly on the same servers: two clients reading and writing one resource
+ * under its read/write lock, until three readers were paused between read and return while a writer wrote. The
+ * fenced run's readers, checking the stored token against their read token, must return no stale read and discard
+ * some; the control run's readers, which do not check, must return a stale read.
  */
 class VerifyElectionIT {
+    private static final Path TARGET = Path.of("target");
+    private static VerifySettings electionSettings;
+    private static Servers servers;
 
-    @Test
-    void leadersWritingUnderTheirTermsTokenKeepTheFenceAndTheLocalContractWhereUnfencedWritesLandLate()
-            throws Exception {
-        Path target = Path.of("target");
-        Files.createDirectories(target);
-        VerifySettings settings = new VerifySettings(
+    @BeforeAll
+    static void startServers() throws Exception {
+        Files.createDirectories(TARGET);
+        electionSettings = new VerifySettings(
                 null,
                 null,
                 null,
@@ -42,13 +51,27 @@ class VerifyElectionIT {
                 Resource.ELECTION.faults(),
                 List.of(Mode.FENCED, Mode.CONTROL),
                 Duration.ofSeconds(2),
-                target.resolve("verify-election-it.json"),
-                target.resolve("verify-election-it-report.html"),
-                target.resolve("verify-election-it-runs"),
+                TARGET.resolve("verify-election-it.json"),
+                TARGET.resolve("verify-election-it-report.html"),
+                TARGET.resolve("verify-election-it-runs"),
                 false);
+        servers = Servers.open(electionSettings, Servers.newRunId(), System.out);
+    }
+
+    @AfterAll
+    static void stopServers() {
+        if (servers != null) {
+            servers.close();
+        }
+    }
+
+    @Test
+    void leadersWritingUnderTheirTermsTokenKeepTheFenceAndTheLocalContractWhereUnfencedWritesLandLate()
+            throws Exception {
+        VerifySettings settings = electionSettings;
 
         // when
-        List<RunResult> runs = VerifyCommand.runAll(settings, System.out, null);
+        List<RunResult> runs = VerifyCommand.runOn(settings, servers, Servers.newRunId(), System.out);
         System.out.print(SummaryTable.of(runs));
         Files.writeString(settings.htmlFile(), HtmlTimeline.of(runs, settings));
         Files.writeString(settings.jsonFile(), JsonSummary.of(runs));
@@ -83,6 +106,65 @@ class VerifyElectionIT {
                     .as("what the %s run noticed", run.mode().label())
                     .isEmpty();
             assertThat(run.check().ok()).isPositive();
+        }
+        assertThat(VerifyCommand.verdict(runs)).as("what verify/run would say").isEmpty();
+    }
+
+    @Test
+    void readersCheckingTheirReadTokenReturnNoStaleReadWhereReadersThatDoNotCheckReturnOne() throws Exception {
+        VerifySettings settings = new VerifySettings(
+                null,
+                null,
+                null,
+                null,
+                null,
+                null,
+                Resource.RWLOCK,
+                2,
+                1,
+                Duration.ofSeconds(10),
+                20_261_127,
+                EnumSet.of(FaultKind.READ_PAUSE),
+                List.of(Mode.FENCED, Mode.CONTROL),
+                Duration.ofSeconds(2),
+                TARGET.resolve("verify-rwlock-it.json"),
+                TARGET.resolve("verify-rwlock-it-report.html"),
+                TARGET.resolve("verify-rwlock-it-runs"),
+                false);
+
+        // when
+        List<RunResult> runs = VerifyCommand.runOn(settings, servers, Servers.newRunId(), System.out);
+        System.out.print(SummaryTable.of(runs));
+        Files.writeString(settings.htmlFile(), HtmlTimeline.of(runs, settings));
+        Files.writeString(settings.jsonFile(), JsonSummary.of(runs));
+
+        // then
+        RunResult fenced = runs.get(0);
+        RunResult control = runs.get(1);
+        assertThat(fenced.check().violations())
+                .as(
+                        "violations of the fenced run (timeline: %s)",
+                        settings.htmlFile().toAbsolutePath())
+                .extracting(Violation::toString)
+                .isEmpty();
+        assertThat(fenced.check().failed())
+                .as("stale reads the fenced run's readers discarded")
+                .isPositive();
+        assertThat(control.check().violationsByKind().get(ViolationKind.STALE_READ))
+                .as("stale reads the control run's readers returned")
+                .isPositive();
+        for (RunResult run : runs) {
+            assertThat(run.counted().get(FaultKind.READ_PAUSE))
+                    .as(
+                            "readers paused between read and return while a writer wrote, %s run",
+                            run.mode().label())
+                    .isGreaterThanOrEqualTo(FaultKind.READ_PAUSE.minimum());
+            assertThat(run.notes())
+                    .as("what the %s run noticed", run.mode().label())
+                    .isEmpty();
+            assertThat(run.check().violationsByKind().get(ViolationKind.READ_TOKEN_WRITE))
+                    .as("writes accepted under a read token, %s run", run.mode().label())
+                    .isZero();
         }
         assertThat(VerifyCommand.verdict(runs)).as("what verify/run would say").isEmpty();
     }

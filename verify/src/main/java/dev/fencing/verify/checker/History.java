@@ -17,7 +17,8 @@ import java.util.Optional;
 /**
  * Every operation of one run, read from the clients' history files (one file per client, see the package
  * documentation), with each invoke paired with its completion, and, for an election, the participants' term
- * grants and validity readings ({@link TermEvent}).
+ * grants and validity readings ({@link TermEvent}), for the read/write-lock workload its reads ({@link Read}), each
+ * paired the same way.
  *
  * <p>A client writes and flushes each line as it happens, so a client killed outright loses at most the line it
  * was writing: an unreadable <em>last</em> line of a file is ignored, and an invoke without a completion is an
@@ -35,10 +36,12 @@ import java.util.Optional;
 public final class History {
     private final Map<Long, Operation> operations;
     private final List<TermEvent> termEvents;
+    private final List<Read> reads;
 
-    private History(Map<Long, Operation> operations, List<TermEvent> termEvents) {
+    private History(Map<Long, Operation> operations, List<TermEvent> termEvents, List<Read> reads) {
         this.operations = Collections.unmodifiableMap(operations);
         this.termEvents = List.copyOf(termEvents);
+        this.reads = List.copyOf(reads);
     }
 
     /** Reads every {@code *.jsonl} file in {@code directory}. */
@@ -72,10 +75,13 @@ public final class History {
                 }
                 HistoryEntry entry = null;
                 TermEvent event = null;
+                Read.Line read = null;
                 try {
                     Map<String, Object> members = JsonLine.parse(line);
                     if (TermEvent.isTermEvent(members)) {
                         event = TermEvent.of(members);
+                    } else if (Read.Line.isRead(members)) {
+                        read = Read.Line.of(members);
                     } else {
                         entry = HistoryEntry.of(members);
                     }
@@ -87,6 +93,8 @@ public final class History {
                 }
                 if (event != null) {
                     builder.termEvents.add(event);
+                } else if (read != null) {
+                    builder.addRead(read, file + " line " + (i + 1));
                 } else {
                     builder.add(entry, file + " line " + (i + 1));
                 }
@@ -102,12 +110,18 @@ public final class History {
 
     /** A history of the given entries, in order, and an election's term events. */
     public static History of(List<HistoryEntry> entries, List<TermEvent> termEvents) {
+        return of(entries, termEvents, List.of());
+    }
+
+    /** A history of the given entries, in order, an election's term events, and reads already paired. */
+    public static History of(List<HistoryEntry> entries, List<TermEvent> termEvents, List<Read> reads) {
         Builder builder = new Builder();
         builder.termEvents.addAll(termEvents);
         for (int i = 0; i < entries.size(); i++) {
             builder.add(entries.get(i), "entry " + (i + 1));
         }
-        return builder.build();
+        History history = builder.build();
+        return new History(history.operations, history.termEvents, reads);
     }
 
     /** Every operation, in the order their appends were invoked per client file. */
@@ -128,10 +142,41 @@ public final class History {
         return termEvents;
     }
 
+    /** The read/write-lock workload's reads, in the order of the files and their lines; empty otherwise. */
+    public List<Read> reads() {
+        return reads;
+    }
+
     /** Pairs invokes with completions, one operation at a time. Not thread-safe. */
     private static final class Builder {
         private final Map<Long, Pending> pending = new LinkedHashMap<>();
         private final List<TermEvent> termEvents = new ArrayList<>();
+        private final Map<Long, Read.Line> readInvokes = new LinkedHashMap<>();
+        private final Map<Long, Read.Line> readCompletions = new LinkedHashMap<>();
+
+        void addRead(Read.Line line, String where) {
+            if (line.type() == HistoryEntry.Type.INVOKE) {
+                if (readInvokes.putIfAbsent(line.op(), line) != null) {
+                    throw new HistoryException(where + ": read " + line.op() + " is invoked twice");
+                }
+                return;
+            }
+            Read.Line invoke = readInvokes.get(line.op());
+            if (invoke == null) {
+                throw new HistoryException(where + ": a read " + line.type().label() + " of op " + line.op()
+                        + " whose read was never invoked");
+            }
+            if (invoke.client() != line.client()
+                    || !invoke.resource().equals(line.resource())
+                    || invoke.token() != line.token()) {
+                throw new HistoryException(where + ": read " + line.op() + " appears as client " + line.client()
+                        + ", " + line.resource() + ", token " + line.token() + " but was invoked as client "
+                        + invoke.client() + ", " + invoke.resource() + ", token " + invoke.token());
+            }
+            if (readCompletions.putIfAbsent(line.op(), line) != null) {
+                throw new HistoryException(where + ": read " + line.op() + " completes twice");
+            }
+        }
 
         void add(HistoryEntry entry, String where) {
             Pending op = pending.get(entry.op());
@@ -180,7 +225,28 @@ public final class History {
             for (Pending op : pending.values()) {
                 operations.put(op.invoke.op(), op.toOperation());
             }
-            return new History(operations, termEvents);
+            List<Read> reads = new ArrayList<>();
+            for (Read.Line invoke : readInvokes.values()) {
+                Read.Line completion = readCompletions.get(invoke.op());
+                Outcome outcome = completion == null
+                        ? Outcome.INFO
+                        : switch (completion.type()) {
+                            case OK -> Outcome.OK;
+                            case FAIL -> Outcome.FAIL;
+                            case INFO, INVOKE -> Outcome.INFO;
+                        };
+                reads.add(new Read(
+                        invoke.op(),
+                        invoke.client(),
+                        invoke.resource(),
+                        invoke.token(),
+                        invoke.time(),
+                        outcome,
+                        completion == null ? -1 : completion.time(),
+                        completion == null ? -1 : completion.seen(),
+                        completion == null ? "no completion recorded" : completion.error()));
+            }
+            return new History(operations, termEvents, reads);
         }
     }
 

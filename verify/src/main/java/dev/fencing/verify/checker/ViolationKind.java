@@ -2,8 +2,9 @@ package dev.fencing.verify.checker;
 
 /**
  * What a {@link Violation} breaks. The first five are about the resources' lists, the next six about the records,
- * the next three about a resource's final value and stored token ({@link RedisChecker}), the last about an election
- * participant's own view of its term ({@link ElectionChecker}).
+ * the next three about a resource's final value and stored token ({@link RedisChecker}), the next about an election
+ * participant's own view of its term ({@link ElectionChecker}), the last two about reads and writes under a
+ * read/write lock ({@link RwLockChecker}).
  */
 public enum ViolationKind {
     /** A list holds an id that no client invoked for that resource. */
@@ -48,7 +49,14 @@ public enum ViolationKind {
      * election had been granted to another participant: the local contract of the term's validity broke (whether or
      * not the resource refused what it then wrote).
      */
-    LOCAL_VALIDITY("term read valid after the next term's grant (the local contract broke)");
+    LOCAL_VALIDITY("term read valid after the next term's grant (the local contract broke)"),
+    /**
+     * A read was returned without a write to its resource that had been acknowledged before the read was returned:
+     * what the reader returned was stale (a write landed while it believed it held the read lock).
+     */
+    STALE_READ("read returned without a write acknowledged before it (a stale read returned)"),
+    /** A write landed in a resource's list under a token that a read grant of the same resource carried. */
+    READ_TOKEN_WRITE("write accepted under a read token");
 
     private final String description;
 

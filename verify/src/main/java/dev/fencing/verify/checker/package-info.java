@@ -53,5 +53,15 @@
  * when the check began). {@link dev.fencing.verify.checker.ElectionChecker} checks the lists' term order
  * (non-decreasing: a term writes many times) and, apart from the fence, the local contract: no term read valid after
  * the next term's grant ({@link dev.fencing.verify.checker.ViolationKind#LOCAL_VALIDITY}).
+ *
+ * <h2>The read/write-lock resource</h2>
+ *
+ * The same appends (writes under write grants, their lists in the same {@code resources} table), and reads
+ * ({@code "f":"read"}, an invoke and a completion like an append's; an {@code ok} read carries {@code "seen"}, how
+ * many ids of the list it saw), see {@link dev.fencing.verify.checker.Read}. {@link
+ * dev.fencing.verify.checker.RwLockChecker} checks the lists as the chain's and, from the histories, that no read
+ * was returned without a write acknowledged before it ({@link dev.fencing.verify.checker.ViolationKind#STALE_READ})
+ * and that no write landed under a read grant's token ({@link
+ * dev.fencing.verify.checker.ViolationKind#READ_TOKEN_WRITE}).
  */
 package dev.fencing.verify.checker;

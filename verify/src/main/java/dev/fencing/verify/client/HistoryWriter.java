@@ -63,6 +63,25 @@ final class HistoryWriter implements AutoCloseable {
         write("ok", "check", op, resource, token, time, ",\"valid\":" + valid);
     }
 
+    /** A read of {@code resource}'s list under a read grant's {@code token}. */
+    void invokeRead(long op, String resource, long token) {
+        write("invoke", "read", op, resource, token, "");
+    }
+
+    /** A read returned: it saw the first {@code seen} ids; {@code time} is read before the last look at the row. */
+    void okRead(long op, String resource, long token, long time, int seen) {
+        write("ok", "read", op, resource, token, time, ",\"seen\":" + seen);
+    }
+
+    /** A read discarded as stale; {@code time} as for {@link #okRead}. */
+    void failRead(long op, String resource, long token, long time, String reason) {
+        write("fail", "read", op, resource, token, time, ",\"error\":" + quote(reason));
+    }
+
+    void infoRead(long op, String resource, long token, String error) {
+        write("info", "read", op, resource, token, ",\"error\":" + quote(error));
+    }
+
     private void write(String type, String function, long op, String resource, long token, String extra) {
         write(type, function, op, resource, token, System.currentTimeMillis(), extra);
     }

@@ -7,5 +7,10 @@ public enum PausePoint {
     /** After the write committed, before the publish: a pause here makes a stale record. */
     WRITE_PUBLISH,
     /** Inside the write's transaction, after the write, before the commit: where a backend is killed. */
-    IN_TRANSACTION
+    IN_TRANSACTION,
+    /**
+     * A reader holding its read lock, after its read, before it checks and returns what it read: a pause here makes
+     * a stale read.
+     */
+    READ_USE
 }

@@ -14,7 +14,7 @@ import java.util.Optional;
 import java.util.Random;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Function;
+import java.util.function.BiFunction;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.ExponentialBackoffRetry;
@@ -31,7 +31,9 @@ import org.slf4j.LoggerFactory;
  * and publishes a record keyed by the resource, stamped with the token and carrying the id; with {@code
  * resource=redis} ({@link RedisWrites}) it sets the resource's Redis key (fencing-redis, or plain commands). With
  * {@code resource=election} ({@link ElectionWrites}) it takes no locks: it takes part in its resource's leader
- * election and appends to the row many times per term under the term's token. Every step goes into its history
+ * election and appends to the row many times per term under the term's token. With {@code resource=rwlock} ({@link
+ * RwLockWrites}) it takes the resource's read/write lock: it reads the row under the read lock, or appends to it
+ * under the write lock. Every step goes into its history
  * file as it happens (invoke, then ok, fail or info).
  *
  * <p>The writer never checks its lease before writing, on purpose: it plays the holder that keeps going after
@@ -39,16 +41,16 @@ import org.slf4j.LoggerFactory;
  * election's leader checks its term before each write and records the answer, but writes whatever it says.)
  *
  * <p>Protocol with the coordinator ({@link CoordinatorLink}): events {@code READY <granted session ms>}, {@code
- * LOCKED r t}, {@code WRITTEN r t}, {@code REFUSED r t}, {@code UNKNOWN r t}, {@code PUBLISHED r t}, {@code
+ * LOCKED r t}, {@code WRITTEN r t}, {@code REFUSED r t}, {@code UNKNOWN r t}, {@code READ r t} (a read returned), {@code PUBLISHED r t}, {@code
  * EFFECTS r t} (done sending under the token), {@code RELEASED r t}, {@code EXPIRED <session>}, {@code POINT <point> r t <backend pid>}, {@code HEAP <bytes>}, {@code FAILED <message>};
  * commands {@code START}, {@code STOP}, {@code ARM <point>}, {@code DISARM}, {@code GO}, {@code HEAP}, {@code
  * EXPIRE client|server}.
  *
- * <p>Arguments are {@code key=value}: client, mode (fenced|control), resource (postgres|redis|election), locks
+ * <p>Arguments are {@code key=value}: client, mode (fenced|control), resource (postgres|redis|election|rwlock), locks
  * (zookeeper|etcd), zookeeper (or, with locks=etcd, etcd: the endpoints, comma-separated), sessionTimeoutMs (with
  * locks=etcd the etcd leases' TTL, whole seconds), lockRoot, resources, seed, history, and the workload's own (postgres: jdbcUrl, jdbcUser,
  * schema, kafka, topic, unstampedEvery, with the JDBC password from {@value #PASSWORD_ENV}; redis: redis,
- * keyPrefix; election: jdbcUrl, jdbcUser, schema, elections).
+ * keyPrefix; election: jdbcUrl, jdbcUser, schema, elections; rwlock: jdbcUrl, jdbcUser, schema).
  */
 public final class WriterMain {
     public static final String PASSWORD_ENV = "VERIFY_JDBC_PASSWORD";
@@ -163,7 +165,17 @@ public final class WriterMain {
                 WriterWorkload<?> workload = workload(history)) {
             workload.connect();
             ready((int) ttl.toMillis());
-            loop(locks::lock, workload, args.whole("resources"), random);
+            loop(
+                    (resource, kind) -> {
+                        if (kind != WriterWorkload.LockKind.EXCLUSIVE) {
+                            throw new IllegalArgumentException(
+                                    "etcd has no read/write lock; resource " + args.text("resource") + " needs one");
+                        }
+                        return locks.lock(resource);
+                    },
+                    workload,
+                    args.whole("resources"),
+                    random);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } finally {
@@ -201,7 +213,18 @@ public final class WriterMain {
             try (WriterWorkload<?> workload = workload(history)) {
                 workload.connect();
                 ready(grantedSessionMs(curator));
-                loop(resource -> locks.lock(args.text("lockRoot") + "/" + resource), workload, resources, random);
+                String lockRoot = args.text("lockRoot");
+                loop(
+                        (resource, kind) -> switch (kind) {
+                            case EXCLUSIVE -> locks.lock(lockRoot + "/" + resource);
+                            case READ ->
+                                locks.readWriteLock(lockRoot + "/" + resource).readLock();
+                            case WRITE ->
+                                locks.readWriteLock(lockRoot + "/" + resource).writeLock();
+                        },
+                        workload,
+                        resources,
+                        random);
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -229,25 +252,30 @@ public final class WriterMain {
         started.await();
     }
 
-    /** The {@code resource} argument's workload: {@code postgres} (the chain) or {@code redis}. */
+    /** The {@code resource} argument's workload: {@code postgres} (the chain), {@code redis} or {@code rwlock}. */
     private WriterWorkload<?> workload(HistoryWriter history) {
         return switch (args.text("resource")) {
             case "postgres" -> new ChainWrites(args, client, fenced, history, link, gate);
             case "redis" -> new RedisWrites(args, fenced, history, link, gate);
+            case "rwlock" -> new RwLockWrites(args, client, fenced, history, link, gate);
             default ->
                 throw new IllegalArgumentException(
-                        "resource must be postgres, redis or election, got " + args.text("resource"));
+                        "resource must be postgres, redis, election or rwlock, got " + args.text("resource"));
         };
     }
 
-    /** @param lockOf the lock of a resource, by its name ({@code r1}, {@code r2}, ...) */
-    private <P> void loop(Function<String, FencedLock> lockOf, WriterWorkload<P> workload, int resources, Random random)
+    /** @param lockOf the lock of a resource, by its name ({@code r1}, {@code r2}, ...) and which of its locks */
+    private <P> void loop(
+            BiFunction<String, WriterWorkload.LockKind, FencedLock> lockOf,
+            WriterWorkload<P> workload,
+            int resources,
+            Random random)
             throws InterruptedException {
         long sequence = 0;
         while (!stopping) {
             String resource = "r" + (1 + random.nextInt(resources));
             P plan = workload.plan(random);
-            FencedLock lock = lockOf.apply(resource);
+            FencedLock lock = lockOf.apply(resource, workload.lockKind(plan));
             Optional<Lease> lease;
             try {
                 lease = lock.tryAcquire(LOCK_WAIT);

@@ -18,6 +18,18 @@ interface WriterWorkload<P> extends AutoCloseable {
     /** Draws one operation's choices from the writer's seeded random, before its lock is taken. */
     P plan(Random random);
 
+    /** Which of the resource's locks the operation takes: its exclusive lock, unless the workload says otherwise. */
+    default LockKind lockKind(P plan) {
+        return LockKind.EXCLUSIVE;
+    }
+
+    /** A resource's locks: its exclusive lock, or the read or write lock of its read/write lock. */
+    enum LockKind {
+        EXCLUSIVE,
+        READ,
+        WRITE
+    }
+
     /**
      * Runs operation {@code op} on {@code resource} under {@code lease} and records it in the history: its {@code
      * LOCKED} event, the {@link PausePoint}s it passes, invoke and completion, the matching events. Returns once

@@ -1,0 +1,179 @@
+package dev.fencing.verify.checker;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Checks a read/write-lock run's {@link History} against the lists its writers left in the database, knowing
+ * nothing of the code that produced either. The workload's contract: one read/write lock per resource; a writer
+ * appends its operation's id to the resource's list under its write grant's token, once per grant (an {@code
+ * append}, as in the other workloads); a reader reads the list under its read grant's token and records how many
+ * ids it saw ({@link Read}). The writers only ever append, so a read that saw {@code n} ids saw exactly the first
+ * {@code n} of the list the run left. For each resource:
+ *
+ * <ul>
+ *   <li>the writes, as {@link Checker} checks a list: only ids invoked for it ({@link ViolationKind#UNKNOWN_ID}),
+ *       none twice ({@link ViolationKind#DUPLICATE}), in strictly increasing token order ({@link
+ *       ViolationKind#TOKEN_ORDER}: a stale write landed), every acknowledged write present ({@link
+ *       ViolationKind#LOST_ACKNOWLEDGED}) and no refused one ({@link ViolationKind#REFUSED_PRESENT});
+ *   <li>no write in the list under a token that a read grant of the resource carried ({@link
+ *       ViolationKind#READ_TOKEN_WRITE}): a read token must never be accepted for a write, whichever client sent
+ *       it;
+ *   <li>every read its client returned ({@link Outcome#OK}) saw every write to its resource acknowledged before it
+ *       was returned ({@link ViolationKind#STALE_READ}), reported once per read, naming the first such write. A
+ *       read's time is taken just before its client's last look at the resource (in the fenced run the check of
+ *       the stored token that would have refused it), and a write's after its commit, so both recording delays
+ *       make a flag less likely, never more. Reads the client discarded ({@link Outcome#FAIL}) or does not know
+ *       about are not judged.
+ * </ul>
+ *
+ * <p>Clocks, as in {@link ElectionChecker}: every client runs on one machine and reads the same clock, and a
+ * write is taken to precede a read only when its time is more than {@code clockUncertainty} before the read's.
+ *
+ * <pre>{@code
+ * CheckResult result = RwLockChecker.check(History.read(historyDir), observed.lists(),
+ *         RwLockChecker.DEFAULT_CLOCK_UNCERTAINTY);
+ * }</pre>
+ *
+ * A pure function of its inputs; thread-safe. The record counts of its {@link CheckResult} are 0; its operation
+ * counts include the reads.
+ */
+public final class RwLockChecker {
+    /** As {@link ElectionChecker#DEFAULT_CLOCK_UNCERTAINTY}: one machine, one clock. */
+    public static final Duration DEFAULT_CLOCK_UNCERTAINTY = ElectionChecker.DEFAULT_CLOCK_UNCERTAINTY;
+
+    private RwLockChecker() {}
+
+    /**
+     * @param lists each resource's list of ids, in the order the database applied them
+     * @param clockUncertainty how far apart two clients' readings of one instant may be
+     */
+    public static CheckResult check(History history, Map<String, List<Long>> lists, Duration clockUncertainty) {
+        List<Violation> violations = new ArrayList<>();
+        int[] duplicated = {0};
+        Map<String, Set<Long>> listed = new HashMap<>();
+        lists.forEach((resource, ids) ->
+                listed.put(resource, Checker.checkList(history, resource, ids, true, violations, duplicated)));
+        int lost = 0;
+        int ok = 0;
+        int failed = 0;
+        int indeterminate = 0;
+        for (Operation op : history.operations()) {
+            switch (op.outcome()) {
+                case OK -> ok++;
+                case FAIL -> failed++;
+                case INFO -> indeterminate++;
+            }
+            if (op.acknowledged()
+                    && !listed.getOrDefault(op.resource(), Set.of()).contains(op.id())) {
+                lost++;
+                violations.add(new Violation(
+                        ViolationKind.LOST_ACKNOWLEDGED,
+                        op.resource(),
+                        List.of(op.id()),
+                        op.describe() + " was acknowledged but is not in the list of " + op.resource()));
+            }
+        }
+        for (Read read : history.reads()) {
+            switch (read.outcome()) {
+                case OK -> ok++;
+                case FAIL -> failed++;
+                case INFO -> indeterminate++;
+            }
+        }
+        checkReadTokens(history, lists, violations);
+        checkReads(history, lists, clockUncertainty.toMillis(), violations);
+        return new CheckResult(
+                history.size() + history.reads().size(),
+                ok,
+                failed,
+                indeterminate,
+                0,
+                0,
+                0,
+                0,
+                lost,
+                duplicated[0],
+                violations);
+    }
+
+    /** Each write in a list against the read grants of its resource. */
+    private static void checkReadTokens(History history, Map<String, List<Long>> lists, List<Violation> violations) {
+        Map<String, Map<Long, Read>> readTokens = new HashMap<>();
+        for (Read read : history.reads()) {
+            readTokens.computeIfAbsent(read.resource(), r -> new HashMap<>()).putIfAbsent(read.token(), read);
+        }
+        lists.forEach((resource, ids) -> {
+            Map<Long, Read> tokens = readTokens.getOrDefault(resource, Map.of());
+            for (int i = 0; i < ids.size(); i++) {
+                Operation op = history.operation(ids.get(i)).orElse(null);
+                if (op == null || !op.resource().equals(resource)) {
+                    continue; // an unknown id, reported by the list's check
+                }
+                Read read = tokens.get(op.token());
+                if (read != null) {
+                    violations.add(new Violation(
+                            ViolationKind.READ_TOKEN_WRITE,
+                            resource,
+                            List.of(op.id(), read.id()),
+                            op.describe() + " is at position " + (i + 1) + " of the list of " + resource
+                                    + ", written under the token of " + read.describe()));
+                }
+            }
+        });
+    }
+
+    /** Each returned read against the writes of its resource acknowledged before it. */
+    private static void checkReads(
+            History history, Map<String, List<Long>> lists, long uncertainty, List<Violation> violations) {
+        Map<String, Map<Long, Integer>> positions = new HashMap<>();
+        lists.forEach((resource, ids) -> {
+            Map<Long, Integer> at = new HashMap<>();
+            for (int i = 0; i < ids.size(); i++) {
+                at.putIfAbsent(ids.get(i), i);
+            }
+            positions.put(resource, at);
+        });
+        Map<String, List<Operation>> acknowledged = new HashMap<>();
+        for (Operation op : history.operations()) {
+            if (op.acknowledged()) {
+                acknowledged
+                        .computeIfAbsent(op.resource(), r -> new ArrayList<>())
+                        .add(op);
+            }
+        }
+        for (Read read : history.reads()) {
+            if (read.outcome() != Outcome.OK) {
+                continue;
+            }
+            Map<Long, Integer> at = positions.getOrDefault(read.resource(), Map.of());
+            Operation missed = null;
+            for (Operation write : acknowledged.getOrDefault(read.resource(), List.of())) {
+                Integer position = at.get(write.id());
+                if (position == null // lost: reported as such
+                        || position < read.seen()
+                        || write.completeTime() + uncertainty >= read.completeTime()) {
+                    continue;
+                }
+                if (missed == null || write.completeTime() < missed.completeTime()) {
+                    missed = write;
+                }
+            }
+            if (missed != null) {
+                violations.add(new Violation(
+                        ViolationKind.STALE_READ,
+                        read.resource(),
+                        List.of(read.id(), missed.id()),
+                        read.describe() + " saw the first " + read.seen() + " ids of the list of " + read.resource()
+                                + " and was returned at " + read.completeTime() + ", but " + missed.describe()
+                                + ", at position " + (at.get(missed.id()) + 1) + ", was acknowledged at "
+                                + missed.completeTime() + ", " + (read.completeTime() - missed.completeTime())
+                                + " ms before"));
+            }
+        }
+    }
+}
