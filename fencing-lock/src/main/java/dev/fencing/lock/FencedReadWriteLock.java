@@ -17,10 +17,15 @@ package dev.fencing.lock;
  *   <li><b>Read tokens</b> come from the same counter: a read token is at least the token of every write
  *       granted before the read (equal only for a downgrade, below), and less than that of every write
  *       granted after it. Readers share
- *       the lock, so several valid read tokens exist at once. A resource must never accept a write under a
- *       read token; what a read token is good for is checking a read afterwards: if the resource's stored
- *       token is greater than the read token, a writer has written since the read was granted, and what
- *       was read may be stale.
+ *       the lock, so several valid read tokens exist at once. Never write under a read token: a resource
+ *       cannot tell a read token from a write token (both are longs from one counter), so a fenced write under
+ *       a read token above the stored one is accepted; that is the caller's to prevent. What a read token is
+ *       good for is checking a read afterwards, with the resource's stored token read with the data and read
+ *       again once the read is done: the read may be stale if the second stored token is greater than the read
+ *       token (a writer granted after the read has written) <em>or differs from the first</em> (a paused
+ *       ex-writer, granted before the read, wrote late: its token is below the read token, and the resource
+ *       accepts it while no later writer has written). {@code verify --resource rwlock} checks readers that
+ *       do both; with the first test alone its fenced run returned stale reads.
  *   <li><b>Re-entry</b> (a thread acquiring a lock it holds, read or write) returns a lease with the same
  *       token, as {@link FencedLock} does.
  *   <li><b>Downgrade</b> (a thread holding the write lock acquires the read lock, then releases the write
