@@ -106,6 +106,20 @@ class FencedLockIT {
     }
 
     @Test
+    void aTimeoutOfCenturiesWaitsAsLongAsItTakesInsteadOfOverflowing() {
+        FencedLocks locks = clients.locks(clients.newClient(Duration.ofSeconds(10)));
+        Duration forever = Duration.ofSeconds(Long.MAX_VALUE);
+        try (Lease lease = locks.lock(path).tryAcquire(forever).orElseThrow()) {
+            assertThat(lease.isValid()).isTrue();
+        }
+        assertThat(locks.election(path + "-election", "a")
+                        .awaitLeadership(forever)
+                        .orElseThrow()
+                        .isValid())
+                .isTrue();
+    }
+
+    @Test
     void tryAcquireGivesUpWhileAnotherClientHoldsTheLock() throws Exception {
         FencedLock mine =
                 clients.locks(clients.newClient(Duration.ofSeconds(10))).lock(path);

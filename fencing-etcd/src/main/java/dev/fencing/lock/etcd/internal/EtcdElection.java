@@ -7,6 +7,7 @@ import dev.fencing.lock.LeaseLoss;
 import dev.fencing.lock.LockInterruptedException;
 import dev.fencing.lock.spi.HeldLeadership;
 import dev.fencing.lock.spi.HeldLease;
+import dev.fencing.lock.spi.Timeouts;
 import io.etcd.jetcd.ByteSequence;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -207,7 +208,7 @@ final class EtcdElection implements FencedLeaderElection {
         if (timeout.isZero() || timeout.isNegative()) {
             throw new IllegalArgumentException("timeout must be positive, got " + timeout);
         }
-        return await(join(null).elected, timeout);
+        return await(join(null).elected, Timeouts.capped(timeout));
     }
 
     private Optional<Leadership> await(CompletableFuture<Leadership> elected, Duration timeout) {

@@ -3,6 +3,7 @@ package dev.fencing.lock.etcd.internal;
 import dev.fencing.lock.FencedLock;
 import dev.fencing.lock.Lease;
 import dev.fencing.lock.LeasedWork;
+import dev.fencing.lock.spi.Timeouts;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
@@ -35,7 +36,7 @@ final class EtcdLockHandle implements FencedLock {
         if (timeout.isZero() || timeout.isNegative()) {
             throw new IllegalArgumentException("timeout must be positive, got " + timeout);
         }
-        return registry.acquire(name, timeout);
+        return registry.acquire(name, Timeouts.capped(timeout));
     }
 
     @Override

@@ -9,6 +9,7 @@ import dev.fencing.lock.LockAcquisitionException;
 import dev.fencing.lock.LockInterruptedException;
 import dev.fencing.lock.spi.HeldLeadership;
 import dev.fencing.lock.spi.HeldLease;
+import dev.fencing.lock.spi.Timeouts;
 import dev.fencing.lock.zookeeper.TokenSource;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -112,7 +113,7 @@ final class ElectionParticipant implements FencedLeaderElection {
             throw new IllegalArgumentException(
                     "timeout for leadership of " + path + " must be positive, got " + timeout);
         }
-        return await(timeout);
+        return await(Timeouts.capped(timeout));
     }
 
     private Optional<Leadership> await(Duration timeout) {

@@ -3,6 +3,7 @@ package dev.fencing.lock.zookeeper.internal;
 import dev.fencing.lock.FencedLock;
 import dev.fencing.lock.Lease;
 import dev.fencing.lock.LeasedWork;
+import dev.fencing.lock.spi.Timeouts;
 import dev.fencing.lock.zookeeper.TokenSource;
 import java.time.Duration;
 import java.util.Objects;
@@ -47,7 +48,7 @@ final class LockHandle implements FencedLock {
         if (timeout.isNegative() || timeout.isZero()) {
             throw new IllegalArgumentException("timeout for lock " + path + " must be positive, got " + timeout);
         }
-        return registry.checkout(path, source, kind).acquire(timeout);
+        return registry.checkout(path, source, kind).acquire(Timeouts.capped(timeout));
     }
 
     @Override
