@@ -10,9 +10,9 @@ import java.util.Set;
 enum Resource {
     /**
      * The whole chain: PostgreSQL rows through fencing-jdbc, a Kafka record per write, consumer members applying the
-     * records. Every fault but session expiries applies.
+     * records. Every fault but session expiries and readers' pauses (it has no readers) applies.
      */
-    POSTGRES("postgres", EnumSet.complementOf(EnumSet.of(FaultKind.SESSION_EXPIRY))),
+    POSTGRES("postgres", EnumSet.complementOf(EnumSet.of(FaultKind.SESSION_EXPIRY, FaultKind.READ_PAUSE))),
     /**
      * Redis keys through fencing-redis. No PostgreSQL, Kafka or consumers: pauses, partitions from ZooKeeper and
      * leader kills apply.

@@ -89,6 +89,9 @@ class VerifyCommandTest {
         assertThat(etcd.locks()).isEqualTo(LockService.ETCD);
         assertThat(etcd.sessionTimeout()).isEqualTo(Duration.ofSeconds(3));
         assertThat(LockService.ETCD.faults()).doesNotContain(FaultKind.SESSION_EXPIRY);
+        // a kind a resource lists must be one it can inject, or its minimum stops every run of it
+        assertThat(Resource.POSTGRES.faults()).doesNotContain(FaultKind.READ_PAUSE, FaultKind.SESSION_EXPIRY);
+        assertThat(Resource.RWLOCK.faults()).contains(FaultKind.READ_PAUSE);
         assertThatThrownBy(() -> VerifyCommand.parse("--locks", "etcd", "--resource", "redis"))
                 .isInstanceOf(ParameterException.class)
                 .hasMessageContaining("--locks etcd runs the postgres resource only");
