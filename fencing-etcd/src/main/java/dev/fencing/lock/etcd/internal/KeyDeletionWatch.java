@@ -34,6 +34,11 @@ import org.slf4j.LoggerFactory;
 final class KeyDeletionWatch {
     private static final Logger LOG = LoggerFactory.getLogger(KeyDeletionWatch.class);
 
+    /** The first wait before a watch that broke soon after it opened is replaced; doubled up to the most. */
+    static final long MIN_BACKOFF_MILLIS = 50;
+    /** The longest wait before a replacement, at most a keep-alive period. */
+    static final long MAX_BACKOFF_MILLIS = 1000;
+
     private final EtcdLockRegistry registry;
     private final KeepAlives keepAlives;
     /** Every lock key of the registry starts with this: the prefix and its slash. */
@@ -48,16 +53,21 @@ final class KeyDeletionWatch {
     /** How long a hold may stay unconfirmed: as long as a keep-alive deadline lasts past its request. */
     private final long boundNanos;
 
+    private final long maxBackoffMillis;
+
     /** The watch now, or the one being replaced; null until the first hold is watched. Guarded by this. */
     private Epoch current;
 
     private boolean closed;
+    /** The wait before the next replacement. Guarded by this. */
+    private long backoffMillis;
 
     private volatile Function<ByteSequence, CompletableFuture<GetResponse>> reads;
 
     /** One jetcd watcher and the revision it starts at. */
     private static final class Epoch {
         final long from;
+        final long openedAtNanos = System.nanoTime();
         /** Set once, right after the watcher is made, by the thread that made it. */
         volatile Watch.Watcher watcher;
         /** Guarded by the {@code KeyDeletionWatch}. */
@@ -74,6 +84,7 @@ final class KeyDeletionWatch {
         this.range = ByteSequence.from(registry.prefix + "/", StandardCharsets.UTF_8);
         long ttlNanos = TimeUnit.SECONDS.toNanos(registry.ttlSeconds);
         this.boundNanos = ttlNanos - ttlNanos / EtcdLockRegistry.MARGIN_DIVISOR;
+        this.maxBackoffMillis = Math.min(MAX_BACKOFF_MILLIS, TimeUnit.NANOSECONDS.toMillis(keepAlives.periodNanos()));
         this.reads = key -> registry.client.getKVClient().get(key);
     }
 
@@ -212,11 +223,22 @@ final class KeyDeletionWatch {
         closeQuietly(epoch.watcher);
     }
 
-    /** Holding the monitor: from {@code at} on, no watch covers a hold whose key is created. */
+    /**
+     * Holding the monitor: from {@code at} on, no watch covers a hold whose key is created; the replacement waits
+     * longer each time a watch breaks soon after it opened, so that watches that fail at once while reads answer do
+     * not follow each other at the rate of a round trip.
+     */
     private void brokenLocked(Epoch epoch, long at) {
         epoch.broken = true;
         unconfirmed(holds.values().stream().filter(hold -> hold.token != 0).toList(), at);
-        keepAlives.now(this::replace);
+        boolean livedLong = at - epoch.openedAtNanos >= TimeUnit.MILLISECONDS.toNanos(maxBackoffMillis);
+        backoffMillis = livedLong ? 0 : nextBackoffMillis(backoffMillis, maxBackoffMillis);
+        keepAlives.after(this::replace, TimeUnit.MILLISECONDS.toNanos(backoffMillis));
+    }
+
+    /** The wait after {@code previousMillis}: doubled, at least the least, at most {@code maxMillis}. */
+    static long nextBackoffMillis(long previousMillis, long maxMillis) {
+        return Math.min(maxMillis, Math.max(MIN_BACKOFF_MILLIS, 2 * previousMillis));
     }
 
     /** Holding the monitor: marks the holds not covered since {@code at}, unless they were already. */
@@ -262,7 +284,12 @@ final class KeyDeletionWatch {
         read(range).whenComplete((response, failure) -> {
             if (failure != null) {
                 LOG.debug("could not read the revision of {}: {}", registry.prefix, failure.toString());
-                keepAlives.later(this::replace);
+                long delay;
+                synchronized (this) {
+                    backoffMillis = nextBackoffMillis(backoffMillis, maxBackoffMillis);
+                    delay = backoffMillis;
+                }
+                keepAlives.after(this::replace, TimeUnit.MILLISECONDS.toNanos(delay));
             } else {
                 keepAlives.now(() -> replaced(response.getHeader().getRevision()));
             }
