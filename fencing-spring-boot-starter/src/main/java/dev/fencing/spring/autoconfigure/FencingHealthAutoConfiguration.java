@@ -32,8 +32,9 @@ import org.springframework.context.annotation.ConfigurationCondition;
  * client, the declared consumers, the leases held by {@code @FencedLocked} methods and the election participant.
  * Present when Spring Boot's health support is on the class path and the application has a Curator client, a
  * jetcd client that the locks are on (fencing-etcd present, {@code fencing.etcd.enabled} not false, {@code
- * fencing.lock-service} not {@code zookeeper}) or declared consumers; off with {@code management.health.fencing.enabled=false}; an application's
- * own bean named {@code fencingHealthIndicator} replaces it.
+ * fencing.lock-service} not {@code zookeeper}) or declared consumers; off with {@code
+ * management.health.fencing.enabled=false}; an application's own bean named {@code fencingHealthIndicator}
+ * replaces it.
  */
 @AutoConfiguration(
         after = {

@@ -41,9 +41,10 @@ import org.slf4j.LoggerFactory;
  * Shared state of the locks made on one jetcd client and key prefix: the live holds (each with its etcd lease
  * and its keep-alives; one watch of the prefix reports deletions of their keys), the threads' ownership for
  * re-entry, and what invalidates holds: a keep-alive deadline that passed, a lease the server no longer knows, a
- * deleted key (or one no watch nor read confirmed for a TTL), a pause of this JVM, and {@link #close()}. As in {@code fencing-zookeeper}, an event that concerns
- * several holds marks all of them before a listener hears of any, and events found by the client's own threads are
- * told on a thread of the registry's, so a slow listener holds up neither keep-alives nor the pause detector.
+ * deleted key (or one that no watch nor read confirmed for a TTL), a pause of this JVM, and {@link #close()}. As
+ * in {@code fencing-zookeeper}, an event that concerns several holds marks all of them before a listener hears of
+ * any, and events found by the client's own threads are told on a thread of the registry's, so a slow listener
+ * holds up neither keep-alives nor the pause detector.
  */
 public final class EtcdLockRegistry implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(EtcdLockRegistry.class);
