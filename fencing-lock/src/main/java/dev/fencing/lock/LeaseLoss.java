@@ -3,8 +3,9 @@ package dev.fencing.lock;
 /** Why a {@link Lease} stopped being valid. */
 public enum LeaseLoss {
     /**
-     * The client lost its connection to the lock service (with ZooKeeper, SUSPENDED); the session or lease
-     * may still be alive, but nobody can tell from here.
+     * The client lost its connection to the lock service (with ZooKeeper, SUSPENDED; with etcd, its deletion
+     * watch broke and no read confirmed the holder's key for the lease TTL); the session or lease may still be
+     * alive, but nobody can tell from here.
      */
     CONNECTION_SUSPENDED,
     /**

@@ -311,6 +311,60 @@ class FencingEtcdAutoConfigurationTest {
     }
 
     @Test
+    void anEtcdClientOfTheApplicationsOwnIsNotReportedWhenTheLocksAreOnZooKeeper() {
+        Client own = Client.builder().endpoints(NOWHERE).build();
+        try {
+            ApplicationContextRunner ownClient = runner.withBean(
+                            "ownClient", Client.class, () -> own, d -> d.setDestroyMethodName(""))
+                    .withPropertyValues(
+                            "fencing.zookeeper.connect-string=" + ZK_NOWHERE, "fencing.zookeeper.startup-timeout=0");
+            ownClient.withPropertyValues("fencing.lock-service=zookeeper").run(context -> {
+                assertThat(context).hasNotFailed().hasSingleBean(FencedLocks.class);
+                assertThat(context.getBean(FencingHealthIndicator.class)
+                                .health()
+                                .getDetails())
+                        .containsKey("zookeeper")
+                        .doesNotContainKey("etcd");
+            });
+            // the counterfactual: with the locks on etcd, the same client is theirs and is reported
+            ownClient.withPropertyValues("fencing.lock-service=etcd").run(context -> {
+                assertThat(context).hasNotFailed().hasSingleBean(EtcdLocks.class);
+                assertThat(context.getBean(FencingHealthIndicator.class)
+                                .health()
+                                .getDetails())
+                        .containsEntry("etcd", "not connected");
+            });
+        } finally {
+            own.close();
+        }
+    }
+
+    @Test
+    void anEtcdClientOfTheApplicationsOwnIsNotReportedWhenEtcdIsSwitchedOff() {
+        Client own = Client.builder().endpoints(NOWHERE).build();
+        try {
+            ApplicationContextRunner ownClient =
+                    runner.withBean("ownClient", Client.class, () -> own, d -> d.setDestroyMethodName(""));
+            ownClient.withPropertyValues("fencing.etcd.enabled=false").run(context -> assertThat(context)
+                    .hasNotFailed()
+                    .doesNotHaveBean(EtcdLocks.class)
+                    .doesNotHaveBean(FencingHealthIndicator.class));
+            ownClient
+                    .withPropertyValues(
+                            "fencing.etcd.enabled=false",
+                            "fencing.zookeeper.connect-string=" + ZK_NOWHERE,
+                            "fencing.zookeeper.startup-timeout=0")
+                    .run(context -> assertThat(context.getBean(FencingHealthIndicator.class)
+                                    .health()
+                                    .getDetails())
+                            .containsKey("zookeeper")
+                            .doesNotContainKey("etcd"));
+        } finally {
+            own.close();
+        }
+    }
+
+    @Test
     void aTokenSourceIsRefusedOnEtcdNamingTheMethod() {
         etcd.withUserConfiguration(LockedBean.class).run(context -> {
             Locked locked = context.getBean(Locked.class);

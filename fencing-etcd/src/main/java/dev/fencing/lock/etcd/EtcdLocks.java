@@ -70,8 +70,11 @@ import java.util.Objects;
  *   <li>the holder's key was deleted, as the watch reports ({@link LeaseLoss#NODE_GONE}), or {@link
  *       Lease#verify()} read it and found it gone or belonging to another lease ({@link LeaseLoss#NODE_GONE}).
  *       One watch per {@code EtcdLocks}, over its prefix, reports the deletions of every key under it; when that
- *       watch breaks (a dropped stream, a compacted revision), it is replaced after a read of the keys under the
- *       prefix, and a hold whose key that read does not find is ended;
+ *       watch breaks (a dropped stream, a compacted revision), it is replaced, and each held key is read on its
+ *       own: a hold whose key that read does not find is ended;
+ *   <li>for the lease TTL (less the deadline's margin), no working watch covered the holder's key and no read
+ *       found it, say while etcd renews leases but cannot serve reads: the key may still be there, but nothing
+ *       here can tell ({@link LeaseLoss#CONNECTION_SUSPENDED});
  *   <li>this JVM stopped for longer than the pause tolerance ({@link LeaseLoss#PAUSE_DETECTED});
  *   <li>{@link Lease#close()} returned ({@link LeaseLoss#RELEASED});
  *   <li>these locks were closed ({@link LeaseLoss#LOCKS_CLOSED}).

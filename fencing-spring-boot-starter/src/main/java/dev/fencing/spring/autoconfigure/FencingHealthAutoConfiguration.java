@@ -16,6 +16,7 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.AnyNestedCondition;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
@@ -30,8 +31,10 @@ import org.springframework.context.annotation.ConfigurationCondition;
  * The {@code fencing} health indicator ({@link FencingHealthIndicator}): the connection of the ZooKeeper or etcd
  * client, the declared consumers, the leases held by {@code @FencedLocked} methods and the election participant.
  * Present when Spring Boot's health support is on the class path and the application has a Curator client, a
- * jetcd client or declared consumers; off with {@code management.health.fencing.enabled=false}; an application's
- * own bean named {@code fencingHealthIndicator} replaces it.
+ * jetcd client that the locks are on (fencing-etcd present, {@code fencing.etcd.enabled} not false, {@code
+ * fencing.lock-service} not {@code zookeeper}) or declared consumers; off with {@code
+ * management.health.fencing.enabled=false}; an application's own bean named {@code fencingHealthIndicator}
+ * replaces it.
  */
 @AutoConfiguration(
         after = {
@@ -71,9 +74,15 @@ public class FencingHealthAutoConfiguration {
         }
     }
 
-    /** The jetcd client's reach to etcd, only with jetcd on the class path. */
+    /**
+     * The jetcd client's reach to etcd, only when the locks are on etcd: as for {@link FencingEtcdAutoConfiguration},
+     * with fencing-etcd on the class path, unless {@code fencing.etcd.enabled=false} or {@code fencing.lock-service}
+     * picks ZooKeeper. An application's jetcd client for something else is not the locks' to report.
+     */
     @Configuration(proxyBeanMethods = false)
-    @ConditionalOnClass(name = "io.etcd.jetcd.Client")
+    @ConditionalOnClass(name = {"io.etcd.jetcd.Client", "dev.fencing.lock.etcd.EtcdLocks"})
+    @ConditionalOnBooleanProperty(name = "fencing.etcd.enabled", matchIfMissing = true)
+    @Conditional(LockServiceCondition.Etcd.class)
     static class EtcdHealthConfiguration {
         @Bean
         @ConditionalOnSingleCandidate(Client.class)
@@ -89,7 +98,7 @@ public class FencingHealthAutoConfiguration {
         }
     }
 
-    /** A Curator client, a jetcd client or declared consumers. */
+    /** A Curator client, a jetcd client the locks are on, or declared consumers. */
     static class SomethingToWatch extends AnyNestedCondition {
         SomethingToWatch() {
             super(ConfigurationCondition.ConfigurationPhase.REGISTER_BEAN);
@@ -98,7 +107,10 @@ public class FencingHealthAutoConfiguration {
         @ConditionalOnBean(type = "org.apache.curator.framework.CuratorFramework")
         static class Curator {}
 
+        @ConditionalOnClass(name = "dev.fencing.lock.etcd.EtcdLocks")
         @ConditionalOnBean(type = "io.etcd.jetcd.Client")
+        @ConditionalOnBooleanProperty(name = "fencing.etcd.enabled", matchIfMissing = true)
+        @Conditional(LockServiceCondition.Etcd.class)
         static class Etcd {}
 
         @ConditionalOnBean(ConsumerStates.class)

@@ -41,9 +41,10 @@ import org.slf4j.LoggerFactory;
  * Shared state of the locks made on one jetcd client and key prefix: the live holds (each with its etcd lease
  * and its keep-alives; one watch of the prefix reports deletions of their keys), the threads' ownership for
  * re-entry, and what invalidates holds: a keep-alive deadline that passed, a lease the server no longer knows, a
- * deleted key, a pause of this JVM, and {@link #close()}. As in {@code fencing-zookeeper}, an event that concerns
- * several holds marks all of them before a listener hears of any, and events found by the client's own threads are
- * told on a thread of the registry's, so a slow listener holds up neither keep-alives nor the pause detector.
+ * deleted key (or one that no watch nor read confirmed for a TTL), a pause of this JVM, and {@link #close()}. As
+ * in {@code fencing-zookeeper}, an event that concerns several holds marks all of them before a listener hears of
+ * any, and events found by the client's own threads are told on a thread of the registry's, so a slow listener
+ * holds up neither keep-alives nor the pause detector.
  */
 public final class EtcdLockRegistry implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(EtcdLockRegistry.class);
@@ -342,6 +343,7 @@ public final class EtcdLockRegistry implements AutoCloseable {
      * reads the older tick reads the clock after it and sees the gap (see {@code fencing-zookeeper}'s {@code
      * PathLock#isValid}). The deadline only ever moves on a keep-alive answer that proves the lease alive at its
      * send time, and the clock is read after it, so a check that begins after the deadline passed answers false.
+     * So does one that begins after the key went unconfirmed by the deletion watch and by reads for the TTL.
      */
     boolean isValid(EtcdHold hold) {
         PauseDetector.Tick tick = pauses.lastTick();
@@ -351,6 +353,10 @@ public final class EtcdLockRegistry implements AutoCloseable {
         }
         if (hold.deadlinePassed()) {
             invalidate(hold, LeaseLoss.SESSION_LOST);
+            return false;
+        }
+        if (keys.deletions.lapsed(hold)) {
+            invalidate(hold, LeaseLoss.CONNECTION_SUSPENDED);
             return false;
         }
         if (pauses.pausedSince(tick)) {

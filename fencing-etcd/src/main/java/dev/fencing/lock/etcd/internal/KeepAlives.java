@@ -62,6 +62,15 @@ final class KeepAlives {
         }
     }
 
+    /** Runs {@code task} on the keep-alive thread after {@code delayNanos}, unless the locks are closed. */
+    void after(Runnable task, long delayNanos) {
+        try {
+            scheduler.schedule(task, delayNanos, TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException closed) {
+            // nothing to do any more
+        }
+    }
+
     /** Runs {@code task} on the keep-alive thread at once; on a pool thread if the locks are closed. */
     void now(Runnable task) {
         try {

@@ -5,17 +5,18 @@ import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.Watch;
 import io.etcd.jetcd.kv.GetResponse;
-import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.WatchOption;
 import io.etcd.jetcd.watch.WatchEvent;
 import io.etcd.jetcd.watch.WatchResponse;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -26,14 +27,17 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A hold is covered once the watch started at most one revision after its key was created, or after a read at
  * which its key still existed with its create revision (a deleted key does not come back with the same create
- * revision), and the watch has not broken since. A watch that breaks (an error, a compacted start revision, a
- * stream that ends) is closed and replaced after one read of every key under the prefix at one revision: a
- * hold whose key that read does not find ends, and the new watch starts at the revision after it. Until the
- * read answers, holds read valid, as a hold whose own watch failed did; their keep-alive deadline ends them if
- * etcd stays out of reach. Thread-safe.
+ * revision), and the watch has not broken since. A hold that is not covered is confirmed by a read of its own key;
+ * one that stays uncovered for the lease TTL (less the keep-alive deadline's margin) ends with {@link
+ * LeaseLoss#CONNECTION_SUSPENDED}: its key may still be there, but nothing here can tell. Thread-safe.
  */
 final class KeyDeletionWatch {
     private static final Logger LOG = LoggerFactory.getLogger(KeyDeletionWatch.class);
+
+    /** The first wait before a watch that broke soon after it opened is replaced; doubled up to the most. */
+    static final long MIN_BACKOFF_MILLIS = 50;
+    /** The longest wait before a replacement, at most a keep-alive period. */
+    static final long MAX_BACKOFF_MILLIS = 1000;
 
     private final EtcdLockRegistry registry;
     private final KeepAlives keepAlives;
@@ -41,15 +45,29 @@ final class KeyDeletionWatch {
     private final ByteSequence range;
     /** The holds by key, from before their key is created until they are released. */
     private final ConcurrentMap<ByteSequence, EtcdHold> holds = new ConcurrentHashMap<>();
+    /**
+     * The holds whose key no working watch covers and no read has confirmed since, with the {@code System.nanoTime}
+     * since when. Added to holding this monitor.
+     */
+    private final ConcurrentMap<EtcdHold, Long> unconfirmed = new ConcurrentHashMap<>();
+    /** How long a hold may stay unconfirmed: as long as a keep-alive deadline lasts past its request. */
+    private final long boundNanos;
+
+    private final long maxBackoffMillis;
 
     /** The watch now, or the one being replaced; null until the first hold is watched. Guarded by this. */
     private Epoch current;
 
     private boolean closed;
+    /** The wait before the next replacement. Guarded by this. */
+    private long backoffMillis;
+
+    private volatile Function<ByteSequence, CompletableFuture<GetResponse>> reads;
 
     /** One jetcd watcher and the revision it starts at. */
     private static final class Epoch {
         final long from;
+        final long openedAtNanos = System.nanoTime();
         /** Set once, right after the watcher is made, by the thread that made it. */
         volatile Watch.Watcher watcher;
         /** Guarded by the {@code KeyDeletionWatch}. */
@@ -64,6 +82,10 @@ final class KeyDeletionWatch {
         this.registry = registry;
         this.keepAlives = keepAlives;
         this.range = ByteSequence.from(registry.prefix + "/", StandardCharsets.UTF_8);
+        long ttlNanos = TimeUnit.SECONDS.toNanos(registry.ttlSeconds);
+        this.boundNanos = ttlNanos - ttlNanos / EtcdLockRegistry.MARGIN_DIVISOR;
+        this.maxBackoffMillis = Math.min(MAX_BACKOFF_MILLIS, TimeUnit.NANOSECONDS.toMillis(keepAlives.periodNanos()));
+        this.reads = key -> registry.client.getKVClient().get(key);
     }
 
     /**
@@ -77,6 +99,7 @@ final class KeyDeletionWatch {
 
     /** Makes sure the watch covers the hold, whose key was created at {@code hold.token}. */
     void watch(EtcdHold hold) {
+        Epoch epoch;
         synchronized (this) {
             if (closed || hold.loss() != null) {
                 return;
@@ -85,13 +108,18 @@ final class KeyDeletionWatch {
                 current = open(hold.token + 1);
                 return;
             }
-            if (current.broken || current.from <= hold.token + 1) {
-                return; // a broken watch's replacement reads every key whose token is set, this one's too
+            if (!current.broken && current.from <= hold.token + 1) {
+                return;
             }
+            unconfirmed(List.of(hold), System.nanoTime());
+            if (current.broken) {
+                return; // the replacement confirms it
+            }
+            epoch = current;
         }
         // the watch started after the key's creation (it was replaced meanwhile): it covers the key only once a
         // read finds the key still there
-        confirm(hold);
+        confirm(hold, epoch);
     }
 
     /** Stops reporting to the hold. */
@@ -100,6 +128,16 @@ final class KeyDeletionWatch {
         if (key != null) {
             holds.remove(key, hold);
         }
+        unconfirmed.remove(hold);
+    }
+
+    /**
+     * Whether no working watch has covered the hold, nor a read confirmed it, for longer than the bound: the caller
+     * ends it with {@link LeaseLoss#CONNECTION_SUSPENDED}.
+     */
+    boolean lapsed(EtcdHold hold) {
+        Long since = unconfirmed.get(hold);
+        return since != null && System.nanoTime() - since - boundNanos >= 0;
     }
 
     /** Closes the watch; no other is opened from now on. */
@@ -117,6 +155,11 @@ final class KeyDeletionWatch {
     /** Test hook: the watcher now, or null. */
     synchronized Watch.Watcher watcherForTest() {
         return current == null ? null : current.watcher;
+    }
+
+    /** Test hook: sends this watch's reads of single keys (its own holds', and the prefix's for a revision). */
+    void readsForTest(Function<ByteSequence, CompletableFuture<GetResponse>> reads) {
+        this.reads = Objects.requireNonNull(reads);
     }
 
     /** Called holding the monitor: a watch from {@code from}, or a broken one replaced later if jetcd refuses it. */
@@ -138,12 +181,17 @@ final class KeyDeletionWatch {
                             range,
                             option,
                             response -> deleted(response),
-                            failure -> keepAlives.now(() -> broke(epoch, failure)),
-                            () -> keepAlives.now(() -> broke(epoch, null)));
+                            failure -> {
+                                long at = System.nanoTime();
+                                keepAlives.now(() -> broke(epoch, failure, at));
+                            },
+                            () -> {
+                                long at = System.nanoTime();
+                                keepAlives.now(() -> broke(epoch, null, at));
+                            });
         } catch (RuntimeException e) {
             LOG.debug("could not watch lock keys under {}: {}", registry.prefix, e.toString());
-            epoch.broken = true;
-            keepAlives.later(this::replace);
+            brokenLocked(epoch, System.nanoTime());
         }
         return epoch;
     }
@@ -160,88 +208,156 @@ final class KeyDeletionWatch {
     }
 
     /** On the keep-alive thread: a watch that failed or ended (also after its own close, which is ignored). */
-    private void broke(Epoch epoch, Throwable failure) {
+    private void broke(Epoch epoch, Throwable failure, long at) {
         synchronized (this) {
             if (closed || epoch != current || epoch.broken) {
                 return;
             }
-            epoch.broken = true;
+            brokenLocked(epoch, at);
         }
         LOG.debug(
-                "watch of lock keys under {} {}; reading them again",
+                "watch of lock keys under {} {}; replacing it and reading the held keys again",
                 registry.prefix,
                 failure == null ? "ended" : "failed: " + failure);
         // jetcd resumes a watcher by itself after a retryable error: this one is replaced, so it is closed
         closeQuietly(epoch.watcher);
-        replace();
     }
 
+    /**
+     * Holding the monitor: from {@code at} on, no watch covers a hold whose key is created; the replacement waits
+     * longer each time a watch breaks soon after it opened, so that watches that fail at once while reads answer do
+     * not follow each other at the rate of a round trip.
+     */
+    private void brokenLocked(Epoch epoch, long at) {
+        epoch.broken = true;
+        unconfirmed(holds.values().stream().filter(hold -> hold.token != 0).toList(), at);
+        boolean livedLong = at - epoch.openedAtNanos >= TimeUnit.MILLISECONDS.toNanos(maxBackoffMillis);
+        backoffMillis = livedLong ? 0 : nextBackoffMillis(backoffMillis, maxBackoffMillis);
+        keepAlives.after(this::replace, TimeUnit.MILLISECONDS.toNanos(backoffMillis));
+    }
+
+    /** The wait after {@code previousMillis}: doubled, at least the least, at most {@code maxMillis}. */
+    static long nextBackoffMillis(long previousMillis, long maxMillis) {
+        return Math.min(maxMillis, Math.max(MIN_BACKOFF_MILLIS, 2 * previousMillis));
+    }
+
+    /** Holding the monitor: marks the holds not covered since {@code at}, unless they were already. */
+    private void unconfirmed(List<EtcdHold> uncovered, long at) {
+        boolean added = false;
+        for (EtcdHold hold : uncovered) {
+            if (hold.loss() == null && unconfirmed.putIfAbsent(hold, at) == null) {
+                added = true;
+            }
+        }
+        if (added) {
+            keepAlives.after(this::expire, at + boundNanos - System.nanoTime());
+        }
+    }
+
+    /** Ends the holds that stayed unconfirmed for the bound; a check of such a hold finds it by itself too. */
+    private void expire() {
+        for (Map.Entry<EtcdHold, Long> entry : unconfirmed.entrySet()) {
+            EtcdHold hold = entry.getKey();
+            if (hold.loss() != null) {
+                unconfirmed.remove(hold, entry.getValue());
+            } else if (lapsed(hold)) {
+                LOG.debug(
+                        "no watch nor read has confirmed lock key {} for {} s; its lease ends",
+                        hold.key,
+                        registry.ttlSeconds);
+                registry.lostLater(hold, LeaseLoss.CONNECTION_SUSPENDED);
+                unconfirmed.remove(hold, entry.getValue());
+            }
+        }
+    }
+
+    /**
+     * Opens a new watch from a revision read first, then confirms every uncovered hold by a read of its key: each
+     * read answers at that revision or a later one, and the watch reports every deletion after it. Never a read of
+     * every key under the prefix, whose answer grows with other processes' keys and nested prefixes' (past gRPC's
+     * 4 MiB inbound limit, the read would fail every time).
+     */
     private void replace() {
         if (registry.isClosed()) {
             return;
         }
-        GetOption everyKey =
-                GetOption.builder().isPrefix(true).withKeysOnly(true).build();
-        registry.client.getKVClient().get(range, everyKey).whenComplete((response, failure) -> {
+        read(range).whenComplete((response, failure) -> {
             if (failure != null) {
-                LOG.debug("could not read the lock keys under {}: {}", registry.prefix, failure.toString());
-                keepAlives.later(this::replace);
+                LOG.debug("could not read the revision of {}: {}", registry.prefix, failure.toString());
+                long delay;
+                synchronized (this) {
+                    backoffMillis = nextBackoffMillis(backoffMillis, maxBackoffMillis);
+                    delay = backoffMillis;
+                }
+                keepAlives.after(this::replace, TimeUnit.MILLISECONDS.toNanos(delay));
             } else {
-                replaced(response);
+                keepAlives.now(() -> replaced(response.getHeader().getRevision()));
             }
         });
     }
 
-    /** Opens the new watch after {@code read}'s revision and ends the holds whose keys that read did not find. */
-    private void replaced(GetResponse read) {
-        long revision = read.getHeader().getRevision();
-        Map<ByteSequence, Long> created = new HashMap<>();
-        for (KeyValue kv : read.getKvs()) {
-            created.put(kv.getKey(), kv.getCreateRevision());
-        }
-        List<EtcdHold> gone = new ArrayList<>();
+    private void replaced(long revision) {
+        Epoch epoch;
+        List<EtcdHold> uncovered;
         synchronized (this) {
             if (closed) {
                 return;
             }
             current = open(revision + 1);
-            for (EtcdHold hold : holds.values()) {
-                long token = hold.token;
-                // a hold whose token is not set yet is checked by its own watch(); a key created after the read is
-                // covered by the new watch
-                if (token != 0 && token <= revision && !Long.valueOf(token).equals(created.get(hold.keyBytes))) {
-                    gone.add(hold);
-                }
+            epoch = current;
+            if (epoch.broken) {
+                return; // jetcd refused it: replaced again
             }
+            uncovered = List.copyOf(unconfirmed.keySet());
         }
-        gone.forEach(hold -> registry.lostLater(hold, LeaseLoss.NODE_GONE));
+        uncovered.forEach(hold -> confirm(hold, epoch));
     }
 
-    private void confirm(EtcdHold hold) {
-        registry.client.getKVClient().get(hold.keyBytes).whenComplete((response, failure) -> {
-            if (hold.loss() != null || registry.isClosed()) {
+    /** Reads the hold's key, for the watch {@code epoch}: again after a failure, while that watch lasts. */
+    private void confirm(EtcdHold hold, Epoch epoch) {
+        read(hold.keyBytes).whenComplete((response, failure) -> {
+            if (hold.loss() != null || registry.isClosed() || holds.get(hold.keyBytes) != hold) {
+                unconfirmed.remove(hold);
                 return;
             }
             if (failure != null) {
-                keepAlives.later(() -> confirm(hold));
+                LOG.debug("could not read lock key {}: {}", hold.key, failure.toString());
+                keepAlives.later(() -> {
+                    if (lasts(epoch)) {
+                        confirm(hold, epoch);
+                    }
+                });
                 return;
             }
             List<KeyValue> kvs = response.getKvs();
             if (kvs.isEmpty() || kvs.get(0).getCreateRevision() != hold.token) {
                 registry.lostLater(hold, LeaseLoss.NODE_GONE);
+                unconfirmed.remove(hold);
                 return;
             }
             boolean again;
             synchronized (this) {
-                // a broken watch's replacement reads this key too
-                again = !closed
-                        && !current.broken
-                        && current.from > response.getHeader().getRevision() + 1;
+                if (closed || epoch != current || epoch.broken) {
+                    return; // the replacement reads it again
+                }
+                again = epoch.from > response.getHeader().getRevision() + 1;
+                if (!again) {
+                    unconfirmed.remove(hold);
+                }
             }
             if (again) {
-                confirm(hold);
+                confirm(hold, epoch);
             }
         });
+    }
+
+    private synchronized boolean lasts(Epoch epoch) {
+        return !closed && epoch == current && !epoch.broken;
+    }
+
+    /** One key, bounded by the request timeout: a member that does not answer must not hold a confirmation up. */
+    private CompletableFuture<GetResponse> read(ByteSequence key) {
+        return reads.apply(key).orTimeout(registry.requestTimeout.toNanos(), TimeUnit.NANOSECONDS);
     }
 
     private static void closeQuietly(Watch.Watcher watcher) {

@@ -3,6 +3,7 @@ package dev.fencing.lock.etcd.internal;
 import dev.fencing.lock.FencedLockListener;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
+import io.etcd.jetcd.ClientBuilder;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.options.GetOption;
 import java.nio.charset.StandardCharsets;
@@ -15,7 +16,11 @@ final class EtcdTesting {
     private EtcdTesting() {}
 
     static Client client(List<String> endpoints) {
-        return Client.builder().endpoints(endpoints.toArray(String[]::new)).build();
+        return clientBuilder(endpoints).build();
+    }
+
+    static ClientBuilder clientBuilder(List<String> endpoints) {
+        return Client.builder().endpoints(endpoints.toArray(String[]::new));
     }
 
     static EtcdLockRegistry registry(Client client, String prefix, Duration ttl) {

@@ -1,6 +1,7 @@
 package dev.fencing.lock.etcd.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.fencing.lock.FencedLock;
@@ -13,6 +14,8 @@ import dev.fencing.testsupport.TcpRelay;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.Watch;
+import io.etcd.jetcd.options.DeleteOption;
+import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.PutOption;
 import java.lang.reflect.Field;
 import java.net.URI;
@@ -20,6 +23,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -32,7 +36,9 @@ import org.junit.jupiter.api.TestInfo;
 
 /**
  * The one watch of a registry's lock keys: a key deleted by another client ends its hold, a deletion while the
- * watch's stream is broken ends it too (after the read that replaces the watch), as does a deletion from before the
+ * watch's stream is broken ends it too (after the read of the key that follows the watch's replacement, also among
+ * more keys under the prefix than one read could fetch), a key that no watch nor read confirms for a TTL ends it
+ * while its keep-alives succeed, as does a deletion from before the
  * watch started (the read that confirms an older key), one watch at a time across dropped
  * connections (through a {@link TcpRelay} in front of etcd) and none after the locks close, and a holder cut off
  * from etcd is told of its loss without checking.
@@ -127,6 +133,94 @@ class KeyDeletionWatchIT {
         await().atMost(Duration.ofSeconds(5)).until(() -> !lease.isValid());
         assertThat(EtcdLockRegistry.holdOf(lease).loss()).isEqualTo(LeaseLoss.NODE_GONE);
         lease.close();
+    }
+
+    @Test
+    void aHeldKeyDeletedWhileTheWatchIsBrokenIsFoundByItsOwnReadAmongMoreKeysThanOnePrefixReadCouldFetch()
+            throws Exception {
+        TcpRelay relay = relayToSharedEtcd();
+        // a limit that a read of every key under the prefix exceeds here, as it exceeds gRPC's 4 MiB at ~55k keys
+        Client client = EtcdTesting.clientBuilder(List.of("http://127.0.0.1:" + relay.port()))
+                .maxInboundMessageSize(64 * 1024)
+                .build();
+        opened.add(client);
+        Client outsider = client(EtcdServers.shared().endpoints().get(0));
+        List<CompletableFuture<?>> puts = new ArrayList<>();
+        for (int i = 0; i < 1_000; i++) {
+            // another process's keys, under a nested prefix: under the watch's range, not this registry's holds
+            puts.add(outsider.getKVClient()
+                    .put(EtcdTesting.bytes(prefix + "/nested/sku-" + i), EtcdTesting.bytes("x".repeat(100))));
+        }
+        CompletableFuture.allOf(puts.toArray(CompletableFuture[]::new)).get(30, TimeUnit.SECONDS);
+        GetOption everyKey =
+                GetOption.builder().isPrefix(true).withKeysOnly(true).build();
+        assertThatThrownBy(() -> client.getKVClient()
+                        .get(EtcdTesting.bytes(prefix + "/"), everyKey)
+                        .get(10, TimeUnit.SECONDS))
+                .as("a read of every key under the prefix by the holder's client")
+                .hasMessageContaining("RESOURCE_EXHAUSTED");
+        EtcdLockRegistry registry = registry(client, Duration.ofSeconds(10), new FencedLockListener() {});
+        Lease lease = registry.lock("deleted-unseen").acquire();
+        Watch.Watcher before = registry.keys.deletions.watcherForTest();
+
+        relay.holdBack();
+        outsider.getKVClient().delete(EtcdLockRegistry.holdOf(lease).keyBytes).get(10, TimeUnit.SECONDS);
+        relay.dropConnections();
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> registry.keys.deletions.watcherForTest() != before);
+        await().atMost(Duration.ofSeconds(5)).until(() -> !lease.isValid());
+        assertThat(EtcdLockRegistry.holdOf(lease).loss()).isEqualTo(LeaseLoss.NODE_GONE);
+        lease.close();
+        outsider.getKVClient()
+                .delete(
+                        EtcdTesting.bytes(prefix + "/nested/"),
+                        DeleteOption.builder().isPrefix(true).build())
+                .get(10, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void aHeldKeyThatNoWatchNorReadConfirmsForATtlEndsTheLeaseWhileItsKeepAlivesSucceed() throws Exception {
+        Duration ttl = Duration.ofSeconds(2);
+        TcpRelay relay = relayToSharedEtcd();
+        Client client = client("http://127.0.0.1:" + relay.port());
+        Client outsider = client(EtcdServers.shared().endpoints().get(0));
+        RecordingListener told = new RecordingListener();
+        EtcdLockRegistry registry = registry(client, ttl, told);
+        Lease lease = registry.lock("unconfirmed").acquire();
+        EtcdHold hold = EtcdLockRegistry.holdOf(lease);
+        ByteSequence revisionKey = EtcdTesting.bytes(prefix + "/");
+        // a member that answers keep-alives and watches but not reads of the held keys
+        registry.keys.deletions.readsForTest(key -> key.equals(revisionKey)
+                ? client.getKVClient().get(key)
+                : CompletableFuture.failedFuture(new IllegalStateException("UNAVAILABLE: reads refused by the test")));
+        Watch.Watcher before = registry.keys.deletions.watcherForTest();
+
+        // an operator deletes the key while the deletion's event is held back and then dropped with the stream
+        relay.holdBack();
+        outsider.getKVClient().delete(hold.keyBytes).get(10, TimeUnit.SECONDS);
+        relay.dropConnections();
+        long brokenAt = System.nanoTime();
+        await().atMost(Duration.ofSeconds(10)).until(() -> registry.keys.deletions.watcherForTest() != before);
+        Lease next = registry(outsider, ttl, new FencedLockListener() {})
+                .lock("unconfirmed")
+                .tryAcquire(Duration.ofSeconds(10))
+                .orElseThrow();
+        long deadlineAtBreak = brokenAt + ttl.toNanos() - ttl.toNanos() / EtcdLockRegistry.MARGIN_DIVISOR;
+        await().atMost(Duration.ofSeconds(5))
+                .alias("a keep-alive sent after the break and answered")
+                .until(() -> hold.validUntilNanos() - deadlineAtBreak > 0);
+        assertThat(lease.isValid())
+                .as("valid while its key is gone and another holds the lock")
+                .isTrue();
+
+        await().atMost(ttl.plusSeconds(3)).until(() -> !lease.isValid());
+
+        assertThat(hold.loss()).isEqualTo(LeaseLoss.CONNECTION_SUSPENDED);
+        assertThat(Duration.ofNanos(System.nanoTime() - brokenAt)).isLessThan(ttl.plusSeconds(3));
+        await().atMost(Duration.ofSeconds(5))
+                .untilAsserted(() -> assertThat(told.causes).containsExactly(LeaseLoss.CONNECTION_SUSPENDED));
+        lease.close();
+        next.close();
     }
 
     @Test
