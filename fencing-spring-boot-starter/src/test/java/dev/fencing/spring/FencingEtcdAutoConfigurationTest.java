@@ -149,6 +149,24 @@ class FencingEtcdAutoConfigurationTest {
     }
 
     @Test
+    void aLockServiceWhoseSwitchIsOffFailsTheStartNamingTheSwitch() {
+        etcd.withPropertyValues("fencing.lock-service=etcd", "fencing.etcd.enabled=false")
+                .run(context -> assertThat(context)
+                        .getFailure()
+                        .isInstanceOf(FencingStartupException.class)
+                        .hasMessageContaining("fencing.lock-service is 'etcd', but fencing.etcd.enabled is false"));
+        runner.withPropertyValues(
+                        "fencing.lock-service=zookeeper",
+                        "fencing.zookeeper.enabled=false",
+                        "fencing.etcd.endpoints=" + NOWHERE)
+                .run(context -> assertThat(context)
+                        .getFailure()
+                        .isInstanceOf(FencingStartupException.class)
+                        .hasMessageContaining(
+                                "fencing.lock-service is 'zookeeper', but fencing.zookeeper.enabled is false"));
+    }
+
+    @Test
     void aMisspelledLockServiceFailsTheStartNamingTheValueWhicheverModulesArePresent() {
         runner.withPropertyValues("fencing.lock-service=etdc")
                 .withClassLoader(new FilteredClassLoader("dev.fencing.lock.etcd", "io.etcd", "org.apache.curator"))

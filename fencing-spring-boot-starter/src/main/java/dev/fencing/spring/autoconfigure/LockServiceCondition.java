@@ -95,6 +95,25 @@ abstract class LockServiceCondition implements Condition {
         }
     }
 
+    /**
+     * Fails the start when {@code fencing.lock-service} names a service whose switch ({@code fencing.zookeeper.enabled}
+     * or {@code fencing.etcd.enabled}) is false: its auto-configuration steps aside, the other's too, and the
+     * application would start with no lock service.
+     */
+    static void requireEnabled(Environment env) {
+        String chosen = env.getProperty(LOCK_SERVICE);
+        if (chosen == null) {
+            return;
+        }
+        String value = normalized(chosen);
+        String enabled = value.equals(ZOOKEEPER) ? "fencing.zookeeper.enabled" : "fencing.etcd.enabled";
+        if (!env.getProperty(enabled, Boolean.class, true)) {
+            throw new FencingStartupException(
+                    LOCK_SERVICE + " is '" + chosen + "', but " + enabled + " is false",
+                    "Remove " + enabled + "=false, or set " + LOCK_SERVICE + " to the service the application uses");
+        }
+    }
+
     private static boolean zooKeeperConfigured(Environment env) {
         String connect = env.getProperty("fencing.zookeeper.connect-string");
         return connect != null && env.getProperty("fencing.zookeeper.enabled", Boolean.class, true);
@@ -124,7 +143,7 @@ abstract class LockServiceCondition implements Condition {
     }
 
     /**
-     * Always matches, after {@link #requireAvailable} passed: for an auto-configuration that every application with
+     * Always matches, after {@link #requireAvailable} and {@link #requireEnabled} passed: for an auto-configuration that every application with
      * the starter evaluates, whichever lock service modules it has.
      */
     static final class Available implements Condition {
@@ -133,6 +152,7 @@ abstract class LockServiceCondition implements Condition {
             requireAvailable(
                     context.getEnvironment().getProperty(LOCK_SERVICE),
                     name -> ClassUtils.isPresent(name, context.getClassLoader()));
+            requireEnabled(context.getEnvironment());
             return true;
         }
     }

@@ -338,7 +338,8 @@ public final class EtcdLockRegistry implements AutoCloseable {
 
     /**
      * Whether {@code hold} may still be acted on, as far as this process knows. Read in this order: the pause
-     * detector's tick, the hold's mark, the keep-alive deadline, then the clock. The detector marks every hold
+     * detector's tick, whether the deletion watch's bound passed, the hold's mark, the keep-alive deadline, then the
+     * clock. The detector marks every hold
      * before it moves its tick, so a check that reads the tick written after a pause also sees the mark; one that
      * reads the older tick reads the clock after it and sees the gap (see {@code fencing-zookeeper}'s {@code
      * PathLock#isValid}). The deadline only ever moves on a keep-alive answer that proves the lease alive at its
@@ -347,6 +348,9 @@ public final class EtcdLockRegistry implements AutoCloseable {
      */
     boolean isValid(EtcdHold hold) {
         PauseDetector.Tick tick = pauses.lastTick();
+        // before the mark: the deletion watch marks a hold whose key went unconfirmed for the TTL, then forgets
+        // when it went unconfirmed, so a check that finds it forgotten also finds the mark
+        boolean lapsed = keys.deletions.lapsed(hold);
         betweenValidityReads.run();
         if (hold.loss() != null) {
             return false;
@@ -355,7 +359,7 @@ public final class EtcdLockRegistry implements AutoCloseable {
             invalidate(hold, LeaseLoss.SESSION_LOST);
             return false;
         }
-        if (keys.deletions.lapsed(hold)) {
+        if (lapsed) {
             invalidate(hold, LeaseLoss.CONNECTION_SUSPENDED);
             return false;
         }
