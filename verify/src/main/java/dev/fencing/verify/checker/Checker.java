@@ -144,6 +144,49 @@ public final class Checker {
                 violations);
     }
 
+    /** What {@link #checkWrites} counted: the writes' outcomes, acknowledged writes lost, ids listed twice. */
+    static final class WriteTally {
+        int ok;
+        int failed;
+        int indeterminate;
+        int lost;
+        final int[] duplicated = {0};
+
+        void count(Outcome outcome) {
+            switch (outcome) {
+                case OK -> ok++;
+                case FAIL -> failed++;
+                case INFO -> indeterminate++;
+            }
+        }
+    }
+
+    /**
+     * The check of a workload whose writes append their ids to one list per resource (elections, read/write locks):
+     * each list ({@link #checkList}), each write's outcome counted, and each acknowledged write missing from its
+     * resource's list ({@link ViolationKind#LOST_ACKNOWLEDGED}).
+     */
+    static WriteTally checkWrites(
+            History history, Map<String, List<Long>> lists, boolean strictOrder, List<Violation> violations) {
+        WriteTally tally = new WriteTally();
+        Map<String, Set<Long>> listed = new HashMap<>();
+        lists.forEach((resource, ids) ->
+                listed.put(resource, checkList(history, resource, ids, strictOrder, violations, tally.duplicated)));
+        for (Operation op : history.operations()) {
+            tally.count(op.outcome());
+            if (op.acknowledged()
+                    && !listed.getOrDefault(op.resource(), Set.of()).contains(op.id())) {
+                tally.lost++;
+                violations.add(new Violation(
+                        ViolationKind.LOST_ACKNOWLEDGED,
+                        op.resource(),
+                        List.of(op.id()),
+                        op.describe() + " was acknowledged but is not in the list of " + op.resource()));
+            }
+        }
+        return tally;
+    }
+
     /** Returns the known ids of the list. Also {@link RedisChecker}'s check of a Redis list. */
     static Set<Long> checkList(
             History history,

@@ -56,32 +56,20 @@ public final class ElectionChecker {
      */
     public static CheckResult check(History history, Map<String, List<Long>> lists, Duration clockUncertainty) {
         List<Violation> violations = new ArrayList<>();
-        int[] duplicated = {0};
-        Map<String, Set<Long>> listed = new HashMap<>();
-        lists.forEach((resource, ids) ->
-                listed.put(resource, Checker.checkList(history, resource, ids, false, violations, duplicated)));
-        int lost = 0;
-        int ok = 0;
-        int failed = 0;
-        int indeterminate = 0;
-        for (Operation op : history.operations()) {
-            switch (op.outcome()) {
-                case OK -> ok++;
-                case FAIL -> failed++;
-                case INFO -> indeterminate++;
-            }
-            if (op.acknowledged()
-                    && !listed.getOrDefault(op.resource(), Set.of()).contains(op.id())) {
-                lost++;
-                violations.add(new Violation(
-                        ViolationKind.LOST_ACKNOWLEDGED,
-                        op.resource(),
-                        List.of(op.id()),
-                        op.describe() + " was acknowledged but is not in the list of " + op.resource()));
-            }
-        }
+        Checker.WriteTally tally = Checker.checkWrites(history, lists, false, violations);
         checkValidity(history.termEvents(), clockUncertainty.toMillis(), violations);
-        return new CheckResult(history.size(), ok, failed, indeterminate, 0, 0, 0, 0, lost, duplicated[0], violations);
+        return new CheckResult(
+                history.size(),
+                tally.ok,
+                tally.failed,
+                tally.indeterminate,
+                0,
+                0,
+                0,
+                0,
+                tally.lost,
+                tally.duplicated[0],
+                violations);
     }
 
     /** Each valid reading against the grants of greater terms of its election to other participants. */

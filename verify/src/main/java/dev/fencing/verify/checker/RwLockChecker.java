@@ -5,7 +5,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 
 /**
  * Checks a read/write-lock run's {@link History} against the lists its writers left in the database, knowing
@@ -54,50 +53,23 @@ public final class RwLockChecker {
      */
     public static CheckResult check(History history, Map<String, List<Long>> lists, Duration clockUncertainty) {
         List<Violation> violations = new ArrayList<>();
-        int[] duplicated = {0};
-        Map<String, Set<Long>> listed = new HashMap<>();
-        lists.forEach((resource, ids) ->
-                listed.put(resource, Checker.checkList(history, resource, ids, true, violations, duplicated)));
-        int lost = 0;
-        int ok = 0;
-        int failed = 0;
-        int indeterminate = 0;
-        for (Operation op : history.operations()) {
-            switch (op.outcome()) {
-                case OK -> ok++;
-                case FAIL -> failed++;
-                case INFO -> indeterminate++;
-            }
-            if (op.acknowledged()
-                    && !listed.getOrDefault(op.resource(), Set.of()).contains(op.id())) {
-                lost++;
-                violations.add(new Violation(
-                        ViolationKind.LOST_ACKNOWLEDGED,
-                        op.resource(),
-                        List.of(op.id()),
-                        op.describe() + " was acknowledged but is not in the list of " + op.resource()));
-            }
-        }
+        Checker.WriteTally tally = Checker.checkWrites(history, lists, true, violations);
         for (Read read : history.reads()) {
-            switch (read.outcome()) {
-                case OK -> ok++;
-                case FAIL -> failed++;
-                case INFO -> indeterminate++;
-            }
+            tally.count(read.outcome());
         }
         checkReadTokens(history, lists, violations);
         checkReads(history, lists, clockUncertainty.toMillis(), violations);
         return new CheckResult(
                 history.size() + history.reads().size(),
-                ok,
-                failed,
-                indeterminate,
+                tally.ok,
+                tally.failed,
+                tally.indeterminate,
                 0,
                 0,
                 0,
                 0,
-                lost,
-                duplicated[0],
+                tally.lost,
+                tally.duplicated[0],
                 violations);
     }
 
