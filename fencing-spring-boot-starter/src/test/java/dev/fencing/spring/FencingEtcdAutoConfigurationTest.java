@@ -358,6 +358,25 @@ class FencingEtcdAutoConfigurationTest {
     }
 
     @Test
+    void aCuratorClientOfTheApplicationsOwnIsNotReportedWhenTheLocksAreOnEtcd() {
+        CuratorFramework own = CuratorFrameworkFactory.newClient(ZK_NOWHERE, new RetryOneTime(1));
+        try {
+            etcd.withBean("ownCurator", CuratorFramework.class, () -> own, d -> d.setDestroyMethodName(""))
+                    .withPropertyValues("fencing.lock-service=etcd")
+                    .run(context -> {
+                        assertThat(context).hasNotFailed().hasSingleBean(EtcdLocks.class);
+                        assertThat(context.getBean(FencingHealthIndicator.class)
+                                        .health()
+                                        .getDetails())
+                                .containsEntry("etcd", "not connected")
+                                .doesNotContainKey("zookeeper");
+                    });
+        } finally {
+            own.close();
+        }
+    }
+
+    @Test
     void anEtcdClientOfTheApplicationsOwnIsNotReportedWhenEtcdIsSwitchedOff() {
         Client own = Client.builder().endpoints(NOWHERE).build();
         try {

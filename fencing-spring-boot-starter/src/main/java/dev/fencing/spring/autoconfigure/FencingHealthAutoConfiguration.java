@@ -63,9 +63,15 @@ public class FencingHealthAutoConfiguration {
                 election.getIfUnique());
     }
 
-    /** The Curator client's connection, only with Curator on the class path. */
+    /**
+     * The Curator client's connection, only with Curator on the class path, unless {@code
+     * fencing.zookeeper.enabled=false} or {@code fencing.lock-service} picks etcd: an application's Curator client
+     * for something else is not the locks' to report.
+     */
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass(name = "org.apache.curator.framework.CuratorFramework")
+    @ConditionalOnBooleanProperty(name = "fencing.zookeeper.enabled", matchIfMissing = true)
+    @Conditional(LockServiceCondition.ZooKeeper.class)
     static class ZooKeeperHealthConfiguration {
         @Bean
         @ConditionalOnSingleCandidate(CuratorFramework.class)
@@ -98,13 +104,15 @@ public class FencingHealthAutoConfiguration {
         }
     }
 
-    /** A Curator client, a jetcd client the locks are on, or declared consumers. */
+    /** A Curator client or a jetcd client the locks are on, or declared consumers. */
     static class SomethingToWatch extends AnyNestedCondition {
         SomethingToWatch() {
             super(ConfigurationCondition.ConfigurationPhase.REGISTER_BEAN);
         }
 
         @ConditionalOnBean(type = "org.apache.curator.framework.CuratorFramework")
+        @ConditionalOnBooleanProperty(name = "fencing.zookeeper.enabled", matchIfMissing = true)
+        @Conditional(LockServiceCondition.ZooKeeper.class)
         static class Curator {}
 
         @ConditionalOnClass(name = "dev.fencing.lock.etcd.EtcdLocks")
