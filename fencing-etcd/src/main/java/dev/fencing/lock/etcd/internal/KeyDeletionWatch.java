@@ -316,7 +316,12 @@ final class KeyDeletionWatch {
     /** Reads the hold's key, for the watch {@code epoch}: again after a failure, while that watch lasts. */
     private void confirm(EtcdHold hold, Epoch epoch) {
         read(hold.keyBytes).whenComplete((response, failure) -> {
-            if (hold.loss() != null || registry.isClosed() || holds.get(hold.keyBytes) != hold) {
+            if (registry.isClosed()) {
+                // the entry stays until the hold is marked: close() marks every hold after it sets the flag, and a
+                // check that finds no entry must find the mark (EtcdLockRegistry#isValid reads the entry first)
+                return;
+            }
+            if (hold.loss() != null || holds.get(hold.keyBytes) != hold) {
                 unconfirmed.remove(hold);
                 return;
             }
