@@ -218,7 +218,10 @@ final class ModeRunner {
                     }
                 }
                 if (now >= nextSample) {
-                    samples.add(sample(board, writers, consumers));
+                    ResourceSample taken = sample(board, writers, consumers);
+                    samples.add(taken);
+                    // each sample in the run's log, for a long run's table (the summary shows the first and last)
+                    log.note("resources: " + taken.describe());
                     nextSample += SAMPLE_EVERY.toMillis();
                 }
                 if (now >= nextProgress) {

@@ -21,6 +21,16 @@ record ResourceSample(long atMillis, ResourceUse coordinator, ResourceUse writer
     private static final long FDS_FLOOR = 64;
     private static final long THREADS_FLOOR = 32;
 
+    /** "coordinator heap 190 MB, 295 fds, 214 threads; writers max ...; consumers max ...", for a run's log. */
+    String describe() {
+        return "coordinator " + describe(coordinator) + "; writers max " + describe(writers) + "; consumers max "
+                + describe(consumers);
+    }
+
+    private static String describe(ResourceUse use) {
+        return "heap " + (use.heapBytes() >> 20) + " MB, " + use.fds() + " fds, " + use.threads() + " threads";
+    }
+
     /**
      * What grew without bound, if anything: a measure of a kind whose last sample exceeds the largest of the
      * first half of the samples by more than half of it and more than a floor (32 MB of heap, 64 descriptors, 32

@@ -26,6 +26,15 @@ class ResourceSampleTest {
     }
 
     @Test
+    void aSampleDescribesEachKindForTheRunsLog() {
+        ResourceSample sample = new ResourceSample(
+                0, new ResourceUse(190 * MB, 295, 214), new ResourceUse(17 * MB, 169, 25), ResourceUse.NONE);
+        assertThat(sample.describe())
+                .isEqualTo("coordinator heap 190 MB, 295 fds, 214 threads; writers max heap 17 MB, 169 fds, 25 threads;"
+                        + " consumers max heap 0 MB, 0 fds, 0 threads");
+    }
+
+    @Test
     void descriptorsAndThreadsThatGrowByLessThanTheirFloorAreNotGrowthEvenIfTheyDoubled() {
         List<ResourceSample> samples = new ArrayList<>();
         for (int i = 0; i < 6; i++) {
