@@ -24,6 +24,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.KafkaProducer;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -179,16 +180,16 @@ class KeyParallelGroupCrashIT {
     }
 
     /** Whether the group's stored offsets moved within {@code wait} (or the child died). */
-    private static boolean movedWithin(String group, Process child, Duration wait) throws InterruptedException {
+    private static boolean movedWithin(String group, Process child, Duration wait) {
         long before = storedOffsetSum(group);
-        long deadline = System.nanoTime() + wait.toNanos();
-        while (System.nanoTime() - deadline < 0 && child.isAlive()) {
-            if (storedOffsetSum(group) > before) {
-                return true;
-            }
-            Thread.sleep(20);
+        try {
+            await().atMost(wait)
+                    .pollInterval(Duration.ofMillis(20))
+                    .until(() -> storedOffsetSum(group) > before || !child.isAlive());
+        } catch (ConditionTimeoutException e) {
+            return false; // pinned: see the caller
         }
-        return false;
+        return storedOffsetSum(group) > before;
     }
 
     private static long appliedRows() {
