@@ -33,19 +33,35 @@ public final class AlternatingRuns {
     }
 
     private final int rounds;
+    private final int warmUps;
     private final Map<String, Result> results = new LinkedHashMap<>();
 
+    /** One warm-up round of each side before the measured ones. */
     public AlternatingRuns(int rounds) {
+        this(rounds, 1);
+    }
+
+    /**
+     * {@code warmUps} discarded rounds of each side before the measured ones: more where the first seconds still
+     * climb (a server's own warm-up, not only the JIT's).
+     */
+    public AlternatingRuns(int rounds, int warmUps) {
         if (rounds < 1) {
             throw new IllegalArgumentException("rounds must be >= 1, got " + rounds);
         }
+        if (warmUps < 1) {
+            throw new IllegalArgumentException("warmUps must be >= 1, got " + warmUps);
+        }
         this.rounds = rounds;
+        this.warmUps = warmUps;
     }
 
-    /** One warm-up round of each (discarded), then {@code rounds} alternating pairs; the order flips each pair. */
+    /** The warm-up rounds of each (discarded), then {@code rounds} alternating pairs; the order flips each pair. */
     public Result compare(String name, Round raw, Round fenced) throws Exception {
-        raw.opsPerSecond();
-        fenced.opsPerSecond();
+        for (int i = 0; i < warmUps; i++) {
+            raw.opsPerSecond();
+            fenced.opsPerSecond();
+        }
         List<Double> rawRates = new ArrayList<>();
         List<Double> fencedRates = new ArrayList<>();
         for (int i = 0; i < rounds; i++) {
@@ -90,7 +106,11 @@ public final class AlternatingRuns {
                     r.fencedOpsPerSecond(),
                     r.ratio());
         }
-        out.printf(Locale.ROOT, "(median of %d alternating rounds each, after one warm-up round)%n", rounds);
+        out.printf(
+                Locale.ROOT,
+                "(median of %d alternating rounds each, after %s)%n",
+                rounds,
+                warmUps == 1 ? "one warm-up round" : warmUps + " warm-up rounds");
     }
 
     static double median(List<Double> values) {

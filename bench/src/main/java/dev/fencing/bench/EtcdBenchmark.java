@@ -9,6 +9,7 @@ import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.Lock;
 import io.etcd.jetcd.lock.LockResponse;
+import io.etcd.jetcd.options.CompactOption;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -26,8 +27,9 @@ import java.util.concurrent.Executors;
  * {@code unlock(key)} and a revoke of the lease that it does not wait for; the fenced side grants a lease per
  * acquire too, creates its key in a transaction that also reads the first contender (a waiter then reads its
  * predecessor and watches it, from the client), registers its key with its {@code EtcdLocks}' one watch of the
- * prefix (opened once, not per grant) and schedules keep-alives, and on release
- * deletes the key and revokes the lease without waiting. Each case also prints what etcd counted per
+ * prefix (opened once, not per grant) and schedules keep-alives, and on release revokes the lease and waits for
+ * the answer (etcd deletes the key with its lease, so the raw side's unlock and revoke are one request here; each
+ * side waits for three answers per acquire+release). Each case also prints what etcd counted per
  * acquire+release on each side ({@link EtcdRequestCounts}). Uses the
  * embedded member, or {@code FENCING_ETCD_ENDPOINTS}.
  *
@@ -40,8 +42,8 @@ public final class EtcdBenchmark {
     private EtcdBenchmark() {}
 
     public static void main(String[] args) throws Exception {
-        int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 5;
-        int uncontendedOps = args.length > 1 ? Integer.parseInt(args[1]) : 500;
+        int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 9;
+        int uncontendedOps = args.length > 1 ? Integer.parseInt(args[1]) : 2000;
         int contendedOpsPerClient = args.length > 2 ? Integer.parseInt(args[2]) : 40;
 
         try (EtcdEndpoint etcd = EtcdServers.start()) {
@@ -59,7 +61,9 @@ public final class EtcdBenchmark {
                         .build());
             }
             try {
-                AlternatingRuns runs = new AlternatingRuns(rounds);
+                // a fresh member's answers still speed up for the first seconds: three warm-up rounds
+                AlternatingRuns runs = new AlternatingRuns(rounds, 3);
+                Settle settle = () -> settle(clients.get(0), etcd.endpoints());
                 // every member counts what it handled; with one member (the embedded default) that is all of it
                 String member = etcd.endpoints().get(0);
                 EtcdRequestCounts rawCounts = new EtcdRequestCounts(member);
@@ -69,25 +73,29 @@ public final class EtcdBenchmark {
                 FencedLock fencedSingle = fencedLocks.get(0).lock("uncontended");
                 runs.compare(
                         "uncontended acquire+release, 1 client",
-                        () -> rawCounts.count(
-                                uncontendedOps,
-                                () -> LockBenchmark.timed(uncontendedOps, () -> {
-                                    for (int i = 0; i < uncontendedOps; i++) {
-                                        rawSingle.release(rawSingle.acquire());
-                                    }
-                                    return null;
-                                })),
-                        () -> fencedCounts.count(
-                                uncontendedOps,
-                                () -> LockBenchmark.timed(uncontendedOps, () -> {
-                                    long sink = 0;
-                                    for (int i = 0; i < uncontendedOps; i++) {
-                                        try (Lease lease = fencedSingle.acquire()) {
-                                            sink += lease.token();
-                                        }
-                                    }
-                                    return sink;
-                                })));
+                        settledFirst(
+                                settle,
+                                () -> rawCounts.count(
+                                        uncontendedOps,
+                                        () -> LockBenchmark.timed(uncontendedOps, () -> {
+                                            for (int i = 0; i < uncontendedOps; i++) {
+                                                rawSingle.release(rawSingle.acquire());
+                                            }
+                                            return null;
+                                        }))),
+                        settledFirst(
+                                settle,
+                                () -> fencedCounts.count(
+                                        uncontendedOps,
+                                        () -> LockBenchmark.timed(uncontendedOps, () -> {
+                                            long sink = 0;
+                                            for (int i = 0; i < uncontendedOps; i++) {
+                                                try (Lease lease = fencedSingle.acquire()) {
+                                                    sink += lease.token();
+                                                }
+                                            }
+                                            return sink;
+                                        }))));
                 System.out.println();
                 System.out.println("etcd's own counts, " + runs.results().get(0).name() + " (requests by method,"
                         + " streams opened for Watch and LeaseKeepAlive):");
@@ -106,28 +114,32 @@ public final class EtcdBenchmark {
                 int contendedOps = CLIENTS * contendedOpsPerClient;
                 runs.compare(
                         "contended acquire+release, " + CLIENTS + " clients",
-                        () -> rawContendedCounts.count(
-                                contendedOps,
-                                () -> LockBenchmark.timed(
+                        settledFirst(
+                                settle,
+                                () -> rawContendedCounts.count(
                                         contendedOps,
-                                        () -> LockBenchmark.inParallel(pool, rawShared.size(), c -> {
-                                            RawLock lock = rawShared.get(c);
-                                            for (int i = 0; i < contendedOpsPerClient; i++) {
-                                                lock.release(lock.acquire());
-                                            }
-                                        }))),
-                        () -> fencedContendedCounts.count(
-                                contendedOps,
-                                () -> LockBenchmark.timed(
+                                        () -> LockBenchmark.timed(
+                                                contendedOps,
+                                                () -> LockBenchmark.inParallel(pool, rawShared.size(), c -> {
+                                                    RawLock lock = rawShared.get(c);
+                                                    for (int i = 0; i < contendedOpsPerClient; i++) {
+                                                        lock.release(lock.acquire());
+                                                    }
+                                                })))),
+                        settledFirst(
+                                settle,
+                                () -> fencedContendedCounts.count(
                                         contendedOps,
-                                        () -> LockBenchmark.inParallel(pool, fencedShared.size(), c -> {
-                                            FencedLock lock = fencedShared.get(c);
-                                            for (int i = 0; i < contendedOpsPerClient; i++) {
-                                                try (Lease lease = lock.acquire()) {
-                                                    lease.token();
-                                                }
-                                            }
-                                        }))));
+                                        () -> LockBenchmark.timed(
+                                                contendedOps,
+                                                () -> LockBenchmark.inParallel(pool, fencedShared.size(), c -> {
+                                                    FencedLock lock = fencedShared.get(c);
+                                                    for (int i = 0; i < contendedOpsPerClient; i++) {
+                                                        try (Lease lease = lock.acquire()) {
+                                                            lease.token();
+                                                        }
+                                                    }
+                                                })))));
                 pool.shutdown();
                 System.out.println("etcd's own counts, " + runs.results().get(1).name() + ":");
                 rawContendedCounts.print(System.out, "raw");
@@ -141,14 +153,49 @@ public final class EtcdBenchmark {
                 System.out.println(
                         "  fenced: lease grant (TTL " + TTL_SECONDS + " s), txn creating the key and reading the"
                                 + " first contender (a waiter: predecessor txn and watch), own key reported by the"
-                                + " locks' one prefix watch, keep-alives scheduled; delete key, revoke (not waited"
-                                + " for)");
+                                + " locks' one prefix watch, keep-alives scheduled; revoke (the key goes with the"
+                                + " lease)");
                 runs.printTable(System.out);
                 System.out.printf(Locale.ROOT, "etcd fenced/raw throughput ratio: %.2f%n", runs.lowestRatio());
             } finally {
                 fencedLocks.forEach(EtcdLocks::close);
                 clients.forEach(Client::close);
             }
+        }
+    }
+
+    @FunctionalInterface
+    private interface Settle {
+        void run() throws Exception;
+    }
+
+    /** The round, after {@code settle} (untimed). */
+    private static AlternatingRuns.Round settledFirst(Settle settle, AlternatingRuns.Round round) {
+        return () -> {
+            settle.run();
+            return round.opsPerSecond();
+        };
+    }
+
+    /**
+     * Compacts etcd's history up to now and defragments the member, untimed, before each round: every
+     * acquire+release leaves revisions behind, and without this a member's answers slow down round by round (to a
+     * third of the first rounds' rate over a few minutes here), so that later rounds would measure the history left
+     * by earlier ones rather than the side being run.
+     */
+    private static void settle(Client client, List<String> endpoints) throws Exception {
+        long revision = client.getKVClient()
+                .get(ByteSequence.from("bench/settle", StandardCharsets.UTF_8))
+                .get()
+                .getHeader()
+                .getRevision();
+        client.getKVClient()
+                .compact(
+                        revision,
+                        CompactOption.builder().withCompactPhysical(true).build())
+                .get();
+        for (String endpoint : endpoints) {
+            client.getMaintenanceClient().defragmentMember(endpoint).get();
         }
     }
 

@@ -47,8 +47,6 @@ final class EtcdHold implements LeaseHold {
     volatile ByteSequence keyBytes;
     volatile long token;
     volatile ScheduledFuture<?> keepAlive;
-    /** The key was found carrying another etcd lease than this hold's: not this hold's to delete. */
-    volatile boolean foreignKey;
 
     /** What the key holds: who holds it (a lock), or the participant id (an election). */
     final ByteSequence value;

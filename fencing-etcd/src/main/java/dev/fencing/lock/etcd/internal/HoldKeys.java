@@ -11,7 +11,7 @@ import org.slf4j.LoggerFactory;
 /**
  * What this process does with a hold's key and etcd lease on the server besides keeping the lease alive: it
  * has the key watched for deletions (one watch for all holds), renews the lease once before a late grant, and
- * deletes the key and revokes the lease on release.
+ * revokes the lease on release (etcd deletes the key with it).
  */
 final class HoldKeys {
     private static final Logger LOG = LoggerFactory.getLogger(HoldKeys.class);
@@ -80,9 +80,10 @@ final class HoldKeys {
     }
 
     /**
-     * Stops the keep-alives and the watch's reports to the hold (before its own deletion), deletes the key (the next
-     * waiter is told at once; not a key found with another lease) and revokes the etcd lease without waiting. Never
-     * throws: a key that cannot be deleted goes when its lease expires.
+     * Stops the keep-alives and the watch's reports to the hold (before its own deletion) and revokes the etcd lease,
+     * waiting for the answer: etcd deletes the key with its lease, in the same revision, so the next waiter is told at
+     * once and one request does what a delete and a revoke would. A key found with another lease is not attached to
+     * this one and stays. Never throws: a lease that cannot be revoked expires, and its key with it, within the TTL.
      */
     void release(EtcdHold hold) {
         keepAlives.stop(hold);
@@ -90,26 +91,22 @@ final class HoldKeys {
         if (hold.leaseId == 0) {
             return;
         }
-        if (!hold.foreignKey) {
-            deleteKey(hold);
-        }
-        revoke(hold);
-    }
-
-    private void deleteKey(EtcdHold hold) {
         boolean interrupted = Thread.interrupted();
         try {
+            // repeatable: a revoke sent again after the first landed finds no lease, which is what it wanted
             Requests.retrying(
-                    () -> registry.client.getKVClient().delete(hold.keyBytes), registry.requestTimeout.toNanos());
+                    () -> registry.client.getLeaseClient().revoke(hold.leaseId), registry.requestTimeout.toNanos());
         } catch (InterruptedException e) {
             interrupted = true;
-        } catch (Exception e) {
-            LOG.warn(
-                    "could not delete lock key {} of {}: {}; etcd deletes it when its lease expires, within {} s",
-                    hold.key,
-                    hold.path,
-                    e.toString(),
-                    registry.ttlSeconds);
+            revokeWithoutWaiting(hold); // the attempt waited for was cancelled, perhaps before it was sent
+        } catch (TimeoutException e) {
+            revokeWithoutWaiting(hold);
+        } catch (ExecutionException e) {
+            if (!KeepAlives.leaseNotFound(e)) {
+                warnNotRevoked(hold, e.getCause());
+            }
+        } catch (RuntimeException e) {
+            warnNotRevoked(hold, e);
         } finally {
             if (interrupted) {
                 Thread.currentThread().interrupt();
@@ -117,15 +114,23 @@ final class HoldKeys {
         }
     }
 
-    private void revoke(EtcdHold hold) {
+    /** One more revoke that nothing waits for or cancels: jetcd retries it while the release goes on. */
+    private void revokeWithoutWaiting(EtcdHold hold) {
         registry.client.getLeaseClient().revoke(hold.leaseId).whenComplete((ok, failure) -> {
-            if (failure != null) {
-                LOG.debug(
-                        "revoke of etcd lease {} of {} failed: {}",
-                        Long.toHexString(hold.leaseId),
-                        hold.path,
-                        failure.toString());
+            if (failure != null && !KeepAlives.leaseNotFound(failure)) {
+                warnNotRevoked(hold, failure);
             }
         });
+    }
+
+    private void warnNotRevoked(EtcdHold hold, Throwable failure) {
+        LOG.warn(
+                "could not revoke etcd lease {} of {} (its key {}): {}; etcd deletes both when the lease expires,"
+                        + " within {} s",
+                Long.toHexString(hold.leaseId),
+                hold.path,
+                hold.key,
+                String.valueOf(failure),
+                registry.ttlSeconds);
     }
 }

@@ -124,7 +124,6 @@ final class KeyMutex {
             // something else wrote under the lock's prefix with this lease's name; only the first is this hold's
             KeyValue found = created.getGetResponses().get(0).getKvs().get(0);
             if (found.getLease() != grant.getID()) {
-                hold.foreignKey = true;
                 throw new LockAcquisitionException(
                         "could not acquire lock " + hold.path + ": its key " + hold.key + " exists with "
                                 + (found.getLease() == 0

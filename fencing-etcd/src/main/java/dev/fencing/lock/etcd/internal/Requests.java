@@ -10,7 +10,9 @@ import java.util.function.Supplier;
  * Sends a request to etcd again while its failure is one a later attempt can get past: a connection to a member
  * that died ({@code UNAVAILABLE}, which includes etcd's "request timed out, possibly due to previous leader
  * failure"). Only for requests that may be repeated: a read, a delete, the create-if-absent transaction, a lease
- * grant (the acquire revokes a lease it was granted but did not take).
+ * grant (the acquire revokes a lease it was granted but did not take), a lease revoke (sent again after the first
+ * landed, it finds no lease). A request whose wait is given up (timed out, interrupted) is cancelled, and jetcd then
+ * stops retrying it, perhaps before it was sent.
  */
 final class Requests {
     private static final long BACKOFF_MILLIS = 100;
