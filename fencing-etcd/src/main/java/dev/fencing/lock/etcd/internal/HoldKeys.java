@@ -3,8 +3,11 @@ package dev.fencing.lock.etcd.internal;
 import dev.fencing.lock.LeaseLoss;
 import dev.fencing.lock.LockInterruptedException;
 import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeoutException;
+import java.util.function.LongFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -19,11 +22,19 @@ final class HoldKeys {
     private final EtcdLockRegistry registry;
     private final KeepAlives keepAlives;
     final KeyDeletionWatch deletions;
+    /** Sends the revoke that a release waits for; a test hook replaces it. */
+    private volatile LongFunction<CompletableFuture<?>> revokes;
 
     HoldKeys(EtcdLockRegistry registry, KeepAlives keepAlives) {
         this.registry = registry;
         this.keepAlives = keepAlives;
         this.deletions = new KeyDeletionWatch(registry, keepAlives);
+        this.revokes = leaseId -> registry.client.getLeaseClient().revoke(leaseId);
+    }
+
+    /** Test hook: sends the revoke that a release waits for (not the one sent after giving up on it). */
+    void revokesForTest(LongFunction<CompletableFuture<?>> revokes) {
+        this.revokes = Objects.requireNonNull(revokes);
     }
 
     /** Registers the hold with the deletion watch, before its key is created. */
@@ -94,8 +105,7 @@ final class HoldKeys {
         boolean interrupted = Thread.interrupted();
         try {
             // repeatable: a revoke sent again after the first landed finds no lease, which is what it wanted
-            Requests.retrying(
-                    () -> registry.client.getLeaseClient().revoke(hold.leaseId), registry.requestTimeout.toNanos());
+            Requests.retrying(() -> revokes.apply(hold.leaseId), registry.requestTimeout.toNanos());
         } catch (InterruptedException e) {
             interrupted = true;
             revokeWithoutWaiting(hold); // the attempt waited for was cancelled, perhaps before it was sent

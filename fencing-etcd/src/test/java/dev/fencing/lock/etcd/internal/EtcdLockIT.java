@@ -340,6 +340,37 @@ class EtcdLockIT {
     }
 
     /**
+     * A release that gives up waiting for its revoke (interrupted here; a request timeout likewise) cancels that
+     * request, which jetcd then may never send: it sends one more that nothing waits for, so the key goes at once
+     * rather than when the lease expires.
+     */
+    @Test
+    void aReleaseInterruptedWhileItWaitsForItsRevokeStillFreesTheLockAtOnce() throws Exception {
+        EtcdLockRegistry registry = registry(client());
+        Lease lease = registry.lock("interrupted-release").acquire();
+        AtomicInteger waited = new AtomicInteger();
+        registry.keys.revokesForTest(leaseId -> {
+            waited.incrementAndGet();
+            Thread.currentThread().interrupt(); // the caller gives up before etcd answers
+            return new CompletableFuture<>(); // a revoke that is never sent
+        });
+
+        lease.close();
+
+        assertThat(Thread.interrupted()).as("the interrupt is kept").isTrue();
+        assertThat(waited).hasValue(1);
+        await().atMost(TTL.dividedBy(2)).until(() -> keysUnder(outsider, prefix).isEmpty());
+        assertThat(registry.lock("interrupted-release")
+                        .tryAcquire(Duration.ofSeconds(2))
+                        .map(next -> {
+                            next.close();
+                            return true;
+                        }))
+                .as("the lock is free for the next acquire")
+                .contains(true);
+    }
+
+    /**
      * The create's other branch: the key is there already with this acquire's own lease (its create sent once
      * before and the answer lost). The acquire takes that key's revision as its token and queues behind the
      * holder; a mix-up of the branch's two reads would take the holder's key for its own and refuse it as foreign.
