@@ -63,7 +63,7 @@ public final class EtcdBenchmark {
             try {
                 // a fresh member's answers still speed up for the first seconds: three warm-up rounds
                 AlternatingRuns runs = new AlternatingRuns(rounds, 3);
-                Settle settle = () -> settle(clients.get(0), etcd.endpoints());
+                Client settler = clients.get(0);
                 // every member counts what it handled; with one member (the embedded default) that is all of it
                 String member = etcd.endpoints().get(0);
                 EtcdRequestCounts rawCounts = new EtcdRequestCounts(member);
@@ -74,7 +74,8 @@ public final class EtcdBenchmark {
                 runs.compare(
                         "uncontended acquire+release, 1 client",
                         settledFirst(
-                                settle,
+                                settler,
+                                etcd,
                                 () -> rawCounts.count(
                                         uncontendedOps,
                                         () -> LockBenchmark.timed(uncontendedOps, () -> {
@@ -84,7 +85,8 @@ public final class EtcdBenchmark {
                                             return null;
                                         }))),
                         settledFirst(
-                                settle,
+                                settler,
+                                etcd,
                                 () -> fencedCounts.count(
                                         uncontendedOps,
                                         () -> LockBenchmark.timed(uncontendedOps, () -> {
@@ -115,7 +117,8 @@ public final class EtcdBenchmark {
                 runs.compare(
                         "contended acquire+release, " + CLIENTS + " clients",
                         settledFirst(
-                                settle,
+                                settler,
+                                etcd,
                                 () -> rawContendedCounts.count(
                                         contendedOps,
                                         () -> LockBenchmark.timed(
@@ -127,7 +130,8 @@ public final class EtcdBenchmark {
                                                     }
                                                 })))),
                         settledFirst(
-                                settle,
+                                settler,
+                                etcd,
                                 () -> fencedContendedCounts.count(
                                         contendedOps,
                                         () -> LockBenchmark.timed(
@@ -164,15 +168,10 @@ public final class EtcdBenchmark {
         }
     }
 
-    @FunctionalInterface
-    private interface Settle {
-        void run() throws Exception;
-    }
-
-    /** The round, after {@code settle} (untimed). */
-    private static AlternatingRuns.Round settledFirst(Settle settle, AlternatingRuns.Round round) {
+    /** The round, after {@link #settle} (untimed). */
+    private static AlternatingRuns.Round settledFirst(Client client, EtcdEndpoint etcd, AlternatingRuns.Round round) {
         return () -> {
-            settle.run();
+            settle(client, etcd.endpoints());
             return round.opsPerSecond();
         };
     }
