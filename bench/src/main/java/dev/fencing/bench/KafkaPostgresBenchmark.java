@@ -63,8 +63,8 @@ import org.jdbi.v3.core.Jdbi;
  * every applied record. After the timed rounds a diagnostic pass counts the statements each side sends per
  * unit. A second case writes rows of a protected table ({@link RowTable}): the raw loop
  * sets each record's row with a plain {@code UPDATE}, the fenced consumer with a {@code FencedRowHandler}
- * (the same update with the token check in the statement, one JDBC batch per unit, the row as the key's
- * watermark: no watermark rows). Ends with {@code kafka-postgres fenced/raw throughput ratio: X.XX} for the
+ * (the same update with the token check in the statement, sent in rounds that name each row once, a round as
+ * one fenced batch statement; the row as the key's watermark: no watermark rows). Ends with {@code kafka-postgres fenced/raw throughput ratio: X.XX} for the
  * shipped store and {@code kafka-postgres-row fenced/raw throughput ratio: X.XX} for the row case.
  *
  * <p>{@code --token-every N} (at least {@code keys}) lets a token cover N consecutive records, so a key
@@ -258,7 +258,7 @@ public final class KafkaPostgresBenchmark {
 
     /**
      * {@code FencedConsumer} with a {@link FencedRowHandler} on {@link RowTable}: each accepted record's row
-     * update, fenced, in one JDBC batch per unit; no watermark rows. Records per second.
+     * update, fenced, a unit's updates in rounds of one statement each; no watermark rows. Records per second.
      */
     private double rowFencedRound(DataSource dataSource) {
         try {

@@ -20,7 +20,10 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
  *   <li>Each accepted record sets the chosen columns of the row its key maps to, and the fence column to the
  *       record's token, only if the stored token is not higher (the consumer's default policy, {@code
  *       monotonic}) or lower ({@code fencing.policy=strict}): the check and the write are one statement. A unit's updates go to
- *       PostgreSQL as one JDBC batch, in the unit's transaction, with the unit's offsets.
+ *       PostgreSQL in the unit's transaction, with the unit's offsets, in rounds that name each row once (a
+ *       row's updates in the order of its records): a round of many rows as one fenced batch statement
+ *       ({@link dev.fencing.jdbc.FencedBatch}, whose rules for values apply), a small one, or one with a value a
+ *       batch cannot carry as text, as single-row updates in one JDBC batch.
  *   <li>A record whose update the row refuses (another writer, a fencing-jdbc one or another consumer group, wrote
  *       the row under a newer token since the consumer read it) is stale: it is dead-lettered (or dropped, with
  *       {@link StaleRecordPolicy#DROP}) like a record the consumer's own fence refused, its dead letter is

@@ -9,6 +9,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.fencing.jdbc.FencedTable;
+import dev.fencing.kafka.internal.FencedRowUnits;
 import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -38,8 +39,8 @@ import org.junit.jupiter.api.Test;
  * test holds, which is how the test catches the unit with its updates sent and not committed.
  */
 class FencedRowCrashRestartIT {
-    private static final int KEYS = 20;
-    private static final int RECORDS = 400;
+    private static final int KEYS = 128;
+    private static final int RECORDS = 1280;
     private static final int HOLD = 4242;
     private static PostgresFixture postgres;
 
@@ -50,10 +51,12 @@ class FencedRowCrashRestartIT {
             h.execute("CREATE TABLE account (id TEXT PRIMARY KEY, last_value TEXT)");
             h.execute("INSERT INTO account SELECT 'key-' || g, NULL FROM generate_series(0, " + (KEYS - 1) + ") AS g");
             h.execute("SELECT fencing.protect_table('account')");
-            h.execute("CREATE TABLE account_audit (id TEXT, last_value TEXT, token BIGINT)");
+            h.execute(
+                    "CREATE TABLE account_audit (id TEXT, last_value TEXT, token BIGINT, tx BIGINT, stmt TIMESTAMPTZ)");
             h.execute("CREATE TABLE hold_on (last_value TEXT)");
             h.execute("CREATE FUNCTION audit_account() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
-                    + " INSERT INTO account_audit VALUES (NEW.id, NEW.last_value, NEW.last_fence_token);"
+                    + " INSERT INTO account_audit VALUES (NEW.id, NEW.last_value, NEW.last_fence_token,"
+                    + " txid_current(), statement_timestamp());"
                     + " IF EXISTS (SELECT FROM hold_on WHERE last_value = NEW.last_value) THEN"
                     + " PERFORM pg_advisory_xact_lock_shared(" + HOLD + "); END IF; RETURN NULL; END $$");
             h.execute("CREATE TRIGGER audit AFTER UPDATE ON account FOR EACH ROW EXECUTE FUNCTION audit_account()");
@@ -67,7 +70,7 @@ class FencedRowCrashRestartIT {
 
     @Test
     void killedInsideAUnitThenRestartedAppliesEveryFreshRecordToItsRowOnceAndNoStaleOne() throws Exception {
-        // given: 400 records over 20 keys, tokens rising per round, every 7th record a late one from 2 rounds back
+        // given: 1,280 records over 128 keys, tokens rising per round, every 7th record a late one from 2 rounds back
         String topic = newTopic("rows-crash", 2);
         try (KafkaProducer<String, String> producer = KafkaFixture.producer()) {
             for (int i = 0; i < RECORDS; i++) {
@@ -88,7 +91,7 @@ class FencedRowCrashRestartIT {
 
         // given: a fresh record past the first few units, on whose row update the first consumer will wait
         String held = null;
-        for (int i = 150; held == null; i++) {
+        for (int i = 800; held == null; i++) {
             if (expected.applied().contains(positionOfValue.get("r" + i))) {
                 held = "r" + i;
             }
@@ -173,12 +176,19 @@ class FencedRowCrashRestartIT {
                         .mapTo(Long.class)
                         .one());
         assertThat(watermarkRows).isZero();
+        // and the units' rounds were large enough to be written as batch statements, many rows a statement
+        int largestStatement = postgres.jdbi.withHandle(h -> h.createQuery(
+                        "SELECT max(n) FROM (SELECT count(*) AS n FROM account_audit GROUP BY tx, stmt) AS s")
+                .mapTo(Integer.class)
+                .one());
+        assertThat(largestStatement).isGreaterThanOrEqualTo(FencedRowUnits.MIN_STATEMENT_ROWS);
     }
 
     /** The pid of a backend waiting on the test's advisory lock, or 0. */
     private static int waitingBackend() {
         return postgres.jdbi.withHandle(h -> h.createQuery("SELECT coalesce(max(pid), 0) FROM pg_stat_activity"
-                        + " WHERE wait_event_type = 'Lock' AND wait_event = 'advisory' AND query LIKE 'UPDATE%'")
+                        + " WHERE wait_event_type = 'Lock' AND wait_event = 'advisory'"
+                        + " AND (query LIKE 'UPDATE%' OR query LIKE 'WITH applied AS (UPDATE%')")
                 .mapTo(Integer.class)
                 .one());
     }

@@ -36,16 +36,18 @@ public final class FencedRowCrashingConsumer {
                         ConsumerConfig.AUTO_OFFSET_RESET_CONFIG,
                         "earliest",
                         ConsumerConfig.MAX_POLL_RECORDS_CONFIG,
-                        40,
+                        256,
                         ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG,
                         6_000,
                         ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG,
                         1_000,
                         // a unit of about one poll: the records are all there at the start, and a unit that
                         // spanned polls for the default second would hold every record up to the held one, so
-                        // none would be committed when the parent kills this process
+                        // none would be committed when the parent kills this process; a poll of twice the
+                        // test's 128 keys, so that a unit's rounds of row updates are large enough to be written
+                        // as batch statements (FencedRowUnits.MIN_STATEMENT_ROWS)
                         FencedConsumerConfig.COMMIT_MAX_RECORDS_CONFIG,
-                        40))
+                        256))
                 .topics(topic)
                 .fencedRowHandler(PostgresWatermarkStore.create(jdbi), rows)
                 .build();

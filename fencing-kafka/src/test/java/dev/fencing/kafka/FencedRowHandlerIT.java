@@ -11,7 +11,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.fencing.jdbc.FencedTable;
+import dev.fencing.kafka.internal.FencedRowUnits;
 import dev.fencing.kafka.spi.PartitionProgress;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -143,6 +145,116 @@ class FencedRowHandlerIT {
         assertThat(row(stock, "b")).isEqualTo("40@8");
         assertThat(row(stock, "a")).isEqualTo("99@7");
         assertThat(KafkaFixture.size(topic + ".dlt")).isEqualTo(2);
+    }
+
+    /** A protected table {@code (sku TEXT PRIMARY KEY, quantity BIGINT)} with rows k00 to k39 at 0, token 0. */
+    private static FencedTable fortyRows() {
+        String table = "forty_" + UUID.randomUUID().toString().substring(0, 8);
+        postgres.jdbi.useHandle(h -> {
+            h.execute("CREATE TABLE " + table + " (sku TEXT PRIMARY KEY, quantity BIGINT NOT NULL, note BYTEA)");
+            h.execute("INSERT INTO " + table + " SELECT 'k' || lpad(g::text, 2, '0'), 0 FROM generate_series(0, 39) g");
+            h.execute("SELECT fencing.protect_table('" + table + "')");
+        });
+        return FencedTable.builder().table(table).keyColumns("sku").build(postgres.jdbi);
+    }
+
+    /**
+     * Every row's writes of a unit in rounds of one write a row, each round of 40 rows one fenced batch
+     * statement: a row another writer fenced after the consumer read it refuses the record's update in that
+     * statement, the record is dead-lettered, and a later round's write to the same row (a newer token) still
+     * applies; each row ends with its last record's value.
+     */
+    @Test
+    void aUnitsRowsAreWrittenARoundAStatementAndARowFencedMeanwhileRefusesInIt() {
+        // given three records a row for 40 rows (tokens 10, 20, 30), all in one unit
+        FencedTable forty = fortyRows();
+        String topic = newTopic("rows-rounds", 1);
+        String group = newGroup("rows-rounds");
+        try (KafkaProducer<String, String> producer = KafkaFixture.producer()) {
+            for (int round = 1; round <= 3; round++) {
+                for (int k = 0; k < 40; k++) {
+                    sendFenced(
+                            producer, topic, String.format("k%02d", k), String.valueOf(100 * round + k), 10L * round);
+                }
+            }
+        }
+        // and another writer that fences rows k05 and k06 at 25 and k07 at 99 once the consumer has judged every
+        // record (the handler sees the last one), before the unit's statements run
+        AtomicInteger handed = new AtomicInteger();
+        FencedRowHandler<String, String> rows = FencedRowHandler.<String, String>builder(forty)
+                .columns("quantity")
+                .values(record -> {
+                    if (handed.incrementAndGet() == 120) {
+                        outside.useHandle(h -> {
+                            h.execute("UPDATE " + forty.quotedName()
+                                    + " SET quantity = -1, last_fence_token = 25 WHERE sku IN ('k05', 'k06')");
+                            h.execute("UPDATE " + forty.quotedName()
+                                    + " SET quantity = -2, last_fence_token = 99 WHERE sku = 'k07'");
+                        });
+                    }
+                    return new Object[] {Long.parseLong(record.value())};
+                })
+                .build();
+        long statementsBefore = FencedRowUnits.batchStatementsForTest();
+
+        // when
+        try (FencedConsumer<String, String> consumer = consumer(group, topic, rows)) {
+            runUntilStored(consumer, group, topic, 120);
+        }
+
+        // then: three rounds, a statement each
+        assertThat(handed).hasValue(120);
+        assertThat(FencedRowUnits.batchStatementsForTest() - statementsBefore).isEqualTo(3);
+        // rows k05 and k06 refused tokens 10 and 20 and took 30; k07 refused all three; the rest took all three
+        assertThat(row(forty, "k05")).isEqualTo("305@30");
+        assertThat(row(forty, "k06")).isEqualTo("306@30");
+        assertThat(row(forty, "k07")).isEqualTo("-2@99");
+        assertThat(row(forty, "k00")).isEqualTo("300@30");
+        assertThat(row(forty, "k39")).isEqualTo("339@30");
+        assertThat(readAll(topic + ".dlt", 7))
+                .extracting(r -> header(r, DeadLetterHeaders.ORIGIN_OFFSET) + " " + header(r, DeadLetterHeaders.REASON))
+                .containsExactlyInAnyOrder(
+                        "5 STALE_TOKEN",
+                        "6 STALE_TOKEN",
+                        "7 STALE_TOKEN",
+                        "45 STALE_TOKEN",
+                        "46 STALE_TOKEN",
+                        "47 STALE_TOKEN",
+                        "87 STALE_TOKEN");
+        assertThat(storedWatermarkRows(group)).isZero();
+    }
+
+    /**
+     * A value a batch statement cannot carry as text (a {@code byte[]} for a {@code bytea} column): the round is
+     * written as single-row updates, which bind it as JDBC does, and every row gets it.
+     */
+    @Test
+    void aRoundWithAValueABatchCannotCarryIsWrittenRowByRow() {
+        FencedTable forty = fortyRows();
+        String topic = newTopic("rows-bytes", 1);
+        String group = newGroup("rows-bytes");
+        try (KafkaProducer<String, String> producer = KafkaFixture.producer()) {
+            for (int k = 0; k < 40; k++) {
+                sendFenced(producer, topic, String.format("k%02d", k), "note " + k, 10);
+            }
+        }
+        FencedRowHandler<String, String> rows = FencedRowHandler.<String, String>builder(forty)
+                .columns("note")
+                .values(record -> new Object[] {record.value().getBytes(StandardCharsets.UTF_8)})
+                .build();
+        long statementsBefore = FencedRowUnits.batchStatementsForTest();
+
+        try (FencedConsumer<String, String> consumer = consumer(group, topic, rows)) {
+            runUntilStored(consumer, group, topic, 40);
+        }
+
+        assertThat(FencedRowUnits.batchStatementsForTest() - statementsBefore).isZero();
+        String notes = postgres.jdbi.withHandle(h -> h.createQuery("SELECT count(*) || ' ' || min(last_fence_token)"
+                        + " || ' ' || max(convert_from(note, 'UTF8')) FROM " + forty.quotedName()
+                        + " WHERE note = convert_to('note ' || CAST(substr(sku, 2) AS int), 'UTF8')")
+                .mapTo(String.class)
+                .one());
+        assertThat(notes).isEqualTo("40 10 note 9");
     }
 
     @Test

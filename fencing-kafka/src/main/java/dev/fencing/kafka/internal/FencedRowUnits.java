@@ -1,7 +1,11 @@
 package dev.fencing.kafka.internal;
 
 import dev.fencing.FencePolicy;
+import dev.fencing.jdbc.FencedBatch;
 import dev.fencing.jdbc.FencedTable;
+import dev.fencing.jdbc.FencedWriter;
+import dev.fencing.jdbc.RowKey;
+import dev.fencing.jdbc.WriteOutcome;
 import dev.fencing.kafka.FencedRowHandler;
 import dev.fencing.kafka.PostgresWatermarkStore;
 import dev.fencing.kafka.RecordHandlingException;
@@ -20,6 +24,7 @@ import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
@@ -49,6 +54,8 @@ public final class FencedRowUnits<K, V>
     private final Deserializer<K> keyDeserializer;
     private final String update;
     private final String rowTokens;
+    private final FencePolicy policy;
+    private FencedWriter writer; // made from the first unit's handle, poll thread only
     private Unit unit; // the running unit of work, poll thread only
 
     public FencedRowUnits(
@@ -61,6 +68,7 @@ public final class FencedRowUnits<K, V>
         this.storedKeys = storedKeys;
         this.rows = rows;
         this.keyDeserializer = keyDeserializer;
+        this.policy = policy;
         FencedTable table = rows.table();
         String fence = quoted(table.fenceColumn());
         String key = quoted(rows.keyColumn());
@@ -89,6 +97,12 @@ public final class FencedRowUnits<K, V>
         this.rowTokens = "SELECT " + key + "::text, " + fence + " FROM " + target + " JOIN pg_catalog.unnest(CAST(? AS "
                 + keyType + "[])) AS wanted(k) ON " + table.keyEquals(rows.keyColumn(), key, "wanted.k");
     }
+
+    /** The smallest round written as one batch statement; smaller ones are single-row updates. */
+    public static final int MIN_STATEMENT_ROWS = 32;
+
+    /** Rounds written as one batch statement, by every instance (for tests: which path a round took). */
+    private static final AtomicLong BATCH_STATEMENTS = new AtomicLong();
 
     private static String quoted(String identifier) {
         return '"' + identifier + '"'; // FencedTable allows only [a-z_][a-z0-9_]*
@@ -144,6 +158,16 @@ public final class FencedRowUnits<K, V>
         running.unwritten = true;
     }
 
+    /**
+     * Writes the unit's row updates in rounds: round {@code k} holds the {@code k}-th write of each row the unit
+     * wrote, so a round names each row once and a row's writes reach it in the order of their records (a round
+     * is written before the next). A round of {@value #MIN_STATEMENT_ROWS} rows or more is one fenced batch
+     * statement ({@link FencedWriter#tryBatch(Handle, FencedBatch)}, in the unit's transaction: a few
+     * microseconds a row); a smaller one, or one with a value a batch cannot carry, is a JDBC batch of
+     * single-row fenced updates (one statement a row, each several times a batch row's cost, but no statement
+     * of its own to set up). Either way each update applies only if the row's token admits the record's, in
+     * the statement that writes it.
+     */
     @Override
     public List<Refusal> finishUnit(Handle transaction) {
         Unit running = unitOf(transaction);
@@ -151,11 +175,85 @@ public final class FencedRowUnits<K, V>
         if (running.writes.isEmpty()) {
             return List.of();
         }
-        List<Write> writes = running.writes;
+        List<Refusal> refusals = new ArrayList<>();
+        for (List<Write> round : rounds(running.writes)) {
+            FencedBatch batch = round.size() >= MIN_STATEMENT_ROWS ? batchOf(round) : null;
+            if (batch != null) {
+                BATCH_STATEMENTS.incrementAndGet();
+                refusals.addAll(refusedIn(round, writer(transaction).tryBatch(transaction, batch)));
+            } else {
+                refusals.addAll(refusedIn(transaction.getConnection(), round));
+            }
+            for (Write write : round) {
+                running.rowHolds.merge(String.valueOf(write.rowKey()), write.token(), Math::max);
+            }
+        }
+        running.writes.clear();
+        return refusals;
+    }
+
+    /** Rounds written as one batch statement so far, by every instance in this JVM; for tests. */
+    public static long batchStatementsForTest() {
+        return BATCH_STATEMENTS.get();
+    }
+
+    /** The writes in rounds: each row's first write in the first, its second in the second, and so on. */
+    private static List<List<Write>> rounds(List<Write> writes) {
+        List<List<Write>> rounds = new ArrayList<>();
+        Map<String, Integer> writesSoFar = new HashMap<>();
+        for (Write write : writes) {
+            int round = writesSoFar.merge(String.valueOf(write.rowKey()), 1, Integer::sum) - 1;
+            if (round == rounds.size()) {
+                rounds.add(new ArrayList<>());
+            }
+            rounds.get(round).add(write);
+        }
+        return rounds;
+    }
+
+    /** The round as one fenced batch, or null if one of its values (or keys) cannot travel in one. */
+    private FencedBatch batchOf(List<Write> round) {
+        FencedBatch.Builder batch =
+                FencedBatch.builder(rows.table()).columns(rows.columns().toArray(String[]::new));
+        try {
+            for (Write write : round) {
+                batch.add(write.token(), RowKey.of(write.rowKey()), write.values());
+            }
+        } catch (IllegalArgumentException e) {
+            // a value of a type without a text form PostgreSQL reads back, or two row keys the batch counts as
+            // one row: the single-row updates bind each value as JDBC does
+            return null;
+        }
+        return batch.build();
+    }
+
+    private FencedWriter writer(Handle transaction) {
+        if (writer == null) {
+            writer = FencedWriter.builder(transaction.getJdbi()).policy(policy).build();
+        }
+        return writer;
+    }
+
+    /** The round's refused writes, from the batch's outcomes (in the order of the round). */
+    private List<Refusal> refusedIn(List<Write> round, List<WriteOutcome> outcomes) {
+        List<Refusal> refusals = new ArrayList<>();
+        for (int i = 0; i < round.size(); i++) {
+            Write write = round.get(i);
+            WriteOutcome outcome = outcomes.get(i);
+            if (outcome instanceof WriteOutcome.Rejected rejected) {
+                refusals.add(new Refusal(write.partition(), write.offset(), rejected.storedToken()));
+            } else if (!(outcome instanceof WriteOutcome.Applied)) {
+                throw notWritten(write, null);
+            }
+        }
+        return refusals;
+    }
+
+    /** The round as single-row fenced updates in one JDBC batch; its refused writes. */
+    private List<Refusal> refusedIn(Connection connection, List<Write> round) {
         int[] counts;
-        Connection connection = transaction.getConnection();
         try (PreparedStatement statement = connection.prepareStatement(update)) {
-            for (Write write : writes) {
+            for (Write write : round) {
                 int p = 1;
                 for (Object value : write.values()) {
                     statement.setObject(p++, value);
@@ -168,23 +266,20 @@ public final class FencedRowUnits<K, V>
             counts = statement.executeBatch();
         } catch (SQLException e) {
             throw new WatermarkStoreException(
-                    "could not write the unit's " + writes.size() + " fenced row updates to "
+                    "could not write the unit's " + round.size() + " fenced row updates to "
                             + rows.table().qualifiedName() + ": " + e.getMessage(),
                     e);
         }
         List<Write> refused = new ArrayList<>();
-        for (int i = 0; i < writes.size(); i++) {
-            Write write = writes.get(i);
+        for (int i = 0; i < round.size(); i++) {
             if (counts[i] != 1 && counts[i] != 0) {
                 throw new IllegalStateException(
                         "the update of one row of " + rows.table().qualifiedName() + " counted " + counts[i]);
             }
-            running.rowHolds.merge(String.valueOf(write.rowKey()), write.token(), Math::max);
             if (counts[i] == 0) {
-                refused.add(write);
+                refused.add(round.get(i));
             }
         }
-        writes.clear();
         if (refused.isEmpty()) {
             return List.of();
         }
@@ -196,22 +291,26 @@ public final class FencedRowUnits<K, V>
             if (token == null || token < write.token()) {
                 // no row, or a row that refused a newer token (a trigger that skipped the update?): the record is
                 // neither applied nor stale; fail closed, the unit rolls back
-                throw new RecordHandlingException(
-                        write.partition(),
-                        write.offset(),
-                        write.token(),
-                        new IllegalStateException(
-                                token == null
-                                        ? "no row of " + rows.table().qualifiedName() + " has " + rows.keyColumn()
-                                                + " = " + write.rowKey()
-                                                + ": a fenced row handler updates existing rows only"
-                                        : "row " + write.rowKey() + " of "
-                                                + rows.table().qualifiedName() + " refused token " + write.token()
-                                                + " while holding " + token));
+                throw notWritten(write, token);
             }
             refusals.add(new Refusal(write.partition(), write.offset(), token));
         }
         return refusals;
+    }
+
+    /** A write that was neither applied nor refused as stale: no row (token null), or a row holding an older one. */
+    private RecordHandlingException notWritten(Write write, Long token) {
+        return new RecordHandlingException(
+                write.partition(),
+                write.offset(),
+                write.token(),
+                new IllegalStateException(
+                        token == null
+                                ? "no row of " + rows.table().qualifiedName() + " has " + rows.keyColumn() + " = "
+                                        + write.rowKey() + ": a fenced row handler updates existing rows only"
+                                : "row " + write.rowKey() + " of "
+                                        + rows.table().qualifiedName() + " refused token " + write.token()
+                                        + " while holding " + token));
     }
 
     /** The tokens the rows of these keys hold, by the key's text form; a key without a row is left out. */
