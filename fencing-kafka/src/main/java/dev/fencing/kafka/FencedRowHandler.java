@@ -21,9 +21,11 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
  *       record's token, only if the stored token is not higher (the consumer's default policy, {@code
  *       monotonic}) or lower ({@code fencing.policy=strict}): the check and the write are one statement. A unit's updates go to
  *       PostgreSQL in the unit's transaction, with the unit's offsets, in rounds that name each row once (a
- *       row's updates in the order of its records): a round of many rows as one fenced batch statement
- *       ({@link dev.fencing.jdbc.FencedBatch}, whose rules for values apply), a small one, or one with a value a
- *       batch cannot carry as text, as single-row updates in one JDBC batch.
+ *       row's updates in the order of its records): a round of many rows whose values reach their columns
+ *       through a batch as they would bound one by one (strings, whole numbers, booleans, UUIDs) as one fenced
+ *       batch statement ({@link dev.fencing.jdbc.FencedBatch}), any other round (floating-point numbers, dates
+ *       and times...) as single-row updates in one JDBC batch, which is also what a batch statement that failed
+ *       falls back to: the two ways give the same answers.
  *   <li>A record whose update the row refuses (another writer, a fencing-jdbc one or another consumer group, wrote
  *       the row under a newer token since the consumer read it) is stale: it is dead-lettered (or dropped, with
  *       {@link StaleRecordPolicy#DROP}) like a record the consumer's own fence refused, its dead letter is

@@ -213,7 +213,7 @@ class FencedRowHandlerIT {
         assertThat(row(forty, "k39")).isEqualTo("339@30");
         assertThat(readAll(topic + ".dlt", 7))
                 .extracting(r -> header(r, DeadLetterHeaders.ORIGIN_OFFSET) + " " + header(r, DeadLetterHeaders.REASON))
-                .containsExactlyInAnyOrder(
+                .containsExactly(
                         "5 STALE_TOKEN",
                         "6 STALE_TOKEN",
                         "7 STALE_TOKEN",

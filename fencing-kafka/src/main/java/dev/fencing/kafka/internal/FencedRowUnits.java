@@ -19,11 +19,16 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Savepoint;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Comparator;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -31,11 +36,14 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.utils.Bytes;
 import org.jdbi.v3.core.Handle;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * What {@link FencedRowHandler} runs on: the consumer's store (a {@link PostgresWatermarkStore} whose units it
  * wraps), its transactional handler (which collects each accepted record's row update) and its {@link
- * UnitEffects} (which sends a unit's updates as one JDBC batch and reports the rows that refused theirs).
+ * UnitEffects} (which sends a unit's updates in rounds, {@link #finishUnit}, and reports the rows that refused
+ * theirs).
  *
  * <p>Watermarks: the row is the key's watermark. A save leaves out of {@code fencing.kafka_watermark} every key
  * whose row this unit wrote or was refused by (the row then holds at least the raised token); what is left is
@@ -55,6 +63,7 @@ public final class FencedRowUnits<K, V>
     private final String update;
     private final String rowTokens;
     private final FencePolicy policy;
+    private final String[] columnTypes; // of rows.columns(), in order
     private FencedWriter writer; // made from the first unit's handle, poll thread only
     private Unit unit; // the running unit of work, poll thread only
 
@@ -70,6 +79,9 @@ public final class FencedRowUnits<K, V>
         this.keyDeserializer = keyDeserializer;
         this.policy = policy;
         FencedTable table = rows.table();
+        this.columnTypes = rows.columns().stream()
+                .map(column -> table.columnType(column).orElseThrow())
+                .toArray(String[]::new);
         String fence = quoted(table.fenceColumn());
         String key = quoted(rows.keyColumn());
         String keyType = table.columnType(rows.keyColumn()).orElseThrow();
@@ -101,6 +113,10 @@ public final class FencedRowUnits<K, V>
     /** The smallest round written as one batch statement; smaller ones are single-row updates. */
     public static final int MIN_STATEMENT_ROWS = 32;
 
+    private static final Set<String> WHOLE_NUMBER_TYPES =
+            Set.of("smallint", "integer", "bigint", "numeric", "real", "double precision");
+    private static final Logger LOG = LoggerFactory.getLogger(FencedRowUnits.class);
+
     /** Rounds written as one batch statement, by every instance (for tests: which path a round took). */
     private static final AtomicLong BATCH_STATEMENTS = new AtomicLong();
 
@@ -108,8 +124,9 @@ public final class FencedRowUnits<K, V>
         return '"' + identifier + '"'; // FencedTable allows only [a-z_][a-z0-9_]*
     }
 
-    /** One accepted record's row update, waiting for the end of its unit. */
-    private record Write(TopicPartition partition, long offset, long token, Object rowKey, Object[] values) {}
+    /** One accepted record's row update, waiting for the end of its unit; {@code order}: its place in the unit. */
+    private record Write(
+            int order, TopicPartition partition, long offset, long token, Object rowKey, Object[] values) {}
 
     private static final class Unit {
         final Handle handle;
@@ -150,6 +167,7 @@ public final class FencedRowUnits<K, V>
                     + record.offset() + " maps to no row of " + rows.table().qualifiedName() + " (row key null)");
         }
         running.writes.add(new Write(
+                running.writes.size(),
                 new TopicPartition(record.topic(), record.partition()),
                 record.offset(),
                 token,
@@ -161,12 +179,17 @@ public final class FencedRowUnits<K, V>
     /**
      * Writes the unit's row updates in rounds: round {@code k} holds the {@code k}-th write of each row the unit
      * wrote, so a round names each row once and a row's writes reach it in the order of their records (a round
-     * is written before the next). A round of {@value #MIN_STATEMENT_ROWS} rows or more is one fenced batch
-     * statement ({@link FencedWriter#tryBatch(Handle, FencedBatch)}, in the unit's transaction: a few
-     * microseconds a row); a smaller one, or one with a value a batch cannot carry, is a JDBC batch of
-     * single-row fenced updates (one statement a row, each several times a batch row's cost, but no statement
-     * of its own to set up). Either way each update applies only if the row's token admits the record's, in
-     * the statement that writes it.
+     * is written before the next). A round of {@value #MIN_STATEMENT_ROWS} rows or more whose values all travel
+     * in a batch as they bind in a single-row update ({@link #travelsAsBound}) is one fenced batch statement
+     * ({@link FencedWriter#tryBatch(Handle, FencedBatch)}, in the unit's transaction, under a savepoint: a few
+     * microseconds a row); any other round is a JDBC batch of single-row fenced updates (one statement a row,
+     * each about twice a batch row's cost, but no statement of its own to set up). A batch statement that
+     * fails, or cannot give every row an answer (a trigger that skipped an update the row admitted, two
+     * spellings of one row's key), is undone to its savepoint and its round written as single-row updates,
+     * whose answers are the reference. Either way each update applies only if the row's token admits the
+     * record's, in the statement that writes it.
+     *
+     * @return the refused writes, in the order their records were handled
      */
     @Override
     public List<Refusal> finishUnit(Handle transaction) {
@@ -175,21 +198,85 @@ public final class FencedRowUnits<K, V>
         if (running.writes.isEmpty()) {
             return List.of();
         }
-        List<Refusal> refusals = new ArrayList<>();
+        List<Write> refused = new ArrayList<>();
+        Map<Write, Long> storedTokens = new IdentityHashMap<>();
         for (List<Write> round : rounds(running.writes)) {
             FencedBatch batch = round.size() >= MIN_STATEMENT_ROWS ? batchOf(round) : null;
-            if (batch != null) {
+            List<WriteOutcome> outcomes = batch == null ? null : inSavepoint(transaction, batch);
+            if (outcomes != null) {
                 BATCH_STATEMENTS.incrementAndGet();
-                refusals.addAll(refusedIn(round, writer(transaction).tryBatch(transaction, batch)));
+                for (int i = 0; i < round.size(); i++) {
+                    if (outcomes.get(i) instanceof WriteOutcome.Rejected rejected) {
+                        refused.add(round.get(i));
+                        storedTokens.put(round.get(i), rejected.storedToken());
+                    }
+                }
             } else {
-                refusals.addAll(refusedIn(transaction.getConnection(), round));
+                refusedIn(transaction.getConnection(), round, refused, storedTokens);
             }
             for (Write write : round) {
                 running.rowHolds.merge(String.valueOf(write.rowKey()), write.token(), Math::max);
             }
         }
         running.writes.clear();
+        refused.sort(Comparator.comparingInt(Write::order));
+        List<Refusal> refusals = new ArrayList<>(refused.size());
+        for (Write write : refused) {
+            refusals.add(new Refusal(write.partition(), write.offset(), storedTokens.get(write)));
+        }
         return refusals;
+    }
+
+    /**
+     * The batch's outcomes, or null if it was undone to its savepoint: it failed, or some row was neither
+     * applied nor rejected (no row: the single-row update reports it, naming the record).
+     *
+     * @throws WatermarkStoreException if the savepoint could not be set or gone back to (the connection failed)
+     */
+    private List<WriteOutcome> inSavepoint(Handle transaction, FencedBatch batch) {
+        Connection connection = transaction.getConnection();
+        Savepoint savepoint;
+        try {
+            savepoint = connection.setSavepoint();
+        } catch (SQLException e) {
+            throw new WatermarkStoreException(
+                    "could not set a savepoint before the unit's fenced batch of " + batch.size() + " rows of "
+                            + rows.table().qualifiedName() + ": " + e.getMessage(),
+                    e);
+        }
+        RuntimeException failure = null;
+        try {
+            List<WriteOutcome> outcomes = writer(transaction).tryBatch(transaction, batch);
+            if (outcomes.stream()
+                    .allMatch(o -> o instanceof WriteOutcome.Applied || o instanceof WriteOutcome.Rejected)) {
+                connection.releaseSavepoint(savepoint);
+                return outcomes;
+            }
+        } catch (RuntimeException e) {
+            failure = e;
+        } catch (SQLException e) {
+            failure = new WatermarkStoreException(
+                    "could not release the savepoint of the unit's fenced batch: " + e.getMessage(), e);
+        }
+        try {
+            connection.rollback(savepoint);
+        } catch (SQLException e) {
+            WatermarkStoreException lost = new WatermarkStoreException(
+                    "the unit's fenced batch of " + batch.size()
+                            + " rows of " + rows.table().qualifiedName() + " could not be undone to its savepoint: "
+                            + e.getMessage(),
+                    failure != null ? failure : e);
+            if (failure != null) {
+                lost.addSuppressed(e);
+            }
+            throw lost;
+        }
+        LOG.debug(
+                "a fenced batch of {} rows of {} was undone to its savepoint and is written row by row",
+                batch.size(),
+                rows.table().qualifiedName(),
+                failure);
+        return null;
     }
 
     /** Rounds written as one batch statement so far, by every instance in this JVM; for tests. */
@@ -211,13 +298,19 @@ public final class FencedRowUnits<K, V>
         return rounds;
     }
 
-    /** The round as one fenced batch, or null if one of its values (or keys) cannot travel in one. */
+    /** The round as one fenced batch, or null if one of its values (or keys) does not travel in one as bound. */
     private FencedBatch batchOf(List<Write> round) {
         FencedBatch.Builder batch =
                 FencedBatch.builder(rows.table()).columns(rows.columns().toArray(String[]::new));
         try {
             for (Write write : round) {
-                batch.add(write.token(), RowKey.of(write.rowKey()), write.values());
+                Object[] values = write.values();
+                for (int i = 0; i < values.length; i++) {
+                    if (!travelsAsBound(values[i], columnTypes[i])) {
+                        return null;
+                    }
+                }
+                batch.add(write.token(), RowKey.of(write.rowKey()), values);
             }
         } catch (IllegalArgumentException e) {
             // a value of a type without a text form PostgreSQL reads back, or two row keys the batch counts as
@@ -227,6 +320,31 @@ public final class FencedRowUnits<K, V>
         return batch.build();
     }
 
+    /**
+     * Whether the value reaches a column of this type the same through a batch (a {@code bigint[]} or {@code
+     * text[]} element cast to the type) as through the single-row update ({@code setObject}, then {@code
+     * CAST(? AS type)}): a string (bound as {@code varchar}, cast from its text either way), a whole number
+     * into a numeric or text column ({@code int4} or {@code int8} either way, cast alike), a boolean or a UUID
+     * into its own type or text. Not a floating-point number (its text form and its binary value round
+     * differently), a date or time (an offset is dropped from text for a {@code timestamp}), or anything else.
+     */
+    static boolean travelsAsBound(Object value, String columnType) {
+        if (value == null || value instanceof String) {
+            return true;
+        }
+        boolean text = columnType.equals("text") || columnType.equals("character varying");
+        if (value instanceof Long || value instanceof Integer || value instanceof Short) {
+            return text || WHOLE_NUMBER_TYPES.contains(columnType);
+        }
+        if (value instanceof Boolean) {
+            return text || columnType.equals("boolean");
+        }
+        if (value instanceof UUID) {
+            return text || columnType.equals("uuid");
+        }
+        return false;
+    }
+
     private FencedWriter writer(Handle transaction) {
         if (writer == null) {
             writer = FencedWriter.builder(transaction.getJdbi()).policy(policy).build();
@@ -234,23 +352,9 @@ public final class FencedRowUnits<K, V>
         return writer;
     }
 
-    /** The round's refused writes, from the batch's outcomes (in the order of the round). */
-    private List<Refusal> refusedIn(List<Write> round, List<WriteOutcome> outcomes) {
-        List<Refusal> refusals = new ArrayList<>();
-        for (int i = 0; i < round.size(); i++) {
-            Write write = round.get(i);
-            WriteOutcome outcome = outcomes.get(i);
-            if (outcome instanceof WriteOutcome.Rejected rejected) {
-                refusals.add(new Refusal(write.partition(), write.offset(), rejected.storedToken()));
-            } else if (!(outcome instanceof WriteOutcome.Applied)) {
-                throw notWritten(write, null);
-            }
-        }
-        return refusals;
-    }
-
-    /** The round as single-row fenced updates in one JDBC batch; its refused writes. */
-    private List<Refusal> refusedIn(Connection connection, List<Write> round) {
+    /** The round as single-row fenced updates in one JDBC batch; adds its refused writes and their rows' tokens. */
+    private void refusedIn(
+            Connection connection, List<Write> round, List<Write> refusals, Map<Write, Long> storedTokens) {
         int[] counts;
         try (PreparedStatement statement = connection.prepareStatement(update)) {
             for (Write write : round) {
@@ -281,11 +385,10 @@ public final class FencedRowUnits<K, V>
             }
         }
         if (refused.isEmpty()) {
-            return List.of();
+            return;
         }
         Map<String, Long> stored =
                 rowTokens(connection, refused.stream().map(Write::rowKey).toList());
-        List<Refusal> refusals = new ArrayList<>(refused.size());
         for (Write write : refused) {
             Long token = stored.get(String.valueOf(write.rowKey()));
             if (token == null || token < write.token()) {
@@ -293,9 +396,9 @@ public final class FencedRowUnits<K, V>
                 // neither applied nor stale; fail closed, the unit rolls back
                 throw notWritten(write, token);
             }
-            refusals.add(new Refusal(write.partition(), write.offset(), token));
+            refusals.add(write);
+            storedTokens.put(write, token);
         }
-        return refusals;
     }
 
     /** A write that was neither applied nor refused as stale: no row (token null), or a row holding an older one. */

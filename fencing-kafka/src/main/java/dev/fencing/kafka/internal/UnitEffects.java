@@ -17,8 +17,9 @@ public interface UnitEffects<T> {
     record Refusal(TopicPartition partition, long offset, long storedToken) {}
 
     /**
-     * Writes the effects of the records handed to the handler in this unit, in {@code transaction}, in the
-     * order they were handled; returns the records whose effect was refused, in that order.
+     * Writes the effects of the records handed to the handler in this unit, in {@code transaction}, the effects
+     * on any one row in the order their records were handled; returns the records whose effect was refused, in
+     * the order they were handled.
      *
      * @throws RuntimeException if the effects could not be written: the unit is rolled back
      */
