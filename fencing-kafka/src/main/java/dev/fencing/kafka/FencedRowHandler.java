@@ -20,12 +20,13 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
  *   <li>Each accepted record sets the chosen columns of the row its key maps to, and the fence column to the
  *       record's token, only if the stored token is not higher (the consumer's default policy, {@code
  *       monotonic}) or lower ({@code fencing.policy=strict}): the check and the write are one statement. A unit's updates go to
- *       PostgreSQL in the unit's transaction, with the unit's offsets, in rounds that name each row once (a
- *       row's updates in the order of its records): a round of many rows whose values reach their columns
- *       through a batch as they would bound one by one (strings, whole numbers, booleans, UUIDs) as one fenced
- *       batch statement ({@link dev.fencing.jdbc.FencedBatch}), any other round (floating-point numbers, dates
- *       and times...) as single-row updates in one JDBC batch, which is also what a batch statement that failed
- *       falls back to: the two ways give the same answers.
+ *       PostgreSQL in the unit's transaction, with the unit's offsets, in segments in record order that name
+ *       each row once: a segment of many rows whose values reach their columns through a batch as they would
+ *       bound one by one (strings into text columns, whole numbers, booleans, UUIDs) as one fenced batch
+ *       statement ({@link dev.fencing.jdbc.FencedBatch}), any other segment (floating-point numbers, dates and
+ *       times...) as single-row updates in one JDBC batch, which is also what a batch statement that failed
+ *       falls back to: the two ways give the same answers. A unit ends once it holds 32 segments, so that no
+ *       row takes more than that many updates in one transaction (but for one poll's records of one key).
  *   <li>A record whose update the row refuses (another writer, a fencing-jdbc one or another consumer group, wrote
  *       the row under a newer token since the consumer read it) is stale: it is dead-lettered (or dropped, with
  *       {@link StaleRecordPolicy#DROP}) like a record the consumer's own fence refused, its dead letter is

@@ -159,13 +159,13 @@ class FencedRowHandlerIT {
     }
 
     /**
-     * Every row's writes of a unit in rounds of one write a row, each round of 40 rows one fenced batch
+     * A unit's writes in segments that name each row once (here each pass over the 40 rows), each one fenced batch
      * statement: a row another writer fenced after the consumer read it refuses the record's update in that
      * statement, the record is dead-lettered, and a later round's write to the same row (a newer token) still
      * applies; each row ends with its last record's value.
      */
     @Test
-    void aUnitsRowsAreWrittenARoundAStatementAndARowFencedMeanwhileRefusesInIt() {
+    void aUnitsRowsAreWrittenASegmentAStatementAndARowFencedMeanwhileRefusesInIt() {
         // given three records a row for 40 rows (tokens 10, 20, 30), all in one unit
         FencedTable forty = fortyRows();
         String topic = newTopic("rows-rounds", 1);
@@ -202,7 +202,7 @@ class FencedRowHandlerIT {
             runUntilStored(consumer, group, topic, 120);
         }
 
-        // then: three rounds, a statement each
+        // then: three segments, a statement each
         assertThat(handed).hasValue(120);
         assertThat(FencedRowUnits.batchStatementsForTest() - statementsBefore).isEqualTo(3);
         // rows k05 and k06 refused tokens 10 and 20 and took 30; k07 refused all three; the rest took all three
@@ -229,7 +229,7 @@ class FencedRowHandlerIT {
      * written as single-row updates, which bind it as JDBC does, and every row gets it.
      */
     @Test
-    void aRoundWithAValueABatchCannotCarryIsWrittenRowByRow() {
+    void aSegmentWithAValueABatchCannotCarryIsWrittenRowByRow() {
         FencedTable forty = fortyRows();
         String topic = newTopic("rows-bytes", 1);
         String group = newGroup("rows-bytes");

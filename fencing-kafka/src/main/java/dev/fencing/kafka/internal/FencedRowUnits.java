@@ -24,6 +24,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
@@ -42,7 +43,7 @@ import org.slf4j.LoggerFactory;
 /**
  * What {@link FencedRowHandler} runs on: the consumer's store (a {@link PostgresWatermarkStore} whose units it
  * wraps), its transactional handler (which collects each accepted record's row update) and its {@link
- * UnitEffects} (which sends a unit's updates in rounds, {@link #finishUnit}, and reports the rows that refused
+ * UnitEffects} (which sends a unit's updates in segments, {@link #finishUnit}, and reports the rows that refused
  * theirs).
  *
  * <p>Watermarks: the row is the key's watermark. A save leaves out of {@code fencing.kafka_watermark} every key
@@ -65,6 +66,7 @@ public final class FencedRowUnits<K, V>
     private final FencePolicy policy;
     private final String[] columnTypes; // of rows.columns(), in order
     private FencedWriter writer; // made from the first unit's handle, poll thread only
+    private long fallbacksLogged; // batches undone to their savepoints, poll thread only
     private Unit unit; // the running unit of work, poll thread only
 
     public FencedRowUnits(
@@ -106,31 +108,49 @@ public final class FencedRowUnits<K, V>
                 .append(fence)
                 .append(policy == FencePolicy.STRICT ? " OPERATOR(pg_catalog.<) ?" : " OPERATOR(pg_catalog.<=) ?");
         this.update = sql.toString();
-        this.rowTokens = "SELECT " + key + "::text, " + fence + " FROM " + target + " JOIN pg_catalog.unnest(CAST(? AS "
-                + keyType + "[])) AS wanted(k) ON " + table.keyEquals(rows.keyColumn(), key, "wanted.k");
+        // by the key's text as asked for, not as the row spells it ('07' asks for row 7, and is answered as '07')
+        this.rowTokens = "SELECT wanted.k, " + fence + " FROM " + target
+                + " JOIN pg_catalog.unnest(CAST(? AS pg_catalog.text[])) AS wanted(k) ON "
+                + table.keyEquals(rows.keyColumn(), key, "CAST(wanted.k AS " + keyType + ")");
     }
 
-    /** The smallest round written as one batch statement; smaller ones are single-row updates. */
+    /** The most segments a unit takes before it ends ({@link #unitFull}). */
+    public static final int MAX_SEGMENTS = 32;
+
+    /** The smallest segment written as one batch statement; smaller ones are single-row updates. */
     public static final int MIN_STATEMENT_ROWS = 32;
 
+    private static final Set<String> TEXT_TYPES = Set.of("text", "character varying", "bpchar");
     private static final Set<String> WHOLE_NUMBER_TYPES =
             Set.of("smallint", "integer", "bigint", "numeric", "real", "double precision");
     private static final Logger LOG = LoggerFactory.getLogger(FencedRowUnits.class);
 
-    /** Rounds written as one batch statement, by every instance (for tests: which path a round took). */
+    /** Segments written as one batch statement, by every instance (for tests: which path a segment took). */
     private static final AtomicLong BATCH_STATEMENTS = new AtomicLong();
 
     private static String quoted(String identifier) {
         return '"' + identifier + '"'; // FencedTable allows only [a-z_][a-z0-9_]*
     }
 
-    /** One accepted record's row update, waiting for the end of its unit; {@code order}: its place in the unit. */
+    /**
+     * One accepted record's row update, waiting for the end of its unit; {@code order}: its place in the unit,
+     * {@code segment}: the segment of the unit it is written in.
+     */
     private record Write(
-            int order, TopicPartition partition, long offset, long token, Object rowKey, Object[] values) {}
+            int order,
+            int segment,
+            TopicPartition partition,
+            long offset,
+            long token,
+            Object rowKey,
+            Object[] values) {}
 
     private static final class Unit {
         final Handle handle;
         final List<Write> writes = new ArrayList<>();
+        // the row keys (text forms) of the last segment's writes; a key seen again starts a new segment
+        final Set<String> segmentKeys = new HashSet<>();
+        int segments; // segments begun
         // per row key (its text form): a token the row holds at least, once this unit's batch ran
         final Map<String, Long> rowHolds = new HashMap<>();
         boolean unwritten;
@@ -166,28 +186,38 @@ public final class FencedRowUnits<K, V>
             throw new IllegalArgumentException("record " + record.topic() + "-" + record.partition() + "@"
                     + record.offset() + " maps to no row of " + rows.table().qualifiedName() + " (row key null)");
         }
+        Object[] values = rows.values(record); // before the row's count: a function that throws adds no write
+        String keyText = String.valueOf(rowKey);
+        if (running.segments == 0 || !running.segmentKeys.add(keyText)) {
+            running.segmentKeys.clear();
+            running.segmentKeys.add(keyText);
+            running.segments++;
+        }
         running.writes.add(new Write(
                 running.writes.size(),
+                running.segments - 1,
                 new TopicPartition(record.topic(), record.partition()),
                 record.offset(),
                 token,
                 rowKey,
-                rows.values(record)));
+                values));
         running.unwritten = true;
     }
 
     /**
-     * Writes the unit's row updates in rounds: round {@code k} holds the {@code k}-th write of each row the unit
-     * wrote, so a round names each row once and a row's writes reach it in the order of their records (a round
-     * is written before the next). A round of {@value #MIN_STATEMENT_ROWS} rows or more whose values all travel
-     * in a batch as they bind in a single-row update ({@link #travelsAsBound}) is one fenced batch statement
-     * ({@link FencedWriter#tryBatch(Handle, FencedBatch)}, in the unit's transaction, under a savepoint: a few
-     * microseconds a row); any other round is a JDBC batch of single-row fenced updates (one statement a row,
-     * each about twice a batch row's cost, but no statement of its own to set up). A batch statement that
-     * fails, or cannot give every row an answer (a trigger that skipped an update the row admitted, two
-     * spellings of one row's key), is undone to its savepoint and its round written as single-row updates,
-     * whose answers are the reference. Either way each update applies only if the row's token admits the
-     * record's, in the statement that writes it.
+     * Writes the unit's row updates in segments, in the order of their records: a segment is a run of
+     * consecutive writes whose row keys differ (a key seen again begins the next one), so that a segment can be
+     * one statement, and a row's writes reach it in the order of their records (a segment is written before the
+     * next). A segment of {@value #MIN_STATEMENT_ROWS} rows or more whose values all reach their columns
+     * through a batch as they bind one by one ({@link #travelsAsBound}) is one fenced batch statement ({@link
+     * FencedWriter#tryBatch(Handle, FencedBatch)}, in the unit's transaction, under a savepoint: a few
+     * microseconds a row); any other segment is a JDBC batch of single-row fenced updates, in record order (one
+     * statement a row, each about twice a batch row's cost, but no statement of its own to set up). A batch
+     * statement that fails, or cannot give every row an answer (a trigger that skipped an update the row
+     * admitted; two spellings of one row's key, such as {@code "7"} and {@code "07"} for a number, which the
+     * statement refuses as one key given twice), is undone to its savepoint and its segment written as
+     * single-row updates, whose answers are the reference. Either way each update applies only if the row's
+     * token admits the record's, in the statement that writes it.
      *
      * @return the refused writes, in the order their records were handled
      */
@@ -200,25 +230,27 @@ public final class FencedRowUnits<K, V>
         }
         List<Write> refused = new ArrayList<>();
         Map<Write, Long> storedTokens = new IdentityHashMap<>();
-        for (List<Write> round : rounds(running.writes)) {
-            FencedBatch batch = round.size() >= MIN_STATEMENT_ROWS ? batchOf(round) : null;
+        for (List<Write> segment : segments(running.writes)) {
+            FencedBatch batch = segment.size() >= MIN_STATEMENT_ROWS ? batchOf(segment) : null;
             List<WriteOutcome> outcomes = batch == null ? null : inSavepoint(transaction, batch);
             if (outcomes != null) {
                 BATCH_STATEMENTS.incrementAndGet();
-                for (int i = 0; i < round.size(); i++) {
+                for (int i = 0; i < segment.size(); i++) {
                     if (outcomes.get(i) instanceof WriteOutcome.Rejected rejected) {
-                        refused.add(round.get(i));
-                        storedTokens.put(round.get(i), rejected.storedToken());
+                        refused.add(segment.get(i));
+                        storedTokens.put(segment.get(i), rejected.storedToken());
                     }
                 }
             } else {
-                refusedIn(transaction.getConnection(), round, refused, storedTokens);
+                refusedIn(transaction.getConnection(), segment, refused, storedTokens);
             }
-            for (Write write : round) {
+            for (Write write : segment) {
                 running.rowHolds.merge(String.valueOf(write.rowKey()), write.token(), Math::max);
             }
         }
         running.writes.clear();
+        running.segmentKeys.clear();
+        running.segments = 0;
         refused.sort(Comparator.comparingInt(Write::order));
         List<Refusal> refusals = new ArrayList<>(refused.size());
         for (Write write : refused) {
@@ -271,39 +303,61 @@ public final class FencedRowUnits<K, V>
             }
             throw lost;
         }
-        LOG.debug(
-                "a fenced batch of {} rows of {} was undone to its savepoint and is written row by row",
-                batch.size(),
-                rows.table().qualifiedName(),
-                failure);
+        if (fallbacksLogged++ == 0) {
+            LOG.warn(
+                    "a fenced batch of {} rows of {} was undone to its savepoint and is written row by row (logged"
+                            + " once; later ones at DEBUG)",
+                    batch.size(),
+                    rows.table().qualifiedName(),
+                    failure);
+        } else {
+            LOG.debug(
+                    "a fenced batch of {} rows of {} was undone to its savepoint and is written row by row",
+                    batch.size(),
+                    rows.table().qualifiedName(),
+                    failure);
+        }
         return null;
     }
 
-    /** Rounds written as one batch statement so far, by every instance in this JVM; for tests. */
+    /**
+     * A unit ends once it holds {@value #MAX_SEGMENTS} segments, after the poll it is in. So no row takes more
+     * than that many writes in one unit but for a poll's own records: each update of a row that the same
+     * transaction updated before costs more than the one before (PostgreSQL keeps every version until the
+     * transaction ends; on {@code bench/run kafka-postgres --keys 31} a one-second unit, about 1,900 updates a
+     * row, wrote 60,000 records in 21 s). And a unit sets no more savepoints than that for its batch
+     * statements: PostgreSQL caches 64 subtransactions of a transaction per backend, and past them every
+     * snapshot of every session grows costlier.
+     */
+    @Override
+    public boolean unitFull() {
+        Unit running = unit;
+        return running != null && running.segments >= MAX_SEGMENTS;
+    }
+
+    /** Segments written as one batch statement so far, by every instance in this JVM; for tests. */
     public static long batchStatementsForTest() {
         return BATCH_STATEMENTS.get();
     }
 
-    /** The writes in rounds: each row's first write in the first, its second in the second, and so on. */
-    private static List<List<Write>> rounds(List<Write> writes) {
-        List<List<Write>> rounds = new ArrayList<>();
-        Map<String, Integer> writesSoFar = new HashMap<>();
+    /** The unit's writes by segment, in order. */
+    private static List<List<Write>> segments(List<Write> writes) {
+        List<List<Write>> segments = new ArrayList<>();
         for (Write write : writes) {
-            int round = writesSoFar.merge(String.valueOf(write.rowKey()), 1, Integer::sum) - 1;
-            if (round == rounds.size()) {
-                rounds.add(new ArrayList<>());
+            if (write.segment() == segments.size()) {
+                segments.add(new ArrayList<>());
             }
-            rounds.get(round).add(write);
+            segments.get(write.segment()).add(write);
         }
-        return rounds;
+        return segments;
     }
 
-    /** The round as one fenced batch, or null if one of its values (or keys) does not travel in one as bound. */
-    private FencedBatch batchOf(List<Write> round) {
+    /** The segment as one fenced batch, or null if one of its values (or keys) does not travel in one as bound. */
+    private FencedBatch batchOf(List<Write> segment) {
         FencedBatch.Builder batch =
                 FencedBatch.builder(rows.table()).columns(rows.columns().toArray(String[]::new));
         try {
-            for (Write write : round) {
+            for (Write write : segment) {
                 Object[] values = write.values();
                 for (int i = 0; i < values.length; i++) {
                     if (!travelsAsBound(values[i], columnTypes[i])) {
@@ -323,16 +377,21 @@ public final class FencedRowUnits<K, V>
     /**
      * Whether the value reaches a column of this type the same through a batch (a {@code bigint[]} or {@code
      * text[]} element cast to the type) as through the single-row update ({@code setObject}, then {@code
-     * CAST(? AS type)}): a string (bound as {@code varchar}, cast from its text either way), a whole number
-     * into a numeric or text column ({@code int4} or {@code int8} either way, cast alike), a boolean or a UUID
-     * into its own type or text. Not a floating-point number (its text form and its binary value round
+     * CAST(? AS type)}), by casts built into PostgreSQL, which no one can redefine: a string into a text column
+     * ({@code varchar} or {@code text} to it), a whole number into a numeric or text column ({@code int4} or
+     * {@code int8} either way, cast alike), a boolean or a UUID into its own type or text. Not a string into
+     * any other type (a cast a user defined from {@code text} but not from {@code varchar}, or the other way
+     * round, would apply to one path only), a floating-point number (its text form and its binary value round
      * differently), a date or time (an offset is dropped from text for a {@code timestamp}), or anything else.
      */
     static boolean travelsAsBound(Object value, String columnType) {
-        if (value == null || value instanceof String) {
+        boolean text = TEXT_TYPES.contains(columnType);
+        if (value == null) {
             return true;
         }
-        boolean text = columnType.equals("text") || columnType.equals("character varying");
+        if (value instanceof String) {
+            return text;
+        }
         if (value instanceof Long || value instanceof Integer || value instanceof Short) {
             return text || WHOLE_NUMBER_TYPES.contains(columnType);
         }
@@ -352,12 +411,12 @@ public final class FencedRowUnits<K, V>
         return writer;
     }
 
-    /** The round as single-row fenced updates in one JDBC batch; adds its refused writes and their rows' tokens. */
+    /** The segment as single-row fenced updates in one JDBC batch; adds its refused writes and their rows' tokens. */
     private void refusedIn(
-            Connection connection, List<Write> round, List<Write> refusals, Map<Write, Long> storedTokens) {
+            Connection connection, List<Write> segment, List<Write> refusals, Map<Write, Long> storedTokens) {
         int[] counts;
         try (PreparedStatement statement = connection.prepareStatement(update)) {
-            for (Write write : round) {
+            for (Write write : segment) {
                 int p = 1;
                 for (Object value : write.values()) {
                     statement.setObject(p++, value);
@@ -370,18 +429,18 @@ public final class FencedRowUnits<K, V>
             counts = statement.executeBatch();
         } catch (SQLException e) {
             throw new WatermarkStoreException(
-                    "could not write the unit's " + round.size() + " fenced row updates to "
+                    "could not write the unit's " + segment.size() + " fenced row updates to "
                             + rows.table().qualifiedName() + ": " + e.getMessage(),
                     e);
         }
         List<Write> refused = new ArrayList<>();
-        for (int i = 0; i < round.size(); i++) {
+        for (int i = 0; i < segment.size(); i++) {
             if (counts[i] != 1 && counts[i] != 0) {
                 throw new IllegalStateException(
                         "the update of one row of " + rows.table().qualifiedName() + " counted " + counts[i]);
             }
             if (counts[i] == 0) {
-                refused.add(round.get(i));
+                refused.add(segment.get(i));
             }
         }
         if (refused.isEmpty()) {

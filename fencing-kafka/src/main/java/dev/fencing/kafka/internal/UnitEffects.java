@@ -24,4 +24,11 @@ public interface UnitEffects<T> {
      * @throws RuntimeException if the effects could not be written: the unit is rolled back
      */
     List<Refusal> finishUnit(T transaction);
+
+    /**
+     * Whether the running unit should end after the poll it is in, although its interval and record limit
+     * allow more: its effects would grow costlier per record if it went on (many updates of one row in one
+     * transaction each cost more than the one before).
+     */
+    boolean unitFull();
 }

@@ -168,6 +168,7 @@ public final class UnitOfWork<K, V> {
         ConsumerRecords<ByteBuffer, ByteBuffer> records = first;
         while (handlePolled(tx, records, batch)
                 && (commitMaxRecords == 0 || batch.records < commitMaxRecords)
+                && (effects == null || !effects.unitFull())
                 && running.getAsBoolean()) {
             long left = deadline - System.nanoTime();
             if (left <= 0) {

@@ -30,12 +30,12 @@ import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * {@link FencedRowHandler}'s two ways to write a round of a unit's row updates give the same answers: a round of
- * 20 rows is written as single-row updates, a round of 40 as one batch statement (or, where that statement cannot
- * answer as the single-row updates would, undone and written as they are). The same records, written both
+ * {@link FencedRowHandler}'s two ways to write a segment of a unit's row updates give the same answers: a segment
+ * of 20 rows is written as single-row updates, a segment of 40 as one batch statement (or, where that statement
+ * cannot answer as the single-row updates would, undone and written as they are). The same records, written both
  * ways, must leave the same rows, dead letters and consumer state.
  */
-class FencedRowRoundsIT {
+class FencedRowSegmentsIT {
     private static final int SINGLE_ROWS = 20;
     private static final int BATCH = 40;
     private static PostgresFixture postgres;
@@ -44,7 +44,7 @@ class FencedRowRoundsIT {
 
     @BeforeAll
     static void migrate() {
-        postgres = new PostgresFixture("kafka_rows_rounds_it");
+        postgres = new PostgresFixture("kafka_rows_segments_it");
         outside = Jdbi.create(postgres.database.jdbcUrl(), postgres.database.user(), postgres.database.password());
     }
 
@@ -164,7 +164,8 @@ class FencedRowRoundsIT {
     }
 
     /**
-     * Strings, whole numbers, booleans and UUIDs travel in a batch as they bind: the round of 40 is one statement
+     * Strings into text columns, whole numbers, booleans and UUIDs travel in a batch as they bind: the segment of
+     * 40 is one statement
      * and stores what the single-row updates store.
      */
     @Test
@@ -174,14 +175,12 @@ class FencedRowRoundsIT {
                 n,
                 1,
                 "label TEXT, note VARCHAR, amount NUMERIC, whole BIGINT, small INTEGER, ratio FLOAT8, flag BOOLEAN,"
-                        + " flag_text TEXT, id UUID, id_text TEXT, later TIMESTAMPTZ",
+                        + " flag_text TEXT, id UUID, id_text TEXT, code CHARACTER(3)",
                 "",
-                record -> new Object[] {
-                    "a,\"b\" {x} \\ NULL", null, 12L, 7, (short) 3, 9L, true, false, id, id, "2024-01-01T10:00:00+05:00"
-                },
+                record -> new Object[] {"a,\"b\" {x} \\ NULL", null, 12L, 7, (short) 3, 9L, true, false, id, id, "ab"},
                 "label || '|' || coalesce(note, '<null>') || '|' || amount || '|' || whole || '|' || small || '|'"
                         + " || ratio || '|' || flag || '|' || flag_text || '|' || id || '|' || id_text || '|'"
-                        + " || extract(epoch FROM later) || '@' || last_fence_token",
+                        + " || code || '.' || '@' || last_fence_token",
                 "label",
                 "note",
                 "amount",
@@ -192,7 +191,7 @@ class FencedRowRoundsIT {
                 "flag_text",
                 "id",
                 "id_text",
-                "later");
+                "code");
 
         long before = FencedRowUnits.batchStatementsForTest();
         Outcome single = times.apply(SINGLE_ROWS);
@@ -305,7 +304,7 @@ class FencedRowRoundsIT {
 
         try (FencedConsumer<String, String> consumer = consumer(group, topic, rows, "monotonic")) {
             consumer.start();
-            int pid = await().atMost(Duration.ofSeconds(60)).until(FencedRowRoundsIT::waitingUpdate, p -> p != 0);
+            int pid = await().atMost(Duration.ofSeconds(60)).until(FencedRowSegmentsIT::waitingUpdate, p -> p != 0);
             outside.useHandle(h -> h.execute("SELECT pg_terminate_backend(" + pid + ")"));
             locker.get().rollback();
             locker.get().close();
@@ -322,6 +321,171 @@ class FencedRowRoundsIT {
                 .mapTo(String.class)
                 .one());
         assertThat(rowsNow).isEqualTo(n + " 10");
+    }
+
+    /** A protected table {@code (id BIGINT PRIMARY KEY, label TEXT)} with rows 0 to n-1 at {@code token}. */
+    private static FencedTable numbered(int n, long token) {
+        String table = "numbered_" + UUID.randomUUID().toString().substring(0, 8);
+        postgres.jdbi.useHandle(h -> {
+            h.execute("CREATE TABLE " + table + " (id BIGINT PRIMARY KEY, label TEXT)");
+            h.execute("INSERT INTO " + table + " (id) SELECT g FROM generate_series(0, " + (n - 1) + ") g");
+            h.execute("SELECT fencing.protect_table('" + table + "')");
+            h.execute("UPDATE " + table + " SET last_fence_token = " + token);
+        });
+        return FencedTable.builder().table(table).keyColumns("id").build(postgres.jdbi);
+    }
+
+    /** Runs a label-writing consumer over the topic until every offset is stored or it failed. */
+    private static Outcome runLabels(FencedTable table, String topic, long records, String select) {
+        String group = newGroup("rounds-labels");
+        FencedRowHandler<String, String> rows = FencedRowHandler.<String, String>builder(table)
+                .columns("label")
+                .values(record -> new Object[] {record.value()})
+                .build();
+        String failure = null;
+        try (FencedConsumer<String, String> consumer = consumer(group, topic, rows, "monotonic")) {
+            consumer.start();
+            PostgresWatermarkStore store = PostgresWatermarkStore.create(postgres.jdbi);
+            await().atMost(Duration.ofSeconds(60))
+                    .until(() -> consumer.state() == ConsumerState.FAILED
+                            || store.loadOffset(group, new TopicPartition(topic, 0)) == records);
+            if (consumer.state() == ConsumerState.FAILED) {
+                failure = String.valueOf(consumer.failure());
+            }
+        }
+        String row = postgres.jdbi.withHandle(h -> h.createQuery("SELECT " + select + " FROM " + table.quotedName())
+                .mapTo(String.class)
+                .one());
+        return new Outcome(row, KafkaFixture.size(topic + ".dlt"), failure);
+    }
+
+    /**
+     * Two spellings of one row's key ({@code "7"} and {@code "07"} for a {@code bigint} key) name the same row: its
+     * writes reach it in the order of their records, whichever way they are written. Three passes over the rows
+     * under one token: "k" first, "k" second, "0k" third; each row ends with "third". (The second and third
+     * passes make one segment of twice the rows, which the batch statement refuses as keys given twice: undone,
+     * it is written row by row.)
+     */
+    @ParameterizedTest
+    @ValueSource(ints = {SINGLE_ROWS, BATCH})
+    void twoSpellingsOfOneRowsKeyAreWrittenInRecordOrder(int n) {
+        FencedTable table = numbered(n, 0);
+        String topic = newTopic("rounds-spellings", 1);
+        try (KafkaProducer<String, String> producer = KafkaFixture.producer()) {
+            for (int k = 0; k < n; k++) {
+                sendFenced(producer, topic, String.valueOf(k), "first", 10);
+            }
+            for (int k = 0; k < n; k++) {
+                sendFenced(producer, topic, String.valueOf(k), "second", 10);
+            }
+            for (int k = 0; k < n; k++) {
+                sendFenced(producer, topic, "0" + k, "third", 10);
+            }
+        }
+
+        Outcome outcome = runLabels(
+                table,
+                topic,
+                3L * n,
+                "count(*) || ' ' || min(label) || ' ' || max(label) || '@' || min(last_fence_token)");
+
+        assertThat(outcome).isEqualTo(new Outcome(n + " third third@10", 0, null));
+    }
+
+    /**
+     * A record keyed in another spelling of its row's key ({@code "07"}) whose row holds a newer token is stale
+     * either way: refused by the statement, its row's token read back under the key as the record spells it.
+     */
+    @ParameterizedTest
+    @ValueSource(ints = {SINGLE_ROWS, BATCH})
+    void aStaleRecordWhoseKeyIsSpelledOtherwiseIsDeadLettered(int n) {
+        FencedTable table = numbered(n, 20);
+        String topic = newTopic("rounds-spelled-stale", 1);
+        try (KafkaProducer<String, String> producer = KafkaFixture.producer()) {
+            for (int k = 0; k < n; k++) {
+                sendFenced(producer, topic, String.valueOf(k), "stale", 10);
+                sendFenced(producer, topic, "0" + k, "stale", 10);
+            }
+        }
+
+        Outcome outcome = runLabels(table, topic, 2L * n, "count(*) || ' ' || count(label)");
+
+        assertThat(outcome).isEqualTo(new Outcome(n + " 0", 2L * n, null));
+    }
+
+    /** Record keys in upper case for a {@code uuid} key column whose rows hold a token: each row takes its record. */
+    @ParameterizedTest
+    @ValueSource(ints = {SINGLE_ROWS, BATCH})
+    void upperCaseUuidKeysNameTheirRows(int n) {
+        String name = "uuids_" + UUID.randomUUID().toString().substring(0, 8);
+        postgres.jdbi.useHandle(h -> {
+            h.execute("CREATE TABLE " + name + " (id UUID PRIMARY KEY, label TEXT)");
+            h.execute("INSERT INTO " + name + " (id) SELECT gen_random_uuid() FROM generate_series(1, " + n + ")");
+            h.execute("SELECT fencing.protect_table('" + name + "')");
+            h.execute("UPDATE " + name + " SET last_fence_token = 5");
+        });
+        FencedTable table = FencedTable.builder().table(name).keyColumns("id").build(postgres.jdbi);
+        String topic = newTopic("rounds-uuids", 1);
+        try (KafkaProducer<String, String> producer = KafkaFixture.producer()) {
+            for (String id : postgres.jdbi.withHandle(h -> h.createQuery("SELECT id::text FROM " + name)
+                    .mapTo(String.class)
+                    .list())) {
+                sendFenced(producer, topic, id.toUpperCase(java.util.Locale.ROOT), "fresh", 10);
+            }
+        }
+
+        Outcome outcome = runLabels(table, topic, n, "count(*) || ' ' || min(label) || '@' || min(last_fence_token)");
+
+        assertThat(outcome).isEqualTo(new Outcome(n + " fresh@10", 0, null));
+    }
+
+    /**
+     * A unit ends after the poll in which it reached {@link FencedRowUnits#MAX_SEGMENTS} segments: one hot row's
+     * records are spread over several transactions, none holding more than that many updates of the row but for
+     * one poll's records.
+     */
+    @Test
+    void aUnitEndsOnceItHoldsTheMostSegments() {
+        FencedTable table = table(1, "quantity BIGINT", "");
+        postgres.jdbi.useHandle(h -> {
+            h.execute("CREATE TABLE " + table.name() + "_audit (tx BIGINT)");
+            h.execute("CREATE FUNCTION " + table.name() + "_audit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+                    + " INSERT INTO " + table.name() + "_audit VALUES (txid_current()); RETURN NULL; END $$");
+            h.execute("CREATE TRIGGER audit AFTER UPDATE ON " + table.quotedName() + " FOR EACH ROW EXECUTE FUNCTION "
+                    + table.name() + "_audit()");
+        });
+        String topic = newTopic("rounds-hot", 1);
+        try (KafkaProducer<String, String> producer = KafkaFixture.producer()) {
+            for (int i = 1; i <= 200; i++) {
+                sendFenced(producer, topic, "k00", String.valueOf(i), i);
+            }
+        }
+        String group = newGroup("rounds-hot");
+        Map<String, Object> config = consumerConfig(group);
+        config.put(org.apache.kafka.clients.consumer.ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 10);
+        FencedRowHandler<String, String> rows = FencedRowHandler.<String, String>builder(table)
+                .columns("quantity")
+                .values(record -> new Object[] {Long.parseLong(record.value())})
+                .build();
+
+        try (FencedConsumer<String, String> consumer = FencedConsumer.builder(
+                        new StringDeserializer(), new StringDeserializer())
+                .properties(config)
+                .topics(topic)
+                .fencedRowHandler(PostgresWatermarkStore.create(postgres.jdbi), rows)
+                .build()) {
+            consumer.start();
+            PostgresWatermarkStore store = PostgresWatermarkStore.create(postgres.jdbi);
+            await().atMost(Duration.ofSeconds(60))
+                    .until(() -> store.loadOffset(group, new TopicPartition(topic, 0)) == 200);
+        }
+
+        String perTransaction = postgres.jdbi.withHandle(h -> h.createQuery("SELECT sum(n) || ' ' || max(n) FROM"
+                        + " (SELECT count(*) AS n FROM " + table.name() + "_audit GROUP BY tx) AS t")
+                .mapTo(String.class)
+                .one());
+        assertThat(perTransaction).startsWith("200 ");
+        assertThat(Integer.parseInt(perTransaction.substring(4))).isLessThanOrEqualTo(FencedRowUnits.MAX_SEGMENTS + 9);
     }
 
     /** The pid of a backend of this database whose row update waits on a row lock, or 0. */
