@@ -2,6 +2,7 @@ package dev.fencing.demo;
 
 import dev.fencing.harness.ChildJvm;
 import dev.fencing.harness.Durations;
+import dev.fencing.harness.ExitCleanup;
 import dev.fencing.harness.KafkaTopics;
 import dev.fencing.harness.ZooKeeperAccess;
 import dev.fencing.kafka.FencedConsumerConfig;
@@ -138,7 +139,7 @@ final class ScenarioRunner {
                                 current.onEvent(event);
                             }
                         }));
-                WorkerFleet.register(worker);
+                ExitCleanup.register(worker);
                 workers.add(worker);
             }
             pauses.set(new PauseSchedule(
@@ -170,7 +171,7 @@ final class ScenarioRunner {
                             label, worker.id(), WORKER_EXIT_TIMEOUT);
                 }
                 worker.close();
-                WorkerFleet.unregister(worker);
+                ExitCleanup.unregister(worker);
             }
             long end = System.currentTimeMillis();
             progress.printf("[%s] workload ended (%s) after %.1fs%n", label, ending, (end - start) / 1000.0);
@@ -206,7 +207,7 @@ final class ScenarioRunner {
             }
             for (ChildJvm worker : workers) {
                 worker.close();
-                WorkerFleet.unregister(worker);
+                ExitCleanup.unregister(worker);
             }
         }
     }

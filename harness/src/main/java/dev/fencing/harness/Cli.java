@@ -6,6 +6,7 @@ import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.function.Predicate;
 import picocli.CommandLine;
 import picocli.CommandLine.ParameterException;
@@ -31,7 +32,7 @@ public final class Cli {
 
     /**
      * Sends {@code commandLine}'s output to {@code out} and {@code err}; a bad flag (picocli's {@link
-     * ParameterException}, or an exception {@code usage} accepts) ends with a hint to {@code --help} and the one
+     * ParameterException}, a {@link UsageException}, or an exception {@code usage} accepts) ends with a hint to {@code --help} and the one
      * sentence naming the flag, exit {@value #EXIT_USAGE}; any other failure with its message and its causes',
      * exit {@value #EXIT_FAILURE}.
      */
@@ -42,12 +43,23 @@ public final class Cli {
                 .setErr(new PrintWriter(err, true, StandardCharsets.UTF_8))
                 .setParameterExceptionHandler((e, args) -> usageError(e.getCommandLine(), tool, e.getMessage()))
                 .setExecutionExceptionHandler((e, cmd, parsed) -> {
-                    if (e instanceof ParameterException || usage.test(e)) {
+                    if (e instanceof ParameterException || e instanceof UsageException || usage.test(e)) {
                         return usageError(cmd, tool, e.getMessage());
                     }
                     cmd.getErr().println(tool + ": " + message(e));
                     return EXIT_FAILURE;
                 });
+    }
+
+    /**
+     * A command line for {@code command} whose converters speak plainly (picocli's say "is not a long"): {@code
+     * wholeNumberExample} as {@link WholeNumbers#register} takes it, and durations in the tool's words.
+     */
+    public static CommandLine commandLine(Object command, long wholeNumberExample, Durations durations) {
+        CommandLine commandLine = new CommandLine(command);
+        WholeNumbers.register(commandLine, wholeNumberExample);
+        commandLine.registerConverter(Duration.class, durations);
+        return commandLine;
     }
 
     /** The one line that matters goes last; the full usage is one flag away. Returns {@value #EXIT_USAGE}. */
