@@ -34,28 +34,17 @@ final class InventoryExperiment implements Experiment<Clusters, Mode, RunResult>
     }
 
     @Override
-    public String tool() {
-        return "demo-inventory";
-    }
-
-    @Override
-    public String settings() {
-        return settings.toString();
-    }
-
-    @Override
-    public Outputs outputs() {
-        return new Outputs(
-                DemoSettings.HTML_FLAG,
-                settings.htmlFile(),
-                "HTML report",
-                DemoSettings.JSON_FLAG,
-                settings.jsonFile());
-    }
-
-    @Override
-    public List<Mode> modes() {
-        return settings.modes();
+    public Plan<Mode> plan() {
+        return new Plan<>(
+                "demo-inventory",
+                settings.toString(),
+                settings.modes(),
+                new Outputs(
+                        DemoSettings.HTML_FLAG,
+                        settings.htmlFile(),
+                        "HTML report",
+                        DemoSettings.JSON_FLAG,
+                        settings.jsonFile()));
     }
 
     @Override

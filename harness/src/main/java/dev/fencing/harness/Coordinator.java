@@ -43,9 +43,10 @@ public final class Coordinator {
      */
     public static <S extends AutoCloseable, M, R> int run(Experiment<S, M, R> experiment, PrintStream progress)
             throws InterruptedException {
-        Experiment.Outputs outputs = experiment.outputs();
-        preflight(experiment.tool(), outputs);
-        progress.println(experiment.tool() + ": " + experiment.settings());
+        Experiment.Plan<M> plan = experiment.plan();
+        Experiment.Outputs outputs = plan.outputs();
+        preflight(plan.tool(), outputs);
+        progress.println(plan.tool() + ": " + plan.settings());
         List<R> runs = runModes(experiment, progress);
         progress.println();
         progress.print(experiment.table(runs));
@@ -86,7 +87,7 @@ public final class Coordinator {
             Experiment<S, M, R> experiment, S servers, PrintStream progress) throws InterruptedException {
         Experiment.Runner<M, R> runner = experiment.prepare(servers, progress);
         List<R> runs = new ArrayList<>();
-        for (M mode : experiment.modes()) {
+        for (M mode : experiment.plan().modes()) {
             runs.add(runner.run(mode));
         }
         return runs;

@@ -19,17 +19,8 @@ import java.util.List;
  */
 public interface Experiment<S extends AutoCloseable, M, R> {
 
-    /** The tool's name, first on its settings line ({@code demo-inventory: ...}). */
-    String tool();
-
-    /** The settings, printed after the tool's name before anything starts. */
-    String settings();
-
-    /** Where the reports go, checked before anything starts. */
-    Outputs outputs();
-
-    /** The modes, in the order they run. */
-    List<M> modes();
+    /** What runs and where its reports go, all known before anything starts. */
+    Plan<M> plan();
 
     /** Starts or reaches the servers (and says which on {@code progress}). */
     S open(PrintStream progress);
@@ -53,6 +44,20 @@ public interface Experiment<S extends AutoCloseable, M, R> {
     @FunctionalInterface
     interface Runner<M, R> {
         R run(M mode) throws InterruptedException;
+    }
+
+    /**
+     * What an experiment runs and where its reports go.
+     *
+     * @param tool the tool's name, first on its settings line ({@code demo-inventory: ...})
+     * @param settings the settings, printed after the tool's name before anything starts
+     * @param modes the modes, in the order they run
+     * @param outputs where the reports go, checked before anything starts
+     */
+    record Plan<M>(String tool, String settings, List<M> modes, Outputs outputs) {
+        public Plan {
+            modes = List.copyOf(modes);
+        }
     }
 
     /**

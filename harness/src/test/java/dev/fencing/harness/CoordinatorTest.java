@@ -43,23 +43,12 @@ class CoordinatorTest {
         }
 
         @Override
-        public String tool() {
-            return "tool";
-        }
-
-        @Override
-        public String settings() {
-            return "seed 42";
-        }
-
-        @Override
-        public Outputs outputs() {
-            return new Outputs("--html", directory.resolve("report.html"), "HTML report", "--json", json);
-        }
-
-        @Override
-        public List<String> modes() {
-            return modes;
+        public Plan<String> plan() {
+            return new Plan<>(
+                    "tool",
+                    "seed 42",
+                    modes,
+                    new Outputs("--html", directory.resolve("report.html"), "HTML report", "--json", json));
         }
 
         @Override

@@ -47,28 +47,17 @@ final class VerifyExperiment implements Experiment<Servers, Mode, RunResult> {
     }
 
     @Override
-    public String tool() {
-        return "verify";
-    }
-
-    @Override
-    public String settings() {
-        return settings.toString();
-    }
-
-    @Override
-    public Outputs outputs() {
-        return new Outputs(
-                VerifySettings.HTML_FLAG,
-                settings.htmlFile(),
-                "HTML timeline",
-                VerifySettings.JSON_FLAG,
-                settings.jsonFile());
-    }
-
-    @Override
-    public List<Mode> modes() {
-        return settings.modes();
+    public Plan<Mode> plan() {
+        return new Plan<>(
+                "verify",
+                settings.toString(),
+                settings.modes(),
+                new Outputs(
+                        VerifySettings.HTML_FLAG,
+                        settings.htmlFile(),
+                        "HTML timeline",
+                        VerifySettings.JSON_FLAG,
+                        settings.jsonFile()));
     }
 
     @Override
