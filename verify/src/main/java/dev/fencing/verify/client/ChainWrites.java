@@ -2,6 +2,7 @@ package dev.fencing.verify.client;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.fencing.FencePolicy;
+import dev.fencing.harness.ChildArguments;
 import dev.fencing.harness.PointGate;
 import dev.fencing.kafka.FencedRecords;
 import dev.fencing.lock.Lease;
@@ -46,7 +47,7 @@ final class ChainWrites implements WriterWorkload<ChainWrites.Plan> {
      * unstampedEvery}; the JDBC password from {@value WriterMain#PASSWORD_ENV}.
      */
     ChainWrites(
-            Arguments args,
+            ChildArguments args,
             int client,
             boolean fenced,
             HistoryWriter history,

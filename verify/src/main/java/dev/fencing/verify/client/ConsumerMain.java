@@ -2,6 +2,7 @@ package dev.fencing.verify.client;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.fencing.harness.ChildArguments;
 import dev.fencing.kafka.FencedConsumer;
 import dev.fencing.kafka.PostgresWatermarkStore;
 import java.time.Duration;
@@ -41,20 +42,20 @@ import org.slf4j.LoggerFactory;
 public final class ConsumerMain {
     private static final Logger LOG = LoggerFactory.getLogger(ConsumerMain.class);
 
-    private final Arguments args;
+    private final ChildArguments args;
     private final int member;
     private final int concurrency;
     private final CoordinatorLink link = new CoordinatorLink(System.out);
     private final CountDownLatch stop = new CountDownLatch(1);
 
-    private ConsumerMain(Arguments args) {
+    private ConsumerMain(ChildArguments args) {
         this.args = args;
         this.member = args.whole("member");
         this.concurrency = args.whole("concurrency");
     }
 
     public static void main(String[] argv) {
-        ConsumerMain consumer = new ConsumerMain(new Arguments(argv));
+        ConsumerMain consumer = new ConsumerMain(new ChildArguments(argv));
         consumer.link.listen(consumer::command);
         try {
             consumer.run();

@@ -3,6 +3,7 @@ package dev.fencing.verify.client;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.fencing.FencePolicy;
+import dev.fencing.harness.ChildArguments;
 import dev.fencing.jdbc.FencedBatch;
 import dev.fencing.jdbc.FencedTable;
 import dev.fencing.jdbc.FencedUpdate;
@@ -64,7 +65,7 @@ final class ResourceWriter {
      * A writer's small pool for {@code jdbcUrl} and {@code jdbcUser}, with the password from {@value
      * WriterMain#PASSWORD_ENV}.
      */
-    static HikariDataSource pool(Arguments args, int client) {
+    static HikariDataSource pool(ChildArguments args, int client) {
         HikariConfig pool = new HikariConfig();
         pool.setJdbcUrl(args.text("jdbcUrl"));
         pool.setUsername(args.text("jdbcUser"));
