@@ -1,5 +1,6 @@
 package dev.fencing.verify;
 
+import dev.fencing.harness.ChildFleet;
 import dev.fencing.harness.ChildJvm;
 import dev.fencing.harness.Durations;
 import dev.fencing.verify.checker.CheckResult;
@@ -197,7 +198,7 @@ final class ModeRunner {
                     settings.duration(),
                     settings.hardLimit(),
                     settings.clients());
-            writers.all().forEach(w -> w.send("START"));
+            writers.fleet().send("START");
             nemesis.start();
             long hardEnd = runStart + settings.hardLimit().toMillis();
             long nextProgress = runStart + PROGRESS_EVERY.toMillis();
@@ -252,12 +253,8 @@ final class ModeRunner {
                 log.note(grown.get());
             }
             log.note("stopping the writers; " + writers.counts());
-            writers.all().forEach(w -> w.send("STOP"));
-            for (ChildJvm writer : writers.all()) {
-                if (!writer.awaitExit(Duration.ofSeconds(60))) {
-                    notes.add(writer.name() + " did not stop within 60 s and was killed");
-                    writer.close();
-                }
+            for (ChildJvm late : writers.fleet().stop(Duration.ofSeconds(60))) {
+                notes.add(late.name() + " did not stop within 60 s and was killed");
             }
             if (consumers != null) {
                 log.note("waiting for the consumers to consume every record");
@@ -333,7 +330,6 @@ final class ModeRunner {
             String lockRoot,
             Path historyDirectory,
             Path logDirectory) {
-        List<ChildJvm> children = new ArrayList<>();
         Writers[] writers = new Writers[1];
         List<String> options = new ArrayList<>(List.of(CHILD_HEAP, "-Dzookeeper.sasl.client=false"));
         if (servers.network().isPresent()) {
@@ -357,8 +353,7 @@ final class ModeRunner {
                         "kafka=" + servers.kafkaBootstrap(),
                         "topic=" + topic,
                         "unstampedEvery=" + UNSTAMPED_EVERY);
-        for (int id = 1; id <= settings.clients(); id++) {
-            int client = id;
+        ChildFleet children = ChildFleet.start(settings.clients(), id -> {
             List<String> arguments = new ArrayList<>(List.of(
                     "client=" + id,
                     "mode=" + mode.label(),
@@ -375,10 +370,9 @@ final class ModeRunner {
                     "seed=" + settings.seed(),
                     "history=" + historyDirectory.resolve("client-" + id + ".jsonl")));
             arguments.addAll(resourceArguments);
-            List<String> prefix = servers.network()
-                    .map(n -> n.client(client).command(List.of()))
-                    .orElse(List.of());
-            children.add(ChildJvm.start(
+            List<String> prefix =
+                    servers.network().map(n -> n.client(id).command(List.of())).orElse(List.of());
+            return ChildJvm.start(
                     "writer " + id,
                     id,
                     prefix,
@@ -392,8 +386,8 @@ final class ModeRunner {
                         if (writers[0] != null) {
                             writers[0].onEvent(event);
                         }
-                    })));
-        }
+                    }));
+        });
         writers[0] = new Writers(children);
         return writers[0];
     }
