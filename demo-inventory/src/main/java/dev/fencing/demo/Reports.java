@@ -146,15 +146,12 @@ final class Reports {
     /** The HTML report: the table, then per run the violations and a per-worker timeline. */
     static String html(List<RunResult> runs, DemoSettings settings) {
         StringBuilder out = new StringBuilder();
-        out.append("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-                + "<title>fencing demo: inventory under SIGSTOP</title><style>\n"
-                + "body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1250px}"
+        String style = "body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1250px}"
                 + "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 12px}"
                 + "td.n{text-align:right;font-variant-numeric:tabular-nums}th{background:#f3f3f3}"
                 + ".bad{color:#b00020;font-weight:bold}.ok{color:#1b7f3b;font-weight:bold}"
                 + "svg text{font-size:10px;font-family:monospace}.legend .key{display:inline-block;margin:0 14px 4px 0}"
-                + ".legend svg{vertical-align:middle;margin-right:4px}"
-                + "\n</style></head><body>\n");
+                + ".legend svg{vertical-align:middle;margin-right:4px}";
         out.append("<h1>Inventory under stop-the-world pauses: without and with fencing</h1>\n");
         out.append("<p>")
                 .append(Html.escape(settings.toString()))
@@ -203,7 +200,6 @@ final class Reports {
             }
             HtmlTimeline.svg(out, run, axis);
         }
-        out.append("</body></html>\n");
-        return out.toString();
+        return Html.page("fencing demo: inventory under SIGSTOP", style, out);
     }
 }

@@ -3,6 +3,7 @@ package dev.fencing.verify;
 import dev.fencing.harness.ChildFleet;
 import dev.fencing.harness.ChildJvm;
 import dev.fencing.harness.Durations;
+import dev.fencing.harness.EventBoard;
 import dev.fencing.verify.checker.CheckResult;
 import dev.fencing.verify.checker.Checker;
 import dev.fencing.verify.checker.History;
@@ -43,6 +44,12 @@ final class ModeRunner {
     static final Duration SAMPLE_EVERY = Duration.ofMinutes(10);
     /** How long a sample waits for the children's heap reports, all together. */
     private static final Duration SAMPLE_WAIT = Duration.ofSeconds(15);
+
+    /**
+     * The children's latest events the coordinator holds, for faults to wait on: a long run's memory stays flat, and
+     * the histories, not these events, are what the checker reads.
+     */
+    private static final int EVENTS_HELD = 20_000;
 
     private static final String CHILD_HEAP = "-Xmx128m";
     private static final Duration WRITER_READY_WAIT = Duration.ofSeconds(90);
@@ -114,7 +121,7 @@ final class ModeRunner {
                     + ", histories in " + historyDirectory);
         }
 
-        EventBoard board = new EventBoard();
+        EventBoard<ClientEvent> board = new EventBoard<>(EVENTS_HELD);
         Map<String, String> environment =
                 settings.resource().postgres() ? Map.of(WriterMain.PASSWORD_ENV, servers.jdbcPassword()) : Map.of();
         List<String> notes = new ArrayList<>();
@@ -324,7 +331,7 @@ final class ModeRunner {
 
     private Writers startWriters(
             Mode mode,
-            EventBoard board,
+            EventBoard<ClientEvent> board,
             Map<String, String> environment,
             String topic,
             String lockRoot,
@@ -397,7 +404,7 @@ final class ModeRunner {
      * its heap after a collection; one that does not answer in time, a frozen writer, counts its descriptors and
      * threads only).
      */
-    private static ResourceSample sample(EventBoard board, Writers writers, ConsumerGroup consumers)
+    private static ResourceSample sample(EventBoard<ClientEvent> board, Writers writers, ConsumerGroup consumers)
             throws InterruptedException {
         long mark = board.mark();
         List<ChildJvm> writerJvms = writers.all();
@@ -414,7 +421,7 @@ final class ModeRunner {
                 largest(board, mark, consumerJvms, deadline));
     }
 
-    private static ResourceUse largest(EventBoard board, long mark, List<ChildJvm> jvms, long deadline)
+    private static ResourceUse largest(EventBoard<ClientEvent> board, long mark, List<ChildJvm> jvms, long deadline)
             throws InterruptedException {
         ResourceUse largest = ResourceUse.NONE;
         for (ChildJvm jvm : jvms) {
