@@ -174,8 +174,7 @@ public final class InventoryDemo implements Callable<Integer> {
     static int execute(PrintStream out, PrintStream err, String... args) {
         InventoryDemo demo = new InventoryDemo();
         demo.progress = out;
-        CommandLine commandLine =
-                Cli.handled(commandLine(demo), "demo-inventory", out, err, e -> e instanceof DemoUsageException);
+        CommandLine commandLine = Cli.handled(commandLine(demo), "demo-inventory", out, err);
         return commandLine.execute(args);
     }
 

@@ -187,7 +187,7 @@ public final class VerifyCommand implements Callable<Integer> {
     static int execute(PrintStream out, PrintStream err, String... args) {
         VerifyCommand command = new VerifyCommand();
         command.progress = out;
-        CommandLine commandLine = Cli.handled(commandLine(command), "verify", out, err, e -> false);
+        CommandLine commandLine = Cli.handled(commandLine(command), "verify", out, err);
         return commandLine.execute(args);
     }
 
