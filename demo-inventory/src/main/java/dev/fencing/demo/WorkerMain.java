@@ -4,7 +4,9 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.fencing.harness.ChildArguments;
 import dev.fencing.harness.ChildCommands;
+import dev.fencing.harness.ChildProducer;
 import dev.fencing.harness.ParentLink;
+import dev.fencing.harness.PostgresAccess;
 import dev.fencing.jdbc.WriteOutcome;
 import dev.fencing.kafka.FencedRecords;
 import dev.fencing.lock.FencedLock;
@@ -25,7 +27,6 @@ import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.jdbi.v3.core.Jdbi;
@@ -103,27 +104,8 @@ public final class WorkerMain {
         String topic = args.text("topic");
         Random random = new Random(args.wholeLong("seed") * 1_000_003L + worker);
 
-        HikariConfig pool = new HikariConfig();
-        pool.setJdbcUrl(args.text("jdbcUrl"));
-        pool.setUsername(args.text("jdbcUser"));
-        String password = System.getenv(InventoryDemo.JDBC_PASSWORD_ENV);
-        if (password != null && !password.isEmpty()) {
-            pool.setPassword(password);
-        }
-        pool.setMaximumPoolSize(2);
-        pool.setPoolName("worker-" + worker);
-
-        Map<String, Object> producerConfig = Map.of(
-                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
-                args.text("kafka"),
-                ProducerConfig.ACKS_CONFIG,
-                "all",
-                ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG,
-                true,
-                ProducerConfig.LINGER_MS_CONFIG,
-                0,
-                ProducerConfig.CLIENT_ID_CONFIG,
-                "demo-worker-" + worker);
+        HikariConfig pool = PostgresAccess.childPool(args, InventoryDemo.JDBC_PASSWORD_ENV, 2, "worker-" + worker);
+        Map<String, Object> producerConfig = ChildProducer.config(args.text("kafka"), "demo-worker-" + worker);
 
         CuratorFramework curator = CuratorFrameworkFactory.builder()
                 .connectString(args.text("zookeeper"))

@@ -3,6 +3,7 @@ package dev.fencing.verify.client;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.fencing.harness.ChildArguments;
+import dev.fencing.harness.PostgresAccess;
 import dev.fencing.kafka.FencedConsumer;
 import dev.fencing.kafka.PostgresWatermarkStore;
 import java.time.Duration;
@@ -77,15 +78,8 @@ public final class ConsumerMain {
 
     private void run() {
         String schema = args.text("schema");
-        HikariConfig pool = new HikariConfig();
-        pool.setJdbcUrl(args.text("jdbcUrl"));
-        pool.setUsername(args.text("jdbcUser"));
-        String password = System.getenv(WriterMain.PASSWORD_ENV);
-        if (password != null && !password.isEmpty()) {
-            pool.setPassword(password);
-        }
-        pool.setMaximumPoolSize(concurrency + 2);
-        pool.setPoolName("consumer-" + member);
+        HikariConfig pool =
+                PostgresAccess.childPool(args, WriterMain.PASSWORD_ENV, concurrency + 2, "consumer-" + member);
         Map<String, Object> properties = new HashMap<>();
         properties.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, args.text("kafka"));
         properties.put(ConsumerConfig.GROUP_ID_CONFIG, args.text("group"));

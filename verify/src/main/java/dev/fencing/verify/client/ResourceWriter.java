@@ -4,6 +4,7 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.fencing.FencePolicy;
 import dev.fencing.harness.ChildArguments;
+import dev.fencing.harness.PostgresAccess;
 import dev.fencing.jdbc.FencedBatch;
 import dev.fencing.jdbc.FencedTable;
 import dev.fencing.jdbc.FencedUpdate;
@@ -66,16 +67,8 @@ final class ResourceWriter {
      * WriterMain#PASSWORD_ENV}.
      */
     static HikariDataSource pool(ChildArguments args, int client) {
-        HikariConfig pool = new HikariConfig();
-        pool.setJdbcUrl(args.text("jdbcUrl"));
-        pool.setUsername(args.text("jdbcUser"));
-        String password = System.getenv(WriterMain.PASSWORD_ENV);
-        if (password != null && !password.isEmpty()) {
-            pool.setPassword(password);
-        }
-        pool.setMaximumPoolSize(2);
+        HikariConfig pool = PostgresAccess.childPool(args, WriterMain.PASSWORD_ENV, 2, "writer-" + client);
         pool.setConnectionTimeout(10_000);
-        pool.setPoolName("writer-" + client);
         return new HikariDataSource(pool);
     }
 
