@@ -1,18 +1,10 @@
 package dev.fencing.demo;
 
 import dev.fencing.harness.Cli;
-import dev.fencing.harness.Durations;
-import dev.fencing.harness.HarnessException;
-import dev.fencing.harness.Preflight;
-import dev.fencing.harness.WholeNumbers;
-import dev.fencing.harness.ZooKeeperAccess;
-import java.io.IOException;
+import dev.fencing.harness.Coordinator;
 import java.io.PrintStream;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -57,8 +49,6 @@ public final class InventoryDemo implements Callable<Integer> {
     public static final int EXIT_OK = Cli.EXIT_OK;
     public static final int EXIT_FAILURE = Cli.EXIT_FAILURE;
     public static final int EXIT_USAGE = Cli.EXIT_USAGE;
-
-    private static final Duration WARM_UP = Duration.ofSeconds(5);
 
     @Spec
     private CommandSpec spec;
@@ -174,29 +164,22 @@ public final class InventoryDemo implements Callable<Integer> {
     private PrintStream progress = System.out;
 
     public static void main(String[] args) {
-        WorkerFleet.onInterrupt(() -> System.err.println(
-                "demo-inventory: interrupted; the workers were thawed and stopped and the embedded servers shut down"));
-        int code = execute(System.out, System.err, args);
-        WorkerFleet.finished();
-        WorkerFleet.cleanUp();
-        System.exit(code);
+        Coordinator.exit(
+                "demo-inventory",
+                "the workers were thawed and stopped and the embedded servers shut down",
+                () -> execute(System.out, System.err, args));
     }
 
     /** Parses, validates and runs; returns the exit code. Messages go to {@code out} and {@code err}. */
     static int execute(PrintStream out, PrintStream err, String... args) {
         InventoryDemo demo = new InventoryDemo();
         demo.progress = out;
-        CommandLine commandLine =
-                Cli.handled(commandLine(demo), "demo-inventory", out, err, e -> e instanceof DemoUsageException);
+        CommandLine commandLine = Cli.handled(commandLine(demo), "demo-inventory", out, err);
         return commandLine.execute(args);
     }
 
-    /** A command line with converters whose messages speak plainly (picocli's say "is not a long"). */
     private static CommandLine commandLine(InventoryDemo demo) {
-        CommandLine commandLine = new CommandLine(demo);
-        WholeNumbers.register(commandLine, 4);
-        commandLine.registerConverter(Duration.class, DemoSettings.DURATIONS);
-        return commandLine;
+        return Cli.commandLine(demo, 4, DemoSettings.DURATIONS);
     }
 
     /**
@@ -212,82 +195,8 @@ public final class InventoryDemo implements Callable<Integer> {
     }
 
     @Override
-    public Integer call() {
-        DemoSettings settings = settings();
-        try {
-            Preflight.checkPlatform("demo-inventory", System.getProperty("os.name"));
-            Preflight.checkOutput(DemoSettings.HTML_FLAG, settings.htmlFile());
-            if (settings.jsonFile() != null) {
-                Preflight.checkOutput(DemoSettings.JSON_FLAG, settings.jsonFile());
-            }
-        } catch (IllegalArgumentException e) {
-            throw new DemoUsageException(e.getMessage());
-        }
-        progress.println("demo-inventory: " + settings);
-        List<RunResult> runs = new ArrayList<>();
-        Path logDirectory;
-        try {
-            logDirectory = Files.createTempDirectory("demo-inventory-logs-");
-        } catch (IOException e) {
-            throw new DemoException("cannot create a directory for worker logs: " + e.getMessage(), e);
-        }
-        if (settings.zookeeperConnect() != null) {
-            // An external ZooKeeper may grant another session timeout than asked: find out before any
-            // embedded server starts, so that a --pause it makes useless ends the demo at once.
-            checkGrantedSessionTimeout(settings, settings.zookeeperConnect());
-        }
-        progress.println(settings.allEmbedded() ? "starting embedded servers" : "connecting to servers");
-        Clusters clusters = Clusters.open(settings, progress);
-        WorkerFleet.register(clusters);
-        try {
-            if (settings.zookeeperConnect() == null) {
-                checkGrantedSessionTimeout(settings, clusters.zookeeperConnect());
-            }
-            ScenarioRunner runner = new ScenarioRunner(settings, clusters, logDirectory, progress);
-            runner.warmUp(WARM_UP);
-            for (Mode run : settings.modes()) {
-                runs.add(runner.run(run));
-            }
-        } finally {
-            WorkerFleet.unregister(clusters);
-            clusters.close();
-        }
-        progress.println();
-        progress.print(Reports.table(runs));
-        writeReports(settings, runs);
-        progress.println("worker logs: " + logDirectory);
-        Verdict verdict = Verdict.of(runs, settings.minLandedPauses());
-        verdict.notes().forEach(progress::println);
-        verdict.failures().forEach(progress::println);
-        if (verdict.passed()) {
-            progress.println("passed: every run had landed pauses"
-                    + (settings.modes().contains(Mode.FENCED) ? " and the fenced run kept every invariant" : ""));
-        }
-        return verdict.passed() ? EXIT_OK : EXIT_FAILURE;
-    }
-
-    /** Reads the session timeout ZooKeeper grants and refuses a pause that does not outlast it. */
-    private void checkGrantedSessionTimeout(DemoSettings settings, String zookeeperConnect) {
-        Duration granted;
-        try {
-            granted = ZooKeeperAccess.grantedSessionTimeout(zookeeperConnect, settings.sessionTimeout());
-        } catch (HarnessException e) {
-            throw settings.zookeeperConnect() == null
-                    ? e
-                    : new DemoException(e.getMessage() + " (" + DemoSettings.ZOOKEEPER_FLAG + ")", e);
-        }
-        progress.println("ZooKeeper grants a session timeout of " + Durations.format(granted) + " ("
-                + Durations.format(settings.sessionTimeout()) + " asked)");
-        SessionTimeouts.requirePauseLonger(settings.pause(), settings.sessionTimeout(), granted);
-    }
-
-    private void writeReports(DemoSettings settings, List<RunResult> runs) {
-        Cli.write(DemoSettings.HTML_FLAG, settings.htmlFile(), Reports.html(runs, settings));
-        progress.println("HTML report: " + settings.htmlFile().toAbsolutePath());
-        if (settings.jsonFile() != null) {
-            Cli.write(DemoSettings.JSON_FLAG, settings.jsonFile(), Reports.json(runs, settings));
-            progress.println("JSON summary: " + settings.jsonFile().toAbsolutePath());
-        }
+    public Integer call() throws InterruptedException {
+        return Coordinator.run(new InventoryExperiment(settings()), progress);
     }
 
     private DemoSettings settings() {

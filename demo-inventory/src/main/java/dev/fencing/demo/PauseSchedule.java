@@ -148,7 +148,7 @@ final class PauseSchedule {
     }
 
     private void freeze(ChildJvm worker, WorkerEvent at, WorkerEvent.PausePoint point) throws InterruptedException {
-        int mark = recorder.size();
+        long mark = recorder.mark();
         WorkerEvent.Kind takeover =
                 point == WorkerEvent.PausePoint.WRITE_PUBLISH ? WorkerEvent.Kind.PUBLISHED : WorkerEvent.Kind.WRITTEN;
         PauseInjector.Pause<WorkerEvent> frozen = injector.freezeUntilTakenOver(
@@ -164,8 +164,8 @@ final class PauseSchedule {
                         at.sku(),
                         at.token(),
                         describe(point)),
-                wait -> Optional.ofNullable(recorder.await(
-                        mark, e -> e.kind() == takeover && e.sku().equals(at.sku()) && e.token() > at.token(), wait)));
+                wait -> recorder.await(
+                        mark, e -> e.kind() == takeover && e.sku().equals(at.sku()) && e.token() > at.token(), wait));
         long start = frozen.startMillis();
         long end = frozen.endMillis();
         long nextToken = frozen.takeover().map(WorkerEvent::token).orElse(0L);

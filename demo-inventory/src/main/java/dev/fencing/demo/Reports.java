@@ -1,8 +1,9 @@
 package dev.fencing.demo;
 
 import dev.fencing.harness.Html;
+import dev.fencing.harness.Json;
+import dev.fencing.harness.RunTable;
 import dev.fencing.harness.TimeAxis;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -49,17 +50,9 @@ final class Reports {
         StringBuilder out = new StringBuilder();
         int labelWidth =
                 rows().stream().mapToInt(row -> row.getKey().length()).max().orElse(10) + 2;
-        out.append(pad("", labelWidth));
-        for (RunResult run : runs) {
-            out.append(String.format(Locale.ROOT, "%13s", run.mode().label()));
-        }
-        out.append('\n');
+        RunTable.row(out, "", labelWidth, runs, run -> run.mode().label(), 13);
         for (Map.Entry<String, Function<RunResult, String>> row : rows()) {
-            out.append(pad(row.getKey(), labelWidth));
-            for (RunResult run : runs) {
-                out.append(String.format(Locale.ROOT, "%13s", row.getValue().apply(run)));
-            }
-            out.append('\n');
+            RunTable.row(out, row.getKey(), labelWidth, runs, row.getValue(), 13);
         }
         return out.toString();
     }
@@ -98,7 +91,7 @@ final class Reports {
                     report.staleWritesAccepted(),
                     report.staleRecordsApplied(),
                     run.leaseCheckRefusals(),
-                    report.violations().stream().map(Reports::quote).collect(Collectors.joining(",")),
+                    report.violations().stream().map(Json::quote).collect(Collectors.joining(",")),
                     run.startMillis()));
             for (int p = 0; p < run.pauses().size(); p++) {
                 RunRecorder.Pause pause = run.pauses().get(p);
@@ -110,7 +103,7 @@ final class Reports {
                         "{\"worker\":%d,\"sku\":%s,\"point\":\"%s\",\"token\":%d,\"takeoverToken\":%s,"
                                 + "\"startMs\":%d,\"endMs\":%d}",
                         pause.worker(),
-                        quote(pause.sku()),
+                        Json.quote(pause.sku()),
                         pause.point().name(),
                         pause.token(),
                         pause.landed() ? Long.toString(pause.nextToken()) : "null",
@@ -130,10 +123,10 @@ final class Reports {
                         + "\"initialStock\":%d,\"durationMs\":%d,\"pauseMs\":%d,\"pauseEveryMs\":%d,"
                         + "\"sessionTimeoutMs\":%d,\"workMs\":%d,\"seed\":%d,\"modes\":[%s],\"json\":%s,\"html\":%s,"
                         + "\"minLandedPauses\":%d,\"keep\":%b}",
-                quote(s.zookeeperConnect()),
-                quote(s.jdbcUrl()),
-                quote(s.jdbcUser()),
-                quote(s.kafkaBootstrap()),
+                Json.quote(s.zookeeperConnect()),
+                Json.quote(s.jdbcUrl()),
+                Json.quote(s.jdbcUser()),
+                Json.quote(s.kafkaBootstrap()),
                 s.workers(),
                 s.skus(),
                 s.initialStock(),
@@ -143,9 +136,9 @@ final class Reports {
                 s.sessionTimeout().toMillis(),
                 s.work().toMillis(),
                 s.seed(),
-                s.modes().stream().map(m -> quote(m.label())).collect(Collectors.joining(",")),
-                quote(s.jsonFile()),
-                quote(s.htmlFile()),
+                s.modes().stream().map(m -> Json.quote(m.label())).collect(Collectors.joining(",")),
+                Json.quote(s.jsonFile()),
+                Json.quote(s.htmlFile()),
                 s.minLandedPauses(),
                 s.keep());
     }
@@ -153,15 +146,12 @@ final class Reports {
     /** The HTML report: the table, then per run the violations and a per-worker timeline. */
     static String html(List<RunResult> runs, DemoSettings settings) {
         StringBuilder out = new StringBuilder();
-        out.append("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-                + "<title>fencing demo: inventory under SIGSTOP</title><style>\n"
-                + "body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1250px}"
+        String style = "body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1250px}"
                 + "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 12px}"
                 + "td.n{text-align:right;font-variant-numeric:tabular-nums}th{background:#f3f3f3}"
                 + ".bad{color:#b00020;font-weight:bold}.ok{color:#1b7f3b;font-weight:bold}"
                 + "svg text{font-size:10px;font-family:monospace}.legend .key{display:inline-block;margin:0 14px 4px 0}"
-                + ".legend svg{vertical-align:middle;margin-right:4px}"
-                + "\n</style></head><body>\n");
+                + ".legend svg{vertical-align:middle;margin-right:4px}";
         out.append("<h1>Inventory under stop-the-world pauses: without and with fencing</h1>\n");
         out.append("<p>")
                 .append(Html.escape(settings.toString()))
@@ -210,37 +200,6 @@ final class Reports {
             }
             HtmlTimeline.svg(out, run, axis);
         }
-        out.append("</body></html>\n");
-        return out.toString();
-    }
-
-    private static String pad(String text, int width) {
-        return text.length() >= width ? text : text + " ".repeat(width - text.length());
-    }
-
-    /** A JSON string, or {@code null}. */
-    static String quote(Object value) {
-        if (value == null) {
-            return "null";
-        }
-        String text = value instanceof Path path ? path.toString() : value.toString();
-        StringBuilder out = new StringBuilder("\"");
-        for (char c : text.toCharArray()) {
-            switch (c) {
-                case '"' -> out.append("\\\"");
-                case '\\' -> out.append("\\\\");
-                case '\n' -> out.append("\\n");
-                case '\r' -> out.append("\\r");
-                case '\t' -> out.append("\\t");
-                default -> {
-                    if (c < 0x20) {
-                        out.append(String.format(Locale.ROOT, "\\u%04x", (int) c));
-                    } else {
-                        out.append(c);
-                    }
-                }
-            }
-        }
-        return out.append('"').toString();
+        return Html.page("fencing demo: inventory under SIGSTOP", style, out);
     }
 }

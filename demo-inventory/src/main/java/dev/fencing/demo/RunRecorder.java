@@ -1,10 +1,12 @@
 package dev.fencing.demo;
 
+import dev.fencing.harness.EventBoard;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.Predicate;
 
 /**
@@ -12,7 +14,7 @@ import java.util.function.Predicate;
  * progress lines and the timeline. Thread-safe (worker reader threads add, the coordinator reads and waits).
  */
 final class RunRecorder {
-    private final List<WorkerEvent> events = new ArrayList<>();
+    private final EventBoard<WorkerEvent> events = new EventBoard<>(Integer.MAX_VALUE);
     private final List<Pause> pauses = new ArrayList<>();
     private final Map<WorkerEvent.Kind, Long> counts = new EnumMap<>(WorkerEvent.Kind.class);
 
@@ -41,10 +43,11 @@ final class RunRecorder {
         }
     }
 
-    synchronized void add(WorkerEvent event) {
-        events.add(event);
-        counts.merge(event.kind(), 1L, Long::sum);
-        notifyAll();
+    void add(WorkerEvent event) {
+        events.add(event); // first: a kind counted is a kind that events() holds
+        synchronized (this) {
+            counts.merge(event.kind(), 1L, Long::sum);
+        }
     }
 
     synchronized void add(Pause pause) {
@@ -55,35 +58,21 @@ final class RunRecorder {
         return counts.getOrDefault(kind, 0L);
     }
 
-    synchronized List<WorkerEvent> events() {
-        return List.copyOf(events);
+    List<WorkerEvent> events() {
+        return events.recent();
     }
 
     synchronized List<Pause> pauses() {
         return List.copyOf(pauses);
     }
 
-    /** The first event recorded after index {@code from} that matches, waiting up to {@code timeout}; or null. */
-    synchronized WorkerEvent await(int from, Predicate<WorkerEvent> match, Duration timeout)
-            throws InterruptedException {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        int next = from;
-        while (true) {
-            for (; next < events.size(); next++) {
-                if (match.test(events.get(next))) {
-                    return events.get(next);
-                }
-            }
-            long left = deadline - System.nanoTime();
-            if (left <= 0) {
-                return null;
-            }
-            wait(Math.max(1, left / 1_000_000));
-        }
+    /** The first event recorded after {@code mark} that matches, waiting up to {@code timeout}. */
+    Optional<WorkerEvent> await(long mark, Predicate<WorkerEvent> match, Duration timeout) throws InterruptedException {
+        return events.await(mark, match, timeout);
     }
 
-    /** The number of events so far, as a starting index for {@link #await}. */
-    synchronized int size() {
-        return events.size();
+    /** A mark: {@link #await} considers only events recorded after it. */
+    long mark() {
+        return events.mark();
     }
 }

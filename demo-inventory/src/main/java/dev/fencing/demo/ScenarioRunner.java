@@ -1,5 +1,6 @@
 package dev.fencing.demo;
 
+import dev.fencing.harness.ChildFleet;
 import dev.fencing.harness.ChildJvm;
 import dev.fencing.harness.Durations;
 import dev.fencing.harness.KafkaTopics;
@@ -8,7 +9,6 @@ import dev.fencing.kafka.FencedConsumerConfig;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -117,32 +117,29 @@ final class ScenarioRunner {
 
         RunRecorder recorder = new RunRecorder();
         AtomicReference<PauseSchedule> pauses = new AtomicReference<>();
-        List<ChildJvm> workers = new ArrayList<>();
+        ChildFleet workers = null;
         progress.printf("[%s] starting %d worker JVMs%n", label, settings.workers());
         try (StockProjection projection = StockProjection.start(mode, clusters.kafkaBootstrap(), topic, jdbi)) {
-            for (int id = 1; id <= settings.workers(); id++) {
-                int workerId = id;
-                ChildJvm worker = ChildJvm.start(
-                        "worker " + id,
-                        id,
-                        List.of(),
-                        List.of("-Xmx256m"),
-                        WorkerMain.class.getName(),
-                        workerArguments(id, mode, lockRoot, topic),
-                        Map.of(InventoryDemo.JDBC_PASSWORD_ENV, clusters.jdbcPassword()),
-                        logDirectory.resolve("worker-" + id + "-" + label + ".log"),
-                        line -> WorkerEvent.parse(line, workerId).ifPresent(event -> {
-                            recorder.add(event);
-                            PauseSchedule current = pauses.get();
-                            if (current != null) {
-                                current.onEvent(event);
-                            }
-                        }));
-                WorkerFleet.register(worker);
-                workers.add(worker);
-            }
+            workers = ChildFleet.start(
+                    settings.workers(),
+                    id -> ChildJvm.start(
+                            "worker " + id,
+                            id,
+                            List.of(),
+                            List.of("-Xmx256m"),
+                            WorkerMain.class.getName(),
+                            workerArguments(id, mode, lockRoot, topic),
+                            Map.of(InventoryDemo.JDBC_PASSWORD_ENV, clusters.jdbcPassword()),
+                            logDirectory.resolve("worker-" + id + "-" + label + ".log"),
+                            line -> WorkerEvent.parse(line, id).ifPresent(event -> {
+                                recorder.add(event);
+                                PauseSchedule current = pauses.get();
+                                if (current != null) {
+                                    current.onEvent(event);
+                                }
+                            })));
             pauses.set(new PauseSchedule(
-                    workers, recorder, settings.pause(), settings.pauseEvery(), settings.seed(), progress, mode));
+                    workers.all(), recorder, settings.pause(), settings.pauseEvery(), settings.seed(), progress, mode));
             awaitReady(recorder, workers, label);
             for (WorkerEvent ready : recorder.events()) {
                 if (ready.kind() == WorkerEvent.Kind.READY) {
@@ -152,7 +149,7 @@ final class ScenarioRunner {
             }
 
             long start = System.currentTimeMillis();
-            workers.forEach(worker -> worker.send("START"));
+            workers.send("START");
             pauses.get().start();
             progress.printf(
                     "[%s] running for up to %s (or until sold out), a pause of %s+ every %s%n",
@@ -162,15 +159,10 @@ final class ScenarioRunner {
                     Durations.format(settings.pauseEvery()));
             String ending = workload(database, recorder, pauses.get(), workers, start, label);
             pauses.get().stop();
-            workers.forEach(worker -> worker.send("STOP"));
-            for (ChildJvm worker : workers) {
-                if (!worker.awaitExit(WORKER_EXIT_TIMEOUT)) {
-                    progress.printf(
-                            "[%s] worker %d did not stop within %s; killing it%n",
-                            label, worker.id(), WORKER_EXIT_TIMEOUT);
-                }
-                worker.close();
-                WorkerFleet.unregister(worker);
+            for (ChildJvm late : workers.stop(WORKER_EXIT_TIMEOUT)) {
+                progress.printf(
+                        "[%s] worker %d did not stop within %s and was killed%n",
+                        label, late.id(), WORKER_EXIT_TIMEOUT);
             }
             long end = System.currentTimeMillis();
             progress.printf("[%s] workload ended (%s) after %.1fs%n", label, ending, (end - start) / 1000.0);
@@ -204,9 +196,8 @@ final class ScenarioRunner {
             if (current != null) {
                 current.stop();
             }
-            for (ChildJvm worker : workers) {
-                worker.close();
-                WorkerFleet.unregister(worker);
+            if (workers != null) {
+                workers.close();
             }
         }
     }
@@ -221,7 +212,7 @@ final class ScenarioRunner {
             InventoryDatabase database,
             RunRecorder recorder,
             PauseSchedule pauses,
-            List<ChildJvm> workers,
+            ChildFleet workers,
             long start,
             String label) {
         long deadline = start + settings.duration().toMillis();
@@ -282,7 +273,7 @@ final class ScenarioRunner {
         return twice.compareTo(plus) > 0 ? twice : plus;
     }
 
-    private void awaitReady(RunRecorder recorder, List<ChildJvm> workers, String label) {
+    private void awaitReady(RunRecorder recorder, ChildFleet workers, String label) {
         long deadline = System.nanoTime() + WORKER_START_TIMEOUT.toNanos();
         while (recorder.count(WorkerEvent.Kind.READY) < workers.size()) {
             failIfBroken(recorder, workers, label);
@@ -294,7 +285,7 @@ final class ScenarioRunner {
         }
     }
 
-    private void failIfBroken(RunRecorder recorder, List<ChildJvm> workers, String label) {
+    private void failIfBroken(RunRecorder recorder, ChildFleet workers, String label) {
         if (recorder.count(WorkerEvent.Kind.FAILED) > 0) {
             WorkerEvent failed = recorder.events().stream()
                     .filter(e -> e.kind() == WorkerEvent.Kind.FAILED)
@@ -303,12 +294,12 @@ final class ScenarioRunner {
             throw new DemoException("[" + label + "] worker " + failed.worker() + " failed: " + failed.sku() + "; see "
                     + logDirectory.resolve("worker-" + failed.worker() + "-" + label + ".log"));
         }
-        for (ChildJvm worker : workers) {
-            if (!worker.isAlive()) {
-                throw new DemoException("[" + label + "] worker " + worker.id() + " (pid " + worker.pid()
-                        + ") exited unexpectedly; see "
-                        + logDirectory.resolve("worker-" + worker.id() + "-" + label + ".log"));
-            }
+        List<ChildJvm> exited = workers.exited();
+        if (!exited.isEmpty()) {
+            ChildJvm worker = exited.get(0);
+            throw new DemoException("[" + label + "] worker " + worker.id() + " (pid " + worker.pid()
+                    + ") exited unexpectedly; see "
+                    + logDirectory.resolve("worker-" + worker.id() + "-" + label + ".log"));
         }
     }
 

@@ -1,6 +1,7 @@
 package dev.fencing.demo;
 
 import dev.fencing.harness.Durations;
+import dev.fencing.harness.UsageException;
 import java.time.Duration;
 
 /**
@@ -13,11 +14,11 @@ final class SessionTimeouts {
     private SessionTimeouts() {}
 
     /**
-     * @throws DemoUsageException naming both numbers when {@code pause} does not exceed {@code granted}
+     * @throws UsageException naming both numbers when {@code pause} does not exceed {@code granted}
      */
     static void requirePauseLonger(Duration pause, Duration requested, Duration granted) {
         if (pause.compareTo(granted) <= 0) {
-            throw new DemoUsageException("ZooKeeper granted a session timeout of " + Durations.format(granted)
+            throw new UsageException("ZooKeeper granted a session timeout of " + Durations.format(granted)
                     + " when " + Durations.format(requested) + " was asked (" + DemoSettings.SESSION_TIMEOUT_FLAG
                     + "), and " + DemoSettings.PAUSE_FLAG + " " + Durations.format(pause)
                     + " does not exceed it: a frozen worker would keep its lock; use " + DemoSettings.PAUSE_FLAG

@@ -2,8 +2,11 @@ package dev.fencing.demo;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.fencing.harness.ChildArguments;
+import dev.fencing.harness.ChildCommands;
+import dev.fencing.harness.ChildProducer;
 import dev.fencing.harness.ParentLink;
-import dev.fencing.harness.PointGate;
+import dev.fencing.harness.PostgresAccess;
 import dev.fencing.jdbc.WriteOutcome;
 import dev.fencing.kafka.FencedRecords;
 import dev.fencing.lock.FencedLock;
@@ -14,11 +17,9 @@ import dev.fencing.lock.LeaseLostException;
 import dev.fencing.lock.zookeeper.FencedLocks;
 import java.io.PrintStream;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -26,7 +27,6 @@ import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.jdbi.v3.core.Jdbi;
@@ -69,33 +69,22 @@ public final class WorkerMain {
     private static final int EXIT_PARENT_GONE = 3;
     private static final Duration POINT_WAIT_LIMIT = Duration.ofSeconds(30);
 
-    private final Map<String, String> args;
+    private final ChildArguments args;
     private final int worker;
     private final Mode mode;
     private final PrintStream out;
-    private final CountDownLatch started = new CountDownLatch(1);
-    private final PointGate<WorkerEvent.PausePoint> gate =
-            new PointGate<>(WorkerEvent.PausePoint.class, POINT_WAIT_LIMIT);
-    private volatile boolean stopping;
+    private final ChildCommands<WorkerEvent.PausePoint> commands =
+            new ChildCommands<>(WorkerEvent.PausePoint.class, POINT_WAIT_LIMIT);
 
-    private WorkerMain(Map<String, String> args, PrintStream out) {
+    private WorkerMain(ChildArguments args, PrintStream out) {
         this.args = args;
-        this.worker = Integer.parseInt(require(args, "worker"));
-        this.mode = Mode.fromLabel(require(args, "mode"));
+        this.worker = args.whole("worker");
+        this.mode = Mode.fromLabel(args.text("mode"));
         this.out = out;
     }
 
     public static void main(String[] argv) {
-        Map<String, String> args = new HashMap<>();
-        for (String arg : argv) {
-            int eq = arg.indexOf('=');
-            if (eq <= 0) {
-                System.err.println("worker argument must be key=value, got '" + arg + "'");
-                System.exit(2);
-            }
-            args.put(arg.substring(0, eq), arg.substring(eq + 1));
-        }
-        WorkerMain worker = new WorkerMain(args, System.out);
+        WorkerMain worker = new WorkerMain(new ChildArguments(argv), System.out);
         worker.watchParent();
         try {
             worker.run();
@@ -108,37 +97,18 @@ public final class WorkerMain {
     }
 
     private void run() {
-        Duration sessionTimeout = Duration.ofMillis(Long.parseLong(require(args, "sessionTimeoutMs")));
-        int skus = Integer.parseInt(require(args, "skus"));
-        long workMs = Long.parseLong(require(args, "workMs"));
-        String lockRoot = require(args, "lockRoot");
-        String topic = require(args, "topic");
-        Random random = new Random(Long.parseLong(require(args, "seed")) * 1_000_003L + worker);
+        Duration sessionTimeout = Duration.ofMillis(args.wholeLong("sessionTimeoutMs"));
+        int skus = args.whole("skus");
+        long workMs = args.wholeLong("workMs");
+        String lockRoot = args.text("lockRoot");
+        String topic = args.text("topic");
+        Random random = new Random(args.wholeLong("seed") * 1_000_003L + worker);
 
-        HikariConfig pool = new HikariConfig();
-        pool.setJdbcUrl(require(args, "jdbcUrl"));
-        pool.setUsername(require(args, "jdbcUser"));
-        String password = System.getenv(InventoryDemo.JDBC_PASSWORD_ENV);
-        if (password != null && !password.isEmpty()) {
-            pool.setPassword(password);
-        }
-        pool.setMaximumPoolSize(2);
-        pool.setPoolName("worker-" + worker);
-
-        Map<String, Object> producerConfig = Map.of(
-                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
-                require(args, "kafka"),
-                ProducerConfig.ACKS_CONFIG,
-                "all",
-                ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG,
-                true,
-                ProducerConfig.LINGER_MS_CONFIG,
-                0,
-                ProducerConfig.CLIENT_ID_CONFIG,
-                "demo-worker-" + worker);
+        HikariConfig pool = PostgresAccess.childPool(args, InventoryDemo.JDBC_PASSWORD_ENV, 2, "worker-" + worker);
+        Map<String, Object> producerConfig = ChildProducer.config(args.text("kafka"), "demo-worker-" + worker);
 
         CuratorFramework curator = CuratorFrameworkFactory.builder()
-                .connectString(require(args, "zookeeper"))
+                .connectString(args.text("zookeeper"))
                 .sessionTimeoutMs((int) sessionTimeout.toMillis())
                 .connectionTimeoutMs((int) Math.min(sessionTimeout.toMillis(), 1_000))
                 .retryPolicy(new ExponentialBackoffRetry(100, 5))
@@ -164,8 +134,8 @@ public final class WorkerMain {
                         })
                         .build()) {
             if (!curator.blockUntilConnected(30, TimeUnit.SECONDS)) {
-                throw new DemoException("worker " + worker + " could not reach ZooKeeper at "
-                        + require(args, "zookeeper") + " within 30 s");
+                throw new DemoException("worker " + worker + " could not reach ZooKeeper at " + args.text("zookeeper")
+                        + " within 30 s");
             }
             InventoryDatabase database = new InventoryDatabase(Jdbi.create(dataSource), mode);
             database.openWriter();
@@ -173,8 +143,8 @@ public final class WorkerMain {
             // What the server granted, not what was asked: the server clamps it to [2, 20] x its tickTime.
             int granted = grantedSessionTimeout(curator);
             emit(WorkerEvent.Kind.READY, "", 0, granted, 0);
-            started.await();
-            while (!stopping) {
+            commands.awaitStart();
+            while (!commands.stopping()) {
                 String sku = InventoryDatabase.sku(random.nextInt(skus));
                 int quantity = 1 + random.nextInt(3);
                 FencedLock lock = locks.lock(lockRoot + "/" + sku);
@@ -263,7 +233,7 @@ public final class WorkerMain {
 
     /** If armed for {@code point}: report it and wait for GO (the coordinator freezes this JVM meanwhile). */
     private void pauseHere(WorkerEvent.PausePoint point, String sku, long token) throws InterruptedException {
-        gate.pass(point, () -> emit(WorkerEvent.Kind.POINT, sku, token, point.ordinal(), 0));
+        commands.gate().pass(point, () -> emit(WorkerEvent.Kind.POINT, sku, token, point.ordinal(), 0));
         if (Thread.interrupted()) {
             throw new InterruptedException("interrupted at " + point);
         }
@@ -276,26 +246,6 @@ public final class WorkerMain {
 
     /** Reads commands; exits the JVM when standard input ends or the parent process is gone. */
     private void watchParent() {
-        ParentLink.listen("worker", this::command, EXIT_PARENT_GONE);
-    }
-
-    private void command(String line) {
-        if (line.equals("START")) {
-            started.countDown();
-        } else if (line.equals("STOP")) {
-            stopping = true;
-            started.countDown();
-            gate.go();
-        } else {
-            gate.command(line);
-        }
-    }
-
-    private static String require(Map<String, String> args, String key) {
-        String value = args.get(key);
-        if (value == null) {
-            throw new IllegalArgumentException("worker argument " + key + "=... is missing");
-        }
-        return value;
+        ParentLink.listen("worker", commands::accept, EXIT_PARENT_GONE);
     }
 }

@@ -82,7 +82,7 @@ class InventoryDemoIT {
         assertThat(tookOver(leaseCheck, WorkerEvent.PausePoint.AFTER_LEASE_CHECK))
                 .isPositive();
         assertThat(tookOver(fenced, WorkerEvent.PausePoint.READ_WRITE)).isPositive();
-        assertThat(Verdict.of(List.of(unfenced, leaseCheck, fenced), 2).failures())
+        assertThat(InventoryVerdict.of(List.of(unfenced, leaseCheck, fenced), 2).failures())
                 .isEmpty();
 
         // unfenced: the paused holder's late read-modify-write was accepted and erased the new holder's decrement

@@ -6,7 +6,7 @@ import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.function.Predicate;
+import java.time.Duration;
 import picocli.CommandLine;
 import picocli.CommandLine.ParameterException;
 
@@ -15,7 +15,7 @@ import picocli.CommandLine.ParameterException;
  * the tool ({@code demo-inventory: ...}), and an exit code a script can test. Stateless and thread-safe.
  *
  * <pre>{@code
- * CommandLine commandLine = Cli.handled(new CommandLine(command), "verify", out, err, e -> false);
+ * CommandLine commandLine = Cli.handled(new CommandLine(command), "verify", out, err);
  * return commandLine.execute(args);
  * }</pre>
  */
@@ -31,23 +31,33 @@ public final class Cli {
 
     /**
      * Sends {@code commandLine}'s output to {@code out} and {@code err}; a bad flag (picocli's {@link
-     * ParameterException}, or an exception {@code usage} accepts) ends with a hint to {@code --help} and the one
+     * ParameterException}, or a {@link UsageException}) ends with a hint to {@code --help} and the one
      * sentence naming the flag, exit {@value #EXIT_USAGE}; any other failure with its message and its causes',
      * exit {@value #EXIT_FAILURE}.
      */
-    public static CommandLine handled(
-            CommandLine commandLine, String tool, PrintStream out, PrintStream err, Predicate<Exception> usage) {
+    public static CommandLine handled(CommandLine commandLine, String tool, PrintStream out, PrintStream err) {
         return commandLine
                 .setOut(new PrintWriter(out, true, StandardCharsets.UTF_8))
                 .setErr(new PrintWriter(err, true, StandardCharsets.UTF_8))
                 .setParameterExceptionHandler((e, args) -> usageError(e.getCommandLine(), tool, e.getMessage()))
                 .setExecutionExceptionHandler((e, cmd, parsed) -> {
-                    if (e instanceof ParameterException || usage.test(e)) {
+                    if (e instanceof ParameterException || e instanceof UsageException) {
                         return usageError(cmd, tool, e.getMessage());
                     }
                     cmd.getErr().println(tool + ": " + message(e));
                     return EXIT_FAILURE;
                 });
+    }
+
+    /**
+     * A command line for {@code command} whose converters speak plainly (picocli's say "is not a long"): {@code
+     * wholeNumberExample} as {@link WholeNumbers#register} takes it, and durations in the tool's words.
+     */
+    public static CommandLine commandLine(Object command, long wholeNumberExample, Durations durations) {
+        CommandLine commandLine = new CommandLine(command);
+        WholeNumbers.register(commandLine, wholeNumberExample);
+        commandLine.registerConverter(Duration.class, durations);
+        return commandLine;
     }
 
     /** The one line that matters goes last; the full usage is one flag away. Returns {@value #EXIT_USAGE}. */

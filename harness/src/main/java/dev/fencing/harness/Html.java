@@ -4,6 +4,15 @@ package dev.fencing.harness;
 public final class Html {
     private Html() {}
 
+    /**
+     * A self-contained HTML page (no scripts, no links out): {@code title}, the style sheet {@code css}, then {@code
+     * body} as it is (escape what it quotes).
+     */
+    public static String page(String title, String css, CharSequence body) {
+        return "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + escape(title)
+                + "</title><style>\n" + css + "\n</style></head><body>\n" + body + "</body></html>\n";
+    }
+
     /** {@code text} safe inside an element or a double-quoted attribute. */
     public static String escape(String text) {
         return text.replace("&", "&amp;")

@@ -1,5 +1,6 @@
 package dev.fencing.harness;
 
+import com.zaxxer.hikari.HikariConfig;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -8,7 +9,10 @@ import java.util.OptionalLong;
 import javax.sql.DataSource;
 import org.postgresql.ds.PGSimpleDataSource;
 
-/** What a run's coordinator asks of PostgreSQL outside its workload. Stateless and thread-safe. */
+/**
+ * What a run's coordinator asks of PostgreSQL outside its workload, and the pool its children write through.
+ * Stateless and thread-safe.
+ */
 public final class PostgresAccess {
     private PostgresAccess() {}
 
@@ -22,6 +26,24 @@ public final class PostgresAccess {
         }
         dataSource.setLoginTimeout(ZooKeeperAccess.CONNECT_TIMEOUT_SECONDS);
         return dataSource;
+    }
+
+    /**
+     * A child's pool for its {@code jdbcUrl} and {@code jdbcUser} arguments, with the password from the environment
+     * variable {@code passwordEnv} (none when it is unset or empty): the coordinator passes the password there, not
+     * on a command line that {@code ps} shows. A config, for the child to adjust and open.
+     */
+    public static HikariConfig childPool(ChildArguments args, String passwordEnv, int size, String name) {
+        HikariConfig pool = new HikariConfig();
+        pool.setJdbcUrl(args.text("jdbcUrl"));
+        pool.setUsername(args.text("jdbcUser"));
+        String password = System.getenv(passwordEnv);
+        if (password != null && !password.isEmpty()) {
+            pool.setPassword(password);
+        }
+        pool.setMaximumPoolSize(size);
+        pool.setPoolName(name);
+        return pool;
     }
 
     /**

@@ -21,7 +21,7 @@ class CliTest {
         @Override
         public Integer call() {
             if ("usage".equals(fail)) {
-                throw new IllegalArgumentException("--fail usage is not allowed here");
+                throw new UsageException("--fail usage is not allowed here");
             }
             if ("run".equals(fail)) {
                 throw new HarnessException("the run failed", new IOException("disk full"));
@@ -34,12 +34,7 @@ class CliTest {
 
     private int run(String... args) {
         PrintStream out = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
-        return Cli.handled(
-                        new CommandLine(new Tool()),
-                        "tool",
-                        out,
-                        new PrintStream(err, true, StandardCharsets.UTF_8),
-                        e -> e instanceof IllegalArgumentException)
+        return Cli.handled(new CommandLine(new Tool()), "tool", out, new PrintStream(err, true, StandardCharsets.UTF_8))
                 .execute(args);
     }
 

@@ -1,6 +1,7 @@
 package dev.fencing.verify;
 
 import dev.fencing.harness.ChildJvm;
+import dev.fencing.harness.EventBoard;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -18,7 +19,7 @@ final class ConsumerGroup implements AutoCloseable {
     private static final Duration READY_WAIT = Duration.ofSeconds(60);
 
     private final IntFunction<ChildJvm> starter;
-    private final EventBoard board;
+    private final EventBoard<ClientEvent> board;
     private final int baseMembers;
     private final Map<Integer, ChildJvm> members = new TreeMap<>();
     private final List<String> failures = new ArrayList<>();
@@ -26,7 +27,7 @@ final class ConsumerGroup implements AutoCloseable {
     private int nextExtra;
 
     /** @param starter starts member {@code id}'s JVM */
-    ConsumerGroup(IntFunction<ChildJvm> starter, EventBoard board, int baseMembers) {
+    ConsumerGroup(IntFunction<ChildJvm> starter, EventBoard<ClientEvent> board, int baseMembers) {
         this.starter = starter;
         this.board = board;
         this.baseMembers = baseMembers;

@@ -1,5 +1,6 @@
 package dev.fencing.verify;
 
+import dev.fencing.harness.EventBoard;
 import dev.fencing.harness.PauseInjector;
 import dev.fencing.testsupport.EmbeddedEtcdCluster;
 import dev.fencing.testsupport.EmbeddedZooKeeperEnsemble;
@@ -26,7 +27,7 @@ final class FaultInjector {
 
     private final Writers writers;
     private final ConsumerGroup consumers;
-    private final EventBoard board;
+    private final EventBoard<ClientEvent> board;
     private final FaultLog log;
     private final EmbeddedZooKeeperEnsemble ensemble;
     private final EmbeddedEtcdCluster etcd;
@@ -52,7 +53,7 @@ final class FaultInjector {
     FaultInjector(
             Writers writers,
             ConsumerGroup consumers,
-            EventBoard board,
+            EventBoard<ClientEvent> board,
             FaultLog log,
             EmbeddedZooKeeperEnsemble ensemble,
             EmbeddedEtcdCluster etcd,

@@ -79,15 +79,13 @@ final class HtmlTimeline {
     private HtmlTimeline() {}
 
     static String of(List<RunResult> runs, VerifySettings settings) {
+        String style = "body{font-family:sans-serif;margin:16px;color:#222}"
+                + "pre{background:#f6f6f6;padding:8px;overflow-x:auto}"
+                + ".scroll{overflow-x:auto;border:1px solid #ccc}"
+                + "li.v{margin:2px 0;font-family:monospace;font-size:12px}"
+                + ".legend .key{display:inline-block;margin-right:14px}"
+                + ".legend svg{vertical-align:middle;margin-right:4px}";
         StringBuilder html = new StringBuilder();
-        html.append("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>verify: fencing under faults</title>")
-                .append("<style>body{font-family:sans-serif;margin:16px;color:#222}")
-                .append("pre{background:#f6f6f6;padding:8px;overflow-x:auto}")
-                .append(".scroll{overflow-x:auto;border:1px solid #ccc}")
-                .append("li.v{margin:2px 0;font-family:monospace;font-size:12px}")
-                .append(".legend .key{display:inline-block;margin-right:14px}")
-                .append(".legend svg{vertical-align:middle;margin-right:4px}")
-                .append("</style></head><body>");
         html.append("<h1>verify: the whole chain under faults</h1><p>")
                 .append(Html.escape(settings.toString()))
                 .append("</p><pre>")
@@ -98,7 +96,7 @@ final class HtmlTimeline {
         for (RunResult run : runs) {
             run(html, run, settings.clients(), axis);
         }
-        return html.append("</body></html>\n").toString();
+        return Html.page("verify: fencing under faults", style, html);
     }
 
     /**

@@ -1,7 +1,9 @@
 package dev.fencing.verify;
 
+import dev.fencing.harness.ChildFleet;
 import dev.fencing.harness.ChildJvm;
 import dev.fencing.harness.Durations;
+import dev.fencing.harness.EventBoard;
 import dev.fencing.verify.checker.CheckResult;
 import dev.fencing.verify.checker.Checker;
 import dev.fencing.verify.checker.History;
@@ -42,6 +44,12 @@ final class ModeRunner {
     static final Duration SAMPLE_EVERY = Duration.ofMinutes(10);
     /** How long a sample waits for the children's heap reports, all together. */
     private static final Duration SAMPLE_WAIT = Duration.ofSeconds(15);
+
+    /**
+     * The children's latest events the coordinator holds, for faults to wait on: a long run's memory stays flat, and
+     * the histories, not these events, are what the checker reads.
+     */
+    private static final int EVENTS_HELD = 20_000;
 
     private static final String CHILD_HEAP = "-Xmx128m";
     private static final Duration WRITER_READY_WAIT = Duration.ofSeconds(90);
@@ -113,7 +121,7 @@ final class ModeRunner {
                     + ", histories in " + historyDirectory);
         }
 
-        EventBoard board = new EventBoard();
+        EventBoard<ClientEvent> board = new EventBoard<>(EVENTS_HELD);
         Map<String, String> environment =
                 settings.resource().postgres() ? Map.of(WriterMain.PASSWORD_ENV, servers.jdbcPassword()) : Map.of();
         List<String> notes = new ArrayList<>();
@@ -197,7 +205,7 @@ final class ModeRunner {
                     settings.duration(),
                     settings.hardLimit(),
                     settings.clients());
-            writers.all().forEach(w -> w.send("START"));
+            writers.fleet().send("START");
             nemesis.start();
             long hardEnd = runStart + settings.hardLimit().toMillis();
             long nextProgress = runStart + PROGRESS_EVERY.toMillis();
@@ -252,12 +260,8 @@ final class ModeRunner {
                 log.note(grown.get());
             }
             log.note("stopping the writers; " + writers.counts());
-            writers.all().forEach(w -> w.send("STOP"));
-            for (ChildJvm writer : writers.all()) {
-                if (!writer.awaitExit(Duration.ofSeconds(60))) {
-                    notes.add(writer.name() + " did not stop within 60 s and was killed");
-                    writer.close();
-                }
+            for (ChildJvm late : writers.fleet().stop(Duration.ofSeconds(60))) {
+                notes.add(late.name() + " did not stop within 60 s and was killed");
             }
             if (consumers != null) {
                 log.note("waiting for the consumers to consume every record");
@@ -327,13 +331,12 @@ final class ModeRunner {
 
     private Writers startWriters(
             Mode mode,
-            EventBoard board,
+            EventBoard<ClientEvent> board,
             Map<String, String> environment,
             String topic,
             String lockRoot,
             Path historyDirectory,
             Path logDirectory) {
-        List<ChildJvm> children = new ArrayList<>();
         Writers[] writers = new Writers[1];
         List<String> options = new ArrayList<>(List.of(CHILD_HEAP, "-Dzookeeper.sasl.client=false"));
         if (servers.network().isPresent()) {
@@ -357,8 +360,7 @@ final class ModeRunner {
                         "kafka=" + servers.kafkaBootstrap(),
                         "topic=" + topic,
                         "unstampedEvery=" + UNSTAMPED_EVERY);
-        for (int id = 1; id <= settings.clients(); id++) {
-            int client = id;
+        ChildFleet children = ChildFleet.start(settings.clients(), id -> {
             List<String> arguments = new ArrayList<>(List.of(
                     "client=" + id,
                     "mode=" + mode.label(),
@@ -375,10 +377,9 @@ final class ModeRunner {
                     "seed=" + settings.seed(),
                     "history=" + historyDirectory.resolve("client-" + id + ".jsonl")));
             arguments.addAll(resourceArguments);
-            List<String> prefix = servers.network()
-                    .map(n -> n.client(client).command(List.of()))
-                    .orElse(List.of());
-            children.add(ChildJvm.start(
+            List<String> prefix =
+                    servers.network().map(n -> n.client(id).command(List.of())).orElse(List.of());
+            return ChildJvm.start(
                     "writer " + id,
                     id,
                     prefix,
@@ -392,8 +393,8 @@ final class ModeRunner {
                         if (writers[0] != null) {
                             writers[0].onEvent(event);
                         }
-                    })));
-        }
+                    }));
+        });
         writers[0] = new Writers(children);
         return writers[0];
     }
@@ -403,7 +404,7 @@ final class ModeRunner {
      * its heap after a collection; one that does not answer in time, a frozen writer, counts its descriptors and
      * threads only).
      */
-    private static ResourceSample sample(EventBoard board, Writers writers, ConsumerGroup consumers)
+    private static ResourceSample sample(EventBoard<ClientEvent> board, Writers writers, ConsumerGroup consumers)
             throws InterruptedException {
         long mark = board.mark();
         List<ChildJvm> writerJvms = writers.all();
@@ -420,7 +421,7 @@ final class ModeRunner {
                 largest(board, mark, consumerJvms, deadline));
     }
 
-    private static ResourceUse largest(EventBoard board, long mark, List<ChildJvm> jvms, long deadline)
+    private static ResourceUse largest(EventBoard<ClientEvent> board, long mark, List<ChildJvm> jvms, long deadline)
             throws InterruptedException {
         ResourceUse largest = ResourceUse.NONE;
         for (ChildJvm jvm : jvms) {

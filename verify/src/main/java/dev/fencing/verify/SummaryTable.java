@@ -1,5 +1,6 @@
 package dev.fencing.verify;
 
+import dev.fencing.harness.RunTable;
 import dev.fencing.verify.checker.CheckResult;
 import dev.fencing.verify.checker.Violation;
 import dev.fencing.verify.checker.ViolationKind;
@@ -164,11 +165,7 @@ final class SummaryTable {
     }
 
     private static void row(StringBuilder table, String label, List<RunResult> runs, Function<RunResult, String> cell) {
-        table.append(String.format(Locale.ROOT, "%-46s", label));
-        for (RunResult run : runs) {
-            table.append(String.format(Locale.ROOT, "%14s", cell.apply(run)));
-        }
-        table.append('\n');
+        RunTable.row(table, label, 46, runs, cell, 14);
     }
 
     private static String n(long value) {

@@ -1,22 +1,15 @@
 package dev.fencing.verify;
 
 import dev.fencing.harness.Cli;
-import dev.fencing.harness.Durations;
-import dev.fencing.harness.Preflight;
-import dev.fencing.harness.WholeNumbers;
+import dev.fencing.harness.Coordinator;
 import dev.fencing.testsupport.RedisServers;
-import dev.fencing.verify.checker.ViolationKind;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.EnumSet;
-import java.util.List;
 import java.util.Set;
 import java.util.concurrent.Callable;
-import java.util.concurrent.atomic.AtomicReference;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -183,29 +176,18 @@ public final class VerifyCommand implements Callable<Integer> {
 
     private PrintStream progress = System.out;
 
-    /** The servers of the run in progress, for the shutdown hook (Ctrl-C). */
-    private static final AtomicReference<Servers> OPEN = new AtomicReference<>();
-
     public static void main(String[] args) {
-        Thread hook = new Thread(
-                () -> {
-                    Servers servers = OPEN.getAndSet(null);
-                    if (servers != null) {
-                        servers.close();
-                        System.err.println("verify: interrupted; the clients and the embedded servers were stopped");
-                    }
-                },
-                "verify-cleanup");
-        Runtime.getRuntime().addShutdownHook(hook);
-        int code = execute(System.out, System.err, args);
-        System.exit(code);
+        Coordinator.exit(
+                "verify",
+                "the clients and the embedded servers were stopped",
+                () -> execute(System.out, System.err, args));
     }
 
     /** Parses, validates and runs; returns the exit code. */
     static int execute(PrintStream out, PrintStream err, String... args) {
         VerifyCommand command = new VerifyCommand();
         command.progress = out;
-        CommandLine commandLine = Cli.handled(commandLine(command), "verify", out, err, e -> false);
+        CommandLine commandLine = Cli.handled(commandLine(command), "verify", out, err);
         return commandLine.execute(args);
     }
 
@@ -217,172 +199,16 @@ public final class VerifyCommand implements Callable<Integer> {
     }
 
     private static CommandLine commandLine(VerifyCommand command) {
-        CommandLine commandLine = new CommandLine(command);
-        WholeNumbers.register(commandLine, 6);
-        commandLine.registerConverter(Duration.class, VerifySettings.DURATIONS);
-        return commandLine;
+        return Cli.commandLine(command, 6, VerifySettings.DURATIONS);
     }
 
     @Override
     public Integer call() throws InterruptedException {
         VerifySettings settings = settings();
-        try {
-            Preflight.checkPlatform("verify", System.getProperty("os.name"));
-            if (html == null) {
-                createDefaultDirectory(settings.htmlFile());
-            }
-            Preflight.checkOutput(VerifySettings.HTML_FLAG, settings.htmlFile());
-            if (settings.jsonFile() != null) {
-                Preflight.checkOutput(VerifySettings.JSON_FLAG, settings.jsonFile());
-            }
-        } catch (IllegalArgumentException e) {
-            throw new ParameterException(spec.commandLine(), e.getMessage(), e);
+        if (html == null) {
+            createDefaultDirectory(settings.htmlFile());
         }
-        progress.println("verify: " + settings);
-        List<RunResult> runs = runAll(settings, progress, OPEN);
-        progress.println();
-        progress.print(SummaryTable.of(runs));
-        Cli.write(VerifySettings.HTML_FLAG, settings.htmlFile(), HtmlTimeline.of(runs, settings));
-        progress.println("HTML timeline: " + settings.htmlFile().toAbsolutePath());
-        if (settings.jsonFile() != null) {
-            Cli.write(VerifySettings.JSON_FLAG, settings.jsonFile(), JsonSummary.of(runs));
-            progress.println("JSON summary: " + settings.jsonFile().toAbsolutePath());
-        }
-        List<String> failures = verdict(runs);
-        failures.forEach(progress::println);
-        if (failures.isEmpty()) {
-            progress.println("passed: " + passedLine(runs));
-            return EXIT_OK;
-        }
-        return EXIT_FAILURE;
-    }
-
-    /**
-     * Starts or reaches the servers, runs every mode of {@code settings} on them, and stops them.
-     *
-     * @param open holds the servers while they run (for a shutdown hook); may be null
-     */
-    static List<RunResult> runAll(VerifySettings settings, PrintStream progress, AtomicReference<Servers> open)
-            throws InterruptedException {
-        String runId = Servers.newRunId();
-        progress.println(
-                settings.allEmbedded()
-                        ? "starting embedded servers (run " + runId + ")"
-                        : "connecting to servers (run " + runId + ")");
-        Servers servers = Servers.open(settings, runId, progress);
-        if (open != null) {
-            open.set(servers);
-        }
-        try {
-            return runOn(settings, servers, runId, progress);
-        } finally {
-            if (open != null) {
-                open.set(null);
-            }
-            servers.close();
-        }
-    }
-
-    /**
-     * Runs every mode of {@code settings} on servers already open (for settings needing the same servers, with at
-     * most as many clients), leaving them open: a test that runs several resources starts its servers once.
-     */
-    static List<RunResult> runOn(VerifySettings settings, Servers servers, String runId, PrintStream progress)
-            throws InterruptedException {
-        if (settings.keep()) {
-            servers.keepDatabase();
-        }
-        Set<FaultKind> faults = EnumSet.noneOf(FaultKind.class);
-        faults.addAll(settings.faults());
-        Set<FaultKind> notForLocks = EnumSet.copyOf(faults);
-        notForLocks.removeAll(settings.locks().faults());
-        if (!notForLocks.isEmpty()) {
-            faults.removeAll(notForLocks);
-            progress.println(notForLocks.stream().map(FaultKind::flagName).toList() + " faults skipped: they are "
-                    + "ZooKeeper's, and the writers take their locks on "
-                    + settings.locks().displayName());
-        }
-        Set<FaultKind> pointless = EnumSet.copyOf(faults);
-        pointless.removeAll(settings.resource().faults());
-        if (!pointless.isEmpty()) {
-            faults.removeAll(pointless);
-            progress.println(pointless.stream().map(FaultKind::flagName).toList() + " faults skipped: the "
-                    + settings.resource().flagName() + " resource has nothing for them to attack");
-        }
-        servers.partitionUnavailable().ifPresent(reason -> {
-            faults.remove(FaultKind.PARTITION);
-            progress.println("partition faults skipped: " + reason + "; running the other faults");
-        });
-        servers.leaderKillUnavailable().ifPresent(reason -> {
-            faults.remove(FaultKind.LEADER_KILL);
-            progress.println("leader-kill faults skipped: " + reason + "; running the other faults");
-        });
-        Duration granted;
-        if (settings.locks() == LockService.ETCD) {
-            granted = settings.sessionTimeout(); // whole seconds, at least 2: etcd grants such a TTL as asked
-            progress.println("  each grant's etcd lease has a TTL of " + Durations.format(granted));
-        } else {
-            granted = servers.grantedSessionTimeout(settings.sessionTimeout());
-            progress.println("  ZooKeeper grants a session timeout of " + Durations.format(granted) + " ("
-                    + Durations.format(settings.sessionTimeout()) + " asked)");
-        }
-        ModeRunner runner = new ModeRunner(settings, servers, runId, granted, faults, progress);
-        List<RunResult> runs = new ArrayList<>();
-        for (Mode mode : settings.modes()) {
-            runs.add(runner.run(mode));
-        }
-        return runs;
-    }
-
-    /** Why the runs fail, one sentence each; empty when they pass. */
-    static List<String> verdict(List<RunResult> runs) {
-        List<String> failures = new ArrayList<>();
-        for (RunResult run : runs) {
-            int violations = run.check().violations().size();
-            if (run.mode() == Mode.FENCED && violations > 0) {
-                failures.add("FAILED: the fenced run broke " + violations + " times what fencing promises (see the"
-                        + " violations above)");
-            }
-            if (run.mode() == Mode.CONTROL && staleViolations(run) == 0) {
-                failures.add(
-                        run.resource() == Resource.RWLOCK
-                                ? "FAILED: the control run, without checking its reads, returned no stale read: under"
-                                        + " this schedule the checker could not have caught a stale read of the"
-                                        + " fenced run either, so the fenced run proves nothing"
-                                : "FAILED: the control run, without fencing, landed no stale write and applied no"
-                                        + " stale record: under this schedule the checker could not have caught a"
-                                        + " failure of fencing either, so the fenced run proves nothing");
-            }
-            for (String note : run.notes()) {
-                failures.add("FAILED: the " + run.mode().label() + " run did not go as planned: " + note);
-            }
-        }
-        return failures;
-    }
-
-    /** The control run's violations of its resource's {@link Resource#staleKinds()}. */
-    static long staleViolations(RunResult run) {
-        Set<ViolationKind> kinds = run.resource().staleKinds();
-        return run.check().violations().stream()
-                .filter(v -> kinds.contains(v.kind()))
-                .count();
-    }
-
-    private static String passedLine(List<RunResult> runs) {
-        List<String> parts = new ArrayList<>();
-        for (RunResult run : runs) {
-            parts.add(
-                    run.mode() == Mode.FENCED
-                            ? "the fenced run kept every property over "
-                                    + run.check().operations() + " operations"
-                            : run.resource() == Resource.RWLOCK
-                                    ? "the control run returned " + staleViolations(run)
-                                            + " stale reads, so the checker can catch one"
-                                    : "the control run landed " + staleViolations(run)
-                                            + " stale writes or records, so the checker can catch a failure of"
-                                            + " fencing");
-        }
-        return String.join("; ", parts);
+        return Coordinator.run(new VerifyExperiment(settings, Servers.newRunId()), progress);
     }
 
     private VerifySettings settings() {

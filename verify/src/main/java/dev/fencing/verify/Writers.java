@@ -1,5 +1,6 @@
 package dev.fencing.verify;
 
+import dev.fencing.harness.ChildFleet;
 import dev.fencing.harness.ChildJvm;
 import dev.fencing.harness.PauseInjector;
 import dev.fencing.verify.client.PausePoint;
@@ -16,15 +17,15 @@ import java.util.concurrent.atomic.AtomicLong;
  * line. Thread-safe.
  */
 final class Writers implements AutoCloseable {
-    private final List<ChildJvm> children;
+    private final ChildFleet children;
     private final boolean[] busy;
     private final PauseInjector<ClientEvent> pauses;
     private final AtomicLong written = new AtomicLong();
     private final AtomicLong refused = new AtomicLong();
     private final AtomicLong unknown = new AtomicLong();
 
-    Writers(List<ChildJvm> children) {
-        this.children = List.copyOf(children);
+    Writers(ChildFleet children) {
+        this.children = children;
         this.busy = new boolean[children.size()];
         this.pauses = new PauseInjector<>(this::get);
     }
@@ -35,10 +36,15 @@ final class Writers implements AutoCloseable {
 
     /** Writer {@code id} (from 1). */
     ChildJvm get(int id) {
-        return children.get(id - 1);
+        return children.get(id);
     }
 
     List<ChildJvm> all() {
+        return children.all();
+    }
+
+    /** The writers' JVMs, to start and stop them together. */
+    ChildFleet fleet() {
         return children;
     }
 
@@ -67,7 +73,7 @@ final class Writers implements AutoCloseable {
     synchronized OptionalInt reserve(int target) {
         for (int i = 0; i < busy.length; i++) {
             int index = (target + i) % busy.length;
-            if (!busy[index] && children.get(index).isAlive()) {
+            if (!busy[index] && children.get(index + 1).isAlive()) {
                 busy[index] = true;
                 return OptionalInt.of(index + 1);
             }
@@ -97,6 +103,6 @@ final class Writers implements AutoCloseable {
 
     @Override
     public void close() {
-        children.forEach(ChildJvm::close);
+        children.close();
     }
 }

@@ -2,7 +2,9 @@
  * A Jepsen-style attack on the whole chain (lock, PostgreSQL write, Kafka record, consumer): real faults, a
  * history of every operation written by the client that ran it, and an independent checker ({@link
  * dev.fencing.verify.checker}) that reads only those histories and the database. {@link
- * dev.fencing.verify.VerifyCommand} is the command ({@code verify/run}); {@code VerifyIT} is its CI-sized run.
+ * dev.fencing.verify.VerifyCommand} is the command ({@code verify/run}); {@code VerifyIT} is its CI-sized run. It runs
+ * on the harness's coordinator ({@code dev.fencing.harness.Coordinator}) as a {@link
+ * dev.fencing.verify.VerifyExperiment}, as {@code demo-inventory} does with its own.
  *
  * <h2>Design</h2>
  *

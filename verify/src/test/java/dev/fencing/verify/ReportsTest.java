@@ -144,9 +144,9 @@ class ReportsTest {
 
     @Test
     void theVerdictPassesACleanFencedRunBesideAControlRunWhereAStaleWriteLanded() {
-        assertThat(VerifyCommand.verdict(List.of(run(Mode.FENCED, false), run(Mode.CONTROL, true))))
+        assertThat(VerifyExperiment.failures(List.of(run(Mode.FENCED, false), run(Mode.CONTROL, true))))
                 .isEmpty();
-        assertThat(VerifyCommand.verdict(List.of(run(Mode.FENCED, true), run(Mode.CONTROL, true))))
+        assertThat(VerifyExperiment.failures(List.of(run(Mode.FENCED, true), run(Mode.CONTROL, true))))
                 .singleElement()
                 .asString()
                 .startsWith("FAILED: the fenced run broke 1 times");
@@ -161,7 +161,7 @@ class ReportsTest {
                         new Violation(ViolationKind.RECORD_DUPLICATE, "r1", List.of(8L), "applied twice")),
                 List.of());
 
-        assertThat(VerifyCommand.verdict(List.of(run(Mode.FENCED, false), control)))
+        assertThat(VerifyExperiment.failures(List.of(run(Mode.FENCED, false), control)))
                 .singleElement()
                 .asString()
                 .contains("landed no stale write and applied no stale record");
@@ -179,12 +179,12 @@ class ReportsTest {
                 List.of()));
         RunResult fenced = rwLock(run(Mode.FENCED, false));
 
-        assertThat(VerifyCommand.verdict(List.of(fenced, staleWriteOnly)))
+        assertThat(VerifyExperiment.failures(List.of(fenced, staleWriteOnly)))
                 .singleElement()
                 .asString()
                 .contains("returned no stale read");
-        assertThat(VerifyCommand.verdict(List.of(fenced, staleRead))).isEmpty();
-        assertThat(VerifyCommand.staleViolations(staleRead)).isEqualTo(1);
+        assertThat(VerifyExperiment.failures(List.of(fenced, staleRead))).isEmpty();
+        assertThat(VerifyExperiment.staleViolations(staleRead)).isEqualTo(1);
     }
 
     private static RunResult rwLock(RunResult run) {
@@ -210,7 +210,7 @@ class ReportsTest {
                 List.of(),
                 List.of("not every fault reached its minimum within 30s: pause 3/10"));
 
-        assertThat(VerifyCommand.verdict(List.of(fenced, run(Mode.CONTROL, true))))
+        assertThat(VerifyExperiment.failures(List.of(fenced, run(Mode.CONTROL, true))))
                 .singleElement()
                 .asString()
                 .isEqualTo("FAILED: the fenced run did not go as planned: not every fault reached its minimum within"

@@ -71,7 +71,7 @@ class VerifyElectionIT {
         VerifySettings settings = electionSettings;
 
         // when
-        List<RunResult> runs = VerifyCommand.runOn(settings, servers, Servers.newRunId(), System.out);
+        List<RunResult> runs = VerifyExperiment.runOn(settings, servers, Servers.newRunId(), System.out);
         System.out.print(SummaryTable.of(runs));
         Files.writeString(settings.htmlFile(), HtmlTimeline.of(runs, settings));
         Files.writeString(settings.jsonFile(), JsonSummary.of(runs));
@@ -107,7 +107,9 @@ class VerifyElectionIT {
                     .isEmpty();
             assertThat(run.check().ok()).isPositive();
         }
-        assertThat(VerifyCommand.verdict(runs)).as("what verify/run would say").isEmpty();
+        assertThat(VerifyExperiment.failures(runs))
+                .as("what verify/run would say")
+                .isEmpty();
     }
 
     @Test
@@ -133,7 +135,7 @@ class VerifyElectionIT {
                 false);
 
         // when
-        List<RunResult> runs = VerifyCommand.runOn(settings, servers, Servers.newRunId(), System.out);
+        List<RunResult> runs = VerifyExperiment.runOn(settings, servers, Servers.newRunId(), System.out);
         System.out.print(SummaryTable.of(runs));
         Files.writeString(settings.htmlFile(), HtmlTimeline.of(runs, settings));
         Files.writeString(settings.jsonFile(), JsonSummary.of(runs));
@@ -166,6 +168,8 @@ class VerifyElectionIT {
                     .as("writes accepted under a read token, %s run", run.mode().label())
                     .isZero();
         }
-        assertThat(VerifyCommand.verdict(runs)).as("what verify/run would say").isEmpty();
+        assertThat(VerifyExperiment.failures(runs))
+                .as("what verify/run would say")
+                .isEmpty();
     }
 }

@@ -50,7 +50,7 @@ class VerifyRedisIT {
                 false);
 
         // when
-        List<RunResult> runs = VerifyCommand.runAll(settings, System.out, null);
+        List<RunResult> runs = VerifyExperiment.runAll(settings, System.out);
         System.out.print(SummaryTable.of(runs));
         Files.writeString(settings.htmlFile(), HtmlTimeline.of(runs, settings));
         Files.writeString(settings.jsonFile(), JsonSummary.of(runs));
@@ -67,7 +67,7 @@ class VerifyRedisIT {
         assertThat(fenced.check().failed())
                 .as("stale writes fencing-redis refused in the fenced run")
                 .isPositive();
-        assertThat(VerifyCommand.staleViolations(control))
+        assertThat(VerifyExperiment.staleViolations(control))
                 .as("stale writes the control run's plain commands landed")
                 .isPositive();
         boolean partitions = NetworkNamespace.unavailableReason().isEmpty();
@@ -86,6 +86,8 @@ class VerifyRedisIT {
                     .isEmpty();
             assertThat(run.check().ok()).isPositive();
         }
-        assertThat(VerifyCommand.verdict(runs)).as("what verify/run would say").isEmpty();
+        assertThat(VerifyExperiment.failures(runs))
+                .as("what verify/run would say")
+                .isEmpty();
     }
 }

@@ -2,6 +2,8 @@ package dev.fencing.verify.client;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.fencing.FencePolicy;
+import dev.fencing.harness.ChildArguments;
+import dev.fencing.harness.ChildProducer;
 import dev.fencing.harness.PointGate;
 import dev.fencing.kafka.FencedRecords;
 import dev.fencing.lock.Lease;
@@ -10,7 +12,6 @@ import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.serialization.StringSerializer;
@@ -46,7 +47,7 @@ final class ChainWrites implements WriterWorkload<ChainWrites.Plan> {
      * unstampedEvery}; the JDBC password from {@value WriterMain#PASSWORD_ENV}.
      */
     ChainWrites(
-            Arguments args,
+            ChildArguments args,
             int client,
             boolean fenced,
             HistoryWriter history,
@@ -60,19 +61,7 @@ final class ChainWrites implements WriterWorkload<ChainWrites.Plan> {
         this.link = link;
         this.gate = gate;
 
-        Map<String, Object> producerConfig = Map.of(
-                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
-                args.text("kafka"),
-                ProducerConfig.ACKS_CONFIG,
-                "all",
-                ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG,
-                true,
-                ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION,
-                5,
-                ProducerConfig.LINGER_MS_CONFIG,
-                0,
-                ProducerConfig.CLIENT_ID_CONFIG,
-                "verify-writer-" + client);
+        Map<String, Object> producerConfig = ChildProducer.config(args.text("kafka"), "verify-writer-" + client);
         this.dataSource = ResourceWriter.pool(args, client);
         try {
             this.producer = new KafkaProducer<>(producerConfig, new StringSerializer(), new StringSerializer());

@@ -2,6 +2,8 @@ package dev.fencing.verify.client;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.fencing.harness.ChildArguments;
+import dev.fencing.harness.PostgresAccess;
 import dev.fencing.kafka.FencedConsumer;
 import dev.fencing.kafka.PostgresWatermarkStore;
 import java.time.Duration;
@@ -41,20 +43,20 @@ import org.slf4j.LoggerFactory;
 public final class ConsumerMain {
     private static final Logger LOG = LoggerFactory.getLogger(ConsumerMain.class);
 
-    private final Arguments args;
+    private final ChildArguments args;
     private final int member;
     private final int concurrency;
     private final CoordinatorLink link = new CoordinatorLink(System.out);
     private final CountDownLatch stop = new CountDownLatch(1);
 
-    private ConsumerMain(Arguments args) {
+    private ConsumerMain(ChildArguments args) {
         this.args = args;
         this.member = args.whole("member");
         this.concurrency = args.whole("concurrency");
     }
 
     public static void main(String[] argv) {
-        ConsumerMain consumer = new ConsumerMain(new Arguments(argv));
+        ConsumerMain consumer = new ConsumerMain(new ChildArguments(argv));
         consumer.link.listen(consumer::command);
         try {
             consumer.run();
@@ -76,15 +78,8 @@ public final class ConsumerMain {
 
     private void run() {
         String schema = args.text("schema");
-        HikariConfig pool = new HikariConfig();
-        pool.setJdbcUrl(args.text("jdbcUrl"));
-        pool.setUsername(args.text("jdbcUser"));
-        String password = System.getenv(WriterMain.PASSWORD_ENV);
-        if (password != null && !password.isEmpty()) {
-            pool.setPassword(password);
-        }
-        pool.setMaximumPoolSize(concurrency + 2);
-        pool.setPoolName("consumer-" + member);
+        HikariConfig pool =
+                PostgresAccess.childPool(args, WriterMain.PASSWORD_ENV, concurrency + 2, "consumer-" + member);
         Map<String, Object> properties = new HashMap<>();
         properties.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, args.text("kafka"));
         properties.put(ConsumerConfig.GROUP_ID_CONFIG, args.text("group"));

@@ -3,6 +3,7 @@ package dev.fencing.verify.client;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.fencing.FencePolicy;
 import dev.fencing.FencingException;
+import dev.fencing.harness.ChildArguments;
 import dev.fencing.harness.PointGate;
 import dev.fencing.lock.FencedLeaderElection;
 import dev.fencing.lock.Leadership;
@@ -53,7 +54,7 @@ final class ElectionWrites implements AutoCloseable {
      * {@value WriterMain#PASSWORD_ENV}.
      */
     ElectionWrites(
-            Arguments args,
+            ChildArguments args,
             int client,
             boolean fenced,
             HistoryWriter history,

@@ -1,5 +1,6 @@
 package dev.fencing.verify.client;
 
+import dev.fencing.harness.Json;
 import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -26,7 +27,7 @@ final class HistoryWriter implements AutoCloseable {
     }
 
     void invokeAppend(long op, String resource, long token, String path) {
-        write("invoke", "append", op, resource, token, ",\"path\":" + quote(path));
+        write("invoke", "append", op, resource, token, ",\"path\":" + Json.quote(path));
     }
 
     void okAppend(long op, String resource, long token) {
@@ -34,11 +35,11 @@ final class HistoryWriter implements AutoCloseable {
     }
 
     void failAppend(long op, String resource, long token, String reason) {
-        write("fail", "append", op, resource, token, ",\"error\":" + quote(reason));
+        write("fail", "append", op, resource, token, ",\"error\":" + Json.quote(reason));
     }
 
     void infoAppend(long op, String resource, long token, String error) {
-        write("info", "append", op, resource, token, ",\"error\":" + quote(error));
+        write("info", "append", op, resource, token, ",\"error\":" + Json.quote(error));
     }
 
     void invokePublish(long op, String resource, long token, boolean stamped) {
@@ -50,7 +51,7 @@ final class HistoryWriter implements AutoCloseable {
     }
 
     void infoPublish(long op, String resource, long token, String error) {
-        write("info", "publish", op, resource, token, ",\"error\":" + quote(error));
+        write("info", "publish", op, resource, token, ",\"error\":" + Json.quote(error));
     }
 
     /** An election term granted to this client: {@code time} is when it learned it leads. */
@@ -75,11 +76,11 @@ final class HistoryWriter implements AutoCloseable {
 
     /** A read discarded as stale; {@code time} as for {@link #okRead}. */
     void failRead(long op, String resource, long token, long time, String reason) {
-        write("fail", "read", op, resource, token, time, ",\"error\":" + quote(reason));
+        write("fail", "read", op, resource, token, time, ",\"error\":" + Json.quote(reason));
     }
 
     void infoRead(long op, String resource, long token, String error) {
-        write("info", "read", op, resource, token, ",\"error\":" + quote(error));
+        write("info", "read", op, resource, token, ",\"error\":" + Json.quote(error));
     }
 
     private void write(String type, String function, long op, String resource, long token, String extra) {
@@ -89,7 +90,7 @@ final class HistoryWriter implements AutoCloseable {
     private synchronized void write(
             String type, String function, long op, String resource, long token, long time, String extra) {
         String line = "{\"type\":\"" + type + "\",\"f\":\"" + function + "\",\"op\":" + op + ",\"client\":" + client
-                + ",\"resource\":" + quote(resource) + ",\"token\":" + token + ",\"time\":" + time
+                + ",\"resource\":" + Json.quote(resource) + ",\"token\":" + token + ",\"time\":" + time
                 + extra + "}\n";
         try {
             file.write(line.getBytes(StandardCharsets.UTF_8));
@@ -97,31 +98,6 @@ final class HistoryWriter implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write the history", e);
         }
-    }
-
-    static String quote(String text) {
-        if (text == null) {
-            return "null";
-        }
-        StringBuilder quoted = new StringBuilder("\"");
-        for (int i = 0; i < text.length(); i++) {
-            char c = text.charAt(i);
-            switch (c) {
-                case '"' -> quoted.append("\\\"");
-                case '\\' -> quoted.append("\\\\");
-                case '\n' -> quoted.append("\\n");
-                case '\r' -> quoted.append("\\r");
-                case '\t' -> quoted.append("\\t");
-                default -> {
-                    if (c < 0x20) {
-                        quoted.append(String.format("\\u%04x", (int) c));
-                    } else {
-                        quoted.append(c);
-                    }
-                }
-            }
-        }
-        return quoted.append('"').toString();
     }
 
     @Override

@@ -1,5 +1,6 @@
 package dev.fencing.verify.client;
 
+import dev.fencing.harness.ChildArguments;
 import dev.fencing.harness.PointGate;
 import dev.fencing.lock.Lease;
 import dev.fencing.redis.FencedRedis;
@@ -62,7 +63,11 @@ final class RedisWrites implements WriterWorkload<RedisWrites.Path> {
 
     /** Arguments: {@code redis} (a URI), {@code keyPrefix}. */
     RedisWrites(
-            Arguments args, boolean fenced, HistoryWriter history, CoordinatorLink link, PointGate<PausePoint> gate) {
+            ChildArguments args,
+            boolean fenced,
+            HistoryWriter history,
+            CoordinatorLink link,
+            PointGate<PausePoint> gate) {
         this.fenced = fenced;
         this.prefix = args.text("keyPrefix");
         this.history = history;

@@ -3,6 +3,8 @@ package dev.fencing.verify.client;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.fencing.FencePolicy;
+import dev.fencing.harness.ChildArguments;
+import dev.fencing.harness.PostgresAccess;
 import dev.fencing.jdbc.FencedBatch;
 import dev.fencing.jdbc.FencedTable;
 import dev.fencing.jdbc.FencedUpdate;
@@ -64,17 +66,9 @@ final class ResourceWriter {
      * A writer's small pool for {@code jdbcUrl} and {@code jdbcUser}, with the password from {@value
      * WriterMain#PASSWORD_ENV}.
      */
-    static HikariDataSource pool(Arguments args, int client) {
-        HikariConfig pool = new HikariConfig();
-        pool.setJdbcUrl(args.text("jdbcUrl"));
-        pool.setUsername(args.text("jdbcUser"));
-        String password = System.getenv(WriterMain.PASSWORD_ENV);
-        if (password != null && !password.isEmpty()) {
-            pool.setPassword(password);
-        }
-        pool.setMaximumPoolSize(2);
+    static HikariDataSource pool(ChildArguments args, int client) {
+        HikariConfig pool = PostgresAccess.childPool(args, WriterMain.PASSWORD_ENV, 2, "writer-" + client);
         pool.setConnectionTimeout(10_000);
-        pool.setPoolName("writer-" + client);
         return new HikariDataSource(pool);
     }
 

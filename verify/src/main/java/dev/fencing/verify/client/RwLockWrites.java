@@ -2,6 +2,7 @@ package dev.fencing.verify.client;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.fencing.FencePolicy;
+import dev.fencing.harness.ChildArguments;
 import dev.fencing.harness.PointGate;
 import dev.fencing.jdbc.FencedTable;
 import dev.fencing.lock.Lease;
@@ -50,7 +51,7 @@ final class RwLockWrites implements WriterWorkload<RwLockWrites.Plan> {
      * WriterMain#PASSWORD_ENV}.
      */
     RwLockWrites(
-            Arguments args,
+            ChildArguments args,
             int client,
             boolean fenced,
             HistoryWriter history,

@@ -1,7 +1,8 @@
 package dev.fencing.verify.client;
 
 import dev.fencing.FencingException;
-import dev.fencing.harness.PointGate;
+import dev.fencing.harness.ChildArguments;
+import dev.fencing.harness.ChildCommands;
 import dev.fencing.lock.FencedLock;
 import dev.fencing.lock.Lease;
 import dev.fencing.lock.etcd.EtcdLocks;
@@ -12,7 +13,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.Random;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiFunction;
 import org.apache.curator.framework.CuratorFramework;
@@ -46,7 +46,7 @@ import org.slf4j.LoggerFactory;
  * commands {@code START}, {@code STOP}, {@code ARM <point>}, {@code DISARM}, {@code GO}, {@code HEAP}, {@code
  * EXPIRE client|server}.
  *
- * <p>Arguments are {@code key=value}: client, mode (fenced|control), resource (postgres|redis|election|rwlock), locks
+ * <p>ChildArguments are {@code key=value}: client, mode (fenced|control), resource (postgres|redis|election|rwlock), locks
  * (zookeeper|etcd), zookeeper (or, with locks=etcd, etcd: the endpoints, comma-separated), sessionTimeoutMs (with
  * locks=etcd the etcd leases' TTL, whole seconds), lockRoot, resources, seed, history, and the workload's own (postgres: jdbcUrl, jdbcUser,
  * schema, kafka, topic, unstampedEvery, with the JDBC password from {@value #PASSWORD_ENV}; redis: redis,
@@ -64,20 +64,18 @@ public final class WriterMain {
     /** Operation ids are client * OP_ID_BASE + n: unique per run, and readable (3000017 is client 3's 17th). */
     public static final long OP_ID_BASE = 1_000_000;
 
-    private final Arguments args;
+    private final ChildArguments args;
     private final int client;
     private final boolean fenced;
     private final CoordinatorLink link = new CoordinatorLink(System.out);
     /** At most this long at a point, so that a lost GO cannot stall a writer holding a lock for good. */
     private static final Duration POINT_WAIT_LIMIT = Duration.ofSeconds(60);
 
-    private final PointGate<PausePoint> gate = new PointGate<>(PausePoint.class, POINT_WAIT_LIMIT);
-    private final CountDownLatch started = new CountDownLatch(1);
-    private volatile boolean stopping;
+    private final ChildCommands<PausePoint> commands = new ChildCommands<>(PausePoint.class, POINT_WAIT_LIMIT);
     /** The writer's client, for the nemesis's session expiries. */
     private volatile CuratorFramework curator;
 
-    private WriterMain(Arguments args) {
+    private WriterMain(ChildArguments args) {
         this.args = args;
         this.client = args.whole("client");
         this.fenced = switch (args.text("mode")) {
@@ -88,7 +86,7 @@ public final class WriterMain {
     }
 
     public static void main(String[] argv) {
-        WriterMain writer = new WriterMain(new Arguments(argv));
+        WriterMain writer = new WriterMain(new ChildArguments(argv));
         writer.link.listen(writer::command);
         try {
             writer.run();
@@ -102,19 +100,13 @@ public final class WriterMain {
     }
 
     private void command(String line) {
-        if (line.equals("START")) {
-            started.countDown();
-        } else if (line.equals("STOP")) {
-            stopping = true;
-            started.countDown();
-            gate.disarm();
-            gate.go();
-        } else if (line.equals("HEAP")) {
+        if (commands.accept(line)) {
+            return;
+        }
+        if (line.equals("HEAP")) {
             link.emitHeap();
         } else if (line.startsWith("EXPIRE ")) {
             expireSession(line.substring("EXPIRE ".length()).trim());
-        } else {
-            gate.command(line);
         }
     }
 
@@ -203,10 +195,11 @@ public final class WriterMain {
                         "writer " + client + " could not reach ZooKeeper at " + args.text("zookeeper") + " in 30 s");
             }
             if (args.text("resource").equals("election")) {
-                try (ElectionWrites election = new ElectionWrites(args, client, fenced, history, link, gate)) {
+                try (ElectionWrites election =
+                        new ElectionWrites(args, client, fenced, history, link, commands.gate())) {
                     election.connect();
                     ready(grantedSessionMs(curator));
-                    election.run(locks, args.text("lockRoot"), () -> stopping);
+                    election.run(locks, args.text("lockRoot"), commands::stopping);
                 }
                 return;
             }
@@ -249,15 +242,15 @@ public final class WriterMain {
     private void ready(int grantedMs) throws InterruptedException {
         link.emit("READY", grantedMs);
         link.emitHeap();
-        started.await();
+        commands.awaitStart();
     }
 
     /** The {@code resource} argument's workload: {@code postgres} (the chain), {@code redis} or {@code rwlock}. */
     private WriterWorkload<?> workload(HistoryWriter history) {
         return switch (args.text("resource")) {
-            case "postgres" -> new ChainWrites(args, client, fenced, history, link, gate);
-            case "redis" -> new RedisWrites(args, fenced, history, link, gate);
-            case "rwlock" -> new RwLockWrites(args, client, fenced, history, link, gate);
+            case "postgres" -> new ChainWrites(args, client, fenced, history, link, commands.gate());
+            case "redis" -> new RedisWrites(args, fenced, history, link, commands.gate());
+            case "rwlock" -> new RwLockWrites(args, client, fenced, history, link, commands.gate());
             default ->
                 throw new IllegalArgumentException(
                         "resource must be postgres, redis, election or rwlock, got " + args.text("resource"));
@@ -272,7 +265,7 @@ public final class WriterMain {
             Random random)
             throws InterruptedException {
         long sequence = 0;
-        while (!stopping) {
+        while (!commands.stopping()) {
             String resource = "r" + (1 + random.nextInt(resources));
             P plan = workload.plan(random);
             FencedLock lock = lockOf.apply(resource, workload.lockKind(plan));

@@ -2,10 +2,11 @@ package dev.fencing.demo;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.fencing.harness.Verdict;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-class VerdictTest {
+class InventoryVerdictTest {
 
     private static RunResult run(Mode mode, List<String> violations, long... takeoverTokens) {
         InvariantChecker.InvariantReport report =
@@ -19,7 +20,7 @@ class VerdictTest {
     @Test
     void aRunWhosePausesNeverLandedProvesNothingAndFails() {
         // given: pauses were injected, but nobody took the SKU over during any of them
-        Verdict verdict = Verdict.of(List.of(run(Mode.FENCED, List.of(), 0, 0)), 1);
+        Verdict verdict = InventoryVerdict.of(List.of(run(Mode.FENCED, List.of(), 0, 0)), 1);
 
         assertThat(verdict.passed()).isFalse();
         assertThat(verdict.failures())
@@ -30,24 +31,28 @@ class VerdictTest {
 
     @Test
     void aRunWithoutAnyPauseFailsToo() {
-        assertThat(Verdict.of(List.of(run(Mode.UNFENCED, List.of())), 1).passed())
+        assertThat(InventoryVerdict.of(List.of(run(Mode.UNFENCED, List.of())), 1)
+                        .passed())
                 .isFalse();
     }
 
     @Test
     void passesWhenEveryRunHasEnoughLandedPausesAndTheFencedRunHolds() {
-        Verdict verdict =
-                Verdict.of(List.of(run(Mode.UNFENCED, List.of("broken"), 4), run(Mode.FENCED, List.of(), 4, 0, 7)), 1);
+        Verdict verdict = InventoryVerdict.of(
+                List.of(run(Mode.UNFENCED, List.of("broken"), 4), run(Mode.FENCED, List.of(), 4, 0, 7)), 1);
 
         assertThat(verdict.passed()).isTrue();
-        assertThat(Verdict.of(List.of(run(Mode.FENCED, List.of(), 4, 0, 7)), 3).passed())
+        assertThat(verdict.passedLine())
+                .isEqualTo("every run had landed pauses and the fenced run kept every invariant");
+        assertThat(InventoryVerdict.of(List.of(run(Mode.FENCED, List.of(), 4, 0, 7)), 3)
+                        .passed())
                 .isFalse();
     }
 
     @Test
     void aRunWhosePausesAllLandedAtOnePointPassesButSaysWhichFenceItDidNotTry() {
         // given: every landed pause fell between read and write; none between write and publish
-        Verdict verdict = Verdict.of(List.of(run(Mode.FENCED, List.of(), 4, 7)), 1);
+        Verdict verdict = InventoryVerdict.of(List.of(run(Mode.FENCED, List.of(), 4, 7)), 1);
 
         assertThat(verdict.passed()).isTrue();
         assertThat(verdict.notes())
@@ -58,12 +63,12 @@ class VerdictTest {
 
     @Test
     void aBrokenFencedRunFailsButABrokenUnfencedRunIsTheExpectedHarm() {
-        assertThat(Verdict.of(List.of(run(Mode.FENCED, List.of("broken"), 4)), 1)
+        assertThat(InventoryVerdict.of(List.of(run(Mode.FENCED, List.of("broken"), 4)), 1)
                         .failures())
                 .singleElement()
                 .asString()
                 .startsWith("The fenced run broke an invariant");
-        assertThat(Verdict.of(List.of(run(Mode.LEASE_CHECK, List.of("broken"), 4)), 1)
+        assertThat(InventoryVerdict.of(List.of(run(Mode.LEASE_CHECK, List.of("broken"), 4)), 1)
                         .passed())
                 .isTrue();
     }

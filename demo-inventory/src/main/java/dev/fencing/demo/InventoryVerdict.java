@@ -1,5 +1,6 @@
 package dev.fencing.demo;
 
+import dev.fencing.harness.Verdict;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -11,19 +12,17 @@ import java.util.function.Predicate;
  * must keep every invariant and cross-check. Stateless and thread-safe.
  *
  * <pre>{@code
- * Verdict verdict = Verdict.of(runs, settings.minLandedPauses());
+ * Verdict verdict = InventoryVerdict.of(runs, settings.minLandedPauses());
  * if (!verdict.passed()) verdict.failures().forEach(System.out::println);
  * }</pre>
- *
- * @param failures one plain sentence per reason to exit with {@link InventoryDemo#EXIT_FAILURE}
- * @param notes sentences worth printing that do not fail the run
  */
-record Verdict(List<String> failures, List<String> notes) {
-    Verdict {
-        failures = List.copyOf(failures);
-        notes = List.copyOf(notes);
-    }
+final class InventoryVerdict {
+    private InventoryVerdict() {}
 
+    /**
+     * The failures (each a reason to exit with {@link InventoryDemo#EXIT_FAILURE}), the notes worth printing that do
+     * not fail the runs, and what passing runs showed.
+     */
     static Verdict of(List<RunResult> runs, int minLandedPauses) {
         List<String> failures = new ArrayList<>();
         List<String> notes = new ArrayList<>();
@@ -63,7 +62,11 @@ record Verdict(List<String> failures, List<String> notes) {
                         + DemoSettings.DURATION_FLAG + ".");
             }
         }
-        return new Verdict(failures, notes);
+        boolean fenced = runs.stream().anyMatch(run -> run.mode() == Mode.FENCED);
+        return new Verdict(
+                failures,
+                notes,
+                "every run had landed pauses" + (fenced ? " and the fenced run kept every invariant" : ""));
     }
 
     private static boolean landed(RunResult run, Predicate<WorkerEvent.PausePoint> where) {
@@ -74,9 +77,5 @@ record Verdict(List<String> failures, List<String> notes) {
         return "note: no pause of the " + run.mode().label() + " run landed " + where + ", so it tested " + what
                 + "; give it a longer " + DemoSettings.DURATION_FLAG + " or more frequent pauses ("
                 + DemoSettings.PAUSE_EVERY_FLAG + ").";
-    }
-
-    boolean passed() {
-        return failures.isEmpty();
     }
 }

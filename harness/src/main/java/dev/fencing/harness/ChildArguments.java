@@ -1,13 +1,21 @@
-package dev.fencing.verify.client;
+package dev.fencing.harness;
 
 import java.util.HashMap;
 import java.util.Map;
 
-/** A child JVM's {@code key=value} arguments. */
-final class Arguments {
+/**
+ * A child JVM's {@code key=value} arguments, as its coordinator passes them ({@link ChildJvm#start}). Immutable. A
+ * malformed or missing argument is an {@link IllegalArgumentException} that names it.
+ *
+ * <pre>{@code
+ * ChildArguments args = new ChildArguments(argv);
+ * int worker = args.whole("worker");
+ * }</pre>
+ */
+public final class ChildArguments {
     private final Map<String, String> values = new HashMap<>();
 
-    Arguments(String[] argv) {
+    public ChildArguments(String[] argv) {
         for (String arg : argv) {
             int eq = arg.indexOf('=');
             if (eq <= 0) {
@@ -17,7 +25,7 @@ final class Arguments {
         }
     }
 
-    String text(String key) {
+    public String text(String key) {
         String value = values.get(key);
         if (value == null) {
             throw new IllegalArgumentException("argument " + key + "=... is missing");
@@ -25,11 +33,11 @@ final class Arguments {
         return value;
     }
 
-    int whole(String key) {
+    public int whole(String key) {
         return Integer.parseInt(text(key));
     }
 
-    long wholeLong(String key) {
+    public long wholeLong(String key) {
         return Long.parseLong(text(key));
     }
 }

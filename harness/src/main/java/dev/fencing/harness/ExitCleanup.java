@@ -1,68 +1,74 @@
-package dev.fencing.demo;
+package dev.fencing.harness;
 
-import dev.fencing.harness.ChildJvm;
 import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Every worker JVM this process started and has not yet cleaned up, plus whatever else must be stopped when
+ * Every child JVM this process started and has not yet cleaned up, plus whatever else must be stopped when
  * the process ends. One shutdown hook (Ctrl-C, SIGTERM, an uncaught exception that ends {@code main}, or a
- * normal exit) thaws and kills every remaining worker, then closes the registered resources (the embedded
- * servers). A worker frozen when this JVM is killed outright is thawed by its resumer (see {@link
+ * normal exit) thaws and kills every remaining child, then closes the registered resources (the embedded
+ * servers). A child frozen when this JVM is killed outright is thawed by its resumer (see {@link
  * ChildJvm}) and exits when it sees its standard input end.
  *
  * <p>Thread-safe.
+ *
+ * <pre>{@code
+ * ExitCleanup.onInterrupt(() -> System.err.println("tool: interrupted; the servers were stopped"));
+ * ExitCleanup.register(servers);
+ * ...
+ * ExitCleanup.unregister(servers);
+ * }</pre>
  */
-final class WorkerFleet {
-    private static final List<ChildJvm> WORKERS = new ArrayList<>();
+public final class ExitCleanup {
+    private static final List<ChildJvm> CHILDREN = new ArrayList<>();
     private static final List<AutoCloseable> RESOURCES = new ArrayList<>();
     private static boolean hooked;
     private static volatile boolean finished;
     private static volatile Runnable onInterrupt = () -> {};
 
-    private WorkerFleet() {}
+    private ExitCleanup() {}
 
-    static synchronized void register(ChildJvm worker) {
+    public static synchronized void register(ChildJvm child) {
         hook();
-        WORKERS.add(worker);
+        CHILDREN.add(child);
     }
 
-    static synchronized void register(AutoCloseable resource) {
+    public static synchronized void register(AutoCloseable resource) {
         hook();
         RESOURCES.add(resource);
     }
 
-    static synchronized void unregister(Object workerOrResource) {
-        WORKERS.remove(workerOrResource);
-        RESOURCES.remove(workerOrResource);
+    public static synchronized void unregister(Object childOrResource) {
+        CHILDREN.remove(childOrResource);
+        RESOURCES.remove(childOrResource);
     }
 
     /** What to say when the process ends (Ctrl-C, SIGTERM) before {@link #finished()} was called. */
-    static synchronized void onInterrupt(Runnable message) {
+    public static synchronized void onInterrupt(Runnable message) {
         hook();
         onInterrupt = message;
     }
 
     /** The program reached its end normally: the shutdown hook no longer reports an interruption. */
-    static void finished() {
+    public static void finished() {
         finished = true;
     }
 
-    /** Thaws and kills every registered worker, then closes the resources, newest first. */
-    static void cleanUp() {
-        List<ChildJvm> workers;
+    /** Thaws and kills every registered child, then closes the resources, newest first. */
+    public static void cleanUp() {
+        List<ChildJvm> children;
         List<AutoCloseable> resources;
-        synchronized (WorkerFleet.class) {
-            workers = new ArrayList<>(WORKERS);
+        synchronized (ExitCleanup.class) {
+            children = new ArrayList<>(CHILDREN);
             resources = new ArrayList<>(RESOURCES);
-            WORKERS.clear();
+            CHILDREN.clear();
             RESOURCES.clear();
         }
-        for (ChildJvm worker : workers) {
+        for (ChildJvm child : children) {
             try {
-                worker.close();
+                child.close();
             } catch (RuntimeException e) {
-                // keep going: the other workers must not be left running
+                // keep going: the other children must not be left running
             }
         }
         for (int i = resources.size() - 1; i >= 0; i--) {
@@ -84,7 +90,7 @@ final class WorkerFleet {
                                     onInterrupt.run();
                                 }
                             },
-                            "demo-cleanup"));
+                            "harness-exit-cleanup"));
             hooked = true;
         }
     }
