@@ -363,8 +363,8 @@ class FencedRowSegmentsIT {
      * Two spellings of one row's key ({@code "7"} and {@code "07"} for a {@code bigint} key) name the same row: its
      * writes reach it in the order of their records, whichever way they are written. Three passes over the rows
      * under one token: "k" first, "k" second, "0k" third; each row ends with "third". (The second and third
-     * passes make one segment of twice the rows, which the batch statement refuses as keys given twice: undone,
-     * it is written row by row.)
+     * passes make one segment of twice the rows, 40 or 80, which the batch statement refuses as keys given
+     * twice: undone, it is written row by row. The first pass is single-row updates for 20 rows, a batch for 40.)
      */
     @ParameterizedTest
     @ValueSource(ints = {SINGLE_ROWS, BATCH})
@@ -393,8 +393,9 @@ class FencedRowSegmentsIT {
     }
 
     /**
-     * A record keyed in another spelling of its row's key ({@code "07"}) whose row holds a newer token is stale
-     * either way: refused by the statement, its row's token read back under the key as the record spells it.
+     * A record keyed in another spelling of its row's key ({@code "07"}) whose row holds a newer token is stale:
+     * the row's token is read under the key as the record spells it (it was read under the row's own spelling,
+     * and the consumer failed), and the consumer's fence refuses the record.
      */
     @ParameterizedTest
     @ValueSource(ints = {SINGLE_ROWS, BATCH})
@@ -486,6 +487,65 @@ class FencedRowSegmentsIT {
                 .one());
         assertThat(perTransaction).startsWith("200 ");
         assertThat(Integer.parseInt(perTransaction.substring(4))).isLessThanOrEqualTo(FencedRowUnits.MAX_SEGMENTS + 9);
+    }
+
+    /**
+     * One poll that brings many segments (100 passes over 40 rows) still sets at most {@link
+     * FencedRowUnits#MAX_SEGMENTS} savepoints in its unit: past them, segments are written row by row. Every
+     * record is applied all the same.
+     */
+    @Test
+    void aUnitSetsAtMostTheMostSegmentsSavepointsHoweverManyAPollBrings() {
+        FencedTable table = table(40, "quantity BIGINT", "");
+        postgres.jdbi.useHandle(h -> {
+            h.execute("CREATE TABLE " + table.name() + "_audit (tx BIGINT, stmt TIMESTAMPTZ)");
+            h.execute("CREATE FUNCTION " + table.name() + "_audit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+                    + " INSERT INTO " + table.name() + "_audit VALUES (txid_current(), statement_timestamp());"
+                    + " RETURN NULL; END $$");
+            h.execute("CREATE TRIGGER audit AFTER UPDATE ON " + table.quotedName() + " FOR EACH ROW EXECUTE FUNCTION "
+                    + table.name() + "_audit()");
+        });
+        String topic = newTopic("rounds-savepoints", 1);
+        try (KafkaProducer<String, String> producer = KafkaFixture.producer()) {
+            for (int pass = 1; pass <= 100; pass++) {
+                for (int k = 0; k < 40; k++) {
+                    producer.send(FencedRecords.create(topic, String.format("k%02d", k), String.valueOf(pass), pass));
+                }
+            }
+            producer.flush();
+        }
+        String group = newGroup("rounds-savepoints");
+        Map<String, Object> config = consumerConfig(group);
+        config.put(org.apache.kafka.clients.consumer.ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 4000);
+        FencedRowHandler<String, String> rows = FencedRowHandler.<String, String>builder(table)
+                .columns("quantity")
+                .values(record -> new Object[] {Long.parseLong(record.value())})
+                .build();
+
+        try (FencedConsumer<String, String> consumer = FencedConsumer.builder(
+                        new StringDeserializer(), new StringDeserializer())
+                .properties(config)
+                .topics(topic)
+                .fencedRowHandler(PostgresWatermarkStore.create(postgres.jdbi), rows)
+                .build()) {
+            consumer.start();
+            PostgresWatermarkStore store = PostgresWatermarkStore.create(postgres.jdbi);
+            await().atMost(Duration.ofSeconds(60))
+                    .until(() -> store.loadOffset(group, new TopicPartition(topic, 0)) == 4000);
+        }
+
+        // the batch statements (many rows each) of each transaction
+        int mostBatches = postgres.jdbi.withHandle(h -> h.createQuery("SELECT max(n) FROM (SELECT tx, count(*) AS n"
+                        + " FROM (SELECT tx, stmt FROM " + table.name() + "_audit GROUP BY tx, stmt"
+                        + " HAVING count(*) >= " + FencedRowUnits.MIN_STATEMENT_ROWS + ") AS b GROUP BY tx) AS t")
+                .mapTo(Integer.class)
+                .one());
+        assertThat(mostBatches).isBetween(1, FencedRowUnits.MAX_SEGMENTS);
+        String rowsNow = postgres.jdbi.withHandle(h -> h.createQuery("SELECT count(*) || ' ' || min(quantity) || '@'"
+                        + " || min(last_fence_token) FROM " + table.quotedName())
+                .mapTo(String.class)
+                .one());
+        assertThat(rowsNow).isEqualTo("40 100@100");
     }
 
     /** The pid of a backend of this database whose row update waits on a row lock, or 0. */

@@ -230,8 +230,12 @@ public final class FencedRowUnits<K, V>
         }
         List<Write> refused = new ArrayList<>();
         Map<Write, Long> storedTokens = new IdentityHashMap<>();
+        int savepoints = 0;
         for (List<Write> segment : segments(running.writes)) {
-            FencedBatch batch = segment.size() >= MIN_STATEMENT_ROWS ? batchOf(segment) : null;
+            // at most MAX_SEGMENTS savepoints a unit, even when one poll brought more segments
+            FencedBatch batch =
+                    segment.size() >= MIN_STATEMENT_ROWS && savepoints < MAX_SEGMENTS ? batchOf(segment) : null;
+            savepoints += batch == null ? 0 : 1;
             List<WriteOutcome> outcomes = batch == null ? null : inSavepoint(transaction, batch);
             if (outcomes != null) {
                 BATCH_STATEMENTS.incrementAndGet();
@@ -325,9 +329,10 @@ public final class FencedRowUnits<K, V>
      * than that many writes in one unit but for a poll's own records: each update of a row that the same
      * transaction updated before costs more than the one before (PostgreSQL keeps every version until the
      * transaction ends; on {@code bench/run kafka-postgres --keys 31} a one-second unit, about 1,900 updates a
-     * row, wrote 60,000 records in 21 s). And a unit sets no more savepoints than that for its batch
-     * statements: PostgreSQL caches 64 subtransactions of a transaction per backend, and past them every
-     * snapshot of every session grows costlier.
+     * row, wrote 60,000 records in 21 s). A unit also sets no more than that many savepoints for its batch
+     * statements, whatever one poll brought ({@link #finishUnit} writes the segments past them row by row):
+     * PostgreSQL caches 64 subtransactions of a transaction per backend, and past them every snapshot of every
+     * session grows costlier.
      */
     @Override
     public boolean unitFull() {
