@@ -447,39 +447,15 @@ class FencedRowSegmentsIT {
      */
     @Test
     void aUnitEndsOnceItHoldsTheMostSegments() {
-        FencedTable table = table(1, "quantity BIGINT", "");
-        postgres.jdbi.useHandle(h -> {
-            h.execute("CREATE TABLE " + table.name() + "_audit (tx BIGINT)");
-            h.execute("CREATE FUNCTION " + table.name() + "_audit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
-                    + " INSERT INTO " + table.name() + "_audit VALUES (txid_current()); RETURN NULL; END $$");
-            h.execute("CREATE TRIGGER audit AFTER UPDATE ON " + table.quotedName() + " FOR EACH ROW EXECUTE FUNCTION "
-                    + table.name() + "_audit()");
-        });
+        FencedTable table = audited(1);
         String topic = newTopic("rounds-hot", 1);
         try (KafkaProducer<String, String> producer = KafkaFixture.producer()) {
             for (int i = 1; i <= 200; i++) {
                 sendFenced(producer, topic, "k00", String.valueOf(i), i);
             }
         }
-        String group = newGroup("rounds-hot");
-        Map<String, Object> config = consumerConfig(group);
-        config.put(org.apache.kafka.clients.consumer.ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 10);
-        FencedRowHandler<String, String> rows = FencedRowHandler.<String, String>builder(table)
-                .columns("quantity")
-                .values(record -> new Object[] {Long.parseLong(record.value())})
-                .build();
 
-        try (FencedConsumer<String, String> consumer = FencedConsumer.builder(
-                        new StringDeserializer(), new StringDeserializer())
-                .properties(config)
-                .topics(topic)
-                .fencedRowHandler(PostgresWatermarkStore.create(postgres.jdbi), rows)
-                .build()) {
-            consumer.start();
-            PostgresWatermarkStore store = PostgresWatermarkStore.create(postgres.jdbi);
-            await().atMost(Duration.ofSeconds(60))
-                    .until(() -> store.loadOffset(group, new TopicPartition(topic, 0)) == 200);
-        }
+        consumeQuantities(table, topic, 10, 200);
 
         String perTransaction = postgres.jdbi.withHandle(h -> h.createQuery("SELECT sum(n) || ' ' || max(n) FROM"
                         + " (SELECT count(*) AS n FROM " + table.name() + "_audit GROUP BY tx) AS t")
@@ -496,15 +472,7 @@ class FencedRowSegmentsIT {
      */
     @Test
     void aUnitSetsAtMostTheMostSegmentsSavepointsHoweverManyAPollBrings() {
-        FencedTable table = table(40, "quantity BIGINT", "");
-        postgres.jdbi.useHandle(h -> {
-            h.execute("CREATE TABLE " + table.name() + "_audit (tx BIGINT, stmt TIMESTAMPTZ)");
-            h.execute("CREATE FUNCTION " + table.name() + "_audit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
-                    + " INSERT INTO " + table.name() + "_audit VALUES (txid_current(), statement_timestamp());"
-                    + " RETURN NULL; END $$");
-            h.execute("CREATE TRIGGER audit AFTER UPDATE ON " + table.quotedName() + " FOR EACH ROW EXECUTE FUNCTION "
-                    + table.name() + "_audit()");
-        });
+        FencedTable table = audited(40);
         String topic = newTopic("rounds-savepoints", 1);
         try (KafkaProducer<String, String> producer = KafkaFixture.producer()) {
             for (int pass = 1; pass <= 100; pass++) {
@@ -514,25 +482,8 @@ class FencedRowSegmentsIT {
             }
             producer.flush();
         }
-        String group = newGroup("rounds-savepoints");
-        Map<String, Object> config = consumerConfig(group);
-        config.put(org.apache.kafka.clients.consumer.ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 4000);
-        FencedRowHandler<String, String> rows = FencedRowHandler.<String, String>builder(table)
-                .columns("quantity")
-                .values(record -> new Object[] {Long.parseLong(record.value())})
-                .build();
 
-        try (FencedConsumer<String, String> consumer = FencedConsumer.builder(
-                        new StringDeserializer(), new StringDeserializer())
-                .properties(config)
-                .topics(topic)
-                .fencedRowHandler(PostgresWatermarkStore.create(postgres.jdbi), rows)
-                .build()) {
-            consumer.start();
-            PostgresWatermarkStore store = PostgresWatermarkStore.create(postgres.jdbi);
-            await().atMost(Duration.ofSeconds(60))
-                    .until(() -> store.loadOffset(group, new TopicPartition(topic, 0)) == 4000);
-        }
+        consumeQuantities(table, topic, 4000, 4000);
 
         // the batch statements (many rows each) of each transaction
         int mostBatches = postgres.jdbi.withHandle(h -> h.createQuery("SELECT max(n) FROM (SELECT tx, count(*) AS n"
@@ -546,6 +497,45 @@ class FencedRowSegmentsIT {
                 .mapTo(String.class)
                 .one());
         assertThat(rowsNow).isEqualTo("40 100@100");
+    }
+
+    /**
+     * {@link #table} of {@code n} rows with {@code quantity BIGINT}, whose every update is recorded in {@code
+     * <table>_audit} with its transaction and its statement's start.
+     */
+    private static FencedTable audited(int n) {
+        FencedTable table = table(n, "quantity BIGINT", "");
+        postgres.jdbi.useHandle(h -> {
+            h.execute("CREATE TABLE " + table.name() + "_audit (tx BIGINT, stmt TIMESTAMPTZ)");
+            h.execute("CREATE FUNCTION " + table.name() + "_audit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+                    + " INSERT INTO " + table.name() + "_audit VALUES (txid_current(), statement_timestamp());"
+                    + " RETURN NULL; END $$");
+            h.execute("CREATE TRIGGER audit AFTER UPDATE ON " + table.quotedName() + " FOR EACH ROW EXECUTE FUNCTION "
+                    + table.name() + "_audit()");
+        });
+        return table;
+    }
+
+    /** Sets each record's row's quantity to its value, polling {@code maxPoll} records, until all are stored. */
+    private static void consumeQuantities(FencedTable table, String topic, int maxPoll, long records) {
+        String group = newGroup("rounds-quantities");
+        Map<String, Object> config = consumerConfig(group);
+        config.put(org.apache.kafka.clients.consumer.ConsumerConfig.MAX_POLL_RECORDS_CONFIG, maxPoll);
+        FencedRowHandler<String, String> rows = FencedRowHandler.<String, String>builder(table)
+                .columns("quantity")
+                .values(record -> new Object[] {Long.parseLong(record.value())})
+                .build();
+        try (FencedConsumer<String, String> consumer = FencedConsumer.builder(
+                        new StringDeserializer(), new StringDeserializer())
+                .properties(config)
+                .topics(topic)
+                .fencedRowHandler(PostgresWatermarkStore.create(postgres.jdbi), rows)
+                .build()) {
+            consumer.start();
+            PostgresWatermarkStore store = PostgresWatermarkStore.create(postgres.jdbi);
+            await().atMost(Duration.ofSeconds(60))
+                    .until(() -> store.loadOffset(group, new TopicPartition(topic, 0)) == records);
+        }
     }
 
     /** The pid of a backend of this database whose row update waits on a row lock, or 0. */
