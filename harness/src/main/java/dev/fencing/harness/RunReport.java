@@ -30,7 +30,7 @@ public final class RunReport<R> {
     /** The style of what the report itself draws: the table, the legend and the timelines' text. */
     static final String CSS =
             "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 12px}"
-                    + "td.n{text-align:right;font-variant-numeric:tabular-nums}th{background:#f3f3f3}"
+                    + "td.n{text-align:right;font-variant-numeric:tabular-nums}td.sub{padding-left:2em}th{background:#f3f3f3}"
                     + ".bad{color:#b00020;font-weight:bold}.ok{color:#1b7f3b;font-weight:bold}"
                     + "svg text{font-size:10px;font-family:monospace}.legend .key{display:inline-block;margin:0 14px 4px 0}"
                     + ".legend svg{vertical-align:middle;margin-right:4px}";

@@ -102,7 +102,8 @@ public final class RunTable<R> {
 
     /**
      * The HTML {@code <table>} of the same rows, one line per row: cells right-aligned (class {@code n}), a check's
-     * cells also {@code ok} or {@code bad}; a heading spans the row. Everything is escaped.
+     * cells also {@code ok} or {@code bad}; a heading spans the row; a label indented on the console has class {@code
+     * sub} instead of its leading spaces. Everything is escaped.
      */
     public String html(List<R> runs) {
         StringBuilder table = new StringBuilder("<table><tr><th></th>");
@@ -119,7 +120,11 @@ public final class RunTable<R> {
                         .append("</th></tr>\n");
                 continue;
             }
-            table.append("<tr><td>").append(Html.escape(row.label())).append("</td>");
+            String label = row.label().stripLeading();
+            // HTML collapses the spaces that indent a sub-row on the console: indent it by its class instead
+            table.append(label.length() < row.label().length() ? "<tr><td class=\"sub\">" : "<tr><td>")
+                    .append(Html.escape(label))
+                    .append("</td>");
             for (R run : runs) {
                 String css = row.check() == null ? "" : row.check().test(run) ? " ok" : " bad";
                 table.append("<td class=\"n")

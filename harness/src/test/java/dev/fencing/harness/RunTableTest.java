@@ -35,19 +35,19 @@ class RunTableTest {
     }
 
     @Test
-    void theHtmlTableHasTheSameRowsEscapedWithChecksMarkedOkOrBad() {
+    void theHtmlTableHasTheSameRowsEscapedWithSubRowsAndChecksMarkedByClass() {
         RunTable<String> table = RunTable.fitted(
                 run -> run,
                 List.of(
                         RunTable.heading("sizes"),
-                        RunTable.row("<letters>", run -> run.length() + " & more"),
+                        RunTable.row("  <letters>", run -> run.length() + " & more"),
                         RunTable.check("fenced", run -> run.equals("fenced"))),
                 9);
 
         assertThat(table.html(RUNS))
                 .isEqualTo("<table><tr><th></th><th>unfenced</th><th>fenced</th></tr>\n"
                         + "<tr><th colspan=\"3\">sizes</th></tr>\n"
-                        + "<tr><td>&lt;letters&gt;</td><td class=\"n\">8 &amp; more</td>"
+                        + "<tr><td class=\"sub\">&lt;letters&gt;</td><td class=\"n\">8 &amp; more</td>"
                         + "<td class=\"n\">6 &amp; more</td></tr>\n"
                         + "<tr><td>fenced</td><td class=\"n bad\">NO</td><td class=\"n ok\">yes</td></tr>\n"
                         + "</table>\n");
