@@ -2,59 +2,74 @@ package dev.fencing.demo;
 
 import dev.fencing.harness.Html;
 import dev.fencing.harness.Json;
+import dev.fencing.harness.RunReport;
 import dev.fencing.harness.RunTable;
 import dev.fencing.harness.TimeAxis;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
-import java.util.function.Function;
 import java.util.stream.Collectors;
 
 /**
- * Renders runs as the side-by-side terminal table, the JSON summary and the self-contained HTML page (inline
- * CSS and SVG, nothing fetched from anywhere; the timeline itself is {@link HtmlTimeline}). Stateless and
- * thread-safe.
+ * The demo's reports: its rows of the harness's side-by-side {@link RunTable} (console and HTML), its words and
+ * per-run section in the harness's {@link RunReport} page (the timeline itself is {@link HtmlTimeline}), and the JSON
+ * summary. Stateless and thread-safe.
  */
 final class Reports {
     static final String OPS_LABEL = "ops/s (not a benchmark: pauses dominate)";
 
     private Reports() {}
 
-    /** The rows of the side-by-side table: label and how to print a run's value. */
-    private static List<Map.Entry<String, Function<RunResult, String>>> rows() {
-        List<Map.Entry<String, Function<RunResult, String>>> rows = new ArrayList<>();
-        rows.add(Map.entry("orders accepted", r -> Integer.toString(r.report().ordersAccepted())));
-        rows.add(Map.entry("units sold", r -> Integer.toString(r.report().unitsSold())));
-        rows.add(Map.entry("oversold units", r -> Integer.toString(r.report().oversoldUnits())));
-        rows.add(Map.entry("lost updates", r -> Integer.toString(r.report().lostUpdates())));
-        rows.add(
-                Map.entry("stale writes accepted", r -> Long.toString(r.report().staleWritesAccepted())));
-        rows.add(Map.entry("stale writes rejected by PostgreSQL", r -> Long.toString(r.staleWritesRejected())));
-        rows.add(Map.entry(
-                "writes stopped by the lease check",
-                r -> r.mode() == Mode.LEASE_CHECK ? Long.toString(r.leaseCheckRefusals()) : "-"));
-        rows.add(Map.entry(
-                "stale records applied by the consumer",
-                r -> Long.toString(r.report().staleRecordsApplied())));
-        rows.add(Map.entry("stale records dropped by the consumer", r -> Long.toString(r.staleRecordsDropped())));
-        rows.add(Map.entry("pauses injected (SIGSTOP)", r -> Integer.toString(r.pausesInjected())));
-        rows.add(Map.entry("pauses landed (SKU taken over)", r -> Long.toString(r.pausesLanded())));
-        rows.add(Map.entry("invariants hold", r -> r.report().invariantsHold() ? "yes" : "NO"));
-        rows.add(Map.entry(OPS_LABEL, r -> String.format(Locale.ROOT, "%.1f", r.opsPerSecond())));
-        return rows;
-    }
+    /** The side-by-side table: a column per run, a row per measure. */
+    static final RunTable<RunResult> TABLE = RunTable.fitted(
+            run -> run.mode().label(),
+            List.of(
+                    RunTable.row(
+                            "orders accepted", r -> Integer.toString(r.report().ordersAccepted())),
+                    RunTable.row("units sold", r -> Integer.toString(r.report().unitsSold())),
+                    RunTable.row(
+                            "oversold units", r -> Integer.toString(r.report().oversoldUnits())),
+                    RunTable.row(
+                            "lost updates", r -> Integer.toString(r.report().lostUpdates())),
+                    RunTable.row(
+                            "stale writes accepted",
+                            r -> Long.toString(r.report().staleWritesAccepted())),
+                    RunTable.row("stale writes rejected by PostgreSQL", r -> Long.toString(r.staleWritesRejected())),
+                    RunTable.row(
+                            "writes stopped by the lease check",
+                            r -> r.mode() == Mode.LEASE_CHECK ? Long.toString(r.leaseCheckRefusals()) : "-"),
+                    RunTable.row(
+                            "stale records applied by the consumer",
+                            r -> Long.toString(r.report().staleRecordsApplied())),
+                    RunTable.row("stale records dropped by the consumer", r -> Long.toString(r.staleRecordsDropped())),
+                    RunTable.row("pauses injected (SIGSTOP)", r -> Integer.toString(r.pausesInjected())),
+                    RunTable.row("pauses landed (SKU taken over)", r -> Long.toString(r.pausesLanded())),
+                    RunTable.check("invariants hold", r -> r.report().invariantsHold()),
+                    RunTable.row(OPS_LABEL, r -> String.format(Locale.ROOT, "%.1f", r.opsPerSecond()))),
+            13);
+
+    /** The HTML report: the table, then per run the violations and a per-worker timeline. */
+    private static final RunReport<RunResult> REPORT = RunReport.<RunResult>builder()
+            .title("fencing demo: inventory under SIGSTOP")
+            .heading("Inventory under stop-the-world pauses: without and with fencing")
+            .css("body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1250px}")
+            .settingsNote(". Workers are separate JVMs frozen with <code>kill -STOP</code> while holding a SKU's lock,"
+                    + " for longer than the ZooKeeper session timeout.")
+            .table(TABLE)
+            .explanation("<p>Oversold units: per SKU, units sold beyond the initial stock. Lost updates: accepted"
+                    + " orders whose read-modify-write replaced a stock value other than the one read under the"
+                    + " lock, erasing other holders' decrements. Stale writes accepted: orders written under a token"
+                    + " lower than one already written to their SKU. A pause landed when another worker took the SKU"
+                    + " over while the paused one was frozen. Ops/s include the pauses, so they compare nothing.</p>\n"
+                    + "<p>The timelines share one time axis, each run counted from its own start.</p>\n")
+            .legend(HtmlTimeline.legend())
+            .axis(HtmlTimeline::axis)
+            .runHeading(run -> run.mode().label() + " run")
+            .section(Reports::section)
+            .build();
 
     /** The side-by-side table, one column per run. */
     static String table(List<RunResult> runs) {
-        StringBuilder out = new StringBuilder();
-        int labelWidth =
-                rows().stream().mapToInt(row -> row.getKey().length()).max().orElse(10) + 2;
-        RunTable.row(out, "", labelWidth, runs, run -> run.mode().label(), 13);
-        for (Map.Entry<String, Function<RunResult, String>> row : rows()) {
-            RunTable.row(out, row.getKey(), labelWidth, runs, row.getValue(), 13);
-        }
-        return out.toString();
+        return TABLE.text(runs);
     }
 
     /**
@@ -145,61 +160,19 @@ final class Reports {
 
     /** The HTML report: the table, then per run the violations and a per-worker timeline. */
     static String html(List<RunResult> runs, DemoSettings settings) {
-        StringBuilder out = new StringBuilder();
-        String style = "body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1250px}"
-                + "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 12px}"
-                + "td.n{text-align:right;font-variant-numeric:tabular-nums}th{background:#f3f3f3}"
-                + ".bad{color:#b00020;font-weight:bold}.ok{color:#1b7f3b;font-weight:bold}"
-                + "svg text{font-size:10px;font-family:monospace}.legend .key{display:inline-block;margin:0 14px 4px 0}"
-                + ".legend svg{vertical-align:middle;margin-right:4px}";
-        out.append("<h1>Inventory under stop-the-world pauses: without and with fencing</h1>\n");
-        out.append("<p>")
-                .append(Html.escape(settings.toString()))
-                .append(". Workers are separate JVMs frozen with"
-                        + " <code>kill -STOP</code> while holding a SKU's lock, for longer than the ZooKeeper session"
-                        + " timeout.</p>\n");
-        out.append("<table><tr><th></th>");
-        for (RunResult run : runs) {
-            out.append("<th>").append(run.mode().label()).append("</th>");
-        }
-        out.append("</tr>\n");
-        for (Map.Entry<String, Function<RunResult, String>> row : rows()) {
-            out.append("<tr><td>").append(Html.escape(row.getKey())).append("</td>");
-            for (RunResult run : runs) {
-                String value = row.getValue().apply(run);
-                String css = value.equals("NO") ? " bad" : value.equals("yes") ? " ok" : "";
-                out.append("<td class=\"n")
-                        .append(css)
-                        .append("\">")
-                        .append(Html.escape(value))
-                        .append("</td>");
+        return REPORT.html(runs, settings.toString());
+    }
+
+    private static void section(StringBuilder out, RunResult run, TimeAxis axis) {
+        if (run.report().violations().isEmpty()) {
+            out.append("<p class=\"ok\">All invariants hold.</p>\n");
+        } else {
+            out.append("<ul>");
+            for (String violation : run.report().violations()) {
+                out.append("<li class=\"bad\">").append(Html.escape(violation)).append("</li>");
             }
-            out.append("</tr>\n");
+            out.append("</ul>\n");
         }
-        out.append("</table>\n");
-        out.append("<p>Oversold units: per SKU, units sold beyond the initial stock. Lost updates: accepted"
-                + " orders whose read-modify-write replaced a stock value other than the one read under the"
-                + " lock, erasing other holders' decrements. Stale writes accepted: orders written under a token"
-                + " lower than one already written to their SKU. A pause landed when another worker took the SKU"
-                + " over while the paused one was frozen. Ops/s include the pauses, so they compare nothing.</p>\n");
-        out.append("<p>The timelines share one time axis, each run counted from its own start.</p>\n");
-        out.append(HtmlTimeline.legend());
-        TimeAxis axis = HtmlTimeline.axis(runs);
-        for (RunResult run : runs) {
-            out.append("<h2>").append(run.mode().label()).append(" run</h2>\n");
-            if (run.report().violations().isEmpty()) {
-                out.append("<p class=\"ok\">All invariants hold.</p>\n");
-            } else {
-                out.append("<ul>");
-                for (String violation : run.report().violations()) {
-                    out.append("<li class=\"bad\">")
-                            .append(Html.escape(violation))
-                            .append("</li>");
-                }
-                out.append("</ul>\n");
-            }
-            HtmlTimeline.svg(out, run, axis);
-        }
-        return Html.page("fencing demo: inventory under SIGSTOP", style, out);
+        HtmlTimeline.svg(out, run, axis);
     }
 }

@@ -12,7 +12,7 @@
  * servers a run attacks ({@link dev.fencing.harness.ZooKeeperAccess}, {@link dev.fencing.harness.PostgresAccess},
  * {@link dev.fencing.harness.KafkaTopics}) and the pieces of the reports both write ({@link
  * dev.fencing.harness.TimeAxis}, {@link dev.fencing.harness.SvgTimeline}, {@link dev.fencing.harness.Html}, {@link
- * dev.fencing.harness.RunTable}, {@link dev.fencing.harness.Json}).
+ * dev.fencing.harness.RunTable}, {@link dev.fencing.harness.RunReport}, {@link dev.fencing.harness.Json}).
  *
  * <p>Not API: nothing here is for applications, and it changes with the two tools. What a run does (its workload,
  * its faults' schedule, its checker and its presentation) stays in each tool, behind its {@code Experiment}.

@@ -1,6 +1,7 @@
 package dev.fencing.verify;
 
 import dev.fencing.harness.Html;
+import dev.fencing.harness.RunReport;
 import dev.fencing.harness.SvgTimeline;
 import dev.fencing.harness.SvgTimeline.Mark;
 import dev.fencing.harness.TimeAxis;
@@ -14,7 +15,7 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * The self-contained HTML report: per run, the summary table's numbers, a timeline on the harness's {@link
+ * verify's part of the harness's {@link RunReport}: the summary table's rows ({@link SummaryTable#table}) and, per run, a timeline on the harness's {@link
  * SvgTimeline} with a lane per writer (each operation a bar from its invoke to its completion, coloured by outcome,
  * with a strip whose hue follows its token and its token as a label; its publish a thinner bar after it), fault bands
  * (pauses, partitions and backend kills on their writer's lane; leader kills, consumer crashes and rebalances across
@@ -79,24 +80,20 @@ final class HtmlTimeline {
     private HtmlTimeline() {}
 
     static String of(List<RunResult> runs, VerifySettings settings) {
-        String style = "body{font-family:sans-serif;margin:16px;color:#222}"
-                + "pre{background:#f6f6f6;padding:8px;overflow-x:auto}"
-                + ".scroll{overflow-x:auto;border:1px solid #ccc}"
-                + "li.v{margin:2px 0;font-family:monospace;font-size:12px}"
-                + ".legend .key{display:inline-block;margin-right:14px}"
-                + ".legend svg{vertical-align:middle;margin-right:4px}";
-        StringBuilder html = new StringBuilder();
-        html.append("<h1>verify: the whole chain under faults</h1><p>")
-                .append(Html.escape(settings.toString()))
-                .append("</p><pre>")
-                .append(Html.escape(SummaryTable.of(runs)))
-                .append("</pre>");
-        html.append(SvgTimeline.legend(MARKS));
-        TimeAxis axis = axis(runs);
-        for (RunResult run : runs) {
-            run(html, run, settings.clients(), axis);
-        }
-        return Html.page("verify: fencing under faults", style, html);
+        RunReport<RunResult> report = RunReport.<RunResult>builder()
+                .title("verify: fencing under faults")
+                .heading("verify: the whole chain under faults")
+                .css("body{font-family:sans-serif;margin:16px;color:#222}"
+                        + ".scroll{overflow-x:auto;border:1px solid #ccc}"
+                        + "li.v{margin:2px 0;font-family:monospace;font-size:12px}")
+                .table(SummaryTable.table(runs))
+                .legend(SvgTimeline.legend(MARKS))
+                .axis(HtmlTimeline::axis)
+                .runHeading(run ->
+                        run.mode().label() + " run: " + run.check().violations().size() + " violations")
+                .section((html, run, axis) -> run(html, run, settings.clients(), axis))
+                .build();
+        return report.html(runs, settings.toString());
     }
 
     /**
@@ -132,11 +129,7 @@ final class HtmlTimeline {
             }
         }
 
-        html.append("<h2>")
-                .append(run.mode().label())
-                .append(" run: ")
-                .append(run.check().violations().size())
-                .append(" violations</h2><p>histories, fault log and logs in ")
+        html.append("<p>histories, fault log and logs in ")
                 .append(Html.escape(run.directory().toString()))
                 .append("</p><div class=\"scroll\">");
         List<String> lanes = new ArrayList<>();

@@ -4,10 +4,10 @@ import dev.fencing.harness.RunTable;
 import dev.fencing.verify.checker.CheckResult;
 import dev.fencing.verify.checker.Violation;
 import dev.fencing.verify.checker.ViolationKind;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.function.Function;
 import java.util.function.ToLongFunction;
 
 /**
@@ -20,109 +20,7 @@ final class SummaryTable {
     private SummaryTable() {}
 
     static String of(List<RunResult> runs) {
-        StringBuilder table = new StringBuilder();
-        row(table, "", runs, run -> run.mode().label());
-        boolean reads = runs.stream().anyMatch(run -> run.resource() == Resource.RWLOCK);
-        row(
-                table,
-                reads ? "operations (appends, reads invoked)" : "operations (appends invoked)",
-                runs,
-                run -> n(run.check().operations()));
-        row(
-                table,
-                reads ? "  ok (acknowledged, returned)" : "  ok (acknowledged)",
-                runs,
-                run -> n(run.check().ok()));
-        row(
-                table,
-                reads ? "  failed (refused, discarded)" : "  failed (refused)",
-                runs,
-                run -> n(run.check().failed()));
-        row(table, "  indeterminate (info)", runs, run -> n(run.check().indeterminate()));
-        table.append("faults injected (counted / tried)\n");
-        for (FaultKind kind : FaultKind.values()) {
-            row(
-                    table,
-                    "  " + kind.jsonName(),
-                    runs,
-                    run -> n(run.counted().getOrDefault(kind, 0)) + " / "
-                            + run.faults().stream()
-                                    .filter(f -> f.kind() == kind)
-                                    .count());
-        }
-        if (runs.stream().anyMatch(run -> run.resource().chain())) {
-            row(
-                    table,
-                    "records produced (acknowledged)",
-                    runs,
-                    run -> n(run.check().recordsProduced()));
-            row(table, "records applied", runs, run -> n(run.check().recordsApplied()));
-            row(
-                    table,
-                    "records dead-lettered (no token)",
-                    runs,
-                    run -> n(run.check().recordsDeadLettered()));
-            row(
-                    table,
-                    "records dropped (stale token)",
-                    runs,
-                    run -> n(run.check().recordsDropped()));
-        }
-        row(table, "lost (acknowledged, missing)", runs, run -> n(run.check().lostAcknowledged()));
-        row(table, "duplicated", runs, run -> n(run.check().duplicated()));
-        row(table, "violations", runs, run -> n(run.check().violations().size()));
-        for (ViolationKind kind : ViolationKind.values()) {
-            if (runs.stream().anyMatch(run -> run.check().violationsByKind().get(kind) > 0)) {
-                row(
-                        table,
-                        "  " + kind.name(),
-                        runs,
-                        run -> n(run.check().violationsByKind().get(kind)));
-            }
-        }
-        row(table, "heap MB at start (coordinator / writers max)", runs, run -> heap(run, 0));
-        row(
-                table,
-                "heap MB at end (coordinator / writers max)",
-                runs,
-                run -> heap(run, run.samples().size() - 1));
-        row(
-                table,
-                "fds at start / end (coordinator)",
-                runs,
-                run -> ends(run, u -> u.coordinator().fds()));
-        row(
-                table,
-                "threads at start / end (coordinator)",
-                runs,
-                run -> ends(run, u -> u.coordinator().threads()));
-        row(
-                table,
-                "fds at start / end (writers max)",
-                runs,
-                run -> ends(run, u -> u.writers().fds()));
-        row(
-                table,
-                "threads at start / end (writers max)",
-                runs,
-                run -> ends(run, u -> u.writers().threads()));
-        if (runs.stream().anyMatch(run -> run.resource().chain())) {
-            row(
-                    table,
-                    "fds at start / end (consumers max)",
-                    runs,
-                    run -> ends(run, u -> u.consumers().fds()));
-            row(
-                    table,
-                    "threads at start / end (consumers max)",
-                    runs,
-                    run -> ends(run, u -> u.consumers().threads()));
-        }
-        row(
-                table,
-                "workload seconds",
-                runs,
-                run -> String.format(Locale.ROOT, "%.0f", (run.endMillis() - run.startMillis()) / 1000.0));
+        StringBuilder table = new StringBuilder(table(runs).text(runs));
         for (RunResult run : runs) {
             CheckResult check = run.check();
             if (check.violations().isEmpty()) {
@@ -164,8 +62,77 @@ final class SummaryTable {
         return table.toString();
     }
 
-    private static void row(StringBuilder table, String label, List<RunResult> runs, Function<RunResult, String> cell) {
-        RunTable.row(table, label, 46, runs, cell, 14);
+    /** The side-by-side table of these runs: which rows it has depends on the runs' resources and violations. */
+    static RunTable<RunResult> table(List<RunResult> runs) {
+        List<RunTable.Row<RunResult>> rows = new ArrayList<>();
+        boolean reads = runs.stream().anyMatch(run -> run.resource() == Resource.RWLOCK);
+        rows.add(RunTable.row(
+                reads ? "operations (appends, reads invoked)" : "operations (appends invoked)",
+                run -> n(run.check().operations())));
+        rows.add(RunTable.row(
+                reads ? "  ok (acknowledged, returned)" : "  ok (acknowledged)",
+                run -> n(run.check().ok())));
+        rows.add(RunTable.row(
+                reads ? "  failed (refused, discarded)" : "  failed (refused)",
+                run -> n(run.check().failed())));
+        rows.add(RunTable.row("  indeterminate (info)", run -> n(run.check().indeterminate())));
+        rows.add(RunTable.heading("faults injected (counted / tried)"));
+        for (FaultKind kind : FaultKind.values()) {
+            rows.add(RunTable.row(
+                    "  " + kind.jsonName(),
+                    run -> n(run.counted().getOrDefault(kind, 0)) + " / "
+                            + run.faults().stream()
+                                    .filter(f -> f.kind() == kind)
+                                    .count()));
+        }
+        if (runs.stream().anyMatch(run -> run.resource().chain())) {
+            rows.add(RunTable.row(
+                    "records produced (acknowledged)", run -> n(run.check().recordsProduced())));
+            rows.add(RunTable.row("records applied", run -> n(run.check().recordsApplied())));
+            rows.add(RunTable.row(
+                    "records dead-lettered (no token)", run -> n(run.check().recordsDeadLettered())));
+            rows.add(RunTable.row(
+                    "records dropped (stale token)", run -> n(run.check().recordsDropped())));
+        }
+        rows.add(RunTable.row(
+                "lost (acknowledged, missing)", run -> n(run.check().lostAcknowledged())));
+        rows.add(RunTable.row("duplicated", run -> n(run.check().duplicated())));
+        rows.add(RunTable.row("violations", run -> n(run.check().violations().size())));
+        for (ViolationKind kind : ViolationKind.values()) {
+            if (runs.stream().anyMatch(run -> run.check().violationsByKind().get(kind) > 0)) {
+                rows.add(RunTable.row(
+                        "  " + kind.name(),
+                        run -> n(run.check().violationsByKind().get(kind))));
+            }
+        }
+        rows.add(RunTable.row("heap MB at start (coordinator / writers max)", run -> heap(run, 0)));
+        rows.add(RunTable.row(
+                "heap MB at end (coordinator / writers max)",
+                run -> heap(run, run.samples().size() - 1)));
+        rows.add(RunTable.row(
+                "fds at start / end (coordinator)",
+                run -> ends(run, u -> u.coordinator().fds())));
+        rows.add(RunTable.row(
+                "threads at start / end (coordinator)",
+                run -> ends(run, u -> u.coordinator().threads())));
+        rows.add(RunTable.row(
+                "fds at start / end (writers max)",
+                run -> ends(run, u -> u.writers().fds())));
+        rows.add(RunTable.row(
+                "threads at start / end (writers max)",
+                run -> ends(run, u -> u.writers().threads())));
+        if (runs.stream().anyMatch(run -> run.resource().chain())) {
+            rows.add(RunTable.row(
+                    "fds at start / end (consumers max)",
+                    run -> ends(run, u -> u.consumers().fds())));
+            rows.add(RunTable.row(
+                    "threads at start / end (consumers max)",
+                    run -> ends(run, u -> u.consumers().threads())));
+        }
+        rows.add(RunTable.row(
+                "workload seconds",
+                run -> String.format(Locale.ROOT, "%.0f", (run.endMillis() - run.startMillis()) / 1000.0)));
+        return RunTable.of(run -> run.mode().label(), rows, 46, 14);
     }
 
     private static String n(long value) {
