@@ -8,6 +8,7 @@ import dev.fencing.harness.TimeAxis;
 import dev.fencing.verify.checker.Operation;
 import dev.fencing.verify.checker.Outcome;
 import dev.fencing.verify.checker.Violation;
+import dev.fencing.verify.checker.ViolationKind;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -87,6 +88,7 @@ final class HtmlTimeline {
                         + ".scroll{overflow-x:auto;border:1px solid #ccc}"
                         + "li.v{margin:2px 0;font-family:monospace;font-size:12px}")
                 .table(SummaryTable.table(runs))
+                .explanation(violationKinds(runs))
                 .legend(SvgTimeline.legend(MARKS))
                 .axis(HtmlTimeline::axis)
                 .runHeading(run ->
@@ -94,6 +96,21 @@ final class HtmlTimeline {
                 .section((html, run, axis) -> run(html, run, settings.clients(), axis))
                 .build();
         return report.html(runs, settings.toString());
+    }
+
+    /** What each violation kind in the table means, for the kinds some run found; empty when none did. */
+    static String violationKinds(List<RunResult> runs) {
+        StringBuilder html = new StringBuilder();
+        for (ViolationKind kind : ViolationKind.values()) {
+            if (runs.stream().anyMatch(run -> run.check().violationsByKind().get(kind) > 0)) {
+                html.append("<li class=\"v\">")
+                        .append(Html.escape(kind.name()))
+                        .append(": ")
+                        .append(Html.escape(kind.description()))
+                        .append("</li>\n");
+            }
+        }
+        return html.isEmpty() ? "" : "<ul>\n" + html + "</ul>\n";
     }
 
     /**

@@ -267,6 +267,20 @@ class ReportsTest {
     }
 
     @Test
+    void theReportSaysWhatEachViolationKindFoundMeans() {
+        String html = HtmlTimeline.of(List.of(run(Mode.FENCED, false), run(Mode.CONTROL, true)), settings());
+        String clean = HtmlTimeline.of(List.of(run(Mode.FENCED, false)), settings());
+
+        assertThat(html)
+                .contains("<li class=\"v\">TOKEN_ORDER: "
+                        + dev.fencing.harness.Html.escape(
+                                dev.fencing.verify.checker.ViolationKind.TOKEN_ORDER.description())
+                        + "</li>")
+                .doesNotContain("<li class=\"v\">LOST_ACKNOWLEDGED: ");
+        assertThat(clean).doesNotContain("TOKEN_ORDER: ");
+    }
+
+    @Test
     void theLegendShowsEveryMarkTheTimelineDraws() {
         String html = HtmlTimeline.of(List.of(run(Mode.FENCED, false), run(Mode.CONTROL, true)), settings());
         String legend = html.substring(
