@@ -22,10 +22,8 @@ import java.sql.SQLException;
 import java.sql.Savepoint;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -132,28 +130,17 @@ public final class FencedRowUnits<K, V>
         return '"' + identifier + '"'; // FencedTable allows only [a-z_][a-z0-9_]*
     }
 
-    /**
-     * One accepted record's row update, waiting for the end of its unit; {@code order}: its place in the unit,
-     * {@code segment}: the segment of the unit it is written in.
-     */
-    private record Write(
-            int order,
-            int segment,
-            TopicPartition partition,
-            long offset,
-            long token,
-            Object rowKey,
-            Object[] values) {}
+    /** One accepted record's row update, waiting for the end of its unit. */
+    private record Write(TopicPartition partition, long offset, long token, Object rowKey, Object[] values) {}
 
     private static final class Unit {
         final Handle handle;
-        final List<Write> writes = new ArrayList<>();
+        // the unit's writes not sent yet, by segment, in record order
+        final List<List<Write>> segments = new ArrayList<>();
         // the row keys (text forms) of the last segment's writes; a key seen again starts a new segment
         final Set<String> segmentKeys = new HashSet<>();
-        int segments; // segments begun
         // per row key (its text form): a token the row holds at least, once this unit's batch ran
         final Map<String, Long> rowHolds = new HashMap<>();
-        boolean unwritten;
 
         Unit(Handle handle) {
             this.handle = handle;
@@ -167,7 +154,7 @@ public final class FencedRowUnits<K, V>
             unit = running;
             try {
                 List<PartitionProgress> progress = work.apply(handle);
-                if (running.unwritten) {
+                if (!running.segments.isEmpty()) {
                     // the consumer always finishes a unit before it saves; never commit effects not written
                     throw new IllegalStateException("a unit of work ended with fenced row updates not sent");
                 }
@@ -188,20 +175,19 @@ public final class FencedRowUnits<K, V>
         }
         Object[] values = rows.values(record); // before the row's count: a function that throws adds no write
         String keyText = String.valueOf(rowKey);
-        if (running.segments == 0 || !running.segmentKeys.add(keyText)) {
+        if (running.segments.isEmpty() || !running.segmentKeys.add(keyText)) {
             running.segmentKeys.clear();
             running.segmentKeys.add(keyText);
-            running.segments++;
+            running.segments.add(new ArrayList<>());
         }
-        running.writes.add(new Write(
-                running.writes.size(),
-                running.segments - 1,
-                new TopicPartition(record.topic(), record.partition()),
-                record.offset(),
-                token,
-                rowKey,
-                values));
-        running.unwritten = true;
+        running.segments
+                .get(running.segments.size() - 1)
+                .add(new Write(
+                        new TopicPartition(record.topic(), record.partition()),
+                        record.offset(),
+                        token,
+                        rowKey,
+                        values));
     }
 
     /**
@@ -224,14 +210,10 @@ public final class FencedRowUnits<K, V>
     @Override
     public List<Refusal> finishUnit(Handle transaction) {
         Unit running = unitOf(transaction);
-        running.unwritten = false;
-        if (running.writes.isEmpty()) {
-            return List.of();
-        }
-        List<Write> refused = new ArrayList<>();
-        Map<Write, Long> storedTokens = new IdentityHashMap<>();
+        // in record order: the segments are, and so is each segment's share
+        List<Refusal> refusals = new ArrayList<>();
         int savepoints = 0;
-        for (List<Write> segment : segments(running.writes)) {
+        for (List<Write> segment : running.segments) {
             // at most MAX_SEGMENTS savepoints a unit, even when one poll brought more segments
             FencedBatch batch =
                     segment.size() >= MIN_STATEMENT_ROWS && savepoints < MAX_SEGMENTS ? batchOf(segment) : null;
@@ -241,25 +223,19 @@ public final class FencedRowUnits<K, V>
                 BATCH_STATEMENTS.incrementAndGet();
                 for (int i = 0; i < segment.size(); i++) {
                     if (outcomes.get(i) instanceof WriteOutcome.Rejected rejected) {
-                        refused.add(segment.get(i));
-                        storedTokens.put(segment.get(i), rejected.storedToken());
+                        Write write = segment.get(i);
+                        refusals.add(new Refusal(write.partition(), write.offset(), rejected.storedToken()));
                     }
                 }
             } else {
-                refusedIn(transaction.getConnection(), segment, refused, storedTokens);
+                refusedIn(transaction.getConnection(), segment, refusals);
             }
             for (Write write : segment) {
                 running.rowHolds.merge(String.valueOf(write.rowKey()), write.token(), Math::max);
             }
         }
-        running.writes.clear();
+        running.segments.clear();
         running.segmentKeys.clear();
-        running.segments = 0;
-        refused.sort(Comparator.comparingInt(Write::order));
-        List<Refusal> refusals = new ArrayList<>(refused.size());
-        for (Write write : refused) {
-            refusals.add(new Refusal(write.partition(), write.offset(), storedTokens.get(write)));
-        }
         return refusals;
     }
 
@@ -337,24 +313,12 @@ public final class FencedRowUnits<K, V>
     @Override
     public boolean unitFull() {
         Unit running = unit;
-        return running != null && running.segments >= MAX_SEGMENTS;
+        return running != null && running.segments.size() >= MAX_SEGMENTS;
     }
 
     /** Segments written as one batch statement so far, by every instance in this JVM; for tests. */
     public static long batchStatementsForTest() {
         return BATCH_STATEMENTS.get();
-    }
-
-    /** The unit's writes by segment, in order. */
-    private static List<List<Write>> segments(List<Write> writes) {
-        List<List<Write>> segments = new ArrayList<>();
-        for (Write write : writes) {
-            if (write.segment() == segments.size()) {
-                segments.add(new ArrayList<>());
-            }
-            segments.get(write.segment()).add(write);
-        }
-        return segments;
     }
 
     /** The segment as one fenced batch, or null if one of its values (or keys) does not travel in one as bound. */
@@ -416,9 +380,8 @@ public final class FencedRowUnits<K, V>
         return writer;
     }
 
-    /** The segment as single-row fenced updates in one JDBC batch; adds its refused writes and their rows' tokens. */
-    private void refusedIn(
-            Connection connection, List<Write> segment, List<Write> refusals, Map<Write, Long> storedTokens) {
+    /** The segment as single-row fenced updates in one JDBC batch; adds its refused writes' refusals. */
+    private void refusedIn(Connection connection, List<Write> segment, List<Refusal> refusals) {
         int[] counts;
         try (PreparedStatement statement = connection.prepareStatement(update)) {
             for (Write write : segment) {
@@ -460,8 +423,7 @@ public final class FencedRowUnits<K, V>
                 // neither applied nor stale; fail closed, the unit rolls back
                 throw notWritten(write, token);
             }
-            refusals.add(write);
-            storedTokens.put(write, token);
+            refusals.add(new Refusal(write.partition(), write.offset(), token));
         }
     }
 
