@@ -72,8 +72,7 @@ class InjectedExpiryIT {
             assertThat(old.lossCause()).isIn(LeaseLoss.SESSION_LOST, LeaseLoss.PAUSE_DETECTED);
             old.close();
             successorThread.submit(taken::close).get(30, TimeUnit.SECONDS);
-            assertThat(holderClient.getZookeeperClient().blockUntilConnectedOrTimedOut())
-                    .isTrue();
+            ZooKeeperClients.awaitReconnected(holderClient);
         }
         assertThat(overlaps).isEmpty();
     }
@@ -97,8 +96,7 @@ class InjectedExpiryIT {
             }
             assertThat(taken.token()).isGreaterThan(old.token());
             b.stepDown();
-            assertThat(leaderClient.getZookeeperClient().blockUntilConnectedOrTimedOut())
-                    .isTrue();
+            ZooKeeperClients.awaitReconnected(leaderClient);
         }
         assertThat(overlaps).isEmpty();
     }
