@@ -21,6 +21,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import org.flywaydb.core.Flyway;
+import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
 import org.jdbi.v3.core.argument.Argument;
 import org.jdbi.v3.core.statement.Update;
@@ -60,8 +61,11 @@ import org.jdbi.v3.core.statement.Update;
  * a short round's rate, and its ratio moved between 0.90 and 0.98 from run to run with 600 ms rounds.
  *
  * <pre>{@code
- * bench/run jdbc [--rounds 40] [--round-millis 600] [--single-round-millis 1200]
+ * bench/run jdbc [--rounds 40] [--round-millis 600] [--single-round-millis 1200] [--shapes]
  * }</pre>
+ *
+ * <p>{@code --shapes} prints, instead of the tables and the ratio line, where the batch's time goes: {@link
+ * JdbcShapes}.
  */
 public final class JdbcBenchmark {
     static final int ROWS = 10_000;
@@ -96,14 +100,17 @@ public final class JdbcBenchmark {
         int rounds = 40;
         long roundMillis = 600;
         long singleRoundMillis = 1_200;
+        boolean shapes = false;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--rounds" -> rounds = Integer.parseInt(args[++i]);
                 case "--round-millis" -> roundMillis = Long.parseLong(args[++i]);
                 case "--single-round-millis" -> singleRoundMillis = Long.parseLong(args[++i]);
+                case "--shapes" -> shapes = true;
                 default -> {
                     System.err.println(
-                            "usage: JdbcBenchmark [--rounds N] [--round-millis MS] [--single-round-millis MS]");
+                            "usage: JdbcBenchmark [--rounds N] [--round-millis MS] [--single-round-millis MS]"
+                                    + " [--shapes]");
                     System.exit(2);
                 }
             }
@@ -127,7 +134,17 @@ public final class JdbcBenchmark {
                                 + " || ', synchronous_commit=' || current_setting('synchronous_commit')")
                         .mapTo(String.class)
                         .one());
-                new JdbcBenchmark(jdbi, roundMillis, singleRoundMillis).run(rounds, settings);
+                JdbcBenchmark bench = new JdbcBenchmark(jdbi, roundMillis, singleRoundMillis);
+                if (shapes) {
+                    System.out.println(
+                            "jdbc benchmark: " + settings + "; " + ROWS + " rows; " + roundMillis + " ms rounds");
+                    try (Handle handle = jdbi.open()) {
+                        new JdbcShapes(handle, bench.writer, bench.fenced, bench.tokens, BATCH, ROWS)
+                                .run(rounds, roundMillis, System.out);
+                    }
+                } else {
+                    bench.run(rounds, settings);
+                }
             }
         }
     }
@@ -239,7 +256,7 @@ public final class JdbcBenchmark {
         });
     }
 
-    private static Argument bigintArray(Long[] elements) {
+    static Argument bigintArray(Long[] elements) {
         return (position, statement, ctx) -> {
             java.sql.Array array = statement.getConnection().createArrayOf("bigint", elements);
             ctx.addCleanable(array::free);
