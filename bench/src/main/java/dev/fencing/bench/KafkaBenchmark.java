@@ -9,6 +9,8 @@ import dev.fencing.kafka.spi.WatermarkStore;
 import dev.fencing.testsupport.KafkaEndpoint;
 import dev.fencing.testsupport.KafkaServers;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -72,6 +74,11 @@ public final class KafkaBenchmark {
     private final int records;
     private final int stale;
     private final LongAdder sink = new LongAdder();
+    private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
+    // each round's CPU time per record of the consuming thread, for the case running now (see compare)
+    private final List<Double> rawCpu = new ArrayList<>();
+    private final List<Double> fencedCpu = new ArrayList<>();
+    private final Map<String, double[]> cpuByCase = new HashMap<>();
 
     private KafkaBenchmark(KafkaEndpoint kafka, String topic, int records, int stale) {
         this.kafka = kafka;
@@ -122,22 +129,22 @@ public final class KafkaBenchmark {
                 bench.fencedRound(new InMemoryWatermarkStore(), 0);
             }
             List<KafkaRounds.Result> results = new ArrayList<>();
-            results.add(KafkaRounds.compare(
+            results.add(bench.compare(
                     "InMemoryWatermarkStore",
                     rounds,
                     () -> bench.rawRound(0),
                     () -> bench.fencedRound(new InMemoryWatermarkStore(), 0)));
-            results.add(KafkaRounds.compare(
+            results.add(bench.compare(
                     "no store (consumer's own heap)",
                     rounds,
                     () -> bench.rawRound(0),
                     () -> bench.fencedRound(null, 0)));
-            results.add(KafkaRounds.compare(
+            results.add(bench.compare(
                     "InMemoryWatermarkStore, stale dropped",
                     rounds,
                     () -> bench.rawRound(0),
                     () -> bench.fencedRound(new InMemoryWatermarkStore(), 0, StaleRecordPolicy.DROP)));
-            results.add(KafkaRounds.compare(
+            results.add(bench.compare(
                     "InMemoryWatermarkStore, unit " + memoryCommit,
                     rounds,
                     () -> bench.rawRound(memoryCommit),
@@ -152,6 +159,7 @@ public final class KafkaBenchmark {
                     stale,
                     MAX_POLL_RECORDS);
             KafkaRounds.printTable(System.out, results);
+            bench.printCpuTable(results);
             for (int i = 1; i < results.size(); i++) {
                 System.out.printf(
                         Locale.ROOT,
@@ -163,6 +171,44 @@ public final class KafkaBenchmark {
                     Locale.ROOT,
                     "kafka fenced/raw throughput ratio: %.2f%n",
                     results.get(0).ratio());
+        }
+    }
+
+    /**
+     * {@link KafkaRounds#compare}, also keeping the median CPU time per record of each side's consuming thread
+     * over the case's measured rounds (the warm-up pair's left out).
+     */
+    private KafkaRounds.Result compare(String name, int rounds, KafkaRounds.Round raw, KafkaRounds.Round fenced) {
+        rawCpu.clear();
+        fencedCpu.clear();
+        KafkaRounds.Result result = KafkaRounds.compare(name, rounds, raw, fenced);
+        cpuByCase.put(name, new double[] {
+            AlternatingRuns.median(rawCpu.subList(1, rawCpu.size())),
+            AlternatingRuns.median(fencedCpu.subList(1, fencedCpu.size()))
+        });
+        return result;
+    }
+
+    /**
+     * The CPU time each side's consuming thread spent per record, from its first record to its last handled one:
+     * what the fence costs that thread, which moves much less from run to run than throughput does (the broker,
+     * the dead-letter producer and the garbage collector share the machine's cores with it).
+     */
+    private void printCpuTable(List<KafkaRounds.Result> results) {
+        System.out.println("consuming thread's CPU time per record (median of the rounds; ThreadMXBean):");
+        System.out.printf(
+                Locale.ROOT, "| %-40s | %10s | %13s | %12s |%n", "case", "raw ns/rec", "fenced ns/rec", "added ns/rec");
+        System.out.printf(
+                Locale.ROOT, "|%s|%s|%s|%s|%n", "-".repeat(42), "-".repeat(12), "-".repeat(15), "-".repeat(14));
+        for (KafkaRounds.Result result : results) {
+            double[] cpu = cpuByCase.get(result.name());
+            System.out.printf(
+                    Locale.ROOT,
+                    "| %-40s | %,10.0f | %,13.0f | %,12.0f |%n",
+                    result.name(),
+                    cpu[0],
+                    cpu[1],
+                    cpu[1] - cpu[0]);
         }
     }
 
@@ -192,14 +238,21 @@ public final class KafkaBenchmark {
             consumer.subscribe(List.of(topic));
             CompletableFuture<Void> stopped = CompletableFuture.runAsync(() -> {
                 long uncommitted = 0;
+                long seen = 0;
+                long cpuFirst = 0;
                 while (running.get()) {
                     ConsumerRecords<String, String> batch = consumer.poll(Duration.ofMillis(100));
                     for (ConsumerRecord<String, String> record : batch) {
                         if (first.get() == 0) {
                             first.set(System.nanoTime());
+                            cpuFirst = THREADS.getCurrentThreadCpuTime();
                         }
                         sink.add(record.value().length());
                     }
+                    if (seen < records && seen + batch.count() >= records) {
+                        rawCpu.add((THREADS.getCurrentThreadCpuTime() - cpuFirst) / (double) records);
+                    }
+                    seen += batch.count();
                     seenCounter.increment(batch.count());
                     uncommitted += batch.count();
                     if (uncommitted > 0 && uncommitted >= commitRecords) {
@@ -225,6 +278,7 @@ public final class KafkaBenchmark {
     private double fencedRound(WatermarkStore<?> store, long commitMaxRecords, StaleRecordPolicy stalePolicy) {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         AtomicLong first = new AtomicLong();
+        long[] handled = new long[2]; // records handled, and the thread's CPU time at the first (handler thread only)
         FencedConsumerBuilder<String, String> builder = FencedConsumer.builder(
                         new StringDeserializer(), new StringDeserializer())
                 .properties(consumerConfig())
@@ -235,8 +289,12 @@ public final class KafkaBenchmark {
                 .handler((record, token) -> {
                     if (first.get() == 0) {
                         first.set(System.nanoTime());
+                        handled[1] = THREADS.getCurrentThreadCpuTime();
                     }
                     sink.add(record.value().length());
+                    if (++handled[0] == records - stale) {
+                        fencedCpu.add((THREADS.getCurrentThreadCpuTime() - handled[1]) / (double) records);
+                    }
                 });
         if (store != null) {
             builder.watermarkStore(store);
