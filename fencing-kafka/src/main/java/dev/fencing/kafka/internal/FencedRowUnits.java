@@ -2,24 +2,13 @@ package dev.fencing.kafka.internal;
 
 import dev.fencing.FencePolicy;
 import dev.fencing.jdbc.FencedBatch;
-import dev.fencing.jdbc.FencedTable;
 import dev.fencing.jdbc.FencedWriter;
-import dev.fencing.jdbc.RowKey;
-import dev.fencing.jdbc.WriteOutcome;
 import dev.fencing.kafka.FencedRowHandler;
 import dev.fencing.kafka.PostgresWatermarkStore;
-import dev.fencing.kafka.RecordHandlingException;
 import dev.fencing.kafka.TransactionalRecordHandler;
-import dev.fencing.kafka.WatermarkStoreException;
 import dev.fencing.kafka.spi.PartitionProgress;
 import dev.fencing.kafka.spi.PartitionState;
 import dev.fencing.kafka.spi.WatermarkStore;
-import java.sql.Array;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
-import java.sql.Savepoint;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -27,16 +16,12 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.UUID;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.utils.Bytes;
 import org.jdbi.v3.core.Handle;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * What {@link FencedRowHandler} runs on: the consumer's store (a {@link PostgresWatermarkStore} whose units it
@@ -59,12 +44,7 @@ public final class FencedRowUnits<K, V>
     private final AppliedOffsetStore storedKeys;
     private final FencedRowHandler<K, V> rows;
     private final Deserializer<K> keyDeserializer;
-    private final String update;
-    private final String rowTokens;
-    private final FencePolicy policy;
-    private final String[] columnTypes; // of rows.columns(), in order
-    private FencedWriter writer; // made from the first unit's handle, poll thread only
-    private long fallbacksLogged; // batches undone to their savepoints, poll thread only
+    private final FencedRowWrites writes;
     private Unit unit; // the running unit of work, poll thread only
 
     public FencedRowUnits(
@@ -77,66 +57,19 @@ public final class FencedRowUnits<K, V>
         this.storedKeys = storedKeys;
         this.rows = rows;
         this.keyDeserializer = keyDeserializer;
-        this.policy = policy;
-        FencedTable table = rows.table();
-        this.columnTypes = rows.columns().stream()
-                .map(column -> table.columnType(column).orElseThrow())
-                .toArray(String[]::new);
-        String fence = quoted(table.fenceColumn());
-        String key = quoted(rows.keyColumn());
-        String keyType = table.columnType(rows.keyColumn()).orElseThrow();
-        // the key compared as fencing-jdbc's statements compare it (the equality of its unique index's class)
-        String keyCondition = table.keyEquals(rows.keyColumn(), key, "CAST(? AS " + keyType + ")");
-        // ONLY: never a row of an inheritance child added after the table was checked (a partitioned table's
-        // rows are all in its partitions)
-        String target = table.partitioned() ? table.quotedName() : "ONLY " + table.quotedName();
-        StringBuilder sql = new StringBuilder("UPDATE ").append(target).append(" SET ");
-        for (String column : rows.columns()) {
-            sql.append(quoted(column))
-                    .append(" = CAST(? AS ")
-                    .append(table.columnType(column).orElseThrow())
-                    .append("), ");
-        }
-        // one statement: the check and the write (the fencing-db module's guard trigger backs it for other writers);
-        // operators named with their schema, as fencing-jdbc's statements write them
-        sql.append(fence)
-                .append(" = ? WHERE ")
-                .append(keyCondition)
-                .append(" AND ")
-                .append(fence)
-                .append(policy == FencePolicy.STRICT ? " OPERATOR(pg_catalog.<) ?" : " OPERATOR(pg_catalog.<=) ?");
-        this.update = sql.toString();
-        // by the key's text as asked for, not as the row spells it ('07' asks for row 7, and is answered as '07')
-        this.rowTokens = "SELECT wanted.k, " + fence + " FROM " + target
-                + " JOIN pg_catalog.unnest(CAST(? AS pg_catalog.text[])) AS wanted(k) ON "
-                + table.keyEquals(rows.keyColumn(), key, "CAST(wanted.k AS " + keyType + ")");
+        this.writes = new FencedRowWrites(rows, policy);
     }
 
-    /** The most segments a unit takes before it ends ({@link #unitFull}). */
-    public static final int MAX_SEGMENTS = 32;
+    /** The most segments a unit takes before it ends ({@link #unitFull}): as many as it sets savepoints for. */
+    public static final int MAX_SEGMENTS = FencedRowWrites.MAX_SAVEPOINTS;
 
     /** The smallest segment written as one batch statement; smaller ones are single-row updates. */
-    public static final int MIN_STATEMENT_ROWS = 32;
-
-    private static final Set<String> TEXT_TYPES = Set.of("text", "character varying", "bpchar");
-    private static final Set<String> WHOLE_NUMBER_TYPES =
-            Set.of("smallint", "integer", "bigint", "numeric", "real", "double precision");
-    private static final Logger LOG = LoggerFactory.getLogger(FencedRowUnits.class);
-
-    /** Segments written as one batch statement, by every instance (for tests: which path a segment took). */
-    private static final AtomicLong BATCH_STATEMENTS = new AtomicLong();
-
-    private static String quoted(String identifier) {
-        return '"' + identifier + '"'; // FencedTable allows only [a-z_][a-z0-9_]*
-    }
-
-    /** One accepted record's row update, waiting for the end of its unit. */
-    private record Write(TopicPartition partition, long offset, long token, Object rowKey, Object[] values) {}
+    public static final int MIN_STATEMENT_ROWS = FencedRowWrites.MIN_STATEMENT_ROWS;
 
     private static final class Unit {
         final Handle handle;
         // the unit's writes not sent yet, by segment, in record order
-        final List<List<Write>> segments = new ArrayList<>();
+        final List<List<FencedRowWrites.Write>> segments = new ArrayList<>();
         // the row keys (text forms) of the last segment's writes; a key seen again starts a new segment
         final Set<String> segmentKeys = new HashSet<>();
         // per row key (its text form): a token the row holds at least, once this unit's batch ran
@@ -182,7 +115,7 @@ public final class FencedRowUnits<K, V>
         }
         running.segments
                 .get(running.segments.size() - 1)
-                .add(new Write(
+                .add(new FencedRowWrites.Write(
                         new TopicPartition(record.topic(), record.partition()),
                         record.offset(),
                         token,
@@ -195,7 +128,7 @@ public final class FencedRowUnits<K, V>
      * consecutive writes whose row keys differ (a key seen again begins the next one), so that a segment can be
      * one statement, and a row's writes reach it in the order of their records (a segment is written before the
      * next). A segment of {@value #MIN_STATEMENT_ROWS} rows or more whose values all reach their columns
-     * through a batch as they bind one by one ({@link #travelsAsBound}) is one fenced batch statement ({@link
+     * through a batch as they bind one by one ({@link FencedRowWrites#travelsAsBound}) is one fenced batch statement ({@link
      * FencedWriter#tryBatch(Handle, FencedBatch)}, in the unit's transaction, under a savepoint: a few
      * microseconds a row); any other segment is a JDBC batch of single-row fenced updates, in record order (one
      * statement a row, each about twice a batch row's cost, but no statement of its own to set up). A batch
@@ -210,94 +143,10 @@ public final class FencedRowUnits<K, V>
     @Override
     public List<Refusal> finishUnit(Handle transaction) {
         Unit running = unitOf(transaction);
-        // in record order: the segments are, and so is each segment's share
-        List<Refusal> refusals = new ArrayList<>();
-        int savepoints = 0;
-        for (List<Write> segment : running.segments) {
-            // at most MAX_SEGMENTS savepoints a unit, even when one poll brought more segments
-            FencedBatch batch =
-                    segment.size() >= MIN_STATEMENT_ROWS && savepoints < MAX_SEGMENTS ? batchOf(segment) : null;
-            savepoints += batch == null ? 0 : 1;
-            List<WriteOutcome> outcomes = batch == null ? null : inSavepoint(transaction, batch);
-            if (outcomes != null) {
-                BATCH_STATEMENTS.incrementAndGet();
-                for (int i = 0; i < segment.size(); i++) {
-                    if (outcomes.get(i) instanceof WriteOutcome.Rejected rejected) {
-                        Write write = segment.get(i);
-                        refusals.add(new Refusal(write.partition(), write.offset(), rejected.storedToken()));
-                    }
-                }
-            } else {
-                refusedIn(transaction.getConnection(), segment, refusals);
-            }
-            for (Write write : segment) {
-                running.rowHolds.merge(String.valueOf(write.rowKey()), write.token(), Math::max);
-            }
-        }
+        List<Refusal> refusals = writes.write(transaction, running.segments, running.rowHolds);
         running.segments.clear();
         running.segmentKeys.clear();
         return refusals;
-    }
-
-    /**
-     * The batch's outcomes, or null if it was undone to its savepoint: it failed, or some row was neither
-     * applied nor rejected (no row: the single-row update reports it, naming the record).
-     *
-     * @throws WatermarkStoreException if the savepoint could not be set or gone back to (the connection failed)
-     */
-    private List<WriteOutcome> inSavepoint(Handle transaction, FencedBatch batch) {
-        Connection connection = transaction.getConnection();
-        Savepoint savepoint;
-        try {
-            savepoint = connection.setSavepoint();
-        } catch (SQLException e) {
-            throw new WatermarkStoreException(
-                    "could not set a savepoint before the unit's fenced batch of " + batch.size() + " rows of "
-                            + rows.table().qualifiedName() + ": " + e.getMessage(),
-                    e);
-        }
-        RuntimeException failure = null;
-        try {
-            List<WriteOutcome> outcomes = writer(transaction).tryBatch(transaction, batch);
-            if (outcomes.stream()
-                    .allMatch(o -> o instanceof WriteOutcome.Applied || o instanceof WriteOutcome.Rejected)) {
-                connection.releaseSavepoint(savepoint);
-                return outcomes;
-            }
-        } catch (RuntimeException e) {
-            failure = e;
-        } catch (SQLException e) {
-            failure = new WatermarkStoreException(
-                    "could not release the savepoint of the unit's fenced batch: " + e.getMessage(), e);
-        }
-        try {
-            connection.rollback(savepoint);
-        } catch (SQLException e) {
-            WatermarkStoreException lost = new WatermarkStoreException(
-                    "the unit's fenced batch of " + batch.size()
-                            + " rows of " + rows.table().qualifiedName() + " could not be undone to its savepoint: "
-                            + e.getMessage(),
-                    failure != null ? failure : e);
-            if (failure != null) {
-                lost.addSuppressed(e);
-            }
-            throw lost;
-        }
-        if (fallbacksLogged++ == 0) {
-            LOG.warn(
-                    "a fenced batch of {} rows of {} was undone to its savepoint and is written row by row (logged"
-                            + " once; later ones at DEBUG)",
-                    batch.size(),
-                    rows.table().qualifiedName(),
-                    failure);
-        } else {
-            LOG.debug(
-                    "a fenced batch of {} rows of {} was undone to its savepoint and is written row by row",
-                    batch.size(),
-                    rows.table().qualifiedName(),
-                    failure);
-        }
-        return null;
     }
 
     /**
@@ -318,153 +167,7 @@ public final class FencedRowUnits<K, V>
 
     /** Segments written as one batch statement so far, by every instance in this JVM; for tests. */
     public static long batchStatementsForTest() {
-        return BATCH_STATEMENTS.get();
-    }
-
-    /** The segment as one fenced batch, or null if one of its values (or keys) does not travel in one as bound. */
-    private FencedBatch batchOf(List<Write> segment) {
-        FencedBatch.Builder batch =
-                FencedBatch.builder(rows.table()).columns(rows.columns().toArray(String[]::new));
-        try {
-            for (Write write : segment) {
-                Object[] values = write.values();
-                for (int i = 0; i < values.length; i++) {
-                    if (!travelsAsBound(values[i], columnTypes[i])) {
-                        return null;
-                    }
-                }
-                batch.add(write.token(), RowKey.of(write.rowKey()), values);
-            }
-        } catch (IllegalArgumentException e) {
-            // a value of a type without a text form PostgreSQL reads back, or two row keys the batch counts as
-            // one row: the single-row updates bind each value as JDBC does
-            return null;
-        }
-        return batch.build();
-    }
-
-    /**
-     * Whether the value reaches a column of this type the same through a batch (a {@code bigint[]} or {@code
-     * text[]} element cast to the type) as through the single-row update ({@code setObject}, then {@code
-     * CAST(? AS type)}), by casts built into PostgreSQL, which no one can redefine: a string into a text column
-     * ({@code varchar} or {@code text} to it), a whole number into a numeric or text column ({@code int4} or
-     * {@code int8} either way, cast alike), a boolean or a UUID into its own type or text. Not a string into
-     * any other type (a cast a user defined from {@code text} but not from {@code varchar}, or the other way
-     * round, would apply to one path only), a floating-point number (its text form and its binary value round
-     * differently), a date or time (an offset is dropped from text for a {@code timestamp}), or anything else.
-     */
-    static boolean travelsAsBound(Object value, String columnType) {
-        boolean text = TEXT_TYPES.contains(columnType);
-        if (value == null) {
-            return true;
-        }
-        if (value instanceof String) {
-            return text;
-        }
-        if (value instanceof Long || value instanceof Integer || value instanceof Short) {
-            return text || WHOLE_NUMBER_TYPES.contains(columnType);
-        }
-        if (value instanceof Boolean) {
-            return text || columnType.equals("boolean");
-        }
-        if (value instanceof UUID) {
-            return text || columnType.equals("uuid");
-        }
-        return false;
-    }
-
-    private FencedWriter writer(Handle transaction) {
-        if (writer == null) {
-            writer = FencedWriter.builder(transaction.getJdbi()).policy(policy).build();
-        }
-        return writer;
-    }
-
-    /** The segment as single-row fenced updates in one JDBC batch; adds its refused writes' refusals. */
-    private void refusedIn(Connection connection, List<Write> segment, List<Refusal> refusals) {
-        int[] counts;
-        try (PreparedStatement statement = connection.prepareStatement(update)) {
-            for (Write write : segment) {
-                int p = 1;
-                for (Object value : write.values()) {
-                    statement.setObject(p++, value);
-                }
-                statement.setLong(p++, write.token());
-                statement.setObject(p++, write.rowKey());
-                statement.setLong(p, write.token());
-                statement.addBatch();
-            }
-            counts = statement.executeBatch();
-        } catch (SQLException e) {
-            throw new WatermarkStoreException(
-                    "could not write the unit's " + segment.size() + " fenced row updates to "
-                            + rows.table().qualifiedName() + ": " + e.getMessage(),
-                    e);
-        }
-        List<Write> refused = new ArrayList<>();
-        for (int i = 0; i < segment.size(); i++) {
-            if (counts[i] != 1 && counts[i] != 0) {
-                throw new IllegalStateException(
-                        "the update of one row of " + rows.table().qualifiedName() + " counted " + counts[i]);
-            }
-            if (counts[i] == 0) {
-                refused.add(segment.get(i));
-            }
-        }
-        if (refused.isEmpty()) {
-            return;
-        }
-        Map<String, Long> stored =
-                rowTokens(connection, refused.stream().map(Write::rowKey).toList());
-        for (Write write : refused) {
-            Long token = stored.get(String.valueOf(write.rowKey()));
-            if (token == null || token < write.token()) {
-                // no row, or a row that refused a newer token (a trigger that skipped the update?): the record is
-                // neither applied nor stale; fail closed, the unit rolls back
-                throw notWritten(write, token);
-            }
-            refusals.add(new Refusal(write.partition(), write.offset(), token));
-        }
-    }
-
-    /** A write that was neither applied nor refused as stale: no row (token null), or a row holding an older one. */
-    private RecordHandlingException notWritten(Write write, Long token) {
-        return new RecordHandlingException(
-                write.partition(),
-                write.offset(),
-                write.token(),
-                new IllegalStateException(
-                        token == null
-                                ? "no row of " + rows.table().qualifiedName() + " has " + rows.keyColumn() + " = "
-                                        + write.rowKey() + ": a fenced row handler updates existing rows only"
-                                : "row " + write.rowKey() + " of "
-                                        + rows.table().qualifiedName() + " refused token " + write.token()
-                                        + " while holding " + token));
-    }
-
-    /** The tokens the rows of these keys hold, by the key's text form; a key without a row is left out. */
-    private Map<String, Long> rowTokens(Connection connection, Collection<?> rowKeys) {
-        String[] texts = rowKeys.stream().map(String::valueOf).distinct().toArray(String[]::new);
-        Map<String, Long> found = new HashMap<>();
-        try (PreparedStatement statement = connection.prepareStatement(rowTokens)) {
-            Array array = connection.createArrayOf("text", texts);
-            try {
-                statement.setArray(1, array);
-                try (ResultSet result = statement.executeQuery()) {
-                    while (result.next()) {
-                        found.put(result.getString(1), result.getLong(2));
-                    }
-                }
-            } finally {
-                array.free();
-            }
-        } catch (SQLException e) {
-            throw new WatermarkStoreException(
-                    "could not read the tokens of " + texts.length + " rows of "
-                            + rows.table().qualifiedName() + ": " + e.getMessage(),
-                    e);
-        }
-        return found;
+        return FencedRowWrites.batchStatements();
     }
 
     /** The progress without the watermarks that rows hold: a save writes only what no row carries. */
@@ -528,7 +231,7 @@ public final class FencedRowUnits<K, V>
                     + " are read inside a unit of work, in its transaction");
         }
         for (Map.Entry<String, Long> row :
-                rowTokens(running.handle.getConnection(), byRow.keySet()).entrySet()) {
+                writes.rowTokens(running.handle.getConnection(), byRow.keySet()).entrySet()) {
             if (row.getValue() > 0) {
                 for (Bytes key : byRow.get(row.getKey())) {
                     found.merge(key, row.getValue(), Math::max);
