@@ -63,39 +63,39 @@ final class JdbcShapes {
 
     @FunctionalInterface
     private interface Shape {
-        /** Writes one batch of rows {@code first} to {@code first + batch - 1} under {@code token}. */
-        void write(long first, Long[] ids, Long[] values, long token);
+        /** Writes one batch: the rows {@code ids} get {@code values}, under {@code token}. */
+        void write(Long[] ids, Long[] values, long token);
     }
 
     void run(int cycles, long roundMillis, PrintStream out) {
-        String table = JdbcBenchmark.PROTECTED;
+        String target = JdbcBenchmark.PROTECTED;
         String from = " FROM unnest(CAST(:ids AS bigint[]), CAST(:counters AS bigint[])) AS v(id, counter)"
                 + " WHERE t.id = v.id";
-        String plain = "UPDATE " + table + " AS t SET counter = v.counter" + from;
-        String fence = "UPDATE " + table + " AS t SET counter = v.counter, last_fence_token = CAST(:token AS bigint)"
+        String plain = "UPDATE " + target + " AS t SET counter = v.counter" + from;
+        String fence = "UPDATE " + target + " AS t SET counter = v.counter, last_fence_token = CAST(:token AS bigint)"
                 + from + " AND t.last_fence_token <= CAST(:token AS bigint)";
         String counted = "WITH applied AS (" + fence + " RETURNING 1) SELECT CAST(CASE WHEN count(*) = " + batch
                 + " THEN '0' ELSE 'fenced batch wrote ' || count(*) || ' rows' END AS bigint) FROM applied";
         Map<String, Shape> shapes = new LinkedHashMap<>();
-        shapes.put("plain", (first, ids, values, token) -> handle.createUpdate(plain)
+        shapes.put("plain", (ids, values, token) -> handle.createUpdate(plain)
                 .bind("ids", JdbcBenchmark.bigintArray(ids))
                 .bind("counters", JdbcBenchmark.bigintArray(values))
                 .execute());
         shapes.put(
                 "fence",
-                (first, ids, values, token) -> requireAll(handle.createUpdate(fence)
+                (ids, values, token) -> requireAll(handle.createUpdate(fence)
                         .bind("ids", JdbcBenchmark.bigintArray(ids))
                         .bind("counters", JdbcBenchmark.bigintArray(values))
                         .bind("token", token)
                         .execute()));
-        shapes.put("fence + count", (first, ids, values, token) -> handle.createQuery(counted)
+        shapes.put("fence + count", (ids, values, token) -> handle.createQuery(counted)
                 .bind("ids", JdbcBenchmark.bigintArray(ids))
                 .bind("counters", JdbcBenchmark.bigintArray(values))
                 .bind("token", token)
                 .mapTo(Long.class)
                 .one());
-        shapes.put("tryBatch", (first, ids, values, token) -> {
-            FencedBatch.Builder builder = FencedBatch.builder(this.table).columns("counter");
+        shapes.put("tryBatch", (ids, values, token) -> {
+            FencedBatch.Builder builder = FencedBatch.builder(table).columns("counter");
             for (int i = 0; i < batch; i++) {
                 builder.add(token, RowKey.of(ids[i]), values[i]);
             }
@@ -130,7 +130,7 @@ final class JdbcShapes {
                         ids[i] = first + i;
                         values[i] = first * 7 + i;
                     }
-                    shape.write(first, ids, values, tokens.incrementAndGet());
+                    shape.write(ids, values, tokens.incrementAndGet());
                     batches++;
                 }
                 double seconds = (System.nanoTime() - start) / 1e9;

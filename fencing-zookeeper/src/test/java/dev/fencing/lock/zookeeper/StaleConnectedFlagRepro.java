@@ -1,5 +1,7 @@
 package dev.fencing.lock.zookeeper;
 
+import static org.awaitility.Awaitility.await;
+
 import com.sun.jdi.BooleanValue;
 import com.sun.jdi.Bootstrap;
 import com.sun.jdi.ObjectReference;
@@ -133,9 +135,9 @@ public final class StaleConnectedFlagRepro {
                 ZooKeeper before = client.getZookeeperClient().getZooKeeper();
                 long instance = client.getZookeeperClient().getInstanceIndex();
                 ZooKeeperSessions.injectExpiry(before);
-                while (client.getZookeeperClient().getInstanceIndex() == instance) {
-                    Thread.sleep(10); // until the Expired event made Curator replace the handle (reset)
-                }
+                // until the Expired event made Curator replace the handle (reset)
+                await().atMost(Duration.ofSeconds(30))
+                        .until(() -> client.getZookeeperClient().getInstanceIndex() != instance);
                 boolean connected = client.getZookeeperClient().blockUntilConnectedOrTimedOut();
                 ZooKeeper after = client.getZookeeperClient().getZooKeeper();
                 System.out.println("TARGET blockUntilConnectedOrTimedOut=" + connected + "; handle replaced="
