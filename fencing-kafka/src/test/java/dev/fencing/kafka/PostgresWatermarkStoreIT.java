@@ -29,6 +29,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.utils.Bytes;
+import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -103,6 +104,44 @@ class PostgresWatermarkStoreIT {
 
         assertThat(store.load("g4", P0))
                 .isEqualTo(new PartitionState(2, Map.of(key("a"), 7L, key("b"), 8L, key("c"), 1L)));
+    }
+
+    @Test
+    void keysWronglyHintedAsNewKeepTheHigherStoredTokenAndTheTrulyNewOnesAreStillInserted() {
+        PostgresWatermarkStore store = PostgresWatermarkStore.create(postgres.jdbi);
+        store.commit("g4h", handle -> List.of(new PartitionProgress(P0, -1, 1, Map.of(key("a"), 9L, key("b"), 3L))));
+
+        // a unit that takes every key it raises for new, a and b wrongly (as after another member wrote them):
+        // the store inserts the hinted keys without looking for them first, and finds a and b only when the
+        // insert fails
+        Map<Bytes, Long> raised = Map.of(key("a"), 5L, key("b"), 7L, key("c"), 4L, key("d"), 6L);
+        store.commit("g4h", handle -> List.of(new PartitionProgress(P0, 1, 2, raised, raised.keySet())));
+
+        // a kept at 9 (offered lower), b raised, c and d new; the unit's offset saved too
+        assertThat(store.load("g4h", P0))
+                .isEqualTo(new PartitionState(2, Map.of(key("a"), 9L, key("b"), 7L, key("c"), 4L, key("d"), 6L)));
+
+        // and the hint right: the insert alone, on one connection more times than pgjdbc's prepareThreshold (5),
+        // after which the savepoint and the insert run as server-side prepared statements; then a wrong hint again
+        try (Handle single = postgres.jdbi.open()) {
+            PostgresWatermarkStore oneConnection = PostgresWatermarkStore.create(Jdbi.create(single.getConnection()));
+            for (int unit = 2; unit < 10; unit++) {
+                Map<Bytes, Long> fresh = Map.of(key("e" + unit), 2L, key("f" + unit), 3L);
+                long expected = unit;
+                oneConnection.commit(
+                        "g4h",
+                        handle -> List.of(new PartitionProgress(P0, expected, expected + 1, fresh, fresh.keySet())));
+                assertThat(store.load("g4h", P0).watermarks())
+                        .containsEntry(key("e" + unit), 2L)
+                        .containsEntry(key("f" + unit), 3L);
+            }
+            Map<Bytes, Long> again = Map.of(key("a"), 11L, key("g"), 1L);
+            oneConnection.commit("g4h", handle -> List.of(new PartitionProgress(P0, 10, 11, again, again.keySet())));
+            assertThat(store.load("g4h", P0).nextOffset()).isEqualTo(11);
+            assertThat(store.load("g4h", P0).watermarks())
+                    .containsEntry(key("a"), 11L)
+                    .containsEntry(key("g"), 1L);
+        }
     }
 
     @Test

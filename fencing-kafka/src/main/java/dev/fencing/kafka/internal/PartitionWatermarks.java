@@ -469,6 +469,7 @@ public final class PartitionWatermarks {
             return slot != NONE && listed[slot] && isNew(slot);
         }
 
+        /** A pass over the raised keys: call it once, not per key. */
         @Override
         public int size() {
             int n = 0;
@@ -478,6 +479,17 @@ public final class PartitionWatermarks {
                 }
             }
             return n;
+        }
+
+        /** Up to the first new key (AbstractSet's would count them all). */
+        @Override
+        public boolean isEmpty() {
+            for (int r = 0; r < raisedCount; r++) {
+                if (isNew(raised[r])) {
+                    return false;
+                }
+            }
+            return true;
         }
 
         @Override
