@@ -627,6 +627,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
             try {
                 deadLetters.open();
                 requireTopicsExist();
+                deadLetters.fetchMetadata(topics);
                 consumer.subscribe(topics, new Rebalance());
                 RetryPolicy.Attempts attempts = retry.attempts();
                 long progress = ownership.progress();

@@ -173,6 +173,13 @@ public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
      * in the same round trip. The hint is only a hint: a key that has a row after all (a wrong store hint, a
      * row another transaction wrote) fails the insert with a unique violation, and the store rolls back to the
      * savepoint and sends {@link #RAISE_WATERMARKS}, which keeps a stored token that is already as high.
+     *
+     * <p>The one thing the upsert did not do: rolling back to the savepoint lets go of the new keys the insert
+     * had written, and a transaction that waited on one of them (only a key-parallel member that lost the
+     * partition writes its keys without the partition lock) takes the key before the upsert does. Where that
+     * member then waits on a row this unit holds, PostgreSQL breaks the deadlock (40P01): a transient failure,
+     * the unit rolled back and read again (reproduced in review with a held transaction; nothing lost or
+     * lowered).
      */
     static final String INSERT_NEW_WATERMARKS = "SAVEPOINT " + NEW_KEYS_SAVEPOINT + "; INSERT INTO"
             + " fencing.kafka_watermark (consumer_group, topic, kafka_partition, record_key, fence_token)"

@@ -13,12 +13,16 @@ import static org.awaitility.Awaitility.await;
 
 import dev.fencing.FencePolicy;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import javax.management.MBeanServer;
+import javax.management.ObjectName;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.common.serialization.StringDeserializer;
@@ -87,6 +91,43 @@ class StaleRecordIT {
                         .counter()
                         .count())
                 .isEqualTo(1);
+    }
+
+    @Test
+    void theFirstDeadLetterDoesNotWaitForTheDeadLetterProducersMetadata() throws Exception {
+        String topic = newTopic("first-dead-letter", 1);
+        try (KafkaProducer<String, String> producer = producer()) {
+            sendFenced(producer, topic, "sku-1", "fresh", 7);
+        }
+        String group = newGroup("first-dead-letter");
+        Map<String, Object> config = consumerConfig(group);
+        config.put(ConsumerConfig.CLIENT_ID_CONFIG, group);
+        List<String> handled = Collections.synchronizedList(new ArrayList<>());
+        // the dead-letter producer's total time waiting for topic metadata, sends and metadata requests alike
+        MBeanServer jmx = ManagementFactory.getPlatformMBeanServer();
+        ObjectName metrics =
+                new ObjectName("kafka.producer:type=producer-metrics,client-id=" + group + "-dead-letters");
+        try (FencedConsumer<String, String> consumer = FencedConsumer.builder(
+                        new StringDeserializer(), new StringDeserializer())
+                .properties(config)
+                .topics(topic)
+                .heapOnlyWatermarksLostOnRestart()
+                .handler((record, token) -> handled.add(record.value()))
+                .build()) {
+            consumer.start();
+            await().atMost(Duration.ofSeconds(30)).until(() -> handled.size() == 1);
+            double waitedAtStart = (double) jmx.getAttribute(metrics, "metadata-wait-time-ns-total");
+
+            try (KafkaProducer<String, String> producer = producer()) {
+                sendFenced(producer, topic, "sku-1", "stale", 5);
+            }
+            assertThat(readAll(topic + ".dlt", 1)).hasSize(1);
+
+            // the metadata was fetched when the loop started; the dead letter's send found it there
+            assertThat(waitedAtStart).isPositive();
+            assertThat((double) jmx.getAttribute(metrics, "metadata-wait-time-ns-total"))
+                    .isEqualTo(waitedAtStart);
+        }
     }
 
     @Test
