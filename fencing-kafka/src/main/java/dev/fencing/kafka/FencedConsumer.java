@@ -751,7 +751,11 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
             } catch (RuntimeException e) {
                 LOG.warn("closing Kafka consumer {} failed: {}", clientId, e.toString());
             } finally {
-                quietly("the dead-letter producer", () -> deadLetters.close(closeTimeout));
+                // after a failure the dead letters still pending belong to a unit that was not committed: they are
+                // written again after a restart, and waiting for them (a deleted topic's, a broker's that is gone)
+                // would only hold the close for its whole timeout
+                Duration deadLetterClose = failing == null ? closeTimeout : Duration.ZERO;
+                quietly("the dead-letter producer", () -> deadLetters.close(deadLetterClose));
                 ownership.clear();
                 LOG.info("fenced consumer {} of group {} stopped", clientId, groupId);
             }
