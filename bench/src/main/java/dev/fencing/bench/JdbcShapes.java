@@ -99,9 +99,9 @@ final class JdbcShapes {
             for (int i = 0; i < batch; i++) {
                 builder.add(token, RowKey.of(ids[i]), values[i]);
             }
-            for (WriteOutcome outcome : writer.tryBatch(handle, builder.build())) {
-                requireAll(outcome.isApplied() ? batch : 0);
-            }
+            requireAll((int) writer.tryBatch(handle, builder.build()).stream()
+                    .filter(WriteOutcome::isApplied)
+                    .count());
         });
         int backend = handle.createQuery("SELECT pg_backend_pid()")
                 .mapTo(Integer.class)

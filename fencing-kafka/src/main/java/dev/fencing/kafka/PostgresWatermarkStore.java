@@ -147,17 +147,23 @@ public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
     static final String UPDATE_KNOWN_WATERMARKS = PROBE_JOINS_ONLY + "; " + UPDATE_KNOWN;
 
     /**
+     * The insert {@link #RAISE_WATERMARKS} and {@link #INSERT_NEW_WATERMARKS} share: the group, then the topics,
+     * partitions, keys and tokens as four arrays of one element per key.
+     */
+    private static final String INSERT_KEYS = "INSERT INTO fencing.kafka_watermark"
+            + " (consumer_group, topic, kafka_partition, record_key, fence_token)"
+            + " SELECT ?, u.topic, u.kafka_partition, u.record_key, u.fence_token"
+            + " FROM unnest(?::text[], ?::int4[], ?::bytea[], ?::int8[])"
+            + " AS u(topic, kafka_partition, record_key, fence_token)";
+
+    /**
      * A save's second step, for the keys {@link #UPDATE_KNOWN_WATERMARKS} did not raise (new keys, mostly;
      * sent only if there are any). Each input row is one probe of the primary key, whatever plan PostgreSQL
      * caches for the statement: it has no join for a generic plan to get wrong. A key another transaction
      * inserted meanwhile, or whose stored token is already as high, meets the {@code ON CONFLICT} arm, whose
      * {@code WHERE} keeps a stored token that is already as high: a save never lowers a watermark.
      */
-    static final String RAISE_WATERMARKS = "INSERT INTO fencing.kafka_watermark"
-            + " (consumer_group, topic, kafka_partition, record_key, fence_token)"
-            + " SELECT ?, u.topic, u.kafka_partition, u.record_key, u.fence_token"
-            + " FROM unnest(?::text[], ?::int4[], ?::bytea[], ?::int8[])"
-            + " AS u(topic, kafka_partition, record_key, fence_token)"
+    static final String RAISE_WATERMARKS = INSERT_KEYS
             + " ON CONFLICT (consumer_group, topic, kafka_partition, record_key) DO UPDATE"
             + " SET fence_token = EXCLUDED.fence_token, updated_at = now()"
             + " WHERE fencing.kafka_watermark.fence_token OPERATOR(pg_catalog.<) EXCLUDED.fence_token";
@@ -181,11 +187,7 @@ public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
      * the unit rolled back and read again (reproduced in review with a held transaction; nothing lost or
      * lowered).
      */
-    static final String INSERT_NEW_WATERMARKS = "SAVEPOINT " + NEW_KEYS_SAVEPOINT + "; INSERT INTO"
-            + " fencing.kafka_watermark (consumer_group, topic, kafka_partition, record_key, fence_token)"
-            + " SELECT ?, u.topic, u.kafka_partition, u.record_key, u.fence_token"
-            + " FROM unnest(?::text[], ?::int4[], ?::bytea[], ?::int8[])"
-            + " AS u(topic, kafka_partition, record_key, fence_token)";
+    static final String INSERT_NEW_WATERMARKS = "SAVEPOINT " + NEW_KEYS_SAVEPOINT + "; " + INSERT_KEYS;
 
     private static final String UNIQUE_VIOLATION = "23505";
 

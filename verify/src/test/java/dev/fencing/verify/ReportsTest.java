@@ -3,6 +3,7 @@ package dev.fencing.verify;
 import static dev.fencing.verify.ResourceUse.NONE;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.fencing.harness.Html;
 import dev.fencing.verify.checker.CheckResult;
 import dev.fencing.verify.checker.Checker;
 import dev.fencing.verify.checker.History;
@@ -273,8 +274,7 @@ class ReportsTest {
 
         assertThat(html)
                 .contains("<li class=\"v\">TOKEN_ORDER: "
-                        + dev.fencing.harness.Html.escape(
-                                dev.fencing.verify.checker.ViolationKind.TOKEN_ORDER.description())
+                        + Html.escape(ViolationKind.TOKEN_ORDER.description())
                         + "</li>")
                 .doesNotContain("<li class=\"v\">LOST_ACKNOWLEDGED: ");
         assertThat(clean).doesNotContain("TOKEN_ORDER: ");

@@ -10,7 +10,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
@@ -89,8 +88,7 @@ public final class DeadLetterWriter implements AutoCloseable {
      * left to the first send to meet and report; an interrupt is not swallowed.
      */
     public void fetchMetadata(Collection<String> topics) {
-        for (String topic :
-                new LinkedHashSet<>(topics.stream().map(this::topicFor).toList())) {
+        for (String topic : topics.stream().map(this::topicFor).distinct().toList()) {
             try {
                 producer.partitionsFor(topic);
             } catch (InterruptException e) {

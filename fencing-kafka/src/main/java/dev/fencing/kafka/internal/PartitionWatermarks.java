@@ -484,12 +484,7 @@ public final class PartitionWatermarks {
         /** Up to the first new key (AbstractSet's would count them all). */
         @Override
         public boolean isEmpty() {
-            for (int r = 0; r < raisedCount; r++) {
-                if (isNew(raised[r])) {
-                    return false;
-                }
-            }
-            return true;
+            return !iterator().hasNext();
         }
 
         @Override
