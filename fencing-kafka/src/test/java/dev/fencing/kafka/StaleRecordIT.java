@@ -131,6 +131,38 @@ class StaleRecordIT {
     }
 
     @Test
+    void aUnitThatEndsFlushesItsDeadLettersInsteadOfWaitingOutTheProducersLinger() {
+        String topic = newTopic("dead-letter-linger", 1);
+        try (KafkaProducer<String, String> producer = producer()) {
+            sendFenced(producer, topic, "sku-1", "fresh", 7);
+            sendFenced(producer, topic, "sku-1", "stale", 5);
+            sendFenced(producer, topic, "sku-1", "fresher", 8);
+        }
+        String group = newGroup("dead-letter-linger");
+        List<String> handled = Collections.synchronizedList(new ArrayList<>());
+        try (FencedConsumer<String, String> consumer = FencedConsumer.builder(
+                        new StringDeserializer(), new StringDeserializer())
+                .properties(consumerConfig(group))
+                // a linger far past the dead-letter timeout: a unit that waited it out would fail its dead letter
+                .property(FencedConsumerConfig.DEAD_LETTER_PRODUCER_PREFIX + "linger.ms", "600000")
+                .property(FencedConsumerConfig.DEAD_LETTER_TIMEOUT_MS_CONFIG, "3000")
+                .topics(topic)
+                .heapOnlyWatermarksLostOnRestart()
+                .handler((record, token) -> handled.add(record.value()))
+                .build()) {
+            var stopped = consumer.start();
+            await().atMost(Duration.ofSeconds(30)).until(() -> stopped.isDone() || committed(group, topic) == 3);
+
+            assertThat(stopped).as("the consumer, still running").isNotDone();
+            assertThat(committed(group, topic)).isEqualTo(3);
+            assertThat(readAll(topic + ".dlt", 1))
+                    .extracting(ConsumerRecord::value)
+                    .containsExactly("stale");
+        }
+        assertThat(handled).containsExactly("fresh", "fresher");
+    }
+
+    @Test
     void equalTokensAreAcceptedByDefaultAndRefusedInStrictMode() {
         String topic = newTopic("equal", 1);
         try (KafkaProducer<String, String> producer = producer()) {

@@ -12,8 +12,10 @@ import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -41,7 +43,8 @@ public final class DeadLetterWriter implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(DeadLetterWriter.class);
     /**
      * The producer's linger for the serial consumer, whose dead letters are awaited only before the next save:
-     * a few milliseconds gather a unit's dead letters into fewer requests and cost nothing it waits for.
+     * a few milliseconds gather a unit's dead letters into fewer requests, and {@link #awaitAll()} flushes the
+     * producer, so that a unit never waits the linger out.
      */
     public static final Duration BATCHED_LINGER = Duration.ofMillis(5);
 
@@ -50,6 +53,13 @@ public final class DeadLetterWriter implements AutoCloseable {
     private final Duration timeout;
     private final Map<String, Object> producerConfig;
     private KafkaProducer<byte[], byte[]> producer;
+    /**
+     * Runs {@code producer.flush()} for {@link #awaitAll()}, which never calls it on the poll thread (it has no
+     * timeout). One thread, at most one flush waiting behind the running one: a request made while one waits
+     * is covered by it, as it starts after the request.
+     */
+    private ThreadPoolExecutor flusher;
+
     private final List<Write> pending = new ArrayList<>();
     private int unchecked; // pending writes before this index are known to be acknowledged
 
@@ -79,6 +89,19 @@ public final class DeadLetterWriter implements AutoCloseable {
     /** Connects; called by the poll thread when the loop starts, so that a consumer never run opens nothing. */
     public void open() {
         producer = new KafkaProducer<>(producerConfig, new ByteArraySerializer(), new ByteArraySerializer());
+        String name = producerConfig.get(ProducerConfig.CLIENT_ID_CONFIG) + "-flush";
+        flusher = new ThreadPoolExecutor(
+                1,
+                1,
+                0,
+                TimeUnit.MILLISECONDS,
+                new ArrayBlockingQueue<>(1),
+                runnable -> {
+                    Thread thread = new Thread(runnable, name);
+                    thread.setDaemon(true);
+                    return thread;
+                },
+                new ThreadPoolExecutor.DiscardPolicy());
     }
 
     /**
@@ -206,12 +229,21 @@ public final class DeadLetterWriter implements AutoCloseable {
     }
 
     /**
-     * Waits for the unit's writes, in order, each until its own deadline (no {@code flush()}: it has no
-     * timeout). Called before any offset that passes them is saved or committed.
+     * Waits for the unit's writes, in order, each until its own deadline. Called before any offset that passes
+     * them is saved or committed. A write not yet acknowledged may still sit in the producer's linger, which
+     * gathers a unit's dead letters into fewer requests while the unit goes on but is only a wait once the unit
+     * waits for them: the producer is flushed first, on the flush thread, as {@code flush()} has no timeout (the
+     * wait here keeps each write's own deadline whatever the flush does).
      *
      * @throws DeadLetterException for the first write that failed or was not acknowledged in time
      */
     public void awaitAll() {
+        for (int i = unchecked; i < pending.size(); i++) {
+            if (!pending.get(i).ack().isDone()) {
+                flusher.execute(this::flush);
+                break;
+            }
+        }
         for (Write write : pending) {
             long left = write.deadline() - System.nanoTime();
             try {
@@ -228,10 +260,21 @@ public final class DeadLetterWriter implements AutoCloseable {
         }
     }
 
+    /** The flush thread's task: a failed write is the awaiting thread's to report, from its own future. */
+    private void flush() {
+        try {
+            producer.flush();
+        } catch (RuntimeException e) { // interrupted by close, or the producer closed meanwhile
+            LOG.debug("group {}: dead-letter flush ended: {}", groupId, e.toString());
+        }
+    }
+
     /** Closes the producer within {@code timeout}; safe if never opened. */
     public void close(Duration closeTimeout) {
         if (producer != null) {
+            // a flush still running ends with the close, which completes or fails every pending write
             producer.close(closeTimeout);
+            flusher.shutdownNow();
         }
     }
 
