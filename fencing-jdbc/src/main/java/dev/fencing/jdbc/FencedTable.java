@@ -1,6 +1,6 @@
 package dev.fencing.jdbc;
 
-import dev.fencing.jdbc.internal.FencedSql;
+import dev.fencing.jdbc.internal.CatalogSql;
 import dev.fencing.jdbc.internal.Identifiers;
 import dev.fencing.jdbc.internal.StatementParser;
 import java.time.temporal.ChronoField;
@@ -170,7 +170,7 @@ public final class FencedTable {
     private record KeyComparison(String equality, String comparisonType, String arbiter) {}
 
     /** A key column whose type has no default btree class (outside the index): pg_catalog's =, no cast. */
-    private static final KeyComparison NO_CLASS = new KeyComparison(FencedSql.EQUALS, null, "");
+    private static final KeyComparison NO_CLASS = new KeyComparison(CatalogSql.EQUALS, null, "");
 
     private KeyComparison comparison(String column) {
         requireKeyColumn(column);
@@ -431,7 +431,7 @@ public final class FencedTable {
             boolean unique = StatementParser.query(
                             handle,
                             "SELECT "
-                                    + FencedSql.uniqueKey(
+                                    + CatalogSql.uniqueKey(
                                             "to_regclass(format('%I.%I', :schema, :table))", "CAST(:keys AS text[])"))
                     .bind("schema", schema)
                     .bind("table", table)
@@ -450,7 +450,7 @@ public final class FencedTable {
             Map<String, KeyComparison> comparisons = new HashMap<>();
             StatementParser.query(
                             handle,
-                            FencedSql.keyEqualities(
+                            CatalogSql.keyEqualities(
                                     "to_regclass(format('%I.%I', :schema, :table))", "CAST(:keys AS text[])"))
                     .bind("schema", schema)
                     .bind("table", table)

@@ -9,7 +9,7 @@ import org.jdbi.v3.core.Handle;
 
 /**
  * The unique index that makes a table's key columns name at most one row, as the full check of {@link
- * FencedSql#uniqueKey} found it: its OID and everything that check read from its {@code pg_index} row and
+ * CatalogSql#uniqueKey} found it: its OID and everything that check read from its {@code pg_index} row and
  * from the key columns' {@code pg_attribute} rows. {@link #stands()} asks the catalog whether all of it is
  * still so, by primary key: a few probes, where the full check joins half the catalog (about 0.4 ms a
  * statement, a tenth of a 1,000-row batch). An index is immutable in what the check read (its columns,
@@ -92,14 +92,14 @@ final class KeyIndex {
                                 + " CAST(i.indcollation AS text) AS collation_vector,"
                                 + " a.attnum, CAST(a.attname AS text) AS attname, a.atttypid, a.attcollation,"
                                 + " pg_catalog.format_type(a.atttypid, -1) AS type_name,"
-                                + " " + FencedSql.equalityOf("k.opclass") + " AS equality"
+                                + " " + CatalogSql.equalityOf("k.opclass") + " AS equality"
                                 + " FROM pg_catalog.pg_index AS i"
                                 + " CROSS JOIN LATERAL unnest(CAST(i.indkey AS int2[]), CAST(i.indclass AS oid[]))"
                                 + " WITH ORDINALITY AS k(attnum, opclass, n)"
                                 + " JOIN pg_catalog.pg_attribute AS a ON a.attrelid = i.indrelid AND a.attnum = k.attnum"
                                 + " WHERE k.n <= i.indnkeyatts AND i.indexrelid = (SELECT i.indexrelid"
                                 + " FROM pg_catalog.pg_index AS i WHERE "
-                                + FencedSql.uniqueIndex(relation, FencedSql.keyNames(table))
+                                + CatalogSql.uniqueIndex(relation, FencedSql.keyNames(table))
                                 + " ORDER BY i.indisprimary DESC, i.indexrelid LIMIT 1) ORDER BY k.n")
                 .map((rs, ctx) -> new Object[] {
                     rs.getLong("indexrelid"),

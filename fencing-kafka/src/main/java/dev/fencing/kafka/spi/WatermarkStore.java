@@ -1,9 +1,5 @@
 package dev.fencing.kafka.spi;
 
-import dev.fencing.kafka.FencedConsumer;
-import dev.fencing.kafka.InMemoryWatermarkStore;
-import dev.fencing.kafka.PostgresWatermarkStore;
-import dev.fencing.kafka.WatermarkStoreException;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
@@ -13,7 +9,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.utils.Bytes;
 
 /**
- * Durable memory of a {@link FencedConsumer}: per consumer group and partition, the highest accepted token
+ * Durable memory of a {@link dev.fencing.kafka.FencedConsumer}: per consumer group and partition, the highest accepted token
  * of each record key and the offset to read next.
  *
  * <p>When a partition is assigned the consumer reads its offset ({@link #loadOffset}) and, for a store that
@@ -24,8 +20,8 @@ import org.apache.kafka.common.utils.Bytes;
  * the store runs the batch's work inside one unit of work of type {@code T} (a database transaction, for
  * a transactional store) and saves what the work returns in the same unit, or nothing at all.
  *
- * <p>Implementations: {@link InMemoryWatermarkStore} (this JVM only; {@code T} is {@code Void}) and
- * {@link PostgresWatermarkStore} (survives restarts; {@code T} is a Jdbi {@code Handle}).
+ * <p>Implementations: {@link dev.fencing.kafka.InMemoryWatermarkStore} (this JVM only; {@code T} is {@code Void}) and
+ * {@link dev.fencing.kafka.PostgresWatermarkStore} (survives restarts; {@code T} is a Jdbi {@code Handle}).
  *
  * <pre>{@code
  * WatermarkStore<Handle> store = PostgresWatermarkStore.create(jdbi);
@@ -41,7 +37,7 @@ public interface WatermarkStore<T> {
     /**
      * The stored state of one partition for one group; {@link PartitionState#EMPTY} if none.
      *
-     * @throws WatermarkStoreException if the store cannot be read
+     * @throws dev.fencing.kafka.WatermarkStoreException if the store cannot be read
      */
     PartitionState load(String groupId, TopicPartition partition);
 
@@ -51,7 +47,7 @@ public interface WatermarkStore<T> {
      * down (a lower token than the stored one leaves the stored one).
      *
      * @throws PartitionTakenOverException if a partition was committed by someone else; nothing is saved
-     * @throws WatermarkStoreException if the store cannot save; nothing is saved
+     * @throws dev.fencing.kafka.WatermarkStoreException if the store cannot save; nothing is saved
      * @throws RuntimeException whatever {@code work} throws; nothing is saved
      */
     void commit(String groupId, Function<? super T, List<PartitionProgress>> work);
@@ -70,7 +66,7 @@ public interface WatermarkStore<T> {
     /**
      * The stored offset of a partition, {@code -1} if none; the default takes it from {@link #load}.
      *
-     * @throws WatermarkStoreException if the store cannot be read
+     * @throws dev.fencing.kafka.WatermarkStoreException if the store cannot be read
      */
     default long loadOffset(String groupId, TopicPartition partition) {
         return load(groupId, partition).nextOffset();
@@ -79,7 +75,7 @@ public interface WatermarkStore<T> {
     /**
      * The stored watermarks of {@code keys} (a key without one is left out); the default filters {@link #load}.
      *
-     * @throws WatermarkStoreException if the store cannot be read
+     * @throws dev.fencing.kafka.WatermarkStoreException if the store cannot be read
      */
     default Map<Bytes, Long> loadWatermarks(String groupId, TopicPartition partition, Collection<Bytes> keys) {
         Map<Bytes, Long> all = load(groupId, partition).watermarks();
@@ -97,7 +93,7 @@ public interface WatermarkStore<T> {
      * Called by the consumer inside {@code work} of {@link #commit}, with the unit of work it was given,
      * before the first record of {@code partition} is handled in that unit. Makes the unit the only one that
      * can commit the partition until it ends (a transactional store locks the partition's stored progress
-     * for the rest of the transaction, {@link InMemoryWatermarkStore} holds a lock until its {@link #commit}
+     * for the rest of the transaction, {@link dev.fencing.kafka.InMemoryWatermarkStore} holds a lock until its {@link #commit}
      * ends: a second lock waits), and checks that the stored offset still equals
      * {@code expectedOffset}. This is how a member that was expelled from its group (a zombie) is stopped
      * before its handler acts, rather than at the commit.
@@ -106,7 +102,7 @@ public interface WatermarkStore<T> {
      * after its handler ran.
      *
      * @throws PartitionTakenOverException if another consumer committed the partition meanwhile
-     * @throws WatermarkStoreException if the store cannot be read
+     * @throws dev.fencing.kafka.WatermarkStoreException if the store cannot be read
      */
     default void lockPartition(T unit, String groupId, TopicPartition partition, long expectedOffset) {}
 }

@@ -1,0 +1,124 @@
+package dev.fencing.jdbc.internal;
+
+/**
+ * Catalog queries: what {@link dev.fencing.jdbc.FencedTable} checks of a table before it writes (a unique key
+ * that compares as the statements do, each key column's equality) and what {@link KeyIndex} reads of the
+ * index it found. Text only, from SQL expressions the caller gives: nothing here knows a table.
+ */
+public final class CatalogSql {
+    private CatalogSql() {}
+
+    /** PostgreSQL's own {@code =}, named with its schema: for counts and positions, and key columns without a class. */
+    public static final String EQUALS = "OPERATOR(pg_catalog.=)";
+
+    /**
+     * An SQL boolean: whether the table {@code relation} (an SQL regclass expression) has a unique index that
+     * makes its key columns (the SQL text array {@code keyColumns}) name at most one row as the library's
+     * statements compare them, {@code column = CAST(value AS column's type)}. That index is immediate (a
+     * deferrable one admits duplicates until COMMIT), valid, whole (no predicate, no expressions), its key
+     * columns are all among {@code keyColumns}, and each compares as the column's {@code =} does: with the
+     * column's collation (an index {@code COLLATE "C"} on a case-insensitive column tells 'Bob' from 'bob',
+     * the column's {@code =} does not) and the default btree operator class of the column's type (a citext
+     * column under {@code text_ops} likewise). Anything else counts as no unique key.
+     */
+    public static String uniqueKey(String relation, String keyColumns) {
+        return "EXISTS (SELECT 1 FROM pg_catalog.pg_index AS i WHERE " + uniqueIndex(relation, keyColumns) + ")";
+    }
+
+    /** The base type of the type {@code t} (a row of {@code pg_catalog.pg_type}): its domain's, or itself. */
+    private static final String BASE_TYPE = "(CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE t.oid END)";
+
+    private static final String BTREE = "(SELECT am.oid FROM pg_catalog.pg_am AS am WHERE am.amname = 'btree')";
+
+    /** The condition of {@link #uniqueKey} on one index, {@code i} (a row of {@code pg_catalog.pg_index}). */
+    static String uniqueIndex(String relation, String keyColumns) {
+        return "i.indrelid = " + relation
+                + " AND i.indisunique AND i.indimmediate AND i.indisvalid"
+                + " AND i.indpred IS NULL AND i.indexprs IS NULL"
+                + " AND NOT EXISTS (SELECT 1 FROM unnest(CAST(i.indkey AS int2[]), CAST(i.indclass AS oid[]),"
+                + " CAST(i.indcollation AS oid[])) WITH ORDINALITY AS k(attnum, opclass, collation_oid, n)"
+                + " WHERE k.n <= i.indnkeyatts AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute AS a"
+                + " JOIN pg_catalog.pg_type AS t ON t.oid = a.atttypid"
+                + " WHERE a.attrelid = i.indrelid AND a.attnum = k.attnum"
+                + " AND a.attname = ANY (CAST(" + keyColumns + " AS name[]))"
+                + " AND k.collation_oid = a.attcollation"
+                + " AND k.opclass = " + DEFAULT_CLASS + "))";
+    }
+
+    /**
+     * The condition that {@code c} (a row of {@code pg_catalog.pg_opclass}) is the btree operator class
+     * PostgreSQL picks by default for the type {@code t} (a row of {@code pg_catalog.pg_type}): the type's
+     * own default class, or else the default class of a type it converts to without a function (varchar's
+     * is text's), or the polymorphic class of its kind (an array's, an enum's, a range's).
+     */
+    static final String DEFAULT_BTREE_CLASS = "c.opcmethod = " + BTREE + " AND c.opcdefault AND (c.opcintype = "
+            + BASE_TYPE + " OR (NOT EXISTS (SELECT 1 FROM pg_catalog.pg_opclass AS own WHERE own.opcmethod = "
+            + BTREE + " AND own.opcdefault AND own.opcintype = " + BASE_TYPE + ")"
+            + " AND (EXISTS (SELECT 1 FROM pg_catalog.pg_cast AS cast_to WHERE cast_to.castsource = " + BASE_TYPE
+            + " AND cast_to.casttarget = c.opcintype AND cast_to.castmethod = 'b')"
+            // the polymorphic classes PostgreSQL's IsBinaryCoercible admits: anyarray for an array type,
+            // anyenum for an enum, anyrange for a range
+            + " OR EXISTS (SELECT 1 FROM pg_catalog.pg_type AS poly WHERE poly.oid = " + BASE_TYPE
+            + " AND ((c.opcintype = CAST('pg_catalog.anyarray' AS pg_catalog.regtype) AND poly.typcategory = 'A')"
+            + " OR (c.opcintype = CAST('pg_catalog.anyenum' AS pg_catalog.regtype) AND poly.typtype = 'e')"
+            + " OR (c.opcintype = CAST('pg_catalog.anyrange' AS pg_catalog.regtype) AND poly.typtype = 'r'))))))";
+
+    /**
+     * The OID of the btree operator class PostgreSQL picks for the type {@code t} (a row of {@code
+     * pg_catalog.pg_type}) when an index names none, as its {@code GetDefaultOpClass} does: the type's own
+     * default class; else, of the default classes of types it converts to without a function, the one of
+     * its category's preferred type, or the only one (varchar converts to text and to character, and text
+     * is the preferred string type); NULL when there is none or the choice is ambiguous.
+     */
+    static final String DEFAULT_CLASS = "(SELECT CASE WHEN count(*) = 1 THEN min(ranked.oid) END FROM (SELECT c.oid,"
+            + " rank() OVER (ORDER BY CASE WHEN c.opcintype = " + BASE_TYPE + " THEN 0"
+            + " WHEN it.typispreferred AND it.typcategory = bt.typcategory THEN 1 ELSE 2 END) AS r"
+            + " FROM pg_catalog.pg_opclass AS c JOIN pg_catalog.pg_type AS it ON it.oid = c.opcintype"
+            + " JOIN pg_catalog.pg_type AS bt ON bt.oid = " + BASE_TYPE + " WHERE " + DEFAULT_BTREE_CLASS
+            + ") AS ranked WHERE ranked.r = 1)";
+
+    /**
+     * The equality ({@code =}, strategy 3) of the btree operator class {@code opclass} (an SQL oid
+     * expression) on its own type, as the statements write it: {@code OPERATOR(schema.name)}, the schema
+     * named, so that the search path cannot put another operator in its place.
+     */
+    static String equalityOf(String opclass) {
+        return "(SELECT pg_catalog.format('OPERATOR(%I.%s)', n.nspname, o.oprname)"
+                + " FROM pg_catalog.pg_opclass AS ec"
+                + " JOIN pg_catalog.pg_amop AS ao ON ao.amopfamily = ec.opcfamily AND ao.amopmethod = ec.opcmethod"
+                + " AND ao.amopstrategy = 3 AND ao.amoplefttype = ec.opcintype AND ao.amoprighttype = ec.opcintype"
+                + " JOIN pg_catalog.pg_operator AS o ON o.oid = ao.amopopr"
+                + " JOIN pg_catalog.pg_namespace AS n ON n.oid = o.oprnamespace WHERE ec.oid = " + opclass + ")";
+    }
+
+    /**
+     * A query of each key column's comparison: for every column of the table {@code relation} (an SQL regclass
+     * expression) named in {@code keyColumns} (an SQL text array), {@code column_name}, {@code equality} (the
+     * {@link #equalityOf} the type's {@link #DEFAULT_CLASS}, the class {@link #uniqueIndex} demands of the
+     * key's index; NULL when the type has none) and {@code comparison_type} (that class's type, schema-qualified,
+     * when it is not the column's own type nor a pseudo-type such as anyarray; else NULL) and {@code arbiter}
+     * (its collation and that class, as an upsert's {@code ON CONFLICT} names them). Written unqualified,
+     * {@code =} would be whatever the search path finds first: an exact match such as a {@code public.=} on
+     * varchar, case-insensitive, wins over pg_catalog's text {@code =} that the index compares with, and a key
+     * would name rows the index tells apart.
+     */
+    public static String keyEqualities(String relation, String keyColumns) {
+        return "SELECT CAST(a.attname AS text) AS column_name, " + equalityOf("dc.oid") + " AS equality,"
+                + " (SELECT pg_catalog.format('%I.%I', n.nspname, ct.typname) FROM pg_catalog.pg_opclass AS cc"
+                + " JOIN pg_catalog.pg_type AS ct ON ct.oid = cc.opcintype"
+                + " JOIN pg_catalog.pg_namespace AS n ON n.oid = ct.typnamespace"
+                + " WHERE cc.oid = dc.oid AND cc.opcintype <> a.atttypid AND ct.typtype <> 'p') AS comparison_type,"
+                // what an upsert's ON CONFLICT names for the column: its collation and that class, so that only
+                // an index that compares as the statements do decides a conflict
+                + " (SELECT CASE WHEN a.attcollation <> 0 THEN (SELECT pg_catalog.format(' COLLATE %I.%I', cn.nspname,"
+                + " co.collname) FROM pg_catalog.pg_collation AS co JOIN pg_catalog.pg_namespace AS cn"
+                + " ON cn.oid = co.collnamespace WHERE co.oid = a.attcollation) ELSE '' END"
+                + " || COALESCE((SELECT pg_catalog.format(' %I.%I', pn.nspname, pc.opcname) FROM pg_catalog.pg_opclass"
+                + " AS pc JOIN pg_catalog.pg_namespace AS pn ON pn.oid = pc.opcnamespace WHERE pc.oid = dc.oid), ''))"
+                + " AS arbiter"
+                + " FROM pg_catalog.pg_attribute AS a JOIN pg_catalog.pg_type AS t ON t.oid = a.atttypid"
+                + " CROSS JOIN LATERAL (SELECT " + DEFAULT_CLASS + " AS oid) AS dc"
+                + " WHERE a.attrelid = " + relation + " AND a.attname = ANY (CAST(" + keyColumns + " AS name[]))"
+                + " AND NOT a.attisdropped";
+    }
+}
