@@ -132,6 +132,15 @@ class StaleRecordIT {
 
     @Test
     void aUnitThatEndsFlushesItsDeadLettersInsteadOfWaitingOutTheProducersLinger() {
+        awaitedDeadLettersAreFlushed(1);
+    }
+
+    @Test
+    void aKeyParallelWorkerFlushesItsDeadLetterInsteadOfWaitingOutALingerSetForTheProducer() {
+        awaitedDeadLettersAreFlushed(4);
+    }
+
+    private void awaitedDeadLettersAreFlushed(int maxConcurrency) {
         String topic = newTopic("dead-letter-linger", 1);
         try (KafkaProducer<String, String> producer = producer()) {
             sendFenced(producer, topic, "sku-1", "fresh", 7);
@@ -143,9 +152,10 @@ class StaleRecordIT {
         try (FencedConsumer<String, String> consumer = FencedConsumer.builder(
                         new StringDeserializer(), new StringDeserializer())
                 .properties(consumerConfig(group))
-                // a linger far past the dead-letter timeout: a unit that waited it out would fail its dead letter
+                // a linger far past the dead-letter timeout: a wait for an ack that sat it out would fail
                 .property(FencedConsumerConfig.DEAD_LETTER_PRODUCER_PREFIX + "linger.ms", "600000")
                 .property(FencedConsumerConfig.DEAD_LETTER_TIMEOUT_MS_CONFIG, "3000")
+                .maxConcurrency(maxConcurrency)
                 .topics(topic)
                 .heapOnlyWatermarksLostOnRestart()
                 .handler((record, token) -> handled.add(record.value()))
@@ -160,6 +170,47 @@ class StaleRecordIT {
                     .containsExactly("stale");
         }
         assertThat(handled).containsExactly("fresh", "fresher");
+    }
+
+    @Test
+    void noDeadLetterFlushThreadOutlivesAConsumerWhoseLoopWasInterrupted() throws Exception {
+        String topic = newTopic("flush-thread", 1);
+        try (KafkaProducer<String, String> producer = producer()) {
+            sendFenced(producer, topic, "sku-1", "fresh", 7);
+            sendFenced(producer, topic, "sku-1", "stale", 5);
+        }
+        String group = newGroup("flush-thread");
+        Map<String, Object> config = consumerConfig(group);
+        config.put(ConsumerConfig.CLIENT_ID_CONFIG, group);
+        String flushThread = group + "-dead-letters-flush";
+        try (FencedConsumer<String, String> consumer = FencedConsumer.builder(
+                        new StringDeserializer(), new StringDeserializer())
+                .properties(config)
+                // lingering, so that the unit's end flushes: the flush thread runs
+                .property(FencedConsumerConfig.DEAD_LETTER_PRODUCER_PREFIX + "linger.ms", "600000")
+                .topics(topic)
+                .heapOnlyWatermarksLostOnRestart()
+                .handler((record, token) -> {})
+                .build()) {
+            var stopped = consumer.start();
+            await().atMost(Duration.ofSeconds(30)).until(() -> committed(group, topic) == 2);
+            assertThat(threadsNamed(flushThread))
+                    .as("the flush thread, after the unit's end")
+                    .isNotEmpty();
+
+            // an interrupted loop fails, and closing its dead-letter producer throws (having closed it)
+            threadsNamed(group).forEach(Thread::interrupt);
+            await().atMost(Duration.ofSeconds(30)).until(stopped::isDone);
+            assertThat(consumer.state()).isEqualTo(ConsumerState.FAILED);
+        }
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> threadsNamed(flushThread).isEmpty());
+    }
+
+    private static List<Thread> threadsNamed(String name) {
+        return Thread.getAllStackTraces().keySet().stream()
+                .filter(t -> t.getName().equals(name) && t.isAlive())
+                .toList();
     }
 
     @Test

@@ -60,6 +60,8 @@ public final class DeadLetterWriter implements AutoCloseable {
      */
     private ThreadPoolExecutor flusher;
 
+    private final boolean lingers; // linger.ms is not 0: a write waited for at once is flushed first
+
     private final List<Write> pending = new ArrayList<>();
     private int unchecked; // pending writes before this index are known to be acknowledged
 
@@ -84,6 +86,9 @@ public final class DeadLetterWriter implements AutoCloseable {
         this.deadLetterTopic = deadLetterTopic;
         this.timeout = timeout;
         this.producerConfig = producerConfig(consumerConfig, overrides, clientId, timeout, linger);
+        this.lingers = !"0"
+                .equals(String.valueOf(producerConfig.get(ProducerConfig.LINGER_MS_CONFIG))
+                        .trim());
     }
 
     /** Connects; called by the poll thread when the loop starts, so that a consumer never run opens nothing. */
@@ -93,8 +98,8 @@ public final class DeadLetterWriter implements AutoCloseable {
         flusher = new ThreadPoolExecutor(
                 1,
                 1,
-                0,
-                TimeUnit.MILLISECONDS,
+                1,
+                TimeUnit.MINUTES,
                 new ArrayBlockingQueue<>(1),
                 runnable -> {
                     Thread thread = new Thread(runnable, name);
@@ -102,6 +107,7 @@ public final class DeadLetterWriter implements AutoCloseable {
                     return thread;
                 },
                 new ThreadPoolExecutor.DiscardPolicy());
+        flusher.allowCoreThreadTimeOut(true); // an idle thread ends: none is kept for a producer that rarely lingers
     }
 
     /**
@@ -202,7 +208,11 @@ public final class DeadLetterWriter implements AutoCloseable {
         String origin = record.topic() + "-" + record.partition() + " offset " + record.offset();
         LOG.debug("group {} dead-letters {} to {} ({}): {}", groupId, origin, topic, reason, detail);
         try {
-            producer.send(deadLetter(topic, record, reason, detail)).get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+            Future<RecordMetadata> ack = producer.send(deadLetter(topic, record, reason, detail));
+            if (lingers) {
+                flusher.execute(this::flush); // a linger set by fencing.dead.letter.producer.linger.ms: not waited out
+            }
+            ack.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
         } catch (KafkaException e) {
             throw new DeadLetterException(topic, origin, "the send failed: " + e, e);
         } catch (ExecutionException e) {
@@ -264,7 +274,7 @@ public final class DeadLetterWriter implements AutoCloseable {
     private void flush() {
         try {
             producer.flush();
-        } catch (RuntimeException e) { // interrupted by close, or the producer closed meanwhile
+        } catch (RuntimeException e) { // interrupted by close
             LOG.debug("group {}: dead-letter flush ended: {}", groupId, e.toString());
         }
     }
@@ -272,9 +282,12 @@ public final class DeadLetterWriter implements AutoCloseable {
     /** Closes the producer within {@code timeout}; safe if never opened. */
     public void close(Duration closeTimeout) {
         if (producer != null) {
-            // a flush still running ends with the close, which completes or fails every pending write
-            producer.close(closeTimeout);
-            flusher.shutdownNow();
+            try {
+                // a flush still running ends with the close, which completes or fails every pending write
+                producer.close(closeTimeout);
+            } finally {
+                flusher.shutdownNow(); // also when the close threw (an interrupted thread's does, having closed)
+            }
         }
     }
 
