@@ -392,6 +392,25 @@ public final class LockRegistry implements AutoCloseable {
         return owner == null || !owner.getState().isAlive();
     }
 
+    /**
+     * True when this client is not connected to a server now, as far as it can tell without asking: the
+     * handle that owns {@code hold}'s node is not {@code CONNECTED} (ZooKeeper's client moves it to
+     * CONNECTING when it reconnects after a read timed out or the socket broke), or Curator has taken the
+     * connection for lost (it does so when ZooKeeper's event thread reports the disconnection). Curator's
+     * SUSPENDED reaches the registry later than either, through its connection-state thread, behind the
+     * application's own listeners, and a late one may arrive after the server expired the session and
+     * granted the lock to another holder. ZooKeeper's client gives up on a server after two thirds of the
+     * session timeout without a reply, and moves its handle to CONNECTING at most a second later: before
+     * the server can expire the session, for any session timeout of 3 s or more (ZooKeeper's least by
+     * default is 4 s).
+     */
+    boolean disconnected(Hold hold) {
+        ZooKeeper owner = hold.owningHandle();
+        return owner == null
+                || owner.getState() != ZooKeeper.States.CONNECTED
+                || !client.getZookeeperClient().isConnected();
+    }
+
     /** Test hook: runs in every validity check between its read of the detector's tick and its read of the mark. */
     void betweenValidityReads(Runnable hook) {
         this.betweenValidityReads = Objects.requireNonNull(hook);

@@ -287,8 +287,9 @@ final class PathLock {
     /**
      * Whether {@code hold} may still be acted on, as far as this process knows: a check that begins after
      * a pause longer than the tolerance, after Curator replaced or closed the handle whose session owns the
-     * node (or the whole client was closed), or after the hold was marked (connection events, close,
-     * release, step-down) answers false.
+     * node (or the whole client was closed), while the client is not connected (read from the handle and
+     * Curator's flag, not from Curator's connection events, which can be late), or after the hold was marked
+     * (connection events, close, release, step-down) answers false.
      *
      * <p>The pause detector writes in this order: it marks every hold, then moves its tick. This check
      * reads in the reverse order: the tick, then the mark, then the clock. Both fields are volatile, so if
@@ -307,6 +308,10 @@ final class PathLock {
         }
         if (registry.sessionEnded(hold)) {
             registry.invalidate(hold, LeaseLoss.SESSION_LOST);
+            return false;
+        }
+        if (registry.disconnected(hold)) {
+            registry.invalidate(hold, LeaseLoss.CONNECTION_SUSPENDED);
             return false;
         }
         if (registry.pauses().pausedSince(tick)) {

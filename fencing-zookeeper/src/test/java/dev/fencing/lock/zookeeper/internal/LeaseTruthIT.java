@@ -17,6 +17,7 @@ import dev.fencing.lock.zookeeper.FencedLocks;
 import dev.fencing.lock.zookeeper.TokenSource;
 import dev.fencing.lock.zookeeper.internal.LockRegistryIT.RecordingListener;
 import dev.fencing.testsupport.EmbeddedZooKeeper;
+import dev.fencing.testsupport.TcpRelay;
 import java.lang.reflect.Field;
 import java.lang.reflect.Method;
 import java.time.Duration;
@@ -156,6 +157,50 @@ class LeaseTruthIT {
             awaitConnected(client);
         }
         assertThat(validAfterTakeover).isEmpty();
+    }
+
+    /**
+     * A network cut that Curator has not reported (its connection events held back, as a slow listener
+     * registered ahead of the registry's holds them back): both ends of the link stay open and say nothing,
+     * the client gives up on the server after two thirds of the session timeout, and the server expires the
+     * session at the timeout and grants the lock to the next holder. The lease and the term read invalid
+     * from the moment the client stopped being connected, and stay so beside the successor's grant.
+     */
+    @Test
+    void aLeaseAndATermReadInvalidOnceTheConnectionIsCutThoughCuratorReportedNothing() throws Exception {
+        TcpRelay link = TcpRelay.to(zk.port());
+        opened.add(link);
+        CuratorFramework client = Hooks.startedClient("127.0.0.1:" + link.port());
+        opened.add(client);
+        LockRegistry registry = registryWithoutEventsOrDetector(client);
+        FencedLeaderElection election = registry.election(path + "-election", TokenSource.SEQUENCE, "a");
+        opened.add(election);
+        Leadership term = election.awaitLeadership(Duration.ofSeconds(30)).orElseThrow();
+        Lease old = registry.lock(path, TokenSource.SEQUENCE).acquire();
+        FencedLock next = registry(client(), null).lock(path, TokenSource.SEQUENCE);
+        assertThat(old.isValid()).isTrue();
+        assertThat(election.isLeader()).isTrue();
+
+        link.holdBack();
+        link.holdBackRequests();
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> !client.getZookeeperClient().isConnected());
+        boolean validAfterCut = old.isValid();
+        boolean leadingAfterCut = term.isValid() || election.isLeader();
+        Lease taken = successorThread.submit(() -> next.acquire()).get(60, TimeUnit.SECONDS);
+
+        assertThat(taken.token()).isGreaterThan(old.token());
+        assertThat(old.isValid()).as("the cut client's lease, beside " + taken).isFalse();
+        assertThat(validAfterCut)
+                .as("the lease, once the client was not connected")
+                .isFalse();
+        assertThat(leadingAfterCut)
+                .as("the term, once the client was not connected")
+                .isFalse();
+        assertThat(old.lossCause()).isEqualTo(LeaseLoss.CONNECTION_SUSPENDED);
+        assertThat(term.lossCause()).isEqualTo(LeaseLoss.CONNECTION_SUSPENDED);
+        successorThread.submit(taken::close).get(30, TimeUnit.SECONDS);
+        link.dropConnections(); // the link heals, so that closing what the cut client holds does not wait
     }
 
     /**
