@@ -24,6 +24,9 @@ final class Hold implements LeaseHold {
     private final AtomicReference<LeaseLoss> loss = new AtomicReference<>();
     /** The ZooKeeper handle of the session that owns the node; null if it was already gone at registration. */
     private volatile ZooKeeper owningHandle;
+    // Curator's connected flag was false at registration while the owning handle was connected: the flag is
+    // stale (docs/locks.md, the known Curator issue after an expiry), and this hold's checks read the handle only
+    private volatile boolean staleConnectedFlag;
 
     private final Consumer<Hold> onLoss;
 
@@ -97,8 +100,13 @@ final class Hold implements LeaseHold {
         invalidate(LeaseLoss.STEPPED_DOWN);
     }
 
-    void ownedBy(ZooKeeper handle) {
+    void ownedBy(ZooKeeper handle, boolean staleConnectedFlag) {
+        this.staleConnectedFlag = staleConnectedFlag;
         owningHandle = handle;
+    }
+
+    boolean staleConnectedFlag() {
+        return staleConnectedFlag;
     }
 
     ZooKeeper owningHandle() {

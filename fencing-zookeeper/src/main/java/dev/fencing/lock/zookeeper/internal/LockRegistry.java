@@ -277,7 +277,10 @@ public final class LockRegistry implements AutoCloseable {
         ZooKeeper handle = currentHandle();
         long currentSession = handle == null ? 0 : handle.getSessionId();
         if (currentSession == hold.sessionId) {
-            hold.ownedBy(handle);
+            hold.ownedBy(
+                    handle,
+                    handle.getState() == ZooKeeper.States.CONNECTED
+                            && !client.getZookeeperClient().isConnected());
         }
         holds.add(hold);
         LeaseLoss loss = lossAtRegistration(
@@ -394,21 +397,36 @@ public final class LockRegistry implements AutoCloseable {
 
     /**
      * True when this client is not connected to a server now, as far as it can tell without asking: the
-     * handle that owns {@code hold}'s node is not {@code CONNECTED} (ZooKeeper's client moves it to
-     * CONNECTING when it reconnects after a read timed out or the socket broke), or Curator has taken the
-     * connection for lost (it does so when ZooKeeper's event thread reports the disconnection). Curator's
-     * SUSPENDED reaches the registry later than either, through its connection-state thread, behind the
-     * application's own listeners, and a late one may arrive after the server expired the session and
-     * granted the lock to another holder. ZooKeeper's client gives up on a server after two thirds of the
-     * session timeout without a reply, and moves its handle to CONNECTING at most a second later: before
-     * the server can expire the session, for any session timeout of 3 s or more (ZooKeeper's least by
-     * default is 4 s).
+     * handle that owns {@code hold}'s node is not {@code CONNECTED}, or Curator has taken the connection for
+     * lost. Curator's SUSPENDED reaches the registry through its connection-state thread, behind the
+     * application's own listeners, and a late one can arrive after the server expired the session and
+     * granted the lock to another holder; these two read sooner. When ZooKeeper's client gives up on a
+     * silent server (two thirds of the session timeout after it last heard from it), it queues the
+     * disconnection for its event thread, where Curator clears its flag, and it moves the handle off {@code
+     * CONNECTED} only when it starts to reconnect, which can take a second or two more (longer if a DNS lookup
+     * hangs). Neither is bound to come before the server's expiry in every case: see docs/locks.md. Curator's
+     * flag is not read for a hold registered while it was false with the handle connected, the flag stuck by
+     * the known Curator issue after an expiry, which would otherwise end every new lease at once.
      */
     boolean disconnected(Hold hold) {
         ZooKeeper owner = hold.owningHandle();
         return owner == null
                 || owner.getState() != ZooKeeper.States.CONNECTED
-                || !client.getZookeeperClient().isConnected();
+                || (!hold.staleConnectedFlag() && !client.getZookeeperClient().isConnected());
+    }
+
+    /**
+     * Ends {@code hold} and every other hold of its handle that {@link #disconnected} finds, each marked
+     * before the listener hears of any, and tells the listener on its own thread, as for SUSPENDED.
+     */
+    void connectionLost(Hold hold) {
+        ZooKeeper owner = hold.owningHandle();
+        List<Hold> marked = invalidateWhere(
+                other -> other.owningHandle() == owner && disconnected(other), LeaseLoss.CONNECTION_SUSPENDED);
+        if (markInvalid(hold, LeaseLoss.CONNECTION_SUSPENDED)) {
+            marked.add(hold); // not in the set any more (released meanwhile), or its hold already marked
+        }
+        tellLater(marked, LeaseLoss.CONNECTION_SUSPENDED);
     }
 
     /** Test hook: runs in every validity check between its read of the detector's tick and its read of the mark. */

@@ -311,7 +311,7 @@ final class PathLock {
             return false;
         }
         if (registry.disconnected(hold)) {
-            registry.invalidate(hold, LeaseLoss.CONNECTION_SUSPENDED);
+            registry.connectionLost(hold);
             return false;
         }
         if (registry.pauses().pausedSince(tick)) {
