@@ -25,6 +25,8 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.errors.InterruptException;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
@@ -86,9 +88,7 @@ public final class DeadLetterWriter implements AutoCloseable {
         this.deadLetterTopic = deadLetterTopic;
         this.timeout = timeout;
         this.producerConfig = producerConfig(consumerConfig, overrides, clientId, timeout, linger);
-        this.lingers = !"0"
-                .equals(String.valueOf(producerConfig.get(ProducerConfig.LINGER_MS_CONFIG))
-                        .trim());
+        this.lingers = lingers(producerConfig.get(ProducerConfig.LINGER_MS_CONFIG));
     }
 
     /** Connects; called by the poll thread when the loop starts, so that a consumer never run opens nothing. */
@@ -210,7 +210,7 @@ public final class DeadLetterWriter implements AutoCloseable {
         try {
             Future<RecordMetadata> ack = producer.send(deadLetter(topic, record, reason, detail));
             if (lingers) {
-                flusher.execute(this::flush); // a linger set by fencing.dead.letter.producer.linger.ms: not waited out
+                requestFlush(); // a linger set by fencing.dead.letter.producer.linger.ms: not waited out
             }
             ack.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
         } catch (KafkaException e) {
@@ -250,7 +250,7 @@ public final class DeadLetterWriter implements AutoCloseable {
     public void awaitAll() {
         for (int i = unchecked; i < pending.size(); i++) {
             if (!pending.get(i).ack().isDone()) {
-                flusher.execute(this::flush);
+                requestFlush();
                 break;
             }
         }
@@ -268,6 +268,23 @@ public final class DeadLetterWriter implements AutoCloseable {
                 throw new DeadLetterException(write.topic(), write.origin(), "interrupted", e);
             }
         }
+    }
+
+    /**
+     * Whether {@code linger} (the producer's {@code linger.ms}, as given) is above 0, parsed as Kafka parses it; a
+     * value Kafka refuses counts as a linger here and is reported by the producer when it is made.
+     */
+    private static boolean lingers(Object linger) {
+        try {
+            return (Long) ConfigDef.parseType(ProducerConfig.LINGER_MS_CONFIG, linger, ConfigDef.Type.LONG) > 0;
+        } catch (ConfigException e) {
+            return true;
+        }
+    }
+
+    /** Has the flush thread flush the producer (coalesced with a flush that has not started yet). */
+    private void requestFlush() {
+        flusher.execute(this::flush);
     }
 
     /** The flush thread's task: a failed write is the awaiting thread's to report, from its own future. */

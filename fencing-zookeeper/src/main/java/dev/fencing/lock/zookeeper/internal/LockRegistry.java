@@ -424,7 +424,8 @@ public final class LockRegistry implements AutoCloseable {
         List<Hold> marked = invalidateWhere(
                 other -> other.owningHandle() == owner && disconnected(other), LeaseLoss.CONNECTION_SUSPENDED);
         if (markInvalid(hold, LeaseLoss.CONNECTION_SUSPENDED)) {
-            marked.add(hold); // not in the set any more (released meanwhile), or its hold already marked
+            // the check answered invalid for it: marked for good even if the connection came back since the scan
+            marked.add(hold);
         }
         tellLater(marked, LeaseLoss.CONNECTION_SUSPENDED);
     }
