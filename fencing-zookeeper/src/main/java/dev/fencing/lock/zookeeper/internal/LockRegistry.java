@@ -85,6 +85,7 @@ public final class LockRegistry implements AutoCloseable {
     private volatile boolean closed;
     private volatile Runnable beforeRegistering = () -> {};
     private volatile Runnable betweenValidityReads = () -> {};
+    private volatile Runnable betweenConnectionAndSessionReads = () -> {};
     private volatile Runnable beforeDetectorTick = () -> {};
     /**
      * The handle generation and client state the pause detector last saw; set before its thread starts,
@@ -421,13 +422,24 @@ public final class LockRegistry implements AutoCloseable {
      */
     void connectionLost(Hold hold) {
         ZooKeeper owner = hold.owningHandle();
+        // a hold whose session ended meanwhile is left to its own check or the detector: SESSION_LOST
         List<Hold> marked = invalidateWhere(
-                other -> other.owningHandle() == owner && disconnected(other), LeaseLoss.CONNECTION_SUSPENDED);
+                other -> other.owningHandle() == owner && disconnected(other) && !sessionEnded(other),
+                LeaseLoss.CONNECTION_SUSPENDED);
         if (markInvalid(hold, LeaseLoss.CONNECTION_SUSPENDED)) {
             // the check answered invalid for it: marked for good even if the connection came back since the scan
             marked.add(hold);
         }
         tellLater(marked, LeaseLoss.CONNECTION_SUSPENDED);
+    }
+
+    /** Test hook: runs in every validity check between its read of the connection and its read of the session. */
+    void betweenConnectionAndSessionReads(Runnable hook) {
+        this.betweenConnectionAndSessionReads = Objects.requireNonNull(hook);
+    }
+
+    void betweenConnectionAndSessionReads() {
+        betweenConnectionAndSessionReads.run();
     }
 
     /** Test hook: runs in every validity check between its read of the detector's tick and its read of the mark. */

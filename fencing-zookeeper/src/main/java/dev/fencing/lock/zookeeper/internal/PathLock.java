@@ -306,11 +306,15 @@ final class PathLock {
         if (hold.loss() != null) {
             return false;
         }
+        // the connection before the session: Curator's handle replacement moves the generation, then clears its
+        // connected flag, so a check that sees the flag cleared by a replacement also sees the replacement
+        boolean disconnected = registry.disconnected(hold);
+        registry.betweenConnectionAndSessionReads();
         if (registry.sessionEnded(hold)) {
             registry.invalidate(hold, LeaseLoss.SESSION_LOST);
             return false;
         }
-        if (registry.disconnected(hold)) {
+        if (disconnected) {
             registry.connectionLost(hold);
             return false;
         }

@@ -161,6 +161,25 @@ class LeaseTruthIT {
     }
 
     /**
+     * Curator's handle replacement moves the generation, then clears its connected flag. A check that read the
+     * session first and the connection after could see the old generation and the cleared flag, and name a
+     * lost connection where the session is gone (a fresh-clone CI run of the term test above saw it once).
+     * Here the replacement runs exactly between the check's two reads.
+     */
+    @Test
+    void aCheckThatStraddlesAHandleReplacementNamesTheLostSession() throws Exception {
+        CuratorFramework client = client();
+        LockRegistry registry = registryWithoutEventsOrDetector(client);
+        Lease lease = registry.lock(path, TokenSource.SEQUENCE).acquire();
+        registry.betweenConnectionAndSessionReads(Hooks.once(() -> replaceHandle(client)));
+
+        assertThat(lease.isValid()).isFalse();
+        assertThat(lease.lossCause()).isEqualTo(LeaseLoss.SESSION_LOST);
+        lease.close();
+        awaitConnected(client);
+    }
+
+    /**
      * A network cut that Curator has not reported (its connection events held back, as a slow listener
      * registered ahead of the registry's holds them back): both ends of the link stay open and say nothing,
      * the client gives up on the server after two thirds of the session timeout, and the server expires the
