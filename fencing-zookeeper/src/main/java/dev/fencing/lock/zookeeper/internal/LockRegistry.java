@@ -433,6 +433,31 @@ public final class LockRegistry implements AutoCloseable {
         tellLater(marked, LeaseLoss.CONNECTION_SUSPENDED);
     }
 
+    /**
+     * A check found the hold's session ended (Curator replaced its handle, or the session it owns is gone): marks
+     * the hold and every other hold whose session ended, as the detector does when it sees the replacement, and
+     * only then tells the listener, on the notifier's thread, so that a slow listener neither holds up the check
+     * nor hears of one lease while another of the same session still reads valid.
+     */
+    void sessionLost(Hold hold) {
+        List<Hold> marked = invalidateWhere(this::sessionEnded, LeaseLoss.SESSION_LOST);
+        if (markInvalid(hold, LeaseLoss.SESSION_LOST)) {
+            marked.add(hold); // released meanwhile, so no longer among the live holds
+        }
+        tellLater(marked, LeaseLoss.SESSION_LOST);
+    }
+
+    /**
+     * A check saw a pause the detector has not reported yet: marks that hold only (the gap may be the checking
+     * thread's own, not the process's; the detector ends the others when it sees the pause) and tells the
+     * listener on the notifier's thread.
+     */
+    void pauseSeen(Hold hold) {
+        if (markInvalid(hold, LeaseLoss.PAUSE_DETECTED)) {
+            tellLater(List.of(hold), LeaseLoss.PAUSE_DETECTED);
+        }
+    }
+
     /** Test hook: runs in every validity check between its read of the connection and its read of the session. */
     void betweenConnectionAndSessionReads(Runnable hook) {
         this.betweenConnectionAndSessionReads = Objects.requireNonNull(hook);

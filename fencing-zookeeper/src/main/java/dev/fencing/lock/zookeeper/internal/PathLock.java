@@ -311,7 +311,7 @@ final class PathLock {
         boolean disconnected = registry.disconnected(hold);
         registry.betweenConnectionAndSessionReads();
         if (registry.sessionEnded(hold)) {
-            registry.invalidate(hold, LeaseLoss.SESSION_LOST);
+            registry.sessionLost(hold);
             return false;
         }
         if (disconnected) {
@@ -319,7 +319,7 @@ final class PathLock {
             return false;
         }
         if (registry.pauses().pausedSince(tick)) {
-            registry.invalidate(hold, LeaseLoss.PAUSE_DETECTED);
+            registry.pauseSeen(hold);
             return false;
         }
         return true;

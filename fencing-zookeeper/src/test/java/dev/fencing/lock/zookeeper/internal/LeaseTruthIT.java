@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.fencing.lock.FencedLeaderElection;
 import dev.fencing.lock.FencedLock;
+import dev.fencing.lock.FencedLockListener;
 import dev.fencing.lock.Leadership;
 import dev.fencing.lock.Lease;
 import dev.fencing.lock.LeaseLoss;
@@ -24,6 +25,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -96,6 +98,66 @@ class LeaseTruthIT {
         assertThat(valid).as("a check that began after the pause").isFalse();
         assertThat(lease.lossCause()).isEqualTo(LeaseLoss.PAUSE_DETECTED);
         lease.close();
+    }
+
+    /**
+     * A check that sees the pause before the detector does ends its own lease, and the listener hears of it on
+     * the library's listener thread, as it does of the detector's pauses: never on the thread that checked,
+     * which a slow listener would hold up inside {@code isValid()}.
+     */
+    @Test
+    void aPauseACheckSawBeforeTheDetectorIsToldOnTheListenerThread() throws Exception {
+        ToldListener listener = new ToldListener();
+        LockRegistry registry = registry(client(), Duration.ofMillis(200), listener);
+        Lease lease = registry.lock(path, TokenSource.SEQUENCE).acquire();
+        CountDownLatch detectorHeld = new CountDownLatch(1);
+        CountDownLatch resume = new CountDownLatch(1);
+        opened.add(resume::countDown);
+        registry.beforeDetectorTick(Hooks.once(() -> {
+            detectorHeld.countDown();
+            resume.await();
+        }));
+        assertThat(detectorHeld.await(10, TimeUnit.SECONDS)).isTrue();
+        PauseDetector.Tick tickBefore = registry.pauses().lastTick();
+        await().atMost(Duration.ofSeconds(10)).until(() -> registry.pauses().pausedSince(tickBefore));
+
+        assertThat(lease.isValid())
+                .as("a check across a pause the detector has not seen")
+                .isFalse();
+
+        assertThat(lease.lossCause()).isEqualTo(LeaseLoss.PAUSE_DETECTED);
+        await().atMost(Duration.ofSeconds(10)).until(() -> listener.told.size() == 1);
+        assertThat(listener.told).containsExactly(path + " PAUSE_DETECTED on fenced-lock-listener");
+        resume.countDown();
+        lease.close();
+    }
+
+    /**
+     * A check that finds the session ended (Curator replaced its handle; no LOST event and no detector here)
+     * ends every lease of that session before the listener hears of any, and the listener hears of each on the
+     * library's listener thread: the other lease is never checked, and is told all the same.
+     */
+    @Test
+    void aCheckThatFindsTheSessionEndedEndsEveryLeaseOfItBeforeTheListenerHearsOnTheListenerThread() throws Exception {
+        CuratorFramework client = client();
+        ToldListener listener = new ToldListener();
+        LockRegistry registry = registryWithoutEventsOrDetector(client, listener);
+        Lease checked = registry.lock(path + "/0", TokenSource.SEQUENCE).acquire();
+        Lease unchecked = registry.lock(path + "/1", TokenSource.SEQUENCE).acquire();
+        listener.alsoRecord(unchecked);
+        replaceHandle(client);
+
+        assertThat(checked.isValid())
+                .as("a lease of the replaced handle's session")
+                .isFalse();
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> listener.told.size() == 2);
+        assertThat(listener.told)
+                .containsExactlyInAnyOrder(
+                        path + "/0 SESSION_LOST on fenced-lock-listener, other lease SESSION_LOST",
+                        path + "/1 SESSION_LOST on fenced-lock-listener, other lease SESSION_LOST");
+        checked.close();
+        unchecked.close();
     }
 
     /**
@@ -427,12 +489,37 @@ class LeaseTruthIT {
         assertThat(inner.lossCause()).as("closed, then its hold lost").isEqualTo(LeaseLoss.RELEASED);
     }
 
+    /** Records each invalidation with the thread it was told on, and the cause another lease had by then. */
+    private static final class ToldListener implements FencedLockListener {
+        final List<String> told = new CopyOnWriteArrayList<>();
+        private volatile Lease other;
+
+        void alsoRecord(Lease otherLease) {
+            this.other = otherLease;
+        }
+
+        @Override
+        public void leaseInvalidated(Lease lease, LeaseLoss cause) {
+            Lease o = other;
+            // the other lease's mark as it stands (lossCause() would check it, and so mark it, itself)
+            told.add(
+                    lease.path() + " " + cause + " on " + Thread.currentThread().getName()
+                            + (o == null
+                                    ? ""
+                                    : ", other lease " + ((HeldLease) o).hold().loss()));
+        }
+    }
+
     private LockRegistry registryWithoutEventsOrDetector(CuratorFramework client) {
+        return registryWithoutEventsOrDetector(client, new RecordingListener());
+    }
+
+    private LockRegistry registryWithoutEventsOrDetector(CuratorFramework client, FencedLockListener listener) {
         LockRegistry registry = new LockRegistry(
                 LockRegistryIT.heldBackConnectionEvents(client),
                 null,
                 Duration.ofHours(1), // the held detector must not read as a pause
-                new RecordingListener(),
+                listener,
                 FencedLocks.DEFAULT_SEQUENCE_WRAP_MARGIN);
         opened.add(registry);
         CountDownLatch never = new CountDownLatch(1);
@@ -448,8 +535,12 @@ class LeaseTruthIT {
     }
 
     private LockRegistry registry(CuratorFramework client, Duration pauseTolerance) {
-        LockRegistry registry = new LockRegistry(
-                client, null, pauseTolerance, new RecordingListener(), FencedLocks.DEFAULT_SEQUENCE_WRAP_MARGIN);
+        return registry(client, pauseTolerance, new RecordingListener());
+    }
+
+    private LockRegistry registry(CuratorFramework client, Duration pauseTolerance, FencedLockListener listener) {
+        LockRegistry registry =
+                new LockRegistry(client, null, pauseTolerance, listener, FencedLocks.DEFAULT_SEQUENCE_WRAP_MARGIN);
         opened.add(registry);
         return registry;
     }
