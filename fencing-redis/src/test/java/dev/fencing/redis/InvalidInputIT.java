@@ -128,4 +128,42 @@ class InvalidInputIT {
                 .hasMessageContaining(key);
         assertThat(redis.plain.exists(key)).isZero();
     }
+
+    /**
+     * UTF-8 has no encoding for a UTF-16 surrogate without its pair, and Lettuce's own encoding sends {@code ?}
+     * in its place: two keys that differ in Java are one key in Redis (shown with plain commands here), and two
+     * fields one field. The fence refuses such text in a key, a value, a field or a script's argument, naming it,
+     * before anything is sent.
+     */
+    @Test
+    void textWithAnUnpairedSurrogateIsRefusedNamingItBeforeAnythingIsSent() {
+        String base = redis.key("surrogate");
+        String high = base + "\uD800";
+        String low = base + "\uDC00";
+        redis.plain.set(high, "by-high");
+        assertThat(redis.plain.get(low))
+                .as("two Java keys, one Redis key, with plain commands")
+                .isEqualTo("by-high");
+        redis.plain.del(high);
+
+        assertThatThrownBy(() -> fenced.trySet(high, "v", 1))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("'" + base + "\\uD800'")
+                .hasMessageContaining("nothing was sent");
+        assertThatThrownBy(() -> fenced.trySet(base, "price:\uDC00", 1))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("'price:\\uDC00' (for Redis key '" + base + "')");
+        assertThatThrownBy(() -> fenced.tryHset(base, Map.of("f\uD800", "1", "f\uDBFF", "2"), 1))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("'f\\uD");
+        assertThatThrownBy(() -> fenced.tryEval(UserScriptIT.RESERVE, List.of(base), List.of("1", "x\uD800"), 1))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("'x\\uD800'");
+        assertThat(redis.plain.exists(base, base + "?", FencedRedis.tokenKey(base), FencedRedis.tokenKey(base + "?")))
+                .isZero();
+
+        // a surrogate with its pair (an emoji) is text like any other
+        assertThat(fenced.trySet(base, "\uD83D\uDE00", 1).isApplied()).isTrue();
+        assertThat(redis.plain.get(base)).isEqualTo("\uD83D\uDE00");
+    }
 }

@@ -153,6 +153,38 @@ class ResentWriteIT {
         assertThat(direct.plain.get(stock)).isEqualTo("9");
     }
 
+    /**
+     * Lettuce decodes a table reply element by element as its bytes arrive, into an output it keeps for the
+     * command's next sending: the first elements of a reply cut off part way (status "applied", the stored
+     * token) would stand in front of the second sending's "sent again, not run", and the call would read applied
+     * with the second sending's status as the body's reply.
+     */
+    @Test
+    void aUserScriptWhoseTableReplyWasCutPartWayIsReportedUnknownNotAppliedWithAnotherReply() {
+        FencedRedis fenced = fenced(FencePolicy.STRICT);
+        FencedScript big = FencedScript.of("redis.call('SET', KEYS[1], 'done') return string.rep('x', 200000)");
+        String key = direct.key("big-reply");
+        // Redis caches the script now: a NOSCRIPT cut off in the relay would leave nothing to send again
+        assertThat(fenced.tryEval(big, List.of(direct.key("other-big-reply")), List.of(), 1)
+                        .isApplied())
+                .isTrue();
+
+        relay.holdBackAfter(40); // "*3\r\n:1\r\n$1\r\n0\r\n$200000\r\nxxx...": the status, the token, a little
+        CompletableFuture<WriteOutcome> run =
+                fenced.async().tryEval(big, List.of(key), List.of(), 7).toCompletableFuture();
+        awaitValue(key, "done");
+        await().atMost(CONDITION).until(() -> relay.heldBackBytes() > 100_000);
+        relay.dropConnections();
+
+        assertThatThrownBy(run::join)
+                .cause()
+                .isInstanceOf(FencedRedisWriteException.class)
+                .hasMessageContaining(key)
+                .hasMessageContaining("sent again")
+                .hasMessageContaining("the stored token is 7");
+        assertThat(direct.storedToken(key)).isEqualTo(7);
+    }
+
     @Test
     void aStrictWriteWhoseRequestNeverReachedRedisRunsWhenSentAgain() {
         FencedRedis fenced = fenced(FencePolicy.STRICT);

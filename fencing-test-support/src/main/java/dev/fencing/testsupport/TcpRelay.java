@@ -50,6 +50,9 @@ public final class TcpRelay implements AutoCloseable {
     private final AtomicLong heldBackRequests = new AtomicLong();
     private volatile boolean holdingBack;
     private volatile boolean holdingBackRequests;
+    /** How many more bytes from the server to deliver before holding back; -1: no such limit. Guarded by this. */
+    private long passBeforeHolding = -1;
+
     private boolean closed;
 
     private TcpRelay(int serverPort) {
@@ -86,6 +89,19 @@ public final class TcpRelay implements AutoCloseable {
         holdingBack = true;
     }
 
+    /**
+     * From now on, the server's next {@code bytes} bytes are delivered and every byte after them is held back, as
+     * after {@link #holdBack()}: a reply cut off part way, on the connections open now and on later ones.
+     */
+    public void holdBackAfter(long bytes) {
+        if (bytes < 0) {
+            throw new IllegalArgumentException("a negative number of bytes to deliver: " + bytes);
+        }
+        synchronized (this) {
+            passBeforeHolding = bytes;
+        }
+    }
+
     /** How many bytes from the server have been held back so far. */
     public long heldBackBytes() {
         return heldBack.get();
@@ -116,6 +132,7 @@ public final class TcpRelay implements AutoCloseable {
             open.forEach(TcpRelay::closeQuietly);
             holdingBack = false;
             holdingBackRequests = false;
+            passBeforeHolding = -1;
         }
     }
 
@@ -182,6 +199,15 @@ public final class TcpRelay implements AutoCloseable {
                             OutputStream out = to.getOutputStream()) {
                         int read;
                         while ((read = in.read(buffer)) >= 0) {
+                            if (fromServer && !holdingBack) {
+                                int pass = passable(read);
+                                if (pass < read) {
+                                    out.write(buffer, 0, pass);
+                                    out.flush();
+                                    heldBack.addAndGet(read - pass);
+                                    continue;
+                                }
+                            }
                             // the flag is read after the bytes arrived: what arrives after holdBack() is held
                             if (fromServer && holdingBack) {
                                 heldBack.addAndGet(read);
@@ -202,6 +228,20 @@ public final class TcpRelay implements AutoCloseable {
                 "fencing-relay-" + port() + "-" + direction);
         thread.setDaemon(true);
         thread.start();
+    }
+
+    /** How many of {@code read} bytes from the server go through under {@link #holdBackAfter}; holds back after. */
+    private synchronized int passable(int read) {
+        if (passBeforeHolding < 0) {
+            return read;
+        }
+        int pass = (int) Math.min(read, passBeforeHolding);
+        passBeforeHolding -= pass;
+        if (passBeforeHolding == 0) {
+            passBeforeHolding = -1;
+            holdingBack = true;
+        }
+        return pass;
     }
 
     private static void closeQuietly(Closeable closeable) {

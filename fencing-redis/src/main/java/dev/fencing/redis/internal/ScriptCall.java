@@ -1,6 +1,7 @@
 package dev.fencing.redis.internal;
 
 import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.output.CommandOutput;
 import io.lettuce.core.output.NestedMultiOutput;
 import io.lettuce.core.protocol.CommandArgs;
 import io.netty.buffer.ByteBuf;
@@ -9,6 +10,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -34,6 +36,8 @@ final class ScriptCall extends CommandArgs<String, String> {
     private final AtomicBoolean inFlight = new AtomicBoolean();
     /** An earlier sending had no reply: it may have run, or may still arrive. */
     private volatile boolean lostSending;
+    /** The output of a call whose reply is a table, once {@link #tableOutput()} made it; null otherwise. */
+    private volatile TableOutput table;
 
     private ScriptCall(byte[] script, Arguments arguments, boolean lostSending) {
         super(StringCodec.UTF8);
@@ -63,21 +67,122 @@ final class ScriptCall extends CommandArgs<String, String> {
         inFlight.set(false);
     }
 
-    /** The output for a script whose reply is a Lua table (the user's script under the fence). */
-    NestedMultiOutput<String, String> tableOutput() {
-        return new NestedMultiOutput<>(StringCodec.UTF8) {
-            @Override
-            public void setError(ByteBuffer error) {
-                answered();
-                super.setError(error);
-            }
+    /** The output for a script whose reply is a Lua table (the user's script under the fence); one per call. */
+    TableOutput tableOutput() {
+        TableOutput output = new TableOutput();
+        table = output;
+        return output;
+    }
 
-            @Override
-            public void setError(String error) {
-                answered();
-                super.setError(error);
-            }
-        };
+    /**
+     * The output of a script whose reply is a Lua table. Lettuce decodes a table element by element as its bytes
+     * arrive, and writes a command again into the same output: the first elements of a reply cut off by a lost
+     * connection would stay in front of the next sending's reply (its status taken for the first run's, its
+     * reply lost). So each sending after the first starts an empty table ({@link #restart}, from {@link #encode},
+     * which runs before any byte of that sending's reply can be decoded).
+     */
+    final class TableOutput extends CommandOutput<String, String, List<Object>> {
+        private volatile NestedMultiOutput<String, String> reply = new NestedMultiOutput<>(StringCodec.UTF8);
+
+        private TableOutput() {
+            super(StringCodec.UTF8, null);
+        }
+
+        private void restart() {
+            reply = new NestedMultiOutput<>(StringCodec.UTF8);
+        }
+
+        @Override
+        public List<Object> get() {
+            return reply.get();
+        }
+
+        @Override
+        public void set(ByteBuffer bytes) {
+            reply.set(bytes);
+        }
+
+        @Override
+        public void setSingle(ByteBuffer bytes) {
+            reply.setSingle(bytes);
+        }
+
+        @Override
+        public void setBigNumber(ByteBuffer bytes) {
+            reply.setBigNumber(bytes);
+        }
+
+        @Override
+        public void set(long integer) {
+            reply.set(integer);
+        }
+
+        @Override
+        public void set(double number) {
+            reply.set(number);
+        }
+
+        @Override
+        public void set(boolean value) {
+            reply.set(value);
+        }
+
+        @Override
+        public void setError(ByteBuffer error) {
+            answered();
+            reply.setError(error);
+        }
+
+        @Override
+        public void setError(String error) {
+            answered();
+            reply.setError(error);
+        }
+
+        @Override
+        public boolean hasError() {
+            return reply.hasError();
+        }
+
+        @Override
+        public String getError() {
+            return reply.getError();
+        }
+
+        @Override
+        public void complete(int depth) {
+            reply.complete(depth);
+        }
+
+        @Override
+        public void multi(int count) {
+            reply.multi(count);
+        }
+
+        @Override
+        public void multiArray(int count) {
+            reply.multiArray(count);
+        }
+
+        @Override
+        public void multiPush(int count) {
+            reply.multiPush(count);
+        }
+
+        @Override
+        public void multiMap(int count) {
+            reply.multiMap(count);
+        }
+
+        @Override
+        public void multiSet(int count) {
+            reply.multiSet(count);
+        }
+
+        @Override
+        public String toString() {
+            return reply.toString();
+        }
     }
 
     @Override
@@ -100,6 +205,10 @@ final class ScriptCall extends CommandArgs<String, String> {
     public void encode(ByteBuf buf) {
         if (inFlight.getAndSet(true)) {
             lostSending = true;
+            TableOutput output = table;
+            if (output != null) {
+                output.restart();
+            }
         }
         buf.writeBytes(script);
         byte[] bytes = arguments.bytes;
@@ -152,13 +261,59 @@ final class ScriptCall extends CommandArgs<String, String> {
             return text(key);
         }
 
+        /**
+         * @throws IllegalArgumentException naming the text, if it holds a UTF-16 surrogate without its pair: UTF-8
+         *     has no encoding for one ({@code getBytes} would send {@code ?} in its place, so that two keys, two
+         *     fields or a value and its stored copy would differ in Java and be one in Redis)
+         */
         Arguments text(String text) {
+            requireEncodable(text);
             byte[] utf8 = text.getBytes(StandardCharsets.UTF_8);
             header(utf8.length);
             ensure(utf8.length + 2);
             System.arraycopy(utf8, 0, bytes, size, utf8.length);
             size += utf8.length;
             return crlf();
+        }
+
+        private void requireEncodable(String text) {
+            for (int i = 0; i < text.length(); i++) {
+                char c = text.charAt(i);
+                if (!Character.isSurrogate(c)) {
+                    continue;
+                }
+                if (Character.isHighSurrogate(c)
+                        && i + 1 < text.length()
+                        && Character.isLowSurrogate(text.charAt(i + 1))) {
+                    i++;
+                    continue;
+                }
+                throw new IllegalArgumentException("'" + escaped(text) + "'"
+                        + (firstKey == null || firstKey.equals(text)
+                                ? ""
+                                : " (for Redis key '" + escaped(firstKey) + "')")
+                        + " holds an unpaired UTF-16 surrogate \\u"
+                        + Integer.toHexString(c).toUpperCase(Locale.ROOT)
+                        + " at index " + i + ", which UTF-8 cannot encode; nothing was sent");
+            }
+        }
+
+        /** The text with each unpaired surrogate written as a Java escape (backslash, u, four hex digits). */
+        private static String escaped(String text) {
+            StringBuilder out = new StringBuilder(text.length() + 8);
+            for (int i = 0; i < text.length(); i++) {
+                char c = text.charAt(i);
+                boolean paired = Character.isHighSurrogate(c)
+                                && i + 1 < text.length()
+                                && Character.isLowSurrogate(text.charAt(i + 1))
+                        || Character.isLowSurrogate(c) && i > 0 && Character.isHighSurrogate(text.charAt(i - 1));
+                if (Character.isSurrogate(c) && !paired) {
+                    out.append("\\u").append(Integer.toHexString(c).toUpperCase(Locale.ROOT));
+                } else {
+                    out.append(c);
+                }
+            }
+            return out.toString();
         }
 
         Arguments number(long number) {
