@@ -37,6 +37,7 @@ final class EtcdElection implements FencedLeaderElection {
     private Candidacy candidacy;
     private boolean closed;
     private volatile Runnable beforeTerm = () -> {};
+    private volatile Runnable beforeLeaving = () -> {};
 
     EtcdElection(EtcdLockRegistry registry, String name, String participantId) {
         this.registry = registry;
@@ -50,6 +51,9 @@ final class EtcdElection implements FencedLeaderElection {
     private final class Candidacy implements Runnable {
         final CompletableFuture<Leadership> elected = new CompletableFuture<>();
         final CompletableFuture<LeaseLoss> over = new CompletableFuture<>();
+        /** Completed once the candidacy's thread has let go of its key and is no longer the participant's. */
+        final CompletableFuture<Boolean> left = new CompletableFuture<>();
+
         final LeadershipTask task;
         final Thread thread;
         volatile boolean withdrawn;
@@ -72,6 +76,7 @@ final class EtcdElection implements FencedLeaderElection {
                 elected.completeExceptionally(failure);
                 over.completeExceptionally(failure);
             } finally {
+                beforeLeaving.run();
                 registry.forget(EtcdElection.this);
                 synchronized (EtcdElection.this) {
                     if (candidacy == this) {
@@ -82,6 +87,7 @@ final class EtcdElection implements FencedLeaderElection {
                     elected.completeExceptionally(new IllegalStateException("participant " + participantId + " of "
                             + path + " stepped down or was closed before it was elected"));
                 }
+                left.complete(true);
             }
         }
 
@@ -199,7 +205,7 @@ final class EtcdElection implements FencedLeaderElection {
 
     @Override
     public Leadership awaitLeadership() {
-        return await(join(null).elected, null).orElseThrow();
+        return awaitTerm(null).orElseThrow();
     }
 
     @Override
@@ -208,12 +214,34 @@ final class EtcdElection implements FencedLeaderElection {
         if (timeout.isZero() || timeout.isNegative()) {
             throw new IllegalArgumentException("timeout must be positive, got " + timeout);
         }
-        return await(join(null).elected, Timeouts.capped(timeout));
+        return awaitTerm(Timeouts.capped(timeout));
     }
 
-    private Optional<Leadership> await(CompletableFuture<Leadership> elected, Duration timeout) {
+    /**
+     * A term that is valid when handed out: the candidacy joined may be one whose term has just ended and whose
+     * thread is still letting go of its key; that one is waited out, and a new candidacy joined.
+     */
+    private Optional<Leadership> awaitTerm(Duration timeout) {
+        long deadline = timeout == null ? 0 : System.nanoTime() + timeout.toNanos();
+        while (true) {
+            Candidacy current = join(null);
+            Optional<Leadership> term = await(current.elected, remaining(timeout, deadline));
+            if (term.isEmpty() || term.get().isValid()) {
+                return term;
+            }
+            if (await(current.left, remaining(timeout, deadline)).isEmpty()) {
+                return Optional.empty();
+            }
+        }
+    }
+
+    private static Duration remaining(Duration timeout, long deadline) {
+        return timeout == null ? null : Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
+    }
+
+    private <T> Optional<T> await(CompletableFuture<T> future, Duration timeout) {
         try {
-            return Optional.of(timeout == null ? elected.get() : elected.get(timeout.toNanos(), TimeUnit.NANOSECONDS));
+            return Optional.of(timeout == null ? future.get() : future.get(timeout.toNanos(), TimeUnit.NANOSECONDS));
         } catch (TimeoutException e) {
             return Optional.empty();
         } catch (InterruptedException e) {
@@ -281,6 +309,11 @@ final class EtcdElection implements FencedLeaderElection {
      */
     void beforeTerm(Runnable hook) {
         this.beforeTerm = Objects.requireNonNull(hook);
+    }
+
+    /** Test hook: runs on the participant's thread when its candidacy ends, before it stops being the current one. */
+    void beforeLeaving(Runnable hook) {
+        this.beforeLeaving = Objects.requireNonNull(hook);
     }
 
     @Override

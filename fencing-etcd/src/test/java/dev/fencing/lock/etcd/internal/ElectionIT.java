@@ -180,6 +180,51 @@ class ElectionIT {
         await().atMost(WAIT).until(() -> keysUnder(outsider, prefix).isEmpty());
     }
 
+    /**
+     * A term ends; its candidacy's thread is still letting go of its key (held here) when the participant awaits
+     * leadership again. The documented loop ({@code while (running) { term = awaitLeadership(); while
+     * (term.isValid()) ... }}) must get a new term, not the ended one back at once (it would spin on it until the
+     * thread had let go).
+     */
+    @Test
+    void awaitingLeadershipWhileAnEndedTermsThreadStillLetsGoGivesANewTermNotTheEndedOne() throws Exception {
+        EtcdElection a = (EtcdElection) participant("host-a");
+        Leadership first = a.awaitLeadership();
+        CountDownLatch leaving = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        opened.add(release::countDown);
+        AtomicBoolean heldOnce = new AtomicBoolean();
+        a.beforeLeaving(() -> {
+            if (heldOnce.compareAndSet(false, true)) {
+                leaving.countDown();
+                try {
+                    release.await(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        });
+        a.stepDown();
+        assertThat(leaving.await(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(first.isValid()).isFalse();
+
+        AtomicReference<Leadership> next = new AtomicReference<>();
+        Thread awaiting = new Thread(() -> next.set(a.awaitLeadership(WAIT).orElse(null)));
+        awaiting.start();
+        // the call either returned (the ended term) or waits for the ended candidacy to let go
+        await().atMost(WAIT).until(() -> !awaiting.isAlive() || awaiting.getState() == Thread.State.TIMED_WAITING);
+        release.countDown();
+        awaiting.join(WAIT.toMillis());
+
+        assertThat(next.get())
+                .as("the term awaitLeadership() returned")
+                .isNotNull()
+                .isNotSameAs(first);
+        assertThat(next.get().isValid()).isTrue();
+        assertThat(next.get().token()).isGreaterThan(first.token());
+        a.stepDown();
+    }
+
     @Test
     void refusesBlankOrOverlongParticipantIds() {
         EtcdLockRegistry registry = registry();
