@@ -3,6 +3,10 @@ package dev.fencing.jdbc;
 import dev.fencing.jdbc.internal.CatalogSql;
 import dev.fencing.jdbc.internal.Identifiers;
 import dev.fencing.jdbc.internal.StatementParser;
+import java.math.BigDecimal;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZonedDateTime;
 import java.time.temporal.ChronoField;
 import java.time.temporal.TemporalAccessor;
 import java.util.ArrayList;
@@ -46,6 +50,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class FencedTable {
     private static final Set<String> FLOATING = Set.of("real", "double precision");
+    private static final Set<String> WHOLE_NUMBERS = Set.of("smallint", "integer", "bigint");
 
     /** The fence column that {@code fencing.protect_table(...)} adds. */
     public static final String DEFAULT_FENCE_COLUMN = "last_fence_token";
@@ -213,16 +218,44 @@ public final class FencedTable {
             throw new IllegalArgumentException("key " + key + " has " + key.size() + " values but " + qualifiedName()
                     + " is keyed by " + keyColumns);
         }
-        for (Object value : key.values()) {
-            if (!(value instanceof String || value instanceof Long || value instanceof Integer)
-                    && finerThanMicroseconds(value)) {
+        for (int i = 0; i < key.size(); i++) {
+            Object value = key.values().get(i);
+            if (value instanceof String || value instanceof Long || value instanceof Integer) {
+                continue;
+            }
+            String column = keyColumns.get(i);
+            String type = columnTypes.get(column);
+            if (finerThanMicroseconds(value)) {
                 // PostgreSQL keeps microseconds: the cast would round the value and name another row
                 throw new IllegalArgumentException("key " + key + " of " + qualifiedName() + " has a time value "
                         + value + " finer than the microseconds PostgreSQL keeps; it would round to another row's"
                         + " key");
             }
+            if (value instanceof Double || value instanceof Float) {
+                // a binary fraction: 0.1 + 0.2 reaches a numeric column as 0.3, 7.5 a bigint one as 8
+                throw new IllegalArgumentException("key " + key + " of " + qualifiedName() + " has a floating-point"
+                        + " value " + value + " for column " + column + " (" + type + "), which the cast to the"
+                        + " column's type may round to another row's key; give a Long, a BigDecimal or a String");
+            }
+            if (value instanceof BigDecimal decimal && WHOLE_NUMBERS.contains(type) && fractional(decimal)) {
+                throw new IllegalArgumentException("key " + key + " of " + qualifiedName() + " has the fractional"
+                        + " value " + value + " for column " + column + " (" + type + "), which no row's key can"
+                        + " be; the cast would round it to another row's key");
+            }
+            if ((value instanceof OffsetDateTime || value instanceof ZonedDateTime || value instanceof Instant)
+                    && "timestamp without time zone".equals(type)) {
+                // a moment against a local time: which one depends on the session's time zone, and a batch
+                // (sent as text, the offset dropped) and a single-row write (converted) would name different rows
+                throw new IllegalArgumentException("key " + key + " of " + qualifiedName() + " has the moment "
+                        + value + " for column " + column + " (" + type + "), which holds local times: which row"
+                        + " it names depends on the session's time zone; give a LocalDateTime");
+            }
         }
         return key;
+    }
+
+    private static boolean fractional(BigDecimal decimal) {
+        return decimal.signum() != 0 && decimal.stripTrailingZeros().scale() > 0;
     }
 
     private static boolean finerThanMicroseconds(Object value) {

@@ -226,6 +226,57 @@ class BareBatchIT {
     }
 
     /**
+     * On the pool's usual auto-commit connection the caller sent a plain {@code BEGIN} and wrote a row: nothing
+     * in Jdbi knows of that transaction, pgjdbc does. A batch not written whole must not run its bare statement
+     * there (its failure on purpose would abort the caller's transaction, and the batch's own transaction then
+     * undo the caller's work), and {@code claimAndRun} must join it rather than commit it. Everything goes with
+     * the caller's {@code ROLLBACK}.
+     */
+    @Test
+    void aPlainBeginOnAnAutoCommitHandleIsTheCallersTransactionForABatchAndForClaimAndRun() throws Exception {
+        db.jdbi.useHandle(h -> {
+            run(() -> assertThat(h.getConnection().getAutoCommit()).isTrue());
+            h.execute("UPDATE inventory SET last_fence_token = 5 WHERE sku = 'A-1'");
+            h.execute("BEGIN");
+            try {
+                h.execute("UPDATE inventory_plain SET stock = 77 WHERE sku = 'A-1'");
+
+                List<WriteOutcome> outcomes = strict.tryBatch(
+                        h,
+                        FencedBatch.builder(inventory)
+                                .columns("stock")
+                                .add(6, RowKey.of("A-2"), 3)
+                                .add(4, RowKey.of("A-1"), 4) // stale: A-1 holds token 5
+                                .build());
+                assertThat(outcomes).containsExactly(new WriteOutcome.Applied(6), new WriteOutcome.Rejected(5, 4));
+                String claimed = strict.claimAndRun(inventory, RowKey.of("A-1"), 7, inner -> inner.createQuery(
+                                "SELECT stock FROM inventory_plain WHERE sku = 'A-1'")
+                        .mapTo(String.class)
+                        .one());
+                assertThat(claimed)
+                        .as("the caller's write, seen by claimAndRun's callback")
+                        .isEqualTo("77");
+                // read on another thread, so on another connection: what is committed
+                assertThat(executor.submit(() -> plainStock("A-1")).get())
+                        .as("the caller's write, not committed")
+                        .isEqualTo(10);
+                assertThat(executor.submit(() -> db.row("A-2")).get())
+                        .as("the batch's row, not committed")
+                        .isEqualTo("10:0");
+            } finally {
+                h.execute("ROLLBACK");
+            }
+        });
+        assertThat(plainStock("A-1")).isEqualTo(10);
+        assertThat(db.row("A-1"))
+                .as("the claim went with the caller's rollback")
+                .isEqualTo("10:5");
+        assertThat(db.row("A-2"))
+                .as("the batch went with the caller's rollback")
+                .isEqualTo("10:0");
+    }
+
+    /**
      * The same, on a connection of a pgjdbc loaded by a class loader of its own (as an application server or
      * a plugin system would): the library still finds pgjdbc's answer through the connection itself.
      */

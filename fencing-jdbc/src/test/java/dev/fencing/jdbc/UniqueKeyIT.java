@@ -3,7 +3,10 @@ package dev.fencing.jdbc;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.math.BigDecimal;
 import java.time.Instant;
+import java.time.LocalDateTime;
+import java.time.OffsetDateTime;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -90,6 +93,113 @@ class UniqueKeyIT {
                 .add(5, RowKey.of(Instant.parse("2024-01-01T00:00:00.000001Z")), 1)
                 .build());
         assertThat(exact).containsExactly(new WriteOutcome.NotFound(5));
+    }
+
+    /**
+     * The cast to the key column's type rounds: a plain {@code UPDATE ... WHERE id = CAST(? AS bigint)} given 7.5
+     * writes row 8, and a {@code numeric} column given the double 0.1 + 0.2 matches the row 0.3. A floating-point
+     * key, and a fractional one for a whole-number column, are refused naming them, by every kind of write.
+     */
+    @Test
+    void aKeyTheCastWouldRoundOntoAnotherRowIsRefusedNamingIt() {
+        db.jdbi.useHandle(h -> {
+            h.execute("CREATE TABLE items (id bigint PRIMARY KEY, v int NOT NULL)");
+            h.execute("SELECT fencing.protect_table('items')");
+            h.execute("INSERT INTO items (id, v) VALUES (7, 0), (8, 0)");
+            h.execute("CREATE TABLE amounts (amount numeric PRIMARY KEY, v int NOT NULL)");
+            h.execute("SELECT fencing.protect_table('amounts')");
+            h.execute("INSERT INTO amounts (amount, v) VALUES (0.3, 0), (0.30000000000000004, 0)");
+        });
+        int roundedOnto = db.jdbi.withHandle(h -> h.createUpdate(
+                        "UPDATE items SET v = 1, last_fence_token = 1 WHERE id = CAST(:id AS bigint) RETURNING id")
+                .bind("id", new BigDecimal("7.5"))
+                .executeAndReturnGeneratedKeys("id")
+                .mapTo(Integer.class)
+                .one());
+        assertThat(roundedOnto).as("the row a plain UPDATE for 7.5 wrote").isEqualTo(8);
+        FencedTable items =
+                FencedTable.builder().table("items").keyColumns("id").build(db.jdbi);
+        FencedTable amounts =
+                FencedTable.builder().table("amounts").keyColumns("amount").build(db.jdbi);
+
+        for (Object fractional : List.of(new BigDecimal("7.5"), 7.5d, 7.6f)) {
+            assertThatThrownBy(() -> writer.tryUpdate(
+                            FencedUpdate.builder(items)
+                                    .key(fractional)
+                                    .set("v", 2)
+                                    .build(),
+                            5))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining(String.valueOf(fractional))
+                    .hasMessageContaining("bigint");
+            assertThatThrownBy(() -> FencedUpsert.builder(items).key(fractional).value("v", 2))
+                    .isInstanceOf(IllegalArgumentException.class);
+            assertThatThrownBy(() -> FencedBatch.builder(items).columns("v").add(5, RowKey.of(fractional), 2))
+                    .isInstanceOf(IllegalArgumentException.class);
+        }
+        double sum = 0.1 + 0.2;
+        assertThatThrownBy(() -> writer.tryUpdate(
+                        FencedUpdate.builder(amounts).key(sum).set("v", 2).build(), 5))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("0.30000000000000004")
+                .hasMessageContaining("floating-point");
+        assertThat(db.jdbi.<Integer, RuntimeException>withHandle(h -> h.createQuery("SELECT sum(v) FROM amounts")
+                        .mapTo(Integer.class)
+                        .one()))
+                .isZero();
+
+        assertThat(writer.tryUpdate(
+                        FencedUpdate.builder(items)
+                                .key(new BigDecimal("7.00"))
+                                .set("v", 3)
+                                .build(),
+                        5))
+                .as("a whole number written as a decimal")
+                .isEqualTo(new WriteOutcome.Applied(5));
+        assertThat(writer.tryUpdate(
+                        FencedUpdate.builder(amounts)
+                                .key(new BigDecimal("0.30000000000000004"))
+                                .set("v", 3)
+                                .build(),
+                        5))
+                .isEqualTo(new WriteOutcome.Applied(5));
+    }
+
+    /**
+     * A moment (an {@code OffsetDateTime}) against a {@code timestamp without time zone} column: the single-row
+     * write converts it to the session's time zone and a batch drops the offset, so one key named two rows
+     * (09:00 and 10:00 for 10:00+01:00 in UTC). Refused naming it; a {@code LocalDateTime} is the key.
+     */
+    @Test
+    void aMomentForALocalTimeKeyIsRefusedNamingIt() {
+        db.jdbi.useHandle(h -> {
+            h.execute("CREATE TABLE slots (starts timestamp PRIMARY KEY, v int NOT NULL)");
+            h.execute("SELECT fencing.protect_table('slots')");
+            h.execute("INSERT INTO slots (starts, v) VALUES ('2024-01-01 09:00', 0), ('2024-01-01 10:00', 0)");
+        });
+        FencedTable slots =
+                FencedTable.builder().table("slots").keyColumns("starts").build(db.jdbi);
+        OffsetDateTime moment = OffsetDateTime.parse("2024-01-01T10:00+01:00");
+
+        for (Object key : List.of(moment, moment.toZonedDateTime(), moment.toInstant())) {
+            assertThatThrownBy(() -> writer.tryUpdate(
+                            FencedUpdate.builder(slots).key(key).set("v", 1).build(), 5))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining(key.toString())
+                    .hasMessageContaining("LocalDateTime");
+            assertThatThrownBy(() -> FencedBatch.builder(slots).columns("v").add(6, RowKey.of(key), 1))
+                    .isInstanceOf(IllegalArgumentException.class);
+        }
+        assertThat(writer.tryBatch(FencedBatch.builder(slots)
+                        .columns("v")
+                        .add(6, RowKey.of(LocalDateTime.parse("2024-01-01T10:00")), 1)
+                        .build()))
+                .containsExactly(new WriteOutcome.Applied(6));
+        assertThat(db.jdbi.<List<Integer>, RuntimeException>withHandle(
+                        h -> h.createQuery("SELECT v FROM slots ORDER BY starts")
+                                .mapTo(Integer.class)
+                                .list()))
+                .containsExactly(0, 1);
     }
 
     /**

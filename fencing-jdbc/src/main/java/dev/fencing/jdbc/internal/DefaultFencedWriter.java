@@ -184,14 +184,19 @@ public final class DefaultFencedWriter implements FencedWriter {
             String table, RowKey key, long token, Function<Handle, WriteOutcome> fence, HandleCallback<R, X> callback)
             throws X {
         boolean[] entered = {false};
+        HandleCallback<R, X> fencedThenCallback = h -> {
+            WriteOutcome outcome = OutcomeExceptions.guarded(table, key, token, () -> fence.apply(h));
+            logged(table, key, outcome);
+            OutcomeExceptions.throwUnlessApplied(table, key, outcome, policy);
+            entered[0] = true;
+            return callback.withHandle(h);
+        };
         try {
-            return jdbi.inTransaction(h -> {
-                WriteOutcome outcome = OutcomeExceptions.guarded(table, key, token, () -> fence.apply(h));
-                logged(table, key, outcome);
-                OutcomeExceptions.throwUnlessApplied(table, key, outcome, policy);
-                entered[0] = true;
-                return callback.withHandle(h);
-            });
+            // a plain BEGIN of the caller's on this handle is the caller's transaction: joined, never committed
+            return jdbi.withHandle(h ->
+                    !h.isInTransaction() && ServerTransactions.of(h.getConnection()) == ServerTransactions.State.OPEN
+                            ? fencedThenCallback.withHandle(h)
+                            : h.inTransaction(fencedThenCallback::withHandle));
         } catch (JdbiException e) {
             if (entered[0]) {
                 throw e;
@@ -234,27 +239,33 @@ public final class DefaultFencedWriter implements FencedWriter {
             return inCallersTransaction(handle, batch, allOrNothing);
         }
         boolean autoCommits = autoCommits(handle);
-        return !autoCommits && openOnServer(handle)
+        return openOnServer(handle, autoCommits)
                 ? inCallersTransaction(handle, batch, allOrNothing)
                 : inOwnTransaction(handle, batch, allOrNothing, autoCommits);
     }
 
     /**
-     * On a connection that does not auto-commit, outside the handle's transactions: whether a transaction is
-     * open on the server all the same, which is then the caller's (a transaction handler that counts only its
-     * own transactions does not see a caller's statements there). When the driver does not say, the batch
-     * refuses to guess: a transaction of its own could commit or undo the caller's work.
+     * Outside the handle's transactions: whether a transaction is open on the server all the same, which is then
+     * the caller's: a transaction handler that counts only its own transactions does not see a caller's
+     * statements on a connection that does not auto-commit, and nothing sees a plain {@code BEGIN} the caller
+     * sent on one that does. When the driver does not say, a batch on a connection that does not auto-commit
+     * refuses to guess (a transaction of its own could commit or undo the caller's work); on one that does, it
+     * takes the connection at its word.
      */
-    private static boolean openOnServer(Handle handle) {
+    private static boolean openOnServer(Handle handle, boolean autoCommits) {
         return switch (ServerTransactions.of(handle.getConnection())) {
             case IDLE -> false;
             case OPEN -> true;
-            case UNKNOWN ->
+            case UNKNOWN -> {
+                if (autoCommits) {
+                    yield false;
+                }
                 throw new IllegalStateException("a fenced batch on a connection that does not auto-commit,"
                         + " outside a transaction of the handle's, needs to know whether the connection has a transaction"
                         + " open, and its driver does not say (no pgjdbc connection behind "
                         + handle.getConnection().getClass().getName()
                         + "): run the batch in a Jdbi transaction or on an auto-commit connection");
+            }
         };
     }
 
