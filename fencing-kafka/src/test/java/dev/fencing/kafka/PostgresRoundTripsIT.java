@@ -179,6 +179,35 @@ class PostgresRoundTripsIT {
         assertThat(store.load(group, P0)).isEqualTo(new PartitionState(53, expected));
     }
 
+    /**
+     * A key the consumer took for new has a row after all (another member stored it meanwhile): the insert fails
+     * under its savepoint and the upsert keeps the greater token. Under pgjdbc's {@code autosave=always} the
+     * driver rolls back to a savepoint of its own, set just before the library's in the same round trip, so that
+     * the library's savepoint is gone when it rolls back to it: the unit must go on with the upsert all the same.
+     */
+    @Test
+    void aKeyTakenForNewThatHasARowIsUpsertedAlsoUnderTheDriversAutosave() throws SQLException {
+        for (String autosave : List.of("never", "always")) {
+            connection.close();
+            Properties properties = new Properties();
+            properties.setProperty("user", postgres.database.user());
+            properties.setProperty("password", postgres.database.password());
+            properties.setProperty("autosave", autosave);
+            connection = DriverManager.getConnection(postgres.database.jdbcUrl(), properties);
+            PostgresWatermarkStore store = PostgresWatermarkStore.create(jdbi);
+            String group = "wrong-hint-" + autosave;
+            store.commit(group, handle -> List.of(new PartitionProgress(P0, -1, 50, tokens("k", 0, 10, 10L))));
+
+            Map<Bytes, Long> raised = tokens("k", 0, 2, 20L);
+            raised.putAll(tokens("n", 0, 2, 20L));
+            serialUnit(store, group, 50, raised, raised.keySet());
+
+            Map<Bytes, Long> expected = tokens("k", 2, 10, 10L);
+            expected.putAll(raised);
+            assertThat(store.load(group, P0)).as("autosave=%s", autosave).isEqualTo(new PartitionState(51, expected));
+        }
+    }
+
     @Test
     void aKeyParallelRecordTransactionTakesFourRoundTripsAndRunsAtReadCommitted() {
         PostgresWatermarkStore store = PostgresWatermarkStore.create(jdbi);
