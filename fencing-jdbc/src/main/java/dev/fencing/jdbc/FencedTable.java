@@ -51,6 +51,8 @@ import org.slf4j.LoggerFactory;
 public final class FencedTable {
     private static final Set<String> FLOATING = Set.of("real", "double precision");
     private static final Set<String> WHOLE_NUMBERS = Set.of("smallint", "integer", "bigint");
+    private static final Set<String> LOCAL_TIMES =
+            Set.of("timestamp without time zone", "date", "time without time zone");
 
     /** The fence column that {@code fencing.protect_table(...)} adds. */
     public static final String DEFAULT_FENCE_COLUMN = "last_fence_token";
@@ -63,6 +65,9 @@ public final class FencedTable {
     private final String fenceColumn;
     private final Map<String, String> columnTypes;
     private final Map<String, KeyComparison> keyComparisons;
+    /** Each key column's type, a domain resolved to the type under it: what a key value's checks compare. */
+    private final Map<String, String> keyUnderlyingTypes;
+
     private final boolean guarded;
     private final boolean partitioned;
 
@@ -73,6 +78,7 @@ public final class FencedTable {
             String fenceColumn,
             Map<String, String> columnTypes,
             Map<String, KeyComparison> keyComparisons,
+            Map<String, String> keyUnderlyingTypes,
             boolean guarded,
             boolean partitioned) {
         this.schema = schema;
@@ -81,6 +87,7 @@ public final class FencedTable {
         this.fenceColumn = fenceColumn;
         this.columnTypes = Collections.unmodifiableMap(new LinkedHashMap<>(columnTypes));
         this.keyComparisons = Map.copyOf(keyComparisons);
+        this.keyUnderlyingTypes = Map.copyOf(keyUnderlyingTypes);
         this.guarded = guarded;
         this.partitioned = partitioned;
     }
@@ -224,7 +231,7 @@ public final class FencedTable {
                 continue;
             }
             String column = keyColumns.get(i);
-            String type = columnTypes.get(column);
+            String type = keyUnderlyingTypes.get(column);
             if (finerThanMicroseconds(value)) {
                 // PostgreSQL keeps microseconds: the cast would round the value and name another row
                 throw new IllegalArgumentException("key " + key + " of " + qualifiedName() + " has a time value "
@@ -243,15 +250,24 @@ public final class FencedTable {
                         + " be; the cast would round it to another row's key");
             }
             if ((value instanceof OffsetDateTime || value instanceof ZonedDateTime || value instanceof Instant)
-                    && "timestamp without time zone".equals(type)) {
+                    && LOCAL_TIMES.contains(type)) {
                 // a moment against a local time: which one depends on the session's time zone, and a batch
                 // (sent as text, the offset dropped) and a single-row write (converted) would name different rows
                 throw new IllegalArgumentException("key " + key + " of " + qualifiedName() + " has the moment "
                         + value + " for column " + column + " (" + type + "), which holds local times: which row"
-                        + " it names depends on the session's time zone; give a LocalDateTime");
+                        + " it names depends on the session's time zone; give a LocalDateTime, LocalDate or"
+                        + " LocalTime");
             }
         }
         return key;
+    }
+
+    private static Map<String, String> keyUnderlying(List<String> keyColumns, Map<String, String> underlying) {
+        Map<String, String> keys = new HashMap<>();
+        for (String key : keyColumns) {
+            keys.put(key, Objects.requireNonNullElse(underlying.get(key), ""));
+        }
+        return keys;
     }
 
     private static boolean fractional(BigDecimal decimal) {
@@ -406,11 +422,18 @@ public final class FencedTable {
             String qualified = schema + "." + table;
             Map<String, String> types = new LinkedHashMap<>();
             Map<String, Boolean> nullable = new LinkedHashMap<>();
+            Map<String, String> underlying = new LinkedHashMap<>();
             // typmod -1, not NULL: with NULL, char(n) reads back as "character", which is char(1) in a
             // cast, so CAST(:key AS character) would truncate 'ABC' to 'A' and match another row.
             StatementParser.query(
                             handle,
-                            "SELECT c.column_name, c.is_nullable, format_type(a.atttypid, -1) AS base_type"
+                            "SELECT c.column_name, c.is_nullable, format_type(a.atttypid, -1) AS base_type,"
+                                    // a domain (over a domain...) resolved to the type under it
+                                    + " (WITH RECURSIVE d(oid, typtype, typbasetype) AS (SELECT t.oid, t.typtype,"
+                                    + " t.typbasetype FROM pg_catalog.pg_type t WHERE t.oid = a.atttypid UNION ALL"
+                                    + " SELECT t.oid, t.typtype, t.typbasetype FROM pg_catalog.pg_type t JOIN d ON"
+                                    + " t.oid = d.typbasetype WHERE d.typtype = 'd')"
+                                    + " SELECT format_type(d.oid, -1) FROM d WHERE d.typtype <> 'd') AS underlying_type"
                                     + " FROM information_schema.columns c"
                                     + " JOIN pg_attribute a ON a.attrelid = to_regclass(format('%I.%I', c.table_schema,"
                                     + " c.table_name)) AND a.attname = c.column_name"
@@ -420,6 +443,7 @@ public final class FencedTable {
                     .bind("table", table)
                     .map((rs, ctx) -> {
                         types.put(rs.getString("column_name"), rs.getString("base_type"));
+                        underlying.put(rs.getString("column_name"), rs.getString("underlying_type"));
                         nullable.put(rs.getString("column_name"), "YES".equals(rs.getString("is_nullable")));
                         return null;
                     })
@@ -438,10 +462,13 @@ public final class FencedTable {
                                     + types.keySet(),
                             null);
                 }
-                if (FLOATING.contains(types.get(key))) {
+                if (FLOATING.contains(underlying.get(key))) {
                     throw new FencedTableException(
                             qualified,
                             "key column '" + key + "' of " + qualified + " is " + types.get(key)
+                                    + (types.get(key).equals(underlying.get(key))
+                                            ? ""
+                                            : " (" + underlying.get(key) + ")")
                                     + ": a floating-point value sent as a key may round to another row's; key the"
                                     + " table by an exact type",
                             null);
@@ -521,8 +548,16 @@ public final class FencedTable {
                     .bind("fence", fenceColumn)
                     .mapTo(Boolean.class)
                     .one();
-            FencedTable result =
-                    new FencedTable(schema, table, keyColumns, fenceColumn, types, comparisons, guarded, partitioned);
+            FencedTable result = new FencedTable(
+                    schema,
+                    table,
+                    keyColumns,
+                    fenceColumn,
+                    types,
+                    comparisons,
+                    keyUnderlying(keyColumns, underlying),
+                    guarded,
+                    partitioned);
             if (guarded) {
                 LOG.info(
                         "fenced table {} checked: key {}, fence column {}, guard trigger installed",

@@ -249,6 +249,23 @@ class BareBatchIT {
                                 .add(4, RowKey.of("A-1"), 4) // stale: A-1 holds token 5
                                 .build());
                 assertThat(outcomes).containsExactly(new WriteOutcome.Applied(6), new WriteOutcome.Rejected(5, 4));
+                // all or nothing: the stale batch undone to its savepoint, the caller's transaction still usable
+                assertThatThrownBy(() -> strict.batch(FencedBatch.builder(inventory)
+                                .columns("stock")
+                                .add(8, RowKey.of("A-2"), 2)
+                                .add(4, RowKey.of("A-1"), 4)
+                                .build()))
+                        .isInstanceOf(StaleFenceException.class);
+                assertThat(db.row("A-2"))
+                        .as("the stale batch's fresh row, undone")
+                        .isEqualTo("3:6");
+                strict.batch(FencedBatch.builder(inventory)
+                        .columns("stock")
+                        .add(8, RowKey.of("A-2"), 2)
+                        .build());
+                assertThat(db.row("A-2"))
+                        .as("a fresh batch, in the caller's transaction")
+                        .isEqualTo("2:8");
                 String claimed = strict.claimAndRun(inventory, RowKey.of("A-1"), 7, inner -> inner.createQuery(
                                 "SELECT stock FROM inventory_plain WHERE sku = 'A-1'")
                         .mapTo(String.class)

@@ -63,6 +63,19 @@ class UniqueKeyIT {
                 .isInstanceOf(FencedTableException.class)
                 .hasMessageContaining("'k'")
                 .hasMessageContaining("double precision");
+        db.jdbi.useHandle(h -> {
+            h.execute("CREATE DOMAIN reading AS double precision");
+            h.execute("CREATE DOMAIN checked_reading AS reading CHECK (VALUE >= 0)");
+            h.execute("CREATE TABLE checked_readings (k checked_reading PRIMARY KEY, v int NOT NULL)");
+            h.execute("SELECT fencing.protect_table('checked_readings')");
+        });
+        assertThatThrownBy(() -> FencedTable.builder()
+                        .table("checked_readings")
+                        .keyColumns("k")
+                        .build(db.jdbi))
+                .as("a domain over a domain over double precision")
+                .isInstanceOf(FencedTableException.class)
+                .hasMessageContaining("checked_reading (double precision)");
     }
 
     /** PostgreSQL keeps microseconds: 00:00:00.000000400 would round to the row at 00:00:00 and write it. */
@@ -121,6 +134,25 @@ class UniqueKeyIT {
                 FencedTable.builder().table("items").keyColumns("id").build(db.jdbi);
         FencedTable amounts =
                 FencedTable.builder().table("amounts").keyColumns("amount").build(db.jdbi);
+
+        db.jdbi.useHandle(h -> {
+            h.execute("CREATE DOMAIN item_id AS bigint");
+            h.execute("CREATE TABLE domain_items (id item_id PRIMARY KEY, v int NOT NULL)");
+            h.execute("SELECT fencing.protect_table('domain_items')");
+            h.execute("INSERT INTO domain_items (id, v) VALUES (7, 0), (8, 0)");
+        });
+        FencedTable domainItems =
+                FencedTable.builder().table("domain_items").keyColumns("id").build(db.jdbi);
+        assertThatThrownBy(() -> writer.tryUpdate(
+                        FencedUpdate.builder(domainItems)
+                                .key(new BigDecimal("7.5"))
+                                .set("v", 2)
+                                .build(),
+                        5))
+                .as("a domain over bigint")
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("7.5")
+                .hasMessageContaining("bigint");
 
         for (Object fractional : List.of(new BigDecimal("7.5"), 7.5d, 7.6f)) {
             assertThatThrownBy(() -> writer.tryUpdate(
@@ -190,6 +222,22 @@ class UniqueKeyIT {
             assertThatThrownBy(() -> FencedBatch.builder(slots).columns("v").add(6, RowKey.of(key), 1))
                     .isInstanceOf(IllegalArgumentException.class);
         }
+        db.jdbi.useHandle(h -> {
+            h.execute("CREATE TABLE days (d date PRIMARY KEY, v int NOT NULL)");
+            h.execute("SELECT fencing.protect_table('days')");
+        });
+        FencedTable days = FencedTable.builder().table("days").keyColumns("d").build(db.jdbi);
+        OffsetDateTime justAfterMidnight = OffsetDateTime.parse("2024-01-01T00:30+01:00");
+        assertThatThrownBy(() -> writer.tryUpdate(
+                        FencedUpdate.builder(days)
+                                .key(justAfterMidnight)
+                                .set("v", 1)
+                                .build(),
+                        5))
+                .as("a moment for a date: 2023-12-31 in UTC, 2024-01-01 where it was taken")
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("LocalDate");
+
         assertThat(writer.tryBatch(FencedBatch.builder(slots)
                         .columns("v")
                         .add(6, RowKey.of(LocalDateTime.parse("2024-01-01T10:00")), 1)

@@ -185,6 +185,40 @@ class ResentWriteIT {
         assertThat(direct.storedToken(key)).isEqualTo(7);
     }
 
+    /**
+     * The body's table holds an error element (a {@code pcall}'s error passed on), and the reply is cut off after
+     * it. An error inside a table does not answer the sending: the call sent again is still marked, and a
+     * monotonic body does not run a second time.
+     */
+    @Test
+    void anErrorInsideATableReplyCutPartWayLeavesTheResentCallMarked() {
+        FencedRedis fenced = fenced(FencePolicy.MONOTONIC);
+        FencedScript take = FencedScript.of("redis.call('DECRBY', KEYS[1], 1)"
+                + " return {redis.error_reply('BODY partial'), string.rep('x', 200000)}");
+        String stock = direct.key("nested-error-stock");
+        String warm = direct.key("nested-error-warm");
+        direct.plain.set(warm, "100");
+        // Redis caches the script now (the call itself fails with the body's error element)
+        assertThatThrownBy(() -> fenced.tryEval(take, List.of(warm), List.of(), 1))
+                .hasMessageContaining("BODY partial");
+        direct.plain.set(stock, "10");
+
+        relay.holdBackAfter(40); // "*3\r\n:1\r\n$1\r\n0\r\n*2\r\n-BODY partial\r\n$200000...": past the error
+        CompletableFuture<WriteOutcome> run =
+                fenced.async().tryEval(take, List.of(stock), List.of(), 7).toCompletableFuture();
+        awaitValue(stock, "9");
+        await().atMost(CONDITION).until(() -> relay.heldBackBytes() > 100_000);
+        relay.dropConnections();
+
+        assertThatThrownBy(run::join)
+                .cause()
+                .isInstanceOf(FencedRedisWriteException.class)
+                .hasMessageContaining("sent again");
+        assertThat(direct.plain.get(stock))
+                .as("the guarded decrement, taken once")
+                .isEqualTo("9");
+    }
+
     @Test
     void aStrictWriteWhoseRequestNeverReachedRedisRunsWhenSentAgain() {
         FencedRedis fenced = fenced(FencePolicy.STRICT);

@@ -9,9 +9,8 @@ import dev.fencing.jdbc.FencedUpsert;
 import dev.fencing.jdbc.FencedWriter;
 import dev.fencing.jdbc.RowKey;
 import dev.fencing.jdbc.WriteOutcome;
-import java.sql.Connection;
 import java.sql.SQLException;
-import java.sql.Savepoint;
+import java.sql.Statement;
 import java.util.List;
 import java.util.Objects;
 import java.util.function.Function;
@@ -320,44 +319,32 @@ public final class DefaultFencedWriter implements FencedWriter {
         if (!allOrNothing) {
             return batches.writeAndReport(handle, batch);
         }
-        Connection connection = handle.getConnection();
-        Savepoint savepoint = savepoint(() -> connection.setSavepoint(BATCH_SAVEPOINT));
+        // savepoints as statements: the driver's savepoint API refuses an auto-commit connection, which a plain
+        // BEGIN of the caller's leaves in auto-commit mode
+        savepoint(handle, "SAVEPOINT ");
         List<WriteOutcome> outcomes;
         try {
             if (batches.writeAll(handle, batch)) {
                 outcomes = BatchWrite.allApplied(batch);
             } else {
-                savepoint(() -> {
-                    connection.rollback(savepoint);
-                    return savepoint;
-                });
+                savepoint(handle, "ROLLBACK TO SAVEPOINT ");
                 outcomes = reported(handle, batch, true);
             }
         } catch (RuntimeException e) {
             try {
-                savepoint(() -> {
-                    connection.rollback(savepoint);
-                    return savepoint;
-                });
+                savepoint(handle, "ROLLBACK TO SAVEPOINT ");
             } catch (RuntimeException rollback) {
                 e.addSuppressed(rollback);
             }
             throw e;
         }
-        savepoint(() -> {
-            connection.releaseSavepoint(savepoint);
-            return savepoint;
-        });
+        savepoint(handle, "RELEASE SAVEPOINT ");
         return outcomes;
     }
 
-    private interface SavepointStep {
-        Savepoint run() throws SQLException;
-    }
-
-    private static Savepoint savepoint(SavepointStep step) {
-        try {
-            return step.run();
+    private static void savepoint(Handle handle, String command) {
+        try (Statement statement = handle.getConnection().createStatement()) {
+            statement.execute(command + BATCH_SAVEPOINT);
         } catch (SQLException e) {
             throw new TransactionException("savepoint " + BATCH_SAVEPOINT + " of a fenced batch failed", e);
         }

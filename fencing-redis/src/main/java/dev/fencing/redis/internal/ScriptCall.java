@@ -83,12 +83,18 @@ final class ScriptCall extends CommandArgs<String, String> {
      */
     final class TableOutput extends CommandOutput<String, String, List<Object>> {
         private volatile NestedMultiOutput<String, String> reply = new NestedMultiOutput<>(StringCodec.UTF8);
+        /**
+         * The sending's reply is a table: an error now is one of its elements (a body's {@code error_reply}),
+         * which does not answer the sending, for the rest of the table may still be lost.
+         */
+        private volatile boolean inTable;
 
         private TableOutput() {
             super(StringCodec.UTF8, null);
         }
 
         private void restart() {
+            inTable = false;
             reply = new NestedMultiOutput<>(StringCodec.UTF8);
         }
 
@@ -129,13 +135,17 @@ final class ScriptCall extends CommandArgs<String, String> {
 
         @Override
         public void setError(ByteBuffer error) {
-            answered();
+            if (!inTable) {
+                answered();
+            }
             reply.setError(error);
         }
 
         @Override
         public void setError(String error) {
-            answered();
+            if (!inTable) {
+                answered();
+            }
             reply.setError(error);
         }
 
@@ -156,26 +166,31 @@ final class ScriptCall extends CommandArgs<String, String> {
 
         @Override
         public void multi(int count) {
+            inTable = true;
             reply.multi(count);
         }
 
         @Override
         public void multiArray(int count) {
+            inTable = true;
             reply.multiArray(count);
         }
 
         @Override
         public void multiPush(int count) {
+            inTable = true;
             reply.multiPush(count);
         }
 
         @Override
         public void multiMap(int count) {
+            inTable = true;
             reply.multiMap(count);
         }
 
         @Override
         public void multiSet(int count) {
+            inTable = true;
             reply.multiSet(count);
         }
 
