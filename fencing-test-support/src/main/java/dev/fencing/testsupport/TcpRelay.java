@@ -199,24 +199,13 @@ public final class TcpRelay implements AutoCloseable {
                             OutputStream out = to.getOutputStream()) {
                         int read;
                         while ((read = in.read(buffer)) >= 0) {
-                            if (fromServer && !holdingBack) {
-                                int pass = passable(read);
-                                if (pass < read) {
-                                    out.write(buffer, 0, pass);
-                                    out.flush();
-                                    heldBack.addAndGet(read - pass);
-                                    continue;
-                                }
-                            }
-                            // the flag is read after the bytes arrived: what arrives after holdBack() is held
-                            if (fromServer && holdingBack) {
-                                heldBack.addAndGet(read);
-                            } else if (!fromServer && holdingBackRequests) {
-                                heldBackRequests.addAndGet(read);
-                            } else {
-                                out.write(buffer, 0, read);
+                            // the flags are read after the bytes arrived: what arrives after holdBack() is held
+                            int pass = fromServer ? passable(read) : holdingBackRequests ? 0 : read;
+                            if (pass > 0) {
+                                out.write(buffer, 0, pass);
                                 out.flush();
                             }
+                            (fromServer ? heldBack : heldBackRequests).addAndGet(read - pass);
                         }
                     } catch (IOException closedOrReset) {
                         // either side went away: the other one goes too
@@ -230,8 +219,14 @@ public final class TcpRelay implements AutoCloseable {
         thread.start();
     }
 
-    /** How many of {@code read} bytes from the server go through under {@link #holdBackAfter}; holds back after. */
+    /**
+     * How many of {@code read} bytes from the server go through: none once holding back, all without a {@link
+     * #holdBackAfter} limit, else up to the limit, after which it holds back.
+     */
     private synchronized int passable(int read) {
+        if (holdingBack) {
+            return 0;
+        }
         if (passBeforeHolding < 0) {
             return read;
         }
