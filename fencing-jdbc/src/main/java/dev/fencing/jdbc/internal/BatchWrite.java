@@ -62,7 +62,7 @@ final class BatchWrite {
      * {@code false}; when its failure says the index changed (dropped, replaced, rebuilt by REINDEX
      * CONCURRENTLY), the index is looked up again the next time.
      */
-    boolean writeAll(Handle handle, FencedBatch batch, boolean ownTransaction) {
+    boolean writeAll(Handle handle, FencedBatch batch) {
         FencedTable table = batch.table();
         Reliance reliance = reliances.get(table);
         if (reliance == null) {
@@ -76,10 +76,9 @@ final class BatchWrite {
             }
         }
         Reliance found = reliance;
-        boolean counted = found.counter() != null;
         BatchShape shape = BatchShape.of(batch);
         String sql = statements.get(
-                shape.key(counted && ownTransaction ? "bare batch, own transaction" : "bare batch", batch, found),
+                shape.key("bare batch", batch, found),
                 () -> FencedSql.batch(
                         table,
                         batch.columns(),
@@ -88,32 +87,22 @@ final class BatchWrite {
                         shape.integralValues,
                         shape.oneToken,
                         found.index(),
-                        found.counter(),
-                        ownTransaction));
-        Query query = !counted
-                ? StatementParser.query(handle, sql)
-                : StatementParser.pipeline(handle, sql, ownTransaction ? 5 : 3);
+                        found.counter()));
+        Query query =
+                found.counter() == null ? StatementParser.query(handle, sql) : StatementParser.pipeline(handle, sql);
         bind(query, batch, shape, null);
         query.bind(FencedSql.BATCH_SIZE, LibraryArguments.ofLong(batch.size()));
         try {
-            if (!counted) {
+            if (found.counter() == null) {
                 query.map(SHORTFALL_COLUMN).one();
             } else {
-                // the UPDATE's result follows the kept count's (and the BEGIN's)
-                int update = ownTransaction ? 2 : 1;
-                query.execute((executed, ctx) -> throughEveryResult(batch, update, executed, ctx));
+                query.execute((executed, ctx) -> throughEveryResult(batch, executed, ctx));
             }
             return true;
-        } catch (RuntimeException e) {
-            if (counted && ownTransaction) {
-                endOwnTransaction(handle, e);
-            }
-            if (!(e instanceof UnableToExecuteStatementException failure)) {
-                throw e;
-            }
-            Matcher shortfall = shortfall(failure);
+        } catch (UnableToExecuteStatementException e) {
+            Matcher shortfall = shortfall(e);
             if (shortfall == null) {
-                throw failure;
+                throw e;
             }
             if (shortfall.group(1) != null) {
                 reliances.remove(table, found);
@@ -127,43 +116,26 @@ final class BatchWrite {
     }
 
     /**
-     * Rolls back the transaction the counted statements began, which their failure left open (failed) on the
-     * server; nothing when it ended (committed, or never begun).
-     */
-    private static void endOwnTransaction(Handle handle, RuntimeException failure) {
-        try {
-            if (ServerTransactions.of(handle.getConnection()) != ServerTransactions.State.IDLE) {
-                handle.execute("ROLLBACK");
-            }
-        } catch (RuntimeException e) {
-            failure.addSuppressed(e);
-        }
-    }
-
-    /**
-     * Reads the counted bare statement's results to the end (the driver has run every statement by then; a
-     * failure of any is thrown by the execution) and checks the UPDATE's own count (result {@code update})
-     * too: the server's check passed, so it wrote a row for every key, and a different count would mean a
-     * write the count did not see. That cannot be undone any more; it is reported, not taken for an applied
-     * batch.
+     * Reads the counted bare statement's three results to the end (the driver has run all three by then; a
+     * failure of any is thrown by the execution) and checks the UPDATE's own count too: the server's check
+     * passed, so it wrote a row for every key, and a different count would mean a write the count did not
+     * see. That cannot be undone any more; it is reported, not taken for an applied batch.
      */
     private static Void throughEveryResult(
-            FencedBatch batch, int update, Supplier<PreparedStatement> executed, StatementContext ctx)
-            throws SQLException {
+            FencedBatch batch, Supplier<PreparedStatement> executed, StatementContext ctx) throws SQLException {
         try {
             PreparedStatement statement = executed.get();
             long updated = -1;
-            int result = 0;
-            do {
-                if (result++ == update) {
+            while (statement.getMoreResults() || statement.getUpdateCount() != -1) {
+                if (statement.getUpdateCount() != -1) {
                     updated = statement.getUpdateCount();
                 }
-            } while (statement.getMoreResults() || statement.getUpdateCount() != -1);
+            }
             if (updated != batch.size()) {
                 throw new FencedWriteException(
                         "fenced batch on " + batch.table().qualifiedName() + ": its UPDATE wrote " + updated
                                 + " rows for " + batch.size() + " keys although the server counted one a key;"
-                                + " which rows it wrote is not known (code of the user's that writes the table?)",
+                                + " which rows it wrote is not known (a trigger that writes the table?)",
                         batch.table().qualifiedName(),
                         null,
                         0,
@@ -282,8 +254,7 @@ final class BatchWrite {
                         shape.integralValues,
                         shape.oneToken,
                         null,
-                        null,
-                        false));
+                        null));
         for (int attempt = 1; !pending.isEmpty(); attempt++) {
             Query query = StatementParser.query(handle, sql);
             bind(query, batch, shape, pending);

@@ -282,13 +282,13 @@ public final class DefaultFencedWriter implements FencedWriter {
     private List<WriteOutcome> inOwnTransaction(
             Handle handle, FencedBatch batch, boolean allOrNothing, boolean autoCommits) {
         if (autoCommits) {
-            if (batches.writeAll(handle, batch, true)) {
+            if (batches.writeAll(handle, batch)) {
                 return BatchWrite.allApplied(batch);
             }
         } else {
             try {
                 return handle.inTransaction(h -> {
-                    if (!batches.writeAll(h, batch, false)) {
+                    if (!batches.writeAll(h, batch)) {
                         throw new NotAllWritten();
                     }
                     return BatchWrite.allApplied(batch);
@@ -324,7 +324,7 @@ public final class DefaultFencedWriter implements FencedWriter {
         savepoint(handle, "SAVEPOINT ");
         List<WriteOutcome> outcomes;
         try {
-            if (batches.writeAll(handle, batch, false)) {
+            if (batches.writeAll(handle, batch)) {
                 outcomes = BatchWrite.allApplied(batch);
             } else {
                 savepoint(handle, "ROLLBACK TO SAVEPOINT ");

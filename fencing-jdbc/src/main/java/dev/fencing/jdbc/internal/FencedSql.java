@@ -147,11 +147,8 @@ public final class FencedSql {
      */
     public static final String BATCH_SHORTFALL = "fenced batch wrote ";
 
-    /**
-     * What the bare statement's failure adds when the unique index it relied on no longer stands, or what its
-     * count of the table's updated rows relied on no longer holds.
-     */
-    public static final String KEY_INDEX_CHANGED = ", the unique index or the table it relied on changed";
+    /** What the bare statement's failure adds when the unique index it relied on no longer stands. */
+    public static final String KEY_INDEX_CHANGED = ", the unique index it relied on changed";
 
     /**
      * What the reporting batch statement's error says when the batch is bad: this text, the statement's
@@ -185,8 +182,7 @@ public final class FencedSql {
             boolean[] integralValues,
             boolean oneToken,
             KeyIndex keyIndex,
-            UpdateCounter counter,
-            boolean ownTransaction) {
+            UpdateCounter counter) {
         String fence = Identifiers.quote(table.fenceColumn());
         List<String> arrays = new ArrayList<>();
         List<String> keyArrays = new ArrayList<>();
@@ -246,16 +242,13 @@ public final class FencedSql {
             // the error (and in the server's log), says what happened.
             String size = "CAST(:" + BATCH_SIZE + " AS bigint)";
             if (counter != null) {
-                // Counted without RETURNING (UpdateCounter): the count kept before the UPDATE and compared after
-                // it, with the index and what makes the count the UPDATE's own confirmed there, under the
-                // UPDATE's lock. The statements run in one transaction: the caller's, or with ownTransaction
-                // one they begin and commit themselves (a driver may send them apart, each its own
-                // transaction on an auto-commit connection, as pgjdbc does in its simple query mode). A failure
-                // of the check undoes the UPDATE with the transaction, as the CTE's does below; the writer
-                // rolls back a transaction of the statements' own that the failure left open.
+                // Counted without RETURNING (UpdateCounter): three statements the driver sends together and the
+                // server runs as one transaction (an auto-commit connection's implicit one, up to the driver's
+                // Sync; or the caller's), the count kept before the UPDATE, compared after it, with the index
+                // and what makes the count the UPDATE's own confirmed there, under the UPDATE's lock. A failure
+                // of the third undoes the second as the CTE's does below.
                 String stands = "(" + keyIndex.stands() + " AND " + counter.holds() + ")";
-                String counted = counter.keepBefore() + "; " + from + " AS input(" + String.join(", ", names) + ")"
-                        + where
+                return counter.keepBefore() + "; " + from + " AS input(" + String.join(", ", names) + ")" + where
                         + "; SELECT CAST(CASE WHEN " + counter.since() + " " + CatalogSql.EQUALS + " " + size
                         + " AND " + stands + " THEN '0' ELSE '" + BATCH_SHORTFALL
                         + "' OPERATOR(pg_catalog.||) " + counter.since()
@@ -263,7 +256,6 @@ public final class FencedSql {
                         + " OPERATOR(pg_catalog.||) ' keys' OPERATOR(pg_catalog.||) CASE WHEN " + stands
                         + " THEN '' ELSE '" + KEY_INDEX_CHANGED + "' END"
                         + " OPERATOR(pg_catalog.||) '; rolled back' END AS bigint) AS shortfall";
-                return ownTransaction ? "BEGIN; " + counted + "; COMMIT" : counted;
             }
             return "WITH applied AS (" + from + " AS input(" + String.join(", ", names) + ")" + where
                     + " AND " + keyIndex.stands() + " RETURNING 1)"

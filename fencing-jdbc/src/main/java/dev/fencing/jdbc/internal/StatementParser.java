@@ -20,10 +20,8 @@ import org.jdbi.v3.core.statement.Update;
  */
 public final class StatementParser implements SqlParser {
     private static final StatementParser INSTANCE = new StatementParser(0);
-    /** For the library's texts of several statements sent together (see {@link #pipeline}), by their count. */
-    private static final StatementParser[] PIPELINES = {
-        null, null, null, new StatementParser(2), null, new StatementParser(4)
-    };
+    /** For the library's texts of three statements sent together (see {@link #pipeline}). */
+    private static final StatementParser PIPELINE = new StatementParser(2);
 
     /** Statements already parsed; they come from StatementCache, so the same few. Bounded like it. */
     private static final int MAX_PARSED = StatementCache.MAX_CACHED_STATEMENTS;
@@ -48,11 +46,12 @@ public final class StatementParser implements SqlParser {
     }
 
     /**
-     * {@code statements} statements of the library's in one text (three or five), as {@link #query}: the
-     * driver sends them together; the query's results are each statement's in turn.
+     * Three statements of the library's in one text, as {@link #query}: the driver sends them together, and
+     * the server runs them in one transaction (an auto-commit connection's implicit one); the query's
+     * results are each statement's in turn.
      */
-    public static Query pipeline(Handle handle, String sql, int statements) {
-        return handle.createQuery(sql).setTemplateEngine(TemplateEngine.NOP).setSqlParser(PIPELINES[statements]);
+    public static Query pipeline(Handle handle, String sql) {
+        return handle.createQuery(sql).setTemplateEngine(TemplateEngine.NOP).setSqlParser(PIPELINE);
     }
 
     @Override
