@@ -108,44 +108,6 @@ class CountedBatchIT {
     }
 
     /**
-     * With {@code track_counts} off PostgreSQL counts no updated row: the count is always short, and every
-     * batch goes the failure path, written and reported right (the writer's calls below run on the test's
-     * handle, which Jdbi gives to calls on the same thread).
-     */
-    @Test
-    void withoutTheServersCountsABatchIsStillWrittenAndReportedRight() {
-        FencedWriter writer = FencedWriter.builder(db.jdbi).build();
-        db.jdbi.useHandle(h -> {
-            h.execute("SET track_counts = off");
-            int pid = h.createQuery("SELECT pg_backend_pid()")
-                    .mapTo(Integer.class)
-                    .one();
-            try {
-                long before = updated(h);
-                assertThat(writer.tryBatch(oneRefused()))
-                        .containsExactly(new WriteOutcome.Applied(5), new WriteOutcome.Rejected(9, 5));
-                assertThat(updated(h)).as("nothing counted").isEqualTo(before);
-                writer.batch(FencedBatch.builder(tallied)
-                        .columns("v")
-                        .add(6, RowKey.of(1L), 12)
-                        .build());
-                String last = Jdbi.create(db.database.dataSource())
-                        .withHandle(other -> other.createQuery("SELECT query FROM pg_stat_activity WHERE pid = ?")
-                                .bind(0, pid)
-                                .mapTo(String.class)
-                                .one());
-                // after a short count the batch is written again and reported in a transaction of its own; the
-                // counted statements alone run in the connection's implicit one
-                assertThat(last).as("the handle's last statement").isEqualTo("COMMIT");
-            } finally {
-                h.execute("RESET track_counts");
-            }
-        });
-        assertThat(value(1)).isEqualTo("12:6");
-        assertThat(value(2)).isEqualTo("20:9");
-    }
-
-    /**
      * A trigger that writes the tally row once for each row the batch writes. The refused row 2 leaves the
      * UPDATE one row short, and the trigger's write to row 0 makes it up: counted that way, the two-row
      * batch reads as two rows written. The writer that finds the trigger counts with RETURNING; the one that
