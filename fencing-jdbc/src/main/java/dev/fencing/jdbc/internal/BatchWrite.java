@@ -15,7 +15,6 @@ import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.jdbi.v3.core.Handle;
@@ -35,14 +34,10 @@ final class BatchWrite {
     private final FencePolicy policy;
     private final StatementCache statements;
     /**
-     * What the bare statement relies on in each table, as last found (its unique index, and whether its
-     * updates can be counted without {@code RETURNING}), which the statement confirms cheaply. Bounded like
-     * the statement cache: past the bound, tables not in it are looked up for every batch.
+     * Each table's unique index as last found by the full check, which the bare statement confirms cheaply.
+     * Bounded like the statement cache: past the bound, tables not in it are looked up for every batch.
      */
-    private final ConcurrentMap<FencedTable, Reliance> reliances = new ConcurrentHashMap<>();
-
-    /** The table's unique index, and its update counter or null (the statement then counts with RETURNING). */
-    private record Reliance(KeyIndex index, UpdateCounter counter) {}
+    private final ConcurrentMap<FencedTable, KeyIndex> keyIndexes = new ConcurrentHashMap<>();
 
     BatchWrite(FencePolicy policy, StatementCache statements) {
         this.policy = policy;
@@ -64,18 +59,17 @@ final class BatchWrite {
      */
     boolean writeAll(Handle handle, FencedBatch batch) {
         FencedTable table = batch.table();
-        Reliance reliance = reliances.get(table);
-        if (reliance == null) {
-            KeyIndex index = KeyIndex.find(handle, table).orElse(null);
+        KeyIndex index = keyIndexes.get(table);
+        if (index == null) {
+            index = KeyIndex.find(handle, table).orElse(null);
             if (index == null) {
                 return false;
             }
-            reliance = new Reliance(index, UpdateCounter.find(handle, table).orElse(null));
-            if (reliances.size() < StatementCache.MAX_CACHED_STATEMENTS) {
-                reliances.put(table, reliance);
+            if (keyIndexes.size() < StatementCache.MAX_CACHED_STATEMENTS) {
+                keyIndexes.put(table, index);
             }
         }
-        Reliance found = reliance;
+        KeyIndex found = index;
         BatchShape shape = BatchShape.of(batch);
         String sql = statements.get(
                 shape.key("bare batch", batch, found),
@@ -86,18 +80,12 @@ final class BatchWrite {
                         shape.integralKeys,
                         shape.integralValues,
                         shape.oneToken,
-                        found.index(),
-                        found.counter()));
-        Query query =
-                found.counter() == null ? StatementParser.query(handle, sql) : StatementParser.pipeline(handle, sql);
+                        found));
+        Query query = StatementParser.query(handle, sql);
         bind(query, batch, shape, null);
         query.bind(FencedSql.BATCH_SIZE, LibraryArguments.ofLong(batch.size()));
         try {
-            if (found.counter() == null) {
-                query.map(SHORTFALL_COLUMN).one();
-            } else {
-                query.execute((executed, ctx) -> throughEveryResult(batch, executed, ctx));
-            }
+            query.map(SHORTFALL_COLUMN).one();
             return true;
         } catch (UnableToExecuteStatementException e) {
             Matcher shortfall = shortfall(e);
@@ -105,45 +93,13 @@ final class BatchWrite {
                 throw e;
             }
             if (shortfall.group(1) != null) {
-                reliances.remove(table, found);
+                keyIndexes.remove(table, found);
             }
             // Not every row was written once: what happened is for the reporting statement to find out (it
             // also fails the batch for a key that names two rows). The counts in the message are not trusted:
             // a user's value that failed the same cast could carry the same text (and at worst make the
             // writer look the index up again).
             return false;
-        }
-    }
-
-    /**
-     * Reads the counted bare statement's three results to the end (the driver has run all three by then; a
-     * failure of any is thrown by the execution) and checks the UPDATE's own count too: the server's check
-     * passed, so it wrote a row for every key, and a different count would mean a write the count did not
-     * see. That cannot be undone any more; it is reported, not taken for an applied batch.
-     */
-    private static Void throughEveryResult(
-            FencedBatch batch, Supplier<PreparedStatement> executed, StatementContext ctx) throws SQLException {
-        try {
-            PreparedStatement statement = executed.get();
-            long updated = -1;
-            while (statement.getMoreResults() || statement.getUpdateCount() != -1) {
-                if (statement.getUpdateCount() != -1) {
-                    updated = statement.getUpdateCount();
-                }
-            }
-            if (updated != batch.size()) {
-                throw new FencedWriteException(
-                        "fenced batch on " + batch.table().qualifiedName() + ": its UPDATE wrote " + updated
-                                + " rows for " + batch.size() + " keys although the server counted one a key;"
-                                + " which rows it wrote is not known (a trigger that writes the table?)",
-                        batch.table().qualifiedName(),
-                        null,
-                        0,
-                        null);
-            }
-            return null;
-        } finally {
-            ctx.close();
         }
     }
 
@@ -253,7 +209,6 @@ final class BatchWrite {
                         shape.integralKeys,
                         shape.integralValues,
                         shape.oneToken,
-                        null,
                         null));
         for (int attempt = 1; !pending.isEmpty(); attempt++) {
             Query query = StatementParser.query(handle, sql);
@@ -369,11 +324,11 @@ final class BatchWrite {
             return new BatchShape(integralKeys, integralValues, batch.hasOneToken());
         }
 
-        StatementCache.Key key(String kind, FencedBatch batch, Object reliance) {
+        StatementCache.Key key(String kind, FencedBatch batch, KeyIndex index) {
             return new StatementCache.Key(
                     kind,
                     batch.table(),
-                    List.of(new ShapeKey(batch.columns(), this, reliance == null ? NO_INDEX : reliance)));
+                    List.of(new ShapeKey(batch.columns(), this, index == null ? NO_INDEX : index)));
         }
 
         /** The shape's part of a cache key, compared by content (the key index's hash is computed once). */

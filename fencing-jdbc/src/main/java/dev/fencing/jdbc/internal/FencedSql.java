@@ -181,8 +181,7 @@ public final class FencedSql {
             boolean[] integralKeys,
             boolean[] integralValues,
             boolean oneToken,
-            KeyIndex keyIndex,
-            UpdateCounter counter) {
+            KeyIndex keyIndex) {
         String fence = Identifiers.quote(table.fenceColumn());
         List<String> arrays = new ArrayList<>();
         List<String> keyArrays = new ArrayList<>();
@@ -241,22 +240,6 @@ public final class FencedSql {
             // The failure is a cast of text that is not a number, evaluated only then; its text, quoted in
             // the error (and in the server's log), says what happened.
             String size = "CAST(:" + BATCH_SIZE + " AS bigint)";
-            if (counter != null) {
-                // Counted without RETURNING (UpdateCounter): three statements the driver sends together and the
-                // server runs as one transaction (an auto-commit connection's implicit one, up to the driver's
-                // Sync; or the caller's), the count kept before the UPDATE, compared after it, with the index
-                // and what makes the count the UPDATE's own confirmed there, under the UPDATE's lock. A failure
-                // of the third undoes the second as the CTE's does below.
-                String stands = "(" + keyIndex.stands() + " AND " + counter.holds() + ")";
-                return counter.keepBefore() + "; " + from + " AS input(" + String.join(", ", names) + ")" + where
-                        + "; SELECT CAST(CASE WHEN " + counter.since() + " " + CatalogSql.EQUALS + " " + size
-                        + " AND " + stands + " THEN '0' ELSE '" + BATCH_SHORTFALL
-                        + "' OPERATOR(pg_catalog.||) " + counter.since()
-                        + " OPERATOR(pg_catalog.||) ' rows for ' OPERATOR(pg_catalog.||) " + size
-                        + " OPERATOR(pg_catalog.||) ' keys' OPERATOR(pg_catalog.||) CASE WHEN " + stands
-                        + " THEN '' ELSE '" + KEY_INDEX_CHANGED + "' END"
-                        + " OPERATOR(pg_catalog.||) '; rolled back' END AS bigint) AS shortfall";
-            }
             return "WITH applied AS (" + from + " AS input(" + String.join(", ", names) + ")" + where
                     + " AND " + keyIndex.stands() + " RETURNING 1)"
                     + " SELECT CAST(CASE WHEN pg_catalog.count(*) " + CatalogSql.EQUALS + " " + size

@@ -88,16 +88,6 @@ public final class SqlFragment {
      * @throws IllegalArgumentException as {@link #check} does
      */
     static List<Parameter> parameters(String what, String fragment) {
-        return parameters(what, fragment, 0);
-    }
-
-    /**
-     * As {@link #parameters(String, String)}, for a text of the library's that is {@code separators + 1}
-     * statements: exactly that many {@code ';'} outside literals and parentheses, none elsewhere. One a
-     * spliced fragment brought in would make one too many, and is refused as in a single statement.
-     */
-    static List<Parameter> parameters(String what, String fragment, int separators) {
-        int unseen = separators;
         List<Parameter> parameters = new ArrayList<>();
         int depth = 0;
         int n = fragment.length();
@@ -127,9 +117,6 @@ public final class SqlFragment {
                 i = dollarQuoted(what, fragment, i, boundary);
             } else if (c == '-' && at(fragment, i + 1, '-') || c == '/' && at(fragment, i + 1, '*')) {
                 throw refused(what, fragment, i, "a comment; a fragment needs none");
-            } else if (c == ';' && depth == 0 && unseen > 0) {
-                unseen--;
-                i++;
             } else if (c == ';') {
                 throw refused(what, fragment, i, "';', which would end the statement");
             } else if (c == '?' && at(fragment, i + 1, '?')) {
@@ -184,10 +171,6 @@ public final class SqlFragment {
         }
         if (depth != 0) {
             throw refused(what, fragment, n, depth + " unclosed '(' (unbalanced parentheses)");
-        }
-        if (unseen != 0) {
-            throw refused(
-                    what, fragment, n, (separators - unseen) + " ';' where " + separators + " separate its statements");
         }
         return parameters;
     }

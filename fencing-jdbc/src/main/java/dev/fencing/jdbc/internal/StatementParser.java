@@ -19,21 +19,14 @@ import org.jdbi.v3.core.statement.Update;
  * either (nor break its catalog queries, which use it too). Thread-safe.
  */
 public final class StatementParser implements SqlParser {
-    private static final StatementParser INSTANCE = new StatementParser(0);
-    /** For the library's texts of three statements sent together (see {@link #pipeline}). */
-    private static final StatementParser PIPELINE = new StatementParser(2);
+    private static final StatementParser INSTANCE = new StatementParser();
 
     /** Statements already parsed; they come from StatementCache, so the same few. Bounded like it. */
     private static final int MAX_PARSED = StatementCache.MAX_CACHED_STATEMENTS;
 
     private final ConcurrentMap<String, ParsedSql> parsed = new ConcurrentHashMap<>();
 
-    /** How many {@code ';'} separate the statements of each text this parser reads. */
-    private final int separators;
-
-    private StatementParser(int separators) {
-        this.separators = separators;
-    }
+    private StatementParser() {}
 
     /** An update of the library's on {@code handle}, read by this parser, rendered by no template engine. */
     public static Update update(Handle handle, String sql) {
@@ -45,20 +38,11 @@ public final class StatementParser implements SqlParser {
         return handle.createQuery(sql).setTemplateEngine(TemplateEngine.NOP).setSqlParser(INSTANCE);
     }
 
-    /**
-     * Three statements of the library's in one text, as {@link #query}: the driver sends them together, and
-     * the server runs them in one transaction (an auto-commit connection's implicit one); the query's
-     * results are each statement's in turn.
-     */
-    public static Query pipeline(Handle handle, String sql) {
-        return handle.createQuery(sql).setTemplateEngine(TemplateEngine.NOP).setSqlParser(PIPELINE);
-    }
-
     @Override
     public ParsedSql parse(String sql, StatementContext ctx) {
         ParsedSql result = parsed.get(sql);
         if (result == null) {
-            result = parse(sql, separators);
+            result = parse(sql);
             if (parsed.size() < MAX_PARSED) {
                 parsed.putIfAbsent(sql, result);
             }
@@ -67,13 +51,9 @@ public final class StatementParser implements SqlParser {
     }
 
     static ParsedSql parse(String sql) {
-        return parse(sql, 0);
-    }
-
-    private static ParsedSql parse(String sql, int separators) {
         ParsedSql.Builder builder = ParsedSql.builder();
         int at = 0;
-        for (SqlFragment.Parameter parameter : SqlFragment.parameters("statement", sql, separators)) {
+        for (SqlFragment.Parameter parameter : SqlFragment.parameters("statement", sql)) {
             builder.append(sql.substring(at, parameter.start()));
             builder.appendNamedParameter(parameter.name());
             at = parameter.end();
