@@ -20,6 +20,9 @@ final class Hold implements LeaseHold {
     final long handleGeneration;
 
     final Thread owner;
+    /** When the hold was made ({@link System#nanoTime()}): its node is watched from a little after. */
+    final long grantedAtNanos = System.nanoTime();
+
     final AtomicInteger entries = new AtomicInteger(1);
     private final AtomicReference<LeaseLoss> loss = new AtomicReference<>();
     /** The ZooKeeper handle of the session that owns the node; null if it was already gone at registration. */

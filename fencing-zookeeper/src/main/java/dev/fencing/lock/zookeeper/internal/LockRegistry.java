@@ -15,8 +15,10 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
@@ -30,6 +32,8 @@ import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.framework.state.ConnectionStateListener;
 import org.apache.curator.utils.PathUtils;
 import org.apache.curator.utils.ZKPaths;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.Watcher;
 import org.apache.zookeeper.ZooKeeper;
 import org.apache.zookeeper.data.ACL;
 import org.slf4j.Logger;
@@ -87,6 +91,10 @@ public final class LockRegistry implements AutoCloseable {
     private volatile Runnable betweenValidityReads = () -> {};
     private volatile Runnable betweenConnectionAndSessionReads = () -> {};
     private volatile Runnable beforeDetectorTick = () -> {};
+    private volatile Runnable beforeNodeGone = () -> {};
+    private volatile boolean nodeWatches = true;
+    /** Holds whose nodes are not watched yet, in the order they were granted. */
+    private final Queue<Hold> unwatched = new ConcurrentLinkedQueue<>();
     /**
      * The handle generation and client state the pause detector last saw; set before its thread starts,
      * then only the detector's thread uses them.
@@ -448,6 +456,82 @@ public final class LockRegistry implements AutoCloseable {
     }
 
     /**
+     * How long after its grant a hold's node is watched (on the detector's next round): a lease held for a
+     * moment (acquire, write, release) costs ZooKeeper no watch, which was an eighth of an uncontended
+     * acquire and release when set at every grant; a lease held longer is watched from then on.
+     */
+    static final long WATCH_AFTER_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+
+    /**
+     * Has a hold's node watched from {@link #WATCH_AFTER_NANOS} after its grant: when the node is deleted
+     * while the hold lives (an operator's delete, a lock parent deleted with its children), the hold is
+     * marked {@code NODE_GONE} and the listener told on its thread; a node already gone when the watch is
+     * set counts the same. So a lease reads valid after its node was deleted for at most that long plus the
+     * watch's delivery (a round trip), where nothing but {@code verify()} saw it before. A release marks its
+     * hold invalid before it deletes the node, so the event of its own delete changes nothing. ZooKeeper
+     * keeps the watch across reconnections of the session; a session's end invalidates the hold anyway.
+     */
+    void watchLater(Hold hold) {
+        if (nodeWatches) {
+            unwatched.add(hold);
+        }
+    }
+
+    /** On the detector's thread: watches the nodes of the holds granted long enough ago. */
+    private void watchNodes() {
+        long now = System.nanoTime();
+        for (Hold hold = unwatched.peek();
+                hold != null && now - hold.grantedAtNanos >= WATCH_AFTER_NANOS;
+                hold = unwatched.peek()) {
+            unwatched.poll();
+            if (hold.loss() == null) {
+                watchNode(hold);
+            }
+        }
+    }
+
+    private void watchNode(Hold hold) {
+        try {
+            client.checkExists()
+                    .usingWatcher((Watcher) event -> {
+                        if (event.getType() == Watcher.Event.EventType.NodeDeleted) {
+                            nodeGone(hold);
+                        }
+                    })
+                    .inBackground((c, event) -> {
+                        if (event.getResultCode() == KeeperException.Code.NONODE.intValue()) {
+                            nodeGone(hold);
+                        }
+                    })
+                    .forPath(hold.nodePath);
+        } catch (Exception e) {
+            // a closed client: its holds are invalid already
+            LOG.debug("could not watch lock node {}: {}", hold.nodePath, e.toString());
+        }
+    }
+
+    private void nodeGone(Hold hold) {
+        beforeNodeGone.run();
+        if (sessionEnded(hold)) {
+            // the node went with its session (this client closed it, or Curator replaced the handle): that
+            // is the loss, and it ends every hold of the session
+            sessionLost(hold);
+        } else if (markInvalid(hold, LeaseLoss.NODE_GONE)) {
+            tellLater(List.of(hold), LeaseLoss.NODE_GONE);
+        }
+    }
+
+    /** Test hook: whether holds granted from now on have their nodes watched (by default they do). */
+    void watchNodes(boolean watch) {
+        this.nodeWatches = watch;
+    }
+
+    /** Test hook: runs on Curator's event thread when a held node's deletion was seen, before the hold is marked. */
+    void beforeNodeGone(Runnable hook) {
+        this.beforeNodeGone = Objects.requireNonNull(hook);
+    }
+
+    /**
      * A check saw a pause the detector has not reported yet: marks that hold only (the gap may be the checking
      * thread's own, not the process's; the detector ends the others when it sees the pause) and tells the
      * listener on the notifier's thread.
@@ -561,6 +645,7 @@ public final class LockRegistry implements AutoCloseable {
     private void detectorRound() {
         beforeDetectorTick.run();
         detectHandleReplacement();
+        watchNodes();
     }
 
     /**

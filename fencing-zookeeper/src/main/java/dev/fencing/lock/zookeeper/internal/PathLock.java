@@ -196,6 +196,7 @@ final class PathLock {
         Hold hold = new Hold(this, node, token, sessionId, attempt.generationBeforeCreate, me, onLoss);
         holds.put(me, hold);
         registry.register(hold, sessionTimeout, attempt.disruptionsBeforeCreate);
+        registry.watchLater(hold);
         noteToken(token);
         LOG.debug("acquired {} with fence token {}", path, token);
         return hold;

@@ -182,6 +182,13 @@ final class TokenLockDriver extends StandardLockInternalsDriver {
         } catch (KeeperException.NoNodeException writeNodeGone) {
             registry.invalidate(write, LeaseLoss.NODE_GONE);
             throw new LeaseLostException(lockPath, write.token, LeaseLoss.NODE_GONE);
+        } catch (Exception unknownOutcome) {
+            // An interrupt while waiting for the reply, a lost connection, a timeout: the transaction may
+            // have been applied all the same, and its read node, in the write node's place and unknown to
+            // Curator, would hold every writer back until the session ends. Its name is this attempt's own
+            // (a fresh UUID): delete it in the background, until done (a node that is not there is done).
+            client.delete().guaranteed().inBackground().forPath(node);
+            throw unknownOutcome;
         }
         return node;
     }

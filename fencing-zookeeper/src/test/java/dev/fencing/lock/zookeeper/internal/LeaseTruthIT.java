@@ -6,7 +6,9 @@ import static org.awaitility.Awaitility.await;
 
 import dev.fencing.lock.FencedLeaderElection;
 import dev.fencing.lock.FencedLock;
+import dev.fencing.lock.FencedLockException;
 import dev.fencing.lock.FencedLockListener;
+import dev.fencing.lock.FencedReadWriteLock;
 import dev.fencing.lock.Leadership;
 import dev.fencing.lock.Lease;
 import dev.fencing.lock.LeaseLoss;
@@ -24,6 +26,7 @@ import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -522,6 +525,7 @@ class LeaseTruthIT {
                 listener,
                 FencedLocks.DEFAULT_SEQUENCE_WRAP_MARGIN);
         opened.add(registry);
+        registry.watchNodes(false); // what a check alone finds, without the watch on the held node
         CountDownLatch never = new CountDownLatch(1);
         opened.add(never::countDown);
         registry.beforeDetectorTick(() -> {
@@ -532,6 +536,117 @@ class LeaseTruthIT {
             }
         });
         return registry;
+    }
+
+    /**
+     * An operator deletes the leader's node (a lock parent deleted with its children does the same): the next
+     * participant is elected with a greater token, and the old term must read invalid once the delete is
+     * seen (a watch on the held node), whether or not anyone calls verify(). Without the watch it read valid
+     * beside the new leader until the session ended.
+     */
+    @Test
+    void aLeaderWhoseNodeAnOperatorDeletedReadsInvalidOnceTheDeleteIsSeen() throws Exception {
+        RecordingListener heard = new RecordingListener();
+        LockRegistry first = registry(client(), Duration.ofSeconds(2), heard);
+        LockRegistry second = registry(client(), Duration.ofSeconds(2));
+        FencedLeaderElection a = first.election(path, TokenSource.SEQUENCE, "a");
+        FencedLeaderElection b = second.election(path, TokenSource.SEQUENCE, "b");
+        Leadership aTerm = a.awaitLeadership();
+        CompletableFuture<Leadership> bTerm = CompletableFuture.supplyAsync(b::awaitLeadership, successorThread);
+        CuratorFramework operator = client();
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> operator.getChildren().forPath(path).stream()
+                                .filter(n -> n.contains("lock-"))
+                                .count()
+                        == 2);
+        String aNode = operator.getChildren().forPath(path).stream()
+                .filter(n -> n.contains("lock-"))
+                .min(java.util.Comparator.comparing(n -> n.substring(n.lastIndexOf("lock-"))))
+                .orElseThrow();
+        operator.delete().forPath(path + "/" + aNode);
+
+        Leadership next = bTerm.get(10, TimeUnit.SECONDS);
+        assertThat(next.token()).isGreaterThan(aTerm.token());
+        await().atMost(Duration.ofSeconds(10))
+                .alias("the old term beside the new leader's " + next)
+                .until(() -> !aTerm.isValid() && !a.isLeader());
+        assertThat(aTerm.lossCause()).isEqualTo(LeaseLoss.NODE_GONE);
+        assertThat(next.isValid()).isTrue();
+    }
+
+    /**
+     * The write node is deleted by hand and another writer has the lock, and the delete's event is held back
+     * on Curator's event thread: the write lease has not seen it, and a downgrade must still not put a reader
+     * next to the new writer (its transaction checks the write node).
+     */
+    @Test
+    void aWriteNodeThatIsGoneCannotBeDowngradedFromBeforeTheLeaseSeesTheDelete() throws Exception {
+        CuratorFramework client = client();
+        LockRegistry registry = registry(client, Duration.ofSeconds(2));
+        FencedReadWriteLock lock = registry.readWriteLock(path, TokenSource.SEQUENCE);
+        FencedReadWriteLock other = registry(client(), Duration.ofSeconds(2)).readWriteLock(path, TokenSource.SEQUENCE);
+        CountDownLatch seen = new CountDownLatch(1);
+        CountDownLatch tell = new CountDownLatch(1);
+        registry.beforeNodeGone(Hooks.once(() -> {
+            seen.countDown();
+            tell.await();
+        }));
+        try (Lease write = lock.writeLock().acquire()) {
+            CompletableFuture<Lease> nextWriter =
+                    CompletableFuture.supplyAsync(() -> other.writeLock().acquire(), successorThread);
+            await().atMost(Duration.ofSeconds(10))
+                    .until(() -> client.getChildren().forPath(path).stream()
+                                    .filter(n -> n.contains("__WRIT__"))
+                                    .count()
+                            == 2);
+            String writeNode = client.getChildren().forPath(path).stream()
+                    .filter(n -> n.contains("__WRIT__"))
+                    .min(java.util.Comparator.comparing(n -> n.substring(n.lastIndexOf("__WRIT__"))))
+                    .orElseThrow();
+            client.delete().forPath(path + "/" + writeNode);
+            Lease next = nextWriter.get(10, TimeUnit.SECONDS);
+            assertThat(seen.await(10, TimeUnit.SECONDS)).isTrue();
+            assertThat(write.isValid()).as("the delete's event held back").isTrue();
+
+            assertThatThrownBy(() -> lock.readLock().acquire())
+                    .isInstanceOf(LeaseLostException.class)
+                    .hasMessageContaining(Long.toString(write.token()));
+            assertThat(write.lossCause()).isEqualTo(LeaseLoss.NODE_GONE);
+            tell.countDown();
+            assertThat(next.verify()).as("the next writer holds alone").isTrue();
+            assertThat(client.getChildren().forPath(path)).noneMatch(n -> n.contains("__READ__"));
+            successorThread.submit(next::close).get(10, TimeUnit.SECONDS);
+        } finally {
+            tell.countDown();
+        }
+    }
+
+    /**
+     * A downgrade whose thread carries an interrupt: the transaction that creates the read node is sent, the
+     * wait for its reply is interrupted, and the acquire fails, while the server creates the read node all
+     * the same, in the write node's place and unknown to Curator. It must be deleted: left there, it held
+     * every writer back, this thread's too, until the session ended.
+     */
+    @Test
+    void anInterruptedDowngradeLeavesNoReadNodeThatHoldsWritersBack() throws Exception {
+        CuratorFramework client = client();
+        FencedReadWriteLock mine = registry(client, Duration.ofSeconds(2)).readWriteLock(path, TokenSource.SEQUENCE);
+        FencedReadWriteLock other = registry(client(), Duration.ofSeconds(2)).readWriteLock(path, TokenSource.SEQUENCE);
+        Lease write = mine.writeLock().acquire();
+        Thread.currentThread().interrupt();
+        try {
+            assertThatThrownBy(() -> mine.readLock().acquire()).isInstanceOf(FencedLockException.class);
+        } finally {
+            Thread.interrupted();
+        }
+        write.close();
+
+        await().atMost(Duration.ofSeconds(10))
+                .alias("no read node left behind by the failed downgrade")
+                .until(() -> client.getChildren().forPath(path).stream().noneMatch(n -> n.contains("__READ__")));
+        Optional<Lease> next = other.writeLock().tryAcquire(Duration.ofSeconds(5));
+        next.ifPresent(Lease::close);
+        assertThat(next).as("another writer gets the lock").isPresent();
     }
 
     private LockRegistry registry(CuratorFramework client, Duration pauseTolerance) {
