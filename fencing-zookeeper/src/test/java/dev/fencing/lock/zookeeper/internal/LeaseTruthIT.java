@@ -554,16 +554,7 @@ class LeaseTruthIT {
         Leadership aTerm = a.awaitLeadership();
         CompletableFuture<Leadership> bTerm = CompletableFuture.supplyAsync(b::awaitLeadership, successorThread);
         CuratorFramework operator = client();
-        await().atMost(Duration.ofSeconds(10))
-                .until(() -> operator.getChildren().forPath(path).stream()
-                                .filter(n -> n.contains("lock-"))
-                                .count()
-                        == 2);
-        String aNode = operator.getChildren().forPath(path).stream()
-                .filter(n -> n.contains("lock-"))
-                .min(java.util.Comparator.comparing(n -> n.substring(n.lastIndexOf("lock-"))))
-                .orElseThrow();
-        operator.delete().forPath(path + "/" + aNode);
+        operator.delete().forPath(firstOfTwo(operator, "lock-"));
 
         Leadership next = bTerm.get(10, TimeUnit.SECONDS);
         assertThat(next.token()).isGreaterThan(aTerm.token());
@@ -594,16 +585,7 @@ class LeaseTruthIT {
         try (Lease write = lock.writeLock().acquire()) {
             CompletableFuture<Lease> nextWriter =
                     CompletableFuture.supplyAsync(() -> other.writeLock().acquire(), successorThread);
-            await().atMost(Duration.ofSeconds(10))
-                    .until(() -> client.getChildren().forPath(path).stream()
-                                    .filter(n -> n.contains("__WRIT__"))
-                                    .count()
-                            == 2);
-            String writeNode = client.getChildren().forPath(path).stream()
-                    .filter(n -> n.contains("__WRIT__"))
-                    .min(java.util.Comparator.comparing(n -> n.substring(n.lastIndexOf("__WRIT__"))))
-                    .orElseThrow();
-            client.delete().forPath(path + "/" + writeNode);
+            client.delete().forPath(firstOfTwo(client, "__WRIT__"));
             Lease next = nextWriter.get(10, TimeUnit.SECONDS);
             assertThat(seen.await(10, TimeUnit.SECONDS)).isTrue();
             assertThat(write.isValid()).as("the delete's event held back").isTrue();
@@ -647,6 +629,27 @@ class LeaseTruthIT {
         Optional<Lease> next = other.writeLock().tryAcquire(Duration.ofSeconds(5));
         next.ifPresent(Lease::close);
         assertThat(next).as("another writer gets the lock").isPresent();
+    }
+
+    /**
+     * Waits until the lock path has two nodes named with {@code kind} (the holder's and a waiter's), then
+     * returns the holder's: the first in sequence order.
+     */
+    private String firstOfTwo(CuratorFramework client, String kind) {
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> client.getChildren().forPath(path).stream()
+                                .filter(n -> n.contains(kind))
+                                .count()
+                        == 2);
+        try {
+            return path + "/"
+                    + client.getChildren().forPath(path).stream()
+                            .filter(n -> n.contains(kind))
+                            .min(java.util.Comparator.comparing(n -> n.substring(n.lastIndexOf(kind))))
+                            .orElseThrow();
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     private LockRegistry registry(CuratorFramework client, Duration pauseTolerance) {
