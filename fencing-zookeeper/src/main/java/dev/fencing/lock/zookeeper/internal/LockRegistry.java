@@ -477,22 +477,32 @@ public final class LockRegistry implements AutoCloseable {
         }
     }
 
-    /** On the detector's thread: watches the nodes of the holds granted long enough ago. */
+    /** The most nodes one detector round sets watches on, so that a burst of grants cannot stretch a round. */
+    static final int WATCHES_PER_ROUND = 64;
+
+    /**
+     * On the detector's thread: watches the nodes of the holds granted long enough ago, at most {@link
+     * #WATCHES_PER_ROUND} (the rest in the next rounds).
+     */
     private void watchNodes() {
         long now = System.nanoTime();
+        int armed = 0;
         for (Hold hold = unwatched.peek();
-                hold != null && now - hold.grantedAtNanos >= WATCH_AFTER_NANOS;
+                hold != null && now - hold.grantedAtNanos >= WATCH_AFTER_NANOS && armed < WATCHES_PER_ROUND;
                 hold = unwatched.peek()) {
             unwatched.poll();
             if (hold.loss() == null) {
                 watchNode(hold);
+                armed++;
             }
         }
     }
 
     private void watchNode(Hold hold) {
         try {
-            client.checkExists()
+            // getData, not checkExists: on a node that is gone already it answers NONODE and leaves no watch
+            // behind (an exists watch would wait for the node's creation, never to come: its name is unique)
+            client.getData()
                     .usingWatcher((Watcher) event -> {
                         if (event.getType() == Watcher.Event.EventType.NodeDeleted) {
                             nodeGone(hold);

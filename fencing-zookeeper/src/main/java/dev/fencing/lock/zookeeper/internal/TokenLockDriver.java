@@ -171,26 +171,41 @@ final class TokenLockDriver extends StandardLockInternalsDriver {
         var withAcl = registry.acl != null ? create.withACL(registry.acl) : create;
         CuratorOp createOp = withAcl.forPath(node, bytes != null ? bytes : new byte[0]);
         CuratorOp checkOp = client.transactionOp().check().forPath(write.nodePath);
+        boolean created = false;
         try {
-            client.transaction().forOperations(checkOp, createOp);
-        } catch (KeeperException.NodeExistsException retried) {
-            Stat stat = client.checkExists().forPath(node);
-            long session = client.getZookeeperClient().getZooKeeper().getSessionId();
-            if (stat == null || stat.getEphemeralOwner() != session) {
-                throw retried;
+            try {
+                client.transaction().forOperations(checkOp, createOp);
+            } catch (KeeperException.NodeExistsException retried) {
+                Stat stat = client.checkExists().forPath(node);
+                long session = client.getZookeeperClient().getZooKeeper().getSessionId();
+                if (stat == null || stat.getEphemeralOwner() != session) {
+                    throw retried;
+                }
+            } catch (KeeperException.NoNodeException writeNodeGone) {
+                registry.invalidate(write, LeaseLoss.NODE_GONE);
+                throw new LeaseLostException(lockPath, write.token, LeaseLoss.NODE_GONE);
             }
-        } catch (KeeperException.NoNodeException writeNodeGone) {
-            registry.invalidate(write, LeaseLoss.NODE_GONE);
-            throw new LeaseLostException(lockPath, write.token, LeaseLoss.NODE_GONE);
-        } catch (Exception unknownOutcome) {
-            // An interrupt while waiting for the reply, a lost connection, a timeout: the transaction may
-            // have been applied all the same, and its read node, in the write node's place and unknown to
-            // Curator, would hold every writer back until the session ends. Its name is this attempt's own
-            // (a fresh UUID): delete it in the background, until done (a node that is not there is done).
-            client.delete().guaranteed().inBackground().forPath(node);
-            throw unknownOutcome;
+            created = true;
+            return node;
+        } finally {
+            if (!created) {
+                // Whatever failed (an interrupt while waiting for the reply, a lost connection, a timeout, or a
+                // retry that found the write node gone after an earlier try was applied and its reply lost),
+                // the transaction may have created the read node all the same, in the write node's place and
+                // unknown to Curator, where it would hold every writer back until the session ends. Its name is
+                // this attempt's own (a fresh UUID): delete it in the background, until done (a node that is
+                // not there is done).
+                deleteQuietly(client, node);
+            }
         }
-        return node;
+    }
+
+    private static void deleteQuietly(CuratorFramework client, String node) {
+        try {
+            client.delete().guaranteed().inBackground().forPath(node);
+        } catch (Exception e) {
+            // a closed client: the node goes with its session; the failure being thrown is the one to report
+        }
     }
 
     private void createParent(CuratorFramework client, String parent) throws Exception {
