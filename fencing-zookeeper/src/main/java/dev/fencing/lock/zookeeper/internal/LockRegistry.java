@@ -15,10 +15,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
@@ -32,8 +30,6 @@ import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.framework.state.ConnectionStateListener;
 import org.apache.curator.utils.PathUtils;
 import org.apache.curator.utils.ZKPaths;
-import org.apache.zookeeper.KeeperException;
-import org.apache.zookeeper.Watcher;
 import org.apache.zookeeper.ZooKeeper;
 import org.apache.zookeeper.data.ACL;
 import org.slf4j.Logger;
@@ -92,9 +88,7 @@ public final class LockRegistry implements AutoCloseable {
     private volatile Runnable betweenConnectionAndSessionReads = () -> {};
     private volatile Runnable beforeDetectorTick = () -> {};
     private volatile Runnable beforeNodeGone = () -> {};
-    private volatile boolean nodeWatches = true;
-    /** Holds whose nodes are not watched yet, in the order they were granted. */
-    private final Queue<Hold> unwatched = new ConcurrentLinkedQueue<>();
+    private final NodeWatches nodeWatches;
     /**
      * The handle generation and client state the pause detector last saw; set before its thread starts,
      * then only the detector's thread uses them.
@@ -110,6 +104,7 @@ public final class LockRegistry implements AutoCloseable {
             FencedLockListener listener,
             int sequenceWrapMargin) {
         this.client = client;
+        this.nodeWatches = new NodeWatches(client, this::nodeGone);
         this.acl = acl;
         this.listener = listener;
         this.sequenceWrapMargin = sequenceWrapMargin;
@@ -455,71 +450,15 @@ public final class LockRegistry implements AutoCloseable {
         tellLater(marked, LeaseLoss.SESSION_LOST);
     }
 
-    /**
-     * How long after its grant a hold's node is watched (on the detector's next round): a lease held for a
-     * moment (acquire, write, release) costs ZooKeeper no watch, which was an eighth of an uncontended
-     * acquire and release when set at every grant; a lease held longer is watched from then on.
-     */
-    static final long WATCH_AFTER_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
-
-    /**
-     * Has a hold's node watched from {@link #WATCH_AFTER_NANOS} after its grant: when the node is deleted
-     * while the hold lives (an operator's delete, a lock parent deleted with its children), the hold is
-     * marked {@code NODE_GONE} and the listener told on its thread; a node already gone when the watch is
-     * set counts the same. So a lease reads valid after its node was deleted for at most that long plus the
-     * watch's delivery (a round trip), where nothing but {@code verify()} saw it before. A release marks its
-     * hold invalid before it deletes the node, so the event of its own delete changes nothing. ZooKeeper
-     * keeps the watch across reconnections of the session; a session's end invalidates the hold anyway.
-     */
+    /** Has the hold's node watched: its deletion while the hold lives ends it (see {@link NodeWatches}). */
     void watchLater(Hold hold) {
-        if (nodeWatches) {
-            unwatched.add(hold);
-        }
+        nodeWatches.watchLater(hold);
     }
-
-    /** The most nodes one detector round sets watches on, so that a burst of grants cannot stretch a round. */
-    static final int WATCHES_PER_ROUND = 64;
 
     /**
-     * On the detector's thread: watches the nodes of the holds granted long enough ago, at most {@link
-     * #WATCHES_PER_ROUND} (the rest in the next rounds).
+     * A held node was deleted (or was gone when its watch was set): the hold ends with {@code NODE_GONE}, told
+     * on the listener's thread, unless the node went with the end of its own session.
      */
-    private void watchNodes() {
-        long now = System.nanoTime();
-        int armed = 0;
-        for (Hold hold = unwatched.peek();
-                hold != null && now - hold.grantedAtNanos >= WATCH_AFTER_NANOS && armed < WATCHES_PER_ROUND;
-                hold = unwatched.peek()) {
-            unwatched.poll();
-            if (hold.loss() == null) {
-                watchNode(hold);
-                armed++;
-            }
-        }
-    }
-
-    private void watchNode(Hold hold) {
-        try {
-            // getData, not checkExists: on a node that is gone already it answers NONODE and leaves no watch
-            // behind (an exists watch would wait for the node's creation, never to come: its name is unique)
-            client.getData()
-                    .usingWatcher((Watcher) event -> {
-                        if (event.getType() == Watcher.Event.EventType.NodeDeleted) {
-                            nodeGone(hold);
-                        }
-                    })
-                    .inBackground((c, event) -> {
-                        if (event.getResultCode() == KeeperException.Code.NONODE.intValue()) {
-                            nodeGone(hold);
-                        }
-                    })
-                    .forPath(hold.nodePath);
-        } catch (Exception e) {
-            // a closed client: its holds are invalid already
-            LOG.debug("could not watch lock node {}: {}", hold.nodePath, e.toString());
-        }
-    }
-
     private void nodeGone(Hold hold) {
         beforeNodeGone.run();
         if (sessionEnded(hold)) {
@@ -533,7 +472,7 @@ public final class LockRegistry implements AutoCloseable {
 
     /** Test hook: whether holds granted from now on have their nodes watched (by default they do). */
     void watchNodes(boolean watch) {
-        this.nodeWatches = watch;
+        nodeWatches.enabled(watch);
     }
 
     /** Test hook: runs on Curator's event thread when a held node's deletion was seen, before the hold is marked. */
@@ -655,7 +594,7 @@ public final class LockRegistry implements AutoCloseable {
     private void detectorRound() {
         beforeDetectorTick.run();
         detectHandleReplacement();
-        watchNodes();
+        nodeWatches.watchDue();
     }
 
     /**

@@ -1,0 +1,98 @@
+package dev.fencing.lock.zookeeper.internal;
+
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.Watcher;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Watches held nodes, each from {@link #WATCH_AFTER_NANOS} after its grant, and reports a node deleted while
+ * its hold lives (an operator's delete, a lock parent deleted with its children), or already gone when the
+ * watch is set, to {@code gone}, on Curator's event thread. So a lease reads valid after its node was deleted
+ * for at most that long plus the watch's delivery (a round trip), where nothing but {@code verify()} saw it
+ * before. A release marks its hold invalid before it deletes the node, so the event of its own delete is
+ * reported for a hold already ended. ZooKeeper keeps a watch across reconnections of the session; a session's
+ * end invalidates the hold anyway. The watches are set by {@link #watchDue()}, on the pause detector's round.
+ */
+final class NodeWatches {
+    private static final Logger LOG = LoggerFactory.getLogger(NodeWatches.class);
+
+    /**
+     * How long after its grant a hold's node is watched: a lease held for a moment (acquire, write, release)
+     * costs ZooKeeper no watch, which was an eighth of an uncontended acquire and release when set at every
+     * grant; a lease held longer is watched from then on.
+     */
+    static final long WATCH_AFTER_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+
+    /** The most nodes one round sets watches on, so that a burst of grants cannot stretch a detector round. */
+    static final int WATCHES_PER_ROUND = 64;
+
+    private final CuratorFramework client;
+    private final Consumer<Hold> gone;
+    /** Holds whose nodes are not watched yet, in the order they were granted. */
+    private final Queue<Hold> unwatched = new ConcurrentLinkedQueue<>();
+
+    private volatile boolean enabled = true;
+
+    NodeWatches(CuratorFramework client, Consumer<Hold> gone) {
+        this.client = client;
+        this.gone = gone;
+    }
+
+    /** Has the node of a hold just granted watched once it is old enough. */
+    void watchLater(Hold hold) {
+        if (enabled) {
+            unwatched.add(hold);
+        }
+    }
+
+    /**
+     * Watches the nodes of the live holds granted long enough ago, at most {@link #WATCHES_PER_ROUND} (the
+     * rest in the next rounds).
+     */
+    void watchDue() {
+        long now = System.nanoTime();
+        int armed = 0;
+        for (Hold hold = unwatched.peek();
+                hold != null && now - hold.grantedAtNanos >= WATCH_AFTER_NANOS && armed < WATCHES_PER_ROUND;
+                hold = unwatched.peek()) {
+            unwatched.poll();
+            if (hold.loss() == null) {
+                watch(hold);
+                armed++;
+            }
+        }
+    }
+
+    private void watch(Hold hold) {
+        try {
+            // getData, not checkExists: on a node that is gone already it answers NONODE and leaves no watch
+            // behind (an exists watch would wait for the node's creation, never to come: its name is unique)
+            client.getData()
+                    .usingWatcher((Watcher) event -> {
+                        if (event.getType() == Watcher.Event.EventType.NodeDeleted) {
+                            gone.accept(hold);
+                        }
+                    })
+                    .inBackground((c, event) -> {
+                        if (event.getResultCode() == KeeperException.Code.NONODE.intValue()) {
+                            gone.accept(hold);
+                        }
+                    })
+                    .forPath(hold.nodePath);
+        } catch (Exception e) {
+            // a closed client: its holds are invalid already
+            LOG.debug("could not watch lock node {}: {}", hold.nodePath, e.toString());
+        }
+    }
+
+    /** Test hook: whether holds granted from now on have their nodes watched (by default they do). */
+    void enabled(boolean watch) {
+        this.enabled = watch;
+    }
+}
