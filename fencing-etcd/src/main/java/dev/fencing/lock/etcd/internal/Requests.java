@@ -1,5 +1,6 @@
 package dev.fencing.lock.etcd.internal;
 
+import java.nio.channels.ClosedChannelException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -8,8 +9,9 @@ import java.util.function.Supplier;
 
 /**
  * Sends a request to etcd again while its failure is one a later attempt can get past: a connection to a member
- * that died ({@code UNAVAILABLE}, which includes etcd's "request timed out, possibly due to previous leader
- * failure"). Only for requests that may be repeated: a read, a delete, the create-if-absent transaction, a lease
+ * that died: {@code UNAVAILABLE} (which includes etcd's "request timed out, possibly due to previous leader
+ * failure"), or the connection closed under a request already sent ({@code UNKNOWN: channel closed}, a
+ * {@link ClosedChannelException} underneath: the member was killed while the request was in flight). Only for requests that may be repeated: a read, a delete, the create-if-absent transaction, a lease
  * grant (the acquire revokes a lease it was granted but did not take), a lease revoke (sent again after the first
  * landed, it finds no lease). A request whose wait is given up (timed out, interrupted) is cancelled, and jetcd then
  * stops retrying it, perhaps before it was sent.
@@ -46,7 +48,7 @@ final class Requests {
 
     static boolean worthRetrying(Throwable failure) {
         for (Throwable t = failure; t != null; t = t.getCause()) {
-            if (String.valueOf(t.getMessage()).startsWith("UNAVAILABLE")) {
+            if (String.valueOf(t.getMessage()).startsWith("UNAVAILABLE") || t instanceof ClosedChannelException) {
                 return true;
             }
         }
