@@ -406,7 +406,8 @@ public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
     /**
      * The key-parallel consumer's transactions on this store's database: one record's ({@code SELECT ... FOR
      * UPDATE} of the key's row, the decision, the handler, one {@code INSERT ... ON CONFLICT DO UPDATE} of the
-     * key's token and applied offset, at READ COMMITTED; needs the V101 migration) and a commit group's. For the
+     * key's token and applied offset, at READ COMMITTED; a key without a row is inserted before the handler
+     * runs, so that its row is locked too; needs the V101 migration) and a commit group's. For the
      * consumer only, hence not public.
      */
     RecordTransactions<Handle> recordTransactions() {

@@ -32,11 +32,22 @@ public final class PostgresRecordTransactions implements RecordTransactions<Hand
             + " WHERE consumer_group = ? AND topic = ? AND kafka_partition = ? AND record_key = ? FOR UPDATE";
 
     /**
+     * A key without a row has nothing for {@link #LOCK_KEY} to lock, so the transaction creates the row before
+     * the handler runs, with the token and applied offset it will hold once the record is applied: from then
+     * on the row is this transaction's, and a second transaction for the key (a zombie's and the new owner's
+     * for one record) waits on its insert instead of running its handler beside this one's. If another
+     * transaction created the row since {@link #LOCK_KEY} read, the insert waits for it to end and inserts
+     * nothing (count 0): the transaction is rolled back and decided again against what that one committed.
+     */
+    private static final String CLAIM_KEY = "INSERT INTO fencing.kafka_watermark"
+            + " (consumer_group, topic, kafka_partition, record_key, fence_token, applied_offset)"
+            + " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING";
+
+    /**
      * Raises one key's watermark with the offset of the record applied, after the handler ran in the same
-     * transaction. A key without a row had nothing to lock: if another transaction inserted it meanwhile, the
-     * insert waits for it and then updates only if that one left a lower applied offset and a token this one
-     * still passes ({@code %s}: the policy's comparison); otherwise it changes nothing (count 0) and the
-     * transaction is rolled back and decided again.
+     * transaction, on the row {@link #LOCK_KEY} locked. It updates only a row with a lower applied offset and a
+     * token this one still passes ({@code %s}: the policy's comparison), which the lock makes certain; a count
+     * other than 1 rolls the transaction back to be decided again.
      */
     private static final String APPLY_KEY = "INSERT INTO fencing.kafka_watermark"
             + " (consumer_group, topic, kafka_partition, record_key, fence_token, applied_offset)"
@@ -103,6 +114,7 @@ public final class PostgresRecordTransactions implements RecordTransactions<Hand
             throws SQLException {
         Connection connection = handle.getConnection();
         long stored = 0;
+        boolean found = false;
         try (PreparedStatement statement = connection.prepareStatement(LOCK_KEY)) {
             bindPartition(statement, 1, groupId, partition);
             statement.setBytes(4, key);
@@ -112,6 +124,7 @@ public final class PostgresRecordTransactions implements RecordTransactions<Hand
             }
             try (ResultSet rows = statement.getResultSet()) {
                 if (rows.next()) {
+                    found = true;
                     stored = rows.getLong(1);
                     if (rows.getLong(2) >= offset) {
                         return APPLIED_BEFORE;
@@ -122,22 +135,37 @@ public final class PostgresRecordTransactions implements RecordTransactions<Hand
         if (!policy.admits(stored, token)) {
             return stored;
         }
+        if (!found) {
+            try (PreparedStatement statement = connection.prepareStatement(CLAIM_KEY)) {
+                write(statement, groupId, partition, key, token, offset);
+            }
+        }
         try {
             work.accept(handle);
         } catch (Throwable e) { // checked ones too, from a handler that throws them sneakily
             throw new WorkFailed(e);
         }
+        if (!found) {
+            return APPLIED; // the row holds the record's token and offset since CLAIM_KEY
+        }
         try (PreparedStatement statement =
                 connection.prepareStatement(policy == FencePolicy.STRICT ? APPLY_KEY_STRICT : APPLY_KEY_MONOTONIC)) {
-            bindPartition(statement, 1, groupId, partition);
-            statement.setBytes(4, key);
-            statement.setLong(5, token);
-            statement.setLong(6, offset);
-            if (statement.executeUpdate() != 1) {
-                throw new KeyRaced();
-            }
+            write(statement, groupId, partition, key, token, offset);
         }
         return APPLIED;
+    }
+
+    /** Runs {@link #CLAIM_KEY} or {@link #APPLY_KEY}; a count other than 1 means another transaction won the key. */
+    private static void write(
+            PreparedStatement statement, String groupId, TopicPartition partition, byte[] key, long token, long offset)
+            throws SQLException {
+        bindPartition(statement, 1, groupId, partition);
+        statement.setBytes(4, key);
+        statement.setLong(5, token);
+        statement.setLong(6, offset);
+        if (statement.executeUpdate() != 1) {
+            throw new KeyRaced();
+        }
     }
 
     /** A commit group's transaction: {@link PostgresCommitGroup}. */
