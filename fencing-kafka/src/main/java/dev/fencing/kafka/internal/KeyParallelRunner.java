@@ -54,7 +54,8 @@ import org.slf4j.LoggerFactory;
  *       which runs the lane's records in order and keeps the lane until it committed. A record counts as
  *       finished only once its group committed (whatever the record's outcome in it), or its refusal's dead
  *       letter was acknowledged (before the group), or it was found applied before.
- *   <li>Each group locks its keys' rows (creating the missing ones, so that it holds those too), decides each
+ *   <li>Each group locks its keys' rows (creating the missing ones, so that it holds those too; so does a
+ *       record's own transaction, a group of one), decides each
  *       record against its key's stored token and applied offset as the group's earlier records of the key
  *       left them, runs the handler for each accepted one, dead-letters each one it refuses and awaits the
  *       acknowledgement, and stores each key's raised token with the offset of its last applied record as the
