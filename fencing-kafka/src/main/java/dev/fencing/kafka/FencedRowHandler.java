@@ -66,7 +66,8 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
  */
 public final class FencedRowHandler<K, V> {
     /** Key column types whose text form names exactly one value. */
-    private static final Set<String> KEY_TYPES = Set.of("text", "bigint", "integer", "smallint", "uuid");
+    private static final Set<String> KEY_TYPES =
+            Set.of("text", "character varying", "bigint", "integer", "smallint", "uuid");
 
     private final FencedTable table;
     private final List<String> columns;
@@ -200,7 +201,9 @@ public final class FencedRowHandler<K, V> {
             }
             String keyColumn = table.keyColumns().get(0);
             String type = table.columnType(keyColumn).orElse("unknown").toLowerCase(Locale.ROOT);
-            if (!KEY_TYPES.contains(type) && !type.startsWith("character varying")) {
+            // FencedTable reads types without their modifiers (varchar(20) is "character varying"): an exact
+            // match, as a prefix would also take "character varying[]"
+            if (!KEY_TYPES.contains(type)) {
                 throw new IllegalArgumentException("key column '" + keyColumn + "' of " + table.qualifiedName()
                         + " has type " + type + ": a fenced row handler matches rows to record keys by their text"
                         + " form, which only text, varchar, bigint, integer, smallint and uuid keys give one to one");

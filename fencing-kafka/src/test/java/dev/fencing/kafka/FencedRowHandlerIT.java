@@ -353,6 +353,29 @@ class FencedRowHandlerIT {
         }
     }
 
+    /**
+     * From an adversarial review: the key column types the handler takes are text, varchar, bigint, integer,
+     * smallint and uuid; a {@code varchar[]} key (whose type name merely begins with "character varying") is
+     * refused at build like any other, naming its type.
+     */
+    @Test
+    void refusesAVarcharArrayKeyColumnAtBuild() {
+        String arrayKey = "array_key_" + UUID.randomUUID().toString().substring(0, 8);
+        postgres.jdbi.useHandle(h -> {
+            h.execute("CREATE TABLE " + arrayKey + " (sku VARCHAR[] PRIMARY KEY, quantity BIGINT NOT NULL)");
+            h.execute("SELECT fencing.protect_table('" + arrayKey + "')");
+        });
+        FencedTable arrays =
+                FencedTable.builder().table(arrayKey).keyColumns("sku").build(postgres.jdbi);
+
+        assertThatThrownBy(() -> FencedRowHandler.<String, String>builder(arrays)
+                        .columns("quantity")
+                        .values(r -> new Object[] {1})
+                        .build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("character varying[]");
+    }
+
     @Test
     void refusesAtBuildWhatItCannotFenceNamingIt() {
         String plain = "plain_" + UUID.randomUUID().toString().substring(0, 8);
