@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.Set;
+import java.util.UUID;
 import java.util.function.Function;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 
@@ -69,6 +70,10 @@ public final class FencedRowHandler<K, V> {
     private static final Set<String> KEY_TYPES =
             Set.of("text", "character varying", "bigint", "integer", "smallint", "uuid");
 
+    /** The row keys' types whose text is what PostgreSQL makes of them bound: see {@link #rowKey}. */
+    private static final Set<Class<?>> ROW_KEY_CLASSES =
+            Set.of(String.class, Long.class, Integer.class, Short.class, UUID.class);
+
     private final FencedTable table;
     private final List<String> columns;
     private final Function<? super K, ?> rowKey;
@@ -99,9 +104,23 @@ public final class FencedRowHandler<K, V> {
         return columns;
     }
 
-    /** The value of the key column for a record key; null if it maps to none. */
+    /**
+     * The value of the key column for a record key; null if it maps to none.
+     *
+     * @throws IllegalArgumentException naming the value if it is not a {@link String}, {@link Long}, {@link
+     *     Integer}, {@link Short} or {@link UUID}: the consumer names a row by the value's text when it reads the
+     *     row's token and binds the value itself when it updates the row, and for another type the two can name
+     *     different rows (a {@code Double} 1000.0 reads as "1000.0" but binds as 1000)
+     */
     public Object rowKey(K key) {
-        return rowKey.apply(key);
+        Object row = rowKey.apply(key);
+        if (row == null || ROW_KEY_CLASSES.contains(row.getClass())) {
+            return row;
+        }
+        throw new IllegalArgumentException("the rowKey function gave " + row + " ("
+                + row.getClass().getName()
+                + ") for key " + key + "; a row key of " + table.qualifiedName() + " is a String, Long, Integer,"
+                + " Short or UUID");
     }
 
     /**

@@ -359,6 +359,25 @@ class FencedRowHandlerIT {
      * refused at build like any other, naming its type.
      */
     @Test
+    void aRowKeyWhoseTextAndBoundValueCanNameDifferentRowsIsRefusedNamingIt() {
+        FencedRowHandler<String, String> rows = FencedRowHandler.<String, String>builder(stockTable())
+                .columns("quantity")
+                .values(record -> new Object[] {Long.parseLong(record.value())})
+                .rowKey(key -> Double.valueOf(1000))
+                .build();
+
+        assertThatThrownBy(() -> rows.rowKey("a"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("gave 1000.0 (java.lang.Double) for key a");
+        FencedRowHandler<String, String> byNumber = FencedRowHandler.<String, String>builder(stockTable())
+                .columns("quantity")
+                .values(record -> new Object[] {Long.parseLong(record.value())})
+                .rowKey(key -> Long.valueOf(1000))
+                .build();
+        assertThat(byNumber.rowKey("a")).isEqualTo(1000L);
+    }
+
+    @Test
     void refusesAVarcharArrayKeyColumnAtBuild() {
         String arrayKey = "array_key_" + UUID.randomUUID().toString().substring(0, 8);
         postgres.jdbi.useHandle(h -> {
