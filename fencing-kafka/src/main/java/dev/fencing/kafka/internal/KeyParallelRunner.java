@@ -481,8 +481,8 @@ public final class KeyParallelRunner<K, V> implements Scheduler {
      * Revocation ({@code commit} true) or loss: waits up to the drain timeout for the partitions' records in
      * flight, then lets no more of them start and waits for those running (on revocation with a plain
      * handler up to {@code max.poll.interval.ms}, else the drain timeout again); commits what
-     * finished (revocation only) and drops the partitions' state. Returns having started nothing of them that
-     * still runs.
+     * finished (revocation only) and drops the partitions' state, also when that commit throws. Returns having
+     * started nothing of them that still runs.
      *
      * @throws HandlersStillRunningException if handlers of the partitions still run after that
      */
@@ -500,14 +500,20 @@ public final class KeyParallelRunner<K, V> implements Scheduler {
             }
         }
         List<TopicPartition> stuck = drain(going, !commit, running);
-        if (commit && stuck.isEmpty()) {
-            commit(going);
-        }
-        for (ParallelPartition p : going) {
-            partitions.remove(p.partition);
-            progress.forget(p.partition);
-            paused.remove(p.partition);
-            p.flushCounts(meters);
+        try {
+            if (commit && stuck.isEmpty()) {
+                commit(going);
+            }
+        } finally {
+            // the partitions go whether or not their commit did (a store down at the revocation): Kafka takes
+            // them all the same, and a partition left here would be saved by this member's next commit, under
+            // another member, and resumed while not assigned
+            for (ParallelPartition p : going) {
+                partitions.remove(p.partition);
+                progress.forget(p.partition);
+                paused.remove(p.partition);
+                p.flushCounts(meters);
+            }
         }
         if (!stuck.isEmpty()) {
             throw new HandlersStillRunningException(groupId, stuck, drainTimeout.plus(running));
