@@ -111,6 +111,22 @@ class KeyParallelNewKeyRaceIT {
         assertThat(stored()).isEqualTo("token 7, applied offset 5");
     }
 
+    @Test
+    void aHandlerThatSwallowsItsFailedStatementDoesNotCountAsApplied() {
+        // the failed statement aborts the transaction, whose COMMIT then rolls back: nothing of the record is
+        // applied, and the record must not count as applied either
+        assertThatThrownBy(() -> apply(5, h -> {
+                    h.execute("INSERT INTO effect VALUES ('sku-1', 5)");
+                    try {
+                        h.execute("INSERT INTO effect VALUES ('sku-1', 5)");
+                    } catch (RuntimeException swallowed) {
+                        // a handler of the user's that goes on after a failed statement
+                    }
+                }))
+                .isInstanceOf(WatermarkStoreException.class);
+        assertThat(stored()).isEqualTo("no row");
+    }
+
     private long apply(long offset, Consumer<Handle> work) {
         return transactions.applyOnce(GROUP, P0, KEY, offset, 7, FencePolicy.MONOTONIC, work);
     }

@@ -21,33 +21,32 @@ import org.jdbi.v3.core.JdbiException;
  */
 public final class PostgresRecordTransactions implements RecordTransactions<Handle> {
     /**
-     * The key-parallel consumer's per-record transaction, its first statement: READ COMMITTED (as the store's
-     * units: the row lock must be followed by a read of the latest committed row), then the key's stored
-     * watermark and applied offset, locked for the rest of the transaction. {@code FOR UPDATE} waits for a
-     * transaction holding the row and then reads the row as that one left it. Two statements in one round
-     * trip, in the message that carries pgjdbc's {@code BEGIN}.
+     * The key-parallel consumer's per-record transaction, its first statements: READ COMMITTED (as the store's
+     * units: the row lock must be followed by a read of the latest committed row); the key's row created if it
+     * has none, as a placeholder (token 1, applied offset -1; decided as if there were no row) that nobody else
+     * sees before this transaction commits its own values over it, so that this transaction holds a new key
+     * too, and a second transaction for it (a zombie's and the new owner's for one record) waits on the insert
+     * instead of running its handler beside this one's; then the key's stored watermark and applied offset,
+     * locked for the rest of the transaction. An insert that meets a row inserts nothing, after waiting for
+     * the transaction that inserted it, if still open; {@code FOR UPDATE} waits for a transaction holding the
+     * row and then reads the row as that one left it. Three statements in one round trip, in the message that
+     * carries pgjdbc's {@code BEGIN}.
      */
     static final String LOCK_KEY = "SET TRANSACTION ISOLATION LEVEL READ COMMITTED;"
+            + " INSERT INTO fencing.kafka_watermark"
+            + " (consumer_group, topic, kafka_partition, record_key, fence_token, applied_offset)"
+            + " VALUES (?, ?, ?, ?, 1, -1) ON CONFLICT DO NOTHING;"
             + " SELECT fence_token, applied_offset FROM fencing.kafka_watermark"
             + " WHERE consumer_group = ? AND topic = ? AND kafka_partition = ? AND record_key = ? FOR UPDATE";
 
     /**
-     * A key without a row has nothing for {@link #LOCK_KEY} to lock, so the transaction creates the row before
-     * the handler runs, with the token and applied offset it will hold once the record is applied: from then
-     * on the row is this transaction's, and a second transaction for the key (a zombie's and the new owner's
-     * for one record) waits on its insert instead of running its handler beside this one's. If another
-     * transaction created the row since {@link #LOCK_KEY} read, the insert waits for it to end and inserts
-     * nothing (count 0): the transaction is rolled back and decided again against what that one committed.
-     */
-    private static final String CLAIM_KEY = "INSERT INTO fencing.kafka_watermark"
-            + " (consumer_group, topic, kafka_partition, record_key, fence_token, applied_offset)"
-            + " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING";
-
-    /**
      * Raises one key's watermark with the offset of the record applied, after the handler ran in the same
-     * transaction, on the row {@link #LOCK_KEY} locked. It updates only a row with a lower applied offset and a
-     * token this one still passes ({@code %s}: the policy's comparison), which the lock makes certain; a count
-     * other than 1 rolls the transaction back to be decided again.
+     * transaction, on the row {@link #LOCK_KEY} locked or created. It updates only a row with a lower applied
+     * offset and a token this one still passes ({@code %s}: the policy's comparison; against a placeholder,
+     * always {@code <=}), which the lock makes certain; a count other than 1 rolls the transaction back to be
+     * decided again. Also what tells a transaction the handler's own failed statement aborted (a handler that
+     * caught the failure and returned): this statement fails in it, where a {@code COMMIT} would roll it back
+     * without a word from pgjdbc.
      */
     private static final String APPLY_KEY = "INSERT INTO fencing.kafka_watermark"
             + " (consumer_group, topic, kafka_partition, record_key, fence_token, applied_offset)"
@@ -91,8 +90,8 @@ public final class PostgresRecordTransactions implements RecordTransactions<Hand
                 }
                 throw new RecordHandlingException(partition, offset, token, cause); // a sneaky checked one
             } catch (KeyRaced e) {
-                // another transaction inserted the key between this one's read and its write: rolled back,
-                // decided again against what that one committed
+                // the key's row went away under the lock, or changed although locked: rolled back, decided
+                // again against what is stored now
             } catch (JdbiException | SQLException e) {
                 throw new WatermarkStoreException(
                         "could not apply " + partition + " offset " + offset + " for group " + groupId + ": "
@@ -114,17 +113,23 @@ public final class PostgresRecordTransactions implements RecordTransactions<Hand
             throws SQLException {
         Connection connection = handle.getConnection();
         long stored = 0;
-        boolean found = false;
+        boolean created;
         try (PreparedStatement statement = connection.prepareStatement(LOCK_KEY)) {
-            bindPartition(statement, 1, groupId, partition);
-            statement.setBytes(4, key);
-            statement.execute(); // the SET's empty result first, then the key's row if it has one
+            bindKey(statement, 1, groupId, partition, key);
+            bindKey(statement, 5, groupId, partition, key);
+            statement.execute(); // the SET's empty result, the insert's count, then the key's row
+            if (statement.getMoreResults()) {
+                throw new SQLException("the key's placeholder insert returned rows");
+            }
+            created = statement.getUpdateCount() == 1;
             if (!statement.getMoreResults()) {
                 throw new SQLException("the key's lock returned no result");
             }
             try (ResultSet rows = statement.getResultSet()) {
-                if (rows.next()) {
-                    found = true;
+                if (!rows.next()) {
+                    throw new KeyRaced(); // deleted between the insert and the lock: decided again
+                }
+                if (!created) {
                     stored = rows.getLong(1);
                     if (rows.getLong(2) >= offset) {
                         return APPLIED_BEFORE;
@@ -135,37 +140,21 @@ public final class PostgresRecordTransactions implements RecordTransactions<Hand
         if (!policy.admits(stored, token)) {
             return stored;
         }
-        if (!found) {
-            try (PreparedStatement statement = connection.prepareStatement(CLAIM_KEY)) {
-                write(statement, groupId, partition, key, token, offset);
-            }
-        }
         try {
             work.accept(handle);
         } catch (Throwable e) { // checked ones too, from a handler that throws them sneakily
             throw new WorkFailed(e);
         }
-        if (!found) {
-            return APPLIED; // the row holds the record's token and offset since CLAIM_KEY
-        }
-        try (PreparedStatement statement =
-                connection.prepareStatement(policy == FencePolicy.STRICT ? APPLY_KEY_STRICT : APPLY_KEY_MONOTONIC)) {
-            write(statement, groupId, partition, key, token, offset);
+        try (PreparedStatement statement = connection.prepareStatement(
+                policy == FencePolicy.STRICT && !created ? APPLY_KEY_STRICT : APPLY_KEY_MONOTONIC)) {
+            bindKey(statement, 1, groupId, partition, key);
+            statement.setLong(5, token);
+            statement.setLong(6, offset);
+            if (statement.executeUpdate() != 1) {
+                throw new KeyRaced();
+            }
         }
         return APPLIED;
-    }
-
-    /** Runs {@link #CLAIM_KEY} or {@link #APPLY_KEY}; a count other than 1 means another transaction won the key. */
-    private static void write(
-            PreparedStatement statement, String groupId, TopicPartition partition, byte[] key, long token, long offset)
-            throws SQLException {
-        bindPartition(statement, 1, groupId, partition);
-        statement.setBytes(4, key);
-        statement.setLong(5, token);
-        statement.setLong(6, offset);
-        if (statement.executeUpdate() != 1) {
-            throw new KeyRaced();
-        }
     }
 
     /** A commit group's transaction: {@link PostgresCommitGroup}. */
@@ -188,19 +177,21 @@ public final class PostgresRecordTransactions implements RecordTransactions<Hand
         }
     }
 
-    /** Rolls back a record's transaction that lost the race for a key's first row. */
+    /** Rolls back a record's transaction that lost its key's row to another (a delete meanwhile, say). */
     private static final class KeyRaced extends RuntimeException {
         private static final long serialVersionUID = 1L;
 
         KeyRaced() {
-            super("another transaction inserted the key first", null, false, false);
+            super("the key's row changed under its lock", null, false, false);
         }
     }
 
-    private static void bindPartition(PreparedStatement statement, int first, String groupId, TopicPartition partition)
+    private static void bindKey(
+            PreparedStatement statement, int first, String groupId, TopicPartition partition, byte[] key)
             throws SQLException {
         statement.setString(first, groupId);
         statement.setString(first + 1, partition.topic());
         statement.setInt(first + 2, partition.partition());
+        statement.setBytes(first + 3, key);
     }
 }
