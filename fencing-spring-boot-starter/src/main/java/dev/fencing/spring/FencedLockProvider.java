@@ -3,6 +3,7 @@ package dev.fencing.spring;
 import dev.fencing.lock.Lease;
 import dev.fencing.lock.zookeeper.FencedLocks;
 import dev.fencing.spring.internal.OneAttempt;
+import dev.fencing.spring.internal.ReleaseAfterTransaction;
 import dev.fencing.spring.internal.RunningLeases;
 import dev.fencing.spring.internal.ZooKeeperLockService;
 import java.util.Objects;
@@ -149,7 +150,7 @@ public final class FencedLockProvider implements LockProvider {
                         lease.token(),
                         lease.lossCause());
             }
-            lease.close();
+            ReleaseAfterTransaction.close(lease); // at once, unless the job was locked inside a running transaction
         }
     }
 }

@@ -98,7 +98,14 @@ import java.lang.annotation.Target;
  *
  * <p><b>Transactions.</b> The lock is taken outside a {@code @Transactional} method's transaction (the
  * lock's advisor has a higher precedence than the transaction advisor's default), so the transaction
- * commits before the lock is released.
+ * commits before the lock is released. Called inside a transaction that is already running (the caller's
+ * {@code @Transactional} or {@code TransactionTemplate}, an enclosing locked method's transaction), the method's
+ * writes commit with that transaction, so its lock is held until that transaction has completed: released at its
+ * return, the next holder would read the state from before the write and overwrite it after the commit with a
+ * greater token, which the fence accepts.
+ *
+ * <p><b>Interfaces.</b> The annotation and {@link FenceToken} may be declared on an interface method the bean
+ * implements; a {@code @FenceToken} there is honoured as on the implementation.
  */
 @Target(ElementType.METHOD)
 @Retention(RetentionPolicy.RUNTIME)

@@ -270,6 +270,39 @@ class FencingAutoConfigurationTest {
                 });
     }
 
+    /**
+     * {@code on}, {@code yes} and {@code 1} are what Spring's conversion (and the binding of {@code FencingProperties})
+     * reads as {@code true}: such a switch must not leave the methods running without any lock, on every instance at
+     * once.
+     */
+    @Test
+    void aLockedEnabledValueSpringReadsAsTrueKeepsTheMethodsLocked() {
+        for (String on : List.of("on", "yes", "1")) {
+            zookeeper
+                    .withUserConfiguration(LockedBean.class)
+                    .withPropertyValues("fencing.locked.enabled=" + on)
+                    .run(context -> {
+                        assertThat(context).hasNotFailed();
+                        assertThat(AopUtils.isAopProxy(context.getBean(Locked.class)))
+                                .as("fencing.locked.enabled=%s: is the locked method proxied", on)
+                                .isTrue();
+                    });
+        }
+    }
+
+    /** A value that is no boolean fails the start naming it, with or without a lock service. */
+    @Test
+    void aLockedEnabledValueThatIsNoBooleanFailsTheStartNamingIt() {
+        for (ApplicationContextRunner r : List.of(runner, zookeeper)) {
+            r.withUserConfiguration(LockedBean.class)
+                    .withPropertyValues("fencing.locked.enabled=ture")
+                    .run(context -> assertThat(context)
+                            .getFailure()
+                            .hasStackTraceContaining("fencing.locked.enabled")
+                            .hasStackTraceContaining("ture"));
+        }
+    }
+
     @Test
     void theApplicationsOwnInterceptorWinsAndIsTheAdvisorsAdvice() {
         zookeeper.withUserConfiguration(OwnInterceptor.class).run(context -> {

@@ -21,6 +21,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProp
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
@@ -47,7 +48,7 @@ import org.springframework.core.type.AnnotationMetadata;
  */
 @AutoConfiguration(after = {FencingZooKeeperAutoConfiguration.class, FencingEtcdAutoConfiguration.class})
 @ConditionalOnClass({FencedLock.class, Advisor.class})
-@ConditionalOnBooleanProperty(name = "fencing.locked.enabled", matchIfMissing = true)
+@Conditional(LockedMethodsSwitch.class)
 @Import(FencingLockedMethodsAutoConfiguration.AutoProxying.class)
 public class FencingLockedMethodsAutoConfiguration {
     /** Order of the advisor: just ahead of Spring's transaction advisor ({@code Ordered.LOWEST_PRECEDENCE}). */

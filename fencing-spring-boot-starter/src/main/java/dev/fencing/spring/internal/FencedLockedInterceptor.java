@@ -108,7 +108,8 @@ public final class FencedLockedInterceptor implements MethodInterceptor, FencedL
                         lease.token(),
                         lease.lossCause());
             }
-            lease.close();
+            // inside a transaction that was running before the lock, the lock is held until that one completes
+            ReleaseAfterTransaction.close(lease);
         }
     }
 

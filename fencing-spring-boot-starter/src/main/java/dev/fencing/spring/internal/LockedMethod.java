@@ -12,7 +12,9 @@ import java.util.Optional;
 import org.springframework.boot.convert.DurationStyle;
 import org.springframework.context.expression.MethodBasedEvaluationContext;
 import org.springframework.core.DefaultParameterNameDiscoverer;
+import org.springframework.core.MethodParameter;
 import org.springframework.core.ParameterNameDiscoverer;
+import org.springframework.core.annotation.AnnotatedMethod;
 import org.springframework.expression.Expression;
 import org.springframework.expression.ParseException;
 import org.springframework.expression.common.CompositeStringExpression;
@@ -65,9 +67,12 @@ final class LockedMethod {
         int lease = -1;
         int token = -1;
         Parameter[] parameters = method.getParameters();
+        // @FenceToken on the parameter of an interface or superclass method this one implements counts too, as the
+        // @FencedLocked found there does: otherwise a caller's own token would reach the method under the lock
+        MethodParameter[] declared = new AnnotatedMethod(method).getMethodParameters();
         for (int i = 0; i < parameters.length; i++) {
             Parameter p = parameters[i];
-            if (p.isAnnotationPresent(FenceToken.class)) {
+            if (declared[i].hasParameterAnnotation(FenceToken.class)) {
                 if (p.getType() != long.class && p.getType() != Long.class) {
                     throw new IllegalStateException("@FenceToken parameter " + p.getName() + " of " + describe(method)
                             + " must be a long, not " + p.getType().getName());
