@@ -334,4 +334,30 @@ class ReportsTest {
                 Path.of("out"),
                 false);
     }
+
+    @Test
+    void aFencedRunThatAcknowledgedNoWriteProvesNothing() {
+        // given: a fenced run alone (--mode fenced) whose history is empty, as when every writer failed to lock
+        RunResult empty = with(run(Mode.FENCED, false), List.of(), List.of());
+        RunResult nothing = new RunResult(
+                empty.mode(),
+                empty.resource(),
+                empty.seed(),
+                new CheckResult(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, List.of()),
+                empty.history(),
+                empty.faults(),
+                empty.counted(),
+                empty.startMillis(),
+                empty.endMillis(),
+                empty.samples(),
+                empty.notes(),
+                empty.directory());
+
+        // when / then
+        assertThat(VerifyExperiment.failures(List.of(nothing)))
+                .singleElement()
+                .asString()
+                .contains("proves nothing");
+        assertThat(VerifyExperiment.failures(List.of(run(Mode.FENCED, false)))).isEmpty();
+    }
 }

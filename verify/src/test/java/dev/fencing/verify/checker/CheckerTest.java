@@ -243,4 +243,74 @@ class CheckerTest {
 
         assertThat(kinds(result)).containsExactly(ViolationKind.RECORD_UNKNOWN_ID, ViolationKind.RECORD_UNKNOWN_ID);
     }
+
+    @Test
+    void aStaleRecordAppliedBeforeTheNewerRecordAheadOfItInTheLogIsAStaleRecordApplied() {
+        // given: op 1 (token 8) published at offset 0; op 2 (token 3), a paused ex-holder's late record, at offset 1.
+        // In log order op 2 is stale and must be dropped; a consumer that takes the key's records out of order
+        // applies op 2 first, then op 1, so the applied list alone rises (3, 8) and looks clean
+        append(1, 1, "r1", 8, Type.OK);
+        published(1, 1, "r1", 8, 0, true);
+        append(2, 2, "r1", 3, Type.OK);
+        published(2, 2, "r1", 3, 1, true);
+
+        // when
+        CheckResult result = check(Map.of("r1", List.of(2L, 1L)), Map.of("r1", List.of(2L, 1L)), List.of());
+        CheckResult inLogOrder = check(
+                Map.of("r1", List.of(2L, 1L)),
+                Map.of("r1", List.of(1L)),
+                List.of(new DeadLetter(2L, "r1", "STALE_TOKEN", "3 < 8", 0, 1)));
+
+        // then
+        assertThat(kinds(result)).containsExactly(ViolationKind.RECORD_TOKEN_ORDER);
+        assertThat(result.violations().get(0).ops()).containsExactly(2L, 1L);
+        assertThat(inLogOrder.violations()).isEmpty();
+    }
+
+    @Test
+    void aStampedRecordDeadLetteredForAnyReasonButAStaleTokenIsRefusedWrongly() {
+        // given: two well-formed, stamped, fresh records; the consumer dead-letters them as if they had no key or
+        // could not be read (or with no reason header at all): neither applied, neither lost in the checker's count
+        append(1, 1, "r1", 5, Type.OK);
+        published(1, 1, "r1", 5, 0, true);
+        append(2, 2, "r1", 6, Type.OK);
+        published(2, 2, "r1", 6, 1, true);
+        append(3, 3, "r1", 7, Type.OK);
+        published(3, 3, "r1", 7, 2, false);
+
+        // when
+        CheckResult result = check(
+                Map.of("r1", List.of(1L, 2L, 3L)),
+                Map.of(),
+                List.of(
+                        new DeadLetter(1L, "r1", "MISSING_KEY", null, 0, 0),
+                        new DeadLetter(2L, "r1", "UNKNOWN", null, 0, 1),
+                        new DeadLetter(3L, "r1", "UNREADABLE_RECORD", null, 0, 2)));
+
+        // then: the unstamped record had to be dead-lettered, but for its missing token
+        assertThat(kinds(result))
+                .containsExactly(
+                        ViolationKind.RECORD_REFUSED_WRONGLY,
+                        ViolationKind.RECORD_REFUSED_WRONGLY,
+                        ViolationKind.RECORD_REFUSED_WRONGLY);
+    }
+
+    @Test
+    void aStaleDeadLetterIsJudgedAtTheOffsetItsRecordWasPublishedAtNotTheOriginItsDeadLetterClaims() {
+        // given: op 1 (token 5) at offset 0, op 2 (token 6) at offset 1, applied. Op 1 came first in the log, so it
+        // was fresh; its dead letter names offset 7 as its origin, behind op 2
+        append(1, 1, "r1", 5, Type.OK);
+        published(1, 1, "r1", 5, 0, true);
+        append(2, 2, "r1", 6, Type.OK);
+        published(2, 2, "r1", 6, 1, true);
+
+        // when
+        CheckResult result = check(
+                Map.of("r1", List.of(1L, 2L)),
+                Map.of("r1", List.of(2L)),
+                List.of(new DeadLetter(1L, "r1", "STALE_TOKEN", "5 < 6", 0, 7)));
+
+        // then
+        assertThat(kinds(result)).containsExactly(ViolationKind.RECORD_REFUSED_WRONGLY);
+    }
 }

@@ -192,4 +192,22 @@ class ElectionCheckerTest {
                 .hasMessageContaining("line 1")
                 .hasMessageContaining("\"valid\"");
     }
+
+    @Test
+    void twoParticipantsWritingUnderOneTermsTokenAreTwoLeadersAtOnce() {
+        // given: clients 1 and 2 are both told they lead under token 5 (a token source that handed one term out
+        // twice) and interleave their writes; a MONOTONIC fence accepts every one of them, and the list's tokens
+        // never decrease
+        grant(1_000_001, 1, 5, 1_000);
+        grant(2_000_001, 2, 5, 1_001);
+        write(1_000_002, 1, 5, 1_010, true, Type.OK);
+        write(2_000_002, 2, 5, 1_020, true, Type.OK);
+        write(1_000_003, 1, 5, 1_030, true, Type.OK);
+
+        // when
+        CheckResult result = check(List.of(1_000_002L, 2_000_002L, 1_000_003L));
+
+        // then
+        assertThat(kinds(result)).contains(ViolationKind.TOKEN_ORDER);
+    }
 }

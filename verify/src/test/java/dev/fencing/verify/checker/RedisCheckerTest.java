@@ -177,4 +177,20 @@ class RedisCheckerTest {
         assertThat(kinds(check(List.of(101L, 101L), "101", null))).containsExactly(ViolationKind.DUPLICATE);
         assertThat(kinds(check(List.of(101L, 201L), "101", null))).containsExactly(ViolationKind.REFUSED_PRESENT);
     }
+
+    @Test
+    void aValueLeftByALowerTokenAfterALoggedHigherOneLandedIsNotTheFinalValue() {
+        // given: a set under token 5 acknowledged; a script write under token 7 whose client timed out, but which
+        // landed (it is in the log). The value is still op 101's: the token-5 set landed after the token-7 write
+        write(101, 5, false, Type.OK);
+        write(201, 7, true, Type.INFO);
+
+        // when
+        CheckResult result = check(List.of(201L), "101", 5L);
+        CheckResult clean = check(List.of(201L), "201", 7L);
+
+        // then
+        assertThat(kinds(result)).containsExactly(ViolationKind.FINAL_VALUE);
+        assertThat(clean.violations()).isEmpty();
+    }
 }
