@@ -1,6 +1,7 @@
 package dev.fencing.verify.checker;
 
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -25,7 +26,9 @@ import java.util.Set;
  * <ul>
  *   <li>only ids that were published for that key ({@link ViolationKind#RECORD_UNKNOWN_ID}), none twice, across
  *       crashes and rebalances ({@link ViolationKind#RECORD_DUPLICATE}), in non-decreasing token order ({@link
- *       ViolationKind#RECORD_TOKEN_ORDER}; strictly with {@link Options#strictRecords}), none sent without a
+ *       ViolationKind#RECORD_TOKEN_ORDER}; strictly with {@link Options#strictRecords}), both in the order they
+ *       were applied and in the log's order (no applied record behind an applied one of its key with a newer
+ *       token, at the offsets the histories recorded), none sent without a
  *       token ({@link ViolationKind#RECORD_UNSTAMPED_APPLIED});
  *   <li>every record Kafka acknowledged is applied or dead-lettered ({@link ViolationKind#RECORD_LOST}); a dead
  *       letter for a stale token is justified only by a newer token of its key applied from an earlier offset,
@@ -255,6 +258,8 @@ public final class Checker {
             List<Violation> violations,
             int[] duplicated) {
         Operation newest = null;
+        Set<Long> outOfOrder = new HashSet<>();
+        List<Operation> inLog = new ArrayList<>();
         for (int i = 0; i < ids.size(); i++) {
             long id = ids.get(i);
             Operation op = history.operation(id).orElse(null);
@@ -291,12 +296,50 @@ public final class Checker {
                                 + " of key " + key));
             }
             if (newest != null && (op.token() < newest.token() || (strict && op.token() == newest.token()))) {
+                outOfOrder.add(id);
                 violations.add(new Violation(
                         ViolationKind.RECORD_TOKEN_ORDER,
                         key,
                         List.of(id, newest.id()),
                         "for key " + key + ", the record of " + op.describe() + " was applied after that of "
                                 + newest.describe()));
+            } else if (newest == null || op.token() > newest.token()) {
+                newest = op;
+            }
+            if (op.publish().partition() != null && op.publish().offset() != null) {
+                inLog.add(op);
+            }
+        }
+        checkAppliedInLogOrder(key, inLog, strict, outOfOrder, violations);
+    }
+
+    /**
+     * A key's applied records against the log: a record is stale when a record of its key ahead of it in its
+     * partition, with a newer token, was applied, whichever the consumer applied first. Without this, a consumer
+     * that takes a key's records out of log order applies a late stale record before the newer one ahead of it, and
+     * the applied list still rises. Records whose offset the history does not know are left to the applied order.
+     */
+    private static void checkAppliedInLogOrder(
+            String key, List<Operation> inLog, boolean strict, Set<Long> reported, List<Violation> violations) {
+        List<Operation> byOffset = new ArrayList<>(inLog);
+        byOffset.sort(Comparator.comparing((Operation op) -> op.publish().partition())
+                .thenComparing(op -> op.publish().offset()));
+        Operation newest = null;
+        for (Operation op : byOffset) {
+            if (newest != null && !newest.publish().partition().equals(op.publish().partition())) {
+                newest = null;
+            }
+            if (newest != null && (op.token() < newest.token() || (strict && op.token() == newest.token()))) {
+                if (reported.add(op.id())) {
+                    violations.add(new Violation(
+                            ViolationKind.RECORD_TOKEN_ORDER,
+                            key,
+                            List.of(op.id(), newest.id()),
+                            "for key " + key + ", the record of " + op.describe() + " at offset "
+                                    + op.publish().offset() + " was applied, though that of " + newest.describe()
+                                    + " ahead of it at offset " + newest.publish().offset()
+                                    + " carried a newer token and was applied"));
+                }
             } else if (newest == null || op.token() > newest.token()) {
                 newest = op;
             }
