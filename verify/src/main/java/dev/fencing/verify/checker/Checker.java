@@ -31,8 +31,10 @@ import java.util.Set;
  *       token, at the offsets the histories recorded), none sent without a
  *       token ({@link ViolationKind#RECORD_UNSTAMPED_APPLIED});
  *   <li>every record Kafka acknowledged is applied or dead-lettered ({@link ViolationKind#RECORD_LOST}); a dead
- *       letter for a stale token is justified only by a newer token of its key applied from an earlier offset,
- *       and a record is never both applied and dead-lettered ({@link ViolationKind#RECORD_REFUSED_WRONGLY}).
+ *       letter for a stale token is justified only by a newer token of its key applied from an offset earlier than
+ *       the one its record was published at (as the history recorded it), a stamped record is dead-lettered for
+ *       nothing else and a record without a token for nothing but {@code MISSING_TOKEN}, and a record is never
+ *       both applied and dead-lettered ({@link ViolationKind#RECORD_REFUSED_WRONGLY}).
  * </ul>
  *
  * <pre>{@code
@@ -326,7 +328,8 @@ public final class Checker {
                 .thenComparing(op -> op.publish().offset()));
         Operation newest = null;
         for (Operation op : byOffset) {
-            if (newest != null && !newest.publish().partition().equals(op.publish().partition())) {
+            if (newest != null
+                    && !newest.publish().partition().equals(op.publish().partition())) {
                 newest = null;
             }
             if (newest != null && (op.token() < newest.token() || (strict && op.token() == newest.token()))) {
@@ -337,7 +340,8 @@ public final class Checker {
                             List.of(op.id(), newest.id()),
                             "for key " + key + ", the record of " + op.describe() + " at offset "
                                     + op.publish().offset() + " was applied, though that of " + newest.describe()
-                                    + " ahead of it at offset " + newest.publish().offset()
+                                    + " ahead of it at offset "
+                                    + newest.publish().offset()
                                     + " carried a newer token and was applied"));
                 }
             } else if (newest == null || op.token() > newest.token()) {
@@ -375,7 +379,13 @@ public final class Checker {
                             + where));
             return;
         }
-        if (letter.stale()) {
+        if (letter.stale() && !op.publish().stamped()) {
+            violations.add(new Violation(
+                    ViolationKind.RECORD_REFUSED_WRONGLY,
+                    letter.key(),
+                    List.of(op.id()),
+                    "the record of " + op.describe() + where + " carried no token but was dead-lettered as stale"));
+        } else if (letter.stale()) {
             Operation newer = newerAppliedBefore(observed, applied, op, letter, strict);
             if (newer == null) {
                 violations.add(new Violation(
@@ -385,18 +395,28 @@ public final class Checker {
                         "the record of " + op.describe() + where + " was dead-lettered as stale, but no record of "
                                 + letter.key() + " with a newer token was applied from an earlier offset"));
             }
-        } else if (op.publish().stamped()
-                && (letter.reason().equals("MISSING_TOKEN") || letter.reason().equals("UNREADABLE_TOKEN"))) {
+        } else if (op.publish().stamped()) {
+            // a workload record has a key and a readable value: stamped, only a stale token can refuse it
             violations.add(new Violation(
                     ViolationKind.RECORD_REFUSED_WRONGLY,
                     letter.key(),
                     List.of(op.id()),
                     "the record of " + op.describe() + where + " carried its token but was dead-lettered as "
                             + letter.reason()));
+        } else if (!letter.reason().equals(DeadLetter.MISSING_TOKEN)) {
+            violations.add(new Violation(
+                    ViolationKind.RECORD_REFUSED_WRONGLY,
+                    letter.key(),
+                    List.of(op.id()),
+                    "the record of " + op.describe() + where + " carried no token but was dead-lettered as "
+                            + letter.reason() + ", not " + DeadLetter.MISSING_TOKEN));
         }
     }
 
-    /** An applied record of the same key with a newer token, from an earlier (or unknown) offset; or null. */
+    /**
+     * An applied record of the same key with a newer token, from an offset earlier (or unknown) than the one the
+     * stale record was published at; or null.
+     */
     private static Operation newerAppliedBefore(
             Observed observed, Map<Long, AppliedAt> applied, Operation stale, DeadLetter letter, boolean strict) {
         for (long id : observed.applied().getOrDefault(letter.key(), List.of())) {
@@ -408,10 +428,14 @@ public final class Checker {
             boolean newer = strict ? candidate.token() >= stale.token() : candidate.token() > stale.token();
             Long offset = candidate.publish().offset();
             Integer partition = candidate.publish().partition();
-            boolean earlier = offset == null
-                    || partition == null
-                    || partition != letter.originPartition()
-                    || offset < letter.originOffset();
+            // where the stale record was published, as its client recorded it; the dead letter's own origin
+            // headers, written by the consumer under test, only when the history does not know
+            boolean known =
+                    stale.publish().partition() != null && stale.publish().offset() != null;
+            int stalePartition = known ? stale.publish().partition() : letter.originPartition();
+            long staleOffset = known ? stale.publish().offset() : letter.originOffset();
+            boolean earlier =
+                    offset == null || partition == null || partition != stalePartition || offset < staleOffset;
             if (newer && earlier && candidate.id() != stale.id()) {
                 return candidate;
             }

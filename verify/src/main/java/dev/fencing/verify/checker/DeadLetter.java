@@ -13,6 +13,8 @@ package dev.fencing.verify.checker;
 public record DeadLetter(Long op, String key, String reason, String detail, int originPartition, long originOffset) {
     /** The reason of a record refused because a newer token of its key had been applied. */
     public static final String STALE = "STALE_TOKEN";
+    /** The reason of a record refused because it carried no token. */
+    public static final String MISSING_TOKEN = "MISSING_TOKEN";
 
     public boolean stale() {
         return STALE.equals(reason);
