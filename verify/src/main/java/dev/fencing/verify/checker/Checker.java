@@ -16,7 +16,7 @@ import java.util.Set;
  *   <li>its list holds only ids invoked for it ({@link ViolationKind#UNKNOWN_ID}), none twice ({@link
  *       ViolationKind#DUPLICATE}), in increasing token order ({@link ViolationKind#TOKEN_ORDER}: strictly
  *       increasing with {@link Options#strictLists}, which a resource written once per lock grant must show;
- *       otherwise non-decreasing);
+ *       otherwise non-decreasing, an equal token only from the same client, since a token is one grant's);
  *   <li>every acknowledged append is in it ({@link ViolationKind#LOST_ACKNOWLEDGED}) and no refused one is
  *       ({@link ViolationKind#REFUSED_PRESENT}); an indeterminate one may be either;
  * </ul>
@@ -241,6 +241,16 @@ public final class Checker {
                         "in the list of " + resource + ", " + op.describe() + " at position " + (i + 1)
                                 + " comes after " + newest.describe() + " at position "
                                 + (positions.get(newest.id()) + 1)));
+            } else if (newest != null && op.token() == newest.token() && op.client() != newest.client()) {
+                // a token is one grant's, and a grant is one client's: equal tokens from two clients are two
+                // holders of one grant, both writing, which a fence comparing tokens cannot tell apart
+                violations.add(new Violation(
+                        ViolationKind.TOKEN_ORDER,
+                        resource,
+                        List.of(id, newest.id()),
+                        "in the list of " + resource + ", " + op.describe() + " at position " + (i + 1)
+                                + " was written under the token of " + newest.describe() + " at position "
+                                + (positions.get(newest.id()) + 1) + ", another client's"));
             } else if (newest == null || op.token() > newest.token()) {
                 newest = op;
             }

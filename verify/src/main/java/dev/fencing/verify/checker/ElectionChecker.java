@@ -18,7 +18,8 @@ import java.util.Set;
  *
  * <ul>
  *   <li>the fence, from the list alone: no write under a term lands after a write under a greater term ({@link
- *       ViolationKind#TOKEN_ORDER}, non-decreasing tokens); only ids invoked for it ({@link
+ *       ViolationKind#TOKEN_ORDER}, non-decreasing tokens, and an equal token only from the participant whose term it
+ *       is: two participants writing under one token are two leaders at once); only ids invoked for it ({@link
  *       ViolationKind#UNKNOWN_ID}), none twice ({@link ViolationKind#DUPLICATE}), every acknowledged write present
  *       ({@link ViolationKind#LOST_ACKNOWLEDGED}) and no refused one ({@link ViolationKind#REFUSED_PRESENT});
  *   <li>the local contract, from the term events alone: no reading of a term answers valid when it began after a
