@@ -25,8 +25,8 @@ import java.util.TreeSet;
  *   <li>real time: no write acknowledged under a token at or below that of a write acknowledged before it was sent
  *       ({@link ViolationKind#STALE_WRITE}; the only way to see a value-only write land late). A write the log
  *       already shows out of order is not reported twice;
- *   <li>the final value: the id of the highest-token acknowledged write, or of an indeterminate one with a higher
- *       token ({@link ViolationKind#FINAL_VALUE}); absent only if no write was acknowledged ({@link
+ *   <li>the final value: the id of the highest-token write known to have landed (acknowledged, or indeterminate
+ *       but in the log), or of an indeterminate one with a higher token ({@link ViolationKind#FINAL_VALUE}); absent only if no write was acknowledged ({@link
  *       ViolationKind#LOST_ACKNOWLEDGED}); never an id of another resource or no operation ({@link
  *       ViolationKind#UNKNOWN_ID}) nor a refused write's ({@link ViolationKind#REFUSED_PRESENT});
  *   <li>the stored token, where there is one: the token of the write whose id is the value ({@link
@@ -80,7 +80,7 @@ public final class RedisChecker {
                 }
             }
             checkRealTime(resource, ops, outOfOrder, violations);
-            lost += checkValue(history, resource, ops, state, violations);
+            lost += checkValue(history, resource, ops, logged, state, violations);
         }
 
         int ok = 0;
@@ -137,11 +137,22 @@ public final class RedisChecker {
 
     /** Checks the value and the stored token; returns 1 if the value of an acknowledged write is missing. */
     private static int checkValue(
-            History history, String resource, List<Operation> ops, RedisState state, List<Violation> violations) {
+            History history,
+            String resource,
+            List<Operation> ops,
+            Set<Long> logged,
+            RedisState state,
+            List<Violation> violations) {
         Operation highest = null;
+        // the highest-token write known to have landed: acknowledged, or an indeterminate script write in the log
+        Operation landed = null;
         for (Operation op : ops) {
             if (op.acknowledged() && (highest == null || op.token() > highest.token())) {
                 highest = op;
+            }
+            boolean known = op.acknowledged() || (op.outcome() == Outcome.INFO && logged.contains(op.id()));
+            if (known && (landed == null || op.token() > landed.token())) {
+                landed = op;
             }
         }
         String value = state.values().get(resource);
@@ -188,15 +199,16 @@ public final class RedisChecker {
                     List.of(holder.id()),
                     holder.describe() + " was refused (" + holder.error() + ") but its id is the value of "
                             + resource));
-        } else if (highest != null
-                && holder != highest
-                && !(holder.outcome() == Outcome.INFO && holder.token() > highest.token())) {
+        } else if (landed != null
+                && holder != landed
+                && !(holder.outcome() == Outcome.INFO && holder.token() > landed.token())) {
             violations.add(new Violation(
                     ViolationKind.FINAL_VALUE,
                     resource,
-                    List.of(holder.id(), highest.id()),
+                    List.of(holder.id(), landed.id()),
                     "the value of " + resource + " was left by " + holder.describe()
-                            + ", but the highest-token acknowledged write is " + highest.describe()));
+                            + ", but the highest-token write that landed is " + landed.describe()
+                            + (landed.acknowledged() ? " (acknowledged)" : " (in the log)")));
         }
         if (stored != null && stored != holder.token()) {
             violations.add(new Violation(

@@ -38,10 +38,10 @@ public enum ViolationKind {
      */
     STALE_WRITE("write acknowledged under a token below one acknowledged before it was sent (a stale write landed)"),
     /**
-     * A resource's final value is not the one left by its highest-token acknowledged write (nor by an indeterminate
-     * write with a higher token).
+     * A resource's final value is not the one left by its highest-token write known to have landed (acknowledged,
+     * or indeterminate but in the log), nor by an indeterminate write with a higher token.
      */
-    FINAL_VALUE("final value not left by the highest-token acknowledged write"),
+    FINAL_VALUE("final value not left by the highest-token write that landed"),
     /** A resource's stored token is not the token of the write whose value it holds. */
     STORED_TOKEN("stored token not that of the write that left the value"),
     /**
