@@ -141,6 +141,12 @@ final class VerifyExperiment implements Experiment<Servers, Mode, RunResult> {
                 failures.add("FAILED: the fenced run broke " + violations + " times what fencing promises (see the"
                         + " violations above)");
             }
+            if (run.mode() == Mode.FENCED && run.check().ok() == 0) {
+                // --mode fenced has no control run to show the schedule could catch anything: an empty history
+                // (writers that never took a lock, every write failing) must not pass as a clean one
+                failures.add("FAILED: the fenced run completed no operation ok ("
+                        + run.check().operations() + " operations in its histories), so it proves nothing");
+            }
             if (run.mode() == Mode.CONTROL && staleViolations(run) == 0) {
                 failures.add(
                         run.resource() == Resource.RWLOCK
