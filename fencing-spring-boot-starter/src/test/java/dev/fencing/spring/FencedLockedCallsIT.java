@@ -4,18 +4,28 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
 import dev.fencing.lock.Lease;
+import dev.fencing.lock.LeaseLostException;
 import dev.fencing.spring.autoconfigure.FencingJdbcAutoConfiguration;
 import dev.fencing.spring.autoconfigure.FencingLockedMethodsAutoConfiguration;
 import dev.fencing.spring.autoconfigure.FencingZooKeeperAutoConfiguration;
+import dev.fencing.spring.internal.FencedLockedInterceptor;
+import dev.fencing.spring.internal.FencedLockedInterceptor.HeldLease;
 import dev.fencing.spring.internal.OneAttempt;
 import dev.fencing.testsupport.PostgresEndpoint;
 import dev.fencing.testsupport.PostgresServers;
 import dev.fencing.testsupport.ZooKeeperServers;
+import dev.fencing.testsupport.ZooKeeperSessions;
+import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 import javax.sql.DataSource;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.zookeeper.ZooKeeper;
+import org.awaitility.Awaitility;
 import org.jdbi.v3.core.Jdbi;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -137,6 +147,113 @@ class FencedLockedCallsIT {
         });
     }
 
+    /**
+     * A locked {@code @Transactional} method whose lease is known lost (its session expired) before it returns: its
+     * transaction commits regardless. The next holder, granted after the expiry, read the row without the
+     * uncommitted write and has its own write, computed from that, land after this commit with a greater token: the
+     * first increment is lost, and no fence refused anything. A commit made when the lease is known lost must not
+     * happen (beforeCommit can still refuse it).
+     */
+    @Test
+    void aTransactionOfALockedMethodWhoseLeaseIsKnownLostDoesNotCommit() {
+        runner.run(context -> {
+            Outer outer = context.getBean(Outer.class);
+            FencedLockedInterceptor interceptor = context.getBean(FencedLockedInterceptor.class);
+            CuratorFramework client = context.getBean(CuratorFramework.class);
+            Jdbi jdbi = Jdbi.create(db.dataSource());
+            jdbi.useHandle(h -> h.execute("INSERT INTO counter VALUES ('lost', 0)"));
+            CountDownLatch written = new CountDownLatch(1);
+            CountDownLatch lost = new CountDownLatch(1);
+
+            CompletableFuture<Object> call = new CompletableFuture<>();
+            Thread holder = new Thread(() -> {
+                try {
+                    call.complete(outer.incrementThen(
+                            "lost",
+                            () -> {
+                                written.countDown();
+                                await(lost);
+                            },
+                            0));
+                } catch (Throwable e) {
+                    call.complete(e);
+                }
+            });
+            holder.start();
+            await(written);
+            HeldLease lease = interceptor.heldLeases().stream()
+                    .filter(l -> l.path().equals("/locks/calls-it/lost"))
+                    .findFirst()
+                    .orElseThrow();
+            ZooKeeper session = client.getZookeeperClient().getZooKeeper();
+            ZooKeeperSessions.expire(
+                    ZooKeeperServers.shared().connectString(), session.getSessionId(), session.getSessionPasswd());
+            Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> !lease.valid());
+            lost.countDown();
+
+            Object result = call.get(30, TimeUnit.SECONDS);
+            int n = jdbi.withHandle(h -> h.createQuery("SELECT n FROM counter WHERE name = 'lost'")
+                    .mapTo(Integer.class)
+                    .one());
+            assertThat(n)
+                    .as("committed after the lease (token %s) was known lost; the call gave %s", lease.token(), result)
+                    .isZero();
+            assertThat(result).as("what the call gave").isInstanceOf(LeaseLostException.class);
+        });
+    }
+
+    /**
+     * The same for a lock taken inside a transaction that was already running: it is held until that transaction
+     * completes, and that transaction must not commit what the method wrote once the lease is known lost.
+     */
+    @Test
+    void aRunningTransactionInWhichALockedMethodWroteDoesNotCommitOnceItsLeaseIsKnownLost() {
+        runner.run(context -> {
+            Counter counter = context.getBean(Counter.class);
+            CuratorFramework client = context.getBean(CuratorFramework.class);
+            Jdbi jdbi = Jdbi.create(db.dataSource());
+            jdbi.useHandle(h -> h.execute("INSERT INTO counter VALUES ('lost-in-tx', 0)"));
+            TransactionTemplate tx = new TransactionTemplate(context.getBean(PlatformTransactionManager.class));
+            long[] token = new long[1];
+
+            Throwable committed = catchThrowable(() -> tx.executeWithoutResult(status -> {
+                Lease[] lease = new Lease[1];
+                token[0] = counter.incrementWithLease("lost-in-tx", held -> lease[0] = held);
+                expireSession(client);
+                Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> !lease[0].isValid());
+            }));
+
+            int n = jdbi.withHandle(h -> h.createQuery("SELECT n FROM counter WHERE name = 'lost-in-tx'")
+                    .mapTo(Integer.class)
+                    .one());
+            assertThat(n)
+                    .as("committed after the lease (token %s) was known lost; the commit gave %s", token[0], committed)
+                    .isZero();
+            assertThat(committed).isInstanceOf(LeaseLostException.class);
+        });
+    }
+
+    private static void expireSession(CuratorFramework client) {
+        try {
+            ZooKeeper session = client.getZookeeperClient().getZooKeeper();
+            ZooKeeperSessions.expire(
+                    ZooKeeperServers.shared().connectString(), session.getSessionId(), session.getSessionPasswd());
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static void await(CountDownLatch latch) {
+        try {
+            if (!latch.await(30, TimeUnit.SECONDS)) {
+                throw new AssertionError("latch never opened");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
+        }
+    }
+
     private static Optional<Lease> otherThreadTries(LockService locks, String path) {
         CompletableFuture<Optional<Lease>> tried = new CompletableFuture<>();
         Thread other = new Thread(() -> {
@@ -211,8 +328,22 @@ class FencedLockedCallsIT {
             this.jdbi = jdbi; // the starter's: on the connection of the transaction running on the thread
         }
 
+        /** {@link #increment}, handing its lease to {@code seen} before it returns. */
+        @FencedLocked("/locks/calls-it/#{#name}")
+        public long incrementWithLease(String name, Consumer<Lease> seen) {
+            long token = increment(name, 0); // re-entrant: the same lease
+            seen.accept(CurrentLease.get().orElseThrow());
+            return token;
+        }
+
         @FencedLocked("/locks/calls-it/#{#name}")
         public long increment(String name, @FenceToken long token) {
+            add(name);
+            return token;
+        }
+
+        /** The increment itself, under no lock of its own. */
+        void add(String name) {
             jdbi.useHandle(h -> {
                 int n = h.createQuery("SELECT n FROM counter WHERE name = ?")
                         .bind(0, name)
@@ -220,7 +351,6 @@ class FencedLockedCallsIT {
                         .one();
                 h.execute("UPDATE counter SET n = ? WHERE name = ?", n + 1, name);
             });
-            return token;
         }
     }
 
@@ -230,6 +360,18 @@ class FencedLockedCallsIT {
 
         Outer(Counter counter) {
             this.counter = counter;
+        }
+
+        /**
+         * Increments under the lock in this method's transaction (no locked method inside it), then runs {@code
+         * afterWrite} before it commits.
+         */
+        @FencedLocked("/locks/calls-it/#{#name}")
+        @Transactional
+        public long incrementThen(String name, Runnable afterWrite, @FenceToken long token) {
+            counter.add(name);
+            afterWrite.run();
+            return token;
         }
 
         @FencedLocked("/locks/calls-it/#{#outerName}")

@@ -4,6 +4,7 @@ import dev.fencing.lock.FencedLock;
 import dev.fencing.spring.FencedLocked;
 import dev.fencing.spring.LockService;
 import dev.fencing.spring.internal.FencedLockedInterceptor;
+import dev.fencing.spring.internal.LeasesCheckedAtCommit;
 import dev.fencing.spring.internal.LockedMethodsCheck;
 import dev.fencing.spring.internal.SkippedCallMeters;
 import dev.fencing.spring.internal.SkippedCalls;
@@ -15,6 +16,7 @@ import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanDefinition;
+import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
@@ -28,6 +30,7 @@ import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
 import org.springframework.context.annotation.Role;
 import org.springframework.core.Ordered;
 import org.springframework.core.type.AnnotationMetadata;
+import org.springframework.transaction.ConfigurableTransactionManager;
 
 /**
  * Runs {@link FencedLocked} methods under their lock, taken from the application's single (or primary)
@@ -76,6 +79,20 @@ public class FencingLockedMethodsAutoConfiguration {
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
     public static LockedMethodsCheck fencedLockedMethodsCheck(ListableBeanFactory beans) {
         return new LockedMethodsCheck(beans);
+    }
+
+    /**
+     * Rolls back a transaction begun under a locked method's lease at its commit once the lease is known lost
+     * ({@link LeasesCheckedAtCommit}), in every transaction manager of the context that takes listeners.
+     */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(ConfigurableTransactionManager.class)
+    static class CommitCheckConfiguration {
+        @Bean
+        @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+        static BeanPostProcessor fencingLeasesCheckedAtCommit() {
+            return LeasesCheckedAtCommit.addToTransactionManagers();
+        }
     }
 
     /** Counts skipped calls of {@code skipIfLocked} methods on the application's meter registry, if it has one. */

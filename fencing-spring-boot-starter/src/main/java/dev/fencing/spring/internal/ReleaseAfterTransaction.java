@@ -1,6 +1,7 @@
 package dev.fencing.spring.internal;
 
 import dev.fencing.lock.Lease;
+import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.transaction.support.TransactionSynchronization;
@@ -14,7 +15,9 @@ import org.springframework.util.ClassUtils;
  * until then the next holder would read the state from before the write and overwrite it once it committed, with a
  * greater token the fence accepts. So the lease is closed when that transaction has completed, committed or rolled
  * back, on the thread that completes it (the one that took the lock, with Spring's resource transaction managers).
- * Without spring-tx on the class path, or outside a transaction, the lease is closed at once.
+ * Before that transaction commits, the lease is checked as {@link LeasesCheckedAtCommit} checks the leases a
+ * transaction began under: known lost, the commit throws and the transaction is rolled back. Without spring-tx on the
+ * class path, or outside a transaction, the lease is closed at once.
  */
 public final class ReleaseAfterTransaction {
     private static final Logger LOG = LoggerFactory.getLogger(ReleaseAfterTransaction.class);
@@ -45,6 +48,12 @@ public final class ReleaseAfterTransaction {
                     lease.token(),
                     Thread.currentThread().getName());
             TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+                @Override
+                public void beforeCommit(boolean readOnly) {
+                    // what the method wrote must not commit once its lease is known lost (LeasesCheckedAtCommit)
+                    LeasesCheckedAtCommit.ensureValid(List.of(lease), readOnly);
+                }
+
                 @Override
                 public void afterCompletion(int status) {
                     lease.close();

@@ -3,6 +3,7 @@ package dev.fencing.spring.internal;
 import dev.fencing.lock.Lease;
 import java.util.ArrayDeque;
 import java.util.Deque;
+import java.util.List;
 
 /**
  * The leases under which the calling thread runs {@code @FencedLocked} methods and {@code @SchedulerLock}
@@ -32,6 +33,12 @@ public final class RunningLeases {
                 RUNNING.remove();
             }
         }
+    }
+
+    /** The thread's leases, innermost first; empty if it runs under none. */
+    public static List<Lease> all() {
+        Deque<Lease> running = RUNNING.get();
+        return running == null ? List.of() : List.copyOf(running);
     }
 
     public static Lease innermost() {
