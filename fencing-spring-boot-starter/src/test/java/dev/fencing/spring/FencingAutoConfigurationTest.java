@@ -470,6 +470,23 @@ class FencingAutoConfigurationTest {
                 .run(context -> assertThat(context).doesNotHaveBean(Jdbi.class).doesNotHaveBean(FencedWriter.class));
     }
 
+    /** Every switch reads as the properties bind it: {@code on} is on, {@code off} is off, like true and false. */
+    @Test
+    void jdbcEnabledReadsOnAndOffAsItsPropertyBindsThem() {
+        runner.withUserConfiguration(OneDataSource.class)
+                .withPropertyValues("fencing.jdbc.enabled=on")
+                .run(context -> assertThat(context).hasSingleBean(Jdbi.class).hasSingleBean(FencedWriter.class));
+        runner.withUserConfiguration(OneDataSource.class)
+                .withPropertyValues("fencing.jdbc.enabled=off")
+                .run(context -> assertThat(context).doesNotHaveBean(Jdbi.class).doesNotHaveBean(FencedWriter.class));
+        runner.withUserConfiguration(OneDataSource.class)
+                .withPropertyValues("fencing.jdbc.enabled=maybe")
+                .run(context -> assertThat(context)
+                        .getFailure()
+                        .hasStackTraceContaining("fencing.jdbc.enabled")
+                        .hasStackTraceContaining("maybe"));
+    }
+
     @Test
     void withoutJdbiOnTheClassPathThereIsNoWriter() {
         runner.withUserConfiguration(OneDataSource.class)

@@ -6,7 +6,6 @@ import dev.fencing.spring.FencingProperties;
 import dev.fencing.spring.LockService;
 import java.lang.management.ManagementFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
@@ -24,7 +23,7 @@ import org.springframework.core.env.Environment;
  */
 @AutoConfiguration(after = {FencingZooKeeperAutoConfiguration.class, FencingEtcdAutoConfiguration.class})
 @ConditionalOnClass(FencedLeaderElection.class)
-@ConditionalOnBooleanProperty(name = "fencing.election.enabled", matchIfMissing = true)
+@ConditionalOnSwitch("fencing.election.enabled")
 @ConditionalOnProperty("fencing.election.path")
 @EnableConfigurationProperties(FencingProperties.class)
 public class FencingElectionAutoConfiguration {

@@ -24,7 +24,6 @@ import java.util.concurrent.TimeoutException;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
@@ -44,7 +43,7 @@ import org.springframework.context.annotation.Configuration;
  */
 @AutoConfiguration(after = FencingZooKeeperAutoConfiguration.class)
 @ConditionalOnClass({Client.class, EtcdLocks.class})
-@ConditionalOnBooleanProperty(name = "fencing.etcd.enabled", matchIfMissing = true)
+@ConditionalOnSwitch("fencing.etcd.enabled")
 @Conditional(LockServiceCondition.Etcd.class)
 @EnableConfigurationProperties(FencingProperties.class)
 public class FencingEtcdAutoConfiguration {
@@ -165,7 +164,7 @@ public class FencingEtcdAutoConfiguration {
     /** Counts lease invalidations on the application's meter registry, if it has one. */
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass(MeterRegistry.class)
-    @ConditionalOnBooleanProperty(name = "fencing.metrics.enabled", matchIfMissing = true)
+    @ConditionalOnSwitch("fencing.metrics.enabled")
     static class LeaseMetricsConfiguration {
         @Bean
         @ConditionalOnMissingBean(name = "fencingLeaseMeters")

@@ -5,7 +5,6 @@ import java.util.stream.Stream;
 import org.flywaydb.core.Flyway;
 import org.flywaydb.core.api.Location;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnResource;
@@ -26,7 +25,7 @@ import org.springframework.context.annotation.Bean;
 @AutoConfiguration(beforeName = "org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration")
 @ConditionalOnClass({Flyway.class, FlywayConfigurationCustomizer.class})
 @ConditionalOnResource(resources = FencingFlywayAutoConfiguration.LOCATION + "/V1__fencing_schema.sql")
-@ConditionalOnBooleanProperty(name = "fencing.flyway.enabled", matchIfMissing = true)
+@ConditionalOnSwitch("fencing.flyway.enabled")
 public class FencingFlywayAutoConfiguration {
     /** Where the {@code db} module keeps the toolkit's migrations. */
     public static final String LOCATION = "classpath:dev/fencing/db/migration";

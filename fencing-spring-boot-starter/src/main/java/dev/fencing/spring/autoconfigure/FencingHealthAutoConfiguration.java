@@ -16,7 +16,6 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.AnyNestedCondition;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
@@ -70,7 +69,7 @@ public class FencingHealthAutoConfiguration {
      */
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass(name = "org.apache.curator.framework.CuratorFramework")
-    @ConditionalOnBooleanProperty(name = "fencing.zookeeper.enabled", matchIfMissing = true)
+    @ConditionalOnSwitch("fencing.zookeeper.enabled")
     @Conditional(LockServiceCondition.ZooKeeper.class)
     static class ZooKeeperHealthConfiguration {
         @Bean
@@ -87,7 +86,7 @@ public class FencingHealthAutoConfiguration {
      */
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass(name = {"io.etcd.jetcd.Client", "dev.fencing.lock.etcd.EtcdLocks"})
-    @ConditionalOnBooleanProperty(name = "fencing.etcd.enabled", matchIfMissing = true)
+    @ConditionalOnSwitch("fencing.etcd.enabled")
     @Conditional(LockServiceCondition.Etcd.class)
     static class EtcdHealthConfiguration {
         @Bean
@@ -111,13 +110,13 @@ public class FencingHealthAutoConfiguration {
         }
 
         @ConditionalOnBean(type = "org.apache.curator.framework.CuratorFramework")
-        @ConditionalOnBooleanProperty(name = "fencing.zookeeper.enabled", matchIfMissing = true)
+        @ConditionalOnSwitch("fencing.zookeeper.enabled")
         @Conditional(LockServiceCondition.ZooKeeper.class)
         static class Curator {}
 
         @ConditionalOnClass(name = "dev.fencing.lock.etcd.EtcdLocks")
         @ConditionalOnBean(type = "io.etcd.jetcd.Client")
-        @ConditionalOnBooleanProperty(name = "fencing.etcd.enabled", matchIfMissing = true)
+        @ConditionalOnSwitch("fencing.etcd.enabled")
         @Conditional(LockServiceCondition.Etcd.class)
         static class Etcd {}
 

@@ -9,7 +9,6 @@ import javax.sql.DataSource;
 import org.jdbi.v3.core.Jdbi;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
@@ -32,7 +31,7 @@ import org.springframework.jdbc.datasource.DataSourceUtils;
  */
 @AutoConfiguration(afterName = "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration")
 @ConditionalOnClass({Jdbi.class, FencedWriter.class, DataSourceUtils.class})
-@ConditionalOnBooleanProperty(name = "fencing.jdbc.enabled", matchIfMissing = true)
+@ConditionalOnSwitch("fencing.jdbc.enabled")
 @EnableConfigurationProperties(FencingProperties.class)
 public class FencingJdbcAutoConfiguration {
 
@@ -57,7 +56,7 @@ public class FencingJdbcAutoConfiguration {
     /** Counts the writer's outcomes on the application's meter registry, if it has one. */
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass(MeterRegistry.class)
-    @ConditionalOnBooleanProperty(name = "fencing.metrics.enabled", matchIfMissing = true)
+    @ConditionalOnSwitch("fencing.metrics.enabled")
     static class WriterMetricsConfiguration {
         @Bean
         @ConditionalOnMissingBean(name = "fencingWriterMeters")

@@ -13,7 +13,6 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionOutcome;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.SpringBootCondition;
@@ -35,7 +34,7 @@ import org.springframework.core.type.AnnotatedTypeMetadata;
  */
 @AutoConfiguration(after = FencingJdbcAutoConfiguration.class)
 @ConditionalOnClass(FencedConsumer.class)
-@ConditionalOnBooleanProperty(name = "fencing.kafka.enabled", matchIfMissing = true)
+@ConditionalOnSwitch("fencing.kafka.enabled")
 @Conditional(FencingKafkaAutoConfiguration.ConsumersDeclared.class)
 @EnableConfigurationProperties(FencingProperties.class)
 public class FencingKafkaAutoConfiguration {
@@ -68,7 +67,7 @@ public class FencingKafkaAutoConfiguration {
     /** Counts each consumer's records on the application's meter registry, if it has one. */
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass(MeterRegistry.class)
-    @ConditionalOnBooleanProperty(name = "fencing.metrics.enabled", matchIfMissing = true)
+    @ConditionalOnSwitch("fencing.metrics.enabled")
     static class ConsumerMetricsConfiguration {
         @Bean
         @ConditionalOnMissingBean(name = "fencingConsumerMeters")

@@ -19,11 +19,9 @@ import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
-import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
@@ -51,7 +49,7 @@ import org.springframework.transaction.ConfigurableTransactionManager;
  */
 @AutoConfiguration(after = {FencingZooKeeperAutoConfiguration.class, FencingEtcdAutoConfiguration.class})
 @ConditionalOnClass({FencedLock.class, Advisor.class})
-@Conditional(LockedMethodsSwitch.class)
+@ConditionalOnSwitch("fencing.locked.enabled")
 @Import(FencingLockedMethodsAutoConfiguration.AutoProxying.class)
 public class FencingLockedMethodsAutoConfiguration {
     /** Order of the advisor: just ahead of Spring's transaction advisor ({@code Ordered.LOWEST_PRECEDENCE}). */
@@ -98,7 +96,7 @@ public class FencingLockedMethodsAutoConfiguration {
     /** Counts skipped calls of {@code skipIfLocked} methods on the application's meter registry, if it has one. */
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass(MeterRegistry.class)
-    @ConditionalOnBooleanProperty(name = "fencing.metrics.enabled", matchIfMissing = true)
+    @ConditionalOnSwitch("fencing.metrics.enabled")
     static class SkippedCallMetricsConfiguration {
         @Bean
         @ConditionalOnMissingBean(name = "fencingSkippedCallMeters")

@@ -7,7 +7,6 @@ import dev.fencing.spring.internal.FencedRedisConnection;
 import java.time.Duration;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
@@ -42,7 +41,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  */
 @AutoConfiguration(afterName = "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration")
 @ConditionalOnClass({FencedRedis.class, LettuceConnectionFactory.class})
-@ConditionalOnBooleanProperty(name = "fencing.redis.enabled", matchIfMissing = true)
+@ConditionalOnSwitch("fencing.redis.enabled")
 // on the class, so that an application's own FencedRedis also keeps the connection from being opened
 @ConditionalOnMissingBean(FencedRedis.class)
 @ConditionalOnSingleCandidate(RedisConnectionFactory.class)

@@ -5,7 +5,6 @@ import dev.fencing.spring.FencingProperties;
 import dev.fencing.spring.LockService;
 import net.javacrumbs.shedlock.core.LockProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
@@ -22,7 +21,7 @@ import org.springframework.context.annotation.Bean;
  */
 @AutoConfiguration(after = {FencingZooKeeperAutoConfiguration.class, FencingEtcdAutoConfiguration.class})
 @ConditionalOnClass(LockProvider.class)
-@ConditionalOnBooleanProperty(name = "fencing.shedlock.enabled", matchIfMissing = true)
+@ConditionalOnSwitch("fencing.shedlock.enabled")
 @EnableConfigurationProperties(FencingProperties.class)
 public class FencingShedLockAutoConfiguration {
 

@@ -19,7 +19,6 @@ import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
@@ -49,7 +48,7 @@ import org.springframework.context.annotation.Configuration;
  */
 @AutoConfiguration
 @ConditionalOnClass({CuratorFramework.class, FencedLocks.class})
-@ConditionalOnBooleanProperty(name = "fencing.zookeeper.enabled", matchIfMissing = true)
+@ConditionalOnSwitch("fencing.zookeeper.enabled")
 @Conditional(LockServiceCondition.ZooKeeper.class)
 @EnableConfigurationProperties(FencingProperties.class)
 public class FencingZooKeeperAutoConfiguration {
@@ -160,7 +159,7 @@ public class FencingZooKeeperAutoConfiguration {
     /** Counts lease invalidations on the application's meter registry, if it has one. */
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass(MeterRegistry.class)
-    @ConditionalOnBooleanProperty(name = "fencing.metrics.enabled", matchIfMissing = true)
+    @ConditionalOnSwitch("fencing.metrics.enabled")
     static class LeaseMetricsConfiguration {
         @Bean
         @ConditionalOnMissingBean(name = "fencingLeaseMeters")
