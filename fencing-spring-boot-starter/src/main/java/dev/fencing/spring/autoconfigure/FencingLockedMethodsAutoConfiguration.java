@@ -4,7 +4,6 @@ import dev.fencing.lock.FencedLock;
 import dev.fencing.spring.FencedLocked;
 import dev.fencing.spring.LockService;
 import dev.fencing.spring.internal.FencedLockedInterceptor;
-import dev.fencing.spring.internal.LeasesCheckedAtCommit;
 import dev.fencing.spring.internal.LockedMethodsCheck;
 import dev.fencing.spring.internal.SkippedCallMeters;
 import dev.fencing.spring.internal.SkippedCalls;
@@ -16,7 +15,6 @@ import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanDefinition;
-import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -28,7 +26,6 @@ import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
 import org.springframework.context.annotation.Role;
 import org.springframework.core.Ordered;
 import org.springframework.core.type.AnnotationMetadata;
-import org.springframework.transaction.ConfigurableTransactionManager;
 
 /**
  * Runs {@link FencedLocked} methods under their lock, taken from the application's single (or primary)
@@ -50,7 +47,7 @@ import org.springframework.transaction.ConfigurableTransactionManager;
 @AutoConfiguration(after = {FencingZooKeeperAutoConfiguration.class, FencingEtcdAutoConfiguration.class})
 @ConditionalOnClass({FencedLock.class, Advisor.class})
 @ConditionalOnSwitch("fencing.locked.enabled")
-@Import(FencingLockedMethodsAutoConfiguration.AutoProxying.class)
+@Import({FencingLockedMethodsAutoConfiguration.AutoProxying.class, LeaseCommitCheckConfiguration.class})
 public class FencingLockedMethodsAutoConfiguration {
     /** Order of the advisor: just ahead of Spring's transaction advisor ({@code Ordered.LOWEST_PRECEDENCE}). */
     public static final int ADVISOR_ORDER = Ordered.LOWEST_PRECEDENCE - 100;
@@ -77,20 +74,6 @@ public class FencingLockedMethodsAutoConfiguration {
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
     public static LockedMethodsCheck fencedLockedMethodsCheck(ListableBeanFactory beans) {
         return new LockedMethodsCheck(beans);
-    }
-
-    /**
-     * Rolls back a transaction begun under a locked method's lease at its commit once the lease is known lost
-     * ({@link LeasesCheckedAtCommit}), in every transaction manager of the context that takes listeners.
-     */
-    @Configuration(proxyBeanMethods = false)
-    @ConditionalOnClass(ConfigurableTransactionManager.class)
-    static class CommitCheckConfiguration {
-        @Bean
-        @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
-        static BeanPostProcessor fencingLeasesCheckedAtCommit() {
-            return LeasesCheckedAtCommit.addToTransactionManagers();
-        }
     }
 
     /** Counts skipped calls of {@code skipIfLocked} methods on the application's meter registry, if it has one. */

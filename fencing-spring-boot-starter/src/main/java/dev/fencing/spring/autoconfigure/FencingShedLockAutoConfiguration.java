@@ -10,6 +10,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
 
 /**
  * A ShedLock {@link LockProvider} on the application's {@link LockService}: {@code @SchedulerLock} jobs run
@@ -23,6 +24,7 @@ import org.springframework.context.annotation.Bean;
 @ConditionalOnClass(LockProvider.class)
 @ConditionalOnSwitch("fencing.shedlock.enabled")
 @EnableConfigurationProperties(FencingProperties.class)
+@Import(LeaseCommitCheckConfiguration.class) // a job's transaction is checked at commit, as a locked method's
 public class FencingShedLockAutoConfiguration {
 
     @Bean
