@@ -49,27 +49,30 @@ public final class LeasesCheckedAtCommit implements TransactionExecutionListener
             return;
         }
         List<Lease> held = RunningLeases.all();
-        if (held.isEmpty()) {
-            return;
+        if (!held.isEmpty()) {
+            TransactionSynchronizationManager.registerSynchronization(new CommitCheck(held));
         }
-        TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
-            @Override
-            public void beforeCommit(boolean readOnly) {
-                ensureValid(held, readOnly);
-            }
-        });
     }
 
     /**
-     * Throws {@link dev.fencing.lock.LeaseLostException} for the first of {@code leases} known lost, unless the
-     * transaction is read-only: called before a commit, it rolls the transaction back.
+     * Throws {@link dev.fencing.lock.LeaseLostException} before a commit, for the first of its leases known lost,
+     * unless the transaction is read-only: the transaction manager then rolls the transaction back.
      */
-    static void ensureValid(List<Lease> leases, boolean readOnly) {
-        if (readOnly) {
-            return;
+    static class CommitCheck implements TransactionSynchronization {
+        private final List<Lease> leases;
+
+        CommitCheck(List<Lease> leases) {
+            this.leases = leases;
         }
-        for (Lease lease : leases) {
-            lease.ensureValid();
+
+        @Override
+        public void beforeCommit(boolean readOnly) {
+            if (readOnly) {
+                return;
+            }
+            for (Lease lease : leases) {
+                lease.ensureValid();
+            }
         }
     }
 }

@@ -4,7 +4,6 @@ import dev.fencing.lock.Lease;
 import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.util.ClassUtils;
 
@@ -47,18 +46,14 @@ public final class ReleaseAfterTransaction {
                     lease.path(),
                     lease.token(),
                     Thread.currentThread().getName());
-            TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
-                @Override
-                public void beforeCommit(boolean readOnly) {
-                    // what the method wrote must not commit once its lease is known lost (LeasesCheckedAtCommit)
-                    LeasesCheckedAtCommit.ensureValid(List.of(lease), readOnly);
-                }
-
-                @Override
-                public void afterCompletion(int status) {
-                    lease.close();
-                }
-            });
+            // what the method wrote must not commit once its lease is known lost, as LeasesCheckedAtCommit checks
+            TransactionSynchronizationManager.registerSynchronization(
+                    new LeasesCheckedAtCommit.CommitCheck(List.of(lease)) {
+                        @Override
+                        public void afterCompletion(int status) {
+                            lease.close();
+                        }
+                    });
             return true;
         }
     }

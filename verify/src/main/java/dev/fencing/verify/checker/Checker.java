@@ -233,7 +233,7 @@ public final class Checker {
                         op.describe() + " was refused (" + op.error() + ") but is in the list of " + resource
                                 + " at position " + (i + 1)));
             }
-            if (newest != null && (op.token() < newest.token() || (strict && op.token() == newest.token()))) {
+            if (behind(op, newest, strict)) {
                 violations.add(new Violation(
                         ViolationKind.TOKEN_ORDER,
                         resource,
@@ -307,7 +307,7 @@ public final class Checker {
                         "the record of " + op.describe() + " carried no token but was applied at position " + (i + 1)
                                 + " of key " + key));
             }
-            if (newest != null && (op.token() < newest.token() || (strict && op.token() == newest.token()))) {
+            if (behind(op, newest, strict)) {
                 outOfOrder.add(id);
                 violations.add(new Violation(
                         ViolationKind.RECORD_TOKEN_ORDER,
@@ -323,6 +323,11 @@ public final class Checker {
             }
         }
         checkAppliedInLogOrder(key, inLog, strict, outOfOrder, violations);
+    }
+
+    /** Whether {@code op} comes too late after {@code newest} (null: nothing before it): a lower token, or equal when strict. */
+    private static boolean behind(Operation op, Operation newest, boolean strict) {
+        return newest != null && (op.token() < newest.token() || (strict && op.token() == newest.token()));
     }
 
     /**
@@ -342,7 +347,7 @@ public final class Checker {
                     && !newest.publish().partition().equals(op.publish().partition())) {
                 newest = null;
             }
-            if (newest != null && (op.token() < newest.token() || (strict && op.token() == newest.token()))) {
+            if (behind(op, newest, strict)) {
                 if (reported.add(op.id())) {
                     violations.add(new Violation(
                             ViolationKind.RECORD_TOKEN_ORDER,
