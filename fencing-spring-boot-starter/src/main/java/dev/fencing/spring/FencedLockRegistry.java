@@ -6,6 +6,7 @@ import dev.fencing.lock.LeaseLoss;
 import dev.fencing.lock.LockInterruptedException;
 import dev.fencing.lock.zookeeper.FencedLocks;
 import dev.fencing.spring.internal.OneAttempt;
+import dev.fencing.spring.internal.RunningLeases;
 import dev.fencing.spring.internal.ZooKeeperLockService;
 import java.time.Duration;
 import java.util.Map;
@@ -56,6 +57,12 @@ import org.springframework.integration.support.locks.ExpirableLockRegistry;
  * invalid at once is released and refused ({@code LeaseLostException}); an {@code unlock()} after a loss logs a
  * WARN naming the path and token and releases as usual (it does not throw, unlike Redis's registry: the fence has
  * already refused what mattered).
+ *
+ * <p><b>Transactions.</b> A transaction begun while the thread holds a lock of this registry does not commit once
+ * the lock's lease is known lost: the commit throws {@code LeaseLostException} and the transaction rolls back, as
+ * for a {@link FencedLocked} method (the check the starter adds to the context's transaction managers while
+ * {@code fencing.locked.enabled} is on, the default). Unlock after the transaction completes: a lock released
+ * before its transaction commits lets the next holder read the rows from before the write.
  *
  * <p>Keys are {@code String}s, one path segment each (no {@code /}). Thread-safe.
  */
@@ -274,7 +281,11 @@ public final class FencedLockRegistry implements ExpirableLockRegistry<FencedLoc
                     granted.close();
                 }
             }
+            if (lease != null) {
+                RunningLeases.releaseLock(lease); // a lost lease a re-entrant attempt replaced
+            }
             lease = granted;
+            RunningLeases.holdLock(granted);
             lastUsed = System.currentTimeMillis();
         }
 
@@ -295,6 +306,7 @@ public final class FencedLockRegistry implements ExpirableLockRegistry<FencedLoc
             }
             Lease held = lease;
             lease = null;
+            RunningLeases.releaseLock(held);
             try {
                 if (!held.isValid() && held.lossCause() != LeaseLoss.RELEASED) {
                     LOG.warn(

@@ -34,6 +34,7 @@ import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.annotation.EnableTransactionManagement;
@@ -228,6 +229,50 @@ class FencedLockedCallsIT {
                     .one());
             assertThat(n)
                     .as("committed after the lease (token %s) was known lost; the commit gave %s", token[0], committed)
+                    .isZero();
+            assertThat(committed).isInstanceOf(LeaseLostException.class);
+        });
+    }
+
+    /**
+     * The same for a transaction begun while the thread holds a {@link FencedLockRegistry} lock: once its lease is
+     * known lost, the transaction does not commit what it wrote under the lock.
+     */
+    @Test
+    void aTransactionBegunUnderARegistryLockDoesNotCommitOnceItsLeaseIsKnownLost() {
+        runner.run(context -> {
+            FencedLockRegistry registry =
+                    new FencedLockRegistry(context.getBean(LockService.class), "/locks/calls-it-registry");
+            CuratorFramework client = context.getBean(CuratorFramework.class);
+            Jdbi jdbi = Jdbi.create(db.dataSource());
+            jdbi.useHandle(h -> h.execute("INSERT INTO counter VALUES ('registry-lost', 0)"));
+            JdbcTemplate sql = new JdbcTemplate(context.getBean(DataSource.class));
+            TransactionTemplate tx = new TransactionTemplate(context.getBean(PlatformTransactionManager.class));
+
+            FencedLockRegistry.KeyLock lock = registry.obtain("counter");
+            lock.lock();
+            Lease lease = lock.lease();
+            assertThat(CurrentLease.get())
+                    .as("a Lock's holder reads its token from the lock")
+                    .isEmpty();
+            Throwable committed;
+            try {
+                committed = catchThrowable(() -> tx.executeWithoutResult(status -> {
+                    sql.update("UPDATE counter SET n = n + 1 WHERE name = 'registry-lost'");
+                    expireSession(client);
+                    Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> !lease.isValid());
+                }));
+            } finally {
+                lock.unlock();
+            }
+
+            int n = jdbi.withHandle(h -> h.createQuery("SELECT n FROM counter WHERE name = 'registry-lost'")
+                    .mapTo(Integer.class)
+                    .one());
+            assertThat(n)
+                    .as(
+                            "committed after the lease (token %s) was known lost; the commit gave %s",
+                            lease.token(), committed)
                     .isZero();
             assertThat(committed).isInstanceOf(LeaseLostException.class);
         });
