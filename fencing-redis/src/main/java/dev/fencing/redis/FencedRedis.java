@@ -2,6 +2,7 @@ package dev.fencing.redis;
 
 import dev.fencing.FencePolicy;
 import dev.fencing.InvalidFenceTokenException;
+import dev.fencing.redis.internal.CommandTimeout;
 import dev.fencing.redis.internal.DefaultFencedRedis;
 import dev.fencing.redis.internal.EvictionCheck;
 import dev.fencing.redis.internal.FencedKeys;
@@ -76,8 +77,9 @@ import java.util.Objects;
  * (an empty key, a value over {@link Builder#maxValueBytes}, a key ending in the token suffix) with an
  * {@link IllegalArgumentException} naming it, before anything is sent. The {@code try...} methods return a
  * {@link WriteOutcome}; their twins throw the matching {@link FencingRedisException}; failures of Redis
- * (WRONGTYPE: the key holds another type; a token key holding something else; no answer in time) are
- * {@link FencedRedisWriteException}, naming the key.
+ * (WRONGTYPE: the key holds another type; a token key holding something else; no answer within the
+ * connection's command timeout) are {@link FencedRedisWriteException}, naming the key. A command timeout of
+ * zero is Lettuce's "no timeout": the blocking methods then wait for the answer, as Lettuce's own do.
  *
  * <p>Thread-safe, as the Lettuce connection it wraps; one per connection is enough. {@link #async()}
  * gives the same writes without waiting, for pipelining. Rejections are logged at DEBUG with the key and
@@ -250,8 +252,8 @@ public interface FencedRedis {
          * Not with a cluster connection (Lettuce would send {@code WAIT} to some node, not the key's).
          *
          * @param replicas at least 1
-         * @param timeout at least 1 ms, and shorter than the connection's command timeout; {@code WAIT} blocks
-         *     the connection that long at most
+         * @param timeout at least 1 ms, and shorter than the connection's command timeout (unless that is zero,
+         *     Lettuce's no timeout); {@code WAIT} blocks the connection that long at most
          */
         public Builder waitForReplicas(int replicas, Duration timeout) {
             Objects.requireNonNull(timeout, "timeout");
@@ -264,7 +266,7 @@ public interface FencedRedis {
             if (commands instanceof RedisAdvancedClusterAsyncCommands) {
                 throw new IllegalArgumentException("waitForReplicas is not supported on a cluster connection");
             }
-            if (timeout.compareTo(this.timeout) >= 0) {
+            if (!CommandTimeout.isNone(this.timeout) && timeout.compareTo(this.timeout) >= 0) {
                 // Lettuce would time WAIT out first, report an applied write as failed, and the next writes
                 // would queue behind the WAIT still running on the server
                 throw new IllegalArgumentException("WAIT timeout " + timeout + " must be shorter than the"
@@ -297,7 +299,7 @@ public interface FencedRedis {
             }
             return new DefaultFencedRedis(
                     commands,
-                    timeout.plus(waitTimeout),
+                    CommandTimeout.isNone(timeout) ? timeout : timeout.plus(waitTimeout),
                     policy,
                     new FencedKeys(clusterKeys, maxValueBytes),
                     waitReplicas,

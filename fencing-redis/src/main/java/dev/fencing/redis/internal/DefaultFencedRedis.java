@@ -16,7 +16,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /** The blocking face of {@link AsyncFencedRedis}: waits for each outcome, and throws for the throwing twins. */
@@ -135,7 +134,7 @@ public final class DefaultFencedRedis implements FencedRedis {
 
     private WriteOutcome await(String op, String key, long token, CompletableFuture<WriteOutcome> sent) {
         try {
-            return sent.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+            return CommandTimeout.await(sent, timeout);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new FencedRedisWriteException(

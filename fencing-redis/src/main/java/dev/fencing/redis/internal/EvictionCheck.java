@@ -10,7 +10,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -50,7 +49,7 @@ public final class EvictionCheck {
         for (CompletableFuture<Map<String, String>> reply : replies) {
             String policy;
             try {
-                policy = reply.get(timeout.toMillis(), TimeUnit.MILLISECONDS).get(POLICY);
+                policy = CommandTimeout.await(reply, timeout).get(POLICY);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new IllegalStateException("interrupted while reading Redis's " + POLICY, e);
