@@ -1,5 +1,6 @@
 package dev.fencing.redis;
 
+import java.util.Locale;
 import java.util.Objects;
 
 /**
@@ -34,12 +35,24 @@ public final class FencedScript {
     /**
      * A script whose body is {@code body}: Lua, as after {@code EVAL}, that may {@code return} a value.
      *
-     * @throws IllegalArgumentException if the body is blank
+     * @throws IllegalArgumentException if the body is blank, or holds a UTF-16 surrogate without its pair, which
+     *     UTF-8 cannot encode (the body would reach Redis with {@code ?} in its place, as keys and arguments
+     *     holding one are refused)
      */
     public static FencedScript of(String body) {
         Objects.requireNonNull(body, "body");
         if (body.isBlank()) {
             throw new IllegalArgumentException("a fenced script's body must not be blank");
+        }
+        for (int i = 0; i < body.length(); i++) {
+            char c = body.charAt(i);
+            if (Character.isHighSurrogate(c) && i + 1 < body.length() && Character.isLowSurrogate(body.charAt(i + 1))) {
+                i++;
+            } else if (Character.isSurrogate(c)) {
+                throw new IllegalArgumentException("a fenced script's body holds an unpaired UTF-16 surrogate \\u"
+                        + Integer.toHexString(c).toUpperCase(Locale.ROOT) + " at index " + i
+                        + ", which UTF-8 cannot encode");
+            }
         }
         return new FencedScript(body);
     }
