@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.fencing.testsupport.EmbeddedRedisServer;
+import io.lettuce.core.api.StatefulRedisConnection;
+import java.time.Duration;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -49,6 +51,29 @@ class KeyEvictionIT {
                 assertThat(FencedRedis.builder(redis.connection).build()).isNotNull();
             }
         } finally {
+            redis.plain.configSet("maxmemory-policy", "noeviction");
+        }
+    }
+
+    /**
+     * A server that does not answer the check within the connection's command timeout (here: every client's
+     * commands held by {@code CLIENT PAUSE}) may be one that evicts any key: the build is refused, naming the
+     * timeout, not let through as a server that refused the command is.
+     */
+    @Test
+    void aServerThatDoesNotAnswerTheCheckInTimeIsRefusedAtBuild() {
+        Duration timeout = redis.connection.getTimeout();
+        redis.plain.configSet("maxmemory-policy", "allkeys-lru");
+        try (StatefulRedisConnection<String, String> pausing = redis.client.connect()) {
+            redis.connection.setTimeout(Duration.ofMillis(200));
+            assertThat(pausing.sync().clientPause(1_500)).isEqualTo("OK");
+
+            assertThatThrownBy(() -> FencedRedis.builder(redis.connection).build())
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("did not answer CONFIG GET maxmemory-policy")
+                    .hasMessageContaining("PT0.2S");
+        } finally {
+            redis.connection.setTimeout(timeout);
             redis.plain.configSet("maxmemory-policy", "noeviction");
         }
     }
