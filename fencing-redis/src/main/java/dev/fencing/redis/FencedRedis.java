@@ -229,7 +229,8 @@ public interface FencedRedis {
         }
 
         /**
-         * The largest value (UTF-8 bytes; for a hash, all fields and values together) a write may carry;
+         * The largest value (UTF-8 bytes; for a hash, all fields and values together; for a script, all its
+         * arguments together) a write may carry;
          * larger ones are refused before anything is sent. Default and upper bound {@value
          * #DEFAULT_MAX_VALUE_BYTES}, Redis's own limit.
          */

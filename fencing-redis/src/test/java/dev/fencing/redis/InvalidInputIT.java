@@ -94,6 +94,14 @@ class InvalidInputIT {
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining(key)
                 .hasMessageContaining("9 bytes");
+        // a script's arguments together: Redis closes the connection on an argument over its own limit, and the
+        // writes pipelined behind it then fail too
+        assertThatThrownBy(() -> small.tryEval(UserScriptIT.RESERVE, List.of(key), List.of("1234", "56789"), 1))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(key)
+                .hasMessageContaining("9 bytes");
+        assertThat(small.tryEval(UserScriptIT.RESERVE, List.of(key), List.of("1", "2"), 1))
+                .isInstanceOf(WriteOutcome.Applied.class);
         assertThatThrownBy(() -> FencedRedis.builder(redis.connection).maxValueBytes(0))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("got 0");

@@ -127,11 +127,7 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
         Objects.requireNonNull(args, "args");
         String tokenKey = keys.checkScriptKeys(scriptKeys);
         String key = scriptKeys.get(0);
-        for (String arg : args) { // List.of(...).contains(null) throws
-            if (arg == null) {
-                throw new IllegalArgumentException("a fenced script's arguments must not contain null: " + args);
-            }
-        }
+        keys.checkScriptArguments(key, args);
         checkToken(key, token);
         // the fence's own key and arguments go last, so that the body's KEYS[i] and ARGV[i] are its own
         ScriptCall.Arguments arguments = new ScriptCall.Arguments(scriptKeys.size() + 1, 64);

@@ -113,6 +113,28 @@ public final class FencedKeys {
         }
     }
 
+    /** Checks a user script's arguments: none null, and all together within the limit values have. */
+    public void checkScriptArguments(String key, List<String> args) {
+        long bound = 0;
+        for (String arg : args) { // List.of(...).contains(null) throws
+            if (arg == null) {
+                throw new IllegalArgumentException("a fenced script's arguments must not contain null: " + args);
+            }
+            bound += 3L * arg.length();
+        }
+        if (bound > maxValueBytes) {
+            long bytes = 0;
+            for (String arg : args) {
+                bytes += arg.getBytes(StandardCharsets.UTF_8).length;
+            }
+            if (bytes > maxValueBytes) {
+                throw new IllegalArgumentException("the arguments of the fenced script for Redis key '" + key
+                        + "' are " + bytes + " bytes (UTF-8) together, over the limit of " + maxValueBytes
+                        + "; nothing was written");
+            }
+        }
+    }
+
     public static void checkExact(String key, String what, long number) {
         if (number > EXACT_LIMIT || number < -EXACT_LIMIT) {
             throw new IllegalArgumentException(what + " " + number + " for Redis key '" + key
