@@ -70,7 +70,7 @@ final class HoldKeys {
         long sentWall = System.currentTimeMillis();
         try {
             LeaseKeepAliveResponse answer = Requests.retrying(
-                    () -> registry.client.getLeaseClient().keepAliveOnce(hold.leaseId), keepAlives.periodNanos());
+                    () -> KeepAlives.keepAliveOnce(registry.client, hold.leaseId), keepAlives.periodNanos());
             if (answer.getTTL() <= 0) {
                 registry.invalidate(hold, LeaseLoss.SESSION_LOST);
                 return false;

@@ -1,7 +1,9 @@
 package dev.fencing.lock.etcd.internal;
 
 import dev.fencing.lock.LeaseLoss;
+import io.etcd.jetcd.Client;
 import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
+import io.grpc.Context;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
@@ -98,11 +100,35 @@ final class KeepAlives {
         // (jetcd fails over only for new requests) must not hold the lease's renewal up until the deadline
         hold.sentAtNanos = now;
         long wall = System.currentTimeMillis();
-        registry.client
-                .getLeaseClient()
-                .keepAliveOnce(hold.leaseId)
+        keepAliveOnce(registry.client, hold.leaseId)
                 .orTimeout(periodNanos, TimeUnit.NANOSECONDS)
                 .whenComplete((response, failure) -> answered(hold, now, wall, response, failure));
+    }
+
+    /**
+     * jetcd's {@code keepAliveOnce}, whose gRPC stream is cancelled when the future returned here completes before
+     * the answer (it timed out, or was cancelled). jetcd ends a keep-alive's stream only once an answer or an error
+     * arrives: a keep-alive given up on while the server stays silent (a frozen member, a link that loses
+     * its answers) would stay open until the connection dies, one more stream each time one is given up on.
+     */
+    static CompletableFuture<LeaseKeepAliveResponse> keepAliveOnce(Client client, long leaseId) {
+        // jetcd starts the call on this thread, and gRPC binds a call to the context current when it starts; a
+        // context of its own, not the caller's, so that nothing but this cancels it and nothing is left to release
+        Context.CancellableContext call = Context.ROOT.withCancellation();
+        CompletableFuture<LeaseKeepAliveResponse> sent;
+        Context previous = call.attach();
+        try {
+            sent = client.getLeaseClient().keepAliveOnce(leaseId);
+        } finally {
+            call.detach(previous);
+        }
+        CompletableFuture<LeaseKeepAliveResponse> answer = sent.copy();
+        answer.whenComplete((response, failure) -> {
+            if (!sent.isDone()) {
+                call.cancel(null);
+            }
+        });
+        return answer;
     }
 
     private void answered(
