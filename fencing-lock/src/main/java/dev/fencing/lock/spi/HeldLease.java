@@ -54,9 +54,10 @@ public final class HeldLease implements Lease {
         }
     }
 
+    /** False once this lease was closed, as {@link #isValid()}, even while a re-entrant lease keeps its hold. */
     @Override
     public boolean verify() {
-        return hold.verify();
+        return !closed.get() && hold.verify();
     }
 
     @Override

@@ -96,6 +96,10 @@ class FencedLockIT {
             assertThat(outer.verify())
                     .as("closing the inner grant keeps the lock")
                     .isTrue();
+            // the closed grant answers as its isValid() does, although the hold it shared is still there
+            assertThat(inner.isValid()).isFalse();
+            assertThat(inner.verify()).as("verify() of the closed inner grant").isFalse();
+            assertThat(outer.isValid()).isTrue();
         }
         // the lock is free again: another client gets it at once
         FencedLock other =
