@@ -16,8 +16,9 @@ import org.slf4j.LoggerFactory;
  * watch is set, to {@code gone}, on Curator's event thread. So a lease reads valid after its node was deleted
  * for at most that long plus the watch's delivery (a round trip), where nothing but {@code verify()} saw it
  * before. A release marks its hold invalid before it deletes the node, so the event of its own delete is
- * reported for a hold already ended. ZooKeeper keeps a watch across reconnections of the session; a session's
- * end invalidates the hold anyway. The watches are set by {@link #watchDue()}, on the pause detector's round.
+ * reported for a hold already ended. A watch fires once: one that fired on a write of the node's data is set
+ * again. ZooKeeper keeps a watch across reconnections of the session; a session's end invalidates the hold
+ * anyway. The watches are set by {@link #watchDue()}, on the pause detector's round.
  */
 final class NodeWatches {
     private static final Logger LOG = LoggerFactory.getLogger(NodeWatches.class);
@@ -77,6 +78,10 @@ final class NodeWatches {
                     .usingWatcher((Watcher) event -> {
                         if (event.getType() == Watcher.Event.EventType.NodeDeleted) {
                             gone.accept(hold);
+                        } else if (event.getType() == Watcher.Event.EventType.NodeDataChanged && hold.loss() == null) {
+                            // a watch fires once: someone wrote the node's data (Curator's Revoker does), and
+                            // its deletion must still be seen, so watch it again
+                            watch(hold);
                         }
                     })
                     .inBackground((c, event) -> {

@@ -39,6 +39,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.curator.CuratorZookeeperClient;
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.recipes.locks.Revoker;
 import org.apache.zookeeper.ZooKeeper;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -704,6 +705,45 @@ class LeaseTruthIT {
         Optional<Lease> next = other.writeLock().tryAcquire(Duration.ofSeconds(5));
         next.ifPresent(Lease::close);
         assertThat(next).as("another writer gets the lock").isPresent();
+    }
+
+    /**
+     * Someone writes the held node's data (Curator's {@code Revoker} does, to ask a holder to let go), then deletes
+     * the node, and another client takes the lock. A getData watch fires once, here on the data change: left at
+     * that, the deletion went unseen and the lease read valid beside the next holder until its session ended.
+     */
+    @Test
+    void aNodeDeletedAfterItsDataWasWrittenStillEndsTheLease() throws Exception {
+        CuratorFramework client = client();
+        Lease lease = registry(client, Duration.ofHours(1))
+                .lock(path, TokenSource.SEQUENCE)
+                .acquire();
+        String node = ((Hold) ((HeldLease) lease).hold()).nodePath;
+        ZooKeeper handle = client.getZookeeperClient().getZooKeeper();
+        await().atMost(Duration.ofSeconds(10))
+                .alias("the watch on the held node")
+                .until(() -> dataWatches(handle).contains(node));
+        CuratorFramework operator = client();
+        Revoker.attemptRevoke(operator, node); // writes __REVOKE__ as the node's data
+        operator.delete().forPath(node);
+        Optional<Lease> next = registry(client(), Duration.ofHours(1))
+                .lock(path, TokenSource.SEQUENCE)
+                .tryAcquire(Duration.ofSeconds(5));
+        assertThat(next).as("the next holder").isPresent();
+
+        await().atMost(Duration.ofSeconds(5))
+                .alias("the old lease beside the next holder's " + next.orElseThrow())
+                .until(() -> !lease.isValid());
+        assertThat(lease.lossCause()).isEqualTo(LeaseLoss.NODE_GONE);
+        next.orElseThrow().close();
+        lease.close();
+    }
+
+    @SuppressWarnings("unchecked")
+    private static List<String> dataWatches(ZooKeeper handle) throws Exception {
+        Method method = ZooKeeper.class.getDeclaredMethod("getDataWatches");
+        method.setAccessible(true);
+        return (List<String>) method.invoke(handle);
     }
 
     @SuppressWarnings("unchecked")
