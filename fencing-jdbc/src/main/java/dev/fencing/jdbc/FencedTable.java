@@ -64,6 +64,9 @@ public final class FencedTable {
     private final List<String> keyColumns;
     private final String fenceColumn;
     private final Map<String, String> columnTypes;
+    /** Each column's type named with its schema, as the statements cast to it: see {@link #castType}. */
+    private final Map<String, String> castTypes;
+
     private final Map<String, KeyComparison> keyComparisons;
     /** Each key column's type, a domain resolved to the type under it: what a key value's checks compare. */
     private final Map<String, String> keyUnderlyingTypes;
@@ -77,6 +80,7 @@ public final class FencedTable {
             List<String> keyColumns,
             String fenceColumn,
             Map<String, String> columnTypes,
+            Map<String, String> castTypes,
             Map<String, KeyComparison> keyComparisons,
             Map<String, String> keyUnderlyingTypes,
             boolean guarded,
@@ -86,6 +90,7 @@ public final class FencedTable {
         this.keyColumns = List.copyOf(keyColumns);
         this.fenceColumn = fenceColumn;
         this.columnTypes = Collections.unmodifiableMap(new LinkedHashMap<>(columnTypes));
+        this.castTypes = Map.copyOf(castTypes);
         this.keyComparisons = Map.copyOf(keyComparisons);
         this.keyUnderlyingTypes = Map.copyOf(keyUnderlyingTypes);
         this.guarded = guarded;
@@ -130,6 +135,18 @@ public final class FencedTable {
     /** The column's base type as PostgreSQL names it (without length or precision), if the column exists. */
     public Optional<String> columnType(String column) {
         return Optional.ofNullable(columnTypes.get(column));
+    }
+
+    /**
+     * The column's type as the statements cast a value to it: named with its schema ({@code pg_catalog.text},
+     * {@code public.citext}; an array as its element type's name with {@code []}), without length or precision,
+     * if the column exists. {@link #columnType} names a type without its schema when the search path of the
+     * session that checked the table found it, and a session whose search path puts another schema first
+     * would read that name as another type: a type named {@code text} there, a domain over {@code varchar(1)},
+     * would make {@code CAST('bob' AS text)} read 'b', and the key 'bob' name row 'b'.
+     */
+    public Optional<String> castType(String column) {
+        return Optional.ofNullable(castTypes.get(column));
     }
 
     /**
@@ -421,6 +438,7 @@ public final class FencedTable {
             }
             String qualified = schema + "." + table;
             Map<String, String> types = new LinkedHashMap<>();
+            Map<String, String> castTypes = new HashMap<>();
             Map<String, Boolean> nullable = new LinkedHashMap<>();
             Map<String, String> underlying = new LinkedHashMap<>();
             // typmod -1, not NULL: with NULL, char(n) reads back as "character", which is char(1) in a
@@ -433,7 +451,15 @@ public final class FencedTable {
                                     + " t.typbasetype FROM pg_catalog.pg_type t WHERE t.oid = a.atttypid UNION ALL"
                                     + " SELECT t.oid, t.typtype, t.typbasetype FROM pg_catalog.pg_type t JOIN d ON"
                                     + " t.oid = d.typbasetype WHERE d.typtype = 'd')"
-                                    + " SELECT format_type(d.oid, -1) FROM d WHERE d.typtype <> 'd') AS underlying_type"
+                                    + " SELECT format_type(d.oid, -1) FROM d WHERE d.typtype <> 'd') AS underlying_type,"
+                                    // the type named with its schema, whatever the search path (an array by
+                                    // its element type's name: the statements append [] for arrays of it)
+                                    + " (SELECT CASE WHEN et.oid IS NULL THEN format('%I.%I', tn.nspname, t.typname)"
+                                    + " ELSE format('%I.%I[]', en.nspname, et.typname) END"
+                                    + " FROM pg_catalog.pg_type t JOIN pg_catalog.pg_namespace tn ON tn.oid = t.typnamespace"
+                                    + " LEFT JOIN pg_catalog.pg_type et ON et.oid = t.typelem AND et.typarray = t.oid"
+                                    + " LEFT JOIN pg_catalog.pg_namespace en ON en.oid = et.typnamespace"
+                                    + " WHERE t.oid = a.atttypid) AS cast_type"
                                     + " FROM information_schema.columns c"
                                     + " JOIN pg_attribute a ON a.attrelid = to_regclass(format('%I.%I', c.table_schema,"
                                     + " c.table_name)) AND a.attname = c.column_name"
@@ -443,6 +469,7 @@ public final class FencedTable {
                     .bind("table", table)
                     .map((rs, ctx) -> {
                         types.put(rs.getString("column_name"), rs.getString("base_type"));
+                        castTypes.put(rs.getString("column_name"), rs.getString("cast_type"));
                         underlying.put(rs.getString("column_name"), rs.getString("underlying_type"));
                         nullable.put(rs.getString("column_name"), "YES".equals(rs.getString("is_nullable")));
                         return null;
@@ -554,6 +581,7 @@ public final class FencedTable {
                     keyColumns,
                     fenceColumn,
                     types,
+                    castTypes,
                     comparisons,
                     keyUnderlying(keyColumns, underlying),
                     guarded,

@@ -193,7 +193,7 @@ public final class FencedUpdate {
             if (!assignedColumns.add(column)) {
                 throw new IllegalArgumentException("column '" + column + "' is set twice");
             }
-            return table.columnType(column).orElseThrow();
+            return table.castType(column).orElseThrow();
         }
     }
 }

@@ -35,12 +35,13 @@ public final class CatalogSql {
         return "i.indrelid = " + relation
                 + " AND i.indisunique AND i.indimmediate AND i.indisvalid"
                 + " AND i.indpred IS NULL AND i.indexprs IS NULL"
-                + " AND NOT EXISTS (SELECT 1 FROM unnest(CAST(i.indkey AS int2[]), CAST(i.indclass AS oid[]),"
-                + " CAST(i.indcollation AS oid[])) WITH ORDINALITY AS k(attnum, opclass, collation_oid, n)"
+                + " AND NOT EXISTS (SELECT 1 FROM unnest(CAST(i.indkey AS pg_catalog.int2[]),"
+                + " CAST(i.indclass AS pg_catalog.oid[]), CAST(i.indcollation AS pg_catalog.oid[]))"
+                + " WITH ORDINALITY AS k(attnum, opclass, collation_oid, n)"
                 + " WHERE k.n <= i.indnkeyatts AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute AS a"
                 + " JOIN pg_catalog.pg_type AS t ON t.oid = a.atttypid"
                 + " WHERE a.attrelid = i.indrelid AND a.attnum = k.attnum"
-                + " AND a.attname = ANY (CAST(" + keyColumns + " AS name[]))"
+                + " AND a.attname = ANY (CAST(" + keyColumns + " AS pg_catalog.name[]))"
                 + " AND k.collation_oid = a.attcollation"
                 + " AND k.opclass = " + DEFAULT_CLASS + "))";
     }
@@ -103,7 +104,7 @@ public final class CatalogSql {
      * would name rows the index tells apart.
      */
     public static String keyEqualities(String relation, String keyColumns) {
-        return "SELECT CAST(a.attname AS text) AS column_name, " + equalityOf("dc.oid") + " AS equality,"
+        return "SELECT CAST(a.attname AS pg_catalog.text) AS column_name, " + equalityOf("dc.oid") + " AS equality,"
                 + " (SELECT pg_catalog.format('%I.%I', n.nspname, ct.typname) FROM pg_catalog.pg_opclass AS cc"
                 + " JOIN pg_catalog.pg_type AS ct ON ct.oid = cc.opcintype"
                 + " JOIN pg_catalog.pg_namespace AS n ON n.oid = ct.typnamespace"
@@ -118,7 +119,8 @@ public final class CatalogSql {
                 + " AS arbiter"
                 + " FROM pg_catalog.pg_attribute AS a JOIN pg_catalog.pg_type AS t ON t.oid = a.atttypid"
                 + " CROSS JOIN LATERAL (SELECT " + DEFAULT_CLASS + " AS oid) AS dc"
-                + " WHERE a.attrelid = " + relation + " AND a.attname = ANY (CAST(" + keyColumns + " AS name[]))"
+                + " WHERE a.attrelid = " + relation + " AND a.attname = ANY (CAST(" + keyColumns
+                + " AS pg_catalog.name[]))"
                 + " AND NOT a.attisdropped";
     }
 }

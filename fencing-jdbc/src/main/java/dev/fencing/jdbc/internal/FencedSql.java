@@ -42,7 +42,7 @@ public final class FencedSql {
             parts.add(table.keyEquals(
                     column,
                     qualifier + Identifiers.quote(column),
-                    "CAST(:" + keyBinding(i) + " AS " + table.columnType(column).orElseThrow() + ")"));
+                    "CAST(:" + keyBinding(i) + " AS " + table.castType(column).orElseThrow() + ")"));
         }
         return String.join(" AND ", parts);
     }
@@ -106,14 +106,14 @@ public final class FencedSql {
             arbiters.add(Identifiers.quote(column) + table.keyArbiter(column));
             insertColumns.add(Identifiers.quote(column));
             insertValues.add(
-                    "CAST(:" + keyBinding(i) + " AS " + table.columnType(column).orElseThrow() + ")");
+                    "CAST(:" + keyBinding(i) + " AS " + table.castType(column).orElseThrow() + ")");
         }
         List<String> updates = new ArrayList<>();
         for (int i = 0; i < columns.size(); i++) {
             String column = columns.get(i);
             insertColumns.add(Identifiers.quote(column));
-            insertValues.add("CAST(:" + valueBinding(i) + " AS "
-                    + table.columnType(column).orElseThrow() + ")");
+            insertValues.add(
+                    "CAST(:" + valueBinding(i) + " AS " + table.castType(column).orElseThrow() + ")");
             updates.add(Identifiers.quote(column) + " = EXCLUDED." + Identifiers.quote(column));
         }
         insertColumns.add(fence);
@@ -193,8 +193,7 @@ public final class FencedSql {
         List<String> twice = new ArrayList<>();
         for (int i = 0; i < table.keyColumns().size(); i++) {
             String column = table.keyColumns().get(i);
-            String array = typedArray(
-                    batchKeys(i), integralKeys[i], table.columnType(column).orElseThrow());
+            String array = typedArray(batchKeys(i), integralKeys[i], table, column);
             arrays.add(array);
             keyArrays.add(array);
             names.add("key_" + i);
@@ -213,8 +212,7 @@ public final class FencedSql {
         List<String> set = new ArrayList<>();
         for (int i = 0; i < columns.size(); i++) {
             String column = columns.get(i);
-            arrays.add(typedArray(
-                    batchValues(i), integralValues[i], table.columnType(column).orElseThrow()));
+            arrays.add(typedArray(batchValues(i), integralValues[i], table, column));
             names.add("value_" + i);
             set.add(Identifiers.quote(column) + " = input.value_" + i);
         }
@@ -306,9 +304,16 @@ public final class FencedSql {
         return "ARRAY[" + String.join(", ", keys) + "]";
     }
 
-    private static String typedArray(String binding, boolean integral, String type) {
-        String bound = "CAST(:" + binding + (integral ? " AS bigint[])" : " AS text[])");
-        return "bigint".equals(type) && integral ? bound : "CAST(" + bound + " AS " + type + "[])";
+    /**
+     * The array bound as {@code binding}, cast to an array of the column's type, every type named with its
+     * schema ({@link FencedTable#castType}): a {@code text} or a column type's name that the session's search
+     * path finds elsewhere first would be another type.
+     */
+    private static String typedArray(String binding, boolean integral, FencedTable table, String column) {
+        String bound = "CAST(:" + binding + (integral ? " AS bigint[])" : " AS pg_catalog.text[])");
+        return "bigint".equals(table.columnType(column).orElseThrow()) && integral
+                ? bound
+                : "CAST(" + bound + " AS " + table.castType(column).orElseThrow() + "[])";
     }
 
     /** The comparison between the stored token (left) and the offered token (right) under {@code policy}. */

@@ -87,14 +87,14 @@ final class KeyIndex {
         String relation = "CAST('" + table.quotedName() + "' AS pg_catalog.regclass)";
         List<Object[]> rows = StatementParser.query(
                         handle,
-                        "SELECT i.indexrelid, CAST(i.indkey AS text) AS key_vector,"
-                                + " CAST(i.indclass AS text) AS class_vector,"
-                                + " CAST(i.indcollation AS text) AS collation_vector,"
-                                + " a.attnum, CAST(a.attname AS text) AS attname, a.atttypid, a.attcollation,"
+                        "SELECT i.indexrelid, CAST(i.indkey AS pg_catalog.text) AS key_vector,"
+                                + " CAST(i.indclass AS pg_catalog.text) AS class_vector,"
+                                + " CAST(i.indcollation AS pg_catalog.text) AS collation_vector,"
+                                + " a.attnum, CAST(a.attname AS pg_catalog.text) AS attname, a.atttypid, a.attcollation,"
                                 + " pg_catalog.format_type(a.atttypid, -1) AS type_name,"
                                 + " " + CatalogSql.equalityOf("k.opclass") + " AS equality"
                                 + " FROM pg_catalog.pg_index AS i"
-                                + " CROSS JOIN LATERAL unnest(CAST(i.indkey AS int2[]), CAST(i.indclass AS oid[]))"
+                                + " CROSS JOIN LATERAL unnest(CAST(i.indkey AS pg_catalog.int2[]), CAST(i.indclass AS pg_catalog.oid[]))"
                                 + " WITH ORDINALITY AS k(attnum, opclass, n)"
                                 + " JOIN pg_catalog.pg_attribute AS a ON a.attrelid = i.indrelid AND a.attnum = k.attnum"
                                 + " WHERE k.n <= i.indnkeyatts AND i.indexrelid = (SELECT i.indexrelid"

@@ -12,7 +12,7 @@ final class WatermarkTable {
     static final String NAME = "fencing.watermark";
 
     /** Extra assignment of the watermark upsert. */
-    static final String STAMP = "\"updated_at\" = now()";
+    static final String STAMP = "\"updated_at\" = pg_catalog.now()";
 
     private volatile FencedTable table;
 
