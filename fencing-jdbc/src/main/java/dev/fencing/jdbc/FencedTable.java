@@ -70,6 +70,8 @@ public final class FencedTable {
     private final Map<String, KeyComparison> keyComparisons;
     /** Each key column's type, a domain resolved to the type under it: what a key value's checks compare. */
     private final Map<String, String> keyUnderlyingTypes;
+    /** Whether each key column, in key order, is boolean (a domain over it too): it takes no number as a key. */
+    private final boolean[] booleanKeys;
 
     private final boolean guarded;
     private final boolean partitioned;
@@ -93,6 +95,10 @@ public final class FencedTable {
         this.castTypes = Map.copyOf(castTypes);
         this.keyComparisons = Map.copyOf(keyComparisons);
         this.keyUnderlyingTypes = Map.copyOf(keyUnderlyingTypes);
+        this.booleanKeys = new boolean[this.keyColumns.size()];
+        for (int i = 0; i < booleanKeys.length; i++) {
+            booleanKeys[i] = "boolean".equals(keyUnderlyingTypes.get(this.keyColumns.get(i)));
+        }
         this.guarded = guarded;
         this.partitioned = partitioned;
     }
@@ -244,11 +250,18 @@ public final class FencedTable {
         }
         for (int i = 0; i < key.size(); i++) {
             Object value = key.values().get(i);
-            if (value instanceof String || value instanceof Long || value instanceof Integer) {
+            if (value instanceof String || (value instanceof Long || value instanceof Integer) && !booleanKeys[i]) {
                 continue;
             }
             String column = keyColumns.get(i);
             String type = keyUnderlyingTypes.get(column);
+            if (value instanceof Number && booleanKeys[i]) {
+                // an integer casts to boolean as zero or not: 2 would name the row true
+                throw new IllegalArgumentException("key " + key + " of " + qualifiedName() + " has the number " + value
+                        + " for column " + column + " (" + type + "), which the cast to boolean would read as "
+                        + (value instanceof Integer && (Integer) value == 0 ? "false" : "true (any number but 0)")
+                        + "; give a Boolean");
+            }
             if (finerThanMicroseconds(value)) {
                 // PostgreSQL keeps microseconds: the cast would round the value and name another row
                 throw new IllegalArgumentException("key " + key + " of " + qualifiedName() + " has a time value "

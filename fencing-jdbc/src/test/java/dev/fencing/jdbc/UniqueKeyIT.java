@@ -198,6 +198,56 @@ class UniqueKeyIT {
     }
 
     /**
+     * A whole number for a boolean key column: PostgreSQL casts an integer to boolean as zero or not, so a plain
+     * {@code UPDATE ... WHERE active = CAST(? AS boolean)} given 2 writes the row {@code true}, and a single-row
+     * write keyed (1, 2) would write row (1, true) and read applied. Refused naming the value, by every kind of
+     * write (a bigint has no cast to boolean at all: a batch, which sends whole numbers as bigint, failed there).
+     */
+    @Test
+    void aWholeNumberForABooleanKeyIsRefusedNamingIt() {
+        db.jdbi.useHandle(h -> {
+            h.execute("CREATE TABLE flags (id bigint, active boolean, v int NOT NULL, PRIMARY KEY (id, active))");
+            h.execute("SELECT fencing.protect_table('flags')");
+            h.execute("INSERT INTO flags (id, active, v) VALUES (1, false, 0), (1, true, 0)");
+        });
+        int plain = db.jdbi.inTransaction(h -> {
+            int written = h.createUpdate("UPDATE flags SET v = 9 WHERE id = 1 AND active = CAST(:active AS boolean)")
+                    .bind("active", 2)
+                    .execute();
+            h.rollback();
+            return written;
+        });
+        assertThat(plain).as("the plain statement's 2 names row true").isEqualTo(1);
+        FencedTable flags =
+                FencedTable.builder().table("flags").keyColumns("id", "active").build(db.jdbi);
+
+        for (Object number : List.of(2, 2L, (short) 2)) {
+            assertThatThrownBy(() -> writer.tryUpdate(
+                            FencedUpdate.builder(flags)
+                                    .key(1L, number)
+                                    .set("v", 7)
+                                    .build(),
+                            5))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("[1, 2]")
+                    .hasMessageContaining("boolean");
+            assertThatThrownBy(() -> FencedUpsert.builder(flags).key(1L, number).value("v", 7))
+                    .isInstanceOf(IllegalArgumentException.class);
+            assertThatThrownBy(() -> FencedBatch.builder(flags).columns("v").add(5, RowKey.of(1L, number), 7))
+                    .isInstanceOf(IllegalArgumentException.class);
+        }
+        assertThat(db.jdbi.<String, RuntimeException>withHandle(h -> h.createQuery(
+                                "SELECT string_agg(active || '=' || v || ':' || last_fence_token, ',' ORDER BY active)"
+                                        + " FROM flags")
+                        .mapTo(String.class)
+                        .one()))
+                .isEqualTo("false=0:0,true=0:0");
+        assertThat(writer.tryUpdate(
+                        FencedUpdate.builder(flags).key(1L, true).set("v", 7).build(), 5))
+                .isEqualTo(new WriteOutcome.Applied(5));
+    }
+
+    /**
      * A moment (an {@code OffsetDateTime}) against a {@code timestamp without time zone} column: the single-row
      * write converts it to the session's time zone and a batch drops the offset, so one key named two rows
      * (09:00 and 10:00 for 10:00+01:00 in UTC). Refused naming it; a {@code LocalDateTime} is the key.
