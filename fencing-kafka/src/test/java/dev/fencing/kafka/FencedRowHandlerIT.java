@@ -354,6 +354,62 @@ class FencedRowHandlerIT {
     }
 
     /**
+     * From an adversarial review of fencing-jdbc's casts: the consumer's sessions run with a search path that puts
+     * a schema with a type named {@code text} (a domain over {@code varchar(1)}) before pg_catalog, so that
+     * {@code CAST('bob' AS text)} reads 'b' there. The handler's statements name the key's type with its schema,
+     * so the record for 'bob' under token 5 meets 'bob''s token 9 and is refused, and row 'b' is not written.
+     */
+    @Test
+    void aRecordNamesItsOwnRowOnASessionWhoseSearchPathShadowsTheKeysType() {
+        String table = "shadowed_" + UUID.randomUUID().toString().substring(0, 8);
+        String schema = "shadow_" + UUID.randomUUID().toString().substring(0, 8);
+        postgres.jdbi.useHandle(h -> {
+            h.execute("CREATE TABLE " + table + " (sku TEXT PRIMARY KEY, quantity BIGINT NOT NULL)");
+            h.execute("SELECT fencing.protect_table('" + table + "')");
+            h.execute("INSERT INTO " + table + " (sku, quantity, last_fence_token) VALUES ('b', 0, 0), ('bob', 0, 9)");
+            h.execute("CREATE SCHEMA " + schema);
+            h.execute("CREATE DOMAIN " + schema + ".text AS pg_catalog.varchar(1)");
+        });
+        FencedTable shadowed =
+                FencedTable.builder().table(table).keyColumns("sku").build(postgres.jdbi);
+        String url = postgres.database.jdbcUrl();
+        Jdbi shadowedSessions = Jdbi.create(
+                url + (url.contains("?") ? "&" : "?") + "currentSchema=" + schema + ",pg_catalog,public",
+                postgres.database.user(),
+                postgres.database.password());
+        String castOnThem = shadowedSessions.withHandle(h ->
+                h.createQuery("SELECT CAST('bob' AS text)").mapTo(String.class).one());
+        assertThat(castOnThem)
+                .as("the consumer's sessions read text as the shadowing domain")
+                .isEqualTo("b");
+        String topic = newTopic("rows-shadowed", 1);
+        String group = newGroup("rows-shadowed");
+        try (KafkaProducer<String, String> producer = KafkaFixture.producer()) {
+            sendFenced(producer, topic, "bob", "10", 5);
+        }
+        FencedRowHandler<String, String> rows = FencedRowHandler.<String, String>builder(shadowed)
+                .columns("quantity")
+                .values(record -> new Object[] {Long.parseLong(record.value())})
+                .build();
+
+        try (FencedConsumer<String, String> consumer = FencedConsumer.builder(
+                        new StringDeserializer(), new StringDeserializer())
+                .properties(consumerConfig(group))
+                .topics(topic)
+                .staleRecords(StaleRecordPolicy.DROP)
+                .fencedRowHandler(PostgresWatermarkStore.create(shadowedSessions), rows)
+                .build()) {
+            runUntilStored(consumer, group, topic, 1);
+        }
+
+        String rowsNow = postgres.jdbi.withHandle(h -> h.createQuery("SELECT string_agg(sku || '=' || quantity"
+                        + " || '@' || last_fence_token, ',' ORDER BY sku COLLATE \"C\") FROM " + table)
+                .mapTo(String.class)
+                .one());
+        assertThat(rowsNow).isEqualTo("b=0@0,bob=0@9");
+    }
+
+    /**
      * From an adversarial review: the key column types the handler takes are text, varchar, bigint, integer,
      * smallint and uuid; a {@code varchar[]} key (whose type name merely begins with "character varying") is
      * refused at build like any other, naming its type.

@@ -73,7 +73,8 @@ final class FencedRowWrites {
                 .toArray(String[]::new);
         String fence = quoted(table.fenceColumn());
         String key = quoted(rows.keyColumn());
-        String keyType = table.columnType(rows.keyColumn()).orElseThrow();
+        // casts name the type with its schema: a session's search path must not make the key name another row
+        String keyType = table.castType(rows.keyColumn()).orElseThrow();
         // the key compared as fencing-jdbc's statements compare it (the equality of its unique index's class)
         String keyCondition = table.keyEquals(rows.keyColumn(), key, "CAST(? AS " + keyType + ")");
         // ONLY: never a row of an inheritance child added after the table was checked (a partitioned table's
@@ -83,7 +84,7 @@ final class FencedRowWrites {
         for (String column : rows.columns()) {
             sql.append(quoted(column))
                     .append(" = CAST(? AS ")
-                    .append(table.columnType(column).orElseThrow())
+                    .append(table.castType(column).orElseThrow())
                     .append("), ");
         }
         // one statement: the check and the write (the fencing-db module's guard trigger backs it for other writers);
