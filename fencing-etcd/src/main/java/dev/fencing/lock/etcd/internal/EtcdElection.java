@@ -36,6 +36,9 @@ final class EtcdElection implements FencedLeaderElection {
     private final ByteSequence value;
     private Candidacy candidacy;
     private boolean closed;
+    /** How often {@link #stepDown()} was called: an await that sees it change stops instead of joining again. */
+    private long stepDowns; // guarded by this
+
     private volatile Runnable beforeTerm = () -> {};
     private volatile Runnable beforeLeaving = () -> {};
 
@@ -219,12 +222,17 @@ final class EtcdElection implements FencedLeaderElection {
 
     /**
      * A term that is valid when handed out: the candidacy joined may be one whose term has just ended and whose
-     * thread is still letting go of its key; that one is waited out, and a new candidacy joined.
+     * thread is still letting go of its key; that one is waited out, and a new candidacy joined, unless the term
+     * ended because the participant stepped down since this call began.
      */
     private Optional<Leadership> awaitTerm(Duration timeout) {
         long deadline = timeout == null ? 0 : System.nanoTime() + timeout.toNanos();
+        long stepDownsSeen;
+        synchronized (this) {
+            stepDownsSeen = stepDowns;
+        }
         while (true) {
-            Candidacy current = join(null);
+            Candidacy current = joinToAwait(stepDownsSeen);
             Optional<Leadership> term = await(current.elected, remaining(timeout, deadline));
             if (term.isEmpty() || term.get().isValid()) {
                 return term;
@@ -233,6 +241,15 @@ final class EtcdElection implements FencedLeaderElection {
                 return Optional.empty();
             }
         }
+    }
+
+    /** The current candidacy, or a new one unless the participant stepped down since the caller began. */
+    private synchronized Candidacy joinToAwait(long stepDownsSeen) {
+        if (!closed && stepDowns != stepDownsSeen) {
+            throw new IllegalStateException("participant " + participantId + " stepped down from " + path
+                    + " while this call awaited leadership; call awaitLeadership() again to join again");
+        }
+        return join(null);
     }
 
     private static Duration remaining(Duration timeout, long deadline) {
@@ -287,6 +304,7 @@ final class EtcdElection implements FencedLeaderElection {
     public void stepDown() {
         Candidacy current;
         synchronized (this) {
+            stepDowns++;
             current = candidacy;
         }
         if (current != null) {

@@ -225,6 +225,35 @@ class ElectionIT {
         a.stepDown();
     }
 
+    /**
+     * A step-down made while an await is under way, after the candidacy was elected but before the await checked
+     * the term, ends that await (as the interface says, and as with ZooKeeper): it must not join the election
+     * again behind the step-down's back and come back as leader with a new term.
+     */
+    @Test
+    void aStepDownWhileAnAwaitChecksTheElectedTermEndsTheAwaitInsteadOfJoiningAgain() {
+        EtcdLockRegistry registry = registry();
+        FencedLeaderElection a = registry.election("leader", "host-a");
+        opened.add(a);
+        Thread awaiting = Thread.currentThread();
+        AtomicBoolean steppedDown = new AtomicBoolean();
+        // the await's check of the term it was handed: the step-down lands between its reads
+        registry.betweenValidityReads(() -> {
+            if (Thread.currentThread() == awaiting && steppedDown.compareAndSet(false, true)) {
+                a.stepDown();
+            }
+        });
+
+        assertThatThrownBy(() -> a.awaitLeadership(WAIT))
+                .as("awaitLeadership() across a step-down")
+                .isInstanceOf(IllegalStateException.class);
+        assertThat(steppedDown).isTrue();
+        assertThat(a.isLeader())
+                .as("the participant leads after it stepped down")
+                .isFalse();
+        await().atMost(WAIT).until(() -> keysUnder(outsider, prefix).isEmpty());
+    }
+
     @Test
     void refusesBlankOrOverlongParticipantIds() {
         EtcdLockRegistry registry = registry();
