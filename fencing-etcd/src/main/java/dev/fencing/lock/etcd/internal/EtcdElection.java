@@ -62,6 +62,8 @@ final class EtcdElection implements FencedLeaderElection {
         volatile boolean withdrawn;
         /** Set before a grant is checked: from then on a loss of the hold interrupts the thread (ends the term). */
         volatile boolean leading;
+        /** The grant being checked or led under while {@link #leading}. */
+        volatile EtcdHold held;
 
         volatile HeldLeadership term;
 
@@ -112,6 +114,7 @@ final class EtcdElection implements FencedLeaderElection {
                     throw e;
                 }
                 HeldLeadership leadership = new HeldLeadership(new HeldLease(hold, true), participantId);
+                held = hold;
                 leading = true;
                 if (!leadership.isValid() || withdrawn) {
                     // invalid at once: no term; let go and contend again (or leave)
@@ -158,10 +161,14 @@ final class EtcdElection implements FencedLeaderElection {
             return null;
         }
 
-        /** A loss while contending gives the key up inside the registry's acquire; only a term is interrupted. */
+        /**
+         * A loss while contending gives the key up inside the registry's acquire; only a term is interrupted, and its
+         * etcd lease revoked at once (the key goes with it), so the next participant need not wait for the task.
+         */
         private void holdLost() {
             if (leading) {
                 thread.interrupt();
+                registry.keys.revokeAhead(held);
             }
         }
 

@@ -124,6 +124,17 @@ final class HoldKeys {
         }
     }
 
+    /**
+     * Revokes the hold's etcd lease without waiting, ahead of its release: an election term that ended, so that the
+     * next participant takes over at once even while the task ignores its interrupt and the release waits for it.
+     * The release revokes again, and finds no lease.
+     */
+    void revokeAhead(EtcdHold hold) {
+        if (hold.leaseId != 0) {
+            revokeWithoutWaiting(hold);
+        }
+    }
+
     /** One more revoke that nothing waits for or cancels: jetcd retries it while the release goes on. */
     private void revokeWithoutWaiting(EtcdHold hold) {
         registry.client.getLeaseClient().revoke(hold.leaseId).whenComplete((ok, failure) -> {

@@ -15,6 +15,7 @@ import io.etcd.jetcd.KeyValue;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -252,6 +253,44 @@ class ElectionIT {
                 .as("the participant leads after it stepped down")
                 .isFalse();
         await().atMost(WAIT).until(() -> keysUnder(outsider, prefix).isEmpty());
+    }
+
+    /**
+     * A task stuck in a call that does not answer interrupts (a driver's socket read) when its participant steps
+     * down: the term ends at once, and the next participant must lead without waiting for the etcd lease to expire
+     * (the interface's promise, and ZooKeeper's participant deletes its node in the background for it).
+     */
+    @Test
+    void aStepDownHandsTheTermOnAtOnceWhileTheTaskIgnoresItsInterrupt() throws Exception {
+        FencedLeaderElection a = participant("host-a");
+        FencedLeaderElection b = participant("host-b");
+        AtomicReference<Leadership> led = new AtomicReference<>();
+        CountDownLatch leading = new CountDownLatch(1);
+        CountDownLatch finish = new CountDownLatch(1);
+        opened.add(finish::countDown);
+        CompletableFuture<LeaseLoss> over = a.lead(term -> {
+            led.set(term);
+            leading.countDown();
+            while (finish.getCount() > 0) {
+                try {
+                    finish.await();
+                } catch (InterruptedException ignored) {
+                    // a call that does not answer interrupts
+                }
+            }
+        });
+        assertThat(leading.await(10, TimeUnit.SECONDS)).isTrue();
+
+        a.stepDown();
+
+        assertThat(led.get().isValid()).isFalse();
+        Optional<Leadership> next = b.awaitLeadership(Duration.ofSeconds(2));
+        assertThat(next)
+                .as("the next participant's term within 2 s of the step-down (the etcd lease lives %s)", TTL)
+                .isPresent();
+        assertThat(next.get().token()).isGreaterThan(led.get().token());
+        finish.countDown();
+        assertThat(over.get(10, TimeUnit.SECONDS)).isEqualTo(LeaseLoss.STEPPED_DOWN);
     }
 
     @Test
