@@ -74,29 +74,42 @@ import org.slf4j.LoggerFactory;
  * stored one. Each commit is one transaction at READ COMMITTED, whatever the connections' default
  * isolation. Thread-safe: each call takes its own connection from Jdbi, except that the reads a unit makes
  * (lazy loading, on the unit's thread) join the unit's transaction, since Jdbi hands nested calls the
- * outer handle; one connection per consumer is enough.
+ * outer handle; one connection per consumer is enough. The statements name every type, function and operator
+ * they use with its schema, so the connections' search path does not change what they read or write.
  */
 public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
     private static final Logger LOG = LoggerFactory.getLogger(PostgresWatermarkStore.class);
+    // The statements here and in PostgresRecordTransactions and PostgresCommitGroup name every type, function and
+    // operator with its schema, pg_catalog, so that a session's search path cannot put another in its place (a
+    // text of another schema, a domain over varchar(1), stored the topic 'orders' as 'o'). The unnest of several
+    // arrays is the exception: PostgreSQL recognises that form only unqualified, and rewrites it to pg_catalog's
+    // unnest of each array.
     private static final String LOAD_OFFSET = "SELECT next_offset FROM fencing.kafka_offset"
-            + " WHERE consumer_group = ? AND topic = ? AND kafka_partition = ?";
+            + " WHERE consumer_group OPERATOR(pg_catalog.=) ? AND topic OPERATOR(pg_catalog.=) ?"
+            + " AND kafka_partition OPERATOR(pg_catalog.=) ?";
     private static final String LOAD_WATERMARKS = "SELECT record_key, fence_token FROM fencing.kafka_watermark"
-            + " WHERE consumer_group = ? AND topic = ? AND kafka_partition = ?";
+            + " WHERE consumer_group OPERATOR(pg_catalog.=) ? AND topic OPERATOR(pg_catalog.=) ?"
+            + " AND kafka_partition OPERATOR(pg_catalog.=) ?";
     private static final String LOAD_SOME_WATERMARKS = "SELECT record_key, fence_token FROM fencing.kafka_watermark"
-            + " WHERE consumer_group = ? AND topic = ? AND kafka_partition = ? AND record_key = ANY(?)";
+            + " WHERE consumer_group OPERATOR(pg_catalog.=) ? AND topic OPERATOR(pg_catalog.=) ?"
+            + " AND kafka_partition OPERATOR(pg_catalog.=) ? AND record_key OPERATOR(pg_catalog.=) ANY(?)";
     /** {@link #LOAD_SOME_WATERMARKS} with the keys' applied offsets (V101). */
     private static final String LOAD_SOME_KEYS = "SELECT record_key, fence_token, applied_offset"
             + " FROM fencing.kafka_watermark"
-            + " WHERE consumer_group = ? AND topic = ? AND kafka_partition = ? AND record_key = ANY(?)";
+            + " WHERE consumer_group OPERATOR(pg_catalog.=) ? AND topic OPERATOR(pg_catalog.=) ?"
+            + " AND kafka_partition OPERATOR(pg_catalog.=) ? AND record_key OPERATOR(pg_catalog.=) ANY(?)";
     /** Whether V101's column is there: without it no key-parallel consumer applied a record in this database. */
     private static final String HAS_APPLIED_OFFSETS = "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute"
-            + " WHERE attrelid = 'fencing.kafka_watermark'::regclass AND attname = 'applied_offset'"
+            + " WHERE attrelid OPERATOR(pg_catalog.=) 'fencing.kafka_watermark'::pg_catalog.regclass"
+            + " AND attname OPERATOR(pg_catalog.=) 'applied_offset'"
             + " AND NOT attisdropped)";
 
     private static final String INSERT_OFFSET = "INSERT INTO fencing.kafka_offset"
             + " (consumer_group, topic, kafka_partition, next_offset) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING";
-    private static final String UPDATE_OFFSET = "UPDATE fencing.kafka_offset SET next_offset = ?, updated_at = now()"
-            + " WHERE consumer_group = ? AND topic = ? AND kafka_partition = ? AND next_offset = ?";
+    private static final String UPDATE_OFFSET =
+            "UPDATE fencing.kafka_offset SET next_offset = ?, updated_at = pg_catalog.now()"
+                    + " WHERE consumer_group OPERATOR(pg_catalog.=) ? AND topic OPERATOR(pg_catalog.=) ?"
+                    + " AND kafka_partition OPERATOR(pg_catalog.=) ? AND next_offset OPERATOR(pg_catalog.=) ?";
     /**
      * For the rest of the transaction: joins only by nested loops, inner scans only through an index, and no JIT
      * compilation. A save's statements are planned for each unit's arrays, and their estimated cost grows with
@@ -105,10 +118,11 @@ public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
      * (measured on PostgreSQL 15: 28 ms for 10,000 keys, and past {@code jit_inline_above_cost}, 500,000, several
      * hundred more), to save microseconds on a statement that does one index probe per key.
      */
-    static final String PROBE_JOINS_ONLY = "SELECT set_config('enable_hashjoin', 'off', true) AS hash_joins,"
-            + " set_config('enable_mergejoin', 'off', true) AS merge_joins,"
-            + " set_config('enable_seqscan', 'off', true) AS sequential_scans,"
-            + " set_config('jit', 'off', true) AS jit";
+    static final String PROBE_JOINS_ONLY = "SELECT"
+            + " pg_catalog.set_config('enable_hashjoin', 'off', true) AS hash_joins,"
+            + " pg_catalog.set_config('enable_mergejoin', 'off', true) AS merge_joins,"
+            + " pg_catalog.set_config('enable_seqscan', 'off', true) AS sequential_scans,"
+            + " pg_catalog.set_config('jit', 'off', true) AS jit";
 
     /**
      * {@link #UPDATE_KNOWN_WATERMARKS} without its settings. Each input row finds its key's row through a
@@ -117,13 +131,16 @@ public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
      * to hash or to scan once per input row.
      */
     static final String UPDATE_KNOWN = "UPDATE fencing.kafka_watermark AS w"
-            + " SET fence_token = s.fence_token, updated_at = now()"
+            + " SET fence_token = s.fence_token, updated_at = pg_catalog.now()"
             + " FROM (SELECT o.fence_token, o.i, (SELECT k.ctid FROM fencing.kafka_watermark AS k"
-            + " WHERE k.consumer_group = ? AND k.topic = o.topic AND k.kafka_partition = o.kafka_partition"
-            + " AND k.record_key = o.record_key) AS row_id"
-            + " FROM unnest(?::text[], ?::int4[], ?::bytea[], ?::int8[]) WITH ORDINALITY"
+            + " WHERE k.consumer_group OPERATOR(pg_catalog.=) ? AND k.topic OPERATOR(pg_catalog.=) o.topic"
+            + " AND k.kafka_partition OPERATOR(pg_catalog.=) o.kafka_partition"
+            + " AND k.record_key OPERATOR(pg_catalog.=) o.record_key) AS row_id"
+            + " FROM unnest(?::pg_catalog.text[], ?::pg_catalog.int4[], ?::pg_catalog.bytea[],"
+            + " ?::pg_catalog.int8[]) WITH ORDINALITY"
             + " AS o(topic, kafka_partition, record_key, fence_token, i)) AS s"
-            + " WHERE w.ctid = s.row_id AND w.fence_token OPERATOR(pg_catalog.<) s.fence_token RETURNING s.i";
+            + " WHERE w.ctid OPERATOR(pg_catalog.=) s.row_id AND w.fence_token OPERATOR(pg_catalog.<) s.fence_token"
+            + " RETURNING s.i";
 
     /**
      * A save's first step: raises the watermarks of the keys the table already holds, for all of a unit's
@@ -153,7 +170,8 @@ public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
     private static final String INSERT_KEYS = "INSERT INTO fencing.kafka_watermark"
             + " (consumer_group, topic, kafka_partition, record_key, fence_token)"
             + " SELECT ?, u.topic, u.kafka_partition, u.record_key, u.fence_token"
-            + " FROM unnest(?::text[], ?::int4[], ?::bytea[], ?::int8[])"
+            + " FROM unnest(?::pg_catalog.text[], ?::pg_catalog.int4[], ?::pg_catalog.bytea[],"
+            + " ?::pg_catalog.int8[])"
             + " AS u(topic, kafka_partition, record_key, fence_token)";
 
     /**
@@ -165,7 +183,7 @@ public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
      */
     static final String RAISE_WATERMARKS = INSERT_KEYS
             + " ON CONFLICT (consumer_group, topic, kafka_partition, record_key) DO UPDATE"
-            + " SET fence_token = EXCLUDED.fence_token, updated_at = now()"
+            + " SET fence_token = EXCLUDED.fence_token, updated_at = pg_catalog.now()"
             + " WHERE fencing.kafka_watermark.fence_token OPERATOR(pg_catalog.<) EXCLUDED.fence_token";
 
     /** The savepoint {@link #INSERT_NEW_WATERMARKS} sets, to roll back to when a key was not new after all. */
@@ -206,10 +224,12 @@ public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
      * has none yet) and no column beyond the V100 schema. Two partitions whose names hash alike share a lock,
      * which only serializes them.
      */
-    private static final String LOCK_PARTITION = "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))";
+    private static final String LOCK_PARTITION =
+            "SELECT pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtextextended(?, 0))";
 
     /** The uncontended lock: one round trip that takes the lock if nobody holds it. */
-    private static final String TRY_LOCK_PARTITION = "SELECT pg_try_advisory_xact_lock(hashtextextended(?, 0))";
+    private static final String TRY_LOCK_PARTITION =
+            "SELECT pg_catalog.pg_try_advisory_xact_lock(pg_catalog.hashtextextended(?, 0))";
 
     /** A unit's first lock: its transaction's isolation level and the uncontended lock, in one round trip. */
     private static final String FIRST_TRY_LOCK_PARTITION = READ_COMMITTED + "; " + TRY_LOCK_PARTITION;
@@ -220,11 +240,11 @@ public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
      * statements run under it again once the lock is granted. {@code OFFSET 0} keeps the read of the old
      * setting in a subquery evaluated before {@code set_config}.
      */
-    private static final String BOUND_LOCK_WAIT = "SELECT old, set_config('lock_timeout',"
-            + " CASE WHEN old = '0' THEN ? ELSE old END, true)"
-            + " FROM (SELECT current_setting('lock_timeout') AS old OFFSET 0) AS setting";
+    private static final String BOUND_LOCK_WAIT = "SELECT old, pg_catalog.set_config('lock_timeout',"
+            + " CASE WHEN old OPERATOR(pg_catalog.=) '0' THEN ? ELSE old END, true)"
+            + " FROM (SELECT pg_catalog.current_setting('lock_timeout') AS old OFFSET 0) AS setting";
 
-    private static final String RESTORE_LOCK_TIMEOUT = "SELECT set_config('lock_timeout', ?, true)";
+    private static final String RESTORE_LOCK_TIMEOUT = "SELECT pg_catalog.set_config('lock_timeout', ?, true)";
 
     /** The default of {@link #create(Jdbi, Duration)}'s lock timeout, in seconds. */
     public static final int DEFAULT_LOCK_TIMEOUT_SECONDS = 30;

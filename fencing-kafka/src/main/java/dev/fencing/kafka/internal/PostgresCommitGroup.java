@@ -42,11 +42,12 @@ final class PostgresCommitGroup {
      */
     static final String LOCK_KEYS = "SET TRANSACTION ISOLATION LEVEL READ COMMITTED;"
             + " SELECT u.i, w.fence_token, w.applied_offset"
-            + " FROM unnest(?::text[], ?::int4[], ?::bytea[]) WITH ORDINALITY AS u(topic, kafka_partition,"
-            + " record_key, i)"
+            + " FROM unnest(?::pg_catalog.text[], ?::pg_catalog.int4[], ?::pg_catalog.bytea[])"
+            + " WITH ORDINALITY AS u(topic, kafka_partition, record_key, i)"
             + " CROSS JOIN LATERAL (SELECT fence_token, applied_offset FROM fencing.kafka_watermark w"
-            + " WHERE w.consumer_group = ? AND w.topic = u.topic AND w.kafka_partition = u.kafka_partition"
-            + " AND w.record_key = u.record_key FOR UPDATE) AS w";
+            + " WHERE w.consumer_group OPERATOR(pg_catalog.=) ? AND w.topic OPERATOR(pg_catalog.=) u.topic"
+            + " AND w.kafka_partition OPERATOR(pg_catalog.=) u.kafka_partition"
+            + " AND w.record_key OPERATOR(pg_catalog.=) u.record_key FOR UPDATE) AS w";
 
     /**
      * Creates the rows of the keys that had none, so that the group holds them too: a placeholder (token 1,
@@ -58,7 +59,8 @@ final class PostgresCommitGroup {
     static final String CREATE_KEYS = "INSERT INTO fencing.kafka_watermark"
             + " (consumer_group, topic, kafka_partition, record_key, fence_token, applied_offset)"
             + " SELECT ?, u.topic, u.kafka_partition, u.record_key, 1, -1"
-            + " FROM unnest(?::text[], ?::int4[], ?::bytea[]) AS u(topic, kafka_partition, record_key)"
+            + " FROM unnest(?::pg_catalog.text[], ?::pg_catalog.int4[], ?::pg_catalog.bytea[])"
+            + " AS u(topic, kafka_partition, record_key)"
             + " ON CONFLICT DO NOTHING";
 
     /**
@@ -70,17 +72,19 @@ final class PostgresCommitGroup {
     static final String WRITE_KEYS = "INSERT INTO fencing.kafka_watermark"
             + " (consumer_group, topic, kafka_partition, record_key, fence_token, applied_offset)"
             + " SELECT ?, u.topic, u.kafka_partition, u.record_key, u.fence_token, u.applied_offset"
-            + " FROM unnest(?::text[], ?::int4[], ?::bytea[], ?::int8[], ?::int8[])"
+            + " FROM unnest(?::pg_catalog.text[], ?::pg_catalog.int4[], ?::pg_catalog.bytea[],"
+            + " ?::pg_catalog.int8[], ?::pg_catalog.int8[])"
             + " AS u(topic, kafka_partition, record_key, fence_token, applied_offset)"
             + " ON CONFLICT (consumer_group, topic, kafka_partition, record_key) DO UPDATE"
             + " SET fence_token = GREATEST(fencing.kafka_watermark.fence_token, EXCLUDED.fence_token),"
-            + " applied_offset = EXCLUDED.applied_offset, updated_at = now()"
+            + " applied_offset = EXCLUDED.applied_offset, updated_at = pg_catalog.now()"
             + " WHERE fencing.kafka_watermark.applied_offset OPERATOR(pg_catalog.<) EXCLUDED.applied_offset"
             + " AND fencing.kafka_watermark.fence_token OPERATOR(pg_catalog.<=) EXCLUDED.fence_token";
 
     /** Drops the placeholders of new keys none of whose records ran (the group's time ran out first). */
     static final String DROP_KEY = "DELETE FROM fencing.kafka_watermark"
-            + " WHERE consumer_group = ? AND topic = ? AND kafka_partition = ? AND record_key = ?";
+            + " WHERE consumer_group OPERATOR(pg_catalog.=) ? AND topic OPERATOR(pg_catalog.=) ?"
+            + " AND kafka_partition OPERATOR(pg_catalog.=) ? AND record_key OPERATOR(pg_catalog.=) ?";
 
     private static final Comparator<Key> KEY_ORDER = Comparator.comparing((Key k) -> k.partition.topic())
             .thenComparingInt(k -> k.partition.partition())

@@ -37,7 +37,8 @@ public final class PostgresRecordTransactions implements RecordTransactions<Hand
             + " (consumer_group, topic, kafka_partition, record_key, fence_token, applied_offset)"
             + " VALUES (?, ?, ?, ?, 1, -1) ON CONFLICT DO NOTHING;"
             + " SELECT fence_token, applied_offset FROM fencing.kafka_watermark"
-            + " WHERE consumer_group = ? AND topic = ? AND kafka_partition = ? AND record_key = ? FOR UPDATE";
+            + " WHERE consumer_group OPERATOR(pg_catalog.=) ? AND topic OPERATOR(pg_catalog.=) ?"
+            + " AND kafka_partition OPERATOR(pg_catalog.=) ? AND record_key OPERATOR(pg_catalog.=) ? FOR UPDATE";
 
     /**
      * Raises one key's watermark with the offset of the record applied, after the handler ran in the same
@@ -53,7 +54,7 @@ public final class PostgresRecordTransactions implements RecordTransactions<Hand
             + " VALUES (?, ?, ?, ?, ?, ?)"
             + " ON CONFLICT (consumer_group, topic, kafka_partition, record_key) DO UPDATE"
             + " SET fence_token = GREATEST(fencing.kafka_watermark.fence_token, EXCLUDED.fence_token),"
-            + " applied_offset = EXCLUDED.applied_offset, updated_at = now()"
+            + " applied_offset = EXCLUDED.applied_offset, updated_at = pg_catalog.now()"
             + " WHERE fencing.kafka_watermark.applied_offset OPERATOR(pg_catalog.<) EXCLUDED.applied_offset"
             + " AND fencing.kafka_watermark.fence_token %s EXCLUDED.fence_token";
 
