@@ -188,6 +188,10 @@ import org.slf4j.LoggerFactory;
  * ByteBuffer} method; deserializers that read a {@code byte[]} get a copy, as with a plain {@code
  * KafkaConsumer}. A deserializer that returns the buffer itself (a {@code ByteBufferDeserializer} of your own)
  * hands the handler a slice of the fetch response: copy what you keep, or the whole response stays in memory.
+ * Each deserialization gets views of its own of the fetched buffers, so a deserializer or handler may read them
+ * to their end: a record run again in key-parallel mode (a retry, a commit group rerun record by record) is
+ * deserialized from its whole key and value again, and a dead letter carries them whole. The bytes themselves
+ * are shared: a handler that writes into them in place sees its own writes when its record is run again.
  *
  * <p><b>Transient failures are retried</b>, in both modes, for up to {@value
  * FencedConsumerConfig#RETRY_MAX_MS_CONFIG} (2 minutes by default) from the first failure, waiting {@value

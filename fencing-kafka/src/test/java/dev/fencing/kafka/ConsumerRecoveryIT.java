@@ -11,6 +11,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.fencing.FencePolicy;
 import dev.fencing.testsupport.PostgresBackends;
 import java.net.URI;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -21,7 +23,11 @@ import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.stream.IntStream;
 import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.common.errors.SerializationException;
+import org.apache.kafka.common.header.Headers;
+import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.awaitility.Awaitility;
 import org.jdbi.v3.core.Handle;
@@ -397,5 +403,78 @@ class ConsumerRecoveryIT {
         }
         assertThat(appliedRows(topic)).isEqualTo(20);
         assertThat(duplicates(topic)).isEmpty();
+    }
+
+    /**
+     * A value deserializer that reads its buffer as Kafka lets it (relative reads: the position moves to the end)
+     * and, as a JSON or Avro reader would, refuses a value with nothing left to read. Kafka deserializes each
+     * fetched record once; the key-parallel consumer deserializes a record again for each attempt (a retried
+     * record, and every record of a commit group rolled back and rerun record by record), from the same fetched
+     * record.
+     */
+    static final class ReadingDeserializer implements Deserializer<String> {
+        @Override
+        public String deserialize(String topic, byte[] data) {
+            return data == null ? null : deserialize(topic, null, ByteBuffer.wrap(data));
+        }
+
+        @Override
+        public String deserialize(String topic, Headers headers, ByteBuffer data) {
+            if (data == null) {
+                return null;
+            }
+            if (!data.hasRemaining()) {
+                throw new SerializationException("no value to read");
+            }
+            return StandardCharsets.UTF_8.decode(data).toString();
+        }
+    }
+
+    /**
+     * The handler of {@code v-7} fails once, after its insert, with a failure the application named: its commit
+     * group is rolled back and its records run again one by one, {@code v-7} after a back-off. Each attempt must
+     * see the record as fetched: a deserializer that read the fetched buffer on the first attempt left nothing
+     * for the second, which then dead-lettered valid records as unreadable (with an empty value) and counted them
+     * as dealt with, so they were never applied.
+     */
+    @Test
+    void aRecordRunAgainInKeyParallelModeIsDeserializedFromItsWholeValueAgain() throws Exception {
+        String topic = newTopic("recover-parallel-reread", 1);
+        String group = newGroup("recover-parallel-reread");
+        publish(topic, 20);
+        AtomicBoolean failedOnce = new AtomicBoolean();
+        TransactionalRecordHandler<Handle, String, String> handler = (handle, record, token) -> {
+            handle.execute("INSERT INTO applied VALUES (?, ?, ?)", topic, record.offset(), record.value());
+            if (record.value().equals("v-7") && failedOnce.compareAndSet(false, true)) {
+                throw new IllegalStateException("pricing service down");
+            }
+        };
+        try (FencedConsumer<String, String> consumer = FencedConsumer.builder(
+                        new StringDeserializer(), new ReadingDeserializer())
+                .properties(config(group))
+                .maxConcurrency(4)
+                .topics(topic)
+                .retryHandlerFailures(e -> e instanceof IllegalStateException)
+                .transactionalHandler(PostgresWatermarkStore.create(postgres.jdbi), handler)
+                .build()) {
+            CompletableFuture<Void> stopped = consumer.start();
+            Awaitility.await()
+                    .atMost(Duration.ofSeconds(60))
+                    .until(() -> stopped.isDone() || committed(group, topic) == 20);
+            assertThat(stopped).isNotDone();
+            assertThat(failedOnce).isTrue();
+        }
+        List<String> applied = postgres.jdbi.withHandle(
+                h -> h.createQuery("SELECT value FROM applied WHERE topic = ? ORDER BY kafka_offset")
+                        .bind(0, topic)
+                        .mapTo(String.class)
+                        .list());
+        assertThat(applied)
+                .as("values applied, in offset order")
+                .containsExactlyElementsOf(
+                        IntStream.range(0, 20).mapToObj(i -> "v-" + i).toList());
+        assertThat(KafkaFixture.size(topic + FencedConsumerConfig.DEAD_LETTER_SUFFIX))
+                .as("records dead-lettered")
+                .isZero();
     }
 }

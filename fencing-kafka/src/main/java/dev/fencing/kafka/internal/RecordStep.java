@@ -170,14 +170,15 @@ public final class RecordStep<K, V> {
         }
     }
 
-    /** The typed record, or why a deserializer refused it; the fetched buffers are left as they were. */
+    /**
+     * The typed record, or why a deserializer refused it. The deserializers read views of the fetched buffers,
+     * made for this call: whatever a deserializer, or a handler given a view, does to a view's position and limit
+     * (Kafka lets both read a buffer to its end), the fetched buffers stay as fetched, for the record's next
+     * deserialization (a key-parallel retry, a commit group rerun record by record) and its dead letter.
+     */
     public Typed<K, V> deserialize(ConsumerRecord<ByteBuffer, ByteBuffer> record) {
-        ByteBuffer key = record.key();
-        ByteBuffer value = record.value();
-        int keyPosition = key == null ? 0 : key.position();
-        int keyLimit = key == null ? 0 : key.limit();
-        int valuePosition = value == null ? 0 : value.position();
-        int valueLimit = value == null ? 0 : value.limit();
+        ByteBuffer key = record.key() == null ? null : record.key().duplicate();
+        ByteBuffer value = record.value() == null ? null : record.value().duplicate();
         try {
             return new Typed<>(
                     new ConsumerRecord<>(
@@ -194,13 +195,6 @@ public final class RecordStep<K, V> {
                             record.leaderEpoch()),
                     null);
         } catch (Exception e) { // checked ones too, from a deserializer that throws them sneakily
-            // a deserializer may have read part of a buffer: the dead letter gets all of it
-            if (key != null) {
-                key.limit(keyLimit).position(keyPosition);
-            }
-            if (value != null) {
-                value.limit(valueLimit).position(valuePosition);
-            }
             return new Typed<>(null, "deserializer failed: " + e);
         }
     }
