@@ -406,6 +406,44 @@ class ConsumerRecoveryIT {
     }
 
     /**
+     * {@code fencing.retry.max.ms} set to Long.MAX_VALUE, for a consumer that rides out whatever comes: accepted at
+     * build, it must retry, not stop at the first failure it would retry (the time left was computed in
+     * nanoseconds, which overflowed: the consumer stopped with an ArithmeticException).
+     */
+    @Test
+    void aRetryTimeOfLongMaxValueRetriesForAsLongAsItTakes() throws Exception {
+        String topic = newTopic("recover-forever", 1);
+        String group = newGroup("recover-forever");
+        publish(topic, 20);
+        AtomicBoolean failedOnce = new AtomicBoolean();
+        TransactionalRecordHandler<Handle, String, String> handler = (handle, record, token) -> {
+            handle.execute("INSERT INTO applied VALUES (?, ?, ?)", topic, record.offset(), record.value());
+            if (record.value().equals("v-7") && failedOnce.compareAndSet(false, true)) {
+                throw new IllegalStateException("pricing service down");
+            }
+        };
+        Map<String, Object> config = config(group);
+        config.put(FencedConsumerConfig.RETRY_MAX_MS_CONFIG, Long.toString(Long.MAX_VALUE));
+        try (FencedConsumer<String, String> consumer = FencedConsumer.builder(
+                        new StringDeserializer(), new StringDeserializer())
+                .properties(config)
+                .topics(topic)
+                .retryHandlerFailures(e -> e instanceof IllegalStateException)
+                .transactionalHandler(PostgresWatermarkStore.create(postgres.jdbi), handler)
+                .build()) {
+            CompletableFuture<Void> stopped = consumer.start();
+            Awaitility.await()
+                    .atMost(Duration.ofSeconds(60))
+                    .until(() -> stopped.isDone() || committed(group, topic) == 20);
+            assertThat(consumer.failure()).as("the consumer's failure").isNull();
+            assertThat(stopped).isNotDone();
+            assertThat(consumer.retries()).isEqualTo(1);
+        }
+        assertThat(appliedRows(topic)).isEqualTo(20);
+        assertThat(duplicates(topic)).isEmpty();
+    }
+
+    /**
      * A value deserializer that reads its buffer as Kafka lets it (relative reads: the position moves to the end)
      * and, as a JSON or Avro reader would, refuses a value with nothing left to read. Kafka deserializes each
      * fetched record once; the key-parallel consumer deserializes a record again for each attempt (a retried

@@ -13,6 +13,9 @@ import java.util.function.Predicate;
  * longer than {@code maxTime} is final. Immutable and thread-safe; {@link Attempts} is for one thread.
  */
 public final class RetryPolicy {
+    /** The longest time a long of nanoseconds holds. */
+    private static final Duration LONGEST = Duration.ofNanos(Long.MAX_VALUE);
+
     private final Duration initialBackoff;
     private final Duration maxBackoff;
     private final Duration maxTime;
@@ -62,6 +65,14 @@ public final class RetryPolicy {
         return wait.compareTo(maxBackoff) < 0 ? wait : maxBackoff;
     }
 
+    /**
+     * {@code d} in nanoseconds, or Long.MAX_VALUE (292 years) for a longer one: a setting of Long.MAX_VALUE
+     * milliseconds (as long as it takes) is waited out, not an overflow at the first failure.
+     */
+    private static long nanos(Duration d) {
+        return d.compareTo(LONGEST) < 0 ? d.toNanos() : Long.MAX_VALUE;
+    }
+
     /** A run of failures of one unit, record or group (or of the poll thread), from its first failure on. */
     public Attempts attempts() {
         return new Attempts();
@@ -84,8 +95,8 @@ public final class RetryPolicy {
             if (failures++ == 0) {
                 firstFailure = now;
             }
-            long wait = backoff(failures).toNanos();
-            long left = maxTime.toNanos() - (now - firstFailure);
+            long wait = nanos(backoff(failures));
+            long left = nanos(maxTime) - (now - firstFailure);
             if (left <= 0) {
                 return -1;
             }
