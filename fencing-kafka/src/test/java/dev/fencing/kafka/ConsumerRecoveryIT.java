@@ -515,4 +515,53 @@ class ConsumerRecoveryIT {
                 .as("records dead-lettered")
                 .isZero();
     }
+
+    /**
+     * A handler that takes the fence token's header off the record it got (forwarding it downstream without the
+     * consumer's own headers, say): the record it got shares its headers with the fetched one. Its commit group
+     * is rolled back (the handler of {@code v-7} fails once, with a failure the application named) and its
+     * records run again one by one: each must be decided by the token it was fetched with, not refused as missing
+     * one because an attempt that was rolled back took the header off.
+     */
+    @Test
+    void aRecordRunAgainInKeyParallelModeIsDecidedByTheTokenItWasFetchedWith() throws Exception {
+        String topic = newTopic("recover-parallel-token", 1);
+        String group = newGroup("recover-parallel-token");
+        publish(topic, 20);
+        AtomicBoolean failedOnce = new AtomicBoolean();
+        TransactionalRecordHandler<Handle, String, String> handler = (handle, record, token) -> {
+            record.headers().remove(FenceTokenHeader.NAME);
+            handle.execute("INSERT INTO applied VALUES (?, ?, ?)", topic, record.offset(), record.value());
+            if (record.value().equals("v-7") && failedOnce.compareAndSet(false, true)) {
+                throw new IllegalStateException("pricing service down");
+            }
+        };
+        try (FencedConsumer<String, String> consumer = FencedConsumer.builder(
+                        new StringDeserializer(), new StringDeserializer())
+                .properties(config(group))
+                .maxConcurrency(4)
+                .topics(topic)
+                .retryHandlerFailures(e -> e instanceof IllegalStateException)
+                .transactionalHandler(PostgresWatermarkStore.create(postgres.jdbi), handler)
+                .build()) {
+            CompletableFuture<Void> stopped = consumer.start();
+            Awaitility.await()
+                    .atMost(Duration.ofSeconds(60))
+                    .until(() -> stopped.isDone() || committed(group, topic) == 20);
+            assertThat(stopped).isNotDone();
+            assertThat(failedOnce).isTrue();
+        }
+        List<String> applied = postgres.jdbi.withHandle(
+                h -> h.createQuery("SELECT value FROM applied WHERE topic = ? ORDER BY kafka_offset")
+                        .bind(0, topic)
+                        .mapTo(String.class)
+                        .list());
+        assertThat(applied)
+                .as("values applied, in offset order")
+                .containsExactlyElementsOf(
+                        IntStream.range(0, 20).mapToObj(i -> "v-" + i).toList());
+        assertThat(KafkaFixture.size(topic + FencedConsumerConfig.DEAD_LETTER_SUFFIX))
+                .as("records dead-lettered")
+                .isZero();
+    }
 }

@@ -120,7 +120,7 @@ public final class KeyParallelWorker<K, V> {
                 watermark = p.watermarks.current(p.watermarks.find(item.key));
             }
         }
-        long raise = step.apply(null, item.record, watermark, p);
+        long raise = step.apply(null, item.record, item.carried(), watermark, p);
         if (raise == RecordStep.REFUSED) {
             p.finished(item, null, 0);
             return;
@@ -139,7 +139,7 @@ public final class KeyParallelWorker<K, V> {
      */
     private void processInTransaction(ParallelPartition p, ParallelPartition.Item item) {
         ConsumerRecord<ByteBuffer, ByteBuffer> record = item.record;
-        Header header = RecordStep.tokenHeader(record);
+        Header header = item.tokenHeader();
         long token = FenceDecision.decide(item.key != null, header, 0, step.policy());
         if (!FenceDecision.accepted(token)) {
             step.refuse(record, token, header, 0, p);
@@ -207,7 +207,7 @@ public final class KeyParallelWorker<K, V> {
             for (int i = 0; i < group.size(); i++) {
                 ParallelPartition p = group.get(i).lane().owner;
                 ParallelPartition.Item item = group.get(i).item();
-                Header header = RecordStep.tokenHeader(item.record);
+                Header header = item.tokenHeader();
                 long token = FenceDecision.decide(item.key != null, header, 0, step.policy());
                 if (!FenceDecision.accepted(token)) {
                     step.refuse(item.record, token, header, 0, p);
@@ -245,7 +245,7 @@ public final class KeyParallelWorker<K, V> {
                                     step.refuse(
                                             record,
                                             FenceDecision.STALE,
-                                            RecordStep.tokenHeader(record),
+                                            taken.item().tokenHeader(),
                                             stored,
                                             taken.lane().owner);
                                 }
@@ -274,7 +274,7 @@ public final class KeyParallelWorker<K, V> {
                 if (outcomes[j] > 0) {
                     p.finished(item, null, 0); // refused, and dead-lettered, inside the group
                 } else {
-                    settle(p, item, typed.get(j), RecordStep.tokenHeader(item.record), outcomes[j]);
+                    settle(p, item, typed.get(j), item.tokenHeader(), outcomes[j]);
                 }
                 settled[i] = true;
             }

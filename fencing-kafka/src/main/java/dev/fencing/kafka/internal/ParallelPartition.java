@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.function.ObjLongConsumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.utils.Bytes;
 
 /**
@@ -37,16 +38,42 @@ final class ParallelPartition implements RecordStep.Tally {
     private long dropped;
     private final Map<DeadLetterReason, Integer> deadLettered = new EnumMap<>(DeadLetterReason.class);
 
-    /** One record on its way: the fetched record, its key bytes (a copy; null: none) and its frontier slot. */
+    /**
+     * One record on its way: the fetched record, its key bytes (a copy; null: none) and its frontier slot; and its
+     * fence token as fetched, read at its first attempt and kept for the others (a retry, a commit group rerun
+     * record by record): the handler gets the record's headers themselves and may change them, and a rolled-back
+     * attempt must not change how the record is decided. The token is read and kept by the worker that holds the
+     * record (a record passes between workers through this partition's monitor).
+     */
     static final class Item {
         final ConsumerRecord<ByteBuffer, ByteBuffer> record;
         final byte[] key;
         final OffsetFrontier.Slot slot;
+        private Header tokenHeader;
+        private boolean tokenHeaderRead;
+        private long carried; // 0: not read yet
 
         Item(ConsumerRecord<ByteBuffer, ByteBuffer> record, byte[] key, OffsetFrontier.Slot slot) {
             this.record = record;
             this.key = key;
             this.slot = slot;
+        }
+
+        /** The record's last token header as fetched, or null. */
+        Header tokenHeader() {
+            if (!tokenHeaderRead) {
+                tokenHeader = RecordStep.tokenHeader(record);
+                tokenHeaderRead = true;
+            }
+            return tokenHeader;
+        }
+
+        /** The token the record was fetched with, as {@link TokenHeaderReader} reads it (never 0). */
+        long carried() {
+            if (carried == 0) {
+                carried = RecordStep.carried(record);
+            }
+            return carried;
         }
     }
 

@@ -79,6 +79,14 @@ public final class RecordStep<K, V> {
         return policy;
     }
 
+    /**
+     * The token the record carries in its last {@value FenceTokenHeader#NAME} header, or {@link
+     * FenceDecision#MISSING_TOKEN} or {@link FenceDecision#UNREADABLE_TOKEN}; never 0.
+     */
+    public static long carried(ConsumerRecord<ByteBuffer, ByteBuffer> record) {
+        return TOKENS.read(record.headers());
+    }
+
     /** The record's last {@value FenceTokenHeader#NAME} header, or null. */
     public static Header tokenHeader(ConsumerRecord<ByteBuffer, ByteBuffer> record) {
         return record.headers().lastHeader(FenceTokenHeader.NAME);
@@ -96,7 +104,17 @@ public final class RecordStep<K, V> {
      * @throws dev.fencing.kafka.DeadLetterException if the sink failed
      */
     public long apply(Object tx, ConsumerRecord<ByteBuffer, ByteBuffer> record, long watermark, Tally tally) {
-        long token = FenceDecision.decide(record.key() != null, TOKENS.read(record.headers()), watermark, policy);
+        return apply(tx, record, carried(record), watermark, tally);
+    }
+
+    /**
+     * {@link #apply(Object, ConsumerRecord, long, Tally)} for a token already read from the record ({@link
+     * #carried}): a record run again is decided by the token it was fetched with, whatever a handler did to its
+     * headers meanwhile.
+     */
+    public long apply(
+            Object tx, ConsumerRecord<ByteBuffer, ByteBuffer> record, long carried, long watermark, Tally tally) {
+        long token = FenceDecision.decide(record.key() != null, carried, watermark, policy);
         if (!FenceDecision.accepted(token)) {
             refuse(record, token, tokenHeader(record), watermark, tally);
             return REFUSED;
