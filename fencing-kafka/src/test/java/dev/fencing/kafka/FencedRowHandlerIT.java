@@ -147,6 +147,49 @@ class FencedRowHandlerIT {
         assertThat(KafkaFixture.size(topic + ".dlt")).isEqualTo(2);
     }
 
+    /**
+     * From an adversarial review: the values function gets the record's headers themselves and may change them
+     * (take the consumer's own headers off, say). A record its row refuses is still refused as stale, under the
+     * token it was fetched with, and dead-lettered; before, its refusal read the header again and failed the
+     * consumer on a header no longer there.
+     */
+    @Test
+    void aRecordWhoseHeaderTheValuesFunctionRemovedIsStillRefusedByItsRowUnderItsFetchedToken() {
+        FencedTable stock = stockTable();
+        String topic = newTopic("rows-headerless", 1);
+        String group = newGroup("rows-headerless");
+        try (KafkaProducer<String, String> producer = KafkaFixture.producer()) {
+            sendFenced(producer, topic, "a", "10", 5);
+        }
+        FencedRowHandler<String, String> rows = FencedRowHandler.<String, String>builder(stock)
+                .columns("quantity")
+                .values(record -> {
+                    record.headers().remove(FenceTokenHeader.NAME);
+                    // another writer fences the row after the consumer read its token
+                    outside.useHandle(h -> h.execute("UPDATE " + stock.quotedName()
+                            + " SET quantity = 99, last_fence_token = 7 WHERE sku = 'a' AND last_fence_token < 7"));
+                    return new Object[] {Long.parseLong(record.value())};
+                })
+                .build();
+
+        try (FencedConsumer<String, String> consumer = consumer(group, topic, rows)) {
+            consumer.start();
+            PostgresWatermarkStore store = PostgresWatermarkStore.create(postgres.jdbi);
+            await().atMost(Duration.ofSeconds(60))
+                    .until(() -> consumer.state() == ConsumerState.FAILED
+                            || store.loadOffset(group, new TopicPartition(topic, 0)) == 1);
+            assertThat(consumer.failure()).as("the consumer's failure").isNull();
+        }
+
+        assertThat(row(stock, "a")).isEqualTo("99@7");
+        List<ConsumerRecord<String, String>> deadLetters = readAll(topic + ".dlt", 1);
+        assertThat(deadLetters)
+                .extracting(r -> header(r, DeadLetterHeaders.REASON) + ": " + header(r, DeadLetterHeaders.DETAIL))
+                .singleElement()
+                .asString()
+                .startsWith("STALE_TOKEN: token 5 is older than watermark 7");
+    }
+
     /** A protected table {@code (sku TEXT PRIMARY KEY, quantity BIGINT)} with rows k00 to k39 at 0, token 0. */
     private static FencedTable fortyRows() {
         String table = "forty_" + UUID.randomUUID().toString().substring(0, 8);

@@ -127,7 +127,8 @@ final class FencedRowWrites {
                 for (int i = 0; i < segment.size(); i++) {
                     if (outcomes.get(i) instanceof WriteOutcome.Rejected rejected) {
                         Write write = segment.get(i);
-                        refusals.add(new Refusal(write.partition(), write.offset(), rejected.storedToken()));
+                        refusals.add(
+                                new Refusal(write.partition(), write.offset(), write.token(), rejected.storedToken()));
                     }
                 }
             } else {
@@ -308,7 +309,7 @@ final class FencedRowWrites {
                 // neither applied nor stale; fail closed, the unit rolls back
                 throw notWritten(write, token);
             }
-            refusals.add(new Refusal(write.partition(), write.offset(), token));
+            refusals.add(new Refusal(write.partition(), write.offset(), write.token(), token));
         }
     }
 

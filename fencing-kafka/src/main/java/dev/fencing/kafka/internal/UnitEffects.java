@@ -13,8 +13,11 @@ import org.apache.kafka.common.TopicPartition;
  * @param <T> the transaction the effects are written in
  */
 public interface UnitEffects<T> {
-    /** A record whose effect the resource refused: the token it holds is at least the record's. */
-    record Refusal(TopicPartition partition, long offset, long storedToken) {}
+    /**
+     * A record whose effect the resource refused: the token it holds is at least the record's. {@code token} is the
+     * one the record was handled under (as fetched: the handler may have changed the record's headers since).
+     */
+    record Refusal(TopicPartition partition, long offset, long token, long storedToken) {}
 
     /**
      * Writes the effects of the records handed to the handler in this unit, in {@code transaction}, the effects

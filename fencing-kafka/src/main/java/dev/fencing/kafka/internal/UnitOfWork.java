@@ -1,6 +1,7 @@
 package dev.fencing.kafka.internal;
 
 import dev.fencing.kafka.DeadLetterReason;
+import dev.fencing.kafka.FenceTokenHeader;
 import dev.fencing.kafka.FencedConsumerConfig;
 import dev.fencing.kafka.RecordHandlingException;
 import dev.fencing.kafka.spi.PartitionProgress;
@@ -23,6 +24,8 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.internals.RecordHeader;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -349,7 +352,9 @@ public final class UnitOfWork<K, V> {
             PartitionBatch p = batch.partitions.get(refusal.partition());
             ConsumerRecord<ByteBuffer, ByteBuffer> record = batch.polled(refusal.partition(), refusal.offset());
             p.accepted--;
-            step.refuse(record, FenceDecision.STALE, RecordStep.tokenHeader(record), refusal.storedToken(), p);
+            // the token the record was handled under, not its header as the handler may have left it
+            Header handledUnder = new RecordHeader(FenceTokenHeader.NAME, FenceTokenHeader.encode(refusal.token()));
+            step.refuse(record, FenceDecision.STALE, handledUnder, refusal.storedToken(), p);
         }
     }
 
