@@ -41,7 +41,8 @@ import java.util.Set;
  * <p>Fragments must be free of side effects (no {@code nextval}, {@code set_config}, {@code dblink_exec},
  * functions that write): the fence governs only the row's UPDATE. PostgreSQL may evaluate a predicate for
  * a row whose token is stale, and when nothing was written the writer evaluates it again to report why, so
- * a side effect in a fragment is neither fenced nor run once. Immutable and thread-safe; reuse it.
+ * a side effect in a fragment is neither fenced nor run once. A fragment may not use the name {@code
+ * fence_applied}, the reporting statement's own {@code WITH} query. Immutable and thread-safe; reuse it.
  */
 public final class FencedUpdate {
     private final FencedTable table;

@@ -47,10 +47,19 @@ public final class FencedSql {
         return String.join(" AND ", parts);
     }
 
+    /**
+     * The name of the reporting statements' {@code WITH} query, the rows their write wrote. A CTE's name
+     * hides a table of that name from the rest of the statement, the report's second reading of the caller's
+     * predicate included (the write's own reading in the CTE does not see it): a predicate naming a table of
+     * the caller's {@code applied} would be judged there against the write's rows. So the name carries the
+     * library's reserved prefix, and {@link SqlFragment} refuses a fragment that names it.
+     */
+    static final String WRITTEN_ROWS = Bindings.RESERVED_PREFIX + "applied";
+
     private static String report(FencedTable table, String predicate) {
         String fence = Identifiers.quote(table.fenceColumn());
         return "SELECT written.n AS applied, target.stored, target.predicate_holds"
-                + " FROM (SELECT pg_catalog.count(*) AS n FROM applied) AS written"
+                + " FROM (SELECT pg_catalog.count(*) AS n FROM " + WRITTEN_ROWS + ") AS written"
                 + " LEFT JOIN LATERAL (SELECT " + fence + " AS stored, "
                 + (predicate == null ? "TRUE" : "coalesce((" + predicate + "), FALSE)") + " AS predicate_holds"
                 + " FROM " + target(table) + " WHERE " + keyCondition(table, "") + " AND written.n " + CatalogSql.EQUALS
@@ -60,7 +69,7 @@ public final class FencedSql {
 
     /** A fenced UPDATE; {@code setClause} may be empty (a claim sets only the fence column). */
     public static String update(FencedTable table, String setClause, String predicate, FencePolicy policy) {
-        return "WITH applied AS (" + bareUpdate(table, setClause, predicate, policy) + " RETURNING 1) "
+        return "WITH " + WRITTEN_ROWS + " AS (" + bareUpdate(table, setClause, predicate, policy) + " RETURNING 1) "
                 + report(table, predicate);
     }
 
@@ -88,7 +97,7 @@ public final class FencedSql {
 
     /** A fenced INSERT ... ON CONFLICT DO UPDATE ... WHERE fence condition. */
     public static String upsert(FencedTable table, List<String> columns, FencePolicy policy, String extraSet) {
-        return "WITH applied AS (" + bareUpsert(table, columns, policy, extraSet) + " RETURNING 1) "
+        return "WITH " + WRITTEN_ROWS + " AS (" + bareUpsert(table, columns, policy, extraSet) + " RETURNING 1) "
                 + report(table, null);
     }
 

@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Set;
 
 /**
@@ -68,7 +69,7 @@ public final class SqlFragment {
             throw new IllegalArgumentException(what + " must not be blank");
         }
         Set<String> names = new LinkedHashSet<>();
-        for (Parameter parameter : parameters(what, fragment)) {
+        for (Parameter parameter : read(what, fragment, true)) {
             names.add(parameter.name());
         }
         return Collections.unmodifiableSet(names);
@@ -88,6 +89,11 @@ public final class SqlFragment {
      * @throws IllegalArgumentException as {@link #check} does
      */
     static List<Parameter> parameters(String what, String fragment) {
+        return read(what, fragment, false);
+    }
+
+    /** {@link #parameters}; with {@code callers}, a caller's fragment, refused when it uses a {@link #RESERVED_NAMES name}. */
+    private static List<Parameter> read(String what, String fragment, boolean callers) {
         List<Parameter> parameters = new ArrayList<>();
         int depth = 0;
         int n = fragment.length();
@@ -98,13 +104,25 @@ public final class SqlFragment {
             if (c == '\'') {
                 i = standardString(what, fragment, i + 1);
             } else if (c == '"') {
-                i = doubledQuote(what, fragment, i + 1, '"', "quoted identifier");
+                int end = doubledQuote(what, fragment, i + 1, '"', "quoted identifier");
+                if (callers) {
+                    requireNotReserved(
+                            what,
+                            fragment,
+                            i,
+                            fragment.substring(i + 1, end - 1).replace("\"\"", "\""));
+                }
+                i = end;
             } else if (boundary && (c == 'E' || c == 'e') && at(fragment, i + 1, '\'')) {
                 i = escapeString(what, fragment, i + 2);
             } else if (boundary && (c == 'U' || c == 'u') && at(fragment, i + 1, '&') && at(fragment, i + 2, '\'')) {
                 i = doubledQuote(what, fragment, i + 3, '\'', "Unicode string");
             } else if (boundary && (c == 'U' || c == 'u') && at(fragment, i + 1, '&') && at(fragment, i + 2, '"')) {
-                i = doubledQuote(what, fragment, i + 3, '"', "Unicode quoted identifier");
+                int end = doubledQuote(what, fragment, i + 3, '"', "Unicode quoted identifier");
+                if (callers) {
+                    requireNotReserved(what, fragment, i, unicodeName(fragment, i + 3, end - 1));
+                }
+                i = end;
             } else if (boundary && (c == 'B' || c == 'b' || c == 'X' || c == 'x') && at(fragment, i + 1, '\'')) {
                 int end = fragment.indexOf('\'', i + 2);
                 if (end < 0) {
@@ -164,6 +182,11 @@ public final class SqlFragment {
                 while (end < n && wordChar(fragment.charAt(end)) && fragment.charAt(end) != '$') {
                     end++;
                 }
+                // an unquoted name, folded to lower case as PostgreSQL folds ASCII letters
+                if (callers) {
+                    requireNotReserved(
+                            what, fragment, i, fragment.substring(i, end).toLowerCase(Locale.ROOT));
+                }
                 i = end;
             } else {
                 i++;
@@ -173,6 +196,71 @@ public final class SqlFragment {
             throw refused(what, fragment, n, depth + " unclosed '(' (unbalanced parentheses)");
         }
         return parameters;
+    }
+
+    /**
+     * Names that fencing-jdbc's statements give their own parts ({@link FencedSql}'s {@code WITH} query),
+     * which a fragment may not use: a CTE's name hides a table of that name from every part of its
+     * statement but its own query, so the reporting statement would read such a table in the predicate as
+     * its CTE, while the UPDATE it reports on reads the table.
+     */
+    static final Set<String> RESERVED_NAMES = Set.of(FencedSql.WRITTEN_ROWS);
+
+    private static void requireNotReserved(String what, String fragment, int position, String name) {
+        if (RESERVED_NAMES.contains(name)) {
+            throw refused(
+                    what,
+                    fragment,
+                    position,
+                    "the name " + name + ", which fencing-jdbc's statements give a part of their own; name a"
+                            + " table or column of yours called so with its schema or table");
+        }
+    }
+
+    /**
+     * The name a {@code U&"..."} identifier (its body from {@code from} to {@code to}, doubled quotes and
+     * all) stands for: escapes decoded with {@code \} or the character its {@code UESCAPE 'c'} names. A
+     * malformed escape, which PostgreSQL refuses, is kept as written.
+     */
+    private static String unicodeName(String fragment, int from, int to) {
+        char escape = '\\';
+        int next = to + 1;
+        while (next < fragment.length() && Character.isWhitespace(fragment.charAt(next))) {
+            next++;
+        }
+        if (fragment.regionMatches(true, next, "uescape", 0, 7)) {
+            int quote = fragment.indexOf('\'', next + 7);
+            if (quote >= 0 && quote + 1 < fragment.length()) {
+                escape = fragment.charAt(quote + 1);
+            }
+        }
+        String body = fragment.substring(from, to).replace("\"\"", "\"");
+        StringBuilder name = new StringBuilder();
+        for (int i = 0; i < body.length(); i++) {
+            char c = body.charAt(i);
+            if (c == escape && i + 1 < body.length() && body.charAt(i + 1) == escape) {
+                name.append(escape);
+                i++;
+            } else if (c == escape && i + 5 <= body.length() && hex(body, i + 1, i + 5)) {
+                name.appendCodePoint(Integer.parseInt(body.substring(i + 1, i + 5), 16));
+                i += 4;
+            } else if (c == escape && i + 8 <= body.length() && body.charAt(i + 1) == '+' && hex(body, i + 2, i + 8)) {
+                name.appendCodePoint(Integer.parseInt(body.substring(i + 2, i + 8), 16));
+                i += 7;
+            } else {
+                name.append(c);
+            }
+        }
+        return name.toString();
+    }
+
+    private static boolean hex(String s, int from, int to) {
+        for (int i = from; i < to; i++) {
+            if (Character.digit(s.charAt(i), 16) < 0) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** {@code '...'} from just after its opening quote; returns the index after its closing quote. */
