@@ -75,6 +75,8 @@ public final class FencedTable {
 
     private final boolean guarded;
     private final boolean partitioned;
+    /** Whether a unique key of the table is on exactly its key columns: an upsert's ON CONFLICT needs one. */
+    private final boolean keyedExactly;
 
     private FencedTable(
             String schema,
@@ -86,7 +88,8 @@ public final class FencedTable {
             Map<String, KeyComparison> keyComparisons,
             Map<String, String> keyUnderlyingTypes,
             boolean guarded,
-            boolean partitioned) {
+            boolean partitioned,
+            boolean keyedExactly) {
         this.schema = schema;
         this.name = name;
         this.keyColumns = List.copyOf(keyColumns);
@@ -101,6 +104,7 @@ public final class FencedTable {
         }
         this.guarded = guarded;
         this.partitioned = partitioned;
+        this.keyedExactly = keyedExactly;
     }
 
     public static Builder builder() {
@@ -236,6 +240,26 @@ public final class FencedTable {
      */
     public boolean partitioned() {
         return partitioned;
+    }
+
+    /**
+     * Checks that an upsert can name the key columns as its {@code ON CONFLICT} target: PostgreSQL takes as
+     * the arbiter only a unique index on exactly those columns, and refuses the statement ("no unique or
+     * exclusion constraint matching the ON CONFLICT specification") when the table is unique only on some of
+     * them, which {@link Builder#build} accepts for updates and batches.
+     *
+     * @throws IllegalStateException naming the table and its key columns when no unique key that the table
+     *     check accepts is on exactly the key columns
+     */
+    public void requireUpsertable() {
+        if (!keyedExactly) {
+            throw new IllegalStateException("no upsert on " + qualifiedName() + ": its key columns " + keyColumns
+                    + " are unique only through a unique key on some of them, and an upsert's ON CONFLICT "
+                    + keyColumns + " needs a primary key or unique index on exactly those columns (immediate,"
+                    + " valid, without predicate or expressions, each column with its own collation and its"
+                    + " type's default operator class); add one, or key the FencedTable by that unique key's"
+                    + " columns");
+        }
     }
 
     /**
@@ -528,16 +552,21 @@ public final class FencedTable {
                                 + types.get(fenceColumn) + (nullable.get(fenceColumn) ? " NULL" : " NOT NULL"),
                         null);
             }
-            boolean unique = StatementParser.query(
+            boolean[] uniqueKeys = StatementParser.query(
                             handle,
                             "SELECT "
                                     + CatalogSql.uniqueKey(
-                                            "to_regclass(format('%I.%I', :schema, :table))", "CAST(:keys AS text[])"))
+                                            "to_regclass(format('%I.%I', :schema, :table))", "CAST(:keys AS text[])")
+                                    + " AS some_columns, "
+                                    + CatalogSql.exactUniqueKey(
+                                            "to_regclass(format('%I.%I', :schema, :table))", "CAST(:keys AS text[])")
+                                    + " AS all_columns")
                     .bind("schema", schema)
                     .bind("table", table)
                     .bindArray("keys", String.class, keyColumns)
-                    .mapTo(Boolean.class)
+                    .map((rs, ctx) -> new boolean[] {rs.getBoolean("some_columns"), rs.getBoolean("all_columns")})
                     .one();
+            boolean unique = uniqueKeys[0];
             if (!unique) {
                 throw new FencedTableException(
                         qualified,
@@ -598,7 +627,8 @@ public final class FencedTable {
                     comparisons,
                     keyUnderlying(keyColumns, underlying),
                     guarded,
-                    partitioned);
+                    partitioned,
+                    uniqueKeys[1]);
             if (guarded) {
                 LOG.info(
                         "fenced table {} checked: key {}, fence column {}, guard trigger installed",

@@ -20,7 +20,8 @@ import java.util.Objects;
  * }</pre>
  *
  * The given values are inserted, or on conflict overwrite the stored ones; columns not named keep their
- * defaults on insert and their values on update. Immutable and thread-safe.
+ * defaults on insert and their values on update. The table needs a unique key on exactly its key columns,
+ * which its {@code ON CONFLICT} names ({@link FencedTable#requireUpsertable}). Immutable and thread-safe.
  */
 public final class FencedUpsert {
     private final FencedTable table;
@@ -95,6 +96,7 @@ public final class FencedUpsert {
             if (key == null) {
                 throw new IllegalStateException("no key: call key(...)");
             }
+            table.requireUpsertable();
             return new FencedUpsert(table, key, values);
         }
     }

@@ -358,4 +358,42 @@ class UniqueKeyIT {
                 .mapTo(String.class)
                 .one());
     }
+
+    @Test
+    void anUpsertOnATableUniqueOnlyOnSomeOfItsKeyColumnsIsRefusedWhenBuilt() {
+        db.jdbi.useHandle(h -> {
+            h.execute("CREATE TABLE shelf_slots (shelf INT NOT NULL, slot INT NOT NULL, item TEXT,"
+                    + " PRIMARY KEY (shelf))");
+            h.execute("SELECT fencing.protect_table('shelf_slots')");
+            h.execute("INSERT INTO shelf_slots (shelf, slot, item) VALUES (1, 1, 'old')");
+        });
+        FencedTable slots = FencedTable.builder()
+                .table("shelf_slots")
+                .keyColumns("shelf", "slot")
+                .build(db.jdbi);
+        // updates need only a key that names one row
+        assertThat(writer.tryUpdate(
+                        FencedUpdate.builder(slots).key(1, 1).set("item", "new").build(), 5))
+                .isEqualTo(new WriteOutcome.Applied(5));
+        // an upsert's ON CONFLICT (shelf, slot) needs a unique index on exactly those columns
+        assertThatThrownBy(() -> FencedUpsert.builder(slots)
+                        .key(1, 1)
+                        .value("item", "newer")
+                        .build())
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("public.shelf_slots")
+                .hasMessageContaining("[shelf, slot]");
+        db.jdbi.useHandle(h -> h.execute("CREATE UNIQUE INDEX shelf_slots_both ON shelf_slots (slot, shelf)"));
+        FencedTable both = FencedTable.builder()
+                .table("shelf_slots")
+                .keyColumns("shelf", "slot")
+                .build(db.jdbi);
+        assertThat(writer.tryUpsert(
+                        FencedUpsert.builder(both)
+                                .key(1, 1)
+                                .value("item", "newer")
+                                .build(),
+                        6))
+                .isEqualTo(new WriteOutcome.Applied(6));
+    }
 }

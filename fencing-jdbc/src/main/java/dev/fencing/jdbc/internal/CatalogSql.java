@@ -25,6 +25,20 @@ public final class CatalogSql {
         return "EXISTS (SELECT 1 FROM pg_catalog.pg_index AS i WHERE " + uniqueIndex(relation, keyColumns) + ")";
     }
 
+    /**
+     * An SQL boolean: whether one of the unique indexes {@link #uniqueKey} accepts is on exactly the key
+     * columns (every one of them among its key columns), as an upsert's {@code ON CONFLICT} on all key
+     * columns needs: PostgreSQL infers the arbiter only from an index whose columns are the conflict target's.
+     */
+    public static String exactUniqueKey(String relation, String keyColumns) {
+        return "EXISTS (SELECT 1 FROM pg_catalog.pg_index AS i WHERE " + uniqueIndex(relation, keyColumns)
+                + " AND NOT EXISTS (SELECT 1 FROM pg_catalog.unnest(CAST(" + keyColumns + " AS pg_catalog.name[]))"
+                + " AS key(name) WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute AS a"
+                + " JOIN pg_catalog.unnest(CAST(i.indkey AS pg_catalog.int2[])) WITH ORDINALITY AS k(attnum, n)"
+                + " ON k.attnum = a.attnum AND k.n <= i.indnkeyatts"
+                + " WHERE a.attrelid = i.indrelid AND a.attname = key.name)))";
+    }
+
     /** The base type of the type {@code t} (a row of {@code pg_catalog.pg_type}): its domain's, or itself. */
     private static final String BASE_TYPE = "(CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE t.oid END)";
 
