@@ -207,7 +207,7 @@ public final class FencedBatch {
                 throw new IllegalArgumentException("key " + key + " is already in this batch");
             }
             for (int i = 0; i < key.size(); i++) {
-                keyValues.get(i).add(key.values().get(i));
+                keyValues.get(i).add(table.batchKeyValue(i, key.values().get(i)));
             }
             for (int i = 0; i < rowValues.length; i++) {
                 values.get(i).add(rowValues[i]);

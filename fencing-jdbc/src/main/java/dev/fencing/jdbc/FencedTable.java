@@ -316,6 +316,19 @@ public final class FencedTable {
         return key;
     }
 
+    /**
+     * Key value {@code i} of a key {@link #requireKey} accepted, as a batch sends it: as text that PostgreSQL
+     * reads into the key column's type. A whole-valued {@code BigDecimal} for a whole-number column travels as
+     * its integer: PostgreSQL reads its text ({@code 7.00}, {@code 7E+1}) as no {@code bigint}, where the
+     * single-row write's {@code numeric} casts to one.
+     */
+    Object batchKeyValue(int i, Object value) {
+        if (value instanceof BigDecimal decimal && WHOLE_NUMBERS.contains(keyUnderlyingTypes.get(keyColumns.get(i)))) {
+            return decimal.toBigIntegerExact();
+        }
+        return value;
+    }
+
     private static Map<String, String> keyUnderlying(List<String> keyColumns, Map<String, String> underlying) {
         Map<String, String> keys = new HashMap<>();
         for (String key : keyColumns) {

@@ -90,4 +90,31 @@ class BatchKeySpellingsIT {
                 .mapTo(String.class)
                 .one());
     }
+
+    @Test
+    void aWholeValuedDecimalKeyNamesItsRowInABatchAsInASingleRowWrite() {
+        FencedWriter writer = FencedWriter.builder(db.jdbi).build();
+        db.jdbi.useHandle(h -> h.execute("INSERT INTO numbered (id, stock) VALUES (10, 10)"));
+        FencedUpdate single = FencedUpdate.builder(numbered)
+                .key(new java.math.BigDecimal("7.00"))
+                .set("stock", 1)
+                .build();
+        assertThat(writer.tryUpdate(single, 5)).isEqualTo(new WriteOutcome.Applied(5));
+        FencedBatch batch = FencedBatch.builder(numbered)
+                .columns("stock")
+                .add(6, RowKey.of(new java.math.BigDecimal("7.00")), 2)
+                .add(6, RowKey.of(new java.math.BigDecimal("8E+0")), 3)
+                .build();
+        assertThat(writer.tryBatch(batch)).containsExactly(new WriteOutcome.Applied(6), new WriteOutcome.Applied(6));
+        writer.batch(FencedBatch.builder(numbered)
+                .columns("stock")
+                .add(7, RowKey.of(new java.math.BigDecimal("0.7E+1")), 4)
+                .add(7, RowKey.of(new java.math.BigDecimal("1E+1")), 5)
+                .build());
+        java.util.List<String> rows =
+                db.jdbi.withHandle(h -> h.createQuery("SELECT id || ':' || stock FROM numbered ORDER BY id")
+                        .mapTo(String.class)
+                        .list());
+        assertThat(rows).containsExactly("7:4", "8:3", "10:5");
+    }
 }
