@@ -548,6 +548,8 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         // What a rebalance callback threw: Kafka rethrows it from poll() wrapped in its own generic error.
         private FencedKafkaException rebalanceFailure;
         private boolean recovering; // a rolled-back attempt waits to be run again: counted in retrying
+        // while recovering: how far each owned partition had been read when an attempt failed
+        private final Map<TopicPartition, Long> failedAt = new HashMap<>();
 
         Engine() {
             Map<String, Object> consumerConfig = new HashMap<>(settings.kafka());
@@ -650,10 +652,15 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
                         progress = ownership.progress();
                         continue;
                     }
-                    if (recovering && (ownership.progress() != progress || scheduler.recordsHeld() == 0)) {
+                    if (recovering
+                            && (ownership.progress() != progress || (scheduler.recordsHeld() == 0 && caughtUp()))) {
                         // what was rolled back has run again and committed, or a poll went through with nothing
-                        // left to commit (an idle topic after a failed load): a new failure starts a new run
+                        // left to commit and nothing left to read again (an idle topic after a failed load): a
+                        // new failure starts a new run. Not a poll that merely left nothing held (an empty one
+                        // after the rewind, any serial one): a failure that keeps coming back would never use up
+                        // fencing.retry.max.ms
                         recovering = false;
+                        failedAt.clear();
                         retrying.decrementAndGet();
                         attempts.reset();
                         LOG.info("fenced consumer {} of group {} recovered", clientId, groupId);
@@ -707,6 +714,12 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
                 retrying.incrementAndGet();
             }
             Set<TopicPartition> owned = consumer.assignment();
+            for (TopicPartition partition : owned) {
+                long position = position(partition);
+                if (position >= 0) {
+                    failedAt.merge(partition, position, Math::max);
+                }
+            }
             Map<TopicPartition, Long> rewind = ownership.rewindPoints();
             scheduler.release(owned, false);
             ownership.release(owned, false);
@@ -741,6 +754,30 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
                         throw failure;
                     }
                 }
+            }
+        }
+
+        /**
+         * Whether every owned partition has been read again at least as far as when an attempt failed: nothing
+         * rolled back is left to run again.
+         */
+        private boolean caughtUp() {
+            for (Map.Entry<TopicPartition, Long> failed : failedAt.entrySet()) {
+                if (consumer.assignment().contains(failed.getKey()) && position(failed.getKey()) < failed.getValue()) {
+                    return false;
+                }
+            }
+            return true;
+        }
+
+        /** The partition's fetch position, or -1 if it has none now (nothing of it read since it was taken). */
+        private long position(TopicPartition partition) {
+            try {
+                return consumer.position(partition, Duration.ZERO);
+            } catch (WakeupException | InterruptException e) {
+                throw e;
+            } catch (KafkaException e) {
+                return -1;
             }
         }
 

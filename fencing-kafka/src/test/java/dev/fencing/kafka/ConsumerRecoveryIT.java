@@ -24,6 +24,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.IntStream;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.common.errors.SerializationException;
 import org.apache.kafka.common.header.Headers;
@@ -403,6 +404,45 @@ class ConsumerRecoveryIT {
         }
         assertThat(appliedRows(topic)).isEqualTo(20);
         assertThat(duplicates(topic)).isEmpty();
+    }
+
+    /**
+     * A failure that keeps coming back stops the consumer once {@code fencing.retry.max.ms} has passed from the
+     * first failure, although polls that bring nothing come between the attempts: the broker holds each fetch
+     * (fetch.min.bytes far above the topic's bytes) longer than a poll waits, so the first poll after each
+     * rewind is empty. Such a poll is no progress: the attempts used to start again there (the retry was counted
+     * as recovered when a poll left nothing held, always so in serial mode), and the consumer retried for ever.
+     */
+    @Test
+    void aFailureThatKeepsComingBackStopsTheConsumerOnceTheRetryTimeHasPassed() throws Exception {
+        String topic = newTopic("recover-bounded", 1);
+        String group = newGroup("recover-bounded");
+        publish(topic, 20);
+        Map<String, Object> config = config(group);
+        config.put(FencedConsumerConfig.RETRY_MAX_MS_CONFIG, 1_000);
+        config.put(FencedConsumerConfig.POLL_TIMEOUT_MS_CONFIG, 50);
+        config.put(ConsumerConfig.FETCH_MIN_BYTES_CONFIG, 1_000_000);
+        config.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 500);
+        try (FencedConsumer<String, String> consumer = FencedConsumer.builder(
+                        new StringDeserializer(), new StringDeserializer())
+                .properties(config)
+                .topics(topic)
+                .retryHandlerFailures(e -> e instanceof IllegalStateException)
+                .transactionalHandler(PostgresWatermarkStore.create(postgres.jdbi), (handle, record, token) -> {
+                    if (record.value().equals("v-3")) {
+                        throw new IllegalStateException("pricing service down");
+                    }
+                    handle.execute("INSERT INTO applied VALUES (?, ?, ?)", topic, record.offset(), record.value());
+                })
+                .build()) {
+            CompletableFuture<Void> stopped = consumer.start();
+            assertThatThrownBy(() -> stopped.get(30, TimeUnit.SECONDS))
+                    .cause()
+                    .isInstanceOf(RecordHandlingException.class)
+                    .hasRootCauseMessage("pricing service down");
+            assertThat(consumer.retries()).isPositive();
+        }
+        assertThat(appliedRows(topic)).isZero();
     }
 
     /**
