@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.IntStream;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.header.Header;
 import org.slf4j.Logger;
@@ -69,6 +70,11 @@ public final class KeyParallelWorker<K, V> {
      * @throws RetryCancelled if the partition was cancelled while the record waited to run again
      */
     void process(ParallelPartition p, ParallelPartition.Item item) {
+        process(p, item, () -> {});
+    }
+
+    /** {@link #process}; {@code beforeRetry} runs once, before the record first waits to run again. */
+    private void process(ParallelPartition p, ParallelPartition.Item item, Runnable beforeRetry) {
         RetryPolicy.Attempts attempts = null;
         try {
             while (true) {
@@ -85,6 +91,7 @@ public final class KeyParallelWorker<K, V> {
                     }
                     if (attempts.failures() == 1) {
                         retrying.incrementAndGet();
+                        beforeRetry.run();
                     }
                     retries.incrementAndGet();
                     LOG.warn(
@@ -189,7 +196,8 @@ public final class KeyParallelWorker<K, V> {
      * moves the key's applied offset past it); puts back at the front of their lanes those
      * whose turn came after {@code deadline}. A group the store rolled back (a conflict, a transient failure, or
      * a handler that threw) is rerun record by record, each in its own transaction, as {@link #process} runs them
-     * (retrying each as it does). Every
+     * (retrying each as it does; before a record of the rerun first waits to run again, the records after it go
+     * back to their lanes, so that they do not count as running meanwhile). Every
      * record of the group is finished, put back or abandoned when this returns or throws: abandoned only
      * when its partition was cancelled; a record of a partition still running that the group did not reach
      * (it stopped at a failure, or at a retry whose own partition was cancelled) goes back to its lane's front.
@@ -251,8 +259,16 @@ public final class KeyParallelWorker<K, V> {
                                 }
                             });
             if (outcomes == null) {
-                for (int i : positions) {
-                    process(group.get(i).lane().owner, group.get(i).item());
+                for (int k = 0; k < positions.size(); k++) {
+                    int i = positions.get(k);
+                    if (settled[i]) {
+                        continue; // given back while an earlier record waited to run again
+                    }
+                    int later = k + 1;
+                    process(
+                            group.get(i).lane().owner,
+                            group.get(i).item(),
+                            () -> giveBack(group, positions.subList(later, positions.size()), settled));
                     settled[i] = true;
                 }
                 return;
@@ -279,19 +295,32 @@ public final class KeyParallelWorker<K, V> {
                 settled[i] = true;
             }
         } finally {
-            // A record that did not finish stops its partition's frontier. When the group stopped early (a
-            // failure, or a retry whose partition was cancelled while it waited), the records after it in the
-            // group belong to it or to other partitions; those of a partition still running go back to the
-            // front of their lanes, the latest first, so that their key's next record cannot run before them.
-            for (int i = settled.length - 1; i >= 0; i--) {
-                if (!settled[i]) {
-                    ParallelPartition.Taken taken = group.get(i);
-                    if (taken.lane().owner.cancelled()) {
-                        taken.lane().owner.abandoned(taken.item());
-                    } else {
-                        taken.lane().owner.putBack(taken.lane(), taken.item());
-                    }
+            giveBack(group, IntStream.range(0, settled.length).boxed().toList(), settled);
+        }
+    }
+
+    /**
+     * The group's records at {@code positions} it has not settled, the latest first: abandoned if their partition
+     * was cancelled, else back at the front of their lanes, queued (the group keeps the lanes until it ends).
+     * Also before a record of a group rerun record by record waits to run again: the records after it, of its
+     * partition or of others, must not count as running while it waits (up to the retry time), or a revocation
+     * of their partition would wait for them in vain and stop the consumer.
+     */
+    private static void giveBack(List<ParallelPartition.Taken> group, List<Integer> positions, boolean[] settled) {
+        // A record that did not finish stops its partition's frontier. When the group stopped early (a
+        // failure, or a retry whose partition was cancelled while it waited), the records after it in the
+        // group belong to it or to other partitions; those of a partition still running go back to the
+        // front of their lanes, the latest first, so that their key's next record cannot run before them.
+        for (int j = positions.size() - 1; j >= 0; j--) {
+            int i = positions.get(j);
+            if (!settled[i]) {
+                ParallelPartition.Taken taken = group.get(i);
+                if (taken.lane().owner.cancelled()) {
+                    taken.lane().owner.abandoned(taken.item());
+                } else {
+                    taken.lane().owner.putBack(taken.lane(), taken.item());
                 }
+                settled[i] = true;
             }
         }
     }
