@@ -9,6 +9,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -143,6 +144,80 @@ class KeyParallelEdgeCasesIT {
                         + " times, in flight " + consumer.recordsInFlight());
             }
         }
+    }
+
+    /**
+     * A partition whose store commit finds another member's offset (taken over) starts none of its queued records
+     * any more: the new owner reads them from its own offset. Record b-2 waits behind b-1, running, when the
+     * commit that finds the other member's offset resets the partition; b-1 then finishes. The reset used to
+     * wait for the records queued too, so b-2 started after it and was handled a second time (with a plain handler
+     * its effect is not fenced by anything).
+     */
+    @Test
+    void aPartitionTakenOverStartsNoneOfItsQueuedRecords() throws Exception {
+        String topic = newTopic("edges-taken-over", 1);
+        try (KafkaProducer<String, String> producer = producer()) {
+            producer.send(FencedRecords.create(topic, "a", "a-1", 1));
+            producer.send(FencedRecords.create(topic, "b", "b-1", 1));
+            producer.send(FencedRecords.create(topic, "b", "b-2", 1));
+            producer.flush();
+        }
+        String group = newGroup("edges-taken-over");
+        CountDownLatch releaseA = new CountDownLatch(1);
+        CountDownLatch releaseB = new CountDownLatch(1);
+        Set<String> started = ConcurrentHashMap.newKeySet();
+        Map<String, Object> config = consumerConfig(group);
+        config.put("client.id", group + "-a");
+        try (FencedConsumer<String, String> consumer = FencedConsumer.builder(
+                        new StringDeserializer(), new StringDeserializer())
+                .properties(config)
+                .maxConcurrency(4)
+                .commitInterval(Duration.ofMillis(200))
+                .closeTimeout(Duration.ofSeconds(20))
+                .topics(topic)
+                .watermarkStore(PostgresWatermarkStore.create(postgres.jdbi))
+                .handler((record, token) -> {
+                    started.add(record.value());
+                    try {
+                        if (record.value().equals("a-1")) {
+                            releaseA.await(60, TimeUnit.SECONDS);
+                        } else if (record.value().equals("b-1")) {
+                            releaseB.await(60, TimeUnit.SECONDS);
+                        }
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                })
+                .build()) {
+            try {
+                consumer.start();
+                // a-1 and b-1 running, b-2 queued behind b-1; offset 0 stored
+                await().atMost(Duration.ofSeconds(60))
+                        .until(() -> started.containsAll(Set.of("a-1", "b-1"))
+                                && Long.valueOf(0).equals(stored(group)));
+                // another member commits the partition meanwhile (what a zombie overlap looks like to this one)
+                postgres.jdbi.useHandle(h ->
+                        h.execute("UPDATE fencing.kafka_offset SET next_offset = 30 WHERE consumer_group = ?", group));
+                releaseA.countDown(); // frontier -> 1: the commit finds 30, and the partition is reset
+                await().atMost(Duration.ofSeconds(60)).until(() -> resetting(consumer.clientId()));
+                releaseB.countDown(); // b-1 finishes while the reset waits
+                await().atMost(Duration.ofSeconds(60)).until(() -> !resetting(consumer.clientId()));
+                assertThat(started).as("records started").containsExactlyInAnyOrder("a-1", "b-1");
+                assertThat(consumer.failure()).as("the consumer's failure").isNull();
+            } finally {
+                releaseA.countDown();
+                releaseB.countDown();
+            }
+        }
+    }
+
+    /** Whether the consumer's poll thread (named after its client id) is resetting a partition taken over now. */
+    private static boolean resetting(String clientId) {
+        return Thread.getAllStackTraces().entrySet().stream()
+                .filter(e -> e.getKey().getName().equals(clientId))
+                .flatMap(e -> Arrays.stream(e.getValue()))
+                .anyMatch(frame -> frame.getClassName().endsWith("KeyParallelRunner")
+                        && frame.getMethodName().equals("reset"));
     }
 
     @SuppressWarnings("unchecked")

@@ -458,16 +458,20 @@ public final class KeyParallelRunner<K, V> implements Scheduler {
         }
     }
 
-    /** A partition another member committed: stop its records, then read it again from the store. */
+    /**
+     * A partition another member committed: stop its records, then read it again from the store. None of its
+     * queued records starts any more (the other member reads them from its own offset: with a plain handler they
+     * would be handled twice); those running are waited for.
+     */
     private void reset(TopicPartition partition) {
         ParallelPartition p = partitions.remove(partition);
         if (p == null) {
             return;
         }
         List<ParallelPartition> going = List.of(p);
-        List<TopicPartition> stuck = drain(going, false, runningTimeout);
+        List<TopicPartition> stuck = drain(going, true, runningTimeout);
         if (!stuck.isEmpty()) {
-            throw new HandlersStillRunningException(groupId, stuck, drainTimeout.plus(runningTimeout));
+            throw new HandlersStillRunningException(groupId, stuck, runningTimeout);
         }
         progress.forget(partition);
         ownership.reload(partition, p.advance((key, token) -> {}));
