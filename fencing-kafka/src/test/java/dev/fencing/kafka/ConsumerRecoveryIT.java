@@ -23,8 +23,10 @@ import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 import java.util.stream.IntStream;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.common.errors.SerializationException;
 import org.apache.kafka.common.header.Headers;
@@ -517,43 +519,7 @@ class ConsumerRecoveryIT {
      */
     @Test
     void aRecordRunAgainInKeyParallelModeIsDeserializedFromItsWholeValueAgain() throws Exception {
-        String topic = newTopic("recover-parallel-reread", 1);
-        String group = newGroup("recover-parallel-reread");
-        publish(topic, 20);
-        AtomicBoolean failedOnce = new AtomicBoolean();
-        TransactionalRecordHandler<Handle, String, String> handler = (handle, record, token) -> {
-            handle.execute("INSERT INTO applied VALUES (?, ?, ?)", topic, record.offset(), record.value());
-            if (record.value().equals("v-7") && failedOnce.compareAndSet(false, true)) {
-                throw new IllegalStateException("pricing service down");
-            }
-        };
-        try (FencedConsumer<String, String> consumer = FencedConsumer.builder(
-                        new StringDeserializer(), new ReadingDeserializer())
-                .properties(config(group))
-                .maxConcurrency(4)
-                .topics(topic)
-                .retryHandlerFailures(e -> e instanceof IllegalStateException)
-                .transactionalHandler(PostgresWatermarkStore.create(postgres.jdbi), handler)
-                .build()) {
-            CompletableFuture<Void> stopped = consumer.start();
-            Awaitility.await()
-                    .atMost(Duration.ofSeconds(60))
-                    .until(() -> stopped.isDone() || committed(group, topic) == 20);
-            assertThat(stopped).isNotDone();
-            assertThat(failedOnce).isTrue();
-        }
-        List<String> applied = postgres.jdbi.withHandle(
-                h -> h.createQuery("SELECT value FROM applied WHERE topic = ? ORDER BY kafka_offset")
-                        .bind(0, topic)
-                        .mapTo(String.class)
-                        .list());
-        assertThat(applied)
-                .as("values applied, in offset order")
-                .containsExactlyElementsOf(
-                        IntStream.range(0, 20).mapToObj(i -> "v-" + i).toList());
-        assertThat(KafkaFixture.size(topic + FencedConsumerConfig.DEAD_LETTER_SUFFIX))
-                .as("records dead-lettered")
-                .isZero();
+        runTwentyRecordsOnceWithAGroupRolledBack("recover-parallel-reread", new ReadingDeserializer(), record -> {});
     }
 
     /**
@@ -565,19 +531,32 @@ class ConsumerRecoveryIT {
      */
     @Test
     void aRecordRunAgainInKeyParallelModeIsDecidedByTheTokenItWasFetchedWith() throws Exception {
-        String topic = newTopic("recover-parallel-token", 1);
-        String group = newGroup("recover-parallel-token");
+        runTwentyRecordsOnceWithAGroupRolledBack(
+                "recover-parallel-token", new StringDeserializer(), record -> record.headers()
+                        .remove(FenceTokenHeader.NAME));
+    }
+
+    /**
+     * 20 records through a key-parallel consumer whose handler, after {@code alsoHandle}, applies each record and
+     * fails once on {@code v-7} with a failure the application named: the commit group holding it is rolled back
+     * and its records run again one by one. Every record must be applied once, in offset order, none dead-lettered.
+     */
+    private void runTwentyRecordsOnceWithAGroupRolledBack(
+            String name, Deserializer<String> valueDeserializer, Consumer<ConsumerRecord<String, String>> alsoHandle)
+            throws Exception {
+        String topic = newTopic(name, 1);
+        String group = newGroup(name);
         publish(topic, 20);
         AtomicBoolean failedOnce = new AtomicBoolean();
         TransactionalRecordHandler<Handle, String, String> handler = (handle, record, token) -> {
-            record.headers().remove(FenceTokenHeader.NAME);
+            alsoHandle.accept(record);
             handle.execute("INSERT INTO applied VALUES (?, ?, ?)", topic, record.offset(), record.value());
             if (record.value().equals("v-7") && failedOnce.compareAndSet(false, true)) {
                 throw new IllegalStateException("pricing service down");
             }
         };
         try (FencedConsumer<String, String> consumer = FencedConsumer.builder(
-                        new StringDeserializer(), new StringDeserializer())
+                        new StringDeserializer(), valueDeserializer)
                 .properties(config(group))
                 .maxConcurrency(4)
                 .topics(topic)
