@@ -1,5 +1,6 @@
 package dev.fencing.redis;
 
+import dev.fencing.redis.internal.Utf8Text;
 import java.util.Locale;
 import java.util.Objects;
 
@@ -44,15 +45,11 @@ public final class FencedScript {
         if (body.isBlank()) {
             throw new IllegalArgumentException("a fenced script's body must not be blank");
         }
-        for (int i = 0; i < body.length(); i++) {
-            char c = body.charAt(i);
-            if (Character.isHighSurrogate(c) && i + 1 < body.length() && Character.isLowSurrogate(body.charAt(i + 1))) {
-                i++;
-            } else if (Character.isSurrogate(c)) {
-                throw new IllegalArgumentException("a fenced script's body holds an unpaired UTF-16 surrogate \\u"
-                        + Integer.toHexString(c).toUpperCase(Locale.ROOT) + " at index " + i
-                        + ", which UTF-8 cannot encode");
-            }
+        int unpaired = Utf8Text.firstUnpaired(body);
+        if (unpaired >= 0) {
+            throw new IllegalArgumentException("a fenced script's body holds an unpaired UTF-16 surrogate \\u"
+                    + Integer.toHexString(body.charAt(unpaired)).toUpperCase(Locale.ROOT) + " at index " + unpaired
+                    + ", which UTF-8 cannot encode");
         }
         return new FencedScript(body);
     }

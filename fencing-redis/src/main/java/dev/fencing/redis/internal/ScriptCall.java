@@ -292,26 +292,16 @@ final class ScriptCall extends CommandArgs<String, String> {
         }
 
         private void requireEncodable(String text) {
-            for (int i = 0; i < text.length(); i++) {
-                if (unpaired(text, i)) {
-                    throw new IllegalArgumentException("'" + escaped(text) + "'"
-                            + (firstKey == null || firstKey.equals(text)
-                                    ? ""
-                                    : " (for Redis key '" + escaped(firstKey) + "')")
-                            + " holds an unpaired UTF-16 surrogate \\u"
-                            + Integer.toHexString(text.charAt(i)).toUpperCase(Locale.ROOT)
-                            + " at index " + i + ", which UTF-8 cannot encode; nothing was sent");
-                }
+            int i = Utf8Text.firstUnpaired(text);
+            if (i >= 0) {
+                throw new IllegalArgumentException("'" + escaped(text) + "'"
+                        + (firstKey == null || firstKey.equals(text)
+                                ? ""
+                                : " (for Redis key '" + escaped(firstKey) + "')")
+                        + " holds an unpaired UTF-16 surrogate \\u"
+                        + Integer.toHexString(text.charAt(i)).toUpperCase(Locale.ROOT)
+                        + " at index " + i + ", which UTF-8 cannot encode; nothing was sent");
             }
-        }
-
-        /** Whether the char at {@code i} is a surrogate without its pair (a high one before it, a low one after). */
-        private static boolean unpaired(String text, int i) {
-            char c = text.charAt(i);
-            if (Character.isHighSurrogate(c)) {
-                return i + 1 == text.length() || !Character.isLowSurrogate(text.charAt(i + 1));
-            }
-            return Character.isLowSurrogate(c) && (i == 0 || !Character.isHighSurrogate(text.charAt(i - 1)));
         }
 
         /** The text with each unpaired surrogate written as a Java escape (backslash, u, four hex digits). */
@@ -319,7 +309,7 @@ final class ScriptCall extends CommandArgs<String, String> {
             StringBuilder out = new StringBuilder(text.length() + 8);
             for (int i = 0; i < text.length(); i++) {
                 char c = text.charAt(i);
-                if (unpaired(text, i)) {
+                if (Utf8Text.unpaired(text, i)) {
                     out.append("\\u").append(Integer.toHexString(c).toUpperCase(Locale.ROOT));
                 } else {
                     out.append(c);
