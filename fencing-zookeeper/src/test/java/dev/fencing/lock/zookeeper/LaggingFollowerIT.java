@@ -40,8 +40,15 @@ class LaggingFollowerIT {
             InstanceSpec follower = follower(cluster);
             CuratorFramework admin = clients.newClient(Duration.ofSeconds(10));
             ZooKeeperClients onFollower = clients.track(new ZooKeeperClients(connectString(follower)));
-            CuratorFramework holderClient = onFollower.newClient(Duration.ofSeconds(2));
-            Lease lease = onFollower.locks(holderClient).lock(PATH).acquire();
+            // The lease must still be valid when verify() starts, or its false answer would prove nothing about
+            // the follower: with a 2 s session and the default pause tolerance, a loaded machine stalled the test
+            // long enough for the pause detector to end the lease first. So a 10 s session (its connection times
+            // out after about 6.7 s without answers) and no pause detection to speak of.
+            CuratorFramework holderClient = onFollower.newClient(Duration.ofSeconds(10));
+            FencedLocks locks = onFollower.track(FencedLocks.builder(holderClient)
+                    .pauseTolerance(Duration.ofMinutes(10))
+                    .build());
+            Lease lease = locks.lock(PATH).acquire();
             String node = lockNode(holderClient);
 
             try (AutoCloseable held = holdBack(follower)) {
@@ -50,6 +57,9 @@ class LaggingFollowerIT {
                 assertThat(holderClient.checkExists().forPath(node))
                         .as("a plain read on the lagging follower still finds the deleted node")
                         .isNotNull();
+                assertThat(lease.isValid())
+                        .as("the lease as the holder knows it, before verify()")
+                        .isTrue();
                 assertThat(lease.verify()).isFalse();
                 // the follower answers nothing of this session behind the pending sync, its pings
                 // included, so the client may also see its connection time out meanwhile
