@@ -2,43 +2,18 @@ package dev.fencing.kafka;
 
 import dev.fencing.FencePolicy;
 import dev.fencing.kafka.internal.AppliedOffsetStore;
+import dev.fencing.kafka.internal.ConsumerEngine;
 import dev.fencing.kafka.internal.ConsumerMeters;
 import dev.fencing.kafka.internal.ConsumerSettings;
-import dev.fencing.kafka.internal.DeadLetterWriter;
-import dev.fencing.kafka.internal.KeyParallelRunner;
-import dev.fencing.kafka.internal.KeyParallelWorker;
-import dev.fencing.kafka.internal.OffsetCommitter;
-import dev.fencing.kafka.internal.PartitionOwnership;
-import dev.fencing.kafka.internal.RecordStep;
 import dev.fencing.kafka.internal.RecordTransactions;
-import dev.fencing.kafka.internal.RetryPolicy;
-import dev.fencing.kafka.internal.Scheduler;
-import dev.fencing.kafka.internal.SerialScheduler;
-import dev.fencing.kafka.internal.UnitOfWork;
 import dev.fencing.kafka.spi.WatermarkStore;
-import java.nio.ByteBuffer;
 import java.time.Duration;
-import java.util.Collection;
-import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import org.apache.kafka.clients.consumer.CloseOptions;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
-import org.apache.kafka.clients.consumer.ConsumerRecords;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.errors.InterruptException;
-import org.apache.kafka.common.errors.WakeupException;
-import org.apache.kafka.common.serialization.ByteBufferDeserializer;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -236,31 +211,19 @@ import org.slf4j.LoggerFactory;
 public final class FencedConsumer<K, V> implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(FencedConsumer.class);
 
-    /** How long a topic missing at start is looked for again before the consumer fails naming it. */
-    static final Duration TOPIC_METADATA_GRACE = Duration.ofSeconds(3);
-
-    private static final Duration TOPIC_METADATA_RETRY = Duration.ofMillis(100);
-
     private final String groupId;
     private final String clientId;
     private final List<String> topics;
-    private final Deserializer<K> keyDeserializer;
-    private final Deserializer<V> valueDeserializer;
     private final WatermarkStore<Object> store; // null: watermarks private to this consumer, offsets in Kafka
     private final FencePolicy policy;
     private final StaleRecordPolicy stalePolicy;
-    private final Duration pollTimeout;
     private final Duration closeTimeout;
-    private final ConsumerSettings settings;
-    private final TransactionalRecordHandler<Object, K, V> handler;
-    private final boolean transactional;
-    private final RetryPolicy retry;
-    private final ConsumerMeters meters;
+    private final ConsumerEngine.Setup<K, V> setup;
 
     private final Object lock = new Object();
     private volatile ConsumerState state = ConsumerState.NEW;
     // this run's Kafka clients, ownership and scheduler: a restart after a failure makes new ones
-    private volatile Engine engine;
+    private volatile ConsumerEngine<K, V> engine;
     private volatile Throwable failure;
     // set as soon as the loop fails, before it shuts down (which can take the close timeout several times)
     private volatile Throwable failing;
@@ -268,24 +231,44 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
     // the poll thread and the key-parallel workers waiting to run again what a transient failure rolled back
     private final AtomicInteger retrying = new AtomicInteger();
     private final AtomicLong retries = new AtomicLong();
+    private final ConsumerEngine.Lifecycle lifecycle = new Lifecycle();
 
     FencedConsumer(FencedConsumerBuilder<K, V> builder, ConsumerSettings settings) {
         this.groupId = settings.groupId();
         this.clientId = settings.clientId();
         this.topics = settings.topics();
-        this.keyDeserializer = builder.keyDeserializer;
-        this.valueDeserializer = builder.valueDeserializer;
         this.store = builder.store;
         this.policy = settings.policy();
         this.stalePolicy = settings.staleRecords();
-        this.pollTimeout = settings.pollTimeout();
         this.closeTimeout = settings.closeTimeout();
-        this.settings = settings;
-        this.handler = builder.handler;
-        this.transactional = builder.transactional;
-        this.retry = settings.retry();
-        this.meters = new ConsumerMeters(builder.meterRegistry, groupId, clientId, this::heldWatermarks);
-        this.engine = new Engine();
+        this.setup = new ConsumerEngine.Setup<>(
+                settings,
+                store,
+                appliedOffsets(store),
+                builder.transactional && settings.maxConcurrency() > 1 ? recordTransactions(store) : null,
+                builder.handler,
+                builder.transactional,
+                builder.keyDeserializer,
+                builder.valueDeserializer,
+                new ConsumerMeters(builder.meterRegistry, groupId, clientId, this::heldWatermarks),
+                retrying,
+                retries);
+        this.engine = new ConsumerEngine<>(setup, lifecycle);
+    }
+
+    /** The store's loads with applied offsets, if it keeps them (PostgreSQL's, and fenced rows' over it). */
+    private static AppliedOffsetStore appliedOffsets(WatermarkStore<?> store) {
+        if (store instanceof PostgresWatermarkStore postgres) {
+            return postgres.appliedOffsetStore();
+        }
+        return store instanceof AppliedOffsetStore applied ? applied : null;
+    }
+
+    /** A transactional key-parallel handler's transactions, in the store the builder checked is PostgreSQL's. */
+    @SuppressWarnings("unchecked")
+    private static RecordTransactions<Object> recordTransactions(WatermarkStore<?> store) {
+        return (RecordTransactions<Object>)
+                (RecordTransactions<?>) ((PostgresWatermarkStore) store).recordTransactions();
     }
 
     /** A builder for a consumer whose handler sees keys and values made by these deserializers. */
@@ -323,7 +306,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
      * @throws WatermarkStoreException if the store could not load or save
      */
     public void run() {
-        Engine run;
+        ConsumerEngine<K, V> run;
         synchronized (lock) {
             requireNew();
             state = ConsumerState.RUNNING;
@@ -389,12 +372,12 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
                 throw new IllegalStateException(
                         "consumer " + clientId + " of group " + groupId + " is " + state + ", not FAILED");
             }
-            if (!engine.scheduler.isTerminated()) {
+            if (!engine.isTerminated()) {
                 throw new IllegalStateException("consumer " + clientId + " of group " + groupId + " failed, and"
                         + " handlers of the failed run still run: a restart would hand their records to a second"
                         + " handler at once; restart once they have returned");
             }
-            engine = new Engine();
+            engine = new ConsumerEngine<>(setup, lifecycle);
             failure = null;
             failing = null;
             pollThread = null;
@@ -432,7 +415,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
 
     /** Number of watermarks held in memory now: the keys of the partitions this consumer owns. */
     public int heldWatermarks() {
-        return engine.scheduler.watermarksHeld();
+        return engine.watermarksHeld();
     }
 
     /**
@@ -442,12 +425,12 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
      * serial consumer.
      */
     public int recordsInFlight() {
-        return engine.scheduler.recordsHeld();
+        return engine.recordsHeld();
     }
 
     /** The partitions this consumer owns now (as of its last rebalance); empty before it joins. */
     public Set<TopicPartition> assignment() {
-        return engine.ownership.assignment();
+        return engine.assignment();
     }
 
     /** The client id, also the name of the thread {@link #start()} makes. */
@@ -463,7 +446,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
     @Override
     public void close() {
         ConsumerState previous;
-        Engine run;
+        ConsumerEngine<K, V> run;
         synchronized (lock) {
             previous = state;
             state = ConsumerState.CLOSED;
@@ -471,41 +454,26 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
             lock.notifyAll(); // a poll thread backing off
         }
         if (previous == ConsumerState.NEW) {
-            run.shutDown();
-            closeDeserializers();
-            run.stopped.countDown(); // it never ran: a later close has nothing to wait for
+            run.closeUnstarted(); // it never ran: a later close has nothing to wait for
             return;
         }
         if (previous == ConsumerState.FAILED) {
-            closeDeserializers(); // the rest went when it failed
+            run.closeDeserializers(); // the rest went when it failed
             return;
         }
         if (Thread.currentThread() == pollThread) {
             return;
         }
-        run.consumer.wakeup();
-        if (run.scheduler.isWorkerThread()) {
+        run.wakeup();
+        if (run.isWorkerThread()) {
             return; // a handler: the poll thread's drain waits for this very record, so waiting here would stall
         }
         try {
-            if (!run.stopped.await(closeTimeout.toMillis(), TimeUnit.MILLISECONDS)) {
+            if (!run.awaitStopped(closeTimeout)) {
                 LOG.warn("fenced consumer {} of group {} did not stop within {}", clientId, groupId, closeTimeout);
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-        }
-    }
-
-    private void closeDeserializers() {
-        quietly("the key deserializer", keyDeserializer::close);
-        quietly("the value deserializer", valueDeserializer::close);
-    }
-
-    private void quietly(String what, Runnable close) {
-        try {
-            close.run();
-        } catch (RuntimeException e) {
-            LOG.warn("fenced consumer {} of group {}: closing {} failed: {}", clientId, groupId, what, e.toString());
         }
     }
 
@@ -515,398 +483,46 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         }
     }
 
-    /**
-     * Waits {@code nanos}, or until the consumer closes; returns whether it is still running. Poll thread.
-     */
-    private boolean backOff(long nanos) {
-        long deadline = System.nanoTime() + nanos;
-        synchronized (lock) {
-            try {
-                while (state == ConsumerState.RUNNING) {
-                    long left = deadline - System.nanoTime();
-                    if (left <= 0) {
-                        return true;
-                    }
-                    lock.wait(Math.max(1, left / 1_000_000));
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            return false;
-        }
-    }
-
-    /** One run of the loop: its Kafka clients, the partitions it owns, and the mode that handles records. */
-    private final class Engine {
-        final KafkaConsumer<ByteBuffer, ByteBuffer> consumer;
-        final DeadLetterWriter deadLetters;
-        final OffsetCommitter committer;
-        final PartitionOwnership ownership;
-        final Scheduler scheduler; // serial or key-parallel
-        final CountDownLatch stopped = new CountDownLatch(1);
-        // Owned by the poll thread.
-        // What a rebalance callback threw: Kafka rethrows it from poll() wrapped in its own generic error.
-        private FencedKafkaException rebalanceFailure;
-        private boolean recovering; // a rolled-back attempt waits to be run again: counted in retrying
-        // while recovering: how far each owned partition had been read when an attempt failed
-        private final Map<TopicPartition, Long> failedAt = new HashMap<>();
-
-        Engine() {
-            Map<String, Object> consumerConfig = new HashMap<>(settings.kafka());
-            consumerConfig.put(ConsumerConfig.CLIENT_ID_CONFIG, clientId);
-            consumerConfig.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-            // records of aborted producer transactions must never reach the handler (nor raise a watermark)
-            consumerConfig.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-            // where neither the store nor the group has an offset (a new group, an offset the log no longer
-            // holds), Kafka's own default (latest) would skip every record already there without a trace
-            consumerConfig.putIfAbsent(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-            // ByteBufferDeserializer hands over the fetched bytes in place: no copy before the fence check, and
-            // the handler's deserializers read the same bytes (their ByteBuffer method) once
-            this.consumer =
-                    new KafkaConsumer<>(consumerConfig, new ByteBufferDeserializer(), new ByteBufferDeserializer());
-            this.deadLetters = new DeadLetterWriter(
-                    groupId,
-                    clientId,
-                    settings.deadLetterTopic(),
-                    settings.deadLetterTimeout(),
-                    settings.kafka(),
-                    settings.deadLetterProducer(),
-                    // key-parallel workers await each dead letter at once: a linger would only delay them
-                    settings.maxConcurrency() > 1 ? Duration.ZERO : DeadLetterWriter.BATCHED_LINGER);
-            this.committer = new OffsetCommitter(consumer, clientId, store == null);
-            this.ownership = new PartitionOwnership(groupId, store, consumer, committer);
-            this.scheduler = settings.maxConcurrency() > 1
-                    ? keyParallel()
-                    : new SerialScheduler<>(
-                            new UnitOfWork<>(
-                                    settings,
-                                    store,
-                                    appliedOffsets(store),
-                                    new RecordStep<>(
-                                            settings,
-                                            handler,
-                                            keyDeserializer,
-                                            valueDeserializer,
-                                            deadLetters::send), // awaited before the unit's save
-                                    transactional,
-                                    consumer,
-                                    this::poll,
-                                    () -> state == ConsumerState.RUNNING,
-                                    ownership,
-                                    committer,
-                                    deadLetters,
-                                    meters),
-                            ownership);
+    /** What a run reads of the consumer's state, and how it reports its end. */
+    private final class Lifecycle implements ConsumerEngine.Lifecycle {
+        @Override
+        public boolean running() {
+            return state == ConsumerState.RUNNING;
         }
 
-        /** The store's loads with applied offsets, if it keeps them (PostgreSQL's, and fenced rows' over it). */
-        private static AppliedOffsetStore appliedOffsets(WatermarkStore<?> store) {
-            if (store instanceof PostgresWatermarkStore postgres) {
-                return postgres.appliedOffsetStore();
-            }
-            return store instanceof AppliedOffsetStore applied ? applied : null;
-        }
-
-        private Scheduler keyParallel() {
-            @SuppressWarnings("unchecked") // the builder checked: the store the transactional handler joins
-            RecordTransactions<Object> transactions = transactional
-                    ? (RecordTransactions<Object>) (RecordTransactions<?>)
-                            ((PostgresWatermarkStore) (WatermarkStore<?>) store).recordTransactions()
-                    : null;
-            RecordStep<K, V> step = new RecordStep<>(
-                    settings,
-                    handler,
-                    keyDeserializer,
-                    valueDeserializer,
-                    deadLetters::sendAndAwait); // acknowledged before the record counts as finished
-            return new KeyParallelRunner<>(
-                    settings,
-                    store,
-                    transactional,
-                    new KeyParallelWorker<>(settings, step, transactions, retrying, retries),
-                    consumer,
-                    ownership,
-                    committer,
-                    meters);
-        }
-
-        void run() {
-            Throwable failed = null;
-            try {
-                deadLetters.open();
-                requireTopicsExist();
-                deadLetters.fetchMetadata(topics);
-                consumer.subscribe(topics, new Rebalance());
-                RetryPolicy.Attempts attempts = retry.attempts();
-                long progress = ownership.progress();
-                while (state == ConsumerState.RUNNING) {
-                    try {
-                        scheduler.handle(poll(scheduler.pollTimeout(pollTimeout)));
-                    } catch (RuntimeException e) {
-                        if (state != ConsumerState.RUNNING
-                                || scheduler.isFinal(e)
-                                || (store == null && settings.maxConcurrency() > 1)) {
-                            throw e;
+        @Override
+        public boolean backOff(long nanos) {
+            long deadline = System.nanoTime() + nanos;
+            synchronized (lock) {
+                try {
+                    while (state == ConsumerState.RUNNING) {
+                        long left = deadline - System.nanoTime();
+                        if (left <= 0) {
+                            return true;
                         }
-                        recover(e, attempts);
-                        progress = ownership.progress();
-                        continue;
+                        lock.wait(Math.max(1, left / 1_000_000));
                     }
-                    if (recovering
-                            && (ownership.progress() != progress || (scheduler.recordsHeld() == 0 && caughtUp()))) {
-                        // what was rolled back has run again and committed, or a poll went through with nothing
-                        // left to commit and nothing left to read again (an idle topic after a failed load): a
-                        // new failure starts a new run. Not a poll that merely left nothing held (an empty one
-                        // after the rewind, any serial one): a failure that keeps coming back would never use up
-                        // fencing.retry.max.ms
-                        recovering = false;
-                        failedAt.clear();
-                        retrying.decrementAndGet();
-                        attempts.reset();
-                        LOG.info("fenced consumer {} of group {} recovered", clientId, groupId);
-                    }
-                }
-            } catch (WakeupException e) {
-                if (state == ConsumerState.RUNNING) {
-                    failed = e;
-                    failing = e;
-                    throw e;
-                }
-            } catch (RuntimeException | Error e) {
-                failed = e;
-                failing = e;
-                throw e;
-            } finally {
-                if (recovering) {
-                    recovering = false;
-                    retrying.decrementAndGet();
-                }
-                shutDown();
-                boolean closed;
-                synchronized (lock) {
-                    closed = state == ConsumerState.CLOSED;
-                    if (!closed) {
-                        state = ConsumerState.FAILED;
-                        failure = failed;
-                    }
-                }
-                if (closed) {
-                    closeDeserializers();
-                }
-                stopped.countDown();
-            }
-        }
-
-        /**
-         * After a transient failure on the poll thread: the serial unit was rolled back, the key-parallel
-         * records running finish and none starts; every owned partition is dropped from memory (its watermarks
-         * too) and, after the back-off, taken again from the store, where the consumer reads on. Throws the
-         * failure if it is not retried, or once {@value FencedConsumerConfig#RETRY_MAX_MS_CONFIG} has passed.
-         */
-        private void recover(RuntimeException first, RetryPolicy.Attempts attempts) {
-            RuntimeException failure = first;
-            long wait = attempts.next(failure);
-            if (wait < 0) {
-                throw failure;
-            }
-            if (!recovering) {
-                recovering = true;
-                retrying.incrementAndGet();
-            }
-            Set<TopicPartition> owned = consumer.assignment();
-            for (TopicPartition partition : owned) {
-                long position = position(partition);
-                if (position >= 0) {
-                    failedAt.merge(partition, position, Math::max);
-                }
-            }
-            Map<TopicPartition, Long> rewind = ownership.rewindPoints();
-            scheduler.release(owned, false);
-            ownership.release(owned, false);
-            while (true) {
-                retries.incrementAndGet();
-                LOG.warn(
-                        "fenced consumer {} of group {}: {} (attempt {}); its partitions {} are read again from the"
-                                + " store in {} ms",
-                        clientId,
-                        groupId,
-                        failure.toString(),
-                        attempts.failures(),
-                        owned,
-                        wait / 1_000_000);
-                if (!backOff(wait)) {
-                    return; // closed meanwhile
-                }
-                try {
-                    ownership.assign(owned);
-                    scheduler.assigned(owned);
-                    ownership.rewind(owned, rewind);
-                    consumer.resume(consumer.paused());
-                    return;
-                } catch (RuntimeException e) {
-                    ownership.release(owned, false);
-                    if (state != ConsumerState.RUNNING) {
-                        return;
-                    }
-                    failure = e;
-                    wait = attempts.next(failure);
-                    if (wait < 0) {
-                        throw failure;
-                    }
-                }
-            }
-        }
-
-        /**
-         * Whether every owned partition has been read again at least as far as when an attempt failed: nothing
-         * rolled back is left to run again.
-         */
-        private boolean caughtUp() {
-            for (Map.Entry<TopicPartition, Long> failed : failedAt.entrySet()) {
-                if (consumer.assignment().contains(failed.getKey()) && position(failed.getKey()) < failed.getValue()) {
-                    return false;
-                }
-            }
-            return true;
-        }
-
-        /** The partition's fetch position, or -1 if it has none now (nothing of it read since it was taken). */
-        private long position(TopicPartition partition) {
-            try {
-                return consumer.position(partition, Duration.ZERO);
-            } catch (WakeupException | InterruptException e) {
-                throw e;
-            } catch (KafkaException e) {
-                return -1;
-            }
-        }
-
-        /**
-         * Releases everything, each step bounded by {@code closeTimeout} and none of them able to stop the
-         * others or to replace the loop's own failure: it never throws. The deserializers stay open until the
-         * consumer is closed (a restart uses them again).
-         */
-        void shutDown() {
-            try {
-                scheduler.close();
-                committer.commitFinal(closeTimeout);
-                quietly("the Kafka consumer", () -> consumer.close(CloseOptions.timeout(closeTimeout)));
-            } catch (RuntimeException e) {
-                LOG.warn("closing Kafka consumer {} failed: {}", clientId, e.toString());
-            } finally {
-                // after a failure the dead letters still pending belong to a unit that was not committed: they are
-                // written again after a restart, and waiting for them (a deleted topic's, a broker's that is gone)
-                // would only hold the close for its whole timeout
-                Duration deadLetterClose = failing == null ? closeTimeout : Duration.ZERO;
-                quietly("the dead-letter producer", () -> deadLetters.close(deadLetterClose));
-                ownership.clear();
-                LOG.info("fenced consumer {} of group {} stopped", clientId, groupId);
-            }
-        }
-
-        /** {@code consumer.poll}, except that a failure of our rebalance callback is thrown as itself. */
-        private ConsumerRecords<ByteBuffer, ByteBuffer> poll(Duration timeout) {
-            ConsumerRecords<ByteBuffer, ByteBuffer> records;
-            try {
-                records = consumer.poll(timeout);
-            } catch (KafkaException e) {
-                FencedKafkaException failure = rebalanceFailure;
-                if (failure != null) {
-                    rebalanceFailure = null;
-                    throw failure;
-                }
-                throw e;
-            }
-            ownership.polled(records);
-            return records;
-        }
-
-        /**
-         * Fails at start when a subscribed topic or a dead-letter topic is missing: otherwise the first refused
-         * record would block its dead-letter write for {@code max.block.ms} and then stop the consumer. A topic
-         * made just before may not yet be in the metadata of the broker that answers (Kafka's {@code
-         * createTopics} returns once the controller made it), so a missing topic is looked for again for up to
-         * {@link #TOPIC_METADATA_GRACE} before the consumer fails naming it.
-         *
-         * @throws InterruptException if interrupted while it looks again, with
-         *     the thread's interrupt flag set
-         */
-        void requireTopicsExist() {
-            long deadline = System.nanoTime() + TOPIC_METADATA_GRACE.toNanos();
-            Map<String, String> missing = missingTopics();
-            while (!missing.isEmpty() && System.nanoTime() - deadline < 0) {
-                try {
-                    Thread.sleep(TOPIC_METADATA_RETRY.toMillis());
                 } catch (InterruptedException e) {
-                    throw new InterruptException(e);
+                    Thread.currentThread().interrupt();
                 }
-                missing = missingTopics();
-            }
-            if (!missing.isEmpty()) {
-                throw new MissingTopicException(missing, deadLetters.bootstrapServers());
+                return false;
             }
         }
 
-        private Map<String, String> missingTopics() {
-            Set<String> existing = consumer.listTopics().keySet();
-            Map<String, String> missing = new LinkedHashMap<>();
-            for (String topic : topics) {
-                if (!existing.contains(topic)) {
-                    missing.put(topic, "it is subscribed by group " + groupId);
-                }
-                String deadLetterOf = deadLetters.topicFor(topic);
-                if (!existing.contains(deadLetterOf)) {
-                    missing.putIfAbsent(
-                            deadLetterOf, "it is the dead-letter topic of " + topic + " for group " + groupId);
-                }
-            }
-            return missing;
+        @Override
+        public void failing(Throwable e) {
+            failing = e;
         }
 
-        private final class Rebalance implements ConsumerRebalanceListener {
-            @Override
-            public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
-                try {
-                    release(partitions, true);
-                } finally {
-                    ownership.release(partitions, true);
+        @Override
+        public boolean stopped(Throwable e) {
+            synchronized (lock) {
+                if (state == ConsumerState.CLOSED) {
+                    return true;
                 }
-            }
-
-            @Override
-            public void onPartitionsLost(Collection<TopicPartition> partitions) {
-                try {
-                    release(partitions, false);
-                } finally {
-                    ownership.release(partitions, false);
-                }
-            }
-
-            /** Nothing of these partitions runs once this returns, or the consumer stops. */
-            private void release(Collection<TopicPartition> partitions, boolean commit) {
-                try {
-                    scheduler.release(partitions, commit);
-                } catch (FencedKafkaException e) {
-                    rebalanceFailure = e;
-                    throw e;
-                }
-            }
-
-            @Override
-            public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
-                try {
-                    ownership.assign(partitions);
-                    scheduler.assigned(partitions);
-                } catch (FencedKafkaException e) {
-                    rebalanceFailure = e;
-                    throw e;
-                } catch (KafkaException e) {
-                    throw e; // wakeup, or Kafka's own failure: poll() throws it as it is
-                } catch (RuntimeException e) {
-                    rebalanceFailure = new WatermarkStoreException(
-                            "could not load the watermarks of " + partitions + " for group " + groupId + ": " + e, e);
-                    throw rebalanceFailure;
-                }
+                state = ConsumerState.FAILED;
+                failure = e;
+                return false;
             }
         }
     }
