@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.InstanceOfAssertFactories.STRING;
 import static org.awaitility.Awaitility.await;
 
+import dev.fencing.kafka.internal.WatermarkSave;
 import dev.fencing.kafka.spi.PartitionProgress;
 import dev.fencing.kafka.spi.PartitionState;
 import dev.fencing.kafka.spi.PartitionTakenOverException;
@@ -382,8 +383,8 @@ class PostgresWatermarkStoreIT {
         assertThat(store.load("g5", P1)).isEqualTo(new PartitionState(7, tokens("k", 300, 150L)));
 
         // the same statement without its guard lowers the stored tokens: the guard is what keeps them
-        String unguarded = PostgresWatermarkStore.RAISE_WATERMARKS.substring(
-                0, PostgresWatermarkStore.RAISE_WATERMARKS.indexOf(" WHERE fencing.kafka_watermark.fence_token"));
+        String unguarded = WatermarkSave.RAISE_WATERMARKS.substring(
+                0, WatermarkSave.RAISE_WATERMARKS.indexOf(" WHERE fencing.kafka_watermark.fence_token"));
         generic.useHandle(handle -> {
             Connection connection = handle.getConnection();
             try (PreparedStatement statement = connection.prepareStatement(unguarded)) {
@@ -426,7 +427,7 @@ class PostgresWatermarkStoreIT {
         // given the statement with PostgreSQL's numbered parameters in place of JDBC's
         StringBuilder numbered = new StringBuilder();
         int parameter = 0;
-        for (char c : PostgresWatermarkStore.RAISE_WATERMARKS.toCharArray()) {
+        for (char c : WatermarkSave.RAISE_WATERMARKS.toCharArray()) {
             numbered.append(c == '?' ? "$" + ++parameter : String.valueOf(c));
         }
         assertThat(parameter).isEqualTo(5);
@@ -513,8 +514,8 @@ class PostgresWatermarkStoreIT {
 
         // the same update without its guard lowers them: the guard is what keeps them
         String guard = " AND w.fence_token OPERATOR(pg_catalog.<) s.fence_token";
-        assertThat(PostgresWatermarkStore.UPDATE_KNOWN).contains(guard);
-        String unguarded = PostgresWatermarkStore.UPDATE_KNOWN.replace(guard, "");
+        assertThat(WatermarkSave.UPDATE_KNOWN).contains(guard);
+        String unguarded = WatermarkSave.UPDATE_KNOWN.replace(guard, "");
         int lowered = postgres.jdbi.withHandle(handle -> {
             Connection connection = handle.getConnection();
             try (PreparedStatement statement = connection.prepareStatement(unguarded)) {
@@ -542,7 +543,7 @@ class PostgresWatermarkStoreIT {
     private static String knownKeysPlan(String mode) {
         StringBuilder numbered = new StringBuilder();
         int parameter = 0;
-        for (char c : PostgresWatermarkStore.UPDATE_KNOWN.toCharArray()) {
+        for (char c : WatermarkSave.UPDATE_KNOWN.toCharArray()) {
             numbered.append(c == '?' ? "$" + ++parameter : String.valueOf(c));
         }
         StringBuilder keyLiterals = new StringBuilder();
@@ -558,9 +559,7 @@ class PostgresWatermarkStoreIT {
                 + " array_fill(7::int8, ARRAY[2000])";
         return postgres.jdbi.inTransaction(handle -> {
             handle.execute("SET LOCAL plan_cache_mode = " + mode);
-            handle.createQuery(PostgresWatermarkStore.PROBE_JOINS_ONLY)
-                    .mapToMap()
-                    .one();
+            handle.createQuery(WatermarkSave.PROBE_JOINS_ONLY).mapToMap().one();
             handle.execute("PREPARE probe(text, text[], int4[], bytea[], int8[]) AS " + numbered);
             try {
                 return String.join(
@@ -612,9 +611,7 @@ class PostgresWatermarkStoreIT {
         List<String> jit = postgres.jdbi.withHandle(handle -> {
             handle.execute("SET jit = on");
             String inSave = handle.inTransaction(tx -> {
-                tx.createQuery(PostgresWatermarkStore.PROBE_JOINS_ONLY)
-                        .mapToMap()
-                        .one();
+                tx.createQuery(WatermarkSave.PROBE_JOINS_ONLY).mapToMap().one();
                 return tx.createQuery("SELECT current_setting('jit')")
                         .mapTo(String.class)
                         .one();
