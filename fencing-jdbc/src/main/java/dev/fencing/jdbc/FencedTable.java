@@ -448,12 +448,18 @@ public final class FencedTable {
         private boolean requireNoInheritance(Handle handle, String qualified) {
             Map<String, Object> found = StatementParser.query(
                             handle,
-                            "SELECT c.relkind = 'p' AS partitioned,"
-                                    + " (SELECT string_agg(h.inhrelid::regclass::text, ', ' ORDER BY h.inhrelid::regclass::text)"
-                                    + " FROM pg_inherits h WHERE h.inhparent = c.oid AND c.relkind <> 'p') AS children,"
-                                    + " (SELECT string_agg(h.inhparent::regclass::text, ', ' ORDER BY h.inhparent::regclass::text)"
-                                    + " FROM pg_inherits h WHERE h.inhrelid = c.oid AND NOT c.relispartition) AS parents"
-                                    + " FROM pg_class c WHERE c.oid = to_regclass(format('%I.%I', :schema, :table))")
+                            "SELECT c.relkind " + EQUALS + " 'p' AS partitioned,"
+                                    + " (SELECT pg_catalog.string_agg(" + relationName("h.inhrelid")
+                                    + ", ', ' ORDER BY "
+                                    + relationName("h.inhrelid") + ")"
+                                    + " FROM pg_catalog.pg_inherits AS h WHERE h.inhparent " + EQUALS + " c.oid"
+                                    + " AND c.relkind OPERATOR(pg_catalog.<>) 'p') AS children,"
+                                    + " (SELECT pg_catalog.string_agg(" + relationName("h.inhparent")
+                                    + ", ', ' ORDER BY "
+                                    + relationName("h.inhparent") + ")"
+                                    + " FROM pg_catalog.pg_inherits AS h WHERE h.inhrelid " + EQUALS + " c.oid"
+                                    + " AND NOT c.relispartition) AS parents"
+                                    + " FROM pg_catalog.pg_class AS c WHERE c.oid " + EQUALS + " " + RELATION)
                     .bind("schema", schema)
                     .bind("table", table)
                     .mapToMap()
@@ -476,6 +482,23 @@ public final class FencedTable {
             return Boolean.TRUE.equals(found.get("partitioned"));
         }
 
+        /**
+         * The checked table, as the catalog queries name it. Like every operator, function and catalog table in
+         * them, named with its schema ({@link CatalogSql#EQUALS}): they run on the caller's session, whatever
+         * its search path.
+         */
+        private static final String RELATION = "pg_catalog.to_regclass(pg_catalog.format('%I.%I', :schema, :table))";
+
+        /** The key columns, bound as {@code keys}, as an SQL text array. */
+        private static final String KEYS = "CAST(:keys AS pg_catalog.text[])";
+
+        private static final String EQUALS = CatalogSql.EQUALS;
+
+        /** The relation {@code oid} (an SQL oid expression) names, as text. */
+        private static String relationName(String oid) {
+            return "CAST(CAST(" + oid + " AS pg_catalog.regclass) AS pg_catalog.text)";
+        }
+
         private FencedTable check(Handle handle) {
             if (table == null) {
                 throw new IllegalStateException("table is not set");
@@ -495,25 +518,32 @@ public final class FencedTable {
             // cast, so CAST(:key AS character) would truncate 'ABC' to 'A' and match another row.
             StatementParser.query(
                             handle,
-                            "SELECT c.column_name, c.is_nullable, format_type(a.atttypid, -1) AS base_type,"
+                            "SELECT CAST(c.column_name AS pg_catalog.text) AS column_name,"
+                                    + " CAST(c.is_nullable AS pg_catalog.text) AS is_nullable,"
+                                    + " pg_catalog.format_type(a.atttypid, -1) AS base_type,"
                                     // a domain (over a domain...) resolved to the type under it
                                     + " (WITH RECURSIVE d(oid, typtype, typbasetype) AS (SELECT t.oid, t.typtype,"
-                                    + " t.typbasetype FROM pg_catalog.pg_type t WHERE t.oid = a.atttypid UNION ALL"
-                                    + " SELECT t.oid, t.typtype, t.typbasetype FROM pg_catalog.pg_type t JOIN d ON"
-                                    + " t.oid = d.typbasetype WHERE d.typtype = 'd')"
-                                    + " SELECT format_type(d.oid, -1) FROM d WHERE d.typtype <> 'd') AS underlying_type,"
+                                    + " t.typbasetype FROM pg_catalog.pg_type t WHERE t.oid " + EQUALS + " a.atttypid"
+                                    + " UNION ALL SELECT t.oid, t.typtype, t.typbasetype FROM pg_catalog.pg_type t"
+                                    + " JOIN d ON t.oid " + EQUALS + " d.typbasetype WHERE d.typtype " + EQUALS
+                                    + " 'd')"
+                                    + " SELECT pg_catalog.format_type(d.oid, -1) FROM d"
+                                    + " WHERE d.typtype OPERATOR(pg_catalog.<>) 'd') AS underlying_type,"
                                     // the type named with its schema, whatever the search path (an array by
                                     // its element type's name: the statements append [] for arrays of it)
-                                    + " (SELECT CASE WHEN et.oid IS NULL THEN format('%I.%I', tn.nspname, t.typname)"
-                                    + " ELSE format('%I.%I[]', en.nspname, et.typname) END"
-                                    + " FROM pg_catalog.pg_type t JOIN pg_catalog.pg_namespace tn ON tn.oid = t.typnamespace"
-                                    + " LEFT JOIN pg_catalog.pg_type et ON et.oid = t.typelem AND et.typarray = t.oid"
-                                    + " LEFT JOIN pg_catalog.pg_namespace en ON en.oid = et.typnamespace"
-                                    + " WHERE t.oid = a.atttypid) AS cast_type"
+                                    + " (SELECT CASE WHEN et.oid IS NULL THEN pg_catalog.format('%I.%I', tn.nspname,"
+                                    + " t.typname) ELSE pg_catalog.format('%I.%I[]', en.nspname, et.typname) END"
+                                    + " FROM pg_catalog.pg_type t JOIN pg_catalog.pg_namespace tn"
+                                    + " ON tn.oid " + EQUALS + " t.typnamespace"
+                                    + " LEFT JOIN pg_catalog.pg_type et ON et.oid " + EQUALS + " t.typelem"
+                                    + " AND et.typarray " + EQUALS + " t.oid"
+                                    + " LEFT JOIN pg_catalog.pg_namespace en ON en.oid " + EQUALS + " et.typnamespace"
+                                    + " WHERE t.oid " + EQUALS + " a.atttypid) AS cast_type"
                                     + " FROM information_schema.columns c"
-                                    + " JOIN pg_attribute a ON a.attrelid = to_regclass(format('%I.%I', c.table_schema,"
-                                    + " c.table_name)) AND a.attname = c.column_name"
-                                    + " WHERE c.table_schema = :schema AND c.table_name = :table"
+                                    + " JOIN pg_catalog.pg_attribute a ON a.attrelid " + EQUALS + " " + RELATION
+                                    + " AND a.attname " + EQUALS + " c.column_name"
+                                    + " WHERE c.table_schema " + EQUALS + " CAST(:schema AS pg_catalog.name)"
+                                    + " AND c.table_name " + EQUALS + " CAST(:table AS pg_catalog.name)"
                                     + " ORDER BY c.ordinal_position")
                     .bind("schema", schema)
                     .bind("table", table)
@@ -568,11 +598,9 @@ public final class FencedTable {
             boolean[] uniqueKeys = StatementParser.query(
                             handle,
                             "SELECT "
-                                    + CatalogSql.uniqueKey(
-                                            "to_regclass(format('%I.%I', :schema, :table))", "CAST(:keys AS text[])")
+                                    + CatalogSql.uniqueKey(RELATION, KEYS)
                                     + " AS some_columns, "
-                                    + CatalogSql.exactUniqueKey(
-                                            "to_regclass(format('%I.%I', :schema, :table))", "CAST(:keys AS text[])")
+                                    + CatalogSql.exactUniqueKey(RELATION, KEYS)
                                     + " AS all_columns")
                     .bind("schema", schema)
                     .bind("table", table)
@@ -590,10 +618,7 @@ public final class FencedTable {
                         null);
             }
             Map<String, KeyComparison> comparisons = new HashMap<>();
-            StatementParser.query(
-                            handle,
-                            CatalogSql.keyEqualities(
-                                    "to_regclass(format('%I.%I', :schema, :table))", "CAST(:keys AS text[])"))
+            StatementParser.query(handle, CatalogSql.keyEqualities(RELATION, KEYS))
                     .bind("schema", schema)
                     .bind("table", table)
                     .bindArray("keys", String.class, keyColumns)
@@ -611,20 +636,24 @@ public final class FencedTable {
                     .list();
             boolean guarded = StatementParser.query(
                             handle,
-                            "SELECT EXISTS (SELECT 1 FROM pg_trigger"
-                                    + " WHERE tgrelid = to_regclass(format('%I.%I', :schema, :table))"
-                                    + " AND tgname = 'fencing_guard' AND NOT tgisinternal"
+                            "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_trigger"
+                                    + " WHERE tgrelid " + EQUALS + " " + RELATION
+                                    + " AND tgname " + EQUALS + " CAST('fencing_guard' AS pg_catalog.name)"
+                                    + " AND NOT tgisinternal"
                                     // fired in ordinary sessions: 'R' fires only under session_replication_role =
                                     // replica, 'D' never
-                                    + " AND tgenabled IN ('O', 'A')"
+                                    + " AND (tgenabled " + EQUALS + " 'O' OR tgenabled " + EQUALS + " 'A')"
                                     // FOR EACH ROW (bit 0), AFTER (bit 1 clear: a BEFORE guard, from an earlier
                                     // version, can be undone by a user's BEFORE trigger that fires after it), UPDATE
                                     // (bit 4)
-                                    + " AND (tgtype::int & 19) = 17"
-                                    + " AND tgfoid = to_regprocedure('fencing.guard_fence_token()')"
+                                    + " AND (CAST(tgtype AS pg_catalog.int4) OPERATOR(pg_catalog.&) 19) " + EQUALS
+                                    + " 17"
+                                    + " AND tgfoid " + EQUALS
+                                    + " pg_catalog.to_regprocedure('fencing.guard_fence_token()')"
                                     // and guarding this fence column, the function's first argument
-                                    + " AND substring(tgargs FROM 1 FOR position(decode('00', 'hex') IN tgargs) - 1)"
-                                    + " = convert_to(:fence, 'UTF8'))")
+                                    + " AND substring(tgargs FROM 1 FOR position(pg_catalog.decode('00', 'hex') IN"
+                                    + " tgargs) OPERATOR(pg_catalog.-) 1) " + EQUALS
+                                    + " pg_catalog.convert_to(:fence, 'UTF8'))")
                     .bind("schema", schema)
                     .bind("table", table)
                     .bind("fence", fenceColumn)

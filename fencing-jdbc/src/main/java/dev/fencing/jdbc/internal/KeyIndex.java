@@ -94,10 +94,14 @@ final class KeyIndex {
                                 + " pg_catalog.format_type(a.atttypid, -1) AS type_name,"
                                 + " " + CatalogSql.equalityOf("k.opclass") + " AS equality"
                                 + " FROM pg_catalog.pg_index AS i"
+                                // unnest of several arrays: PostgreSQL makes it pg_catalog.unnest of each
                                 + " CROSS JOIN LATERAL unnest(CAST(i.indkey AS pg_catalog.int2[]), CAST(i.indclass AS pg_catalog.oid[]))"
                                 + " WITH ORDINALITY AS k(attnum, opclass, n)"
-                                + " JOIN pg_catalog.pg_attribute AS a ON a.attrelid = i.indrelid AND a.attnum = k.attnum"
-                                + " WHERE k.n <= i.indnkeyatts AND i.indexrelid = (SELECT i.indexrelid"
+                                + " JOIN pg_catalog.pg_attribute AS a ON a.attrelid " + CatalogSql.EQUALS
+                                + " i.indrelid"
+                                + " AND a.attnum " + CatalogSql.EQUALS + " k.attnum"
+                                + " WHERE k.n " + CatalogSql.AT_MOST + " i.indnkeyatts"
+                                + " AND i.indexrelid " + CatalogSql.EQUALS + " (SELECT i.indexrelid"
                                 + " FROM pg_catalog.pg_index AS i WHERE "
                                 + CatalogSql.uniqueIndex(relation, FencedSql.keyNames(table))
                                 + " ORDER BY i.indisprimary DESC, i.indexrelid LIMIT 1) ORDER BY k.n")
@@ -147,33 +151,52 @@ final class KeyIndex {
      * table the statement names, over the same columns, which still have the names, types and collations
      * they had, under the same operator classes. Whether each class is still its type's default does not
      * matter: the statements compare with the equality the table was checked with ({@link
-     * FencedTable#keyEquality}), which {@link #find} found to be this index's classes' equality.
+     * FencedTable#keyEquality}), which {@link #find} found to be this index's classes' equality. Every
+     * comparison is pg_catalog's, named with its schema ({@link CatalogSql#EQUALS}): the statement runs on the
+     * writer's session, whatever its search path.
      */
     String stands() {
+        String equals = " " + CatalogSql.EQUALS + " ";
         StringBuilder sql = new StringBuilder("(SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_index AS i")
-                .append(" WHERE i.indexrelid = CAST(")
-                .append(indexOid)
-                .append(" AS pg_catalog.oid) AND i.indrelid = CAST('")
+                .append(" WHERE i.indexrelid")
+                .append(equals)
+                .append(oid(indexOid))
+                .append(" AND i.indrelid")
+                .append(equals)
+                .append("CAST('")
                 .append(table.quotedName())
                 .append("' AS pg_catalog.regclass)")
                 .append(" AND i.indisunique AND i.indimmediate AND i.indisvalid")
                 .append(" AND i.indpred IS NULL AND i.indexprs IS NULL")
-                .append(" AND i.indkey = CAST('")
+                .append(" AND i.indkey")
+                .append(equals)
+                .append("CAST('")
                 .append(keyVector)
-                .append("' AS pg_catalog.int2vector) AND i.indclass = CAST('")
+                .append("' AS pg_catalog.int2vector) AND i.indclass")
+                .append(equals)
+                .append("CAST('")
                 .append(classVector)
-                .append("' AS pg_catalog.oidvector) AND i.indcollation = CAST('")
+                .append("' AS pg_catalog.oidvector) AND i.indcollation")
+                .append(equals)
+                .append("CAST('")
                 .append(collationVector)
                 .append("' AS pg_catalog.oidvector)");
         for (Column column : columns) {
-            sql.append(" AND EXISTS (SELECT 1 FROM pg_catalog.pg_attribute AS a WHERE a.attrelid = i.indrelid")
-                    .append(" AND a.attnum = ")
+            sql.append(" AND EXISTS (SELECT 1 FROM pg_catalog.pg_attribute AS a WHERE a.attrelid")
+                    .append(equals)
+                    .append("i.indrelid AND a.attnum")
+                    .append(equals)
+                    .append("CAST(")
                     .append(column.number())
-                    .append(" AND a.attname = '")
+                    .append(" AS pg_catalog.int2) AND a.attname")
+                    .append(equals)
+                    .append("CAST('")
                     .append(Identifiers.require("key column", column.name()))
-                    .append("' AND a.atttypid = ")
+                    .append("' AS pg_catalog.name) AND a.atttypid")
+                    .append(equals)
                     .append(oid(column.typeOid()))
-                    .append(" AND a.attcollation = ")
+                    .append(" AND a.attcollation")
+                    .append(equals)
                     .append(oid(column.collationOid()))
                     .append(")");
         }
