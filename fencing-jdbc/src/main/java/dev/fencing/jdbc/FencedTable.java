@@ -225,9 +225,12 @@ public final class FencedTable {
 
     /**
      * Whether the fencing-db module's {@code fencing_guard} trigger, as {@code fencing.protect_table} installs it for
-     * this table's fence column (AFTER UPDATE, FOR EACH ROW, enabled for ordinary sessions), was on the table
-     * when it was checked. Without it, fencing-jdbc's writes are still fenced, but a writer that bypasses the
-     * library can lower tokens.
+     * this table's fence column (AFTER UPDATE, FOR EACH ROW, enabled for ordinary sessions, or {@code ENABLE
+     * ALWAYS}), was on the table when it was checked. Without it, fencing-jdbc's writes are still fenced, but a
+     * writer that bypasses the library can lower tokens. As installed, the guard does not fire in sessions with
+     * {@code session_replication_role = replica} (a superuser's, such as a logical replication subscriber's apply
+     * worker, which applies what the origin's guard accepted); {@code ALTER TABLE ... ENABLE ALWAYS TRIGGER
+     * fencing_guard} makes it fire there too (docs/jdbc.md).
      */
     public boolean guarded() {
         return guarded;

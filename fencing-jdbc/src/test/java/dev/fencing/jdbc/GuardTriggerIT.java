@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.sql.SQLException;
+import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.statement.UnableToExecuteStatementException;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -191,6 +192,76 @@ class GuardTriggerIT {
         } finally {
             db.jdbi.useHandle(h -> h.execute("DROP TABLE legacy"));
         }
+    }
+
+    /**
+     * A session with {@code session_replication_role = replica} (a superuser's: logical replication's apply
+     * workers run as one) skips ordinary triggers, the guard as it is installed too: a subscriber applies what its
+     * origin's guard accepted. The fenced statements check the token themselves, in every session. A guard its
+     * owner set to {@code ENABLE ALWAYS} fires in replica sessions too, is a guard to {@link FencedTable}, and stays
+     * so when the table is protected again (which recreates the trigger).
+     */
+    @Test
+    void aReplicaSessionSkipsTheGuardUnlessItIsEnabledAlwaysAndProtectingAgainKeepsThat() {
+        db.jdbi.useHandle(h -> {
+            h.execute("CREATE TABLE replicated (sku TEXT PRIMARY KEY, stock INT NOT NULL)");
+            h.execute("SELECT fencing.protect_table('replicated')");
+            h.execute("INSERT INTO replicated (sku, stock, last_fence_token) VALUES ('A-1', 7, 9)");
+        });
+        String lower = "UPDATE replicated SET stock = 0, last_fence_token = 3 WHERE sku = 'A-1'";
+        String restore = "UPDATE replicated SET stock = 7, last_fence_token = 9 WHERE sku = 'A-1'";
+        FencedWriter writer = FencedWriter.builder(db.jdbi).build();
+        try (Handle replica = db.jdbi.open()) {
+            replica.execute("SET session_replication_role = replica");
+            try {
+                FencedTable replicated = FencedTable.builder()
+                        .table("replicated")
+                        .keyColumns("sku")
+                        .build(db.jdbi);
+                assertThat(replicated.guarded()).isTrue();
+                assertThat(writer.tryUpdate(
+                                replica,
+                                FencedUpdate.builder(replicated)
+                                        .key("A-1")
+                                        .set("stock", 1)
+                                        .build(),
+                                5))
+                        .as("the fenced statement checks the token itself")
+                        .isEqualTo(new WriteOutcome.Rejected(9, 5));
+                assertThat(replica.execute(lower))
+                        .as("the guard as installed does not fire in a replica session")
+                        .isEqualTo(1);
+                db.jdbi.useHandle(h -> h.execute(restore));
+
+                db.jdbi.useHandle(h -> h.execute("ALTER TABLE replicated ENABLE ALWAYS TRIGGER fencing_guard"));
+                assertThat(FencedTable.builder()
+                                .table("replicated")
+                                .keyColumns("sku")
+                                .build(db.jdbi)
+                                .guarded())
+                        .isTrue();
+                assertThatThrownBy(() -> replica.execute(lower))
+                        .hasMessageContaining("stored token 9, offered token 3");
+
+                db.jdbi.useHandle(h -> h.execute("SELECT fencing.protect_table('replicated')"));
+                assertThatThrownBy(() -> replica.execute(lower))
+                        .as("protected again, the guard still fires in a replica session")
+                        .hasMessageContaining("stored token 9, offered token 3");
+                assertThat(replicatedRow()).isEqualTo("7:9");
+            } finally {
+                // the pool's connection goes back as it came
+                replica.execute("RESET session_replication_role");
+            }
+        } finally {
+            db.jdbi.useHandle(h -> h.execute("DROP TABLE replicated"));
+        }
+    }
+
+    private static String replicatedRow() {
+        return db.jdbi.withHandle(
+                h -> h.createQuery("SELECT stock || ':' || last_fence_token FROM replicated WHERE sku = 'A-1'")
+                        .mapTo(String.class)
+                        .one());
     }
 
     /**
