@@ -67,11 +67,15 @@ import java.util.Objects;
  *       lease on its own; after it, it may have;
  *   <li>a keep-alive was answered with a TTL of zero or "lease not found": the etcd lease expired or was revoked,
  *       and the key went with it ({@link LeaseLoss#SESSION_LOST});
- *   <li>the holder's key was deleted, as the watch reports ({@link LeaseLoss#NODE_GONE}), or {@link
- *       Lease#verify()} read it and found it gone or belonging to another lease ({@link LeaseLoss#NODE_GONE}).
- *       One watch per {@code EtcdLocks}, over its prefix, reports the deletions of every key under it; when that
- *       watch breaks (a dropped stream, a compacted revision), it is replaced, and each held key is read on its
- *       own: a hold whose key that read does not find is ended;
+ *   <li>the holder's key was deleted, or written by another client after its creation, as the watch reports
+ *       ({@link LeaseLoss#NODE_GONE}), or {@link Lease#verify()} read it and found it gone, written since its
+ *       creation or belonging to another lease ({@link LeaseLoss#NODE_GONE}). A lock writes its key once, when it
+ *       creates it; another client's put on it takes it off the holder's etcd lease (onto the writer's, or none):
+ *       it keeps its create revision and still stands first, but the end of the holder's lease no longer deletes
+ *       it and its value is no longer the holder's, so the key is no longer the holder's. One watch per {@code
+ *       EtcdLocks}, over its prefix, reports the deletions and writes of every key under it; when that watch
+ *       breaks (a dropped stream, a compacted revision), it is replaced, and each held key is read on its own: a
+ *       hold whose key that read does not find as it was created is ended;
  *   <li>for the lease TTL (less the deadline's margin), no working watch covered the holder's key and no read
  *       found it, say while etcd renews leases but cannot serve reads: the key may still be there, but nothing
  *       here can tell ({@link LeaseLoss#CONNECTION_SUSPENDED});
@@ -80,8 +84,8 @@ import java.util.Objects;
  *   <li>these locks were closed ({@link LeaseLoss#LOCKS_CLOSED}).
  * </ul>
  *
- * What the check cannot know, and why the resource checks the token: a lease revoked or a key deleted by someone
- * else, until the watch or a keep-alive tells this client (the lock may pass in that gap), and a pause that has
+ * What the check cannot know, and why the resource checks the token: a lease revoked or a key deleted or
+ * overwritten by someone else, until the watch or a keep-alive tells this client (the lock may pass in that gap), and a pause that has
  * not ended yet.
  *
  * <pre>{@code

@@ -372,8 +372,8 @@ public final class EtcdLockRegistry implements AutoCloseable {
 
     /**
      * Reads the holder's key (a linearizable read, so a lagging member cannot report a deleted key as present):
-     * it must exist with the grant's create revision and lease. Anything else, or no answer within the request
-     * timeout, ends the grant with {@link LeaseLoss#NODE_GONE}.
+     * it must exist with the grant's create revision and lease, not written since its creation. Anything else, or no
+     * answer within the request timeout, ends the grant with {@link LeaseLoss#NODE_GONE}.
      */
     boolean verify(EtcdHold hold) {
         if (Thread.interrupted()) {
@@ -384,9 +384,7 @@ public final class EtcdLockRegistry implements AutoCloseable {
             GetResponse response =
                     client.getKVClient().get(hold.keyBytes).get(requestTimeout.toNanos(), TimeUnit.NANOSECONDS);
             List<KeyValue> kvs = response.getKvs();
-            if (kvs.size() == 1
-                    && kvs.get(0).getCreateRevision() == hold.token
-                    && kvs.get(0).getLease() == hold.leaseId) {
+            if (KeyDeletionWatch.asCreated(kvs, hold) && kvs.get(0).getLease() == hold.leaseId) {
                 return isValid(hold);
             }
         } catch (InterruptedException e) {

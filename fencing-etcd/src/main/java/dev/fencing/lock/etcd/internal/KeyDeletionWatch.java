@@ -21,13 +21,17 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One watch of deletions under the registry's prefix, shared by all its holds: a deletion of a hold's key by
- * anyone but the holder (an operator, a revoked or expired lease) ends the hold with {@link LeaseLoss#NODE_GONE}.
- * jetcd opens a gRPC stream per watcher; one per grant cost about a fifth of an uncontended acquire+release.
+ * One watch of the keys under the registry's prefix, shared by all its holds: a deletion of a hold's key by anyone
+ * but the holder (an operator, a revoked or expired lease) ends the hold with {@link LeaseLoss#NODE_GONE}, and so
+ * does a write of it after its creation. A hold's key is written once, when it is created; a later put is another
+ * client's, and takes the key off the hold's etcd lease (onto its own, or none): the key keeps its create revision
+ * and still stands first among the contenders, but the end of the hold's lease no longer deletes it, and its value
+ * is no longer the holder's. jetcd opens a gRPC stream per watcher; one per grant cost about a fifth of an
+ * uncontended acquire+release.
  *
  * <p>A hold is covered once the watch started at most one revision after its key was created, or after a read at
- * which its key still existed with its create revision (a deleted key does not come back with the same create
- * revision), and the watch has not broken since. A hold that is not covered is confirmed by a read of its own key;
+ * which its key still existed with its create revision and had not been written since (a deleted key does not come
+ * back with the same create revision), and the watch has not broken since. A hold that is not covered is confirmed by a read of its own key;
  * one that stays uncovered for the lease TTL (less the keep-alive deadline's margin) ends with {@link
  * LeaseLoss#CONNECTION_SUSPENDED}: its key may still be there, but nothing here can tell. Thread-safe.
  */
@@ -168,7 +172,7 @@ final class KeyDeletionWatch {
         WatchOption option = WatchOption.builder()
                 .isPrefix(true)
                 .withRevision(from)
-                .withNoPut(true)
+                // puts too: a put on a held key after its creation is another client's
                 // a member cut off from the leader would otherwise keep the stream open and silent
                 .withRequireLeader(true)
                 .build();
@@ -180,7 +184,7 @@ final class KeyDeletionWatch {
                     .watch(
                             range,
                             option,
-                            response -> deleted(response),
+                            response -> changed(response),
                             failure -> {
                                 long at = System.nanoTime();
                                 keepAlives.now(() -> broke(epoch, failure, at));
@@ -196,15 +200,22 @@ final class KeyDeletionWatch {
         return epoch;
     }
 
-    private void deleted(WatchResponse response) {
+    private void changed(WatchResponse response) {
         for (WatchEvent event : response.getEvents()) {
-            if (event.getEventType() == WatchEvent.EventType.DELETE) {
-                EtcdHold hold = holds.get(event.getKeyValue().getKey());
-                if (hold != null) {
-                    registry.lostLater(hold, LeaseLoss.NODE_GONE);
-                }
+            KeyValue kv = event.getKeyValue();
+            EtcdHold hold = holds.get(kv.getKey());
+            // the put that created the key (version 1) may arrive before the hold knows its revision
+            if (hold != null && (event.getEventType() == WatchEvent.EventType.DELETE || kv.getVersion() > 1)) {
+                registry.lostLater(hold, LeaseLoss.NODE_GONE);
             }
         }
+    }
+
+    /** Whether a read found the hold's key as the hold created it: with its create revision, never written since. */
+    static boolean asCreated(List<KeyValue> kvs, EtcdHold hold) {
+        return kvs.size() == 1
+                && kvs.get(0).getCreateRevision() == hold.token
+                && kvs.get(0).getVersion() == 1;
     }
 
     /** On the keep-alive thread: a watch that failed or ended (also after its own close, which is ignored). */
@@ -335,7 +346,7 @@ final class KeyDeletionWatch {
                 return;
             }
             List<KeyValue> kvs = response.getKvs();
-            if (kvs.isEmpty() || kvs.get(0).getCreateRevision() != hold.token) {
+            if (!asCreated(kvs, hold)) {
                 registry.lostLater(hold, LeaseLoss.NODE_GONE);
                 unconfirmed.remove(hold);
                 return;

@@ -13,6 +13,7 @@ import dev.fencing.testsupport.EtcdServers;
 import dev.fencing.testsupport.TcpRelay;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
+import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.Watch;
 import io.etcd.jetcd.options.DeleteOption;
 import io.etcd.jetcd.options.GetOption;
@@ -41,7 +42,8 @@ import org.junit.jupiter.api.TestInfo;
  * while its keep-alives succeed, as does a deletion from before the
  * watch started (the read that confirms an older key), one watch at a time across dropped
  * connections (through a {@link TcpRelay} in front of etcd) and none after the locks close, and a holder cut off
- * from etcd is told of its loss without checking.
+ * from etcd is told of its loss without checking; a held key another client overwrote ends its hold as a
+ * deleted one does.
  */
 class KeyDeletionWatchIT {
     private final List<AutoCloseable> opened = new ArrayList<>();
@@ -112,6 +114,73 @@ class KeyDeletionWatchIT {
         assertThat(watchersOn(client)).as("the only watch").containsExactly(prefix + "/");
         deleted.close();
         kept.close();
+    }
+
+    /**
+     * Another client's plain put on the held key: the key still exists with the grant's create revision (it still
+     * stands first among the lock's contenders), but it is no longer attached to the hold's etcd lease, so the end of
+     * that lease no longer deletes it, and its value is the other client's. The etcd lease lives and its keep-alives
+     * are answered: only the watch can tell.
+     */
+    @Test
+    void aHeldKeyOverwrittenByAnotherClientsPutEndsThatLeaseThoughTheKeyStillExists() throws Exception {
+        Client client = client(EtcdServers.shared().endpoints().get(0));
+        Client outsider = client(EtcdServers.shared().endpoints().get(0));
+        RecordingListener told = new RecordingListener();
+        EtcdLockRegistry registry = registry(client, Duration.ofSeconds(10), told);
+        Lease overwritten = registry.lock("overwritten").acquire();
+        Lease kept = registry.lock("kept").acquire();
+        EtcdHold hold = EtcdLockRegistry.holdOf(overwritten);
+
+        outsider.getKVClient()
+                .put(hold.keyBytes, EtcdTesting.bytes("another client's value"))
+                .get(10, TimeUnit.SECONDS);
+
+        KeyValue after = onlyKey(outsider, hold.keyBytes);
+        assertThat(after.getCreateRevision())
+                .as("create revision after the put")
+                .isEqualTo(overwritten.token());
+        assertThat(after.getLease()).as("etcd lease of the key after the put").isZero();
+        await().atMost(Duration.ofSeconds(5))
+                .alias("the lease whose key another client overwrote reads invalid")
+                .until(() -> !overwritten.isValid());
+        assertThat(hold.loss()).isEqualTo(LeaseLoss.NODE_GONE);
+        await().atMost(Duration.ofSeconds(5))
+                .untilAsserted(() -> assertThat(told.causes).containsExactly(LeaseLoss.NODE_GONE));
+        assertThat(kept.isValid()).isTrue();
+        overwritten.close();
+        assertThat(onlyKey(outsider, hold.keyBytes).getValue())
+                .as("the key after the release revoked the hold's etcd lease: another client's now")
+                .isEqualTo(EtcdTesting.bytes("another client's value"));
+        outsider.getKVClient().delete(hold.keyBytes).get(10, TimeUnit.SECONDS);
+        kept.close();
+    }
+
+    @Test
+    void aHeldKeyOverwrittenWhileTheWatchStreamIsBrokenEndsTheLeaseOnceTheWatchIsReplaced() throws Exception {
+        TcpRelay relay = relayToSharedEtcd();
+        Client client = client("http://127.0.0.1:" + relay.port());
+        Client outsider = client(EtcdServers.shared().endpoints().get(0));
+        EtcdLockRegistry registry = registry(client, Duration.ofSeconds(10), new FencedLockListener() {});
+        Lease lease = registry.lock("overwritten-unseen").acquire();
+        EtcdHold hold = EtcdLockRegistry.holdOf(lease);
+        Watch.Watcher before = registry.keys.deletions.watcherForTest();
+
+        // the put's event never reaches the client: held back, then dropped with the stream
+        relay.holdBack();
+        outsider.getKVClient()
+                .put(hold.keyBytes, EtcdTesting.bytes("another client's value"))
+                .get(10, TimeUnit.SECONDS);
+        relay.dropConnections();
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> registry.keys.deletions.watcherForTest() != before);
+        // the new watch starts after the put, and the replacement's read finds the key with the grant's revision
+        await().atMost(Duration.ofSeconds(5))
+                .alias("the lease whose key another client overwrote reads invalid")
+                .until(() -> !lease.isValid());
+        assertThat(hold.loss()).isEqualTo(LeaseLoss.NODE_GONE);
+        lease.close();
+        outsider.getKVClient().delete(hold.keyBytes).get(10, TimeUnit.SECONDS);
     }
 
     @Test
@@ -277,6 +346,13 @@ class KeyDeletionWatchIT {
         relay.dropConnections();
         lease.close();
         threads.submit(nextLease::close).get(10, TimeUnit.SECONDS);
+    }
+
+    private static KeyValue onlyKey(Client client, ByteSequence key) throws Exception {
+        List<KeyValue> kvs =
+                client.getKVClient().get(key).get(10, TimeUnit.SECONDS).getKvs();
+        assertThat(kvs).as("keys named " + EtcdTesting.text(key)).hasSize(1);
+        return kvs.get(0);
     }
 
     private TcpRelay relayToSharedEtcd() {
