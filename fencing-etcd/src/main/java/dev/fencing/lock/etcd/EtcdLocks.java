@@ -67,6 +67,8 @@ import java.util.Objects;
  *       lease on its own; after it, it may have;
  *   <li>a keep-alive was answered with a TTL of zero or "lease not found": the etcd lease expired or was revoked,
  *       and the key went with it ({@link LeaseLoss#SESSION_LOST});
+ *   <li>a keep-alive could not be sent (its request threw): the etcd lease is not renewed any more ({@link
+ *       LeaseLoss#SESSION_LOST});
  *   <li>the holder's key was deleted, or written by another client after its creation, as the watch reports
  *       ({@link LeaseLoss#NODE_GONE}), or {@link Lease#verify()} read it and found it gone, written since its
  *       creation or belonging to another lease ({@link LeaseLoss#NODE_GONE}). A lock writes its key once, when it

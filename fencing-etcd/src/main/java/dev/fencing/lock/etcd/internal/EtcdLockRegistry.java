@@ -89,7 +89,7 @@ public final class EtcdLockRegistry implements AutoCloseable {
     private final Set<EtcdElection> participants = ConcurrentHashMap.newKeySet();
 
     private final KeyMutex mutex;
-    private final KeepAlives keepAlives;
+    final KeepAlives keepAlives;
     /** The watch of the holds' keys, and their release. */
     final HoldKeys keys;
 

@@ -5,11 +5,13 @@ import io.etcd.jetcd.Client;
 import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
 import io.grpc.Context;
 import java.util.Locale;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -27,12 +29,20 @@ final class KeepAlives {
     private final ScheduledExecutorService scheduler;
     private final long periodMillis;
     private final long periodNanos;
+    /** Sends one keep-alive of an etcd lease; a test hook replaces it. */
+    private volatile LongFunction<CompletableFuture<LeaseKeepAliveResponse>> sends;
 
     KeepAlives(EtcdLockRegistry registry, ScheduledExecutorService scheduler) {
         this.registry = registry;
         this.scheduler = scheduler;
         this.periodMillis = Math.max(100, TimeUnit.SECONDS.toMillis(registry.ttlSeconds) / 3);
         this.periodNanos = TimeUnit.MILLISECONDS.toNanos(periodMillis);
+        this.sends = leaseId -> keepAliveOnce(registry.client, leaseId);
+    }
+
+    /** Test hook: sends the holds' periodic keep-alives (not the one before a late grant). */
+    void sendsForTest(LongFunction<CompletableFuture<LeaseKeepAliveResponse>> sends) {
+        this.sends = Objects.requireNonNull(sends);
     }
 
     long periodNanos() {
@@ -42,7 +52,7 @@ final class KeepAlives {
     void start(EtcdHold hold) {
         try {
             hold.keepAlive = scheduler.scheduleWithFixedDelay(
-                    () -> send(hold), periodMillis, periodMillis, TimeUnit.MILLISECONDS);
+                    () -> sendOrEnd(hold), periodMillis, periodMillis, TimeUnit.MILLISECONDS);
         } catch (RejectedExecutionException closed) {
             // the locks are closed: the hold is marked, and its lease expires
         }
@@ -82,6 +92,20 @@ final class KeepAlives {
         }
     }
 
+    /**
+     * A periodic task that throws is never run again, silently: the hold's etcd lease would then expire on the
+     * server while the hold reads valid here until a check finds its deadline passed, and nothing would tell the
+     * listener. A keep-alive that cannot be sent ends the hold at once instead.
+     */
+    private void sendOrEnd(EtcdHold hold) {
+        try {
+            send(hold);
+        } catch (RuntimeException | Error e) {
+            LOG.warn("could not send a keep-alive of lock key {} ({}); its lease ends", hold.key, e.toString());
+            registry.lostLater(hold, LeaseLoss.SESSION_LOST);
+        }
+    }
+
     private void send(EtcdHold hold) {
         if (hold.loss() != null) {
             stop(hold); // an invalid hold stays invalid: let its lease expire if its owner forgets to close it
@@ -100,7 +124,7 @@ final class KeepAlives {
         // (jetcd fails over only for new requests) must not hold the lease's renewal up until the deadline
         hold.sentAtNanos = now;
         long wall = System.currentTimeMillis();
-        keepAliveOnce(registry.client, hold.leaseId)
+        sends.apply(hold.leaseId)
                 .orTimeout(periodNanos, TimeUnit.NANOSECONDS)
                 .whenComplete((response, failure) -> answered(hold, now, wall, response, failure));
     }

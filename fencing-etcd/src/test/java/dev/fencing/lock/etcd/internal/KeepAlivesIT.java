@@ -22,6 +22,9 @@ import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -30,7 +33,8 @@ import org.junit.jupiter.api.TestInfo;
 
 /**
  * The keep-alives' gRPC streams, counted on the client by an interceptor: one that is given up on (unanswered
- * within its period) is ended, not left open for as long as the server stays silent.
+ * within its period) is ended, not left open for as long as the server stays silent. A keep-alive that cannot be sent
+ * ends its lease.
  */
 class KeepAlivesIT {
     private static final String KEEP_ALIVE = "etcdserverpb.Lease/LeaseKeepAlive";
@@ -88,6 +92,50 @@ class KeepAlivesIT {
                 .as("keep-alive streams still open after their keep-alives were given up on")
                 .isZero());
         relay.dropConnections(); // the release's revoke on a new connection, not waited out on the silent one
+        lease.close();
+    }
+
+    /**
+     * A keep-alive whose send throws (here a test hook throws where jetcd would): the periodic task that sends them
+     * was never run again after that, so the etcd lease expired on the server while nothing here ended the lease or
+     * told the listener; a check found it only once the deadline had passed. The failed send ends the lease at once.
+     */
+    @Test
+    void aKeepAliveThatCannotBeSentEndsTheLeaseAndTellsTheListenerBeforeItsDeadline() throws Exception {
+        Duration ttl = Duration.ofSeconds(3);
+        Client client = EtcdTesting.client(EtcdServers.shared().endpoints());
+        opened.add(client);
+        List<Boolean> deadlinePassedWhenTold = new CopyOnWriteArrayList<>();
+        List<LeaseLoss> told = new CopyOnWriteArrayList<>();
+        EtcdLockRegistry registry = EtcdTesting.registry(client, prefix, ttl, new FencedLockListener() {
+            @Override
+            public void leaseInvalidated(Lease lease, LeaseLoss cause) {
+                deadlinePassedWhenTold.add(EtcdLockRegistry.holdOf(lease).deadlinePassed());
+                told.add(cause);
+            }
+        });
+        opened.add(registry);
+        Lease lease = registry.lock("unsendable").acquire();
+        EtcdHold hold = EtcdLockRegistry.holdOf(lease);
+        CountDownLatch thrown = new CountDownLatch(1);
+        registry.keepAlives.sendsForTest(leaseId -> {
+            thrown.countDown();
+            throw new IllegalStateException("keep-alive refused by the test");
+        });
+
+        assertThat(thrown.await(ttl.toMillis(), TimeUnit.MILLISECONDS))
+                .as("a keep-alive sent")
+                .isTrue();
+
+        // no check of the lease here: only the keep-alive thread can end it
+        await().atMost(ttl.multipliedBy(2))
+                .alias("the listener told of the lease whose keep-alive could not be sent")
+                .until(() -> !told.isEmpty());
+        assertThat(deadlinePassedWhenTold)
+                .as("whether the keep-alive deadline had passed when the listener was told")
+                .containsExactly(false);
+        assertThat(told).containsExactly(LeaseLoss.SESSION_LOST);
+        assertThat(lease.isValid()).isFalse();
         lease.close();
     }
 
