@@ -161,13 +161,14 @@ final class KeyMutex {
             if (firstAlready) {
                 return registry.keys.renewBeforeGrant(hold) ? Outcome.GRANTED : Outcome.LOST;
             }
-            // one read, and only while the own key still exists with this revision: a waiter whose key was
-            // deleted (its lease revoked or expired) must not find itself first and be granted without a key
+            // one read, and only while the own key still exists as it was created (its mod revision is its create
+            // revision): a waiter whose key was deleted (its lease revoked or expired) must not find itself first
+            // and be granted without a key, nor one whose key another client wrote, which took it off this lease
             TxnResponse ranked = await(
                     () -> registry.client
                             .getKVClient()
                             .txn()
-                            .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(revision)))
+                            .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.modRevision(revision)))
                             .Then(Op.get(contenders, predecessor))
                             .commit(),
                     hold,

@@ -24,7 +24,9 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -43,7 +45,7 @@ import org.junit.jupiter.api.TestInfo;
  * watch started (the read that confirms an older key), one watch at a time across dropped
  * connections (through a {@link TcpRelay} in front of etcd) and none after the locks close, and a holder cut off
  * from etcd is told of its loss without checking; a held key another client overwrote ends its hold as a
- * deleted one does.
+ * deleted one does, and a waiter whose key another client overwrote is not granted under it.
  */
 class KeyDeletionWatchIT {
     private final List<AutoCloseable> opened = new ArrayList<>();
@@ -181,6 +183,56 @@ class KeyDeletionWatchIT {
         assertThat(hold.loss()).isEqualTo(LeaseLoss.NODE_GONE);
         lease.close();
         outsider.getKVClient().delete(hold.keyBytes).get(10, TimeUnit.SECONDS);
+    }
+
+    /**
+     * A waiter's key overwritten by another client while the watch cannot tell (the put's event dropped with the
+     * stream, the replacement's reads refused): the waiter's own read of its predecessor, made in one transaction
+     * with a check of its key, must not grant it under a key that is no longer on its etcd lease. It contends again
+     * with a new key, which waits behind the overwritten one.
+     */
+    @Test
+    void aWaiterWhoseKeyAnotherClientOverwroteIsNotGrantedUnderIt() throws Exception {
+        Duration ttl = Duration.ofSeconds(10);
+        TcpRelay relay = relayToSharedEtcd();
+        Client client = client("http://127.0.0.1:" + relay.port());
+        Client outsider = client(EtcdServers.shared().endpoints().get(0));
+        EtcdLockRegistry registry = registry(client, ttl, new FencedLockListener() {});
+        ByteSequence revisionKey = EtcdTesting.bytes(prefix + "/");
+        registry.keys.deletions.readsForTest(key -> key.equals(revisionKey)
+                ? client.getKVClient().get(key)
+                : CompletableFuture.failedFuture(new IllegalStateException("UNAVAILABLE: reads refused by the test")));
+        Lease held = registry(outsider, ttl, new FencedLockListener() {})
+                .lock("queued")
+                .acquire();
+        List<String> waiterKeys = new CopyOnWriteArrayList<>();
+        registry.predecessorWatched((waiter, predecessor) -> waiterKeys.add(waiter));
+        FencedLock lock = registry.lock("queued");
+        Future<Optional<Long>> waiter = threads.submit(() -> {
+            Optional<Lease> taken = lock.tryAcquire(Duration.ofSeconds(5));
+            taken.ifPresent(Lease::close);
+            return taken.map(Lease::token);
+        });
+        await().atMost(Duration.ofSeconds(10)).until(() -> !waiterKeys.isEmpty());
+        ByteSequence waiterKey = EtcdTesting.bytes(waiterKeys.get(0));
+        Watch.Watcher before = registry.keys.deletions.watcherForTest();
+
+        relay.holdBack();
+        outsider.getKVClient()
+                .put(waiterKey, EtcdTesting.bytes("another client's value"))
+                .get(10, TimeUnit.SECONDS);
+        relay.dropConnections();
+        await().atMost(Duration.ofSeconds(10)).until(() -> registry.keys.deletions.watcherForTest() != before);
+        held.close();
+
+        assertThat(waiter.get(30, TimeUnit.SECONDS))
+                .as("the token of a grant under the waiter's overwritten key")
+                .isEmpty();
+        assertThat(EtcdTesting.keysUnder(outsider, registry.contendersOf("queued")))
+                .extracting(kv -> EtcdTesting.text(kv.getKey()))
+                .as("the lock's keys once the waiter gave up")
+                .containsExactly(waiterKeys.get(0));
+        outsider.getKVClient().delete(waiterKey).get(10, TimeUnit.SECONDS);
     }
 
     @Test
