@@ -106,6 +106,7 @@ public final class FencedLockProvider implements LockProvider {
     @Override
     public Optional<SimpleLock> lock(LockConfiguration configuration) {
         String path = path(configuration.getName());
+        ReleaseAfterTransaction.closeHandedBack();
         Optional<Lease> granted = locks.lock(path).tryAcquire(OneAttempt.WAIT);
         if (granted.isEmpty()) {
             LOG.debug("{} not run: another holder has the lock on {}", configuration.getName(), path);

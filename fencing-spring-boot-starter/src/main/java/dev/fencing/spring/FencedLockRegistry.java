@@ -6,6 +6,7 @@ import dev.fencing.lock.LeaseLoss;
 import dev.fencing.lock.LockInterruptedException;
 import dev.fencing.lock.zookeeper.FencedLocks;
 import dev.fencing.spring.internal.OneAttempt;
+import dev.fencing.spring.internal.ReleaseAfterTransaction;
 import dev.fencing.spring.internal.RunningLeases;
 import dev.fencing.spring.internal.ZooKeeperLockService;
 import java.time.Duration;
@@ -172,6 +173,7 @@ public final class FencedLockRegistry implements ExpirableLockRegistry<FencedLoc
 
         @Override
         public void lock() {
+            ReleaseAfterTransaction.closeHandedBack();
             local.lock();
             if (local.getHoldCount() > 1) {
                 return;
@@ -199,6 +201,7 @@ public final class FencedLockRegistry implements ExpirableLockRegistry<FencedLoc
 
         @Override
         public void lockInterruptibly() throws InterruptedException {
+            ReleaseAfterTransaction.closeHandedBack();
             local.lockInterruptibly();
             if (local.getHoldCount() > 1) {
                 return;
@@ -217,6 +220,7 @@ public final class FencedLockRegistry implements ExpirableLockRegistry<FencedLoc
 
         @Override
         public boolean tryLock() {
+            ReleaseAfterTransaction.closeHandedBack();
             if (!local.tryLock()) {
                 return false;
             }
@@ -229,6 +233,7 @@ public final class FencedLockRegistry implements ExpirableLockRegistry<FencedLoc
 
         @Override
         public boolean tryLock(long time, TimeUnit unit) throws InterruptedException {
+            ReleaseAfterTransaction.closeHandedBack();
             long deadline = System.nanoTime() + unit.toNanos(time);
             if (!local.tryLock(time, unit)) {
                 return false;

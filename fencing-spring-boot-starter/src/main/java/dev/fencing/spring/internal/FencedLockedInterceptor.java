@@ -60,6 +60,7 @@ public final class FencedLockedInterceptor implements MethodInterceptor, FencedL
                     locked.toString(), (int) locks.stream().count());
         }
         FencedLock lock = ZooKeeperLockService.lock(unique, path, locked.tokenSource, "@FencedLocked on " + locked);
+        ReleaseAfterTransaction.closeHandedBack(); // before this thread re-enters a lock it should have released
         Lease lease;
         if (locked.skipIfLocked) {
             Optional<Lease> granted = lock.tryAcquire(locked.timeout == null ? OneAttempt.WAIT : locked.timeout);

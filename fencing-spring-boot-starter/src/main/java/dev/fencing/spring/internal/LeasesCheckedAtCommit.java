@@ -43,6 +43,7 @@ public final class LeasesCheckedAtCommit implements TransactionExecutionListener
 
     @Override
     public void afterBegin(TransactionExecution transaction, Throwable beginFailure) {
+        ReleaseAfterTransaction.closeHandedBack();
         if (beginFailure != null
                 || transaction.isReadOnly()
                 || !TransactionSynchronizationManager.isSynchronizationActive()) {
