@@ -125,7 +125,7 @@ public class FencingProperties {
         /** First sleep of the exponential backoff between retries of a failed ZooKeeper operation. */
         private Duration retryBaseSleep = Duration.ofMillis(100);
 
-        /** How many times a failed ZooKeeper operation is retried. */
+        /** How many times a failed ZooKeeper operation is retried, from 0 to 29. */
         private int retryMaxRetries = 5;
 
         private final Digest digest = new Digest();

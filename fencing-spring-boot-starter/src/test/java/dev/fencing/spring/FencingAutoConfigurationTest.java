@@ -170,6 +170,26 @@ class FencingAutoConfigurationTest {
                 .hasMessageContaining("fencing.zookeeper.session-timeout must be a positive duration, got PT0S"));
     }
 
+    /**
+     * Curator takes a negative retry count as "never retry" (every connection loss fails the operation at once) and
+     * pins one above 29 to 29: the start must fail on the value instead, naming the property and the value.
+     */
+    @Test
+    void aRetryCountCuratorWouldNotTakeAsGivenFailsTheStartNamingPropertyAndValue() {
+        for (String retries : new String[] {"-1", "30"}) {
+            zookeeper
+                    .withPropertyValues("fencing.zookeeper.retry-max-retries=" + retries)
+                    .run(context -> assertThat(context)
+                            .as("fencing.zookeeper.retry-max-retries=%s", retries)
+                            .getFailure()
+                            .rootCause()
+                            .hasMessageStartingWith("fencing.zookeeper.retry-max-retries must be from 0 to 29")
+                            .hasMessageEndingWith("got " + retries));
+        }
+        zookeeper.withPropertyValues("fencing.zookeeper.retry-max-retries=0").run(context -> assertThat(context)
+                .hasNotFailed());
+    }
+
     @Test
     void aFencedLocksCustomizerRunsAndABadPauseToleranceIsRefusedByTheBuilder() {
         zookeeper.withPropertyValues("fencing.locks.pause-tolerance=5ms").run(context -> assertThat(context)

@@ -52,6 +52,8 @@ import org.springframework.context.annotation.Configuration;
 @Conditional(LockServiceCondition.ZooKeeper.class)
 @EnableConfigurationProperties(FencingProperties.class)
 public class FencingZooKeeperAutoConfiguration {
+    /** The most retries Curator's {@code ExponentialBackoffRetry} makes (its back-off would overflow beyond). */
+    static final int MAX_RETRIES = 29;
 
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean
@@ -66,12 +68,18 @@ public class FencingZooKeeperAutoConfiguration {
                             + " the application a CuratorFramework bean, or set fencing.zookeeper.enabled=false");
         }
         Duration startup = Timeouts.zeroOrPositive("fencing.zookeeper.startup-timeout", zk.getStartupTimeout());
+        int retries = zk.getRetryMaxRetries();
+        if (retries < 0 || retries > MAX_RETRIES) {
+            // Curator would take a negative count as no retry at all, and pin a greater one to its limit
+            throw new IllegalStateException("fencing.zookeeper.retry-max-retries must be from 0 to " + MAX_RETRIES
+                    + " (Curator's exponential back-off retries at most that often), got " + retries);
+        }
         CuratorFrameworkFactory.Builder builder = CuratorFrameworkFactory.builder()
                 .connectString(connect)
                 .sessionTimeoutMs(millis("fencing.zookeeper.session-timeout", zk.getSessionTimeout()))
                 .connectionTimeoutMs(millis("fencing.zookeeper.connection-timeout", zk.getConnectionTimeout()))
                 .retryPolicy(new ExponentialBackoffRetry(
-                        millis("fencing.zookeeper.retry-base-sleep", zk.getRetryBaseSleep()), zk.getRetryMaxRetries()));
+                        millis("fencing.zookeeper.retry-base-sleep", zk.getRetryBaseSleep()), retries));
         if (zk.getNamespace() != null && !zk.getNamespace().isEmpty()) {
             builder.namespace(zk.getNamespace());
         }
