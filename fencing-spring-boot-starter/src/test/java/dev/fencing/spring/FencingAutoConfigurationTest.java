@@ -171,6 +171,19 @@ class FencingAutoConfigurationTest {
     }
 
     /**
+     * A duration under a millisecond is positive, but the clients take milliseconds: 500 us would reach Curator as
+     * a session timeout of 0 ms. The start must fail naming the value.
+     */
+    @Test
+    void aSessionTimeoutUnderAMillisecondIsRefusedNamingTheValue() {
+        zookeeper.withPropertyValues("fencing.zookeeper.session-timeout=500us").run(context -> assertThat(context)
+                .getFailure()
+                .rootCause()
+                .hasMessageContaining("fencing.zookeeper.session-timeout must be a positive duration, got PT0.0005S")
+                .hasMessageContaining("at least 1 ms"));
+    }
+
+    /**
      * Curator takes a negative retry count as "never retry" (every connection loss fails the operation at once) and
      * pins one above 29 to 29: the start must fail on the value instead, naming the property and the value.
      */

@@ -23,11 +23,14 @@ final class Timeouts {
         return value;
     }
 
-    /** A timeout that must be positive, in milliseconds. */
+    /**
+     * A timeout that must be positive, in milliseconds: at least 1 ms, since a shorter one (500us) would reach the
+     * client as 0 ms.
+     */
     static int positiveMillis(String property, Duration value) {
-        if (value == null || value.isNegative() || value.isZero() || value.compareTo(MAX) > 0) {
-            throw new IllegalStateException(property + " must be a positive duration, got " + value + " (at most "
-                    + MAX.toMillis() + " ms, about 24 days)");
+        if (value == null || value.compareTo(Duration.ofMillis(1)) < 0 || value.compareTo(MAX) > 0) {
+            throw new IllegalStateException(property + " must be a positive duration, got " + value + " (at least 1 ms"
+                    + " and at most " + MAX.toMillis() + " ms, about 24 days)");
         }
         return (int) value.toMillis();
     }
