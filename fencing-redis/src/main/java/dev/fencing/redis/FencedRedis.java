@@ -194,6 +194,8 @@ public interface FencedRedis {
     final class Builder {
         /** Redis's own limit for one string ({@code proto-max-bulk-len}'s default). */
         public static final int DEFAULT_MAX_VALUE_BYTES = 512 * 1024 * 1024;
+        /** How many {@link FencedScript} bodies a writer keeps ready to send, by default. */
+        public static final int DEFAULT_SCRIPT_CACHE_SIZE = 256;
 
         private final RedisClusterAsyncCommands<String, String> commands;
         private final Duration timeout;
@@ -203,6 +205,7 @@ public interface FencedRedis {
         private int waitReplicas;
         private Duration waitTimeout = Duration.ZERO;
         private boolean allowKeyEviction;
+        private int scriptCacheSize = DEFAULT_SCRIPT_CACHE_SIZE;
 
         private Builder(RedisClusterAsyncCommands<String, String> commands, Duration timeout, boolean cluster) {
             this.commands = commands;
@@ -291,6 +294,26 @@ public interface FencedRedis {
         }
 
         /**
+         * How many {@link FencedScript} bodies the writer keeps ready to send (the whole script's text and its
+         * SHA-1, which {@code EVALSHA} names it by); beyond that the least recently run one is dropped, and made
+         * again (its SHA-1 computed again) the next time it runs, which then runs as any other: {@code EVALSHA},
+         * {@code EVAL} if Redis answers {@code NOSCRIPT}, under the same fence. Default {@value
+         * #DEFAULT_SCRIPT_CACHE_SIZE}. Redis keeps its own cache of every script it has run (until {@code SCRIPT
+         * FLUSH} or a restart; Redis 7.4 and later drop the least recently used of those sent as {@code EVAL}
+         * beyond 500): bodies built from changing text (one per tenant, per key) fill it, so keep the text fixed
+         * and pass what changes in {@code keys} and {@code args}.
+         *
+         * @param size at least 1
+         */
+        public Builder scriptCacheSize(int size) {
+            if (size < 1) {
+                throw new IllegalArgumentException("scriptCacheSize must be >= 1, got " + size);
+            }
+            this.scriptCacheSize = size;
+            return this;
+        }
+
+        /**
          * @throws IllegalStateException when the server may evict token keys (see {@link #allowKeyEviction});
          *     a server that does not answer {@code CONFIG GET} is built with a warning logged
          */
@@ -304,7 +327,8 @@ public interface FencedRedis {
                     policy,
                     new FencedKeys(clusterKeys, maxValueBytes),
                     waitReplicas,
-                    waitTimeout);
+                    waitTimeout,
+                    scriptCacheSize);
         }
     }
 }

@@ -9,7 +9,9 @@ import java.util.Objects;
  * part of the script checks the token of the fenced key (the body's {@code KEYS[1]}) and raises it, and only
  * then, in the same script, runs the body. The body sees its own {@code KEYS} and {@code ARGV}, exactly as
  * given to {@code tryEval}, and its return value comes back in {@link WriteOutcome.Applied#reply()}.
- * Immutable, thread-safe; build it once and reuse it (the script is cached by Redis under its SHA-1).
+ * Immutable, thread-safe; build it once and reuse it (the script is cached by Redis under its SHA-1, and by
+ * the writer, up to {@link FencedRedis.Builder#scriptCacheSize}), from fixed text: pass what changes in the
+ * keys and arguments.
  *
  * <pre>{@code
  * FencedScript reserve = FencedScript.of("""

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.fencing.FencePolicy;
+import dev.fencing.redis.internal.AsyncFencedRedis;
 import io.lettuce.core.ScriptOutputType;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
@@ -97,6 +98,48 @@ class UserScriptIT {
         // Redis keeps the body's write before the failure; the raised token keeps it from older holders
         assertThat(redis.plain.get(key)).isEqualTo("half");
         assertThat(fenced.trySet(key, "older", 2)).isEqualTo(new WriteOutcome.Rejected(3, 2));
+    }
+
+    /**
+     * Scripts made from changing text (one per tenant) do not grow the writer's cache past its size, and a
+     * script dropped from it runs again as before, under the fence, also once Redis has forgotten it.
+     */
+    @Test
+    void theScriptCacheKeepsToItsSizeAndAScriptDroppedFromItStillRunsUnderTheFence() {
+        FencedRedis small =
+                FencedRedis.builder(redis.connection).scriptCacheSize(2).build();
+        String key = redis.key("tenant-0");
+        assertThat(small.eval(tenantScript(0), List.of(key), List.of("a"), 1)).isEqualTo("tenant-0 a");
+
+        for (int tenant = 1; tenant <= 20; tenant++) {
+            String other = redis.key("tenant-" + tenant);
+            assertThat(small.eval(tenantScript(tenant), List.of(other), List.of("a"), 1))
+                    .isEqualTo("tenant-" + tenant + " a");
+            assertThat(((AsyncFencedRedis) small.async()).cachedScripts())
+                    .as("scripts kept after %d tenants", tenant + 1)
+                    .isLessThanOrEqualTo(2);
+        }
+
+        // tenant 0's script was dropped from the writer's cache long ago; Redis still has it
+        assertThat(small.tryEval(tenantScript(0), List.of(key), List.of("b"), 2))
+                .isEqualTo(new WriteOutcome.Applied(2, 1, "tenant-0 b"));
+        assertThat(small.tryEval(tenantScript(0), List.of(key), List.of("stale"), 1))
+                .isEqualTo(new WriteOutcome.Rejected(2, 1));
+        redis.plain.scriptFlush(); // and now Redis has forgotten it too: NOSCRIPT, then EVAL
+        assertThat(small.tryEval(tenantScript(0), List.of(key), List.of("c"), 3))
+                .isEqualTo(new WriteOutcome.Applied(3, 2, "tenant-0 c"));
+        assertThat(small.tryEval(tenantScript(0), List.of(key), List.of("stale"), 2))
+                .isEqualTo(new WriteOutcome.Rejected(3, 2));
+        assertThat(redis.plain.get(key)).isEqualTo("tenant-0 c");
+        assertThatThrownBy(() -> FencedRedis.builder(redis.connection).scriptCacheSize(0))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("got 0");
+    }
+
+    /** A body whose text differs per tenant, as an application that builds its scripts from text would have. */
+    private static FencedScript tenantScript(int tenant) {
+        return FencedScript.of(
+                "local v = 'tenant-" + tenant + " ' .. ARGV[1]\n" + "redis.call('SET', KEYS[1], v)\n" + "return v");
     }
 
     /**

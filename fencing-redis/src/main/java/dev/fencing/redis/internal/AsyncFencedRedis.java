@@ -19,7 +19,6 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -33,7 +32,7 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
     private final RedisClusterAsyncCommands<String, String> commands;
     private final char policy;
     private final FencedKeys keys;
-    private final Map<String, LuaScripts.Script> userScripts = new ConcurrentHashMap<>();
+    private final ScriptCache userScripts;
     private final int waitReplicas;
     private final long waitMillis;
 
@@ -42,12 +41,14 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
             FencePolicy policy,
             FencedKeys keys,
             int waitReplicas,
-            Duration waitTimeout) {
+            Duration waitTimeout,
+            int scriptCacheSize) {
         this.commands = Objects.requireNonNull(commands, "commands");
         this.policy = policy == FencePolicy.STRICT ? 'S' : 'M';
         this.keys = Objects.requireNonNull(keys, "keys");
         this.waitReplicas = waitReplicas;
         this.waitMillis = waitTimeout.toMillis();
+        this.userScripts = new ScriptCache(scriptCacheSize);
     }
 
     @Override
@@ -139,7 +140,7 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
             arguments.text(arg);
         }
         arguments.number(token).policy(policy);
-        LuaScripts.Script lua = userScripts.computeIfAbsent(script.body(), LuaScripts::userScript);
+        LuaScripts.Script lua = userScripts.script(script.body());
         ScriptCall evalsha = ScriptCall.evalsha(lua, arguments);
         CompletableFuture<WriteOutcome> outcome = new CompletableFuture<>();
         commands.dispatch(CommandType.EVALSHA, evalsha.tableOutput(), evalsha).whenComplete((list, failure) -> {
@@ -156,6 +157,11 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
             }
         });
         return waitForReplicas("EVAL", key, token, outcome);
+    }
+
+    /** How many user scripts are kept ready to send. */
+    public int cachedScripts() {
+        return userScripts.size();
     }
 
     /** A library script's arguments: KEYS the key and its token key, ARGV the token and the policy first. */

@@ -30,8 +30,9 @@ public final class DefaultFencedRedis implements FencedRedis {
             FencePolicy policy,
             FencedKeys keys,
             int waitReplicas,
-            Duration waitTimeout) {
-        this.async = new AsyncFencedRedis(commands, policy, keys, waitReplicas, waitTimeout);
+            Duration waitTimeout,
+            int scriptCacheSize) {
+        this.async = new AsyncFencedRedis(commands, policy, keys, waitReplicas, waitTimeout, scriptCacheSize);
         this.timeout = Objects.requireNonNull(timeout, "timeout");
         this.policy = policy;
     }
