@@ -6,8 +6,11 @@ package dev.fencing.redis;
  * connection failed, no answer came in time. The message names the key. The cause is Lettuce's exception,
  * where there is one.
  *
- * <p>Whether the write took effect is known when Redis answered with an error (the script checks before it
- * writes: nothing was written), and unknown after a timeout or a lost connection (the script may have run).
+ * <p>Whether the write took effect is known when Redis answered with an error: the script checks before it
+ * writes, so nothing was written, except when the body of a {@link FencedScript} failed after the fence had
+ * raised the token; then the message says so ("passed the fence and set the key's token to ..."), and the
+ * raised token stays, as do the body's writes before its failure (Redis does not roll a script back). It is
+ * unknown after a timeout or a lost connection (the script may have run).
  * Lettuce sends a command again after a reconnect when its reply never came; the fence runs such a call
  * again only when the stored token proves that the first run did not apply, and otherwise fails it with this
  * exception (outcome unknown) rather than applying it twice.

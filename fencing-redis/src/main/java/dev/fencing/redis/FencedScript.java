@@ -25,8 +25,10 @@ import java.util.Objects;
  * }</pre>
  *
  * <p>The token is raised before the body runs. Redis does not roll a script back: if the body fails half
- * way (a Lua error, a command refused), its writes before the failure stay, and so does the raised token,
- * so that a writer with an older token still cannot overwrite them. Check before writing in the body.
+ * way (a Lua error, a command refused, a {@code redis.error_reply} returned), its writes before the failure
+ * stay, and so does the raised token, so that a writer with an older token still cannot overwrite them; the
+ * {@link FencedRedisWriteException} says that the token was raised, from what to what, and the body's error.
+ * Check before writing in the body.
  */
 public final class FencedScript {
     private final String body;

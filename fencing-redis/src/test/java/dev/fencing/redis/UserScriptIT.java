@@ -84,9 +84,15 @@ class UserScriptIT {
         assertThat(fenced.trySet(redis.key("after-flush"), "v", 1).isApplied()).isTrue();
     }
 
+    /**
+     * Redis does not roll a script back: once the fence has raised the token, a body that fails leaves the new
+     * token and its own earlier writes behind, and the message says so, with the token before and after. An
+     * error the fence itself raises, before anything is written, says that nothing was.
+     */
     @Test
-    void anErrorInTheBodyIsReportedAndKeepsTheRaisedToken() {
+    void anErrorInTheBodyIsReportedAsComingAfterTheTokenWasRaisedWhichStays() {
         String key = redis.key("failing");
+        fenced.set(key, "before", 2);
         FencedScript failing = FencedScript.of("""
                 redis.call('SET', KEYS[1], 'half')
                 return redis.call('INCR', KEYS[1])
@@ -94,10 +100,38 @@ class UserScriptIT {
 
         assertThatThrownBy(() -> fenced.tryEval(failing, List.of(key), List.of(), 3))
                 .isInstanceOf(FencedRedisWriteException.class)
-                .hasMessageContaining(key);
+                .hasMessageContaining(key)
+                .hasMessageContaining("set the key's token to 3 (it was 2), then the script's body failed")
+                .hasMessageContaining("value is not an integer")
+                .hasMessageContaining("what the body wrote before it failed stays");
         // Redis keeps the body's write before the failure; the raised token keeps it from older holders
         assertThat(redis.plain.get(key)).isEqualTo("half");
+        assertThat(redis.storedToken(key)).isEqualTo(3);
         assertThat(fenced.trySet(key, "older", 2)).isEqualTo(new WriteOutcome.Rejected(3, 2));
+
+        String refused = redis.key("refusing");
+        FencedScript refusing = FencedScript.of("""
+                redis.call('SET', KEYS[1], 'written')
+                return redis.error_reply('OUT OF STOCK')
+                """);
+        assertThatThrownBy(() -> fenced.async()
+                        .tryEval(refusing, List.of(refused), List.of(), 5)
+                        .toCompletableFuture()
+                        .join())
+                .cause()
+                .isInstanceOf(FencedRedisWriteException.class)
+                .hasMessageContaining("set the key's token to 5 (it was 0), then the script's body failed")
+                .hasMessageContaining("OUT OF STOCK");
+        assertThat(redis.plain.get(refused)).isEqualTo("written");
+        assertThat(redis.storedToken(refused)).isEqualTo(5);
+
+        String unreadable = redis.key("unreadable-token");
+        redis.plain.set(FencedRedis.tokenKey(unreadable), "junk");
+        assertThatThrownBy(() -> fenced.tryEval(failing, List.of(unreadable), List.of(), 7))
+                .isInstanceOf(FencedRedisWriteException.class)
+                .hasMessageContaining("nothing was written")
+                .hasMessageNotContaining("token to 7");
+        assertThat(redis.plain.get(unreadable)).isNull();
     }
 
     /**

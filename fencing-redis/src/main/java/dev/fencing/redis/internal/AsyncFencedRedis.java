@@ -285,11 +285,31 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
         }
         String what = "fenced " + op + " of Redis key " + key + " under token " + token;
         if (failure instanceof RedisCommandExecutionException && !(failure instanceof RedisCommandTimeoutException)) {
+            String error = String.valueOf(failure.getMessage());
+            if (error.startsWith(LuaScripts.BODY_FAILED)) {
+                return bodyFailed(what, key, token, error.substring(LuaScripts.BODY_FAILED.length()), failure);
+            }
             // an error reply: the script checks before it writes, or Redis refused the script as a whole
-            return new FencedRedisWriteException(what + " failed: " + failure.getMessage(), key, token, failure);
+            return new FencedRedisWriteException(what + " failed: " + error, key, token, failure);
         }
         return new FencedRedisWriteException(
                 what + " failed, and whether it applied is unknown: " + failure, key, token, failure);
+    }
+
+    /** A user script's body failed after the fence had raised the token: {@code "prior error"}. */
+    private static FencedRedisWriteException bodyFailed(
+            String what, String key, long token, String priorAndError, Throwable failure) {
+        int space = priorAndError.indexOf(' ');
+        String prior = space < 0 ? priorAndError : priorAndError.substring(0, space);
+        String error = space < 0 ? "" : priorAndError.substring(space + 1);
+        return new FencedRedisWriteException(
+                what + " passed the fence and set the key's token to " + token + " (it was " + prior
+                        + "), then the script's body failed: " + error + ". Redis does not roll a script back: the"
+                        + " token stays " + token + ", so older tokens are refused, and what the body wrote before"
+                        + " it failed stays; read the keys before writing again",
+                key,
+                token,
+                failure);
     }
 
     static Throwable unwrap(Throwable failure) {

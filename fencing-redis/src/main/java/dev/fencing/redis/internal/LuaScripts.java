@@ -23,7 +23,8 @@ import java.util.HexFormat;
  * with the token unchanged, or may still arrive and apply, so a run now could apply it twice;
  * tokens travel as decimal text because Lua numbers are doubles, exact only up to 2^53, and tokens (a
  * ZooKeeper zxid, for one) use all 63 bits. Malformed state is an error reply starting with {@code FENCING}
- * that names the key, sent before anything is written.
+ * that names the key, sent before anything is written; the one error reply after a write is a user script's
+ * body failing, {@link #BODY_FAILED}.
  */
 public final class LuaScripts {
     private LuaScripts() {}
@@ -233,27 +234,43 @@ public final class LuaScripts {
             """);
 
     /**
+     * How the user's script replies when its body failed (raised an error, or returned one) after the fence had
+     * raised the token: this, the token stored before, a space, and the body's error.
+     */
+    static final String BODY_FAILED = "FENCING BODY ";
+
+    /**
      * The application's body, under the fence of its first key. The library appends the token key to
      * {@code KEYS} and the token and policy to {@code ARGV}, and takes them off again before the body runs,
      * so the body sees exactly the keys and arguments it was given. The token is raised before the body
-     * runs: Redis keeps a failed script's earlier writes, and they must not be open to an older token.
+     * runs: Redis keeps a failed script's earlier writes, and they must not be open to an older token. The body
+     * runs under {@code pcall}, so that its error is told apart from the fence's own (which come before anything
+     * is written): it comes back as {@link #BODY_FAILED} with the token stored before.
      */
     public static Script userScript(String body) {
-        return Script.of(FENCE + """
-                local fencing_policy = table.remove(ARGV)
-                local fencing_offered = table.remove(ARGV)
-                local fencing_tk = table.remove(KEYS)
-                local fencing_prior, fencing_err = fencing_stored(fencing_tk)
-                if fencing_err then return redis.error_reply(fencing_err) end
-                local fencing_refused = fencing_refusal(fencing_prior, fencing_offered, fencing_policy)
-                if fencing_refused then return {fencing_refused, fencing_prior} end
-                redis.call('SET', fencing_tk, fencing_offered)
-                local fencing_reply = (function()
-                """ + body + """
-
-                end)()
-                if type(fencing_reply) == 'table' and fencing_reply.err then return fencing_reply end
-                return {1, fencing_prior, fencing_reply}
-                """);
+        return Script.of(USER_HEAD + body + USER_TAIL);
     }
+
+    private static final String USER_HEAD = FENCE + """
+            local fencing_policy = table.remove(ARGV)
+            local fencing_offered = table.remove(ARGV)
+            local fencing_tk = table.remove(KEYS)
+            local fencing_prior, fencing_err = fencing_stored(fencing_tk)
+            if fencing_err then return redis.error_reply(fencing_err) end
+            local fencing_refused = fencing_refusal(fencing_prior, fencing_offered, fencing_policy)
+            if fencing_refused then return {fencing_refused, fencing_prior} end
+            redis.call('SET', fencing_tk, fencing_offered)
+            local fencing_ran, fencing_reply = pcall(function()
+            """;
+
+    private static final String USER_TAIL = """
+
+            end)
+            if not fencing_ran or (type(fencing_reply) == 'table' and fencing_reply.err) then
+              local fencing_cause = fencing_reply
+              if type(fencing_cause) == 'table' then fencing_cause = fencing_cause.err end
+              return redis.error_reply('BODY_FAILED' .. fencing_prior .. ' ' .. tostring(fencing_cause))
+            end
+            return {1, fencing_prior, fencing_reply}
+            """.replace("BODY_FAILED", BODY_FAILED);
 }
