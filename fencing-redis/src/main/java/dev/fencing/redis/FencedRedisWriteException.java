@@ -8,7 +8,8 @@ package dev.fencing.redis;
  *
  * <p>Whether the write took effect is known when Redis answered with an error: the script checks before it
  * writes, so nothing was written, except when the body of a {@link FencedScript} failed after the fence had
- * raised the token; then the message says so ("passed the fence and set the key's token to ..."), and the
+ * raised the token, or ran to its end and returned a table holding an error element (Lettuce fails the call
+ * on one); then the message says so ("passed the fence and set the key's token to ..."), and the
  * raised token stays, as do the body's writes before its failure (Redis does not roll a script back). It is
  * unknown after a timeout or a lost connection (the script may have run).
  * Lettuce sends a command again after a reconnect when its reply never came; the fence runs such a call

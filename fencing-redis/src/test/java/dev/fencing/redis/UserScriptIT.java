@@ -135,6 +135,36 @@ class UserScriptIT {
     }
 
     /**
+     * A body that runs to its end and returns a table holding an error element was applied, token and all;
+     * Lettuce fails the whole call on such an element, and the message says that the write passed the fence
+     * rather than that it failed.
+     */
+    @Test
+    void aBodyWhoseReplyHoldsAnErrorRanToItsEndAndTheMessageSaysSo() {
+        String item = redis.key("error-in-reply");
+        FencedScript reserve = FencedScript.of("""
+                redis.call('SET', KEYS[1], 'reserved')
+                return {1, redis.error_reply('SECOND STEP REFUSED')}
+                """);
+
+        assertThatThrownBy(() -> fenced.tryEval(reserve, List.of(item), List.of(), 4))
+                .isInstanceOf(FencedRedisWriteException.class)
+                .hasMessageContaining(item)
+                .hasMessageContaining("set the key's token to 4 (it was 0)")
+                .hasMessageContaining("ran to its end")
+                .hasMessageContaining("SECOND STEP REFUSED");
+        assertThat(redis.plain.get(item)).isEqualTo("reserved");
+        assertThat(redis.storedToken(item)).isEqualTo(4);
+
+        redis.plain.scriptFlush(); // the same through EVAL, after NOSCRIPT
+        assertThatThrownBy(() -> fenced.tryEval(reserve, List.of(item), List.of(), 5))
+                .isInstanceOf(FencedRedisWriteException.class)
+                .hasMessageContaining("set the key's token to 5 (it was 4)")
+                .hasMessageContaining("ran to its end");
+        assertThat(redis.storedToken(item)).isEqualTo(5);
+    }
+
+    /**
      * Scripts made from changing text (one per tenant) do not grow the writer's cache past its size, and a
      * script dropped from it runs again as before, under the fence, also once Redis has forgotten it.
      */

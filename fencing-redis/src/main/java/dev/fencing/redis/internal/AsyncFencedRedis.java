@@ -143,17 +143,17 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
         LuaScripts.Script lua = userScripts.script(script.body());
         ScriptCall evalsha = ScriptCall.evalsha(lua, arguments);
         CompletableFuture<WriteOutcome> outcome = new CompletableFuture<>();
-        commands.dispatch(CommandType.EVALSHA, evalsha.tableOutput(), evalsha).whenComplete((list, failure) -> {
+        ScriptCall.TableOutput table = evalsha.tableOutput();
+        commands.dispatch(CommandType.EVALSHA, table, evalsha).whenComplete((list, failure) -> {
             if (failure != null && unwrap(failure) instanceof RedisNoScriptException) {
                 ScriptCall eval = ScriptCall.eval(lua, evalsha);
-                sendEval(
-                        outcome,
-                        "EVAL",
-                        key,
-                        token,
-                        () -> commands.dispatch(CommandType.EVAL, eval.tableOutput(), eval));
+                ScriptCall.TableOutput evalTable = eval.tableOutput();
+                sendEval(outcome, "EVAL", key, token, () -> commands.dispatch(CommandType.EVAL, evalTable, eval)
+                        .exceptionally(evalFailure -> {
+                            throw new CompletionException(afterFence(key, token, evalTable, evalFailure));
+                        }));
             } else {
-                complete(outcome, "EVAL", key, token, list, failure);
+                complete(outcome, "EVAL", key, token, list, afterFence(key, token, table, failure));
             }
         });
         return waitForReplicas("EVAL", key, token, outcome);
@@ -310,6 +310,30 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
                 key,
                 token,
                 failure);
+    }
+
+    /**
+     * A user script's failure, told as what it was when it is an error element of an applied table: Lettuce
+     * fails the whole call on one, but the body ran to its end after the fence had raised the token.
+     */
+    private static Throwable afterFence(String key, long token, ScriptCall.TableOutput table, Throwable failure) {
+        Throwable cause = failure == null ? null : unwrap(failure);
+        String error = table.errorInTable();
+        if (!(cause instanceof RedisCommandExecutionException) || error == null) {
+            return failure;
+        }
+        List<Object> reply = table.table();
+        if (reply.size() < 2 || !Long.valueOf(1).equals(reply.get(0)) || !(reply.get(1) instanceof String prior)) {
+            return failure;
+        }
+        return new FencedRedisWriteException(
+                "fenced EVAL of Redis key " + key + " under token " + token + " passed the fence and set the key's"
+                        + " token to " + token + " (it was " + prior + "), and the script's body ran to its end, but"
+                        + " its reply holds an error: " + error + ". The token stays " + token + ", so older tokens"
+                        + " are refused, and what the body wrote stays; read the keys before writing again",
+                key,
+                token,
+                cause);
     }
 
     static Throwable unwrap(Throwable failure) {

@@ -88,6 +88,8 @@ final class ScriptCall extends CommandArgs<String, String> {
          * which does not answer the sending, for the rest of the table may still be lost.
          */
         private volatile boolean inTable;
+        /** The first error element of the sending's table, or null. */
+        private volatile String errorInTable;
 
         private TableOutput() {
             super(StringCodec.UTF8, null);
@@ -95,7 +97,21 @@ final class ScriptCall extends CommandArgs<String, String> {
 
         private void restart() {
             inTable = false;
+            errorInTable = null;
             reply = new NestedMultiOutput<>(StringCodec.UTF8);
+        }
+
+        /**
+         * The first error element of the table (Lettuce fails the whole call on one, though the script ran to
+         * its end), or null.
+         */
+        String errorInTable() {
+            return errorInTable;
+        }
+
+        /** The table as decoded so far, also after an error element failed the call. */
+        List<Object> table() {
+            return reply.get();
         }
 
         @Override
@@ -137,6 +153,8 @@ final class ScriptCall extends CommandArgs<String, String> {
         public void setError(ByteBuffer error) {
             if (!inTable) {
                 answered();
+            } else if (errorInTable == null) {
+                errorInTable = StandardCharsets.UTF_8.decode(error.duplicate()).toString();
             }
             reply.setError(error);
         }
@@ -145,6 +163,8 @@ final class ScriptCall extends CommandArgs<String, String> {
         public void setError(String error) {
             if (!inTable) {
                 answered();
+            } else if (errorInTable == null) {
+                errorInTable = error;
             }
             reply.setError(error);
         }
