@@ -28,7 +28,8 @@ import java.util.Set;
  *       crashes and rebalances ({@link ViolationKind#RECORD_DUPLICATE}), in non-decreasing token order ({@link
  *       ViolationKind#RECORD_TOKEN_ORDER}; strictly with {@link Options#strictRecords}), both in the order they
  *       were applied and in the log's order (no applied record behind an applied one of its key with a newer
- *       token, at the offsets the histories recorded), none sent without a
+ *       token, at the offsets the histories recorded, or, for a record whose offset is unknown, sent after that one
+ *       was acknowledged), none sent without a
  *       token ({@link ViolationKind#RECORD_UNSTAMPED_APPLIED});
  *   <li>every record Kafka acknowledged is applied or dead-lettered ({@link ViolationKind#RECORD_LOST}); a dead
  *       letter for a stale token is justified only by a newer token of its key applied from an offset earlier than
@@ -272,6 +273,7 @@ public final class Checker {
         Operation newest = null;
         Set<Long> outOfOrder = new HashSet<>();
         List<Operation> inLog = new ArrayList<>();
+        List<Operation> offsetUnknown = new ArrayList<>();
         for (int i = 0; i < ids.size(); i++) {
             long id = ids.get(i);
             Operation op = history.operation(id).orElse(null);
@@ -320,9 +322,12 @@ public final class Checker {
             }
             if (op.publish().partition() != null && op.publish().offset() != null) {
                 inLog.add(op);
+            } else {
+                offsetUnknown.add(op);
             }
         }
         checkAppliedInLogOrder(key, inLog, strict, outOfOrder, violations);
+        checkAppliedBehindAcknowledged(key, inLog, offsetUnknown, strict, outOfOrder, violations);
     }
 
     /** Whether {@code op} comes too late after {@code newest} (null: nothing before it): a lower token, or equal when strict. */
@@ -361,6 +366,49 @@ public final class Checker {
                 }
             } else if (newest == null || op.token() > newest.token()) {
                 newest = op;
+            }
+        }
+    }
+
+    /**
+     * A key's applied records whose offset the history does not know (their send timed out, or their client died
+     * before it heard) against the applied records of the key it knows: a record sent after another record of its
+     * key was acknowledged lies behind it in the log, whatever its offset. Without this, a consumer that takes a
+     * late stale record out of log order, ahead of the newer one, goes unseen whenever the stale record's send timed
+     * out. The partition is the key's: inferred only when the key's acknowledged records all share one partition
+     * (the key decides the partition), and the two times are read from one clock, as every client runs on one
+     * machine.
+     */
+    private static void checkAppliedBehindAcknowledged(
+            String key,
+            List<Operation> inLog,
+            List<Operation> offsetUnknown,
+            boolean strict,
+            Set<Long> reported,
+            List<Violation> violations) {
+        if (inLog.stream().map(op -> op.publish().partition()).distinct().count() != 1) {
+            return;
+        }
+        for (Operation op : offsetUnknown) {
+            Operation newest = null;
+            for (Operation ahead : inLog) {
+                if (ahead.publish().completeTime() < op.publish().invokeTime()
+                        && (newest == null || ahead.token() > newest.token())) {
+                    newest = ahead;
+                }
+            }
+            if (behind(op, newest, strict) && reported.add(op.id())) {
+                violations.add(new Violation(
+                        ViolationKind.RECORD_TOKEN_ORDER,
+                        key,
+                        List.of(op.id(), newest.id()),
+                        "for key " + key + ", the record of " + op.describe() + ", sent at "
+                                + op.publish().invokeTime() + " (its offset unknown: "
+                                + op.publish().error()
+                                + "), was applied, though that of " + newest.describe() + ", acknowledged at offset "
+                                + newest.publish().offset() + " at "
+                                + newest.publish().completeTime()
+                                + " and so ahead of it in the log, carried a newer token and was applied"));
             }
         }
     }

@@ -28,6 +28,12 @@ class CheckerTest {
         entries.add(entry(Type.OK, Function.PUBLISH, op, client, resource, token, null, 0, offset));
     }
 
+    /** The publish of an acknowledged append that timed out: Kafka may have the record, at an offset nobody knows. */
+    private void publishTimedOut(long op, int client, String resource, long token) {
+        entries.add(entry(Type.INVOKE, Function.PUBLISH, op, client, resource, token, true, null, null));
+        entries.add(entry(Type.INFO, Function.PUBLISH, op, client, resource, token, null, null, null));
+    }
+
     private HistoryEntry entry(
             Type type,
             Function function,
@@ -312,5 +318,44 @@ class CheckerTest {
 
         // then
         assertThat(kinds(result)).containsExactly(ViolationKind.RECORD_REFUSED_WRONGLY);
+    }
+
+    @Test
+    void aStaleRecordWhosePublishTimedOutAfterTheNewerOneWasAcknowledgedIsBehindItInTheLog() {
+        // given: op 2 (token 3), a paused ex-holder's write, is sent to Kafka only after op 1's record (token 8) was
+        // acknowledged at offset 0, so it lands behind it; its send times out (no offset known), yet Kafka has it.
+        // A consumer that takes the key's records out of log order applies op 2 first, then op 1: the applied list
+        // rises (3, 8), and the history knows no offset of op 2 to compare
+        append(2, 2, "r1", 3, Type.OK);
+        append(1, 1, "r1", 8, Type.OK);
+        published(1, 1, "r1", 8, 0, true);
+        publishTimedOut(2, 2, "r1", 3);
+
+        // when
+        CheckResult result = check(Map.of("r1", List.of(2L, 1L)), Map.of("r1", List.of(2L, 1L)), List.of());
+        CheckResult inLogOrder = check(
+                Map.of("r1", List.of(2L, 1L)),
+                Map.of("r1", List.of(1L)),
+                List.of(new DeadLetter(2L, "r1", "STALE_TOKEN", "3 < 8", 0, 1)));
+
+        // then
+        assertThat(kinds(result)).containsExactly(ViolationKind.RECORD_TOKEN_ORDER);
+        assertThat(result.violations().get(0).ops()).containsExactly(2L, 1L);
+        assertThat(inLogOrder.violations()).isEmpty();
+    }
+
+    @Test
+    void aRecordWhosePublishTimedOutWhileANewerOneWasBeingSentMayBeAheadOfItInTheLog() {
+        // given: op 2's send began before op 1's record was acknowledged: either may be first in the log
+        append(2, 2, "r1", 3, Type.OK);
+        append(1, 1, "r1", 8, Type.OK);
+        entries.add(entry(Type.INVOKE, Function.PUBLISH, 2, 2, "r1", 3, true, null, null));
+        published(1, 1, "r1", 8, 0, true);
+        entries.add(entry(Type.INFO, Function.PUBLISH, 2, 2, "r1", 3, null, null, null));
+
+        // then
+        assertThat(check(Map.of("r1", List.of(2L, 1L)), Map.of("r1", List.of(2L, 1L)), List.of())
+                        .violations())
+                .isEmpty();
     }
 }
