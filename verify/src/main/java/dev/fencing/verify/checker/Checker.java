@@ -33,7 +33,8 @@ import java.util.Set;
  *       token ({@link ViolationKind#RECORD_UNSTAMPED_APPLIED});
  *   <li>every record Kafka acknowledged is applied or dead-lettered ({@link ViolationKind#RECORD_LOST}); a dead
  *       letter for a stale token is justified only by a newer token of its key applied from an offset earlier than
- *       the one its record was published at (as the history recorded it), a stamped record is dead-lettered for
+ *       the one its record was published at (as the history recorded it; an unknown offset counts as earlier unless its
+ *       record was sent after the stale one was acknowledged), a stamped record is dead-lettered for
  *       nothing else and a record without a token for nothing but {@code MISSING_TOKEN}, and a record is never
  *       both applied and dead-lettered ({@link ViolationKind#RECORD_REFUSED_WRONGLY}).
  * </ul>
@@ -327,7 +328,9 @@ public final class Checker {
             }
         }
         checkAppliedInLogOrder(key, inLog, strict, outOfOrder, violations);
-        checkAppliedBehindAcknowledged(key, inLog, offsetUnknown, strict, outOfOrder, violations);
+        if (inOnePartition(history, key)) {
+            checkAppliedBehindAcknowledged(key, inLog, offsetUnknown, strict, outOfOrder, violations);
+        }
     }
 
     /** Whether {@code op} comes too late after {@code newest} (null: nothing before it): a lower token, or equal when strict. */
@@ -375,9 +378,7 @@ public final class Checker {
      * before it heard) against the applied records of the key it knows: a record sent after another record of its
      * key was acknowledged lies behind it in the log, whatever its offset. Without this, a consumer that takes a
      * late stale record out of log order, ahead of the newer one, goes unseen whenever the stale record's send timed
-     * out. The partition is the key's: inferred only when the key's acknowledged records all share one partition
-     * (the key decides the partition), and the two times are read from one clock, as every client runs on one
-     * machine.
+     * out. For a key {@link #inOnePartition}.
      */
     private static void checkAppliedBehindAcknowledged(
             String key,
@@ -386,14 +387,10 @@ public final class Checker {
             boolean strict,
             Set<Long> reported,
             List<Violation> violations) {
-        if (inLog.stream().map(op -> op.publish().partition()).distinct().count() != 1) {
-            return;
-        }
         for (Operation op : offsetUnknown) {
             Operation newest = null;
             for (Operation ahead : inLog) {
-                if (ahead.publish().completeTime() < op.publish().invokeTime()
-                        && (newest == null || ahead.token() > newest.token())) {
+                if (sentAfterAcknowledged(op, ahead) && (newest == null || ahead.token() > newest.token())) {
                     newest = ahead;
                 }
             }
@@ -411,6 +408,29 @@ public final class Checker {
                                 + " and so ahead of it in the log, carried a newer token and was applied"));
             }
         }
+    }
+
+    /**
+     * Whether every record of {@code key} that Kafka acknowledged is in one partition, so that a record of the key
+     * whose partition the history does not know is in that one too (the key decides the partition). Then a record
+     * sent after another of its key was acknowledged lies behind it in the log: both times are read from one clock,
+     * as every client runs on one machine.
+     */
+    private static boolean inOnePartition(History history, String key) {
+        return history.operations().stream()
+                        .filter(op -> op.resource().equals(key)
+                                && op.publish() != null
+                                && op.publish().partition() != null)
+                        .map(op -> op.publish().partition())
+                        .distinct()
+                        .count()
+                == 1;
+    }
+
+    /** Whether {@code later}'s record was sent after {@code earlier}'s was acknowledged. */
+    private static boolean sentAfterAcknowledged(Operation later, Operation earlier) {
+        return earlier.publish().acknowledged()
+                && earlier.publish().completeTime() < later.publish().invokeTime();
     }
 
     private static void checkDeadLetter(
@@ -449,7 +469,7 @@ public final class Checker {
                     List.of(op.id()),
                     "the record of " + op.describe() + where + " carried no token but was dead-lettered as stale"));
         } else if (letter.stale()) {
-            Operation newer = newerAppliedBefore(observed, applied, op, letter, strict);
+            Operation newer = newerAppliedBefore(history, observed, applied, op, letter, strict);
             if (newer == null) {
                 violations.add(new Violation(
                         ViolationKind.RECORD_REFUSED_WRONGLY,
@@ -477,11 +497,16 @@ public final class Checker {
     }
 
     /**
-     * An applied record of the same key with a newer token, from an offset earlier (or unknown) than the one the
-     * stale record was published at; or null.
+     * An applied record of the same key with a newer token, from an offset earlier than the one the stale record was
+     * published at, or from an unknown offset unless it was sent after the stale record was acknowledged; or null.
      */
     private static Operation newerAppliedBefore(
-            Observed observed, Map<Long, AppliedAt> applied, Operation stale, DeadLetter letter, boolean strict) {
+            History history,
+            Observed observed,
+            Map<Long, AppliedAt> applied,
+            Operation stale,
+            DeadLetter letter,
+            boolean strict) {
         for (long id : observed.applied().getOrDefault(letter.key(), List.of())) {
             AppliedAt at = applied.get(id);
             if (at == null || !at.key().equals(letter.key())) {
@@ -497,8 +522,11 @@ public final class Checker {
                     stale.publish().partition() != null && stale.publish().offset() != null;
             int stalePartition = known ? stale.publish().partition() : letter.originPartition();
             long staleOffset = known ? stale.publish().offset() : letter.originOffset();
-            boolean earlier =
-                    offset == null || partition == null || partition != stalePartition || offset < staleOffset;
+            boolean earlier = offset == null || partition == null
+                    // a newer record whose offset is unknown is behind the stale one if it was sent after the
+                    // stale one was acknowledged (its partition then the key's one)
+                    ? !(inOnePartition(history, letter.key()) && sentAfterAcknowledged(candidate, stale))
+                    : partition != stalePartition || offset < staleOffset;
             if (newer && earlier && candidate.id() != stale.id()) {
                 return candidate;
             }

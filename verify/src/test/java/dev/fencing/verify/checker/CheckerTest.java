@@ -358,4 +358,24 @@ class CheckerTest {
                         .violations())
                 .isEmpty();
     }
+
+    @Test
+    void aFreshRecordDeadLetteredAsStaleOnlyForANewerOneSentAfterItWasAcknowledgedIsRefusedWrongly() {
+        // given: op 1 (token 5) acknowledged at offset 0; op 2 (token 6) sent after that, its send timed out, and
+        // applied. Op 2 lies behind op 1 in the log, so op 1 was fresh when the consumer reached it
+        append(1, 1, "r1", 5, Type.OK);
+        published(1, 1, "r1", 5, 0, true);
+        append(2, 2, "r1", 6, Type.OK);
+        publishTimedOut(2, 2, "r1", 6);
+
+        // when
+        CheckResult result = check(
+                Map.of("r1", List.of(1L, 2L)),
+                Map.of("r1", List.of(2L)),
+                List.of(new DeadLetter(1L, "r1", "STALE_TOKEN", "5 < 6", 0, 0)));
+
+        // then
+        assertThat(kinds(result)).containsExactly(ViolationKind.RECORD_REFUSED_WRONGLY);
+        assertThat(result.violations().get(0).ops()).containsExactly(1L);
+    }
 }
