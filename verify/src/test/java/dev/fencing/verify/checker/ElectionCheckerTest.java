@@ -210,4 +210,24 @@ class ElectionCheckerTest {
         // then
         assertThat(kinds(result)).contains(ViolationKind.TOKEN_ORDER);
     }
+
+    @Test
+    void aTermReadValidAfterItsOwnParticipantWasGrantedTheNextTermBreaksTheLocalContract() {
+        // given: client 1 leads term 2; its session is lost, it joins again and is granted term 5 at 2000, while
+        // a thread of it that still holds term 2 reads that term valid at 2100: term 2 ended when term 5 began,
+        // whoever was granted term 5
+        grant(1_000_001, 1, 2, 1_000);
+        write(1_000_002, 1, 2, 1_010, true, Type.OK);
+        grant(1_000_003, 1, 5, 2_000);
+        write(1_000_004, 1, 5, 2_010, true, Type.OK);
+        write(1_000_005, 1, 2, 2_100, true, Type.FAIL);
+
+        // when
+        CheckResult result = check(List.of(1_000_002L, 1_000_004L));
+
+        // then
+        assertThat(kinds(result)).containsExactly(ViolationKind.LOCAL_VALIDITY);
+        assertThat(result.violations().get(0).ops()).containsExactly(1_000_005L, 1_000_003L);
+        assertThat(result.violations().get(0).detail()).contains("100 ms after client 1's term 5 of r1");
+    }
 }
