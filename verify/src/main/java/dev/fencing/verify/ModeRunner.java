@@ -279,6 +279,10 @@ final class ModeRunner {
                 recorder = null;
             }
             History history = History.read(historyDirectory);
+            for (String torn : history.tornLines()) {
+                notes.add(torn);
+                log.note(torn);
+            }
             CheckResult check = chain ? checkChain(mode, history) : workload.check(mode, history);
             log.note("checked: " + check.operations() + " operations, "
                     + check.violations().size() + " violations");

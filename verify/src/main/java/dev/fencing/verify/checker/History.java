@@ -1,12 +1,15 @@
 package dev.fencing.verify.checker;
 
-import java.io.BufferedReader;
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -20,11 +23,13 @@ import java.util.Optional;
  * grants and validity readings ({@link TermEvent}), for the read/write-lock workload its reads ({@link Read}), each
  * paired the same way.
  *
- * <p>A client writes and flushes each line as it happens, so a client killed outright loses at most the line it
- * was writing: an unreadable <em>last</em> line of a file is ignored, and an invoke without a completion is an
- * indeterminate ({@link Outcome#INFO}) operation. An unreadable line elsewhere, a completion without its invoke,
- * two completions, or lines of one operation that disagree on its client, resource or token make the history
- * unusable: {@link HistoryException} names the file and line.
+ * <p>A client writes each line, newline included, in one write as it happens, so a client killed outright loses at
+ * most the line it was writing, and leaves of it at most a part without its newline, possibly ending inside a
+ * character: such a <em>torn</em> last line of a file is left out and named by {@link #tornLines()} (a run whose
+ * client was not killed has none), and an invoke without a completion is an indeterminate ({@link Outcome#INFO})
+ * operation. An unreadable line that ends with a newline (at the end of a file too: it was written whole, and
+ * wrong), a completion without its invoke, two completions, or lines of one operation that disagree on its
+ * client, resource or token make the history unusable: {@link HistoryException} names the file and line.
  *
  * <pre>{@code
  * History history = History.read(Path.of("target/verify/fenced/history"));
@@ -37,11 +42,14 @@ public final class History {
     private final Map<Long, Operation> operations;
     private final List<TermEvent> termEvents;
     private final List<Read> reads;
+    private final List<String> tornLines;
 
-    private History(Map<Long, Operation> operations, List<TermEvent> termEvents, List<Read> reads) {
+    private History(
+            Map<Long, Operation> operations, List<TermEvent> termEvents, List<Read> reads, List<String> tornLines) {
         this.operations = Collections.unmodifiableMap(operations);
         this.termEvents = List.copyOf(termEvents);
         this.reads = List.copyOf(reads);
+        this.tornLines = List.copyOf(tornLines);
     }
 
     /** Reads every {@code *.jsonl} file in {@code directory}. */
@@ -60,23 +68,24 @@ public final class History {
     public static History read(Collection<Path> files) {
         Builder builder = new Builder();
         for (Path file : files) {
-            List<String> lines = new ArrayList<>();
-            try (BufferedReader reader = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
-                for (String line = reader.readLine(); line != null; line = reader.readLine()) {
-                    lines.add(line);
-                }
+            byte[] bytes;
+            try {
+                bytes = Files.readAllBytes(file);
             } catch (IOException e) {
                 throw new HistoryException("cannot read " + file + ": " + e.getMessage(), e);
             }
+            List<byte[]> lines = lines(bytes);
+            boolean lastEndsWithNewline = bytes.length == 0 || bytes[bytes.length - 1] == '\n';
             for (int i = 0; i < lines.size(); i++) {
-                String line = lines.get(i);
-                if (line.isBlank()) {
-                    continue;
-                }
+                boolean last = i == lines.size() - 1;
                 HistoryEntry entry = null;
                 TermEvent event = null;
                 Read.Line read = null;
                 try {
+                    String line = text(lines.get(i));
+                    if (line.isBlank()) {
+                        continue;
+                    }
                     Map<String, Object> members = JsonLine.parse(line);
                     if (TermEvent.isTermEvent(members)) {
                         event = TermEvent.of(members);
@@ -86,10 +95,18 @@ public final class History {
                         entry = HistoryEntry.of(members);
                     }
                 } catch (IllegalArgumentException e) {
-                    if (i == lines.size() - 1) {
-                        break; // the line its client was writing when it was killed
+                    if (last && !lastEndsWithNewline) {
+                        builder.tornLines.add(file + " line " + (i + 1) + " is torn (" + e.getMessage()
+                                + "): its client was killed while writing it, so it was left out: "
+                                + excerpt(lines.get(i)));
+                        break;
                     }
-                    throw new HistoryException(file + " line " + (i + 1) + ": " + e.getMessage());
+                    throw new HistoryException(file + " line " + (i + 1) + " is unreadable (" + e.getMessage() + ")"
+                            + (last
+                                    ? " although it ends with a newline: a client killed while writing a line leaves"
+                                            + " it without one, so this line was written whole, and wrong"
+                                    : " although more lines follow it: only the last line of a file can be torn, by"
+                                            + " its client killed while writing it"));
                 }
                 if (event != null) {
                     builder.termEvents.add(event);
@@ -101,6 +118,46 @@ public final class History {
             }
         }
         return builder.build();
+    }
+
+    /** The file's lines, split at each newline; a last line without its newline is a line too. */
+    private static List<byte[]> lines(byte[] bytes) {
+        List<byte[]> lines = new ArrayList<>();
+        int start = 0;
+        for (int i = 0; i < bytes.length; i++) {
+            if (bytes[i] == '\n') {
+                lines.add(Arrays.copyOfRange(bytes, start, i));
+                start = i + 1;
+            }
+        }
+        if (start < bytes.length) {
+            lines.add(Arrays.copyOfRange(bytes, start, bytes.length));
+        }
+        return lines;
+    }
+
+    /**
+     * A line's text, strictly UTF-8.
+     *
+     * @throws IllegalArgumentException when it is not UTF-8 (a torn line may end inside a character)
+     */
+    private static String text(byte[] line) {
+        try {
+            return StandardCharsets.UTF_8
+                    .newDecoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(ByteBuffer.wrap(line))
+                    .toString();
+        } catch (CharacterCodingException e) {
+            throw new IllegalArgumentException("not UTF-8: " + e.getMessage());
+        }
+    }
+
+    /** The start of a torn line, for a person to recognise it. */
+    private static String excerpt(byte[] line) {
+        String text = new String(line, StandardCharsets.UTF_8);
+        return text.length() <= 200 ? text : text.substring(0, 200) + "...";
     }
 
     /** A history of the given entries, in order (for tests and tools that hold entries in memory). */
@@ -121,7 +178,7 @@ public final class History {
             builder.add(entries.get(i), "entry " + (i + 1));
         }
         History history = builder.build();
-        return new History(history.operations, history.termEvents, reads);
+        return new History(history.operations, history.termEvents, reads, List.of());
     }
 
     /** Every operation, in the order their appends were invoked per client file. */
@@ -147,10 +204,19 @@ public final class History {
         return reads;
     }
 
+    /**
+     * The torn last lines left out, one sentence each naming the file, the line and its start: each says a client
+     * was killed while it wrote; empty for a run whose clients all stopped on their own.
+     */
+    public List<String> tornLines() {
+        return tornLines;
+    }
+
     /** Pairs invokes with completions, one operation at a time. Not thread-safe. */
     private static final class Builder {
         private final Map<Long, Pending> pending = new LinkedHashMap<>();
         private final List<TermEvent> termEvents = new ArrayList<>();
+        private final List<String> tornLines = new ArrayList<>();
         private final Map<Long, Read.Line> readInvokes = new LinkedHashMap<>();
         private final Map<Long, Read.Line> readCompletions = new LinkedHashMap<>();
 
@@ -246,7 +312,7 @@ public final class History {
                         completion == null ? -1 : completion.seen(),
                         completion == null ? "no completion recorded" : completion.error()));
             }
-            return new History(operations, termEvents, reads);
+            return new History(operations, termEvents, reads, tornLines);
         }
     }
 

@@ -7,7 +7,9 @@
  * <h2>The history format</h2>
  *
  * One file per client ({@code client-<n>.jsonl}), UTF-8, one flat JSON object per line, written and flushed as
- * each event happens (a client killed outright loses at most its last, partial line):
+ * each event happens, a line and its newline in one write (a client killed outright loses at most its last line, and
+ * leaves at most a part of it without its newline: {@link dev.fencing.verify.checker.History} leaves such a torn
+ * last line out and names it; any other unreadable line makes the history unusable):
  *
  * <pre>
  * {"type":"invoke","f":"append","op":3000017,"client":3,"resource":"r2","token":45,"time":1712345678901,"path":"update"}

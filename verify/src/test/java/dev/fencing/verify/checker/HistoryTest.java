@@ -3,9 +3,12 @@ package dev.fencing.verify.checker;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import org.assertj.core.api.InstanceOfAssertFactories;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -45,11 +48,54 @@ class HistoryTest {
     void aTruncatedLastLineIsWhatAKilledClientWasWritingAndIsIgnored() throws IOException {
         Files.writeString(directory.resolve("client-1.jsonl"), INVOKE + "\n" + OK.substring(0, OK.length() / 2));
 
-        Operation op = History.read(directory).operation(1000001).orElseThrow();
+        History history = History.read(directory);
+        Operation op = history.operation(1000001).orElseThrow();
 
         assertThat(op.outcome()).isEqualTo(Outcome.INFO);
         assertThat(op.completeTime()).isEqualTo(-1);
         assertThat(op.error()).isEqualTo("no completion recorded");
+        assertThat(history.tornLines())
+                .singleElement(InstanceOfAssertFactories.STRING)
+                .contains("client-1.jsonl line 2 is torn")
+                .contains("killed while writing it")
+                .contains(OK.substring(0, 20));
+    }
+
+    @Test
+    void aTornLastLineThatEndsInsideACharacterIsLeftOutLikeAnyTornLine() throws IOException {
+        // given: the client was killed while writing an info line whose error is not ASCII, after the first of the
+        // two bytes of its 'é'
+        String info = OK.replace("\"ok\"", "\"info\"").replace("}", ",\"error\":\"d\u00e9lai d\u00e9pass\u00e9\"}");
+        byte[] whole = info.getBytes(StandardCharsets.UTF_8);
+        int cut = info.indexOf('\u00e9') + 1;
+        ByteArrayOutputStream file = new ByteArrayOutputStream();
+        file.write((INVOKE + "\n").getBytes(StandardCharsets.UTF_8));
+        file.write(whole, 0, cut);
+        Files.write(directory.resolve("client-1.jsonl"), file.toByteArray());
+
+        // when
+        History history = History.read(directory);
+
+        // then
+        assertThat(history.operation(1000001).orElseThrow().outcome()).isEqualTo(Outcome.INFO);
+        assertThat(history.tornLines())
+                .singleElement(InstanceOfAssertFactories.STRING)
+                .contains("line 2 is torn");
+    }
+
+    @Test
+    void anUnreadableLastLineThatEndsWithANewlineWasWrittenWholeAndMakesTheHistoryUnusable() throws IOException {
+        // given: the append's ok line, complete, but with its time written as text: left out, the acknowledged
+        // append would count as indeterminate, and its loss from the list would go unseen
+        Files.writeString(
+                directory.resolve("client-1.jsonl"),
+                INVOKE + "\n" + OK.replace("\"time\":1700000000005", "\"time\":\"1700000000005\"") + "\n");
+
+        assertThatThrownBy(() -> History.read(directory))
+                .isInstanceOf(HistoryException.class)
+                .hasMessageContaining("client-1.jsonl line 2 is unreadable")
+                .hasMessageContaining("\"time\" must be a whole number")
+                .hasMessageContaining("ends with a newline");
     }
 
     @Test
@@ -58,7 +104,8 @@ class HistoryTest {
 
         assertThatThrownBy(() -> History.read(directory))
                 .isInstanceOf(HistoryException.class)
-                .hasMessageContaining("client-1.jsonl line 1");
+                .hasMessageContaining("client-1.jsonl line 1 is unreadable")
+                .hasMessageContaining("more lines follow it");
     }
 
     @Test
