@@ -23,7 +23,8 @@ import java.util.Set;
  *       ViolationKind#UNKNOWN_ID}), none twice ({@link ViolationKind#DUPLICATE}), every acknowledged write present
  *       ({@link ViolationKind#LOST_ACKNOWLEDGED}) and no refused one ({@link ViolationKind#REFUSED_PRESENT});
  *   <li>the local contract, from the term events alone: no reading of a term answers valid when it began after a
- *       greater term of the same election had been granted, to any participant, itself included ({@link
+ *       greater term of the same election had been granted, to any participant, itself included, or its own term's token
+ *       to another participant (one term handed out twice: two leaders at once, though perhaps only one writes) ({@link
  *       ViolationKind#LOCAL_VALIDITY}), reported once per term, at its first such reading.
  * </ul>
  *
@@ -73,7 +74,10 @@ public final class ElectionChecker {
                 violations);
     }
 
-    /** Each valid reading against the grants of greater terms of its election, to whichever participant. */
+    /**
+     * Each valid reading against the grants of greater terms of its election, to whichever participant, and of its
+     * own term's token to another participant.
+     */
     private static void checkValidity(List<TermEvent> events, long uncertainty, List<Violation> violations) {
         Map<String, List<TermEvent>> grants = new HashMap<>();
         for (TermEvent event : events) {
@@ -89,8 +93,11 @@ public final class ElectionChecker {
             TermEvent next = null;
             for (TermEvent grant : grants.getOrDefault(reading.resource(), List.of())) {
                 // any participant's: a participant granted a later term no longer holds its earlier one, and a
-                // thread of it that still reads the earlier term valid breaks the contract as another's would
-                if (grant.token() > reading.token() && (next == null || grant.time() < next.time())) {
+                // thread of it that still reads the earlier term valid breaks the contract as another's would.
+                // One token granted to two participants is one term handed out twice: two leaders at once
+                boolean ends = grant.token() > reading.token()
+                        || (grant.token() == reading.token() && grant.client() != reading.client());
+                if (ends && (next == null || grant.time() < next.time())) {
                     next = grant;
                 }
             }

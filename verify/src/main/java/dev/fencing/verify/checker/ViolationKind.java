@@ -46,7 +46,8 @@ public enum ViolationKind {
     STORED_TOKEN("stored token not that of the write that left the value"),
     /**
      * An election participant's check of its term answered valid although it began after a later term of the same
-     * election had been granted (to another participant or to itself, joining again): the local contract of the term's validity broke (whether or
+     * election had been granted (to another participant or to itself, joining again), or after its own term's token
+     * had been granted to another participant as well: the local contract of the term's validity broke (whether or
      * not the resource refused what it then wrote).
      */
     LOCAL_VALIDITY("term read valid after the next term's grant (the local contract broke)"),

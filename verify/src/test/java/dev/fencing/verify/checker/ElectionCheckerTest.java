@@ -230,4 +230,22 @@ class ElectionCheckerTest {
         assertThat(result.violations().get(0).ops()).containsExactly(1_000_005L, 1_000_003L);
         assertThat(result.violations().get(0).detail()).contains("100 ms after client 1's term 5 of r1");
     }
+
+    @Test
+    void aTermReadValidAfterItsTokenWasGrantedToAnotherParticipantIsTwoLeadersAtOnceEvenWhenOnlyOneWrites() {
+        // given: a token source hands term 5 out twice: to client 1 at 1000 and to client 2 at 2000. Client 2 never
+        // writes; client 1 reads its term valid at 2100 and writes: its list is clean, and only the readings show
+        // that two participants led under one term
+        grant(1_000_001, 1, 5, 1_000);
+        write(1_000_002, 1, 5, 1_010, true, Type.OK);
+        grant(2_000_001, 2, 5, 2_000);
+        write(1_000_003, 1, 5, 2_100, true, Type.OK);
+
+        // when
+        CheckResult result = check(List.of(1_000_002L, 1_000_003L));
+
+        // then
+        assertThat(kinds(result)).containsExactly(ViolationKind.LOCAL_VALIDITY);
+        assertThat(result.violations().get(0).ops()).containsExactly(1_000_003L, 2_000_001L);
+    }
 }
