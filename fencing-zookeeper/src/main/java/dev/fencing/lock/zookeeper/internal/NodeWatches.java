@@ -5,19 +5,21 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.Watcher;
+import org.apache.zookeeper.ZooKeeper;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Watches held nodes, each from {@link #WATCH_AFTER_NANOS} after its grant, and reports a node deleted while
  * its hold lives (an operator's delete, a lock parent deleted with its children), or already gone when the
- * watch is set, to {@code gone}, on Curator's event thread. So a lease reads valid after its node was deleted
+ * watch is set, to {@code gone}, on ZooKeeper's event thread. So a lease reads valid after its node was deleted
  * for at most that long plus the watch's delivery (a round trip), where nothing but {@code verify()} saw it
  * before. A release marks its hold invalid before it deletes the node, so the event of its own delete is
  * reported for a hold already ended. A watch fires once: one that fired on a write of the node's data is set
- * again. ZooKeeper keeps a watch across reconnections of the session; a session's end invalidates the hold
+ * again, and one whose request failed (other than with NONODE) is tried again in the next round. ZooKeeper keeps a watch across reconnections of the session; a session's end invalidates the hold
  * anyway. The watches are set by {@link #watchDue()}, on the pause detector's round.
  */
 final class NodeWatches {
@@ -70,12 +72,24 @@ final class NodeWatches {
         }
     }
 
+    /**
+     * Sets the watch on the handle that owns the node, not through Curator: Curator's background calls wait for
+     * its connected flag, which its known issue after an expiry leaves stuck at false on a connected handle (a
+     * hold granted then reads valid, see {@link LockRegistry#disconnected}), and give up after the retry policy.
+     * A request that fails otherwise than NONODE left no watch, so the hold is queued again for the next round,
+     * until the watch is set, the node is found gone, or the hold ends.
+     */
     private void watch(Hold hold) {
+        ZooKeeper handle = hold.owningHandle();
+        if (handle == null) {
+            return; // its session was gone at registration: invalid from the start
+        }
         try {
-            // getData, not checkExists: on a node that is gone already it answers NONODE and leaves no watch
+            // getData, not exists: on a node that is gone already it answers NONODE and leaves no watch
             // behind (an exists watch would wait for the node's creation, never to come: its name is unique)
-            client.getData()
-                    .usingWatcher((Watcher) event -> {
+            handle.getData(
+                    ZKPaths.fixForNamespace(client.getNamespace(), hold.nodePath),
+                    event -> {
                         if (event.getType() == Watcher.Event.EventType.NodeDeleted) {
                             gone.accept(hold);
                         } else if (event.getType() == Watcher.Event.EventType.NodeDataChanged && hold.loss() == null) {
@@ -83,16 +97,31 @@ final class NodeWatches {
                             // its deletion must still be seen, so watch it again
                             watch(hold);
                         }
-                    })
-                    .inBackground((c, event) -> {
-                        if (event.getResultCode() == KeeperException.Code.NONODE.intValue()) {
+                    },
+                    (resultCode, path, context, data, stat) -> {
+                        if (resultCode == KeeperException.Code.NONODE.intValue()) {
                             gone.accept(hold);
+                        } else if (resultCode != KeeperException.Code.OK.intValue()) {
+                            retry(hold, KeeperException.Code.get(resultCode));
                         }
-                    })
-                    .forPath(hold.nodePath);
-        } catch (Exception e) {
-            // a closed client: its holds are invalid already
-            LOG.debug("could not watch lock node {}: {}", hold.nodePath, e.toString());
+                    },
+                    null);
+        } catch (RuntimeException e) {
+            retry(hold, e);
+        }
+    }
+
+    /**
+     * Queues a hold whose watch could not be set (a lost connection, a moved session) for the next round, while
+     * it is valid and its session's handle open; a closed handle's holds read invalid (SESSION_LOST) anyway.
+     */
+    private void retry(Hold hold, Object failure) {
+        ZooKeeper handle = hold.owningHandle();
+        if (hold.loss() == null && handle != null && handle.getState().isAlive()) {
+            LOG.debug("could not watch lock node {} ({}); trying again", hold.nodePath, failure);
+            unwatched.add(hold);
+        } else {
+            LOG.debug("could not watch lock node {} of an ended hold: {}", hold.nodePath, failure);
         }
     }
 

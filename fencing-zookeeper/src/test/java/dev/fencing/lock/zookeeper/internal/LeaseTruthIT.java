@@ -40,6 +40,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.apache.curator.CuratorZookeeperClient;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.recipes.locks.Revoker;
+import org.apache.curator.framework.state.ConnectionState;
 import org.apache.zookeeper.ZooKeeper;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -732,6 +733,117 @@ class LeaseTruthIT {
         assertThat(next).as("the next holder").isPresent();
 
         await().atMost(Duration.ofSeconds(5))
+                .alias("the old lease beside the next holder's " + next.orElseThrow())
+                .until(() -> !lease.isValid());
+        assertThat(lease.lossCause()).isEqualTo(LeaseLoss.NODE_GONE);
+        next.orElseThrow().close();
+        lease.close();
+    }
+
+    /**
+     * A lease granted while Curator's connected flag is stuck at false (the known Curator issue after an expiry,
+     * docs/locks.md: the flag false, Curator's state LOST, the handle connected) reads valid, and its node must
+     * still be watched. Set through Curator, the watch waited for the flag (every background call checks it),
+     * gave up with CONNECTIONLOSS once Curator's retries were spent (Curator's SUSPENDED for it is not posted
+     * after LOST), and was never tried again: an operator deleted the node, another client took the lock, and
+     * the lease read valid beside it for as long as the session lived.
+     */
+    @Test
+    void aNodeDeletedWhileCuratorsConnectedFlagIsStuckStillEndsTheLease() throws Exception {
+        CuratorFramework client = client();
+        LockRegistry registry = registry(client, Duration.ofHours(1));
+        Object state = field(CuratorZookeeperClient.class, "state").get(client.getZookeeperClient());
+        AtomicBoolean connectedFlag =
+                (AtomicBoolean) field(state.getClass(), "isConnected").get(state);
+        Object states = field(client.getClass(), "connectionStateManager").get(client);
+        Field current = field(states.getClass(), "currentConnectionState");
+        opened.add(() -> {
+            connectedFlag.set(true);
+            current.set(states, ConnectionState.CONNECTED);
+        });
+        registry.beforeRegistering(Hooks.once(() -> {
+            // as Curator leaves it: LOST after RECONNECTED, the flag false (no events: the registry's are past)
+            current.set(states, ConnectionState.LOST);
+            connectedFlag.set(false);
+        }));
+        Lease lease = registry.lock(path, TokenSource.SEQUENCE).acquire();
+        assertThat(lease.isValid())
+                .as("a lease on a connected handle, Curator's flag stuck")
+                .isTrue();
+
+        client().delete().forPath(((Hold) ((HeldLease) lease).hold()).nodePath);
+        Optional<Lease> next = registry(client(), Duration.ofHours(1))
+                .lock(path, TokenSource.SEQUENCE)
+                .tryAcquire(Duration.ofSeconds(5));
+        assertThat(next).as("the next holder").isPresent();
+
+        await().atMost(Duration.ofSeconds(15))
+                .alias("the old lease beside the next holder's " + next.orElseThrow())
+                .until(() -> !lease.isValid());
+        assertThat(lease.lossCause()).isEqualTo(LeaseLoss.NODE_GONE);
+        next.orElseThrow().close();
+        lease.close();
+    }
+
+    /**
+     * The request that sets the watch is lost with the connection (here: it never reaches the server, then the
+     * link drops), and the session reconnects. No check ran while the client was cut off, and Curator's
+     * SUSPENDED is held back (an application's slow listener ahead of the registry's holds it back as long as it
+     * likes): the lease is rightly valid, its session and node being there. Its node must still be watched:
+     * the failed request left no watch, and a deletion by someone else went unseen beside the next holder.
+     */
+    @Test
+    void aWatchLostWithTheConnectionIsSetAgainOnceTheSessionReconnects() throws Exception {
+        TcpRelay link = TcpRelay.to(zk.port());
+        opened.add(link);
+        CuratorFramework client = Hooks.startedClient("127.0.0.1:" + link.port());
+        opened.add(client);
+        LockRegistry registry = new LockRegistry(
+                LockRegistryIT.heldBackConnectionEvents(client),
+                null,
+                Duration.ofHours(1),
+                new RecordingListener(),
+                FencedLocks.DEFAULT_SEQUENCE_WRAP_MARGIN);
+        opened.add(registry);
+        CountDownLatch held = new CountDownLatch(1);
+        CountDownLatch resume = new CountDownLatch(1);
+        opened.add(resume::countDown);
+        AtomicLong rounds = new AtomicLong();
+        Runnable holdOnce = Hooks.once(() -> {
+            held.countDown();
+            resume.await();
+        });
+        registry.beforeDetectorTick(() -> {
+            holdOnce.run();
+            rounds.incrementAndGet();
+        });
+        assertThat(held.await(10, TimeUnit.SECONDS)).isTrue();
+        Lease lease = registry.lock(path, TokenSource.SEQUENCE).acquire();
+        Hold hold = (Hold) ((HeldLease) lease).hold();
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> System.nanoTime() - hold.grantedAtNanos >= NodeWatches.WATCH_AFTER_NANOS);
+
+        link.holdBackRequests(); // the watch's request never reaches the server
+        long roundsBefore = rounds.get();
+        resume.countDown(); // the round that sets the watch
+        await().atMost(Duration.ofSeconds(10)).until(() -> rounds.get() >= roundsBefore + 2);
+        CountDownLatch reconnected = new CountDownLatch(1);
+        client.getConnectionStateListenable().addListener((c, newState) -> {
+            if (newState == ConnectionState.RECONNECTED) {
+                reconnected.countDown();
+            }
+        });
+        link.dropConnections(); // the request fails with CONNECTIONLOSS; the same session reconnects
+        assertThat(reconnected.await(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(client.getZookeeperClient().getZooKeeper().getSessionId()).isEqualTo(hold.sessionId);
+
+        client().delete().forPath(hold.nodePath);
+        Optional<Lease> next = registry(client(), Duration.ofHours(1))
+                .lock(path, TokenSource.SEQUENCE)
+                .tryAcquire(Duration.ofSeconds(5));
+        assertThat(next).as("the next holder").isPresent();
+
+        await().atMost(Duration.ofSeconds(10))
                 .alias("the old lease beside the next holder's " + next.orElseThrow())
                 .until(() -> !lease.isValid());
         assertThat(lease.lossCause()).isEqualTo(LeaseLoss.NODE_GONE);
