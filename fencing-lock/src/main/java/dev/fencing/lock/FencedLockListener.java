@@ -12,10 +12,12 @@ package dev.fencing.lock;
  * replaced its handle, or the client was closed) are told on a thread of the lock factory's own (with
  * ZooKeeper, named {@code fenced-lock-listener}), one call after another in the order the leases were
  * invalidated, so a slow listener delays only later calls, never an invalidation. Everything else is told
- * on the thread that found it: the thread closing the lock factory, the acquiring thread (for a grant that was
- * disrupted before it was registered, or whose token went backwards), or a thread that checks or
- * verifies a lease and finds it lost. Return quickly all the same, and do not acquire locks from here.
- * Exceptions thrown by a listener are logged and ignored.
+ * there too, or on the thread that found it, as each backend says: the thread closing the lock factory, the
+ * acquiring thread (for a grant that was disrupted before it was registered, or whose token went
+ * backwards), or a thread that checks or verifies a lease and finds it lost. ZooKeeper's {@code FencedLocks}
+ * tells every loss on its own thread except {@link LeaseLoss#LOCKS_CLOSED}, told on the closing thread, so a
+ * listener there may wait for the holder's thread to stop writing without waiting for itself. Return quickly
+ * all the same, and do not acquire locks from here. Exceptions thrown by a listener are logged and ignored.
  */
 public interface FencedLockListener {
 

@@ -43,9 +43,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p>An event that concerns several holds marks every one of them invalid before the listener hears of
  * any: a listener that is slow on the first must not leave the others reporting themselves valid while
- * another client holds their locks. Connection events and pauses are told on a thread of the
+ * another client holds their locks. Every loss but the registry's close is told on a thread of the
  * registry's own, so a slow listener holds up neither Curator's connection-state thread (which must
- * deliver the next SUSPENDED or LOST) nor the pause detector (whose missed ticks would read as a pause).
+ * deliver the next SUSPENDED or LOST), nor the pause detector (whose missed ticks would read as a pause),
+ * nor the holder's own thread in a check, {@code verify()} or acquire that found the loss.
  */
 public final class LockRegistry implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(LockRegistry.class);
@@ -298,7 +299,7 @@ public final class LockRegistry implements AutoCloseable {
                 hold.sessionId,
                 currentSession);
         if (loss != null) {
-            invalidate(hold, loss);
+            lostLater(hold, loss);
         }
     }
 
@@ -514,10 +515,14 @@ public final class LockRegistry implements AutoCloseable {
         this.beforeDetectorTick = Objects.requireNonNull(hook);
     }
 
-    /** Invalidates one hold and tells the listener on the calling thread. */
-    void invalidate(Hold hold, LeaseLoss cause) {
+    /**
+     * Invalidates one hold and tells the listener on the notifier's thread, never on the calling thread: that is
+     * the holder's own thread here (a grant invalid from the start, a {@code verify()}, a downgrade), and a
+     * listener that waits for the holder to stop writing would wait for itself, with the call never returning.
+     */
+    void lostLater(Hold hold, LeaseLoss cause) {
         if (markInvalid(hold, cause)) {
-            tell(hold, cause);
+            tellLater(List.of(hold), cause);
         }
     }
 

@@ -351,7 +351,7 @@ final class PathLock {
         } catch (Exception e) {
             LOG.debug("could not verify lease on {} token {}: {}", path, hold.token, e.toString());
         }
-        registry.invalidate(hold, LeaseLoss.NODE_GONE);
+        registry.lostLater(hold, LeaseLoss.NODE_GONE);
         return false;
     }
 

@@ -182,7 +182,7 @@ final class TokenLockDriver extends StandardLockInternalsDriver {
                     throw retried;
                 }
             } catch (KeeperException.NoNodeException writeNodeGone) {
-                registry.invalidate(write, LeaseLoss.NODE_GONE);
+                registry.lostLater(write, LeaseLoss.NODE_GONE);
                 throw new LeaseLostException(lockPath, write.token, LeaseLoss.NODE_GONE);
             }
             created = true;

@@ -37,6 +37,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import org.apache.curator.CuratorZookeeperClient;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.recipes.locks.Revoker;
@@ -493,6 +494,87 @@ class LeaseTruthIT {
         assertThat(outer.isValid()).isFalse();
         assertThat(outer.lossCause()).as("lost, then closed").isEqualTo(LeaseLoss.LOCKS_CLOSED);
         assertThat(inner.lossCause()).as("closed, then its hold lost").isEqualTo(LeaseLoss.RELEASED);
+    }
+
+    /**
+     * A listener that acts on a loss by telling the holder's worker to stop and waiting until it has (the
+     * listener's javadoc: stop writing under its token), while the worker itself verifies the lease and finds
+     * its node deleted. Told on the worker's own thread, inside {@code verify()}, the listener waited for the
+     * very thread it ran on, and {@code verify()} never answered.
+     */
+    @Test
+    void aListenerThatWaitsForTheWorkerToStopDoesNotHoldUpTheWorkersVerify() throws Exception {
+        WaitingListener listener = new WaitingListener();
+        opened.add(listener.workerStopped::countDown);
+        LockRegistry registry = registry(client(), Duration.ofHours(1), listener);
+        registry.watchNodes(false); // verify() is what finds the delete
+        CuratorFramework operator = client();
+        CountDownLatch acquired = new CountDownLatch(1);
+        AtomicReference<String> node = new AtomicReference<>();
+        CountDownLatch deleted = new CountDownLatch(1);
+
+        Future<Boolean> worker = successorThread.submit(() -> {
+            try (Lease lease = registry.lock(path, TokenSource.SEQUENCE).acquire()) {
+                node.set(((Hold) ((HeldLease) lease).hold()).nodePath);
+                acquired.countDown();
+                deleted.await();
+                boolean verified = lease.verify();
+                listener.workerStopped.countDown();
+                return verified;
+            }
+        });
+        assertThat(acquired.await(10, TimeUnit.SECONDS)).isTrue();
+        operator.delete().forPath(node.get());
+        deleted.countDown();
+
+        assertThat(worker.get(10, TimeUnit.SECONDS))
+                .as("verify() of a lease whose node was deleted")
+                .isFalse();
+        await().atMost(Duration.ofSeconds(10)).until(() -> listener.toldOn.size() == 1);
+        assertThat(listener.toldOn).containsExactly("NODE_GONE on fenced-lock-listener");
+    }
+
+    /**
+     * The same listener, and a grant that is invalid from the start (Curator replaced its handle between the
+     * node's creation and the registration): told on the acquiring thread, the listener waited for that thread,
+     * and the acquire never returned, its node held.
+     */
+    @Test
+    void aListenerThatWaitsForTheWorkerToStopDoesNotHoldUpTheWorkersAcquire() throws Exception {
+        WaitingListener listener = new WaitingListener();
+        opened.add(listener.workerStopped::countDown);
+        CuratorFramework client = client();
+        LockRegistry registry = registry(client, Duration.ofHours(1), listener);
+        registry.beforeRegistering(Hooks.once(() -> replaceHandle(client)));
+
+        Future<LeaseLoss> worker = successorThread.submit(() -> {
+            try (Lease lease = registry.lock(path, TokenSource.SEQUENCE).acquire()) {
+                listener.workerStopped.countDown();
+                return lease.lossCause();
+            }
+        });
+
+        assertThat(worker.get(10, TimeUnit.SECONDS))
+                .as("the loss of a grant invalid from the start")
+                .isEqualTo(LeaseLoss.SESSION_LOST);
+        await().atMost(Duration.ofSeconds(10)).until(() -> listener.toldOn.size() == 1);
+        assertThat(listener.toldOn).containsExactly("SESSION_LOST on fenced-lock-listener");
+    }
+
+    /** Records the thread it is told on, then waits until the worker says it stopped. */
+    private static final class WaitingListener implements FencedLockListener {
+        final CountDownLatch workerStopped = new CountDownLatch(1);
+        final List<String> toldOn = new CopyOnWriteArrayList<>();
+
+        @Override
+        public void leaseInvalidated(Lease lease, LeaseLoss cause) {
+            toldOn.add(cause + " on " + Thread.currentThread().getName());
+            try {
+                workerStopped.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
     }
 
     /** Records each invalidation with the thread it was told on, and the cause another lease had by then. */

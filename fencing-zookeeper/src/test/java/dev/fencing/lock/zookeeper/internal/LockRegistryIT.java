@@ -126,8 +126,9 @@ class LockRegistryIT {
                 .isEqualTo(sessionBefore.get());
         assertThat(lease.isValid()).isFalse();
         assertThat(lease.lossCause()).isEqualTo(LeaseLoss.CONNECTION_SUSPENDED);
-        assertThat(listener.invalidations)
-                .containsExactly(new Invalidation(lease.token(), LeaseLoss.CONNECTION_SUSPENDED));
+        await().atMost(Duration.ofSeconds(10)) // told on the listener's thread
+                .untilAsserted(() -> assertThat(listener.invalidations)
+                        .containsExactly(new Invalidation(lease.token(), LeaseLoss.CONNECTION_SUSPENDED)));
         lease.close();
     }
 
@@ -169,7 +170,9 @@ class LockRegistryIT {
                 .as("a lease whose node went with its session")
                 .isFalse();
         assertThat(lease.lossCause()).isEqualTo(LeaseLoss.SESSION_LOST);
-        assertThat(listener.invalidations).containsExactly(new Invalidation(lease.token(), LeaseLoss.SESSION_LOST));
+        await().atMost(Duration.ofSeconds(10)) // told on the listener's thread
+                .untilAsserted(() -> assertThat(listener.invalidations)
+                        .containsExactly(new Invalidation(lease.token(), LeaseLoss.SESSION_LOST)));
         lease.close();
         successor.get().close();
     }
