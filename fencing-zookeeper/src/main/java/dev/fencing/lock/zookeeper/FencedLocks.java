@@ -188,11 +188,17 @@ public final class FencedLocks implements AutoCloseable {
 
         /**
          * With {@link TokenSource#SEQUENCE}, refuse to issue a token once the sequence is within this
-         * many events of {@code Integer.MAX_VALUE}. Default {@value #DEFAULT_SEQUENCE_WRAP_MARGIN}.
+         * many events of {@code Integer.MAX_VALUE}. Default {@value #DEFAULT_SEQUENCE_WRAP_MARGIN}. At most
+         * {@code Integer.MAX_VALUE - 1}, which leaves the first grant of a fresh lock only (its node has
+         * sequence 1, after its parent's marker); {@code Integer.MAX_VALUE} would refuse every grant.
+         *
+         * @throws IllegalArgumentException if {@code margin} is negative or {@code Integer.MAX_VALUE}
          */
         public Builder sequenceWrapMargin(int margin) {
-            if (margin < 0) {
-                throw new IllegalArgumentException("sequenceWrapMargin must be >= 0, got " + margin);
+            if (margin < 0 || margin > Integer.MAX_VALUE - 1) {
+                throw new IllegalArgumentException("sequenceWrapMargin must be between 0 and "
+                        + (Integer.MAX_VALUE - 1) + " (a lock's first node has sequence 1, after its parent's"
+                        + " marker: a greater margin refuses every grant), got " + margin);
             }
             this.sequenceWrapMargin = margin;
             return this;

@@ -51,4 +51,22 @@ class FencedLocksBuilderTest {
             assertThatThrownBy(() -> builder.tokenSource(null)).isInstanceOf(NullPointerException.class);
         }
     }
+
+    /**
+     * The guard refuses a grant whose sequence is above {@code Integer.MAX_VALUE - margin}, and a lock's first
+     * node has sequence 1 (its parent's marker took 0): a margin of {@code Integer.MAX_VALUE} refused every
+     * grant of every lock, each acquire creating a node and failing as if the counter were used up.
+     */
+    @Test
+    void refusesAWrapMarginThatLeavesNoSequenceForAnyGrant() {
+        try (CuratorFramework client = CuratorFrameworkFactory.newClient("127.0.0.1:1", new RetryOneTime(1))) {
+            client.start();
+            FencedLocks.Builder builder = FencedLocks.builder(client);
+            assertThatThrownBy(() -> builder.sequenceWrapMargin(Integer.MAX_VALUE))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("2147483647")
+                    .hasMessageContaining("2147483646");
+            builder.sequenceWrapMargin(Integer.MAX_VALUE - 1); // the first grant of a fresh lock only, for a test
+        }
+    }
 }
