@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.BooleanSupplier;
 
 /**
  * Writes that Redis applies only when they carry a fresh enough fence token. The token check and the write
@@ -98,13 +99,13 @@ public interface FencedRedis {
     /** Fenced writes over one standalone (or Sentinel-managed) connection. */
     static Builder builder(StatefulRedisConnection<String, String> connection) {
         Objects.requireNonNull(connection, "connection");
-        return new Builder(connection.async(), connection.getTimeout(), false);
+        return new Builder(connection.async(), connection.getTimeout(), false, connection::isMulti);
     }
 
     /** Fenced writes over a Redis Cluster connection: every key must have a hash tag. */
     static Builder builder(StatefulRedisClusterConnection<String, String> connection) {
         Objects.requireNonNull(connection, "connection");
-        return new Builder(connection.async(), connection.getTimeout(), true);
+        return new Builder(connection.async(), connection.getTimeout(), true, () -> false);
     }
 
     FencePolicy policy();
@@ -199,6 +200,7 @@ public interface FencedRedis {
 
         private final RedisClusterAsyncCommands<String, String> commands;
         private final Duration timeout;
+        private final BooleanSupplier inTransaction;
         private boolean clusterKeys;
         private FencePolicy policy = FencePolicy.STRICT;
         private int maxValueBytes = DEFAULT_MAX_VALUE_BYTES;
@@ -207,9 +209,14 @@ public interface FencedRedis {
         private boolean allowKeyEviction;
         private int scriptCacheSize = DEFAULT_SCRIPT_CACHE_SIZE;
 
-        private Builder(RedisClusterAsyncCommands<String, String> commands, Duration timeout, boolean cluster) {
+        private Builder(
+                RedisClusterAsyncCommands<String, String> commands,
+                Duration timeout,
+                boolean cluster,
+                BooleanSupplier inTransaction) {
             this.commands = commands;
             this.timeout = timeout;
+            this.inTransaction = inTransaction;
             this.clusterKeys = cluster;
         }
 
@@ -328,7 +335,8 @@ public interface FencedRedis {
                     new FencedKeys(clusterKeys, maxValueBytes),
                     waitReplicas,
                     waitTimeout,
-                    scriptCacheSize);
+                    scriptCacheSize,
+                    inTransaction);
         }
     }
 }

@@ -20,6 +20,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
+import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -35,6 +36,8 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
     private final ScriptCache userScripts;
     private final int waitReplicas;
     private final long waitMillis;
+    /** Whether the connection is inside the caller's MULTI now (a cluster connection never is). */
+    private final BooleanSupplier inTransaction;
 
     public AsyncFencedRedis(
             RedisClusterAsyncCommands<String, String> commands,
@@ -42,8 +45,10 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
             FencedKeys keys,
             int waitReplicas,
             Duration waitTimeout,
-            int scriptCacheSize) {
+            int scriptCacheSize,
+            BooleanSupplier inTransaction) {
         this.commands = Objects.requireNonNull(commands, "commands");
+        this.inTransaction = Objects.requireNonNull(inTransaction, "inTransaction");
         this.policy = policy == FencePolicy.STRICT ? 'S' : 'M';
         this.keys = Objects.requireNonNull(keys, "keys");
         this.waitReplicas = waitReplicas;
@@ -140,6 +145,7 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
             arguments.text(arg);
         }
         arguments.number(token).policy(policy);
+        requireNoTransaction("EVAL", key);
         LuaScripts.Script lua = userScripts.script(script.body());
         ScriptCall evalsha = ScriptCall.evalsha(lua, arguments);
         CompletableFuture<WriteOutcome> outcome = new CompletableFuture<>();
@@ -173,6 +179,21 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
                 .policy(policy);
     }
 
+    /**
+     * A fenced write is one script, atomic on its own. Inside the caller's {@code MULTI} Redis only queues it: its
+     * outcome comes at {@code EXEC}, which a blocking caller waiting for it never reaches (it would report the
+     * outcome unknown at its timeout and the write would then apply at {@code EXEC}), and a script Redis no longer
+     * has (answered {@code NOSCRIPT} at {@code EXEC}) would be sent again as {@code EVAL} after the transaction,
+     * outside it. So it is refused, before anything is sent.
+     */
+    private void requireNoTransaction(String op, String key) {
+        if (inTransaction.getAsBoolean()) {
+            throw new IllegalStateException("fenced " + op + " of Redis key " + key + " refused: the connection is"
+                    + " inside MULTI. A fenced write is one atomic script already; send it outside MULTI/EXEC (on"
+                    + " this connection after EXEC or DISCARD, or on a connection of its own)");
+        }
+    }
+
     private static void checkToken(String key, long token) {
         FenceTokens.requirePositive(token, "Redis key " + key);
     }
@@ -183,6 +204,7 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
      */
     private CompletableFuture<WriteOutcome> send(
             String op, String key, long token, LuaScripts.Script script, ScriptCall.Arguments arguments) {
+        requireNoTransaction(op, key);
         ScriptCall evalsha = ScriptCall.evalsha(script, arguments);
         CompletableFuture<WriteOutcome> outcome = new CompletableFuture<>();
         commands.dispatch(CommandType.EVALSHA, new FenceReply(evalsha), evalsha).whenComplete((reply, failure) -> {

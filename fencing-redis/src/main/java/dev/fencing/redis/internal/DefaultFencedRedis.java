@@ -17,6 +17,7 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeoutException;
+import java.util.function.BooleanSupplier;
 
 /** The blocking face of {@link AsyncFencedRedis}: waits for each outcome, and throws for the throwing twins. */
 public final class DefaultFencedRedis implements FencedRedis {
@@ -31,8 +32,10 @@ public final class DefaultFencedRedis implements FencedRedis {
             FencedKeys keys,
             int waitReplicas,
             Duration waitTimeout,
-            int scriptCacheSize) {
-        this.async = new AsyncFencedRedis(commands, policy, keys, waitReplicas, waitTimeout, scriptCacheSize);
+            int scriptCacheSize,
+            BooleanSupplier inTransaction) {
+        this.async =
+                new AsyncFencedRedis(commands, policy, keys, waitReplicas, waitTimeout, scriptCacheSize, inTransaction);
         this.timeout = Objects.requireNonNull(timeout, "timeout");
         this.policy = policy;
     }
