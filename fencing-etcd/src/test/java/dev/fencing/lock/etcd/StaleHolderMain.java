@@ -42,6 +42,9 @@ public final class StaleHolderMain {
         EtcdLocks locks = builder.build();
         Jdbi jdbi = Jdbi.create(args[3], args[4], System.getenv().getOrDefault(PASSWORD_ENV, ""));
         Lease lease = locks.lock(LOCK).acquire();
+        // to its log (standard error): whether the grant was already lost when acquire returned, and why
+        System.err.println("granted token " + lease.token() + ", valid at the grant: " + lease.isValid() + " "
+                + lease.lossCause());
         out.println("TOKEN " + lease.token());
         Thread commands = new Thread(() -> answer(lease, jdbi, out), "commands");
         commands.setDaemon(true);
