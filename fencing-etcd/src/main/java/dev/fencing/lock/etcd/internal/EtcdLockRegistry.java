@@ -356,15 +356,15 @@ public final class EtcdLockRegistry implements AutoCloseable {
             return false;
         }
         if (hold.deadlinePassed()) {
-            invalidate(hold, LeaseLoss.SESSION_LOST);
+            lostLater(hold, LeaseLoss.SESSION_LOST);
             return false;
         }
         if (lapsed) {
-            invalidate(hold, LeaseLoss.CONNECTION_SUSPENDED);
+            lostLater(hold, LeaseLoss.CONNECTION_SUSPENDED);
             return false;
         }
         if (pauses.pausedSince(tick)) {
-            invalidate(hold, LeaseLoss.PAUSE_DETECTED);
+            lostLater(hold, LeaseLoss.PAUSE_DETECTED);
             return false;
         }
         return true;
@@ -393,7 +393,7 @@ public final class EtcdLockRegistry implements AutoCloseable {
         } catch (Exception e) {
             LOG.debug("could not verify lease on {} token {}: {}", hold.path, hold.token, e.toString());
         }
-        invalidate(hold, LeaseLoss.NODE_GONE);
+        lostLater(hold, LeaseLoss.NODE_GONE);
         return false;
     }
 
@@ -424,17 +424,15 @@ public final class EtcdLockRegistry implements AutoCloseable {
         keepAlives.start(hold);
     }
 
-    /** Marks the hold and tells the listener on the registry's thread (for events found by jetcd's threads). */
+    /**
+     * Marks the hold and tells the listener on the listener's own thread, never on the calling one: a loss found by
+     * the holder's own check ({@code isValid()}, {@code verify()}, an acquire) would otherwise be told on the
+     * holder's thread, and a listener that tells the worker to stop and waits for it (what the listener's javadoc
+     * asks for) would wait for itself.
+     */
     void lostLater(EtcdHold hold, LeaseLoss cause) {
         if (markInvalid(hold, cause)) {
             notifier.tellLater(List.of(hold), cause);
-        }
-    }
-
-    /** Marks the hold and tells the listener on the calling thread. */
-    void invalidate(EtcdHold hold, LeaseLoss cause) {
-        if (markInvalid(hold, cause)) {
-            notifier.tell(hold, cause);
         }
     }
 

@@ -72,7 +72,7 @@ final class HoldKeys {
             LeaseKeepAliveResponse answer = Requests.retrying(
                     () -> KeepAlives.keepAliveOnce(registry.client, hold.leaseId), keepAlives.periodNanos());
             if (answer.getTTL() <= 0) {
-                registry.invalidate(hold, LeaseLoss.SESSION_LOST);
+                registry.lostLater(hold, LeaseLoss.SESSION_LOST);
                 return false;
             }
             hold.aliveUntil(sent, sentWall, answer.getTTL());
@@ -81,7 +81,7 @@ final class HoldKeys {
             throw new LockInterruptedException(hold.path, e);
         } catch (ExecutionException e) {
             if (KeepAlives.leaseNotFound(e)) {
-                registry.invalidate(hold, LeaseLoss.SESSION_LOST);
+                registry.lostLater(hold, LeaseLoss.SESSION_LOST);
                 return false;
             }
         } catch (TimeoutException e) {

@@ -174,7 +174,7 @@ final class KeyMutex {
                     hold,
                     "read its predecessor");
             if (!ranked.isSucceeded()) {
-                registry.invalidate(hold, LeaseLoss.NODE_GONE);
+                registry.lostLater(hold, LeaseLoss.NODE_GONE);
                 return Outcome.LOST;
             }
             List<KeyValue> before = ranked.getGetResponses().get(0).getKvs();

@@ -3,6 +3,7 @@ package dev.fencing.lock.etcd.internal;
 import dev.fencing.lock.FencedLockListener;
 import dev.fencing.lock.LeaseLoss;
 import dev.fencing.lock.spi.HeldLease;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
@@ -13,9 +14,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Tells the listener of holds that were marked invalid: on the calling thread, or, for events found by the
- * client's own threads (keep-alives, watches, the pause detector), on a thread of its own, one call after another
- * in the order the holds were marked, so that a slow listener holds up neither. Only granted holds are told of:
+ * Tells the listener of holds that were marked invalid on a thread of its own, one call after another in the order
+ * the holds were marked, so that a slow listener holds up neither the client's threads (keep-alives, watches, the
+ * pause detector) nor the holder's (a loss its own check found); only the close of the locks tells on the calling
+ * thread. Only granted holds are told of:
  * a contender's hold has no lease a listener could know.
  */
 final class LossNotifier {
@@ -37,10 +39,7 @@ final class LossNotifier {
         thread.allowCoreThreadTimeOut(true);
     }
 
-    void tell(EtcdHold hold, LeaseLoss cause) {
-        if (!granted.test(hold)) {
-            return;
-        }
+    private void tell(EtcdHold hold, LeaseLoss cause) {
         try {
             listener.leaseInvalidated(new HeldLease(hold, true), cause);
         } catch (RuntimeException e) {
@@ -48,21 +47,37 @@ final class LossNotifier {
         }
     }
 
+    /** Tells now, on the calling thread, of those of the holds that are granted. */
     void tellAll(List<EtcdHold> marked, LeaseLoss cause) {
-        for (EtcdHold hold : marked) {
+        for (EtcdHold hold : granted(marked)) {
             tell(hold, cause);
         }
     }
 
+    /**
+     * Tells on the listener's thread of those of the holds that are granted now, when they were marked: by the time
+     * the thread tells, a holder that found the loss itself may have closed its lease, and it is told all the same.
+     */
     void tellLater(List<EtcdHold> marked, LeaseLoss cause) {
-        if (marked.isEmpty()) {
+        List<EtcdHold> told = granted(marked);
+        if (told.isEmpty()) {
             return;
         }
         try {
-            thread.execute(() -> tellAll(marked, cause));
+            thread.execute(() -> told.forEach(hold -> tell(hold, cause)));
         } catch (RejectedExecutionException closedMeanwhile) {
-            tellAll(marked, cause);
+            told.forEach(hold -> tell(hold, cause));
         }
+    }
+
+    private List<EtcdHold> granted(List<EtcdHold> marked) {
+        List<EtcdHold> told = new ArrayList<>(marked.size());
+        for (EtcdHold hold : marked) {
+            if (granted.test(hold)) {
+                told.add(hold);
+            }
+        }
+        return told;
     }
 
     /** What is queued is still told. */

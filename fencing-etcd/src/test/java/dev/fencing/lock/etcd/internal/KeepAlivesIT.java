@@ -22,8 +22,12 @@ import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
@@ -137,6 +141,136 @@ class KeepAlivesIT {
         assertThat(told).containsExactly(LeaseLoss.SESSION_LOST);
         assertThat(lease.isValid()).isFalse();
         lease.close();
+    }
+
+    /**
+     * A listener that tells the worker to stop and waits until it has (what the listener's javadoc asks for), and a
+     * loss that the worker's own {@code isValid()} finds: the keep-alive deadline passed. Told on the worker's
+     * thread, the listener waited for that very thread and {@code isValid()} never returned. The keep-alives' one
+     * thread is held inside a send (a test hook), so that no keep-alive answers and the keep-alive thread cannot
+     * find the deadline passed first; the pause tolerance is far above the TTL (the registry takes it, the builder
+     * would not), so that a stall of this machine is not taken for a pause first either.
+     */
+    @Test
+    void aListenerThatWaitsForTheWorkerToStopDoesNotHoldUpTheWorkersCheck() throws Exception {
+        Duration ttl = Duration.ofSeconds(2);
+        Client client = EtcdTesting.client(EtcdServers.shared().endpoints());
+        opened.add(client);
+        CountDownLatch workerStopped = new CountDownLatch(1);
+        opened.add(workerStopped::countDown);
+        List<String> toldOn = new CopyOnWriteArrayList<>();
+        EtcdLockRegistry registry =
+                EtcdTesting.registry(client, prefix, ttl, Duration.ofMinutes(10), new FencedLockListener() {
+                    @Override
+                    public void leaseInvalidated(Lease lease, LeaseLoss cause) {
+                        toldOn.add(cause + " on " + Thread.currentThread().getName());
+                        try {
+                            workerStopped.await();
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                    }
+                });
+        opened.add(registry);
+        CountDownLatch sendHeld = new CountDownLatch(1);
+        CountDownLatch releaseSend = new CountDownLatch(1);
+        opened.add(releaseSend::countDown);
+        registry.keepAlives.sendsForTest(leaseId -> {
+            sendHeld.countDown();
+            try {
+                releaseSend.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return new CompletableFuture<>();
+        });
+        ExecutorService workers = Executors.newSingleThreadExecutor(task -> new Thread(task, "worker"));
+        opened.add(workers::shutdownNow);
+
+        Future<LeaseLoss> worker = workers.submit(() -> {
+            try (Lease lease = registry.lock("checked").acquire()) {
+                assertThat(sendHeld.await(ttl.toMillis() * 2, TimeUnit.MILLISECONDS))
+                        .as("the keep-alive thread held in a send")
+                        .isTrue();
+                while (lease.isValid()) {
+                    Thread.sleep(5);
+                }
+                workerStopped.countDown();
+                return lease.lossCause();
+            }
+        });
+
+        assertThat(worker.get(ttl.toMillis() * 5, TimeUnit.MILLISECONDS))
+                .as("what the worker's check found")
+                .isEqualTo(LeaseLoss.SESSION_LOST);
+        await().atMost(Duration.ofSeconds(10)).until(() -> toldOn.size() == 1);
+        assertThat(toldOn).containsExactly("SESSION_LOST on fenced-lock-listener");
+    }
+
+    /**
+     * A loss the holder's own check found is told on the listener's thread, and the holder may close its lease before
+     * that thread gets to it: it must be told all the same (whether a hold is one the listener hears of is decided
+     * when it is marked, not when it is told). The listener's thread is held on another lease's loss (its key deleted
+     * by another client) until the worker has closed its own; the keep-alives' thread is held in a send, as above.
+     */
+    @Test
+    void aLossTheHoldersCheckFoundIsToldAlthoughTheHolderClosedItsLeaseFirst() throws Exception {
+        Duration ttl = Duration.ofSeconds(2);
+        Client client = EtcdTesting.client(EtcdServers.shared().endpoints());
+        opened.add(client);
+        Client outsider = EtcdTesting.client(EtcdServers.shared().endpoints());
+        opened.add(outsider);
+        CountDownLatch workerClosed = new CountDownLatch(1);
+        opened.add(workerClosed::countDown);
+        List<String> told = new CopyOnWriteArrayList<>();
+        EtcdLockRegistry registry =
+                EtcdTesting.registry(client, prefix, ttl, Duration.ofMinutes(10), new FencedLockListener() {
+                    @Override
+                    public void leaseInvalidated(Lease lease, LeaseLoss cause) {
+                        told.add(cause.toString());
+                        if (cause == LeaseLoss.NODE_GONE) {
+                            try {
+                                workerClosed.await();
+                            } catch (InterruptedException e) {
+                                Thread.currentThread().interrupt();
+                            }
+                        }
+                    }
+                });
+        opened.add(registry);
+        CountDownLatch sendHeld = new CountDownLatch(1);
+        CountDownLatch releaseSend = new CountDownLatch(1);
+        opened.add(releaseSend::countDown);
+        registry.keepAlives.sendsForTest(leaseId -> {
+            sendHeld.countDown();
+            try {
+                releaseSend.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return new CompletableFuture<>();
+        });
+        Lease other = registry.lock("other").acquire();
+        outsider.getKVClient().delete(EtcdLockRegistry.holdOf(other).keyBytes).get(10, TimeUnit.SECONDS);
+        await().atMost(Duration.ofSeconds(10))
+                .alias("the listener's thread told of the other lease, and held there")
+                .until(() -> told.contains("NODE_GONE"));
+
+        Lease lease = registry.lock("checked").acquire();
+        assertThat(sendHeld.await(ttl.toMillis() * 2, TimeUnit.MILLISECONDS))
+                .as("the keep-alive thread held in a send")
+                .isTrue();
+        while (lease.isValid()) {
+            Thread.sleep(5);
+        }
+        lease.close();
+        workerClosed.countDown();
+
+        await().atMost(Duration.ofSeconds(10))
+                .alias("the listener told of the loss the holder's check found")
+                .until(() -> told.size() == 2);
+        assertThat(told).containsExactly("NODE_GONE", "SESSION_LOST");
+        other.close();
     }
 
     /** Counts the client's keep-alive calls: started, and open (started, not yet closed). */
