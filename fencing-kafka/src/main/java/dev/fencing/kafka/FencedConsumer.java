@@ -166,9 +166,11 @@ import org.slf4j.LoggerFactory;
  * Each deserialization gets views of its own of the fetched buffers, so a deserializer or handler may read them
  * to their end: a record run again in key-parallel mode (a retry, a commit group rerun record by record) is
  * deserialized from its whole key and value again, and a dead letter carries them whole. The bytes themselves
- * are shared: a handler that writes into them in place sees its own writes when its record is run again. So
- * are the record's headers; a record run again is decided by the token it was fetched with, whatever an
- * attempt's handler did to them.
+ * are shared: a handler that writes into them in place sees its own writes when its record is run again. The
+ * headers are a list of each deserialization's own: a header a deserializer or handler adds or removes is not
+ * seen when the record is run again (which is decided by the token it was fetched with), nor carried by its
+ * dead letter, which holds the record's headers as fetched; the bytes of a header's value are shared, as the
+ * key's and value's are.
  *
  * <p><b>Transient failures are retried</b>, in both modes, for up to {@value
  * FencedConsumerConfig#RETRY_MAX_MS_CONFIG} (2 minutes by default) from the first failure, waiting {@value

@@ -28,7 +28,9 @@ import java.util.stream.IntStream;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.errors.SerializationException;
+import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
@@ -49,6 +51,7 @@ import org.postgresql.ds.PGSimpleDataSource;
  */
 class ConsumerRecoveryIT {
     private static final int KEYS = 10;
+    private static final String CONTENT_TYPE = "content-type";
     private static PostgresFixture postgres;
 
     @BeforeAll
@@ -66,11 +69,17 @@ class ConsumerRecoveryIT {
         postgres.close();
     }
 
-    /** {@code n} records over {@link #KEYS} keys, each key's tokens rising; value {@code v-<i>}. */
+    /**
+     * {@code n} records over {@link #KEYS} keys, each key's tokens rising; value {@code v-<i>}, with a header
+     * {@code content-type: text/plain}.
+     */
     private static void publish(String topic, int n) {
         try (KafkaProducer<String, String> producer = producer()) {
             for (int i = 0; i < n; i++) {
-                producer.send(FencedRecords.create(topic, "k" + (i % KEYS), "v-" + i, 1 + i / KEYS));
+                ProducerRecord<String, String> record =
+                        FencedRecords.create(topic, "k" + (i % KEYS), "v-" + i, 1 + i / KEYS);
+                record.headers().add(CONTENT_TYPE, "text/plain".getBytes(StandardCharsets.UTF_8));
+                producer.send(record);
             }
             producer.flush();
         }
@@ -534,6 +543,38 @@ class ConsumerRecoveryIT {
         runTwentyRecordsOnceWithAGroupRolledBack(
                 "recover-parallel-token", new StringDeserializer(), record -> record.headers()
                         .remove(FenceTokenHeader.NAME));
+    }
+
+    /**
+     * A value deserializer that reads the record's content type from its headers, and a handler that takes the
+     * transport headers off the record it got before forwarding it. The record it got must not share its headers
+     * with the fetched one: its commit group is rolled back (the handler of {@code v-7} fails once, with a failure
+     * the application named) and its records run again one by one, each deserialized from the headers it was
+     * fetched with, not refused as unreadable (and dead-lettered without the header) because an attempt that was
+     * rolled back took the header off.
+     */
+    @Test
+    void aRecordRunAgainInKeyParallelModeIsDeserializedWithTheHeadersItWasFetchedWith() throws Exception {
+        runTwentyRecordsOnceWithAGroupRolledBack(
+                "recover-parallel-headers", new ContentTypeDeserializer(), record -> record.headers()
+                        .remove(CONTENT_TYPE));
+    }
+
+    /** Reads a text value whose {@code content-type} header says {@code text/plain}; refuses any other. */
+    static final class ContentTypeDeserializer implements Deserializer<String> {
+        @Override
+        public String deserialize(String topic, byte[] data) {
+            throw new SerializationException("the content type is in the headers");
+        }
+
+        @Override
+        public String deserialize(String topic, Headers headers, byte[] data) {
+            Header type = headers.lastHeader(CONTENT_TYPE);
+            if (type == null || !"text/plain".equals(new String(type.value(), StandardCharsets.UTF_8))) {
+                throw new SerializationException("not text/plain: " + type);
+            }
+            return data == null ? null : new String(data, StandardCharsets.UTF_8);
+        }
     }
 
     /**

@@ -15,6 +15,8 @@ import dev.fencing.kafka.internal.FencedRowUnits;
 import dev.fencing.kafka.spi.PartitionProgress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -23,6 +25,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.jdbi.v3.core.Jdbi;
 import org.junit.jupiter.api.AfterAll;
@@ -151,7 +154,8 @@ class FencedRowHandlerIT {
      * From an adversarial review: the values function gets the record's headers themselves and may change them
      * (take the consumer's own headers off, say). A record its row refuses is still refused as stale, under the
      * token it was fetched with, and dead-lettered; before, its refusal read the header again and failed the
-     * consumer on a header no longer there.
+     * consumer on a header no longer there. Its dead letter carries the record's headers as fetched, not as the
+     * values function left them (the token header it took off back, a header it added absent).
      */
     @Test
     void aRecordWhoseHeaderTheValuesFunctionRemovedIsStillRefusedByItsRowUnderItsFetchedToken() {
@@ -165,6 +169,7 @@ class FencedRowHandlerIT {
                 .columns("quantity")
                 .values(record -> {
                     record.headers().remove(FenceTokenHeader.NAME);
+                    record.headers().add("forwarded-to", "billing".getBytes(StandardCharsets.UTF_8));
                     // another writer fences the row after the consumer read its token
                     outside.useHandle(h -> h.execute("UPDATE " + stock.quotedName()
                             + " SET quantity = 99, last_fence_token = 7 WHERE sku = 'a' AND last_fence_token < 7"));
@@ -188,6 +193,20 @@ class FencedRowHandlerIT {
                 .singleElement()
                 .asString()
                 .startsWith("STALE_TOKEN: token 5 is older than watermark 7");
+        assertThat(recordHeaders(deadLetters.get(0)))
+                .as("the dead letter's headers other than its own")
+                .containsExactly(FenceTokenHeader.NAME + "=" + Arrays.toString(FenceTokenHeader.encode(5)));
+    }
+
+    /** The record's headers, without those the dead letter added, as name=bytes. */
+    private static List<String> recordHeaders(ConsumerRecord<?, ?> deadLetter) {
+        List<String> headers = new ArrayList<>();
+        for (Header h : deadLetter.headers()) {
+            if (!h.key().startsWith("fencing-dlt-")) {
+                headers.add(h.key() + "=" + Arrays.toString(h.value()));
+            }
+        }
+        return headers;
     }
 
     /** A protected table {@code (sku TEXT PRIMARY KEY, quantity BIGINT)} with rows k00 to k39 at 0, token 0. */
