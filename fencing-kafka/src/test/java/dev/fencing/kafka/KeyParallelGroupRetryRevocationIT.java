@@ -132,6 +132,121 @@ class KeyParallelGroupRetryRevocationIT {
         assertThat(applied(topic, "b")).hasSize(OTHERS).doesNotHaveDuplicates();
     }
 
+    /**
+     * A revocation does not wait for records that cannot finish before a retry back-off ends. Both workers of
+     * member a are held by b-1 and b-2 while hold-1 (partition 1) and then hold-0 (partition 0) are polled, so
+     * that one commit group takes [hold-1, hold-0]; a's handler fails them for as long as it runs (a service
+     * down), so the group is rolled back and rerun record by record, and hold-1 waits out a back-off of ten
+     * minutes, hold-0 given back to its lane, which the group keeps. A second member joins and partition 1 moves.
+     * The revocation used to wait the drain timeout (two minutes here) for hold-1 before it cancelled the
+     * partition, holding the rebalance; now it cancels the partition at once, commits no further than the record
+     * not done, and the new member applies it.
+     */
+    @Test
+    void revokingAPartitionWhoseRecordWaitsOutARetryBackOffDoesNotWaitTheDrainTimeout() {
+        revokeWhileAGroupWaitsOutABackOff(1);
+    }
+
+    /**
+     * The same, the group being [hold-0, hold-1]: hold-0 waits out its back-off, and hold-1 (partition 1, which
+     * moves) was given back to its lane, which the group keeps while it waits: it cannot start before the
+     * back-off ends either.
+     */
+    @Test
+    void revokingAPartitionWhoseRecordWasGivenBackToALaneAGroupWaitingOutABackOffKeepsDoesNotWaitTheDrainTimeout() {
+        revokeWhileAGroupWaitsOutABackOff(0);
+    }
+
+    /** {@code hold-<first>} is polled first, so it runs first in the group and waits out the back-off. */
+    private void revokeWhileAGroupWaitsOutABackOff(int first) {
+        String topic = newTopic("parallel-backoff-revocation", 2);
+        String group = newGroup("parallel-backoff-revocation");
+        List<String> calls = new CopyOnWriteArrayList<>();
+        CountDownLatch blocking = new CountDownLatch(2);
+        CountDownLatch unblock = new CountDownLatch(1);
+        try (FencedConsumer<String, String> a = stalling(topic, group, "a", calls, blocking, unblock);
+                FencedConsumer<String, String> b = stalling(topic, group, "b", calls, blocking, unblock);
+                KafkaProducer<String, String> producer = producer()) {
+            try {
+                CompletableFuture<Void> aStopped = a.start();
+                send(producer, topic, 0, "b-1");
+                Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> blocking.getCount() == 1);
+                send(producer, topic, 0, "b-2");
+                Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> blocking.getCount() == 0);
+                send(producer, topic, first, "hold-" + first);
+                Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> a.recordsInFlight() == 3);
+                send(producer, topic, 1 - first, "hold-" + (1 - first));
+                Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> a.recordsInFlight() == 4);
+                unblock.countDown();
+                // the group failed at its first record, which failed again alone and waits out its back-off
+                Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> aStopped.isDone() || a.retries() == 1);
+                assertThat(calls)
+                        .as("the handler calls of a after b-1 and b-2")
+                        .hasSize(4)
+                        .endsWith("hold-" + first + " a", "hold-" + first + " a");
+
+                // when: b joins, and partition 1 is revoked from a
+                CompletableFuture<Void> bStopped = b.start();
+                Awaitility.await()
+                        .atMost(Duration.ofSeconds(60))
+                        .until(() -> aStopped.isDone()
+                                || bStopped.isDone()
+                                || applied(topic, "b").size() == 1);
+
+                // then: b applies hold-1, which a had neither finished nor passed
+                assertThat(a.failure()).as("a's failure").isNull();
+                assertThat(b.assignment()).as("b's partitions").containsExactly(new TopicPartition(topic, 1));
+                assertThat(applied(topic, "b")).as("applied by b").containsExactly("1@0");
+                assertThat(applied(topic, "a")).as("applied by a").containsExactlyInAnyOrder("0@0", "0@1");
+            } finally {
+                unblock.countDown();
+            }
+        }
+    }
+
+    /**
+     * A member of two workers whose handler holds b-1 and b-2 until {@code unblock}, and in member a fails every
+     * record named hold-... (retried after ten minutes).
+     */
+    private static FencedConsumer<String, String> stalling(
+            String topic,
+            String group,
+            String member,
+            List<String> calls,
+            CountDownLatch blocking,
+            CountDownLatch unblock) {
+        Map<String, Object> config = consumerConfig(group);
+        config.put("client.id", group + "-" + member);
+        config.put("heartbeat.interval.ms", 200);
+        config.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, CooperativeStickyAssignor.class.getName());
+        config.put(FencedConsumerConfig.RETRY_BACKOFF_MS_CONFIG, 600_000);
+        config.put(FencedConsumerConfig.RETRY_BACKOFF_MAX_MS_CONFIG, 600_000);
+        config.put(FencedConsumerConfig.RETRY_MAX_MS_CONFIG, 3_600_000);
+        config.put(FencedConsumerConfig.CLOSE_TIMEOUT_MS_CONFIG, 120_000);
+        return FencedConsumer.builder(new StringDeserializer(), new StringDeserializer())
+                .properties(config)
+                .maxConcurrency(2)
+                .topics(topic)
+                .retryHandlerFailures(e -> e instanceof IllegalStateException)
+                .transactionalHandler(PostgresWatermarkStore.create(postgres.jdbi), (handle, record, token) -> {
+                    calls.add(record.value() + " " + member);
+                    if (record.value().startsWith("b-")) {
+                        blocking.countDown();
+                        await(unblock);
+                    }
+                    if (member.equals("a") && record.value().startsWith("hold-")) {
+                        throw new IllegalStateException("pricing service down");
+                    }
+                    handle.execute(
+                            "INSERT INTO applied VALUES (?, ?, ?, ?)",
+                            topic,
+                            record.partition(),
+                            record.offset(),
+                            member);
+                })
+                .build();
+    }
+
     private static List<String> applied(String topic, String member) {
         return postgres.jdbi.withHandle(h -> h.createQuery(
                         "SELECT kafka_partition || '@' || kafka_offset FROM applied WHERE topic = ? AND member = ?")

@@ -4,9 +4,12 @@ import dev.fencing.kafka.DeadLetterReason;
 import dev.fencing.kafka.RecordHandlingException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 import java.util.stream.IntStream;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.header.Header;
@@ -70,12 +73,19 @@ public final class KeyParallelWorker<K, V> {
      * @throws RetryCancelled if the partition was cancelled while the record waited to run again
      */
     void process(ParallelPartition p, ParallelPartition.Item item) {
-        process(p, item, () -> {});
+        process(p, item, Set::of);
     }
 
-    /** {@link #process}; {@code beforeRetry} runs once, before the record first waits to run again. */
-    private void process(ParallelPartition p, ParallelPartition.Item item, Runnable beforeRetry) {
+    /**
+     * {@link #process}; {@code beforeRetry} runs once, before the record first waits to run again, and returns the
+     * partitions of the records it gave back to lanes the caller keeps meanwhile. Each wait marks the record's
+     * partition and those as stalled ({@link ParallelPartition#stallStarted}): a revocation of one of them does
+     * not wait for the records in flight, which can finish only after the back-off.
+     */
+    private void process(
+            ParallelPartition p, ParallelPartition.Item item, Supplier<Set<ParallelPartition>> beforeRetry) {
         RetryPolicy.Attempts attempts = null;
+        Set<ParallelPartition> stalled = null;
         try {
             while (true) {
                 try {
@@ -91,7 +101,8 @@ public final class KeyParallelWorker<K, V> {
                     }
                     if (attempts.failures() == 1) {
                         retrying.incrementAndGet();
-                        beforeRetry.run();
+                        stalled = new HashSet<>(beforeRetry.get());
+                        stalled.add(p);
                     }
                     retries.incrementAndGet();
                     LOG.warn(
@@ -103,7 +114,14 @@ public final class KeyParallelWorker<K, V> {
                             e.toString(),
                             attempts.failures(),
                             wait / 1_000_000);
-                    if (p.awaitCancelled(wait)) {
+                    stalled.forEach(ParallelPartition::stallStarted);
+                    boolean cancelled;
+                    try {
+                        cancelled = p.awaitCancelled(wait);
+                    } finally {
+                        stalled.forEach(ParallelPartition::stallEnded);
+                    }
+                    if (cancelled) {
                         throw new RetryCancelled();
                     }
                 }
@@ -197,7 +215,8 @@ public final class KeyParallelWorker<K, V> {
      * whose turn came after {@code deadline}. A group the store rolled back (a conflict, a transient failure, or
      * a handler that threw) is rerun record by record, each in its own transaction, as {@link #process} runs them
      * (retrying each as it does; before a record of the rerun first waits to run again, the records after it go
-     * back to their lanes, so that they do not count as running meanwhile). Every
+     * back to their lanes, so that they do not count as running meanwhile, and their partitions count as stalled
+     * while it waits). Every
      * record of the group is finished, put back or abandoned when this returns or throws: abandoned only
      * when its partition was cancelled; a record of a partition still running that the group did not reach
      * (it stopped at a failure, or at a retry whose own partition was cancelled) goes back to its lane's front.
@@ -304,9 +323,12 @@ public final class KeyParallelWorker<K, V> {
      * was cancelled, else back at the front of their lanes, queued (the group keeps the lanes until it ends).
      * Also before a record of a group rerun record by record waits to run again: the records after it, of its
      * partition or of others, must not count as running while it waits (up to the retry time), or a revocation
-     * of their partition would wait for them in vain and stop the consumer.
+     * of their partition would wait for them in vain and stop the consumer. Returns the partitions of the records
+     * put back in their lanes.
      */
-    private static void giveBack(List<ParallelPartition.Taken> group, List<Integer> positions, boolean[] settled) {
+    private static Set<ParallelPartition> giveBack(
+            List<ParallelPartition.Taken> group, List<Integer> positions, boolean[] settled) {
+        Set<ParallelPartition> putBack = new HashSet<>();
         // A record that did not finish stops its partition's frontier. When the group stopped early (a
         // failure, or a retry whose partition was cancelled while it waited), the records after it in the
         // group belong to it or to other partitions; those of a partition still running go back to the
@@ -319,9 +341,11 @@ public final class KeyParallelWorker<K, V> {
                     taken.lane().owner.abandoned(taken.item());
                 } else {
                     taken.lane().owner.putBack(taken.lane(), taken.item());
+                    putBack.add(taken.lane().owner);
                 }
                 settled[i] = true;
             }
         }
+        return putBack;
     }
 }

@@ -33,6 +33,11 @@ final class ParallelPartition implements RecordStep.Tally {
     private int queued;
     private int running;
     private boolean cancelled; // revoked, lost, failed or closing: no record starts any more
+    /**
+     * Workers waiting out a retry back-off with records of this partition in their hands: the record that waits
+     * to run again, or records of its commit group given back to lanes the group keeps until it ends.
+     */
+    private int stalled;
     // counts for the meters since the poll thread last took them
     private long accepted;
     private long dropped;
@@ -236,6 +241,20 @@ final class ParallelPartition implements RecordStep.Tally {
         return cancelled;
     }
 
+    /**
+     * A worker starts waiting out a retry back-off with records of this partition in its hands; {@link
+     * #awaitIdle} waiting for the records in flight stops waiting.
+     */
+    synchronized void stallStarted() {
+        stalled++;
+        notifyAll();
+    }
+
+    /** The wait of {@link #stallStarted} ended. */
+    synchronized void stallEnded() {
+        stalled--;
+    }
+
     /** Waits {@code nanos}, or until the partition is cancelled; returns whether it was. */
     synchronized boolean awaitCancelled(long nanos) {
         long deadline = System.nanoTime() + nanos;
@@ -255,10 +274,15 @@ final class ParallelPartition implements RecordStep.Tally {
 
     /**
      * Waits until nothing is in flight ({@code runningOnly}: nothing running) or {@code deadline} (a {@link
-     * System#nanoTime()}) passes; returns whether it got there.
+     * System#nanoTime()}) passes; returns whether it got there. Waiting for the records in flight also ends (false)
+     * once a worker waits out a retry back-off with records of the partition ({@link #stallStarted}): they finish
+     * after the back-off at the earliest, which may be long after the deadline.
      */
     synchronized boolean awaitIdle(boolean runningOnly, long deadline) throws InterruptedException {
         while (runningOnly ? running > 0 : queued + running > 0) {
+            if (!runningOnly && stalled > 0) {
+                return false;
+            }
             long left = deadline - System.nanoTime();
             if (left <= 0) {
                 return false;
