@@ -176,7 +176,7 @@ import org.slf4j.LoggerFactory;
  * FencedConsumerConfig#RETRY_MAX_MS_CONFIG} (2 minutes by default) from the first failure, waiting {@value
  * FencedConsumerConfig#RETRY_BACKOFF_MS_CONFIG} (100 ms) doubled per attempt up to {@value
  * FencedConsumerConfig#RETRY_BACKOFF_MAX_MS_CONFIG} (10 s): the store's database refused or lost the
- * connection (SQLSTATE class {@code 08}, {@code 57P01}, {@code 57P02}, {@code 57P03}, {@code 53300}, a pool
+ * connection (SQLSTATE class {@code 08} but {@code 08004}, {@code 57P01}, {@code 57P02}, {@code 57P03}, {@code 53300}, a pool
  * that found no connection in time) or rolled a transaction back as a deadlock ({@code 40P01}) or a
  * serialization failure ({@code 40001}), also when a transactional handler's own statement met it. The failed
  * unit (serial) or record or group (key-parallel) is rolled back and run again from the same records; the serial

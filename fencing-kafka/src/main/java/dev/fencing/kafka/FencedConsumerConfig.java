@@ -122,7 +122,7 @@ public final class FencedConsumerConfig {
     public static final String RETRY_BACKOFF_MS_DOC = "First wait, in milliseconds, before a unit (serial), record"
             + " or commit group (key-parallel) that a transient failure rolled back is run again from the same"
             + " records; doubled after each failure up to fencing.retry.backoff.max.ms. Transient: the store's"
-            + " database lost or refused the connection (SQLSTATE class 08, 57P01, 57P02, 57P03, 53300, a pool"
+            + " database lost or refused the connection (SQLSTATE class 08 but 08004, 57P01, 57P02, 57P03, 53300, a pool"
             + " that found no connection in time), or rolled the transaction back as a deadlock (40P01) or a"
             + " serialization failure (40001); inside a transactional handler too. A handler's own failure is"
             + " retried only if FencedConsumerBuilder.retryHandlerFailures names it.";

@@ -13,7 +13,11 @@ import java.util.Set;
  *
  * <ul>
  *   <li>SQLSTATE class {@code 08}, connection exception: the connection could not be made (refused, {@code
- *       08001}), broke ({@code 08006}, what pgjdbc reports for an I/O error), or was closed ({@code 08003}).
+ *       08001}), broke ({@code 08006}, what pgjdbc reports for an I/O error), or was closed ({@code 08003}); but
+ *       not {@code 08004}, which pgjdbc raises when it rejects a connection as configured (SSL or GSS encryption
+ *       or channel binding required and not offered by the server, an authentication type it does not support,
+ *       SCRAM asked for and no password given, a server signature that does not verify) and PostgreSQL does not
+ *       send: waiting does not change the configuration.
  *   <li>{@code 57P01} admin shutdown, {@code 57P02} crash shutdown, {@code 57P03} cannot connect now (starting
  *       up, shutting down, in recovery): the server is going away or not back yet.
  *   <li>{@code 40001} serialization failure and {@code 40P01} deadlock: PostgreSQL rolled the transaction back
@@ -22,7 +26,7 @@ import java.util.Set;
  *   <li>{@link SQLTransientConnectionException} (a pool, such as HikariCP, that found no connection in time)
  *       and {@link SQLTransactionRollbackException} (JDBC's name for class 40), whatever their state, except
  *       a pool's timeout that carries the state of a failure that will not pass by itself: class {@code 28}
- *       (the password or the user is wrong) and {@code 3D000} (no such database).
+ *       (the password or the user is wrong), {@code 3D000} (no such database) and {@code 08004}.
  * </ul>
  *
  * Everything else is not: constraint violations, syntax errors, {@code 57014} (a statement timeout or a
@@ -36,7 +40,7 @@ public final class TransientFailures {
         if (state == null || state.length() != 5) {
             return false;
         }
-        return state.startsWith("08")
+        return (state.startsWith("08") && !state.equals("08004"))
                 || state.equals("57P01")
                 || state.equals("57P02")
                 || state.equals("57P03")
@@ -45,9 +49,12 @@ public final class TransientFailures {
                 || state.equals("53300");
     }
 
-    /** A connection failure that waiting does not mend: wrong credentials, or a database that does not exist. */
+    /**
+     * A connection failure that waiting does not mend: wrong credentials, a database that does not exist, or a
+     * connection the driver rejects as configured.
+     */
     private static boolean permanentState(String state) {
-        return state != null && (state.startsWith("28") || state.equals("3D000"));
+        return state != null && (state.startsWith("28") || state.equals("3D000") || state.equals("08004"));
     }
 
     /** Whether {@code failure} or one of its causes is a transient failure of the database. */

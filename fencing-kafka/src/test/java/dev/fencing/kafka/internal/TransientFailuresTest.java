@@ -52,6 +52,22 @@ class TransientFailuresTest {
                 .isTrue();
     }
 
+    /**
+     * pgjdbc's 08004 (the connection rejected as configured: SSL or GSS encryption or channel binding required
+     * and not offered, an authentication type it does not support, no password for SCRAM) does not pass by
+     * waiting, nor in a pool's timeout; the rest of class 08 does.
+     */
+    @Test
+    void aConnectionRejectedAsConfiguredIsNotEvenInAPoolTimeout() {
+        assertThat(TransientFailures.isTransient(store("08004"))).isFalse();
+        SQLException rejected = new SQLException("The server does not support SSL.", "08004");
+        assertThat(TransientFailures.isTransient(new SQLTransientConnectionException("timed out", "08004", rejected)))
+                .isFalse();
+        for (String state : new String[] {"08000", "08007", "08P01"}) {
+            assertThat(TransientFailures.isTransient(store(state))).as(state).isTrue();
+        }
+    }
+
     @Test
     void constraintViolationsTimeoutsAndFailuresWithoutAStateAreNot() {
         for (String state : new String[] {"23505", "42P01", "57014", "25P02", "53100", "42501", "0800", null}) {
