@@ -11,7 +11,6 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.Headers;
-import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -195,14 +194,14 @@ public final class RecordStep<K, V> {
      * made for this call: whatever a deserializer, or a handler given a view, does to a view's position and limit
      * (Kafka lets both read a buffer to its end), the fetched buffers stay as fetched, for the record's next
      * deserialization (a key-parallel retry, a commit group rerun record by record) and its dead letter. Likewise
-     * the headers: the deserializers and the typed record get a list of their own (Kafka's headers are mutable),
-     * so that a header a deserializer or handler adds or removes is neither in the record's dead letter nor seen
-     * by its next deserialization.
+     * the headers: the deserializers and the typed record get a list of their own (Kafka's headers are mutable;
+     * copied only once something may change it, {@link CopyOnWriteHeaders}), so that a header a deserializer or
+     * handler adds or removes is neither in the record's dead letter nor seen by its next deserialization.
      */
     public Typed<K, V> deserialize(ConsumerRecord<ByteBuffer, ByteBuffer> record) {
         ByteBuffer key = record.key() == null ? null : record.key().duplicate();
         ByteBuffer value = record.value() == null ? null : record.value().duplicate();
-        Headers headers = new RecordHeaders(record.headers().toArray());
+        Headers headers = new CopyOnWriteHeaders(record.headers());
         try {
             return new Typed<>(
                     new ConsumerRecord<>(
