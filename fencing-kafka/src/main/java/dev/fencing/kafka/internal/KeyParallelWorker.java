@@ -79,8 +79,9 @@ public final class KeyParallelWorker<K, V> {
     /**
      * {@link #process}; {@code beforeRetry} runs once, before the record first waits to run again, and returns the
      * partitions of the records it gave back to lanes the caller keeps meanwhile. Each wait marks the record's
-     * partition and those as stalled ({@link ParallelPartition#stallStarted}): a revocation of one of them does
-     * not wait for the records in flight, which can finish only after the back-off.
+     * partition and those as stalled until the back-off ends ({@link ParallelPartition#stallStarted}): a
+     * revocation of one of them does not wait for the records in flight if the back-off ends after its drain
+     * timeout, as they can finish only after it.
      */
     private void process(
             ParallelPartition p, ParallelPartition.Item item, Supplier<Set<ParallelPartition>> beforeRetry) {
@@ -114,7 +115,8 @@ public final class KeyParallelWorker<K, V> {
                             e.toString(),
                             attempts.failures(),
                             wait / 1_000_000);
-                    stalled.forEach(ParallelPartition::stallStarted);
+                    long until = System.nanoTime() + wait;
+                    stalled.forEach(stall -> stall.stallStarted(until));
                     boolean cancelled;
                     try {
                         cancelled = p.awaitCancelled(wait);

@@ -38,6 +38,8 @@ final class ParallelPartition implements RecordStep.Tally {
      * to run again, or records of its commit group given back to lanes the group keeps until it ends.
      */
     private int stalled;
+
+    private long stalledUntil; // while stalled: when the latest of those back-offs ends (a System.nanoTime())
     // counts for the meters since the poll thread last took them
     private long accepted;
     private long dropped;
@@ -242,10 +244,14 @@ final class ParallelPartition implements RecordStep.Tally {
     }
 
     /**
-     * A worker starts waiting out a retry back-off with records of this partition in its hands; {@link
-     * #awaitIdle} waiting for the records in flight stops waiting.
+     * A worker starts waiting out a retry back-off, until {@code until} (a {@link System#nanoTime()}), with records
+     * of this partition in its hands; {@link #awaitIdle} waiting for the records in flight stops waiting if the
+     * back-off ends after its deadline.
      */
-    synchronized void stallStarted() {
+    synchronized void stallStarted(long until) {
+        if (stalled == 0 || until - stalledUntil > 0) {
+            stalledUntil = until;
+        }
         stalled++;
         notifyAll();
     }
@@ -275,12 +281,13 @@ final class ParallelPartition implements RecordStep.Tally {
     /**
      * Waits until nothing is in flight ({@code runningOnly}: nothing running) or {@code deadline} (a {@link
      * System#nanoTime()}) passes; returns whether it got there. Waiting for the records in flight also ends (false)
-     * once a worker waits out a retry back-off with records of the partition ({@link #stallStarted}): they finish
-     * after the back-off at the earliest, which may be long after the deadline.
+     * once a worker waits out a retry back-off with records of the partition ({@link #stallStarted}) that ends
+     * after the deadline: they finish after the back-off at the earliest. A back-off that ends before it is waited
+     * for, as any record in flight (it may fail again and wait longer: the deadline still bounds the wait).
      */
     synchronized boolean awaitIdle(boolean runningOnly, long deadline) throws InterruptedException {
         while (runningOnly ? running > 0 : queued + running > 0) {
-            if (!runningOnly && stalled > 0) {
+            if (!runningOnly && stalled > 0 && stalledUntil - deadline > 0) {
                 return false;
             }
             long left = deadline - System.nanoTime();
