@@ -485,10 +485,9 @@ public final class KeyParallelRunner<K, V> implements Scheduler {
      * Revocation ({@code commit} true) or loss: waits up to the drain timeout for the partitions' records in
      * flight (no longer once a worker waits out a retry back-off that ends after that timeout with records of the
      * partition: they cannot finish before it ends, and the rebalance waits for this), then lets no more of them
-     * start and waits for those
-     * running, a record waiting to run again stopping its wait at once, unfinished (on revocation with a plain
-     * handler up to {@code max.poll.interval.ms}, else the drain timeout again); commits what
-     * finished (revocation only) and drops the partitions' state, also when that commit throws. Returns having
+     * start and waits for those running, a record waiting to run again stopping its wait at once, unfinished (on
+     * revocation with a plain handler up to {@code max.poll.interval.ms}, else the drain timeout again); commits
+     * what finished (revocation only) and drops the partitions' state, also when that commit throws. Returns having
      * started nothing of them that still runs.
      *
      * @throws HandlersStillRunningException if handlers of the partitions still run after that
@@ -530,8 +529,7 @@ public final class KeyParallelRunner<K, V> implements Scheduler {
     /**
      * Waits for the records in flight ({@code cancelAtOnce}: only for those running; those of a partition stalled
      * past the drain timeout not at all, {@link ParallelPartition#awaitIdle}), then cancels the rest; returns the
-     * partitions whose handlers still
-     * run. Only the frontier is committed after it, so a record that did not finish is never passed.
+     * partitions whose handlers still run. Only the frontier is committed after it, so a record that did not finish is never passed.
      */
     private List<TopicPartition> drain(List<ParallelPartition> going, boolean cancelAtOnce, Duration running) {
         try {
