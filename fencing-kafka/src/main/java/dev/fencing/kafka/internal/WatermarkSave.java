@@ -28,7 +28,8 @@ import org.slf4j.LoggerFactory;
  * and stateless: thread-safe.
  */
 public final class WatermarkSave {
-    private static final Logger LOG = LoggerFactory.getLogger(WatermarkSave.class);
+    // the store's own logger: what a save logs is the store's, and users set its level by that name
+    private static final Logger LOG = LoggerFactory.getLogger("dev.fencing.kafka.PostgresWatermarkStore");
 
     private static final String LOAD_OFFSET = "SELECT next_offset FROM fencing.kafka_offset"
             + " WHERE consumer_group OPERATOR(pg_catalog.=) ? AND topic OPERATOR(pg_catalog.=) ?"
