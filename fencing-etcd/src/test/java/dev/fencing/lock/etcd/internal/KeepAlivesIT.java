@@ -172,18 +172,7 @@ class KeepAlivesIT {
                     }
                 });
         opened.add(registry);
-        CountDownLatch sendHeld = new CountDownLatch(1);
-        CountDownLatch releaseSend = new CountDownLatch(1);
-        opened.add(releaseSend::countDown);
-        registry.keepAlives.sendsForTest(leaseId -> {
-            sendHeld.countDown();
-            try {
-                releaseSend.await();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            return new CompletableFuture<>();
-        });
+        CountDownLatch sendHeld = holdKeepAlivesInASend(registry);
         ExecutorService workers = Executors.newSingleThreadExecutor(task -> new Thread(task, "worker"));
         opened.add(workers::shutdownNow);
 
@@ -238,18 +227,7 @@ class KeepAlivesIT {
                     }
                 });
         opened.add(registry);
-        CountDownLatch sendHeld = new CountDownLatch(1);
-        CountDownLatch releaseSend = new CountDownLatch(1);
-        opened.add(releaseSend::countDown);
-        registry.keepAlives.sendsForTest(leaseId -> {
-            sendHeld.countDown();
-            try {
-                releaseSend.await();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            return new CompletableFuture<>();
-        });
+        CountDownLatch sendHeld = holdKeepAlivesInASend(registry);
         Lease other = registry.lock("other").acquire();
         outsider.getKVClient().delete(EtcdLockRegistry.holdOf(other).keyBytes).get(10, TimeUnit.SECONDS);
         await().atMost(Duration.ofSeconds(10))
@@ -271,6 +249,26 @@ class KeepAlivesIT {
                 .until(() -> told.size() == 2);
         assertThat(told).containsExactly("NODE_GONE", "SESSION_LOST");
         other.close();
+    }
+
+    /**
+     * Holds the registry's one keep-alive thread inside its first send until the test ends: no keep-alive is
+     * answered, and that thread cannot find a deadline passed. Counted down once the thread is held.
+     */
+    private CountDownLatch holdKeepAlivesInASend(EtcdLockRegistry registry) {
+        CountDownLatch sendHeld = new CountDownLatch(1);
+        CountDownLatch releaseSend = new CountDownLatch(1);
+        opened.add(releaseSend::countDown);
+        registry.keepAlives.sendsForTest(leaseId -> {
+            sendHeld.countDown();
+            try {
+                releaseSend.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return new CompletableFuture<>();
+        });
+        return sendHeld;
     }
 
     /** Counts the client's keep-alive calls: started, and open (started, not yet closed). */
