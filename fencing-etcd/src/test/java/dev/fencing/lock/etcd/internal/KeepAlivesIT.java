@@ -181,9 +181,11 @@ class KeepAlivesIT {
                 assertThat(sendHeld.await(ttl.toMillis() * 2, TimeUnit.MILLISECONDS))
                         .as("the keep-alive thread held in a send")
                         .isTrue();
-                while (lease.isValid()) {
-                    Thread.sleep(5);
-                }
+                // on this thread: the worker's own check is the one that finds the loss
+                await().pollInSameThread()
+                        .atMost(ttl.multipliedBy(3))
+                        .pollInterval(Duration.ofMillis(5))
+                        .until(() -> !lease.isValid());
                 workerStopped.countDown();
                 return lease.lossCause();
             }
@@ -238,9 +240,10 @@ class KeepAlivesIT {
         assertThat(sendHeld.await(ttl.toMillis() * 2, TimeUnit.MILLISECONDS))
                 .as("the keep-alive thread held in a send")
                 .isTrue();
-        while (lease.isValid()) {
-            Thread.sleep(5);
-        }
+        await().pollInSameThread()
+                .atMost(ttl.multipliedBy(3))
+                .pollInterval(Duration.ofMillis(5))
+                .until(() -> !lease.isValid());
         lease.close();
         workerClosed.countDown();
 
