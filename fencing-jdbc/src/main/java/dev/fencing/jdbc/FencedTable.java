@@ -497,6 +497,26 @@ public final class FencedTable {
 
         private static final String EQUALS = CatalogSql.EQUALS;
 
+        /**
+         * Whether {@code relation} (an expression of type regclass) has the {@code fencing_guard} trigger as
+         * {@code fencing.protect_table} installs it for the fence column bound as {@code :fence}, or as PostgreSQL
+         * clones it to a partition (a clone is an internal trigger before PostgreSQL 15, so that is not asked).
+         */
+        private static String guardedAt(String relation) {
+            return "EXISTS (SELECT 1 FROM pg_catalog.pg_trigger"
+                    + " WHERE tgrelid " + EQUALS + " " + relation
+                    + " AND tgname " + EQUALS + " CAST('fencing_guard' AS pg_catalog.name)"
+                    // fired in ordinary sessions: 'R' fires only under session_replication_role = replica, 'D' never
+                    + " AND (tgenabled " + EQUALS + " 'O' OR tgenabled " + EQUALS + " 'A')"
+                    // FOR EACH ROW (bit 0), AFTER (bit 1 clear: a BEFORE guard, from an earlier version, can be
+                    // undone by a user's BEFORE trigger that fires after it), UPDATE (bit 4)
+                    + " AND (CAST(tgtype AS pg_catalog.int4) OPERATOR(pg_catalog.&) 19) " + EQUALS + " 17"
+                    + " AND tgfoid " + EQUALS + " pg_catalog.to_regprocedure('fencing.guard_fence_token()')"
+                    // and guarding this fence column, the function's first argument
+                    + " AND substring(tgargs FROM 1 FOR position(pg_catalog.decode('00', 'hex') IN tgargs)"
+                    + " OPERATOR(pg_catalog.-) 1) " + EQUALS + " pg_catalog.convert_to(:fence, 'UTF8'))";
+        }
+
         /** The relation {@code oid} (an SQL oid expression) names, as text. */
         private static String relationName(String oid) {
             return "CAST(CAST(" + oid + " AS pg_catalog.regclass) AS pg_catalog.text)";
@@ -639,24 +659,11 @@ public final class FencedTable {
                     .list();
             boolean guarded = StatementParser.query(
                             handle,
-                            "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_trigger"
-                                    + " WHERE tgrelid " + EQUALS + " " + RELATION
-                                    + " AND tgname " + EQUALS + " CAST('fencing_guard' AS pg_catalog.name)"
-                                    + " AND NOT tgisinternal"
-                                    // fired in ordinary sessions: 'R' fires only under session_replication_role =
-                                    // replica, 'D' never
-                                    + " AND (tgenabled " + EQUALS + " 'O' OR tgenabled " + EQUALS + " 'A')"
-                                    // FOR EACH ROW (bit 0), AFTER (bit 1 clear: a BEFORE guard, from an earlier
-                                    // version, can be undone by a user's BEFORE trigger that fires after it), UPDATE
-                                    // (bit 4)
-                                    + " AND (CAST(tgtype AS pg_catalog.int4) OPERATOR(pg_catalog.&) 19) " + EQUALS
-                                    + " 17"
-                                    + " AND tgfoid " + EQUALS
-                                    + " pg_catalog.to_regprocedure('fencing.guard_fence_token()')"
-                                    // and guarding this fence column, the function's first argument
-                                    + " AND substring(tgargs FROM 1 FOR position(pg_catalog.decode('00', 'hex') IN"
-                                    + " tgargs) OPERATOR(pg_catalog.-) 1) " + EQUALS
-                                    + " pg_catalog.convert_to(:fence, 'UTF8'))")
+                            "SELECT " + guardedAt(RELATION)
+                                    // a partitioned table's rows live in its leaf partitions, each guarded by its
+                                    // own trigger (cloned from the table's, and disabled or dropped on its own)
+                                    + " AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_partition_tree(" + RELATION
+                                    + ") AS leaf WHERE leaf.isleaf AND NOT " + guardedAt("leaf.relid") + ")")
                     .bind("schema", schema)
                     .bind("table", table)
                     .bind("fence", fenceColumn)

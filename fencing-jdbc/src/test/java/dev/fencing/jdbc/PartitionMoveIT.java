@@ -95,4 +95,34 @@ class PartitionMoveIT {
         assertThat(writer.tryBatch(batch)).containsExactly(new WriteOutcome.Applied(11));
         assertThat(row("C-1")).isEqualTo("regional_eu=3:11");
     }
+
+    @Test
+    void aPartitionWhoseGuardIsDisabledLeavesTheTableUnguarded() {
+        db.jdbi.useHandle(h -> {
+            h.execute("CREATE TABLE zoned (zone TEXT, sku TEXT, stock INT NOT NULL, PRIMARY KEY (zone, sku))"
+                    + " PARTITION BY LIST (zone)");
+            h.execute("CREATE TABLE zoned_a PARTITION OF zoned FOR VALUES IN ('a')");
+            h.execute("CREATE TABLE zoned_b PARTITION OF zoned FOR VALUES IN ('b', 'c') PARTITION BY LIST (zone)");
+            h.execute("CREATE TABLE zoned_b1 PARTITION OF zoned_b FOR VALUES IN ('b')");
+            h.execute("CREATE TABLE zoned_c1 PARTITION OF zoned_b FOR VALUES IN ('c')");
+            h.execute("SELECT fencing.protect_table('zoned')");
+        });
+        FencedTable.Builder zoned = FencedTable.builder().table("zoned").keyColumns("zone", "sku");
+        assertThat(zoned.build(db.jdbi).guarded()).isTrue();
+
+        // a leaf two levels down whose cloned guard is off: a bypassing writer lowers tokens there
+        db.jdbi.useHandle(h -> h.execute("ALTER TABLE zoned_c1 DISABLE TRIGGER fencing_guard"));
+        db.jdbi.useHandle(h -> {
+            h.execute("INSERT INTO zoned VALUES ('c', 'A-1', 7, 9)");
+            h.execute("UPDATE zoned SET last_fence_token = 3 WHERE zone = 'c' AND sku = 'A-1'");
+        });
+        long stored = db.jdbi.withHandle(h -> h.createQuery("SELECT last_fence_token FROM zoned WHERE sku = 'A-1'")
+                .mapTo(Long.class)
+                .one());
+        assertThat(stored).as("the write the disabled guard let through").isEqualTo(3L);
+        assertThat(zoned.build(db.jdbi).guarded()).as("one leaf unguarded").isFalse();
+
+        db.jdbi.useHandle(h -> h.execute("ALTER TABLE zoned_c1 ENABLE ALWAYS TRIGGER fencing_guard"));
+        assertThat(zoned.build(db.jdbi).guarded()).isTrue();
+    }
 }
