@@ -60,11 +60,11 @@ class ClusterIT {
     @Test
     void aLeaderKilledWhileTheLockIsHeldAndAwaitedKeepsTheHolderAloneAndTheNextTokenGreater() throws Exception {
         try (EmbeddedEtcdCluster cluster = EtcdServers.startCluster(3)) {
-            // a TTL that outlasts an election and jetcd's failover, so that the holder keeps its lease
-            FencedLock mine =
-                    registry(cluster, "it/cluster/kill", Duration.ofSeconds(6)).lock("ledger");
-            FencedLock theirs =
-                    registry(cluster, "it/cluster/kill", Duration.ofSeconds(6)).lock("ledger");
+            // a TTL that outlasts an election and jetcd's failover, so that the holder keeps its lease: with 6 s a
+            // slow machine's election could take the lease, and the test then proved nothing about the handover
+            // (it costs no time: the test waits for a keep-alive answered after the election, a third of the TTL)
+            FencedLock mine = registry(cluster, "it/cluster/kill", ELECTION).lock("ledger");
+            FencedLock theirs = registry(cluster, "it/cluster/kill", ELECTION).lock("ledger");
             Lease held = mine.acquire();
             Future<Lease> waiter = threads.submit(() -> theirs.acquire());
 
