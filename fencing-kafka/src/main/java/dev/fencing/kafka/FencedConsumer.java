@@ -74,7 +74,10 @@ import org.slf4j.LoggerFactory;
  *       nor accepts a stale one. Each unit first locks its partitions in the store (see {@link
  *       WatermarkStore#lockPartition}), so a member expelled from the group waits or fails before its handler runs on
  *       records of a partition another member committed. On assignment the consumer stops with {@link
- *       StoreBehindKafkaException} if the group's committed offset in Kafka is ahead of the store's.
+ *       StoreBehindKafkaException} if the group's committed offset in Kafka is ahead of the store's, and
+ *       with {@link LogBehindStoreException} if Kafka returns a partition's records from below the store's
+ *       offset (a topic deleted and created again, a truncated log) rather than judge them by another log's
+ *       state.
  *   <li>Memory: the consumer holds watermarks only for the partitions it owns and drops them when a
  *       partition is revoked or lost. A lazily loading store ({@link WatermarkStore#loadsLazily()}, the
  *       PostgreSQL one) costs one offset read at assignment, and each key's watermark is loaded, in one query
@@ -190,9 +193,10 @@ import org.slf4j.LoggerFactory;
  * <p>Failure: a handler exception or {@code Error} (the unit is rolled back either way), a dead-letter write
  * that fails or exceeds {@value FencedConsumerConfig#DEAD_LETTER_TIMEOUT_MS_CONFIG}, a store that cannot
  * load or save, a missing topic or dead-letter topic at start (still missing after 3 s, for a topic made just
- * before that its broker's metadata does not show yet), or a store behind Kafka stops the loop; {@link
- * #run()} throws it ({@link RecordHandlingException}, {@link DeadLetterException}, {@link
- * WatermarkStoreException}, {@link MissingTopicException}, {@link StoreBehindKafkaException}) and {@link
+ * before that its broker's metadata does not show yet), a store behind Kafka, or a log behind the store stops
+ * the loop; {@link #run()} throws it ({@link RecordHandlingException}, {@link DeadLetterException}, {@link
+ * WatermarkStoreException}, {@link MissingTopicException}, {@link StoreBehindKafkaException}, {@link
+ * LogBehindStoreException}) and {@link
  * #start()}'s future completes with it; {@link #state()} is then {@link ConsumerState#FAILED} and {@link
  * #restart()} starts it again from what was committed. Records are read {@code read_committed} only. With the in-memory store
  * or a plain handler, delivery is at least once: a crash between the handler and the offset commit replays

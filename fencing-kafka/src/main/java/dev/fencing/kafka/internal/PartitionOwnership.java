@@ -1,5 +1,6 @@
 package dev.fencing.kafka.internal;
 
+import dev.fencing.kafka.LogBehindStoreException;
 import dev.fencing.kafka.StoreBehindKafkaException;
 import dev.fencing.kafka.spi.PartitionState;
 import dev.fencing.kafka.spi.WatermarkStore;
@@ -74,11 +75,23 @@ public final class PartitionOwnership {
         return progress;
     }
 
-    /** After every poll: the first offset polled of a partition nothing of which has finished yet. */
+    /**
+     * After every poll: the first offset polled of a partition nothing of which has finished yet.
+     *
+     * @throws LogBehindStoreException if a partition's records start below the store's offset for it
+     */
     public void polled(ConsumerRecords<ByteBuffer, ByteBuffer> records) {
         for (TopicPartition partition : records.partitions()) {
+            long first = records.records(partition).get(0).offset();
+            long stored = storedOffset(partition);
+            // The consumer only ever seeks to the store's offset or past it, so only Kafka's own reset brings
+            // records below it: the log no longer reaches that offset (a topic created again, a truncated log),
+            // and the store's watermarks and applied offsets are of another log
+            if (store != null && first < stored) {
+                throw new LogBehindStoreException(groupId, partition, stored, first);
+            }
             if (!rewindPoints.containsKey(partition) && watermarks.containsKey(partition)) {
-                rewindPoints.put(partition, records.records(partition).get(0).offset());
+                rewindPoints.put(partition, first);
             }
         }
     }

@@ -1,0 +1,183 @@
+package dev.fencing.kafka;
+
+import static dev.fencing.kafka.KafkaFixture.consumerConfig;
+import static dev.fencing.kafka.KafkaFixture.kafka;
+import static dev.fencing.kafka.KafkaFixture.newGroup;
+import static dev.fencing.kafka.KafkaFixture.newTopic;
+import static dev.fencing.kafka.KafkaFixture.sendFenced;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.jdbi.v3.core.Handle;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A topic deleted and created again under the same name while the group's offsets and watermarks stay in the
+ * store: the stored offset is past the new log's end, Kafka resets the position by {@code auto.offset.reset},
+ * and the consumer would judge the new log's records by the old log's state. It stops instead, naming the
+ * partition and both offsets.
+ */
+class TopicRecreatedIT {
+    private static PostgresFixture postgres;
+
+    @BeforeAll
+    static void migrate() {
+        postgres = new PostgresFixture("kafka_recreated_it");
+        postgres.jdbi.useHandle(h -> h.execute("CREATE TABLE applied (topic TEXT, kafka_offset BIGINT, value TEXT)"));
+    }
+
+    @AfterAll
+    static void drop() {
+        postgres.close();
+    }
+
+    @Test
+    void keyParallelStopsOnARecreatedTopicInsteadOfSkippingItsRecordsAsAppliedBefore() throws Exception {
+        // given: three records of one key applied by the key-parallel consumer (key k's applied offset 2, the
+        // stored offset 3), then the topic deleted and created again with two newer records of k
+        String topic = newTopic("recreated-parallel", 1);
+        String group = newGroup("recreated-parallel");
+        runOldTopic(group, topic, 4);
+        recreate(topic, 2);
+
+        // when: the consumer starts again on the new topic
+        Throwable failure = runUntilFailureOrMovedOff(group, topic, 4);
+
+        // then: it stops naming the partition and the offsets; without the check it took the new records at
+        // offsets 0 and 1 for k's records applied before (at or below its applied offset 2) and skipped them,
+        // neither applied nor dead-lettered
+        assertThat(failure)
+                .as("what stopped the consumer; applied: %s", values(topic))
+                .isInstanceOf(LogBehindStoreException.class)
+                .hasMessageContaining(topic + "-0")
+                .hasMessageContaining("from offset 0, below the watermark store's offset 3");
+        assertThat(values(topic)).containsExactly("old-0", "old-1", "old-2");
+        assertThat(((LogBehindStoreException) failure).partition()).isEqualTo(new TopicPartition(topic, 0));
+    }
+
+    @Test
+    void serialStopsOnARecreatedTopicInsteadOfJudgingItsRecordsByTheOldTopicsState() throws Exception {
+        // given: the same, consumed by the serial consumer
+        String topic = newTopic("recreated-serial", 1);
+        String group = newGroup("recreated-serial");
+        runOldTopic(group, topic, 1);
+        recreate(topic, 2);
+
+        // when
+        Throwable failure = runUntilFailureOrMovedOff(group, topic, 1);
+
+        // then: without the check it read the new log from 0 under the old log's watermarks and saved offset 2
+        assertThat(failure)
+                .as("what stopped the consumer; applied: %s", values(topic))
+                .isInstanceOf(LogBehindStoreException.class)
+                .hasMessageContaining(topic + "-0")
+                .hasMessageContaining("from offset 0, below the watermark store's offset 3");
+        assertThat(values(topic)).containsExactly("old-0", "old-1", "old-2");
+        assertThat(storedOffset(group, topic)).isEqualTo(3);
+    }
+
+    private static void runOldTopic(String group, String topic, int concurrency) {
+        try (KafkaProducer<String, String> producer = KafkaFixture.producer()) {
+            for (int i = 0; i < 3; i++) {
+                sendFenced(producer, topic, "k", "old-" + i, i + 1);
+            }
+        }
+        try (FencedConsumer<String, String> consumer = consumer(group, topic, concurrency)) {
+            consumer.start();
+            await().atMost(Duration.ofSeconds(60)).until(() -> storedOffset(group, topic) == 3);
+        }
+        assertThat(values(topic)).containsExactly("old-0", "old-1", "old-2");
+    }
+
+    /** Deletes the topic and creates it again with {@code records} newer records of key k. */
+    private static void recreate(String topic, int records) throws Exception {
+        try (Admin admin =
+                Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka().bootstrapServers()))) {
+            admin.deleteTopics(List.of(topic)).all().get(30, TimeUnit.SECONDS);
+            await().atMost(Duration.ofSeconds(60)).until(() -> !admin.listTopics()
+                    .names()
+                    .get(30, TimeUnit.SECONDS)
+                    .contains(topic));
+        }
+        await().atMost(Duration.ofSeconds(60)).ignoreExceptions().until(() -> {
+            kafka().createTopic(topic, 1);
+            return true;
+        });
+        try (KafkaProducer<String, String> producer = KafkaFixture.producer()) {
+            for (int i = 0; i < records; i++) {
+                sendFenced(producer, topic, "k", "new-" + i, 10 + i);
+            }
+        }
+    }
+
+    /**
+     * Runs the consumer until its loop stops, or until it saved an offset other than 3 (it consumed the new
+     * log); returns what stopped it, or null.
+     */
+    private static Throwable runUntilFailureOrMovedOff(String group, String topic, int concurrency) throws Exception {
+        try (FencedConsumer<String, String> consumer = consumer(group, topic, concurrency)) {
+            CompletableFuture<Void> stopped = consumer.start();
+            await().atMost(Duration.ofSeconds(60)).until(() -> stopped.isDone() || storedOffset(group, topic) != 3);
+            if (!stopped.isDone()) {
+                return null;
+            }
+            try {
+                stopped.get();
+                return null;
+            } catch (ExecutionException e) {
+                return e.getCause();
+            }
+        }
+    }
+
+    private static FencedConsumer<String, String> consumer(String group, String topic, int concurrency) {
+        FencedConsumerBuilder<String, String> builder = FencedConsumer.builder(
+                        new StringDeserializer(), new StringDeserializer())
+                .properties(consumerConfig(group))
+                .topics(topic);
+        if (concurrency > 1) {
+            builder.maxConcurrency(concurrency);
+        }
+        return builder.transactionalHandler(PostgresWatermarkStore.create(postgres.jdbi), TopicRecreatedIT::apply)
+                .build();
+    }
+
+    private static void apply(Handle handle, ConsumerRecord<String, String> record, long token) {
+        handle.createUpdate("INSERT INTO applied (topic, kafka_offset, value) VALUES (:t, :o, :v)")
+                .bind("t", record.topic())
+                .bind("o", record.offset())
+                .bind("v", record.value())
+                .execute();
+    }
+
+    private static List<String> values(String topic) {
+        return postgres.jdbi.withHandle(h -> h.createQuery("SELECT value FROM applied WHERE topic = :t ORDER BY value")
+                .bind("t", topic)
+                .mapTo(String.class)
+                .list());
+    }
+
+    private static long storedOffset(String group, String topic) {
+        return postgres.jdbi.withHandle(h -> h.createQuery("SELECT next_offset FROM fencing.kafka_offset"
+                        + " WHERE consumer_group = :g AND topic = :t AND kafka_partition = 0")
+                .bind("g", group)
+                .bind("t", topic)
+                .mapTo(Long.class)
+                .findOne()
+                .orElse(-1L));
+    }
+}
