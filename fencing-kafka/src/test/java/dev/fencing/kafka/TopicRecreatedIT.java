@@ -90,6 +90,33 @@ class TopicRecreatedIT {
         assertThat(storedOffset(group, topic)).isEqualTo(3);
     }
 
+    @Test
+    void aTopicRecreatedUnderARunningConsumerStopsItToo() throws Exception {
+        // given: a running serial consumer that applied the old topic's three records
+        String topic = newTopic("recreated-live", 1);
+        String group = newGroup("recreated-live");
+        try (KafkaProducer<String, String> producer = KafkaFixture.producer()) {
+            for (int i = 0; i < 3; i++) {
+                sendFenced(producer, topic, "k", "old-" + i, i + 1);
+            }
+        }
+        try (FencedConsumer<String, String> consumer = consumer(group, topic, 1)) {
+            CompletableFuture<Void> stopped = consumer.start();
+            await().atMost(Duration.ofSeconds(60)).until(() -> storedOffset(group, topic) == 3);
+
+            // when: the topic is deleted and created again under it, with two newer records
+            recreate(topic, 2);
+            await().atMost(Duration.ofSeconds(60)).until(() -> stopped.isDone() || storedOffset(group, topic) != 3);
+
+            // then: without the check it applied new-0 and new-1 under the old topic's watermarks and stored 2
+            assertThat(consumer.failure())
+                    .as("what stopped the consumer; applied: %s", values(topic))
+                    .isInstanceOf(LogBehindStoreException.class)
+                    .hasMessageContaining("from offset 0, below the watermark store's offset 3");
+            assertThat(values(topic)).containsExactly("old-0", "old-1", "old-2");
+        }
+    }
+
     private static void runOldTopic(String group, String topic, int concurrency) {
         try (KafkaProducer<String, String> producer = KafkaFixture.producer()) {
             for (int i = 0; i < 3; i++) {
