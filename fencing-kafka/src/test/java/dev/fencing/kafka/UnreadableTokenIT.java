@@ -195,6 +195,60 @@ class UnreadableTokenIT {
                 .containsExactly(tuple("bad: set 20", "UNREADABLE_RECORD"), tuple("set 11 (late)", "STALE_TOKEN"));
     }
 
+    /**
+     * The other header shapes a text tool writes (Kafka's console producer with {@code parse.headers=true}): a
+     * header without a value ({@code fencing-token} with no {@code :}, or the {@code null.marker}), an empty one
+     * ({@code fencing-token:}), eight bytes of non-ASCII text, and a malformed header written after a good one
+     * (the last one counts). Each is dead-lettered as unreadable, in the serial and the key-parallel mode, and
+     * none is handled.
+     */
+    @Test
+    void everyOtherHeaderShapeATextToolWritesIsDeadLetteredInBothModes() throws Exception {
+        for (int concurrency : new int[] {1, 4}) {
+            String topic = newTopic("header-shapes", 1);
+            try (KafkaProducer<String, String> producer = producer()) {
+                producer.send(withHeader(topic, "sku-1", "no value", null)).get();
+                producer.send(withHeader(topic, "sku-2", "empty", new byte[0])).get();
+                producer.send(withHeader(
+                                topic,
+                                "sku-3",
+                                "utf-8 text",
+                                "\u00e9\u00e9\u00e9\u00e9".getBytes(StandardCharsets.UTF_8)))
+                        .get();
+                RecordHeaders twice = new RecordHeaders();
+                twice.add(FenceTokenHeader.NAME, FenceTokenHeader.encode(5));
+                twice.add(FenceTokenHeader.NAME, "5".getBytes(StandardCharsets.UTF_8));
+                producer.send(new ProducerRecord<>(topic, null, "sku-4", "good then text", twice))
+                        .get();
+                producer.send(FencedRecords.create(topic, "sku-5", "good", 1)).get();
+            }
+            List<String> handled = Collections.synchronizedList(new ArrayList<>());
+            String group = newGroup("header-shapes");
+
+            try (FencedConsumer<String, String> consumer = FencedConsumer.builder(
+                            new StringDeserializer(), new StringDeserializer())
+                    .properties(consumerConfig(group))
+                    .topics(topic)
+                    .maxConcurrency(concurrency)
+                    .heapOnlyWatermarksLostOnRestart()
+                    .handler((record, token) -> handled.add(record.value() + "@" + token))
+                    .build()) {
+                consumer.start();
+                await().atMost(Duration.ofSeconds(30)).until(() -> committed(group, topic) == 5);
+            }
+
+            assertThat(handled).as("concurrency %s", concurrency).containsExactly("good@1");
+            assertThat(readAll(topic + ".dlt", 4))
+                    .as("concurrency %s", concurrency)
+                    .extracting(ConsumerRecord::value, r -> header(r, DeadLetterHeaders.REASON))
+                    .containsExactlyInAnyOrder( // key-parallel: records of different keys in any order
+                            tuple("no value", "UNREADABLE_TOKEN"),
+                            tuple("empty", "UNREADABLE_TOKEN"),
+                            tuple("utf-8 text", "UNREADABLE_TOKEN"),
+                            tuple("good then text", "UNREADABLE_TOKEN"));
+        }
+    }
+
     /** Runs a fenced consumer until the group has committed {@code records} offsets; the values it handled. */
     private static <V> List<V> handledValues(String topic, String group, Deserializer<V> values, long records) {
         List<V> handled = Collections.synchronizedList(new ArrayList<>());
