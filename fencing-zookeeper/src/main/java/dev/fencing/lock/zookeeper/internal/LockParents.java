@@ -1,5 +1,6 @@
 package dev.fencing.lock.zookeeper.internal;
 
+import dev.fencing.lock.zookeeper.FenceTokenExhaustedException;
 import dev.fencing.lock.zookeeper.ForeignLockParentException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -144,8 +145,10 @@ public final class LockParents {
      *
      * @throws IllegalStateException if the data is not a non-negative decimal base: the tokens granted
      *     before are then unknown, so no parent is created
+     * @throws FenceTokenExhaustedException if the next base would pass {@code Long.MAX_VALUE} (a base
+     *     written by hand or restored corrupted): no higher base exists, so no parent is created
      */
-    public static long nextBase(String history, byte[] data, long mzxid) {
+    public static long nextBase(String lockPath, String history, byte[] data, long mzxid) {
         long stored;
         if (data == null || data.length == 0) {
             stored = mzxid;
@@ -162,7 +165,16 @@ public final class LockParents {
                         + " not created again. Write the highest token ever granted under it as the node's data");
             }
         }
-        return Math.addExact(stored, INCARNATION_SPAN);
+        if (stored > Long.MAX_VALUE - INCARNATION_SPAN) {
+            throw new FenceTokenExhaustedException(
+                    "lock " + lockPath + " was deleted and its history node " + history + " holds token base "
+                            + stored + ": the next base (+ 2^31) would pass Long.MAX_VALUE, so the parent is not"
+                            + " created again and no token was issued. The history was written by hand or"
+                            + " restored corrupted; move the lock to a new path (make sure its tokens start above"
+                            + " every stored token) or use TokenSource.ZXID on a new path",
+                    lockPath);
+        }
+        return stored + INCARNATION_SPAN;
     }
 
     /**
@@ -193,7 +205,7 @@ public final class LockParents {
                                 + " path, or move the SEQUENCE lock to a fresh path",
                         parent);
             }
-            long base = data == null ? 0 : nextBase(history, data, stat.getMzxid());
+            long base = data == null ? 0 : nextBase(parent, history, data, stat.getMzxid());
             byte[] stored = Long.toString(base).getBytes(StandardCharsets.US_ASCII);
             List<CuratorOp> ops = new ArrayList<>();
             // The history write and the parent's creation succeed or fail together, and the version check

@@ -8,6 +8,7 @@ import dev.fencing.lock.LockAcquisitionException;
 import dev.fencing.lock.LockInterruptedException;
 import dev.fencing.lock.spi.HeldLease;
 import dev.fencing.lock.spi.PauseDetector;
+import dev.fencing.lock.zookeeper.FenceTokenExhaustedException;
 import dev.fencing.lock.zookeeper.ForeignLockParentException;
 import dev.fencing.lock.zookeeper.TokenSource;
 import java.time.Duration;
@@ -133,7 +134,7 @@ final class PathLock {
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                     throw new LockInterruptedException(path, e);
-                } catch (ForeignLockParentException | LeaseLostException e) {
+                } catch (ForeignLockParentException | FenceTokenExhaustedException | LeaseLostException e) {
                     throw e; // refused, and its lock node released: the message says why
                 } catch (Exception e) {
                     throw new LockAcquisitionException("could not acquire lock " + path + where(e) + ": " + e, path, e);

@@ -16,7 +16,8 @@ public final class SequenceTokens {
      * takes sequence 0, so the first grant of a fresh lock gets token 2.
      *
      * @throws FenceTokenExhaustedException when the sequence is negative (wrapped) or within {@code
-     *     wrapMargin} of {@code Integer.MAX_VALUE}
+     *     wrapMargin} of {@code Integer.MAX_VALUE}, or when the token would pass {@code Long.MAX_VALUE} (a
+     *     base set by hand or restored corrupted): a wrapped token would be negative, so none is issued
      */
     public static long token(String lockPath, String nodePath, long base, int wrapMargin) {
         return token(lockPath, nodePath, LOCK_NAME, base, wrapMargin);
@@ -46,6 +47,15 @@ public final class SequenceTokens {
                             + " every stored token) or use TokenSource.ZXID on a new path",
                     lockPath);
         }
-        return Math.addExact(Math.addExact(base, sequence), 1);
+        if (base > Long.MAX_VALUE - 1 - sequence) {
+            throw new FenceTokenExhaustedException(
+                    "lock " + lockPath + " has token base " + base + " (its parent's marker " + LockParents.marker(base)
+                            + "): base + sequence " + sequence + " + 1 would pass Long.MAX_VALUE, so no token"
+                            + " was issued. The marker or its history was set by hand or restored corrupted;"
+                            + " move the lock to a new path (make sure its tokens start above every stored"
+                            + " token) or use TokenSource.ZXID on a new path",
+                    lockPath);
+        }
+        return base + sequence + 1;
     }
 }

@@ -3,6 +3,7 @@ package dev.fencing.lock.zookeeper.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.fencing.lock.zookeeper.FenceTokenExhaustedException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import org.apache.zookeeper.ZooDefs;
@@ -57,25 +58,43 @@ class LockParentsTest {
 
     @Test
     void aRecreatedParentsBaseIsTheStoredBasePlusTwoToThe31() {
-        assertThat(LockParents.nextBase("/h", "0".getBytes(StandardCharsets.US_ASCII), 99))
+        assertThat(LockParents.nextBase("/a", "/h", "0".getBytes(StandardCharsets.US_ASCII), 99))
                 .isEqualTo(2_147_483_648L);
-        assertThat(LockParents.nextBase("/h", "2147483648".getBytes(StandardCharsets.US_ASCII), 99))
+        assertThat(LockParents.nextBase("/a", "/h", "2147483648".getBytes(StandardCharsets.US_ASCII), 99))
                 .isEqualTo(4_294_967_296L);
     }
 
     @Test
     void aHistoryWithoutDataStartsAboveItsLastWritesZxidWhichBoundsAnEarlierBuildsBase() {
-        assertThat(LockParents.nextBase("/h", new byte[0], 77)).isEqualTo(77 + 2_147_483_648L);
+        assertThat(LockParents.nextBase("/a", "/h", new byte[0], 77)).isEqualTo(77 + 2_147_483_648L);
     }
 
     @Test
     void anUnreadableStoredBaseFailsClosedNamingTheNodeAndTheValue() {
         for (String bad : List.of("x", "-3", "1.5")) {
-            assertThatThrownBy(() ->
-                            LockParents.nextBase("/fencing-lock-history/a", bad.getBytes(StandardCharsets.US_ASCII), 1))
+            assertThatThrownBy(() -> LockParents.nextBase(
+                            "/a", "/fencing-lock-history/a", bad.getBytes(StandardCharsets.US_ASCII), 1))
                     .isInstanceOf(IllegalStateException.class)
                     .hasMessageContaining("/fencing-lock-history/a")
                     .hasMessageContaining("'" + bad + "'");
+        }
+    }
+
+    @Test
+    void aStoredBaseWhoseNextBaseWouldPassLongMaxFailsClosedNamingThePathAndTheValue() {
+        long highest = Long.MAX_VALUE - LockParents.INCARNATION_SPAN;
+        assertThat(LockParents.nextBase("/a", "/h", Long.toString(highest).getBytes(StandardCharsets.US_ASCII), 1))
+                .isEqualTo(Long.MAX_VALUE);
+        for (long bad : new long[] {highest + 1, Long.MAX_VALUE}) {
+            assertThatThrownBy(() -> LockParents.nextBase(
+                            "/locks/a",
+                            "/fencing-lock-history/locks/a",
+                            Long.toString(bad).getBytes(StandardCharsets.US_ASCII),
+                            1))
+                    .isInstanceOf(FenceTokenExhaustedException.class)
+                    .hasMessageContaining("/locks/a")
+                    .hasMessageContaining("/fencing-lock-history/locks/a")
+                    .hasMessageContaining(Long.toString(bad));
         }
     }
 }

@@ -44,4 +44,15 @@ class SequenceTokensTest {
                 .isInstanceOf(FenceTokenExhaustedException.class)
                 .hasMessageContaining("-2147483648");
     }
+
+    @Test
+    void refusesATokenThatWouldPassLongMaxNamingThePathAndTheBase() {
+        long base = Long.MAX_VALUE - 6;
+        assertThat(SequenceTokens.token("/locks/a", "/locks/a/_c_x-lock-0000000005", base, 0))
+                .isEqualTo(Long.MAX_VALUE);
+        assertThatThrownBy(() -> SequenceTokens.token("/locks/a", "/locks/a/_c_x-lock-0000000006", base, 0))
+                .isInstanceOf(FenceTokenExhaustedException.class)
+                .hasMessageContaining("/locks/a")
+                .hasMessageContaining(Long.toString(base));
+    }
 }
