@@ -17,7 +17,15 @@ package dev.fencing.lock;
  * backwards), or a thread that checks or verifies a lease and finds it lost. ZooKeeper's {@code FencedLocks}
  * tells every loss on its own thread except {@link LeaseLoss#LOCKS_CLOSED}, told on the closing thread, so a
  * listener there may wait for the holder's thread to stop writing without waiting for itself. Return quickly
- * all the same, and do not acquire locks from here. Exceptions thrown by a listener are logged and ignored.
+ * all the same, and do not acquire locks from here.
+ *
+ * <p>Whatever a listener throws, exceptions and errors alike, is logged at ERROR and not thrown on: the
+ * leases are marked invalid before the call, so nothing of the library's state depends on it, and the other
+ * leases of the same event are still told, the lock factory still closes, and a grant whose token went
+ * backwards is still handed out. That holds for a {@link VirtualMachineError} too: a {@link
+ * StackOverflowError} is the listener's own, and thrown on, an {@link OutOfMemoryError} would only stop the
+ * telling of the other leases; a JVM that must stop on it is told so with {@code
+ * -XX:+ExitOnOutOfMemoryError}, which acts where the error is raised, before any catch.
  */
 public interface FencedLockListener {
 

@@ -554,10 +554,15 @@ public final class LockRegistry implements AutoCloseable {
         return marked;
     }
 
+    /**
+     * Whatever the listener throws, an {@link Error} included, is logged here: thrown on, it would leave the other
+     * leases of the event untold, and end {@link #close()} before it withdrew the election participants (see
+     * {@link FencedLockListener} for why not even a {@link VirtualMachineError} is thrown on).
+     */
     private void tell(Hold hold, LeaseLoss cause) {
         try {
             listener.leaseInvalidated(new HeldLease(hold, true), cause);
-        } catch (RuntimeException e) {
+        } catch (Throwable e) {
             LOG.error("lease listener failed for {} token {}", hold.lock.path(), hold.token, e);
         }
     }

@@ -281,7 +281,8 @@ final class PathLock {
         LOG.warn(explanation);
         try {
             registry.listener.tokenRegressed(path, previous, token, explanation);
-        } catch (RuntimeException e) {
+        } catch (Throwable e) {
+            // an Error too: the hold is registered, and thrown from the acquire it would have no lease to close it
             LOG.error("lock listener failed for {} token {}", path, token, e);
         }
     }
