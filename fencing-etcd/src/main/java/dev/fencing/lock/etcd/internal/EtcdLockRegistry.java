@@ -324,7 +324,8 @@ public final class EtcdLockRegistry implements AutoCloseable {
         LOG.warn(explanation);
         try {
             listener.tokenRegressed(hold.path, previous, hold.token, explanation);
-        } catch (RuntimeException e) {
+        } catch (Throwable e) {
+            // an Error too: the hold is granted, and thrown from the acquire it would have no lease to close it
             LOG.error("lock listener failed for {} token {}", hold.path, hold.token, e);
         }
     }

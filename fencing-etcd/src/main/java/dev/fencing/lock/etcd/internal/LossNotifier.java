@@ -39,10 +39,15 @@ final class LossNotifier {
         thread.allowCoreThreadTimeOut(true);
     }
 
+    /**
+     * Whatever the listener throws, an {@link Error} included, is logged here: thrown on, it would leave the other
+     * leases of the event untold, and end the close of the locks before it closed the elections (see {@link
+     * FencedLockListener} for why not even a {@link VirtualMachineError} is thrown on).
+     */
     private void tell(EtcdHold hold, LeaseLoss cause) {
         try {
             listener.leaseInvalidated(new HeldLease(hold, true), cause);
-        } catch (RuntimeException e) {
+        } catch (Throwable e) {
             LOG.error("lease listener failed for {} token {}", hold.path, hold.token, e);
         }
     }
