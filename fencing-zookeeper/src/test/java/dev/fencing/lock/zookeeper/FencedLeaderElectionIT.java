@@ -12,6 +12,7 @@ import dev.fencing.lock.LeaseLoss;
 import dev.fencing.lock.LeaseLostException;
 import dev.fencing.testsupport.EmbeddedZooKeeperEnsemble;
 import dev.fencing.testsupport.ProcessFreezer;
+import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -160,6 +161,33 @@ class FencedLeaderElectionIT {
         assertThat(next.lossCause()).isEqualTo(LeaseLoss.STEPPED_DOWN);
         assertThat(a.currentLeaderId()).as("nobody joined again on its own").isEmpty();
         assertThat(aOver.get(15, TimeUnit.SECONDS)).isEqualTo(LeaseLoss.STEPPED_DOWN);
+    }
+
+    /**
+     * A task that throws a checked exception its signature does not declare (a Kotlin task, Lombok's
+     * {@code @SneakyThrows}): the candidacy ended with it, where it reported the end of a term that was never
+     * over by a loss ({@code null}, as for a step-down before the election).
+     */
+    @Test
+    void aTaskThatThrowsAnUndeclaredCheckedExceptionEndsTheCandidacyExceptionallyWithIt() throws Exception {
+        FencedLeaderElection a = newClientsLocks().election(path, "a");
+        IOException thrown = new IOException("disk full");
+
+        CompletableFuture<LeaseLoss> aOver = a.lead(term -> sneakyThrow(thrown));
+
+        assertThatThrownBy(() -> aOver.get(10, TimeUnit.SECONDS))
+                .isInstanceOf(ExecutionException.class)
+                .hasCause(thrown);
+        assertThat(a.isLeader()).isFalse();
+        FencedLeaderElection b = newClientsLocks().election(path, "b");
+        assertThat(b.awaitLeadership(Duration.ofSeconds(10)))
+                .as("the failed leader's node is gone")
+                .isPresent();
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <E extends Throwable> void sneakyThrow(Throwable e) throws E {
+        throw (E) e;
     }
 
     @Test

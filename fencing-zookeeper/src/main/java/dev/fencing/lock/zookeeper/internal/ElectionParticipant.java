@@ -328,7 +328,9 @@ final class ElectionParticipant implements FencedLeaderElection {
                 if (won != null) {
                     endedBy = serve(won);
                 }
-            } catch (RuntimeException | Error e) {
+            } catch (Throwable e) {
+                // a checked exception too, which a task may throw undeclared (Kotlin, a sneaky throw): uncaught,
+                // the finally below would report the candidacy as ended without a term
                 failure = e;
                 LOG.warn("participant {} of election {} stopped: {}", participantId, path, e.toString());
             } finally {
