@@ -24,6 +24,8 @@ final class EtcdHold implements LeaseHold {
     final AtomicInteger entries = new AtomicInteger(1);
 
     private final AtomicReference<LeaseLoss> loss = new AtomicReference<>();
+    /** Set by whichever thread tells the listener of the loss, so that only one does. */
+    private final AtomicBoolean lossClaimed = new AtomicBoolean();
     /**
      * Until when the etcd lease is certainly alive on the server: the send time of the last answered keep-alive (or
      * of the grant) plus its TTL, less the safety margin, by both clocks (see {@link #deadlinePassed()}). Raised
@@ -78,6 +80,11 @@ final class EtcdHold implements LeaseHold {
             onLoss.run();
         }
         return true;
+    }
+
+    /** True only for the first call: its caller tells the listener of the loss. */
+    boolean claimLoss() {
+        return lossClaimed.compareAndSet(false, true);
     }
 
     @Override

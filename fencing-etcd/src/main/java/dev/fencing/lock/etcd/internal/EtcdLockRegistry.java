@@ -101,6 +101,7 @@ public final class EtcdLockRegistry implements AutoCloseable {
     private volatile BiConsumer<String, String> predecessorWatched = (waiter, predecessor) -> {};
     private volatile Runnable beforeDetectorTick = () -> {};
     private volatile Consumer<CompletableFuture<LeaseGrantResponse>> grantSent = grant -> {};
+    private volatile Consumer<EtcdHold> beforeGranted = hold -> {};
 
     /** Settings as {@code EtcdLocks}' builder checked them. */
     public record Settings(
@@ -120,7 +121,7 @@ public final class EtcdLockRegistry implements AutoCloseable {
         });
         this.keepAlives = new KeepAlives(this, scheduler);
         this.keys = new HoldKeys(this, keepAlives);
-        this.notifier = new LossNotifier(listener, this::granted);
+        this.notifier = new LossNotifier(listener, this::claimLoss);
         this.pauses = PauseClocks.start(settings.pauseTolerance(), this::paused, () -> beforeDetectorTick.run());
     }
 
@@ -179,7 +180,9 @@ public final class EtcdLockRegistry implements AutoCloseable {
 
     /** Ends an election term: marks its hold (which interrupts the participant's thread), tells nobody. */
     void endTerm(EtcdHold hold, LeaseLoss cause) {
-        markInvalid(hold, cause);
+        if (markInvalid(hold, cause)) {
+            warnInvalidated(hold, cause);
+        }
     }
 
     /** The value of the contender key with the smallest create revision under {@code name}, as etcd has it now. */
@@ -288,9 +291,16 @@ public final class EtcdLockRegistry implements AutoCloseable {
                         continue;
                     default:
                         granted = true;
-                        owned.put(new OwnerKey(name, me), hold);
+                        // before the hold is the thread's, so that a regressed token is told before its loss
                         noteToken(hold);
                         LOG.debug("acquired {} with fence token {} (key {})", hold.path, hold.token, hold.key);
+                        beforeGranted.accept(hold);
+                        owned.put(new OwnerKey(name, me), hold);
+                        // a loss marked before the put found the hold not granted, and left it untold (see claimLoss)
+                        LeaseLoss lost = hold.loss();
+                        if (lost != null) {
+                            notifier.tellLater(List.of(hold), lost);
+                        }
                         return Optional.of(hold);
                 }
             } finally {
@@ -442,14 +452,15 @@ public final class EtcdLockRegistry implements AutoCloseable {
             return false;
         }
         keepAlives.stop(hold);
-        if (granted(hold)) {
-            LOG.warn(
-                    "lease on {} with fence token {} invalidated: {}; the holder must stop writing under it",
-                    hold.path,
-                    hold.token,
-                    cause);
-        }
         return true;
+    }
+
+    private static void warnInvalidated(EtcdHold hold, LeaseLoss cause) {
+        LOG.warn(
+                "lease on {} with fence token {} invalidated: {}; the holder must stop writing under it",
+                hold.path,
+                hold.token,
+                cause);
     }
 
     private List<EtcdHold> invalidateAll(LeaseLoss cause) {
@@ -465,6 +476,20 @@ public final class EtcdLockRegistry implements AutoCloseable {
     /** Holds still contending have no lease a listener could know of. */
     private boolean granted(EtcdHold hold) {
         return owned.get(new OwnerKey(hold.name, hold.owner)) == hold;
+    }
+
+    /**
+     * Whether the caller, which found the hold marked, is the one to tell the listener of its loss: true once per
+     * hold, to the first caller that finds it granted. A marker reads whether the hold is granted after it marked
+     * it, and an acquire reads the mark after it granted the hold: whatever their interleaving, one of them at least
+     * finds both, and when both do, only one tells.
+     */
+    private boolean claimLoss(EtcdHold hold) {
+        if (!granted(hold) || !hold.claimLoss()) {
+            return false;
+        }
+        warnInvalidated(hold, hold.loss());
+        return true;
     }
 
     /** The pause detector's callback: marks every hold before it returns, and so before the tick moves. */
@@ -505,6 +530,14 @@ public final class EtcdLockRegistry implements AutoCloseable {
 
     void grantSent(CompletableFuture<LeaseGrantResponse> grant) {
         grantSent.accept(grant);
+    }
+
+    /**
+     * Test hook: runs on the acquiring thread once the mutex granted a hold, before the hold becomes the thread's
+     * (before a loss marked from then on is told of).
+     */
+    void beforeGranted(Consumer<EtcdHold> hook) {
+        this.beforeGranted = Objects.requireNonNull(hook);
     }
 
     /** The hold behind a lease made here, for tests. */

@@ -17,20 +17,21 @@ import org.slf4j.LoggerFactory;
  * Tells the listener of holds that were marked invalid on a thread of its own, one call after another in the order
  * the holds were marked, so that a slow listener holds up neither the client's threads (keep-alives, watches, the
  * pause detector) nor the holder's (a loss its own check found); only the close of the locks tells on the calling
- * thread. Only granted holds are told of:
- * a contender's hold has no lease a listener could know.
+ * thread. Only granted holds are told of (a contender's hold has no lease a listener could know), each once: {@code
+ * claim} picks them.
  */
 final class LossNotifier {
     private static final Logger LOG = LoggerFactory.getLogger(LossNotifier.class);
 
     private final FencedLockListener listener;
-    private final Predicate<EtcdHold> granted;
+    /** Whether a marked hold is to be told of by this call; true once per hold, and claims it. */
+    private final Predicate<EtcdHold> claim;
     /** Its one thread ends when idle. */
     private final ThreadPoolExecutor thread;
 
-    LossNotifier(FencedLockListener listener, Predicate<EtcdHold> granted) {
+    LossNotifier(FencedLockListener listener, Predicate<EtcdHold> claim) {
         this.listener = listener;
-        this.granted = granted;
+        this.claim = claim;
         this.thread = new ThreadPoolExecutor(1, 1, 10, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), task -> {
             Thread thread = new Thread(task, "fenced-lock-listener");
             thread.setDaemon(true);
@@ -52,19 +53,19 @@ final class LossNotifier {
         }
     }
 
-    /** Tells now, on the calling thread, of those of the holds that are granted. */
+    /** Tells now, on the calling thread, of those of the holds that are granted and not told of yet. */
     void tellAll(List<EtcdHold> marked, LeaseLoss cause) {
-        for (EtcdHold hold : granted(marked)) {
+        for (EtcdHold hold : claimed(marked)) {
             tell(hold, cause);
         }
     }
 
     /**
-     * Tells on the listener's thread of those of the holds that are granted now, when they were marked: by the time
+     * Tells on the listener's thread of those of the holds that are granted now, and not told of yet: by the time
      * the thread tells, a holder that found the loss itself may have closed its lease, and it is told all the same.
      */
     void tellLater(List<EtcdHold> marked, LeaseLoss cause) {
-        List<EtcdHold> told = granted(marked);
+        List<EtcdHold> told = claimed(marked);
         if (told.isEmpty()) {
             return;
         }
@@ -75,10 +76,10 @@ final class LossNotifier {
         }
     }
 
-    private List<EtcdHold> granted(List<EtcdHold> marked) {
+    private List<EtcdHold> claimed(List<EtcdHold> marked) {
         List<EtcdHold> told = new ArrayList<>(marked.size());
         for (EtcdHold hold : marked) {
-            if (granted.test(hold)) {
+            if (claim.test(hold)) {
                 told.add(hold);
             }
         }

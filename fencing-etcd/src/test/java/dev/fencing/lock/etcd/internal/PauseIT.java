@@ -16,6 +16,7 @@ import io.etcd.jetcd.Client;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -163,5 +164,132 @@ class PauseIT {
         assertThat(granted.isValid()).isTrue();
         assertThat(granted.token()).isGreaterThan(held.token());
         threads.submit(granted::close).get(10, TimeUnit.SECONDS);
+    }
+
+    /**
+     * The JVM pauses exactly between a grant and the moment the hold becomes the thread's: the detector marks the
+     * hold, not granted yet, and tells nobody of it. The acquire then hands out a lease that reads invalid, of which
+     * the listener must hear all the same, once.
+     */
+    @Test
+    void aPauseDetectedBetweenAGrantAndItsRegistrationIsToldOnceAfterTheGrant() throws Exception {
+        TokenListener told = new TokenListener();
+        EtcdLockRegistry registry = registry(told);
+        AtomicBoolean once = new AtomicBoolean();
+        registry.beforeGranted(granting -> {
+            if (once.compareAndSet(false, true)) {
+                // the detector marks every hold, tells, and only then moves its tick: all of it before the grant
+                pauseAndAwaitDetector(registry);
+            }
+        });
+
+        Lease lease = registry.lock("granted").acquire();
+
+        assertThat(once).isTrue();
+        assertThat(lease.isValid()).as("a lease marked before its grant").isFalse();
+        assertThat(lease.lossCause()).isEqualTo(LeaseLoss.PAUSE_DETECTED);
+        awaitToldOfEarlierLosses(registry, told);
+        assertThat(told.causesOf(lease.token()))
+                .as("losses told of the lease handed out")
+                .containsExactly(LeaseLoss.PAUSE_DETECTED);
+        lease.close();
+    }
+
+    /**
+     * The detector marks the hold before the grant, but reads whether it is granted only after the acquire has made
+     * it the thread's and read the mark: both sides find the loss of a granted hold, and only one of them tells it.
+     */
+    @Test
+    void aPauseMarkedBeforeAGrantAndReadAfterItIsToldOnlyOnce() throws Exception {
+        TokenListener told = new TokenListener();
+        EtcdLockRegistry registry = registry(told);
+        CountDownLatch acquired = new CountDownLatch(1);
+        AtomicBoolean marked = new AtomicBoolean();
+        // runs on the marking thread right after the mark, before the marker reads whether the hold is granted
+        Runnable onLoss = () -> {
+            if (marked.compareAndSet(false, true)) {
+                try {
+                    acquired.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        };
+        AtomicBoolean once = new AtomicBoolean();
+        registry.beforeGranted(granting -> {
+            if (once.compareAndSet(false, true)) {
+                CountDownLatch resume = new CountDownLatch(1);
+                holdDetectorAfterAPause(registry, resume);
+                resume.countDown();
+                await().atMost(Duration.ofSeconds(10)).until(() -> granting.loss() != null);
+            }
+        });
+        PauseDetector.Tick tickBefore = registry.pauses().lastTick();
+
+        EtcdHold hold = registry.acquire("granted", null, EtcdTesting.bytes("test"), onLoss)
+                .orElseThrow();
+        acquired.countDown();
+
+        assertThat(once).isTrue();
+        assertThat(hold.loss()).isEqualTo(LeaseLoss.PAUSE_DETECTED);
+        await().atMost(Duration.ofSeconds(10)).until(() -> registry.pauses().lastTick() != tickBefore);
+        awaitToldOfEarlierLosses(registry, told);
+        assertThat(told.causesOf(hold.token))
+                .as("losses told of the lease handed out")
+                .containsExactly(LeaseLoss.PAUSE_DETECTED);
+        registry.exit(hold);
+    }
+
+    /** Holds the detector in its next round until a pause is due, lets it go, and waits until it moved its tick. */
+    private static void pauseAndAwaitDetector(EtcdLockRegistry registry) {
+        CountDownLatch resume = new CountDownLatch(1);
+        PauseDetector.Tick tickBefore = holdDetectorAfterAPause(registry, resume);
+        resume.countDown();
+        await().atMost(Duration.ofSeconds(10)).until(() -> registry.pauses().lastTick() != tickBefore);
+    }
+
+    /** Holds the detector until {@code resume} opens; returns its tick once it counts as paused. */
+    private static PauseDetector.Tick holdDetectorAfterAPause(EtcdLockRegistry registry, CountDownLatch resume) {
+        try {
+            holdDetector(registry, resume);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
+        }
+        PauseDetector.Tick tickBefore = registry.pauses().lastTick();
+        await().atMost(Duration.ofSeconds(10)).until(() -> registry.pauses().pausedSince(tickBefore));
+        return tickBefore;
+    }
+
+    /**
+     * Makes one more loss (another lock's key deleted) and waits until the listener is told of it: the listener is
+     * told on one thread, in the order the losses were found, so every loss found before has been told by then.
+     */
+    private void awaitToldOfEarlierLosses(EtcdLockRegistry registry, TokenListener told) throws Exception {
+        Lease sentinel = registry.lock("sentinel").acquire();
+        Client outsider = EtcdTesting.client(EtcdServers.shared().endpoints());
+        opened.add(outsider);
+        EtcdLockIT.delete(
+                outsider, keysUnder(outsider, registry.contendersOf("sentinel")).get(0));
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> !told.causesOf(sentinel.token()).isEmpty());
+        sentinel.close();
+    }
+
+    /** Records each loss told with the token of its lease. */
+    static final class TokenListener implements FencedLockListener {
+        private final List<Map.Entry<Long, LeaseLoss>> told = new CopyOnWriteArrayList<>();
+
+        @Override
+        public void leaseInvalidated(Lease lease, LeaseLoss cause) {
+            told.add(Map.entry(lease.token(), cause));
+        }
+
+        List<LeaseLoss> causesOf(long token) {
+            return told.stream()
+                    .filter(entry -> entry.getKey() == token)
+                    .map(Map.Entry::getValue)
+                    .toList();
+        }
     }
 }
