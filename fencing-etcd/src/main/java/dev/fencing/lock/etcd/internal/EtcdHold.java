@@ -24,6 +24,11 @@ final class EtcdHold implements LeaseHold {
     final AtomicInteger entries = new AtomicInteger(1);
 
     private final AtomicReference<LeaseLoss> loss = new AtomicReference<>();
+    /**
+     * Set once the acquire hands the hold out, and never cleared: a loss marked before the release, and found by its
+     * marker only after it, is still told.
+     */
+    private volatile boolean granted;
     /** Set by whichever thread tells the listener of the loss, so that only one does. */
     private final AtomicBoolean lossClaimed = new AtomicBoolean();
     /**
@@ -80,6 +85,15 @@ final class EtcdHold implements LeaseHold {
             onLoss.run();
         }
         return true;
+    }
+
+    void grant() {
+        granted = true;
+    }
+
+    /** Whether an acquire handed the hold out: a contender's hold has no lease a listener could know of. */
+    boolean granted() {
+        return granted;
     }
 
     /** True only for the first call: its caller tells the listener of the loss. */

@@ -296,7 +296,8 @@ public final class EtcdLockRegistry implements AutoCloseable {
                         LOG.debug("acquired {} with fence token {} (key {})", hold.path, hold.token, hold.key);
                         beforeGranted.accept(hold);
                         owned.put(new OwnerKey(name, me), hold);
-                        // a loss marked before the put found the hold not granted, and left it untold (see claimLoss)
+                        hold.grant();
+                        // a loss marked before the grant found the hold not granted, and left it untold (see claimLoss)
                         LeaseLoss lost = hold.loss();
                         if (lost != null) {
                             notifier.tellLater(List.of(hold), lost);
@@ -473,19 +474,15 @@ public final class EtcdLockRegistry implements AutoCloseable {
         return marked;
     }
 
-    /** Holds still contending have no lease a listener could know of. */
-    private boolean granted(EtcdHold hold) {
-        return owned.get(new OwnerKey(hold.name, hold.owner)) == hold;
-    }
-
     /**
      * Whether the caller, which found the hold marked, is the one to tell the listener of its loss: true once per
      * hold, to the first caller that finds it granted. A marker reads whether the hold is granted after it marked
      * it, and an acquire reads the mark after it granted the hold: whatever their interleaving, one of them at least
-     * finds both, and when both do, only one tells.
+     * finds both, and when both do, only one tells. A release does not take the grant back: a loss marked before it
+     * (the lease reads lost, not released) is told even when its marker gets here after the release.
      */
     private boolean claimLoss(EtcdHold hold) {
-        if (!granted(hold) || !hold.claimLoss()) {
+        if (!hold.granted() || !hold.claimLoss()) {
             return false;
         }
         warnInvalidated(hold, hold.loss());

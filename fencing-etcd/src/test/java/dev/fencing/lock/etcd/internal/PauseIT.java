@@ -10,6 +10,7 @@ import dev.fencing.lock.FencedLockListener;
 import dev.fencing.lock.Lease;
 import dev.fencing.lock.LeaseLoss;
 import dev.fencing.lock.etcd.internal.LeaseLossIT.RecordingListener;
+import dev.fencing.lock.spi.HeldLease;
 import dev.fencing.lock.spi.PauseDetector;
 import dev.fencing.testsupport.EtcdServers;
 import io.etcd.jetcd.Client;
@@ -238,6 +239,46 @@ class PauseIT {
                 .as("losses told of the lease handed out")
                 .containsExactly(LeaseLoss.PAUSE_DETECTED);
         registry.exit(hold);
+    }
+
+    /**
+     * The detector marks a held lease, and before it reads whether the hold is granted, the holder closes the lease:
+     * the lease reads lost to the pause, not released, and the listener must hear of that loss, as of one a holder
+     * found itself and then closed its lease.
+     */
+    @Test
+    void aPauseMarkedAsTheHolderReleasesIsStillTold() throws Exception {
+        TokenListener told = new TokenListener();
+        EtcdLockRegistry registry = registry(told);
+        CountDownLatch released = new CountDownLatch(1);
+        AtomicBoolean marked = new AtomicBoolean();
+        // runs on the marking thread right after the mark, before the marker reads whether the hold is granted
+        Runnable onLoss = () -> {
+            if (marked.compareAndSet(false, true)) {
+                try {
+                    released.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        };
+        EtcdHold hold = registry.acquire("released", null, EtcdTesting.bytes("test"), onLoss)
+                .orElseThrow();
+        Lease lease = new HeldLease(hold, false);
+        CountDownLatch resume = new CountDownLatch(1);
+        PauseDetector.Tick tickBefore = holdDetectorAfterAPause(registry, resume);
+        resume.countDown();
+        await().atMost(Duration.ofSeconds(10)).until(() -> hold.loss() != null);
+
+        lease.close();
+        released.countDown();
+
+        assertThat(lease.lossCause()).isEqualTo(LeaseLoss.PAUSE_DETECTED);
+        await().atMost(Duration.ofSeconds(10)).until(() -> registry.pauses().lastTick() != tickBefore);
+        awaitToldOfEarlierLosses(registry, told);
+        assertThat(told.causesOf(lease.token()))
+                .as("losses told of the lease closed after its loss")
+                .containsExactly(LeaseLoss.PAUSE_DETECTED);
     }
 
     /** Holds the detector in its next round until a pause is due, lets it go, and waits until it moved its tick. */
