@@ -562,7 +562,6 @@ public final class EtcdLockRegistry implements AutoCloseable {
         for (EtcdElection participant : participants) {
             participant.close();
         }
-        notifier.close();
     }
 
     boolean isClosed() {

@@ -6,7 +6,6 @@ import dev.fencing.lock.spi.HeldLease;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
@@ -26,7 +25,10 @@ final class LossNotifier {
     private final FencedLockListener listener;
     /** Whether a marked hold is to be told of by this call; true once per hold, and claims it. */
     private final Predicate<EtcdHold> claim;
-    /** Its one thread ends when idle. */
+    /**
+     * Its one thread ends when idle, and it is never shut down: a loss found after the locks closed (an acquire
+     * that took up its grant as they closed) is still told on it, not on the thread that found it, the holder's.
+     */
     private final ThreadPoolExecutor thread;
 
     LossNotifier(FencedLockListener listener, Predicate<EtcdHold> claim) {
@@ -69,11 +71,7 @@ final class LossNotifier {
         if (told.isEmpty()) {
             return;
         }
-        try {
-            thread.execute(() -> told.forEach(hold -> tell(hold, cause)));
-        } catch (RejectedExecutionException closedMeanwhile) {
-            told.forEach(hold -> tell(hold, cause));
-        }
+        thread.execute(() -> told.forEach(hold -> tell(hold, cause)));
     }
 
     private List<EtcdHold> claimed(List<EtcdHold> marked) {
@@ -84,10 +82,5 @@ final class LossNotifier {
             }
         }
         return told;
-    }
-
-    /** What is queued is still told. */
-    void close() {
-        thread.shutdown();
     }
 }

@@ -11,6 +11,7 @@ import static org.assertj.core.api.Assertions.tuple;
 import static org.awaitility.Awaitility.await;
 
 import dev.fencing.lock.FencedLock;
+import dev.fencing.lock.FencedLockListener;
 import dev.fencing.lock.Lease;
 import dev.fencing.lock.LeaseLoss;
 import dev.fencing.lock.LeaseLostException;
@@ -279,6 +280,41 @@ class EtcdLockIT {
         await().atMost(Duration.ofSeconds(10))
                 .until(() -> keysUnder(outsider, prefix).isEmpty());
         assertThatThrownBy(() -> registry.lock("close")).isInstanceOf(IllegalStateException.class);
+    }
+
+    /**
+     * The locks close while an acquire takes up its grant: the lease it hands out reads closed, and the listener is
+     * told of it on the listener's thread, never on the acquiring one, inside its acquire (a listener that waits for
+     * the holder to stop would wait for itself).
+     */
+    @Test
+    void aGrantTakenUpAsTheLocksCloseIsToldOfOnTheListenersThreadNotTheAcquirers() throws Exception {
+        List<Thread> toldOn = new CopyOnWriteArrayList<>();
+        EtcdLockRegistry registry = EtcdTesting.registry(client(), prefix, TTL, new FencedLockListener() {
+            @Override
+            public void leaseInvalidated(Lease lease, LeaseLoss cause) {
+                toldOn.add(Thread.currentThread());
+            }
+        });
+        opened.add(registry);
+        AtomicBoolean once = new AtomicBoolean();
+        registry.beforeGranted(hold -> {
+            if (once.compareAndSet(false, true)) {
+                try {
+                    threads.submit(registry::close).get(10, TimeUnit.SECONDS);
+                } catch (Exception e) {
+                    throw new AssertionError(e);
+                }
+            }
+        });
+
+        Lease lease = registry.lock("closing").acquire();
+
+        assertThat(once).isTrue();
+        assertThat(lease.lossCause()).isEqualTo(LeaseLoss.LOCKS_CLOSED);
+        await().atMost(Duration.ofSeconds(10)).until(() -> !toldOn.isEmpty());
+        assertThat(toldOn).hasSize(1).doesNotContain(Thread.currentThread());
+        lease.close();
     }
 
     @Test
