@@ -13,11 +13,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Tells the listener of holds that were marked invalid on a thread of its own, one call after another in the order
- * the holds were marked, so that a slow listener holds up neither the client's threads (keep-alives, watches, the
- * pause detector) nor the holder's (a loss its own check found); only the close of the locks tells on the calling
- * thread. Only granted holds are told of (a contender's hold has no lease a listener could know), each once: {@code
- * claim} picks them.
+ * Tells the listener of holds that were marked invalid on a thread of its own, one call after another in the order the
+ * losses were claimed (at the mark, or at the grant of a hold marked before it), so that a slow listener holds up
+ * neither the client's threads (keep-alives, watches, the pause detector) nor the holder's (a loss its own check
+ * found); only the close of the locks tells on the calling thread. Only granted holds are told of (a contender's hold
+ * has no lease a listener could know), each once: {@code claim} picks them.
  */
 final class LossNotifier {
     private static final Logger LOG = LoggerFactory.getLogger(LossNotifier.class);
