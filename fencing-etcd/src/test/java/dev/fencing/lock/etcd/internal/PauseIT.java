@@ -205,10 +205,11 @@ class PauseIT {
         TokenListener told = new TokenListener();
         EtcdLockRegistry registry = registry(told);
         CountDownLatch acquired = new CountDownLatch(1);
-        AtomicBoolean marked = new AtomicBoolean();
+        // armed once the detector is held, so that only the test's own pause is held after its mark
+        AtomicBoolean armed = new AtomicBoolean();
         // runs on the marking thread right after the mark, before the marker reads whether the hold is granted
         Runnable onLoss = () -> {
-            if (marked.compareAndSet(false, true)) {
+            if (armed.compareAndSet(true, false)) {
                 try {
                     acquired.await();
                 } catch (InterruptedException e) {
@@ -221,6 +222,7 @@ class PauseIT {
             if (once.compareAndSet(false, true)) {
                 CountDownLatch resume = new CountDownLatch(1);
                 holdDetectorAfterAPause(registry, resume);
+                armed.set(true);
                 resume.countDown();
                 await().atMost(Duration.ofSeconds(10)).until(() -> granting.loss() != null);
             }
@@ -232,6 +234,9 @@ class PauseIT {
         acquired.countDown();
 
         assertThat(once).isTrue();
+        assertThat(armed)
+                .as("whether the detector's mark of the hold was still to be held")
+                .isFalse();
         assertThat(hold.loss()).isEqualTo(LeaseLoss.PAUSE_DETECTED);
         await().atMost(Duration.ofSeconds(10)).until(() -> registry.pauses().lastTick() != tickBefore);
         awaitToldOfEarlierLosses(registry, told);
@@ -251,10 +256,11 @@ class PauseIT {
         TokenListener told = new TokenListener();
         EtcdLockRegistry registry = registry(told);
         CountDownLatch released = new CountDownLatch(1);
-        AtomicBoolean marked = new AtomicBoolean();
+        // armed once the detector is held, so that only the test's own pause is held after its mark
+        AtomicBoolean armed = new AtomicBoolean();
         // runs on the marking thread right after the mark, before the marker reads whether the hold is granted
         Runnable onLoss = () -> {
-            if (marked.compareAndSet(false, true)) {
+            if (armed.compareAndSet(true, false)) {
                 try {
                     released.await();
                 } catch (InterruptedException e) {
@@ -267,12 +273,16 @@ class PauseIT {
         Lease lease = new HeldLease(hold, false);
         CountDownLatch resume = new CountDownLatch(1);
         PauseDetector.Tick tickBefore = holdDetectorAfterAPause(registry, resume);
+        armed.set(true);
         resume.countDown();
         await().atMost(Duration.ofSeconds(10)).until(() -> hold.loss() != null);
 
         lease.close();
         released.countDown();
 
+        assertThat(armed)
+                .as("whether the detector's mark of the hold was still to be held")
+                .isFalse();
         assertThat(lease.lossCause()).isEqualTo(LeaseLoss.PAUSE_DETECTED);
         await().atMost(Duration.ofSeconds(10)).until(() -> registry.pauses().lastTick() != tickBefore);
         awaitToldOfEarlierLosses(registry, told);
