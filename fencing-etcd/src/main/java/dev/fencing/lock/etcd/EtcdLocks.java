@@ -108,8 +108,9 @@ import java.util.Objects;
  * <p>{@link #close()} stops the keep-alives and the pause detector, invalidates every open lease with {@link
  * LeaseLoss#LOCKS_CLOSED} and tells the listener of each on the closing thread, makes waiting acquires throw
  * {@link IllegalStateException} (one that is taking up its grant as they close hands out a lease that reads
- * closed, told of on the listener's thread), and refuses {@code lock} and {@code acquire} from then on. It does not close
- * the client; an open lease's key stays until its owner closes the lease or its etcd lease expires, within a TTL.
+ * closed, told of on the listener's thread), and refuses {@code lock} and {@code acquire} from then on. It does not
+ * close the client; an open lease's key stays until its owner closes the lease or its etcd lease expires, within a
+ * TTL.
  */
 public final class EtcdLocks implements AutoCloseable {
     /** The default TTL of each grant's etcd lease. */
