@@ -27,7 +27,10 @@ import java.util.Map;
  *       read's time is taken just before its client's last look at the resource (in the fenced run the check of
  *       the stored token that would have refused it), and a write's after its commit, so both recording delays
  *       make a flag less likely, never more. Reads the client discarded ({@link Outcome#FAIL}) or does not know
- *       about are not judged.
+ *       about are not judged;
+ *   <li>every read its client returned saw no more ids than the list the run left holds ({@link
+ *       ViolationKind#UNEXPLAINED_READ}): the list only grows, so a read that saw more saw ids that were lost
+ *       afterwards, whether or not their writes were acknowledged.
  * </ul>
  *
  * <p>Clocks, as in {@link ElectionChecker}: every client runs on one machine and reads the same clock, and a
@@ -121,6 +124,16 @@ public final class RwLockChecker {
         for (Read read : history.reads()) {
             if (read.outcome() != Outcome.OK) {
                 continue;
+            }
+            int held = lists.getOrDefault(read.resource(), List.of()).size();
+            if (read.seen() > held) {
+                violations.add(new Violation(
+                        ViolationKind.UNEXPLAINED_READ,
+                        read.resource(),
+                        List.of(read.id()),
+                        read.describe() + " saw " + read.seen() + " ids of the list of " + read.resource()
+                                + ", but the list the run left holds " + held
+                                + ": ids it saw were lost afterwards (the writers only append)"));
             }
             Map<Long, Integer> at = positions.getOrDefault(read.resource(), Map.of());
             Operation missed = null;

@@ -3,7 +3,7 @@ package dev.fencing.verify.checker;
 /**
  * What a {@link Violation} breaks. The first five are about the resources' lists, the next six about the records,
  * the next three about a resource's final value and stored token ({@link RedisChecker}), the next about an election
- * participant's own view of its term ({@link ElectionChecker}), the last two about reads and writes under a
+ * participant's own view of its term ({@link ElectionChecker}), the last three about reads and writes under a
  * read/write lock ({@link RwLockChecker}).
  */
 public enum ViolationKind {
@@ -57,7 +57,12 @@ public enum ViolationKind {
      */
     STALE_READ("read returned without a write acknowledged before it (a stale read returned)"),
     /** A write landed in a resource's list under a token that a read grant of the same resource carried. */
-    READ_TOKEN_WRITE("write accepted under a read token");
+    READ_TOKEN_WRITE("write accepted under a read token"),
+    /**
+     * A read saw what the resource's list cannot explain: more ids than the list the run left holds (a write the
+     * read saw was lost afterwards).
+     */
+    UNEXPLAINED_READ("read saw ids the list does not explain (a write it saw was lost)");
 
     private final String description;
 

@@ -62,8 +62,9 @@
  * ({@code "f":"read"}, an invoke and a completion like an append's; an {@code ok} read carries {@code "seen"}, how
  * many ids of the list it saw), see {@link dev.fencing.verify.checker.Read}. {@link
  * dev.fencing.verify.checker.RwLockChecker} checks the lists as the chain's and, from the histories, that no read
- * was returned without a write acknowledged before it ({@link dev.fencing.verify.checker.ViolationKind#STALE_READ})
- * and that no write landed under a read grant's token ({@link
- * dev.fencing.verify.checker.ViolationKind#READ_TOKEN_WRITE}).
+ * was returned without a write acknowledged before it ({@link dev.fencing.verify.checker.ViolationKind#STALE_READ}),
+ * that no write landed under a read grant's token ({@link dev.fencing.verify.checker.ViolationKind#READ_TOKEN_WRITE})
+ * and that no read saw what the lists cannot explain ({@link
+ * dev.fencing.verify.checker.ViolationKind#UNEXPLAINED_READ}).
  */
 package dev.fencing.verify.checker;

@@ -143,6 +143,24 @@ class RwLockCheckerTest {
     }
 
     @Test
+    void aReadThatSawMoreIdsThanTheListHoldsSawAWriteThatWasLost() {
+        // given: client 2 saw two ids, but the list the run left holds one: the second write, indeterminate (so
+        // its absence alone is no violation), had landed and was lost after the read saw it
+        write(1_000_001, 1, 2, 1_000, Type.OK);
+        write(3_000_001, 3, 4, 1_050, Type.INFO);
+        read(2_000_001, 2, 5, 1_100, Outcome.OK, 1_150, 2);
+
+        // when
+        CheckResult result = check(List.of(1_000_001L));
+
+        // then
+        assertThat(kinds(result)).containsExactly(ViolationKind.UNEXPLAINED_READ);
+        assertThat(result.violations().get(0).ops()).containsExactly(2_000_001L);
+        assertThat(result.violations().get(0).detail())
+                .contains("read 2000001 (client 2, r1, read token 5)", "saw 2 ids", "holds 1");
+    }
+
+    @Test
     void aWriteInTheListUnderAReadGrantsTokenIsFlaggedWhetherOrNotItWasAcknowledged() {
         // given: client 2, holding read token 3, wrote under it (acknowledged), and client 4 under it too
         // (indeterminate, but it landed)
