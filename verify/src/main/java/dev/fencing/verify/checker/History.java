@@ -27,9 +27,11 @@ import java.util.Optional;
  * most the line it was writing, and leaves of it at most a part without its newline, possibly ending inside a
  * character: such a <em>torn</em> last line of a file is left out and named by {@link #tornLines()} (a run whose
  * client was not killed has none), and an invoke without a completion is an indeterminate ({@link Outcome#INFO})
- * operation. An unreadable line that ends with a newline (at the end of a file too: it was written whole, and
- * wrong), a completion without its invoke, two completions, or lines of one operation that disagree on its
- * client, resource or token make the history unusable: {@link HistoryException} names the file and line.
+ * operation. A client runs one operation at a time, so only the last operation of its file can lack a completion;
+ * one whose client invoked another after it lost its completion line. That, an unreadable line that ends with a
+ * newline (at the end of a file too: it was written whole, and wrong), a completion without its invoke, two
+ * completions, or lines of one operation that disagree on its client, resource or token make the history unusable:
+ * {@link HistoryException} names the file and line.
  *
  * <pre>{@code
  * History history = History.read(Path.of("target/verify/fenced/history"));
@@ -76,6 +78,8 @@ public final class History {
             }
             List<byte[]> lines = lines(bytes);
             boolean lastEndsWithNewline = bytes.length == 0 || bytes[bytes.length - 1] == '\n';
+            String open = null; // the operation of this file invoked last, while it has no completion
+            int openLine = 0;
             for (int i = 0; i < lines.size(); i++) {
                 boolean last = i == lines.size() - 1;
                 HistoryEntry entry = null;
@@ -107,6 +111,22 @@ public final class History {
                                             + " it without one, so this line was written whole, and wrong"
                                     : " although more lines follow it: only the last line of a file can be torn, by"
                                             + " its client killed while writing it"));
+                }
+                String operation = read != null ? "read " + read.op() : entry != null ? "op " + entry.op() : null;
+                boolean invoke = read != null
+                        ? read.type() == HistoryEntry.Type.INVOKE
+                        : entry != null && entry.type() == HistoryEntry.Type.INVOKE;
+                if (invoke) {
+                    if (open != null && !open.equals(operation)) {
+                        throw new HistoryException(file + " line " + (i + 1) + ": " + operation + " was invoked while "
+                                + open + ", invoked at line " + openLine + ", had no completion: a client runs one"
+                                + " operation at a time, so that completion line is missing (only a file's last"
+                                + " operation may lack one, its client stopped or killed while it ran)");
+                    }
+                    open = operation;
+                    openLine = i + 1;
+                } else if (operation != null && operation.equals(open)) {
+                    open = null;
                 }
                 if (event != null) {
                     builder.termEvents.add(event);

@@ -20,7 +20,8 @@
  *
  * <ul>
  *   <li>{@code type}: {@code invoke}, then one of {@code ok} (done and acknowledged), {@code fail} (definitely
- *       not done: refused), {@code info} (indeterminate). An invoke without a completion is indeterminate.
+ *       not done: refused), {@code info} (indeterminate). An invoke without a completion is indeterminate; a client
+ *       runs one operation at a time, so only the last operation of its file can lack one.
  *   <li>{@code f}: {@code append} (append {@code op} to the resource's list, under the lock grant's token) or
  *       {@code publish} (a record keyed by the resource carrying {@code op}, stamped with the token unless
  *       {@code "stamped":false}).

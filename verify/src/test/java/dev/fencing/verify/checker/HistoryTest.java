@@ -119,6 +119,32 @@ class HistoryTest {
     }
 
     @Test
+    void anOperationWhoseClientWentOnWithoutItsCompletionLostThatLineAndMakesTheHistoryUnusable() throws IOException {
+        // a client runs one operation at a time: op 1000001's ok line is missing, though its client invoked op
+        // 1000002 after it; read as indeterminate, an acknowledged append lost from its list would go unseen
+        String next = INVOKE.replace("1000001", "1000002").replace("1700000000000", "1700000000010");
+        String nextOk = OK.replace("1000001", "1000002").replace("1700000000005", "1700000000015");
+        Files.writeString(directory.resolve("client-1.jsonl"), String.join("\n", INVOKE, next, nextOk) + "\n");
+
+        assertThatThrownBy(() -> History.read(directory))
+                .isInstanceOf(HistoryException.class)
+                .hasMessageContaining("client-1.jsonl line 2")
+                .hasMessageContaining("op 1000001")
+                .hasMessageContaining("no completion");
+    }
+
+    @Test
+    void onlyTheLastOperationOfAFileMayLackItsCompletion() throws IOException {
+        String next = INVOKE.replace("1000001", "1000002").replace("1700000000000", "1700000000010");
+        Files.writeString(directory.resolve("client-1.jsonl"), String.join("\n", INVOKE, OK, PUBLISH, PUBLISHED, next));
+
+        History history = History.read(directory);
+
+        assertThat(history.operation(1000001).orElseThrow().outcome()).isEqualTo(Outcome.OK);
+        assertThat(history.operation(1000002).orElseThrow().outcome()).isEqualTo(Outcome.INFO);
+    }
+
+    @Test
     void linesOfOneOperationThatDisagreeOnItsTokenAreRefused() throws IOException {
         Files.writeString(
                 directory.resolve("client-1.jsonl"), INVOKE + "\n" + OK.replace("\"token\":7", "\"token\":8"));
