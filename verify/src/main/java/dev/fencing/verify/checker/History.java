@@ -12,10 +12,12 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
 import java.util.Collections;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * Every operation of one run, read from the clients' history files (one file per client, see the package
@@ -28,10 +30,11 @@ import java.util.Optional;
  * character: such a <em>torn</em> last line of a file is left out and named by {@link #tornLines()} (a run whose
  * client was not killed has none), and an invoke without a completion is an indeterminate ({@link Outcome#INFO})
  * operation. A client runs one operation at a time, so only the last operation of its file can lack a completion;
- * one whose client invoked another after it lost its completion line. That, an unreadable line that ends with a
- * newline (at the end of a file too: it was written whole, and wrong), a completion without its invoke, two
- * completions, or lines of one operation that disagree on its client, resource or token make the history unusable:
- * {@link HistoryException} names the file and line.
+ * one whose client invoked another after it lost its completion line. An election participant records each grant
+ * before it checks the term, so a check of a term its file never granted lost the grant's line. Those, an
+ * unreadable line that ends with a newline (at the end of a file too: it was written whole, and wrong), a
+ * completion without its invoke, two completions, or lines of one operation that disagree on its client, resource
+ * or token make the history unusable: {@link HistoryException} names the file and line.
  *
  * <pre>{@code
  * History history = History.read(Path.of("target/verify/fenced/history"));
@@ -78,6 +81,7 @@ public final class History {
             }
             List<byte[]> lines = lines(bytes);
             boolean lastEndsWithNewline = bytes.length == 0 || bytes[bytes.length - 1] == '\n';
+            Set<String> grantedTerms = new HashSet<>(); // this file's grants, as resource/token
             String open = null; // the operation of this file invoked last, while it has no completion
             int openLine = 0;
             for (int i = 0; i < lines.size(); i++) {
@@ -127,6 +131,14 @@ public final class History {
                     openLine = i + 1;
                 } else if (operation != null && operation.equals(open)) {
                     open = null;
+                }
+                if (event != null && event.kind() == TermEvent.Kind.GRANT) {
+                    grantedTerms.add(event.resource() + "/" + event.token());
+                } else if (event != null && !grantedTerms.contains(event.resource() + "/" + event.token())) {
+                    throw new HistoryException(file + " line " + (i + 1) + ": client " + event.client()
+                            + "'s check of term " + event.token() + " of " + event.resource() + " (before op "
+                            + event.op() + ") follows no grant of that term in its file: a participant records its"
+                            + " grant before it checks the term, so that grant line is missing");
                 }
                 if (event != null) {
                     builder.termEvents.add(event);

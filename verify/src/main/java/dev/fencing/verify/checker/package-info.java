@@ -53,9 +53,10 @@
  * The same appends (their lists in the same {@code resources} table), and between them two more kinds of line,
  * {@link dev.fencing.verify.checker.TermEvent}s: a participant's term grant ({@code "f":"grant"}) and, before each
  * write, what its check of the term's validity answered ({@code "f":"check"}, {@code "valid":true|false}, the time
- * when the check began). {@link dev.fencing.verify.checker.ElectionChecker} checks the lists' term order
- * (non-decreasing: a term writes many times) and, apart from the fence, the local contract: no term read valid after
- * the next term's grant ({@link dev.fencing.verify.checker.ViolationKind#LOCAL_VALIDITY}).
+ * when the check began; it follows its term's grant in the participant's file). {@link
+ * dev.fencing.verify.checker.ElectionChecker} checks the lists' term order (non-decreasing: a term writes many times)
+ * and, apart from the fence, the local contract: no term read valid after the next term's grant ({@link
+ * dev.fencing.verify.checker.ViolationKind#LOCAL_VALIDITY}).
  *
  * <h2>The read/write-lock resource</h2>
  *

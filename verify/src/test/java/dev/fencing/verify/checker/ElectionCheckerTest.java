@@ -194,6 +194,41 @@ class ElectionCheckerTest {
     }
 
     @Test
+    void aCheckOfATermItsParticipantWasNeverGrantedLostItsGrantLineAndMakesTheHistoryUnusable(@TempDir Path directory)
+            throws IOException {
+        // given: client 2 reads term 9 valid and writes under it, but its file has no grant of term 9; with the grant
+        // line (at 2000) client 1's valid reading of term 7 at 2100 breaks the local contract, without it nothing does
+        Files.writeString(directory.resolve("client-1.jsonl"), """
+                {"type":"ok","f":"grant","op":1000001,"client":1,"resource":"r1","token":7,"time":1000}
+                {"type":"ok","f":"check","op":1000002,"client":1,"resource":"r1","token":7,"time":2100,"valid":true}
+                {"type":"invoke","f":"append","op":1000002,"client":1,"resource":"r1","token":7,"time":2101,"path":"update"}
+                {"type":"fail","f":"append","op":1000002,"client":1,"resource":"r1","token":7,"time":2102,"error":"stale"}
+                """);
+        String granted = """
+                {"type":"ok","f":"grant","op":2000001,"client":2,"resource":"r1","token":9,"time":2000}
+                """;
+        String writes = """
+                {"type":"ok","f":"check","op":2000002,"client":2,"resource":"r1","token":9,"time":2010,"valid":true}
+                {"type":"invoke","f":"append","op":2000002,"client":2,"resource":"r1","token":9,"time":2011,"path":"update"}
+                {"type":"ok","f":"append","op":2000002,"client":2,"resource":"r1","token":9,"time":2012}
+                """;
+        Files.writeString(directory.resolve("client-2.jsonl"), granted + writes);
+        assertThat(kinds(
+                        ElectionChecker.check(History.read(directory), Map.of("r1", List.of(2_000_002L)), UNCERTAINTY)))
+                .containsExactly(ViolationKind.LOCAL_VALIDITY);
+
+        // when the grant line is missing
+        Files.writeString(directory.resolve("client-2.jsonl"), writes);
+
+        // then
+        assertThatThrownBy(() -> History.read(directory))
+                .isInstanceOf(HistoryException.class)
+                .hasMessageContaining("client-2.jsonl line 1")
+                .hasMessageContaining("term 9 of r1")
+                .hasMessageContaining("no grant");
+    }
+
+    @Test
     void twoParticipantsWritingUnderOneTermsTokenAreTwoLeadersAtOnce() {
         // given: clients 1 and 2 are both told they lead under token 5 (a token source that handed one term out
         // twice) and interleave their writes; a MONOTONIC fence accepts every one of them, and the list's tokens
