@@ -25,7 +25,10 @@ import java.util.Set;
  *   <li>the local contract, from the term events alone: no reading of a term answers valid when it began after a
  *       greater term of the same election had been granted, to any participant, itself included, or its own term's token
  *       to another participant (one term handed out twice: two leaders at once, though perhaps only one writes) ({@link
- *       ViolationKind#LOCAL_VALIDITY}), reported once per term, at its first such reading.
+ *       ViolationKind#LOCAL_VALIDITY}), reported once per term, at its first such reading;
+ *   <li>the grants, from the term events alone: no term's token granted to two participants ({@link
+ *       ViolationKind#TERM_GRANTED_TWICE}), reported once per term, whatever the two then read or wrote (their
+ *       readings may all fall within the clocks' uncertainty of the other's grant, and only one of them may write).
  * </ul>
  *
  * <p>Clocks. The second check compares times written by different processes. It assumes every participant runs on
@@ -60,6 +63,7 @@ public final class ElectionChecker {
         List<Violation> violations = new ArrayList<>();
         Checker.WriteTally tally = Checker.checkWrites(history, lists, false, violations);
         checkValidity(history.termEvents(), clockUncertainty.toMillis(), violations);
+        checkGrants(history.termEvents(), violations);
         return new CheckResult(
                 history.size(),
                 tally.ok,
@@ -72,6 +76,31 @@ public final class ElectionChecker {
                 tally.lost,
                 tally.duplicated[0],
                 violations);
+    }
+
+    /**
+     * Each grant against the earlier grants of its election: one token granted to two participants is one term
+     * handed out twice, two leaders at once, whatever their readings then answered and whenever they were taken.
+     */
+    private static void checkGrants(List<TermEvent> events, List<Violation> violations) {
+        Map<String, TermEvent> firstGrants = new HashMap<>();
+        Set<String> reported = new HashSet<>();
+        for (TermEvent grant : events) {
+            if (grant.kind() != TermEvent.Kind.GRANT) {
+                continue;
+            }
+            String term = grant.resource() + "/" + grant.token();
+            TermEvent first = firstGrants.putIfAbsent(term, grant);
+            if (first != null && first.client() != grant.client() && reported.add(term)) {
+                violations.add(new Violation(
+                        ViolationKind.TERM_GRANTED_TWICE,
+                        grant.resource(),
+                        List.of(first.op(), grant.op()),
+                        "term " + grant.token() + " of " + grant.resource() + " was granted to client "
+                                + first.client() + " at " + first.time() + " and to client " + grant.client()
+                                + " at " + grant.time() + ": two leaders of one term"));
+            }
+        }
     }
 
     /**

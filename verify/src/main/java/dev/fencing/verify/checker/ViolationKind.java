@@ -2,9 +2,9 @@ package dev.fencing.verify.checker;
 
 /**
  * What a {@link Violation} breaks. The first five are about the resources' lists, the next six about the records,
- * the next three about a resource's final value and stored token ({@link RedisChecker}), the next about an election
- * participant's own view of its term ({@link ElectionChecker}), the last three about reads and writes under a
- * read/write lock ({@link RwLockChecker}).
+ * the next three about a resource's final value and stored token ({@link RedisChecker}), the next two about an
+ * election's terms: a participant's own view of its term and the grants ({@link ElectionChecker}), the last three
+ * about reads and writes under a read/write lock ({@link RwLockChecker}).
  */
 public enum ViolationKind {
     /** A list holds an id that no client invoked for that resource. */
@@ -51,6 +51,11 @@ public enum ViolationKind {
      * not the resource refused what it then wrote).
      */
     LOCAL_VALIDITY("term read valid after the next term's grant (the local contract broke)"),
+    /**
+     * One election's term (its token) was granted to two participants: two leaders of one term, which a fence
+     * comparing tokens cannot tell apart, whatever either of them later read or wrote.
+     */
+    TERM_GRANTED_TWICE("one term granted to two participants (two leaders of one term)"),
     /**
      * A read was returned without a write to its resource that had been acknowledged before the read was returned:
      * what the reader returned was stale (a write landed while it believed it held the read lock).

@@ -267,10 +267,30 @@ class ElectionCheckerTest {
     }
 
     @Test
+    void oneTermGrantedToTwoParticipantsIsTwoLeadersOfOneTermEvenWhenNoReadingComesLateEnoughToShowIt() {
+        // given: a token source hands term 5 to client 1 at 1000 and to client 2 at 1003; each reads it valid
+        // within the clocks' uncertainty of the other's grant and writes once, and only client 2's write lands
+        // (client 1's is indeterminate): the list is clean and no reading is late enough to be flagged
+        grant(1_000_001, 1, 5, 1_000);
+        grant(2_000_001, 2, 5, 1_003);
+        write(1_000_002, 1, 5, 1_004, true, Type.INFO);
+        write(2_000_002, 2, 5, 1_005, true, Type.OK);
+
+        // when
+        CheckResult result = check(List.of(2_000_002L));
+
+        // then
+        assertThat(kinds(result)).containsExactly(ViolationKind.TERM_GRANTED_TWICE);
+        assertThat(result.violations().get(0).ops()).containsExactly(1_000_001L, 2_000_001L);
+        assertThat(result.violations().get(0).detail())
+                .contains("term 5 of r1", "client 1 at 1000", "client 2 at 1003");
+    }
+
+    @Test
     void aTermReadValidAfterItsTokenWasGrantedToAnotherParticipantIsTwoLeadersAtOnceEvenWhenOnlyOneWrites() {
         // given: a token source hands term 5 out twice: to client 1 at 1000 and to client 2 at 2000. Client 2 never
-        // writes; client 1 reads its term valid at 2100 and writes: its list is clean, and only the readings show
-        // that two participants led under one term
+        // writes; client 1 reads its term valid at 2100 and writes: its list is clean, and the readings show that
+        // two participants led under one term, as the grants alone do
         grant(1_000_001, 1, 5, 1_000);
         write(1_000_002, 1, 5, 1_010, true, Type.OK);
         grant(2_000_001, 2, 5, 2_000);
@@ -280,7 +300,7 @@ class ElectionCheckerTest {
         CheckResult result = check(List.of(1_000_002L, 1_000_003L));
 
         // then
-        assertThat(kinds(result)).containsExactly(ViolationKind.LOCAL_VALIDITY);
+        assertThat(kinds(result)).containsExactly(ViolationKind.LOCAL_VALIDITY, ViolationKind.TERM_GRANTED_TWICE);
         assertThat(result.violations().get(0).ops()).containsExactly(1_000_003L, 2_000_001L);
     }
 }
