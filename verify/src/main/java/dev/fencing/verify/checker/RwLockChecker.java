@@ -28,9 +28,10 @@ import java.util.Map;
  *       the stored token that would have refused it), and a write's after its commit, so both recording delays
  *       make a flag less likely, never more. Reads the client discarded ({@link Outcome#FAIL}) or does not know
  *       about are not judged;
- *   <li>every read its client returned saw no more ids than the list the run left holds ({@link
- *       ViolationKind#UNEXPLAINED_READ}): the list only grows, so a read that saw more saw ids that were lost
- *       afterwards, whether or not their writes were acknowledged.
+ *   <li>every read its client returned saw no more ids than the list the run left holds, and none whose write was
+ *       invoked after the read was returned ({@link ViolationKind#UNEXPLAINED_READ}): the list only grows, so a read
+ *       that saw more saw ids that were lost afterwards, and one that saw a later write's id at a position saw
+ *       there an id lost afterwards, whether or not their writes were acknowledged.
  * </ul>
  *
  * <p>Clocks, as in {@link ElectionChecker}: every client runs on one machine and reads the same clock, and a
@@ -102,6 +103,34 @@ public final class RwLockChecker {
         });
     }
 
+    /**
+     * The ids a returned read saw, the first {@code seen} of the list, against the time it was returned: each was
+     * written before the read looked, so invoked before the read was returned. An id invoked later stands where
+     * another stood when the read looked, one lost afterwards, whose place the later write took. Reported once per
+     * read, at the first such id.
+     */
+    private static void checkSeenWritten(
+            History history, Read read, List<Long> ids, long uncertainty, List<Violation> violations) {
+        for (int i = 0; i < Math.min(read.seen(), ids.size()); i++) {
+            Operation write = history.operation(ids.get(i)).orElse(null);
+            if (write == null || !write.resource().equals(read.resource())) {
+                continue; // an unknown id, reported by the list's check
+            }
+            if (write.invokeTime() > read.completeTime() + uncertainty) {
+                violations.add(new Violation(
+                        ViolationKind.UNEXPLAINED_READ,
+                        read.resource(),
+                        List.of(read.id(), write.id()),
+                        read.describe() + " saw the first " + read.seen() + " ids of the list of " + read.resource()
+                                + " and was returned at " + read.completeTime() + ", but " + write.describe()
+                                + ", at position " + (i + 1) + ", was invoked at " + write.invokeTime() + ", "
+                                + (write.invokeTime() - read.completeTime()) + " ms after: the id the read saw there"
+                                + " was lost afterwards, and a later write took its place"));
+                return;
+            }
+        }
+    }
+
     /** Each returned read against the writes of its resource acknowledged before it. */
     private static void checkReads(
             History history, Map<String, List<Long>> lists, long uncertainty, List<Violation> violations) {
@@ -134,6 +163,9 @@ public final class RwLockChecker {
                         read.describe() + " saw " + read.seen() + " ids of the list of " + read.resource()
                                 + ", but the list the run left holds " + held
                                 + ": ids it saw were lost afterwards (the writers only append)"));
+            } else {
+                checkSeenWritten(
+                        history, read, lists.getOrDefault(read.resource(), List.of()), uncertainty, violations);
             }
             Map<Long, Integer> at = positions.getOrDefault(read.resource(), Map.of());
             Operation missed = null;

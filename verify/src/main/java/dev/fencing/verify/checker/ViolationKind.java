@@ -64,8 +64,8 @@ public enum ViolationKind {
     /** A write landed in a resource's list under a token that a read grant of the same resource carried. */
     READ_TOKEN_WRITE("write accepted under a read token"),
     /**
-     * A read saw what the resource's list cannot explain: more ids than the list the run left holds (a write the
-     * read saw was lost afterwards).
+     * A read saw what the resource's list cannot explain: more ids than the list the run left holds, or at some
+     * position the id of a write invoked after the read was returned (a write the read saw was lost afterwards).
      */
     UNEXPLAINED_READ("read saw ids the list does not explain (a write it saw was lost)");
 

@@ -161,6 +161,25 @@ class RwLockCheckerTest {
     }
 
     @Test
+    void aReadThatSawAnIdWrittenOnlyAfterItReturnedSawAWriteThatWasLost() {
+        // given: client 2 returned at 1 150 having seen two ids, but only client 1's write had been invoked by
+        // then; the second id of the final list is client 3's, invoked at 1 200: what the read saw second was lost
+        // and client 3's write took its place, so the list's length alone hides it
+        write(1_000_001, 1, 2, 1_000, Type.OK);
+        read(2_000_001, 2, 3, 1_100, Outcome.OK, 1_150, 2);
+        write(3_000_001, 3, 4, 1_200, Type.OK);
+
+        // when
+        CheckResult result = check(List.of(1_000_001L, 3_000_001L));
+
+        // then
+        assertThat(kinds(result)).containsExactly(ViolationKind.UNEXPLAINED_READ);
+        assertThat(result.violations().get(0).ops()).containsExactly(2_000_001L, 3_000_001L);
+        assertThat(result.violations().get(0).detail())
+                .contains("read 2000001 (client 2, r1, read token 3)", "op 3000001", "invoked at 1200", "50 ms after");
+    }
+
+    @Test
     void aWriteInTheListUnderAReadGrantsTokenIsFlaggedWhetherOrNotItWasAcknowledged() {
         // given: client 2, holding read token 3, wrote under it (acknowledged), and client 4 under it too
         // (indeterminate, but it landed)
