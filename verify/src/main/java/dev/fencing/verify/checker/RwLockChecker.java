@@ -2,6 +2,7 @@ package dev.fencing.verify.checker;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -26,8 +27,11 @@ import java.util.Map;
  *       was returned ({@link ViolationKind#STALE_READ}), reported once per read, naming the first such write. A
  *       read's time is taken just before its client's last look at the resource (in the fenced run the check of
  *       the stored token that would have refused it), and a write's after its commit, so both recording delays
- *       make a flag less likely, never more. Reads the client discarded ({@link Outcome#FAIL}) or does not know
- *       about are not judged;
+ *       make a flag less likely, never more. And, failing that, no fewer ids than a read of its resource returned
+ *       before it was invoked had seen (STALE_READ too, naming that read): a read looks after its invoke and
+ *       before its return, and the list only grows, so the ids the earlier read saw were there when the later
+ *       looked, acknowledged or not. Reads the client discarded ({@link Outcome#FAIL}) or does not know about are
+ *       not judged;
  *   <li>every read its client returned saw no more ids than the list the run left holds, and none whose write was
  *       invoked after the read was returned ({@link ViolationKind#UNEXPLAINED_READ}): the list only grows, so a read
  *       that saw more saw ids that were lost afterwards, and one that saw a later write's id at a position saw
@@ -131,6 +135,42 @@ public final class RwLockChecker {
         }
     }
 
+    /**
+     * For each returned read, the returned read of its resource that saw the most ids among those returned before it
+     * was invoked, if any. A read looks at the list after it is invoked and before it is returned, and the list only
+     * grows, so a read saw at least as many ids as any read returned before it began.
+     */
+    private static Map<Read, Read> seenMostBefore(List<Read> reads, long uncertainty) {
+        Map<String, List<Read>> returned = new HashMap<>();
+        for (Read read : reads) {
+            if (read.outcome() == Outcome.OK) {
+                returned.computeIfAbsent(read.resource(), r -> new ArrayList<>())
+                        .add(read);
+            }
+        }
+        Map<Read, Read> before = new HashMap<>();
+        for (List<Read> ofResource : returned.values()) {
+            List<Read> byReturn = new ArrayList<>(ofResource);
+            byReturn.sort(Comparator.comparingLong(Read::completeTime));
+            List<Read> byInvoke = new ArrayList<>(ofResource);
+            byInvoke.sort(Comparator.comparingLong(Read::invokeTime));
+            Read most = null;
+            int next = 0;
+            for (Read read : byInvoke) {
+                while (next < byReturn.size() && byReturn.get(next).completeTime() + uncertainty < read.invokeTime()) {
+                    Read earlier = byReturn.get(next++);
+                    if (most == null || earlier.seen() > most.seen()) {
+                        most = earlier;
+                    }
+                }
+                if (most != null) {
+                    before.put(read, most);
+                }
+            }
+        }
+        return before;
+    }
+
     /** Each returned read against the writes of its resource acknowledged before it. */
     private static void checkReads(
             History history, Map<String, List<Long>> lists, long uncertainty, List<Violation> violations) {
@@ -150,6 +190,7 @@ public final class RwLockChecker {
                         .add(op);
             }
         }
+        Map<Read, Read> seenMostBefore = seenMostBefore(history.reads(), uncertainty);
         for (Read read : history.reads()) {
             if (read.outcome() != Outcome.OK) {
                 continue;
@@ -180,7 +221,17 @@ public final class RwLockChecker {
                     missed = write;
                 }
             }
-            if (missed != null) {
+            Read before = seenMostBefore.get(read);
+            if (missed == null && before != null && before.seen() > read.seen()) {
+                violations.add(new Violation(
+                        ViolationKind.STALE_READ,
+                        read.resource(),
+                        List.of(read.id(), before.id()),
+                        read.describe() + " saw the first " + read.seen() + " ids of the list of " + read.resource()
+                                + ", but " + before.describe() + ", returned at " + before.completeTime() + ", "
+                                + (read.invokeTime() - before.completeTime()) + " ms before it was invoked at "
+                                + read.invokeTime() + ", had seen " + before.seen()));
+            } else if (missed != null) {
                 violations.add(new Violation(
                         ViolationKind.STALE_READ,
                         read.resource(),

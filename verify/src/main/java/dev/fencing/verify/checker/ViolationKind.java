@@ -57,8 +57,9 @@ public enum ViolationKind {
      */
     TERM_GRANTED_TWICE("one term granted to two participants (two leaders of one term)"),
     /**
-     * A read was returned without a write to its resource that had been acknowledged before the read was returned:
-     * what the reader returned was stale (a write landed while it believed it held the read lock).
+     * A read was returned without a write to its resource that had been acknowledged before the read was returned,
+     * or saw fewer ids than a read returned before it began: what the reader returned was stale (a write landed
+     * while it believed it held the read lock).
      */
     STALE_READ("read returned without a write acknowledged before it (a stale read returned)"),
     /** A write landed in a resource's list under a token that a read grant of the same resource carried. */

@@ -180,6 +180,28 @@ class RwLockCheckerTest {
     }
 
     @Test
+    void aReadThatSawFewerIdsThanAReadReturnedBeforeItBeganIsAStaleRead() {
+        // given: client 2's read, returned at 1 150, saw two ids; client 4's, invoked at 1 200, saw one. The list
+        // only grows, so the id client 2 saw second was lost in between (client 1's indeterminate write under token
+        // 3), and client 3's indeterminate write, invoked before client 2's read returned, took its place: no
+        // acknowledged write was missed and the list is as long as client 2 saw
+        write(1_000_001, 1, 2, 1_000, Type.OK);
+        write(1_000_002, 1, 3, 1_010, Type.INFO);
+        write(3_000_001, 3, 7, 1_020, Type.INFO);
+        read(2_000_001, 2, 5, 1_100, Outcome.OK, 1_150, 2);
+        read(4_000_001, 4, 6, 1_200, Outcome.OK, 1_250, 1);
+
+        // when
+        CheckResult result = check(List.of(1_000_001L, 3_000_001L));
+
+        // then
+        assertThat(kinds(result)).containsExactly(ViolationKind.STALE_READ);
+        assertThat(result.violations().get(0).ops()).containsExactly(4_000_001L, 2_000_001L);
+        assertThat(result.violations().get(0).detail())
+                .contains("read 4000001 (client 4, r1, read token 6)", "read 2000001", "50 ms before");
+    }
+
+    @Test
     void aWriteInTheListUnderAReadGrantsTokenIsFlaggedWhetherOrNotItWasAcknowledged() {
         // given: client 2, holding read token 3, wrote under it (acknowledged), and client 4 under it too
         // (indeterminate, but it landed)
