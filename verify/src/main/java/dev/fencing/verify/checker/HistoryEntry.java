@@ -16,8 +16,8 @@ import java.util.Map;
  * @param path the write path of an {@code append} invoke ({@code update}, {@code upsert}, {@code batch},
  *     {@code claim}, {@code plain}), else null
  * @param stamped whether a {@code publish} invoke's record carries the token header, else null
- * @param partition the partition of a {@code publish} ok, else null
- * @param offset the offset of a {@code publish} ok, else null
+ * @param partition the partition of a {@code publish} ok (which must carry it, an int at least 0), else null
+ * @param offset the offset of a {@code publish} ok (which must carry it, at least 0), else null
  * @param error what went wrong, for {@code fail} and {@code info}, else null
  */
 public record HistoryEntry(
@@ -82,6 +82,18 @@ public record HistoryEntry(
             throw new IllegalArgumentException("op, client, token and time must be positive: " + members);
         }
         Long partition = wholeOrNull(members, "partition");
+        Long offset = wholeOrNull(members, "offset");
+        if (partition != null && (partition < 0 || partition > Integer.MAX_VALUE)) {
+            throw new IllegalArgumentException("\"partition\" must be a partition number, got " + partition);
+        }
+        if (offset != null && offset < 0) {
+            throw new IllegalArgumentException("\"offset\" must not be negative, got " + offset);
+        }
+        if (function == Function.PUBLISH && type == Type.OK && (partition == null || offset == null)) {
+            // fail closed: without them the record would be judged as one whose send timed out
+            throw new IllegalArgumentException(
+                    "an ok publish needs \"partition\" and \"offset\", got " + partition + " and " + offset);
+        }
         Object stamped = members.get("stamped");
         if (stamped != null && !(stamped instanceof Boolean)) {
             throw new IllegalArgumentException("\"stamped\" must be true or false, got " + stamped);
@@ -97,7 +109,7 @@ public record HistoryEntry(
                 text(members, "path", false),
                 (Boolean) stamped,
                 partition == null ? null : partition.intValue(),
-                wholeOrNull(members, "offset"),
+                offset,
                 text(members, "error", false));
     }
 

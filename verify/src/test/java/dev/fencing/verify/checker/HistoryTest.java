@@ -145,6 +145,30 @@ class HistoryTest {
     }
 
     @Test
+    void anAcknowledgedPublishThatDoesNotSayWhereItLandedMakesTheHistoryUnusable() throws IOException {
+        // an ok publish carries the partition and offset Kafka acknowledged; read without its offset, the record
+        // would be judged as one whose send timed out, and a stale record applied ahead of it in the log go unseen
+        Path file = directory.resolve("client-1.jsonl");
+        Files.writeString(file, String.join("\n", INVOKE, OK, PUBLISH, PUBLISHED.replace(",\"offset\":41", "")) + "\n");
+
+        assertThatThrownBy(() -> History.read(directory))
+                .isInstanceOf(HistoryException.class)
+                .hasMessageContaining("client-1.jsonl line 4")
+                .hasMessageContaining("\"offset\"");
+
+        // and a partition beyond an int is refused, not cut to one (4294967298 is partition 2 cut to 32 bits)
+        Files.writeString(
+                file,
+                String.join("\n", INVOKE, OK, PUBLISH, PUBLISHED.replace("\"partition\":2", "\"partition\":4294967298"))
+                        + "\n");
+
+        assertThatThrownBy(() -> History.read(directory))
+                .isInstanceOf(HistoryException.class)
+                .hasMessageContaining("client-1.jsonl line 4")
+                .hasMessageContaining("4294967298");
+    }
+
+    @Test
     void linesOfOneOperationThatDisagreeOnItsTokenAreRefused() throws IOException {
         Files.writeString(
                 directory.resolve("client-1.jsonl"), INVOKE + "\n" + OK.replace("\"token\":7", "\"token\":8"));
