@@ -260,7 +260,8 @@ final class ModeRunner {
                 log.note(grown.get());
             }
             log.note("stopping the writers; " + writers.counts());
-            for (ChildJvm late : writers.fleet().stop(Duration.ofSeconds(60))) {
+            List<ChildJvm> killed = writers.fleet().stop(Duration.ofSeconds(60));
+            for (ChildJvm late : killed) {
                 notes.add(late.name() + " did not stop within 60 s and was killed");
             }
             if (consumers != null) {
@@ -282,6 +283,14 @@ final class ModeRunner {
             for (String torn : history.tornLines()) {
                 notes.add(torn);
                 log.note(torn);
+            }
+            if (killed.isEmpty() && writers.all().stream().allMatch(writer -> writer.exitCode() == 0)) {
+                // a writer that stops on its own finishes its operation first: a completion missing then was lost
+                for (String unfinished : history.unfinished()) {
+                    String note = unfinished + ", though every writer stopped on its own: its completion line was lost";
+                    notes.add(note);
+                    log.note(note);
+                }
             }
             CheckResult check = chain ? checkChain(mode, history) : workload.check(mode, history);
             log.note("checked: " + check.operations() + " operations, "

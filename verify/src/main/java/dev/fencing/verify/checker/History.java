@@ -34,7 +34,8 @@ import java.util.Set;
  * before it checks the term, so a check of a term its file never granted lost the grant's line. Those, an
  * unreadable line that ends with a newline (at the end of a file too: it was written whole, and wrong), a
  * completion without its invoke, two completions, or lines of one operation that disagree on its client, resource
- * or token make the history unusable: {@link HistoryException} names the file and line.
+ * or token make the history unusable: {@link HistoryException} names the file and line. A file's last operation
+ * without a completion is named by {@link #unfinished()}, for a runner that knows whether its client was killed.
  *
  * <pre>{@code
  * History history = History.read(Path.of("target/verify/fenced/history"));
@@ -48,13 +49,19 @@ public final class History {
     private final List<TermEvent> termEvents;
     private final List<Read> reads;
     private final List<String> tornLines;
+    private final List<String> unfinished;
 
     private History(
-            Map<Long, Operation> operations, List<TermEvent> termEvents, List<Read> reads, List<String> tornLines) {
+            Map<Long, Operation> operations,
+            List<TermEvent> termEvents,
+            List<Read> reads,
+            List<String> tornLines,
+            List<String> unfinished) {
         this.operations = Collections.unmodifiableMap(operations);
         this.termEvents = List.copyOf(termEvents);
         this.reads = List.copyOf(reads);
         this.tornLines = List.copyOf(tornLines);
+        this.unfinished = List.copyOf(unfinished);
     }
 
     /** Reads every {@code *.jsonl} file in {@code directory}. */
@@ -148,6 +155,9 @@ public final class History {
                     builder.add(entry, file + " line " + (i + 1));
                 }
             }
+            if (open != null) {
+                builder.unfinished.add(file + " line " + openLine + ": " + open + " has no completion");
+            }
         }
         return builder.build();
     }
@@ -210,7 +220,7 @@ public final class History {
             builder.add(entries.get(i), "entry " + (i + 1));
         }
         History history = builder.build();
-        return new History(history.operations, history.termEvents, reads, List.of());
+        return new History(history.operations, history.termEvents, reads, List.of(), List.of());
     }
 
     /** Every operation, in the order their appends were invoked per client file. */
@@ -244,11 +254,22 @@ public final class History {
         return tornLines;
     }
 
+    /**
+     * The last operations of files that have no completion, one sentence each naming the file, the line of the
+     * invoke and the operation: a client leaves one when it is killed (or fails) while it runs an operation, none
+     * when it stops on its own, as it finishes the operation it runs first. A run whose clients all stopped on their
+     * own and whose history has one lost a line.
+     */
+    public List<String> unfinished() {
+        return unfinished;
+    }
+
     /** Pairs invokes with completions, one operation at a time. Not thread-safe. */
     private static final class Builder {
         private final Map<Long, Pending> pending = new LinkedHashMap<>();
         private final List<TermEvent> termEvents = new ArrayList<>();
         private final List<String> tornLines = new ArrayList<>();
+        private final List<String> unfinished = new ArrayList<>();
         private final Map<Long, Read.Line> readInvokes = new LinkedHashMap<>();
         private final Map<Long, Read.Line> readCompletions = new LinkedHashMap<>();
 
@@ -344,7 +365,7 @@ public final class History {
                         completion == null ? -1 : completion.seen(),
                         completion == null ? "no completion recorded" : completion.error()));
             }
-            return new History(operations, termEvents, reads, tornLines);
+            return new History(operations, termEvents, reads, tornLines, unfinished);
         }
     }
 

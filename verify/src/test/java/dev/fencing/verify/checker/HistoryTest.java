@@ -169,6 +169,27 @@ class HistoryTest {
     }
 
     @Test
+    void aLastOperationWithoutItsCompletionIsNamedSoThatARunWhoseClientsStoppedOnTheirOwnCanRefuseIt()
+            throws IOException {
+        // op 1000001's publish has no completion: fine if its client was killed while it sent, a lost line if the
+        // client stopped on its own (it finishes the operation it runs before it stops)
+        Files.writeString(directory.resolve("client-1.jsonl"), String.join("\n", INVOKE, OK, PUBLISH) + "\n");
+        Files.writeString(
+                directory.resolve("client-2.jsonl"),
+                String.join("\n", INVOKE, OK, PUBLISH, PUBLISHED)
+                                .replace("1000001", "2000001")
+                                .replace("\"client\":1", "\"client\":2")
+                        + "\n");
+
+        History history = History.read(directory);
+
+        assertThat(history.operation(1000001).orElseThrow().publish().outcome()).isEqualTo(Outcome.INFO);
+        assertThat(history.unfinished())
+                .singleElement(InstanceOfAssertFactories.STRING)
+                .contains("client-1.jsonl line 3", "op 1000001", "no completion");
+    }
+
+    @Test
     void linesOfOneOperationThatDisagreeOnItsTokenAreRefused() throws IOException {
         Files.writeString(
                 directory.resolve("client-1.jsonl"), INVOKE + "\n" + OK.replace("\"token\":7", "\"token\":8"));
