@@ -51,6 +51,8 @@ import org.slf4j.LoggerFactory;
 public final class FencedTable {
     private static final Set<String> FLOATING = Set.of("real", "double precision");
     private static final Set<String> WHOLE_NUMBERS = Set.of("smallint", "integer", "bigint");
+    private static final Set<String> TIMES = Set.of(
+            "timestamp without time zone", "timestamp with time zone", "time without time zone", "time with time zone");
     private static final Set<String> LOCAL_TIMES =
             Set.of("timestamp without time zone", "date", "time without time zone");
 
@@ -70,6 +72,12 @@ public final class FencedTable {
     private final Map<String, KeyComparison> keyComparisons;
     /** Each key column's type, a domain resolved to the type under it: what a key value's checks compare. */
     private final Map<String, String> keyUnderlyingTypes;
+    /**
+     * The fractional digits a key column keeps where its type modifier keeps fewer than the statements' cast
+     * ({@code numeric(5,2)}: 2; {@code timestamp(3)}: 3): assigning a key to the column, as an upsert's
+     * insert does, rounds it there, and its ON CONFLICT then finds the row of the rounded key.
+     */
+    private final Map<String, Integer> keyScales;
     /** Whether each key column, in key order, is boolean (a domain over it too): it takes no number as a key. */
     private final boolean[] booleanKeys;
 
@@ -87,6 +95,7 @@ public final class FencedTable {
             Map<String, String> castTypes,
             Map<String, KeyComparison> keyComparisons,
             Map<String, String> keyUnderlyingTypes,
+            Map<String, Integer> keyScales,
             boolean guarded,
             boolean partitioned,
             boolean keyedExactly) {
@@ -98,6 +107,7 @@ public final class FencedTable {
         this.castTypes = Map.copyOf(castTypes);
         this.keyComparisons = Map.copyOf(keyComparisons);
         this.keyUnderlyingTypes = Map.copyOf(keyUnderlyingTypes);
+        this.keyScales = Map.copyOf(keyScales);
         this.booleanKeys = new boolean[this.keyColumns.size()];
         for (int i = 0; i < booleanKeys.length; i++) {
             booleanKeys[i] = "boolean".equals(keyUnderlyingTypes.get(this.keyColumns.get(i)));
@@ -267,7 +277,9 @@ public final class FencedTable {
 
     /**
      * @throws IllegalArgumentException naming the key and the table's key columns when it has not one value
-     *     per key column
+     *     per key column; naming the value and its column when the value would reach the column as another
+     *     row's key (rounded by the cast, or by the column's own scale or precision, as a {@code numeric(5,2)}
+     *     column keeps {@code 1.234} as {@code 1.23})
      */
     public RowKey requireKey(RowKey key) {
         Objects.requireNonNull(key, "key");
@@ -289,7 +301,22 @@ public final class FencedTable {
                         + (value instanceof Integer && (Integer) value == 0 ? "false" : "true (any number but 0)")
                         + "; give a Boolean");
             }
-            if (finerThanMicroseconds(value)) {
+            Integer scale = keyScales.get(column);
+            if (scale != null
+                    && value instanceof BigDecimal decimal
+                    && decimal.stripTrailingZeros().scale() > scale) {
+                // the column keeps fewer digits than the cast: an upsert's insert would round the key onto
+                // another row's, and its ON CONFLICT write that row, where an update finds none
+                throw new IllegalArgumentException("key " + key + " of " + qualifiedName() + " has the value "
+                        + value + " for column " + column + " (" + type + " with scale " + scale + "), which the"
+                        + " column would round to another row's key");
+            }
+            if (scale != null && finerThan(value, scale)) {
+                throw new IllegalArgumentException("key " + key + " of " + qualifiedName() + " has a time value "
+                        + value + " for column " + column + " (" + type + " with " + scale + " fractional digits of"
+                        + " a second), which the column would round to another row's key");
+            }
+            if (finerThan(value, 6)) {
                 // PostgreSQL keeps microseconds: the cast would round the value and name another row
                 throw new IllegalArgumentException("key " + key + " of " + qualifiedName() + " has a time value "
                         + value + " finer than the microseconds PostgreSQL keeps; it would round to another row's"
@@ -344,13 +371,33 @@ public final class FencedTable {
         return decimal.signum() != 0 && decimal.stripTrailingZeros().scale() > 0;
     }
 
-    private static boolean finerThanMicroseconds(Object value) {
+    /** Whether a time value has more than {@code digits} fractional digits of a second. */
+    private static boolean finerThan(Object value, int digits) {
+        long unit = 1;
+        for (int i = digits; i < 9; i++) {
+            unit *= 10;
+        }
         if (value instanceof java.sql.Timestamp timestamp) {
-            return timestamp.getNanos() % 1000 != 0;
+            return timestamp.getNanos() % unit != 0;
         }
         return value instanceof TemporalAccessor time
                 && time.isSupported(ChronoField.NANO_OF_SECOND)
-                && time.getLong(ChronoField.NANO_OF_SECOND) % 1000 != 0;
+                && time.getLong(ChronoField.NANO_OF_SECOND) % unit != 0;
+    }
+
+    /**
+     * The fractional digits a column of {@code type} (as {@code format_type(oid, -1)} names it) with the type
+     * modifier {@code typmod} keeps, when they are fewer than a cast to the type without modifier keeps; null
+     * otherwise. A numeric's modifier holds its scale in its low 11 bits, signed (negative from PostgreSQL 15).
+     */
+    private static Integer scale(String type, int typmod) {
+        if ("numeric".equals(type) && typmod >= 4) {
+            return (((typmod - 4) & 0x7ff) ^ 1024) - 1024;
+        }
+        if (TIMES.contains(type) && typmod >= 0 && typmod < 6) {
+            return typmod;
+        }
+        return null;
     }
 
     /**
@@ -537,13 +584,14 @@ public final class FencedTable {
             Map<String, String> castTypes = new HashMap<>();
             Map<String, Boolean> nullable = new LinkedHashMap<>();
             Map<String, String> underlying = new LinkedHashMap<>();
+            Map<String, Integer> scales = new HashMap<>();
             // typmod -1, not NULL: with NULL, char(n) reads back as "character", which is char(1) in a
             // cast, so CAST(:key AS character) would truncate 'ABC' to 'A' and match another row.
             StatementParser.query(
                             handle,
                             "SELECT CAST(c.column_name AS pg_catalog.text) AS column_name,"
                                     + " CAST(c.is_nullable AS pg_catalog.text) AS is_nullable,"
-                                    + " pg_catalog.format_type(a.atttypid, -1) AS base_type,"
+                                    + " pg_catalog.format_type(a.atttypid, -1) AS base_type, a.atttypmod,"
                                     // a domain (over a domain...) resolved to the type under it
                                     + " (WITH RECURSIVE d(oid, typtype, typbasetype) AS (SELECT t.oid, t.typtype,"
                                     + " t.typbasetype FROM pg_catalog.pg_type t WHERE t.oid " + EQUALS + " a.atttypid"
@@ -574,6 +622,10 @@ public final class FencedTable {
                         types.put(rs.getString("column_name"), rs.getString("base_type"));
                         castTypes.put(rs.getString("column_name"), rs.getString("cast_type"));
                         underlying.put(rs.getString("column_name"), rs.getString("underlying_type"));
+                        Integer scale = scale(rs.getString("base_type"), rs.getInt("atttypmod"));
+                        if (scale != null && keyColumns.contains(rs.getString("column_name"))) {
+                            scales.put(rs.getString("column_name"), scale);
+                        }
                         nullable.put(rs.getString("column_name"), "YES".equals(rs.getString("is_nullable")));
                         return null;
                     })
@@ -678,6 +730,7 @@ public final class FencedTable {
                     castTypes,
                     comparisons,
                     keyUnderlying(keyColumns, underlying),
+                    scales,
                     guarded,
                     partitioned,
                     uniqueKeys[1]);

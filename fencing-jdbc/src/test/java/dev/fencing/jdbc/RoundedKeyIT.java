@@ -1,0 +1,98 @@
+package dev.fencing.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.math.BigDecimal;
+import java.time.LocalDateTime;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Key columns whose type modifier keeps fewer digits than the statements' cast ({@code numeric(5,2)}, {@code
+ * timestamp(0)}): an update compares the key {@code 1.234} with the stored {@code 1.23} and finds no row, but
+ * an upsert's insert assigns the key to the column, which rounds it to {@code 1.23}, and its ON CONFLICT then
+ * wrote row {@code 1.23}, a row the key does not name, and reported it applied. Such a key is refused.
+ */
+class RoundedKeyIT {
+    static FencingDatabase db;
+
+    @BeforeAll
+    static void database() {
+        db = FencingDatabase.create("rounded_key_it", 2);
+        db.jdbi.useHandle(h -> {
+            h.execute("CREATE TABLE prices (amount NUMERIC(5,2) PRIMARY KEY, label TEXT NOT NULL)");
+            h.execute("SELECT fencing.protect_table('prices')");
+            h.execute("INSERT INTO prices (amount, label, last_fence_token) VALUES (1.23, 'stored', 3)");
+            h.execute("CREATE TABLE slots (starts TIMESTAMP(0) PRIMARY KEY, label TEXT NOT NULL)");
+            h.execute("SELECT fencing.protect_table('slots')");
+            h.execute("INSERT INTO slots (starts, label, last_fence_token)"
+                    + " VALUES ('2026-01-01 10:00:00', 'stored', 3)");
+        });
+    }
+
+    @AfterAll
+    static void dropDatabase() {
+        db.close();
+    }
+
+    @Test
+    void aKeyTheNumericColumnWouldRoundIsRefusedAndNoRowIsWritten() {
+        FencedTable prices =
+                FencedTable.builder().table("prices").keyColumns("amount").build(db.jdbi);
+        FencedWriter writer = FencedWriter.builder(db.jdbi).build();
+        BigDecimal rounded = new BigDecimal("1.234");
+
+        assertThatThrownBy(() -> writer.tryUpsert(
+                        FencedUpsert.builder(prices)
+                                .key(rounded)
+                                .value("label", "upserted")
+                                .build(),
+                        5))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("1.234")
+                .hasMessageContaining("amount");
+        assertThatThrownBy(() -> FencedUpdate.builder(prices).key(rounded))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("1.234");
+        assertThat(rows("prices", "amount")).containsExactly("1.23:stored:3");
+
+        // the key as the column keeps it, in any spelling, still names the row
+        assertThat(writer.tryUpsert(
+                        FencedUpsert.builder(prices)
+                                .key(new BigDecimal("1.230"))
+                                .value("label", "upserted")
+                                .build(),
+                        5))
+                .isEqualTo(new WriteOutcome.Applied(5));
+        assertThat(rows("prices", "amount")).containsExactly("1.23:upserted:5");
+    }
+
+    @Test
+    void aTimeKeyFinerThanTheColumnKeepsIsRefusedAndNoRowIsWritten() {
+        FencedTable slots =
+                FencedTable.builder().table("slots").keyColumns("starts").build(db.jdbi);
+        FencedWriter writer = FencedWriter.builder(db.jdbi).build();
+        LocalDateTime rounded = LocalDateTime.of(2026, 1, 1, 10, 0, 0, 200_000_000);
+
+        assertThatThrownBy(() -> writer.tryUpsert(
+                        FencedUpsert.builder(slots)
+                                .key(rounded)
+                                .value("label", "upserted")
+                                .build(),
+                        5))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("10:00:00.200")
+                .hasMessageContaining("starts");
+        assertThat(rows("slots", "starts")).containsExactly("2026-01-01 10:00:00:stored:3");
+    }
+
+    private static List<String> rows(String table, String key) {
+        return db.jdbi.withHandle(h -> h.createQuery("SELECT " + key + " || ':' || label || ':' || last_fence_token"
+                        + " FROM " + table + " ORDER BY " + key)
+                .mapTo(String.class)
+                .list());
+    }
+}
