@@ -235,8 +235,8 @@ public final class FencedTable {
 
     /**
      * Whether the fencing-db module's {@code fencing_guard} trigger, as {@code fencing.protect_table} installs it for
-     * this table's fence column (AFTER UPDATE, FOR EACH ROW, enabled for ordinary sessions, or {@code ENABLE
-     * ALWAYS}), was on the table when it was checked. Without it, fencing-jdbc's writes are still fenced, but a
+     * this table's fence column (AFTER UPDATE of any column, FOR EACH ROW, enabled for ordinary sessions, or {@code
+     * ENABLE ALWAYS}), was on the table when it was checked. Without it, fencing-jdbc's writes are still fenced, but a
      * writer that bypasses the library can lower tokens. As installed, the guard does not fire in sessions with
      * {@code session_replication_role = replica} (a superuser's, such as a logical replication subscriber's apply
      * worker, which applies what the origin's guard accepted); {@code ALTER TABLE ... ENABLE ALWAYS TRIGGER
@@ -558,6 +558,9 @@ public final class FencedTable {
                     // FOR EACH ROW (bit 0), AFTER (bit 1 clear: a BEFORE guard, from an earlier version, can be
                     // undone by a user's BEFORE trigger that fires after it), UPDATE (bit 4)
                     + " AND (CAST(tgtype AS pg_catalog.int4) OPERATOR(pg_catalog.&) 19) " + EQUALS + " 17"
+                    // for every UPDATE: one limited to some columns (UPDATE OF stock) lets an UPDATE that sets
+                    // only the token lower it
+                    + " AND pg_catalog.cardinality(CAST(tgattr AS pg_catalog.int2[])) " + EQUALS + " 0"
                     + " AND tgfoid " + EQUALS + " pg_catalog.to_regprocedure('fencing.guard_fence_token()')"
                     // and guarding this fence column, the function's first argument
                     + " AND substring(tgargs FROM 1 FOR position(pg_catalog.decode('00', 'hex') IN tgargs)"

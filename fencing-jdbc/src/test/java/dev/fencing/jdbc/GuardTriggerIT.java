@@ -195,6 +195,38 @@ class GuardTriggerIT {
     }
 
     /**
+     * A guard that fires only for an UPDATE naming some columns ({@code AFTER UPDATE OF stock}) is no guard of the
+     * fence column: an UPDATE that sets only the token, lower, goes through it.
+     */
+    @Test
+    void aGuardThatFiresOnlyForUpdatesOfSomeColumnsIsNotReportedAsGuarded() {
+        db.jdbi.useHandle(h -> {
+            h.execute("CREATE TABLE legacy (sku TEXT PRIMARY KEY, stock INT NOT NULL DEFAULT 0,"
+                    + " last_fence_token BIGINT NOT NULL DEFAULT 0)");
+            h.execute("CREATE TRIGGER fencing_guard AFTER UPDATE OF stock ON legacy FOR EACH ROW"
+                    + " WHEN (NEW.last_fence_token < OLD.last_fence_token)"
+                    + " EXECUTE FUNCTION fencing.guard_fence_token('last_fence_token', 'sku')");
+            h.execute("INSERT INTO legacy (sku, last_fence_token) VALUES ('A-1', 9)");
+        });
+        try {
+            FencedTable.Builder legacy = FencedTable.builder().table("legacy").keyColumns("sku");
+            db.jdbi.useHandle(h -> h.execute("UPDATE legacy SET last_fence_token = 1 WHERE sku = 'A-1'"));
+            long stored = db.jdbi.withHandle(h -> h.createQuery("SELECT last_fence_token FROM legacy")
+                    .mapTo(Long.class)
+                    .one());
+            assertThat(stored).as("lowered past the guard").isEqualTo(1L);
+            assertThat(legacy.build(db.jdbi).guarded()).isFalse();
+
+            db.jdbi.useHandle(h -> h.execute("SELECT fencing.protect_table('legacy')"));
+            assertThat(legacy.build(db.jdbi).guarded())
+                    .as("protect_table replaced it")
+                    .isTrue();
+        } finally {
+            db.jdbi.useHandle(h -> h.execute("DROP TABLE legacy"));
+        }
+    }
+
+    /**
      * A session with {@code session_replication_role = replica} (a superuser's: logical replication's apply
      * workers run as one) skips ordinary triggers, the guard as it is installed too: a subscriber applies what its
      * origin's guard accepted. The fenced statements check the token themselves, in every session. A guard its
