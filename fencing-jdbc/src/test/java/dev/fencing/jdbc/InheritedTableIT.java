@@ -164,6 +164,31 @@ class InheritedTableIT {
     }
 
     /**
+     * A single-row write whose key matches two rows, both holding a newer token, writes neither; its reporting
+     * statement then found two rows, which escaped as Jdbi's bare "Expected one element, but found multiple",
+     * naming neither the table, the key nor the token. It fails as a write that wrote two rows does.
+     */
+    @Test
+    void aStaleSingleRowWriteWhoseKeyMatchesTwoRowsFailsNamingTheTableAndKey() {
+        db.jdbi.useHandle(h -> h.execute(
+                "INSERT INTO stock_loose (sku, stock, last_fence_token) VALUES ('D-1', 1, 9), ('D-1', 2, 9)"));
+        FencedUpdate update = FencedUpdate.builder(builtBeforeTheKeyWasDropped)
+                .key("D-1")
+                .set("stock", 5)
+                .build();
+
+        assertThatThrownBy(() -> strictWriter().tryUpdate(update, 5))
+                .isInstanceOf(FencedWriteException.class)
+                .hasMessageContaining("public.stock_loose key D-1")
+                .hasMessageContaining("no longer name one row");
+        assertThatThrownBy(() -> strictWriter().claimAndRun(builtBeforeTheKeyWasDropped, RowKey.of("D-1"), 5, h -> 1))
+                .isInstanceOf(FencedWriteException.class)
+                .hasMessageContaining("public.stock_loose key D-1")
+                .hasMessageContaining("no longer name one row");
+        assertThat(rows("stock_loose", "D-1")).isEqualTo("stock_loose=1:9,stock_loose=2:9");
+    }
+
+    /**
      * In a caller's transaction tryBatch runs only the reporting statement. There the two rows of B-1 made up
      * the batch's size, so the stale C-1 was reported Applied. It fails closed as the bare statement does.
      */

@@ -106,7 +106,7 @@ final class SingleRowWrite {
         bind(first, key, token, bindings);
         int written = first.execute();
         if (written > 1) {
-            throw keyNamesRows(table, key, token, written);
+            throw keyNamesRows(table, key, token, written, written);
         }
         if (written == 1) {
             return counted(table, new WriteOutcome.Applied(token));
@@ -116,15 +116,21 @@ final class SingleRowWrite {
         for (int attempt = 1; ; attempt++) {
             Query query = StatementParser.query(handle, sql);
             bind(query, key, token, bindings);
-            Report report = query.map((rs, ctx) -> {
+            List<Report> reports = query.map((rs, ctx) -> {
                         long stored = rs.getLong("stored");
                         boolean absent = rs.wasNull();
                         return new Report(
                                 rs.getLong("applied"), absent ? null : stored, rs.getBoolean("predicate_holds"));
                     })
-                    .one();
+                    .list();
+            // one row, unless the statement wrote nothing and its key found several: the same fault as a
+            // write of several rows
+            if (reports.size() > 1) {
+                throw keyNamesRows(table, key, token, 0, reports.size());
+            }
+            Report report = reports.get(0);
             if (report.applied() > 1) {
-                throw keyNamesRows(table, key, token, report.applied());
+                throw keyNamesRows(table, key, token, report.applied(), report.applied());
             }
             WriteOutcome outcome = report.outcome(policy, token, rowMustExist);
             if (outcome != null) {
@@ -138,14 +144,17 @@ final class SingleRowWrite {
     }
 
     /**
-     * A write that wrote more than one row: the key no longer names one row (the table's unique key, which
-     * {@link FencedTable} checked, was dropped or replaced since). Never reported as applied; what it wrote
-     * is undone with the caller's transaction, and stays on an auto-commit connection.
+     * A write that wrote more than one row, or wrote none and found more than one: the key no longer names
+     * one row (the table's unique key, which {@link FencedTable} checked, was dropped or replaced since).
+     * Never reported as applied; what it wrote is undone with the caller's transaction, and stays on an
+     * auto-commit connection.
      */
-    private static FencedWriteException keyNamesRows(FencedTable table, RowKey key, long token, long written) {
+    private static FencedWriteException keyNamesRows(
+            FencedTable table, RowKey key, long token, long written, long found) {
         return new FencedWriteException(
-                "fenced write on " + table.qualifiedName() + " key " + key + " wrote " + written + " rows: its key"
-                        + " columns " + table.keyColumns() + " no longer name one row (dropped unique key?)",
+                "fenced write on " + table.qualifiedName() + " key " + key + " wrote " + written + " rows"
+                        + (written == found ? "" : " and found " + found) + ": its key columns "
+                        + table.keyColumns() + " no longer name one row (dropped unique key?)",
                 table.qualifiedName(),
                 key,
                 token,
