@@ -73,11 +73,12 @@ public final class FencedTable {
     /** Each key column's type, a domain resolved to the type under it: what a key value's checks compare. */
     private final Map<String, String> keyUnderlyingTypes;
     /**
-     * The fractional digits a key column keeps where its type modifier keeps fewer than the statements' cast
+     * The fractional digits each key column, in key order, keeps where its type modifier keeps fewer than the
+     * statements' cast (null elsewhere)
      * ({@code numeric(5,2)}: 2; {@code timestamp(3)}: 3): assigning a key to the column, as an upsert's
      * insert does, rounds it there, and its ON CONFLICT then finds the row of the rounded key.
      */
-    private final Map<String, Integer> keyScales;
+    private final Integer[] keyScaleAt;
     /** Whether each key column, in key order, is boolean (a domain over it too): it takes no number as a key. */
     private final boolean[] booleanKeys;
 
@@ -107,7 +108,10 @@ public final class FencedTable {
         this.castTypes = Map.copyOf(castTypes);
         this.keyComparisons = Map.copyOf(keyComparisons);
         this.keyUnderlyingTypes = Map.copyOf(keyUnderlyingTypes);
-        this.keyScales = Map.copyOf(keyScales);
+        this.keyScaleAt = new Integer[this.keyColumns.size()];
+        for (int i = 0; i < keyScaleAt.length; i++) {
+            keyScaleAt[i] = keyScales.get(this.keyColumns.get(i));
+        }
         this.booleanKeys = new boolean[this.keyColumns.size()];
         for (int i = 0; i < booleanKeys.length; i++) {
             booleanKeys[i] = "boolean".equals(keyUnderlyingTypes.get(this.keyColumns.get(i)));
@@ -289,6 +293,9 @@ public final class FencedTable {
         }
         for (int i = 0; i < key.size(); i++) {
             Object value = key.values().get(i);
+            if (keyScaleAt[i] != null) {
+                requireKept(key, i, value, keyScaleAt[i]);
+            }
             if (value instanceof String || (value instanceof Long || value instanceof Integer) && !booleanKeys[i]) {
                 continue;
             }
@@ -300,21 +307,6 @@ public final class FencedTable {
                         + " for column " + column + " (" + type + "), which the cast to boolean would read as "
                         + (value instanceof Integer && (Integer) value == 0 ? "false" : "true (any number but 0)")
                         + "; give a Boolean");
-            }
-            Integer scale = keyScales.get(column);
-            if (scale != null
-                    && value instanceof BigDecimal decimal
-                    && decimal.stripTrailingZeros().scale() > scale) {
-                // the column keeps fewer digits than the cast: an upsert's insert would round the key onto
-                // another row's, and its ON CONFLICT write that row, where an update finds none
-                throw new IllegalArgumentException("key " + key + " of " + qualifiedName() + " has the value "
-                        + value + " for column " + column + " (" + type + " with scale " + scale + "), which the"
-                        + " column would round to another row's key");
-            }
-            if (scale != null && finerThan(value, scale)) {
-                throw new IllegalArgumentException("key " + key + " of " + qualifiedName() + " has a time value "
-                        + value + " for column " + column + " (" + type + " with " + scale + " fractional digits of"
-                        + " a second), which the column would round to another row's key");
             }
             if (finerThan(value, 6)) {
                 // PostgreSQL keeps microseconds: the cast would round the value and name another row
@@ -365,6 +357,41 @@ public final class FencedTable {
             keys.put(key, Objects.requireNonNullElse(underlying.get(key), ""));
         }
         return keys;
+    }
+
+    /**
+     * Refuses key value {@code i} when its column, which keeps {@code scale} fractional digits ({@link #keyScaleAt}),
+     * would store it rounded: the column keeps fewer digits than the statements' cast, so an upsert's insert
+     * would round the key onto another row's, and its ON CONFLICT write that row, where an update finds none.
+     * A number given as text is read as Java reads it; a time given as text is not checked.
+     */
+    private void requireKept(RowKey key, int i, Object value, int scale) {
+        String column = keyColumns.get(i);
+        String type = keyUnderlyingTypes.get(column);
+        BigDecimal decimal = null;
+        if (value instanceof BigDecimal d) {
+            decimal = d;
+        } else if (value instanceof Long || value instanceof Integer) {
+            decimal = BigDecimal.valueOf(((Number) value).longValue());
+        } else if (value instanceof String text && "numeric".equals(type)) {
+            try {
+                decimal = new BigDecimal(text.strip());
+            } catch (NumberFormatException e) {
+                // not a number as Java reads it (NaN, PostgreSQL's own spellings): the cast decides
+            }
+        }
+        if (decimal != null
+                && decimal.signum() != 0
+                && decimal.stripTrailingZeros().scale() > scale) {
+            throw new IllegalArgumentException("key " + key + " of " + qualifiedName() + " has the value " + value
+                    + " for column " + column + " (" + type + " with scale " + scale + "), which the column would"
+                    + " round to another row's key");
+        }
+        if (finerThan(value, scale)) {
+            throw new IllegalArgumentException("key " + key + " of " + qualifiedName() + " has a time value " + value
+                    + " for column " + column + " (" + type + " with " + scale + " fractional digits of a second),"
+                    + " which the column would round to another row's key");
+        }
     }
 
     private static boolean fractional(BigDecimal decimal) {

@@ -70,6 +70,32 @@ class RoundedKeyIT {
         assertThat(rows("prices", "amount")).containsExactly("1.23:upserted:5");
     }
 
+    /** The same key given as text, as a caller reading keys from a request would give it. */
+    @Test
+    void aKeyGivenAsTextThatTheNumericColumnWouldRoundIsRefusedToo() {
+        db.jdbi.useHandle(h -> h.execute("CREATE TABLE fees (amount NUMERIC(5,2) PRIMARY KEY, label TEXT NOT NULL)"));
+        db.jdbi.useHandle(h -> h.execute("SELECT fencing.protect_table('fees')"));
+        db.jdbi.useHandle(
+                h -> h.execute("INSERT INTO fees (amount, label, last_fence_token) VALUES (2.34, 'kept', 3)"));
+        FencedTable fees =
+                FencedTable.builder().table("fees").keyColumns("amount").build(db.jdbi);
+        FencedWriter writer = FencedWriter.builder(db.jdbi).build();
+
+        assertThatThrownBy(() -> writer.tryUpsert(
+                        FencedUpsert.builder(fees)
+                                .key("2.341")
+                                .value("label", "upserted")
+                                .build(),
+                        5))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("2.341")
+                .hasMessageContaining("amount");
+        assertThatThrownBy(() -> FencedBatch.builder(fees).columns("label").add(5, RowKey.of(" 2.341 "), "b"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("2.341");
+        assertThat(rows("fees", "amount")).containsExactly("2.34:kept:3");
+    }
+
     @Test
     void aTimeKeyFinerThanTheColumnKeepsIsRefusedAndNoRowIsWritten() {
         FencedTable slots =
