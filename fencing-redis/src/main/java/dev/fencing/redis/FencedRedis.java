@@ -195,6 +195,8 @@ public interface FencedRedis {
     final class Builder {
         /** Redis's own limit for one string ({@code proto-max-bulk-len}'s default). */
         public static final int DEFAULT_MAX_VALUE_BYTES = 512 * 1024 * 1024;
+        /** The longest {@link #waitForReplicas} timeout: a century. */
+        public static final Duration MAX_WAIT_TIMEOUT = Duration.ofDays(365 * 100);
         /** How many {@link FencedScript} bodies a writer keeps ready to send, by default. */
         public static final int DEFAULT_SCRIPT_CACHE_SIZE = 256;
 
@@ -263,16 +265,19 @@ public interface FencedRedis {
          * Not with a cluster connection (Lettuce would send {@code WAIT} to some node, not the key's).
          *
          * @param replicas at least 1
-         * @param timeout at least 1 ms, and shorter than the connection's command timeout (unless that is zero,
-         *     Lettuce's no timeout); {@code WAIT} blocks the connection that long at most
+         * @param timeout at least 1 ms and at most {@link #MAX_WAIT_TIMEOUT}, and shorter than the connection's
+         *     command timeout (unless that is zero, Lettuce's no timeout); {@code WAIT} blocks the connection that
+         *     long at most
          */
         public Builder waitForReplicas(int replicas, Duration timeout) {
             Objects.requireNonNull(timeout, "timeout");
             if (replicas < 1) {
                 throw new IllegalArgumentException("replicas to wait for must be >= 1, got " + replicas);
             }
-            if (timeout.toMillis() < 1) {
-                throw new IllegalArgumentException("WAIT timeout must be at least 1 ms, got " + timeout);
+            // Redis adds the timeout to its clock unchecked: one near 2^63 ms wraps and WAIT blocks for good
+            if (timeout.compareTo(Duration.ofMillis(1)) < 0 || timeout.compareTo(MAX_WAIT_TIMEOUT) > 0) {
+                throw new IllegalArgumentException(
+                        "WAIT timeout must be between 1 ms and " + MAX_WAIT_TIMEOUT + ", got " + timeout);
             }
             if (commands instanceof RedisAdvancedClusterAsyncCommands) {
                 throw new IllegalArgumentException("waitForReplicas is not supported on a cluster connection");

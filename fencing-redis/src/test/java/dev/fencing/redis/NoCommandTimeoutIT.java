@@ -89,4 +89,28 @@ class NoCommandTimeoutIT {
 
         assertThat(waiting.trySet(key, "by-3", 3)).isEqualTo(new WriteOutcome.Applied(3, 0, null, 0));
     }
+
+    /**
+     * Nothing bounds a WAIT timeout on such a connection but Redis itself, which refuses one that overflows its
+     * clock ("timeout is out of range") after the write it follows has applied: every write would then be applied
+     * and reported failed. A timeout beyond a long of milliseconds would not even reach Redis.
+     */
+    @Test
+    void aWaitTimeoutRedisCannotTakeIsRefusedNamingIt() {
+        Duration beyondRedis = Duration.ofMillis(Long.MAX_VALUE);
+        Duration beyondMillis = Duration.ofSeconds(Long.MAX_VALUE);
+
+        assertThatThrownBy(() -> FencedRedis.builder(redis.connection).waitForReplicas(1, beyondRedis))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("WAIT timeout")
+                .hasMessageContaining(beyondRedis.toString());
+        assertThatThrownBy(() -> FencedRedis.builder(redis.connection).waitForReplicas(1, beyondMillis))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("WAIT timeout")
+                .hasMessageContaining(beyondMillis.toString());
+        assertThat(FencedRedis.builder(redis.connection)
+                        .waitForReplicas(1, Duration.ofDays(365 * 100))
+                        .build())
+                .isNotNull();
+    }
 }
