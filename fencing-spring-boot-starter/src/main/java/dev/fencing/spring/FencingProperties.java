@@ -543,7 +543,10 @@ public class FencingProperties {
          */
         private int waitForReplicas = 0;
 
-        /** How long WAIT blocks the connection at most; required with wait-for-replicas, at least 1ms. */
+        /**
+         * How long WAIT blocks the connection at most; required with wait-for-replicas, at least 1ms, at most a
+         * century, and shorter than the connection's command timeout (spring.data.redis.timeout).
+         */
         private Duration waitTimeout;
 
         /**

@@ -319,6 +319,24 @@ class FencingRedisIT {
     }
 
     @Test
+    void aWaitTimeoutTheConnectionCannotTakeFailsTheStartNamingTheProperty() {
+        boot.withPropertyValues(
+                        "spring.data.redis.timeout=1s",
+                        "fencing.redis.wait-for-replicas=1",
+                        "fencing.redis.wait-timeout=2s")
+                .run(context -> assertThat(failureMessages(context))
+                        .contains("fencing.redis.wait-timeout=PT2S cannot be used")
+                        .contains("command timeout PT1S"));
+        String beyondMillis = Long.MAX_VALUE + "s";
+        boot.withPropertyValues("fencing.redis.wait-for-replicas=1", "fencing.redis.wait-timeout=" + beyondMillis)
+                .run(context -> assertThat(context)
+                        .getFailure()
+                        .rootCause()
+                        .hasMessageContaining("fencing.redis.wait-timeout")
+                        .hasMessageContaining(Duration.ofSeconds(Long.MAX_VALUE).toString()));
+    }
+
+    @Test
     void aWaitTimeoutWithoutReplicasFailsTheStartRatherThanBeIgnored() {
         boot.withPropertyValues("fencing.redis.wait-timeout=50ms").run(context -> assertThat(context)
                 .getFailure()

@@ -76,7 +76,14 @@ public class FencingRedisAutoConfiguration {
                 throw new IllegalStateException("fencing.redis.wait-for-replicas=" + settings.getWaitForReplicas()
                         + " is not supported on Redis Cluster (WAIT would go to some node, not the key's)");
             }
-            builder.waitForReplicas(settings.getWaitForReplicas(), settings.getWaitTimeout());
+            try {
+                builder.waitForReplicas(settings.getWaitForReplicas(), settings.getWaitTimeout());
+            } catch (IllegalArgumentException e) { // a timeout the connection cannot take: name the property
+                throw new IllegalStateException(
+                        "fencing.redis.wait-timeout=" + settings.getWaitTimeout() + " cannot be used: " + e.getMessage()
+                                + " (spring.data.redis.timeout sets the command timeout)",
+                        e);
+            }
         }
         customizers.orderedStream().forEach(c -> c.customize(builder));
         return builder.build();
@@ -97,8 +104,12 @@ public class FencingRedisAutoConfiguration {
             throw new IllegalStateException("fencing.redis.wait-timeout is set but fencing.redis.wait-for-replicas is"
                     + " 0, so no WAIT would be sent: set both, or neither");
         }
-        if (timeout != null && timeout.toMillis() < 1) {
+        if (timeout != null && timeout.compareTo(Duration.ofMillis(1)) < 0) {
             throw new IllegalStateException("fencing.redis.wait-timeout must be at least 1ms, got " + timeout);
+        }
+        if (timeout != null && timeout.compareTo(FencedRedis.Builder.MAX_WAIT_TIMEOUT) > 0) {
+            throw new IllegalStateException("fencing.redis.wait-timeout must be at most "
+                    + FencedRedis.Builder.MAX_WAIT_TIMEOUT + ", got " + timeout);
         }
     }
 }
