@@ -158,7 +158,7 @@ public interface FencedRedis {
      * The inventory case: takes {@code amount} from the counter in {@code key} only if it stays {@code >=
      * 0} ({@code stock - qty >= 0}); {@link #tryIncrementBy} with {@code -amount} and minimum 0.
      *
-     * @throws IllegalArgumentException if {@code amount} is negative
+     * @throws IllegalArgumentException if {@code amount} is negative or over 2^53
      */
     WriteOutcome tryDecrementBy(String key, long amount, long token);
 

@@ -137,6 +137,19 @@ class InvalidInputIT {
         assertThat(redis.plain.exists(key)).isZero();
     }
 
+    /** The amount is named as the caller gave it, not as the delta it becomes (its sign turned). */
+    @Test
+    void anAmountBeyondTheGuardsRangeIsRefusedNamingItAsGiven() {
+        String key = redis.key("amount");
+        long beyond = (1L << 53) + 1;
+        assertThatThrownBy(() -> fenced.tryDecrementBy(key, beyond, 1))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("amount to take from Redis key '" + key + "'")
+                .hasMessageContaining("got " + beyond)
+                .hasMessageNotContaining("-" + beyond);
+        assertThat(redis.plain.exists(key, FencedRedis.tokenKey(key))).isZero();
+    }
+
     /**
      * UTF-8 has no encoding for a UTF-16 surrogate without its pair, and Lettuce's own encoding sends {@code ?}
      * in its place: two keys that differ in Java are one key in Redis (shown with plain commands here), and two

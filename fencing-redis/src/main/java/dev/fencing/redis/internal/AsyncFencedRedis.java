@@ -119,9 +119,9 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
 
     @Override
     public CompletableFuture<WriteOutcome> tryDecrementBy(String key, long amount, long token) {
-        if (amount < 0) {
-            throw new IllegalArgumentException(
-                    "amount to take from Redis key '" + key + "' must be >= 0, got " + amount);
+        if (amount < 0 || amount > FencedKeys.EXACT_LIMIT) {
+            throw new IllegalArgumentException("amount to take from Redis key '" + key + "' must be in 0..2^53"
+                    + " (the guard's arithmetic, Lua's doubles, is exact there), got " + amount);
         }
         return tryIncrementBy(key, -amount, 0, token);
     }
