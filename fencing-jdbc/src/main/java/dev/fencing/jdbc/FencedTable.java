@@ -320,7 +320,7 @@ public final class FencedTable {
                         + " value " + value + " for column " + column + " (" + type + "), which the cast to the"
                         + " column's type may round to another row's key; give a Long, a BigDecimal or a String");
             }
-            if (value instanceof BigDecimal decimal && WHOLE_NUMBERS.contains(type) && fractional(decimal)) {
+            if (value instanceof BigDecimal decimal && WHOLE_NUMBERS.contains(type) && decimalsBeyond(decimal, 0)) {
                 throw new IllegalArgumentException("key " + key + " of " + qualifiedName() + " has the fractional"
                         + " value " + value + " for column " + column + " (" + type + "), which no row's key can"
                         + " be; the cast would round it to another row's key");
@@ -380,9 +380,7 @@ public final class FencedTable {
                 // not a number as Java reads it (NaN, PostgreSQL's own spellings): the cast decides
             }
         }
-        if (decimal != null
-                && decimal.signum() != 0
-                && decimal.stripTrailingZeros().scale() > scale) {
+        if (decimal != null && decimalsBeyond(decimal, scale)) {
             throw new IllegalArgumentException("key " + key + " of " + qualifiedName() + " has the value " + value
                     + " for column " + column + " (" + type + " with scale " + scale + "), which the column would"
                     + " round to another row's key");
@@ -394,8 +392,9 @@ public final class FencedTable {
         }
     }
 
-    private static boolean fractional(BigDecimal decimal) {
-        return decimal.signum() != 0 && decimal.stripTrailingZeros().scale() > 0;
+    /** Whether {@code decimal} has nonzero digits beyond {@code scale} fractional digits. */
+    private static boolean decimalsBeyond(BigDecimal decimal, int scale) {
+        return decimal.signum() != 0 && decimal.stripTrailingZeros().scale() > scale;
     }
 
     /** Whether a time value has more than {@code digits} fractional digits of a second. */
