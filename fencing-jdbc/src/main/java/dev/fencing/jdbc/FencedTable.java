@@ -19,6 +19,8 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
 import org.jdbi.v3.core.JdbiException;
@@ -363,7 +365,9 @@ public final class FencedTable {
      * Refuses key value {@code i} when its column, which keeps {@code scale} fractional digits ({@link #keyScaleAt}),
      * would store it rounded: the column keeps fewer digits than the statements' cast, so an upsert's insert
      * would round the key onto another row's, and its ON CONFLICT write that row, where an update finds none.
-     * A number given as text is read as Java reads it; a time given as text is not checked.
+     * A number given as text is read as Java reads it; a time given as text by the fraction of a second it
+     * spells ({@link #TEXT_FRACTION}: the digits after the seconds of {@code hh:mm:ss.f}, {@code mm:ss.f} or
+     * {@code hhmmss.f}).
      */
     private void requireKept(RowKey key, int i, Object value, int scale) {
         String column = keyColumns.get(i);
@@ -385,7 +389,8 @@ public final class FencedTable {
                     + " for column " + column + " (" + type + " with scale " + scale + "), which the column would"
                     + " round to another row's key");
         }
-        if (finerThan(value, scale)) {
+        if (finerThan(value, scale)
+                || value instanceof String text && TIMES.contains(type) && textFinerThan(text, scale)) {
             throw new IllegalArgumentException("key " + key + " of " + qualifiedName() + " has a time value " + value
                     + " for column " + column + " (" + type + " with " + scale + " fractional digits of a second),"
                     + " which the column would round to another row's key");
@@ -395,6 +400,26 @@ public final class FencedTable {
     /** Whether {@code decimal} has nonzero digits beyond {@code scale} fractional digits. */
     private static boolean decimalsBeyond(BigDecimal decimal, int scale) {
         return decimal.signum() != 0 && decimal.stripTrailingZeros().scale() > scale;
+    }
+
+    /**
+     * A fraction of a second as PostgreSQL reads it in a time or timestamp given as text: after {@code
+     * hh:mm:ss} or {@code mm:ss}, or after the ISO 8601 basic {@code hhmmss}.
+     */
+    private static final Pattern TEXT_FRACTION = Pattern.compile("(?:\\d:\\d{1,2}|\\d{6})\\.(\\d+)");
+
+    /** Whether a time given as text spells a nonzero digit beyond {@code digits} fractional digits of a second. */
+    private static boolean textFinerThan(String text, int digits) {
+        Matcher fraction = TEXT_FRACTION.matcher(text);
+        while (fraction.find()) {
+            String decimals = fraction.group(1);
+            for (int i = digits; i < decimals.length(); i++) {
+                if (decimals.charAt(i) != '0') {
+                    return true;
+                }
+            }
+        }
+        return false;
     }
 
     /** Whether a time value has more than {@code digits} fractional digits of a second. */

@@ -115,6 +115,49 @@ class RoundedKeyIT {
         assertThat(rows("slots", "starts")).containsExactly("2026-01-01 10:00:00:stored:3");
     }
 
+    /**
+     * The time key given as text, as a caller reading keys from a request would give it: the upsert's insert
+     * rounded {@code 10:00:00.4} to the stored row's {@code 10:00:00} and overwrote it, reporting Applied.
+     */
+    @Test
+    void aTimeKeyGivenAsTextThatTheColumnWouldRoundIsRefusedAndNoRowIsWritten() {
+        db.jdbi.useHandle(h -> h.execute("CREATE TABLE shifts (starts TIMESTAMP(3) PRIMARY KEY, label TEXT NOT NULL)"));
+        db.jdbi.useHandle(h -> h.execute("SELECT fencing.protect_table('shifts')"));
+        db.jdbi.useHandle(h -> h.execute("INSERT INTO shifts (starts, label, last_fence_token)"
+                + " VALUES ('2026-01-01 10:00:00.123', 'kept', 3)"));
+        FencedTable shifts =
+                FencedTable.builder().table("shifts").keyColumns("starts").build(db.jdbi);
+        FencedWriter writer = FencedWriter.builder(db.jdbi).build();
+
+        for (String rounded :
+                List.of("2026-01-01 10:00:00.1234567", "2026-01-01T10:00:00.1231", "2026-01-01 10:00:00.12301+00")) {
+            assertThatThrownBy(() -> writer.tryUpsert(
+                            FencedUpsert.builder(shifts)
+                                    .key(rounded)
+                                    .value("label", "upserted")
+                                    .build(),
+                            5))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining(rounded)
+                    .hasMessageContaining("starts");
+        }
+        assertThatThrownBy(() ->
+                        FencedBatch.builder(shifts).columns("label").add(5, RowKey.of("2026-01-01 10:00:00.1234"), "b"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("2026-01-01 10:00:00.1234");
+        assertThat(rows("shifts", "starts")).containsExactly("2026-01-01 10:00:00.123:kept:3");
+
+        // the key as the column keeps it, with any trailing zeros, still names the row
+        assertThat(writer.tryUpsert(
+                        FencedUpsert.builder(shifts)
+                                .key("2026-01-01 10:00:00.123000")
+                                .value("label", "upserted")
+                                .build(),
+                        5))
+                .isEqualTo(new WriteOutcome.Applied(5));
+        assertThat(rows("shifts", "starts")).containsExactly("2026-01-01 10:00:00.123:upserted:5");
+    }
+
     private static List<String> rows(String table, String key) {
         return db.jdbi.withHandle(h -> h.createQuery("SELECT " + key + " || ':' || label || ':' || last_fence_token"
                         + " FROM " + table + " ORDER BY " + key)
