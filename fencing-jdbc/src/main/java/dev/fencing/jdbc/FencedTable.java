@@ -3,6 +3,7 @@ package dev.fencing.jdbc;
 import dev.fencing.jdbc.internal.CatalogSql;
 import dev.fencing.jdbc.internal.Identifiers;
 import dev.fencing.jdbc.internal.StatementParser;
+import dev.fencing.jdbc.internal.Utf8Text;
 import java.math.BigDecimal;
 import java.time.Instant;
 import java.time.OffsetDateTime;
@@ -285,7 +286,8 @@ public final class FencedTable {
      * @throws IllegalArgumentException naming the key and the table's key columns when it has not one value
      *     per key column; naming the value and its column when the value would reach the column as another
      *     row's key (rounded by the cast, or by the column's own scale or precision, as a {@code numeric(5,2)}
-     *     column keeps {@code 1.234} as {@code 1.23})
+     *     column keeps {@code 1.234} as {@code 1.23}, or sent as another text, as a string with a UTF-16
+     *     surrogate without its pair reaches the database with {@code ?} in its place)
      */
     public RowKey requireKey(RowKey key) {
         Objects.requireNonNull(key, "key");
@@ -295,6 +297,10 @@ public final class FencedTable {
         }
         for (int i = 0; i < key.size(); i++) {
             Object value = key.values().get(i);
+            if (value instanceof CharSequence text) {
+                Utf8Text.requireEncodable(
+                        text, "key " + key + " of " + qualifiedName() + " for column " + keyColumns.get(i));
+            }
             if (keyScaleAt[i] != null) {
                 requireKept(key, i, value, keyScaleAt[i]);
             }

@@ -149,6 +149,54 @@ class InvalidInputIT {
         assertThat(written).as("one row written for two").isEqualTo(1);
     }
 
+    /**
+     * UTF-8 has no encoding for a UTF-16 surrogate without its pair, and the driver sends {@code ?} in its
+     * place: the key {@code "A\uD800"} reached the database as {@code "A?"}, and the write applied to row
+     * {@code A?}, which the key does not name, and reported it applied.
+     */
+    @Test
+    void aKeyWithAnUnpairedSurrogateIsRefusedNamingItAndNoRowIsWritten() {
+        db.reset("A?");
+        String unpaired = "A\uD800";
+
+        assertThatThrownBy(() -> writer.tryUpdate(
+                        FencedUpdate.builder(inventory)
+                                .key(unpaired)
+                                .set("stock", 1)
+                                .build(),
+                        5))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("unpaired UTF-16 surrogate \\uD800 at index 1")
+                .hasMessageContaining("sku");
+        assertThatThrownBy(() -> FencedUpsert.builder(inventory).key("\uDC00A"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("\\uDC00 at index 0");
+        assertThatThrownBy(() -> FencedBatch.builder(inventory).columns("stock").add(5, RowKey.of(unpaired), 1))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("\\uD800 at index 1");
+        assertThatThrownBy(() -> writer.claimAndRun(inventory, RowKey.of(unpaired), 5, h -> null))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("\\uD800 at index 1");
+        assertThatThrownBy(() -> writer.advanceWatermarkAndRun("report\uD800", 5, h -> null))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("resource key")
+                .hasMessageContaining("\\uD800 at index 6");
+        assertThat(db.row("A?")).isEqualTo("10:0");
+        long watermarks = db.jdbi.withHandle(h -> h.createQuery("SELECT count(*) FROM fencing.watermark")
+                .mapTo(Long.class)
+                .one());
+        assertThat(watermarks).isZero();
+
+        // a surrogate with its pair (an emoji) is text like any other
+        assertThat(writer.tryUpdate(
+                        FencedUpdate.builder(inventory)
+                                .key("A\uD83D\uDE00")
+                                .set("stock", 1)
+                                .build(),
+                        5))
+                .isEqualTo(new WriteOutcome.NotFound(5));
+    }
+
     @ParameterizedTest
     @ValueSource(longs = {0, -1, Long.MIN_VALUE})
     void refusesTokensThatAreNotPositiveBeforeAnySqlRuns(long token) {

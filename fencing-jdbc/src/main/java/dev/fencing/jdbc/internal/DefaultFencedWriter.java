@@ -171,6 +171,7 @@ public final class DefaultFencedWriter implements FencedWriter {
         if (resourceKey == null || resourceKey.isEmpty()) {
             throw new IllegalArgumentException("resource key must not be empty");
         }
+        Utf8Text.requireEncodable(resourceKey, "resource key " + resourceKey);
         return RowKey.of(resourceKey);
     }
 
