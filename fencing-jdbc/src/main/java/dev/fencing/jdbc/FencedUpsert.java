@@ -21,7 +21,10 @@ import java.util.Objects;
  *
  * The given values are inserted, or on conflict overwrite the stored ones; columns not named keep their
  * defaults on insert and their values on update. The table needs a unique key on exactly its key columns,
- * which its {@code ON CONFLICT} names ({@link FencedTable#requireUpsertable}). Immutable and thread-safe.
+ * which its {@code ON CONFLICT} names ({@link FencedTable#requireUpsertable}). On conflict the stored token is
+ * compared with the offered token itself, whatever a BEFORE INSERT trigger of the table made of the proposed
+ * row's fence column; such a trigger does change the token a new row is inserted with, which the writer cannot
+ * see: leave the fence column to the writer. Immutable and thread-safe.
  */
 public final class FencedUpsert {
     private final FencedTable table;

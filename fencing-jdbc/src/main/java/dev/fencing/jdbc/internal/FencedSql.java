@@ -127,14 +127,16 @@ public final class FencedSql {
         }
         insertColumns.add(fence);
         insertValues.add(":" + TOKEN);
-        updates.add(fence + " = EXCLUDED." + fence);
+        // the offered token itself, never EXCLUDED's: EXCLUDED is the proposed row as the table's BEFORE INSERT
+        // triggers left it, and a user's trigger that raised its token would let a stale write through
+        updates.add(fence + " = :" + TOKEN);
         if (extraSet != null) {
             updates.add(extraSet);
         }
         return "INSERT INTO " + table.quotedName() + " AS fenced_row ("
                 + String.join(", ", insertColumns) + ") VALUES (" + String.join(", ", insertValues) + ")"
                 + " ON CONFLICT (" + String.join(", ", arbiters) + ") DO UPDATE SET " + String.join(", ", updates)
-                + " WHERE fenced_row." + fence + " " + fenceComparison(policy) + " EXCLUDED." + fence;
+                + " WHERE fenced_row." + fence + " " + fenceComparison(policy) + " :" + TOKEN;
     }
 
     public static String batchKeys(int i) {
