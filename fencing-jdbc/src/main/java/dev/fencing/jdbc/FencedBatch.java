@@ -176,35 +176,58 @@ public final class FencedBatch {
          * Adds one row: its key, the token it is written under, and one value per column in the order given
          * to {@link #columns}.
          *
+         * <p>Every refusal names the row by its position: {@code row 1234 of the batch (0-based, in the order
+         * added)}, the index that {@link FencedBatch#token(int)} and the outcomes use.
+         *
          * @throws InvalidFenceTokenException if {@code token <= 0}
-         * @throws IllegalArgumentException on a wrong number of values, an unsupported value type, or a key
-         *     already in the batch
+         * @throws IllegalArgumentException on a key {@link FencedTable#requireKey} refuses, a wrong number of
+         *     values, an unsupported value type, or a key already in the batch
+         * @throws NullPointerException when the key or the values array is null
          * @throws IllegalStateException when {@link #columns} was not called first
          */
         public Builder add(long token, RowKey key, Object... rowValues) {
-            Objects.requireNonNull(key, "key");
-            Objects.requireNonNull(rowValues, "values");
+            int row = keys.size();
+            if (key == null) {
+                throw new NullPointerException("the key of " + BatchValues.rowName(row) + " is null");
+            }
+            if (rowValues == null) {
+                throw new NullPointerException(
+                        "the values of " + BatchValues.rowName(row) + " (key " + key + ") are null");
+            }
             if (columns == null) {
                 throw new IllegalStateException("no columns: call columns(...) before adding rows");
             }
             if (token <= 0) {
                 // the message only when it is needed: building it for every row cost more than the rest of add
-                FenceTokens.requirePositive(token, table.qualifiedName() + " key " + key);
+                FenceTokens.requirePositive(
+                        token, table.qualifiedName() + " key " + key + " in " + BatchValues.rowName(row));
             }
-            table.requireKey(key);
+            try {
+                table.requireKey(key);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException(BatchValues.rowName(row) + ": " + e.getMessage(), e);
+            }
             if (rowValues.length != columns.size()) {
-                throw new IllegalArgumentException("row " + key + " has " + rowValues.length + " values for columns "
-                        + columns + ": " + Arrays.toString(rowValues));
+                throw new IllegalArgumentException(BatchValues.rowName(row) + " (key " + key + ") has "
+                        + rowValues.length + " values for columns " + columns + ": " + Arrays.toString(rowValues));
             }
-            for (Object value : rowValues) {
-                if (!BatchValues.integral(value)) {
-                    BatchValues.text(value); // refuses a type that cannot travel
+            for (int i = 0; i < rowValues.length; i++) {
+                if (!BatchValues.integral(rowValues[i])) {
+                    try {
+                        BatchValues.text(rowValues[i]); // refuses a type that cannot travel
+                    } catch (IllegalArgumentException e) {
+                        throw new IllegalArgumentException(
+                                BatchValues.rowName(row) + " (key " + key + "), column " + columns.get(i) + ": "
+                                        + e.getMessage(),
+                                e);
+                    }
                 }
             }
             if (!(key.size() == 1 && BatchValues.integral(key.values().get(0))
                     ? seenIntegralKeys.add(((Number) key.values().get(0)).longValue())
                     : seenKeys.add(identity(key)))) {
-                throw new IllegalArgumentException("key " + key + " is already in this batch");
+                throw new IllegalArgumentException(
+                        "key " + key + " is already in this batch; " + BatchValues.rowName(row) + " gives it again");
             }
             for (int i = 0; i < key.size(); i++) {
                 keyValues.get(i).add(table.batchKeyValue(i, key.values().get(i)));
@@ -212,7 +235,6 @@ public final class FencedBatch {
             for (int i = 0; i < rowValues.length; i++) {
                 values.get(i).add(rowValues[i]);
             }
-            int row = keys.size();
             if (row == tokens.length) {
                 tokens = Arrays.copyOf(tokens, row * 2);
             }

@@ -15,6 +15,11 @@ import java.util.UUID;
 public final class BatchValues {
     private BatchValues() {}
 
+    /** How messages name the batch row at index {@code row}: by its position as the rows were added. */
+    public static String rowName(int row) {
+        return "row " + row + " of the batch (0-based, in the order added)";
+    }
+
     /** @throws IllegalArgumentException for a type that cannot travel as text */
     public static String text(Object value) {
         if (value == null) {

@@ -164,7 +164,7 @@ final class BatchWrite {
         RowKey key = batch.keys().get(index);
         return new FencedWriteException(
                 "fenced batch on " + batch.table().qualifiedName() + " gives the row of key " + key
-                        + " twice (row " + (index + 1) + " and another whose key the database reads as"
+                        + " twice (" + BatchValues.rowName(index) + " and another whose key the database reads as"
                         + " equal, such as '7' and 7L); the statement was undone",
                 batch.table().qualifiedName(),
                 key,
