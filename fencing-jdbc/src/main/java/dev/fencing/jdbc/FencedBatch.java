@@ -4,6 +4,7 @@ import dev.fencing.FenceTokens;
 import dev.fencing.InvalidFenceTokenException;
 import dev.fencing.jdbc.internal.BatchValues;
 import dev.fencing.jdbc.internal.LongSet;
+import dev.fencing.jdbc.internal.Utf8Text;
 import java.util.AbstractList;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -215,6 +216,9 @@ public final class FencedBatch {
                 if (!BatchValues.integral(rowValues[i])) {
                     try {
                         BatchValues.text(rowValues[i]); // refuses a type that cannot travel
+                        if (rowValues[i] instanceof CharSequence text) {
+                            Utf8Text.requireEncodable(text, "the value");
+                        }
                     } catch (IllegalArgumentException e) {
                         throw new IllegalArgumentException(
                                 BatchValues.rowName(row) + " (key " + key + "), column " + columns.get(i) + ": "

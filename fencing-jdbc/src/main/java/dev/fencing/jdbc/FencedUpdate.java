@@ -2,6 +2,7 @@ package dev.fencing.jdbc;
 
 import dev.fencing.jdbc.internal.Bindings;
 import dev.fencing.jdbc.internal.Identifiers;
+import dev.fencing.jdbc.internal.Utf8Text;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -121,6 +122,9 @@ public final class FencedUpdate {
         /** {@code column = value}; the value is bound, cast to the column's type. */
         public Builder set(String column, Object value) {
             String type = assignable(column);
+            if (value instanceof CharSequence text) {
+                Utf8Text.requireEncodable(text, "the value for column " + column + " of " + table.qualifiedName());
+            }
             String name = Bindings.RESERVED_PREFIX + "value_" + values++;
             bindings.put(name, value);
             assignments.add(Identifiers.quote(column) + " = CAST(:" + name + " AS " + type + ")");
@@ -150,6 +154,9 @@ public final class FencedUpdate {
             Bindings.requireName(name);
             if (bindings.containsKey(name)) {
                 throw new IllegalArgumentException("'" + name + "' is bound twice");
+            }
+            if (value instanceof CharSequence text) {
+                Utf8Text.requireEncodable(text, "the value bound to '" + name + "'");
             }
             bindings.put(name, value);
             return this;

@@ -1,5 +1,6 @@
 package dev.fencing.jdbc;
 
+import dev.fencing.jdbc.internal.Utf8Text;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -90,6 +91,9 @@ public final class FencedUpsert {
             }
             if (values.containsKey(column)) {
                 throw new IllegalArgumentException("column '" + column + "' is given twice");
+            }
+            if (value instanceof CharSequence text) {
+                Utf8Text.requireEncodable(text, "the value for column " + column + " of " + table.qualifiedName());
             }
             values.put(column, value);
             return this;

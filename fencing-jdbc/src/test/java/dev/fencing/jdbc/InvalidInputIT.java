@@ -197,6 +197,36 @@ class InvalidInputIT {
                 .isEqualTo(new WriteOutcome.NotFound(5));
     }
 
+    /**
+     * A value holding a surrogate without its pair was stored with {@code ?} in its place and the write
+     * reported applied; bound for a predicate, it compared as that other text.
+     */
+    @Test
+    void aValueWithAnUnpairedSurrogateIsRefusedNamingItsColumnAndNothingIsWritten() {
+        String unpaired = "bob\uDC00";
+
+        assertThatThrownBy(() -> FencedUpdate.builder(inventory).key("A-1").set("updated_by", unpaired))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("updated_by")
+                .hasMessageContaining("\\uDC00 at index 3");
+        assertThatThrownBy(() -> FencedUpdate.builder(inventory).key("A-1").bind("who", unpaired))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("'who'")
+                .hasMessageContaining("\\uDC00 at index 3");
+        assertThatThrownBy(() -> FencedUpsert.builder(inventory).key("A-1").value("updated_by", unpaired))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("updated_by")
+                .hasMessageContaining("\\uDC00 at index 3");
+        assertThatThrownBy(() -> FencedBatch.builder(inventory)
+                        .columns("stock", "updated_by")
+                        .add(5, RowKey.of("A-1"), 1, unpaired))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("updated_by")
+                .hasMessageContaining("row 0 of the batch")
+                .hasMessageContaining("\\uDC00 at index 3");
+        assertThat(db.row("A-1")).isEqualTo("10:0");
+    }
+
     @ParameterizedTest
     @ValueSource(longs = {0, -1, Long.MIN_VALUE})
     void refusesTokensThatAreNotPositiveBeforeAnySqlRuns(long token) {

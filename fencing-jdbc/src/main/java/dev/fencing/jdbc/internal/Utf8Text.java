@@ -22,7 +22,7 @@ public final class Utf8Text {
             if (unpaired) {
                 throw new IllegalArgumentException(what + " holds an unpaired UTF-16 surrogate \\u"
                         + Integer.toHexString(c).toUpperCase(Locale.ROOT) + " at index " + i
-                        + ", which UTF-8 cannot encode (the driver would send '?' in its place, naming another row)");
+                        + ", which UTF-8 cannot encode (the driver would send '?' in its place)");
             }
         }
     }
