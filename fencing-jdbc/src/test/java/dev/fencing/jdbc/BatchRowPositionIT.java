@@ -139,6 +139,28 @@ class BatchRowPositionIT {
                 .hasMessageContaining(THIRD_ROW);
     }
 
+    /**
+     * A value the statement's cast to its column's type refuses fails the whole batch; PostgreSQL's error
+     * quotes the value but says nothing of the row or column it came from.
+     */
+    @Test
+    void aValueTheColumnCannotReadIsRefusedWhenRunNamingTheRowAndColumn() {
+        db.reset("A-1", "A-2", "A-3");
+        FencedBatch batch = twoInventoryRows().add(5, RowKey.of("A-3"), "3x").build();
+
+        assertThatThrownBy(() -> FencedWriter.builder(db.jdbi).build().tryBatch(batch))
+                .isInstanceOf(FencedWriteException.class)
+                .hasMessageContaining("\"3x\"")
+                .hasMessageContaining("column stock")
+                .hasMessageContaining(THIRD_ROW);
+        assertThatThrownBy(() -> db.jdbi.useTransaction(
+                        h -> FencedWriter.builder(db.jdbi).build().tryBatch(h, batch)))
+                .isInstanceOf(FencedWriteException.class)
+                .hasMessageContaining(THIRD_ROW);
+        assertThat(db.row("A-1")).isEqualTo("10:0");
+        assertThat(db.row("A-3")).isEqualTo("10:0");
+    }
+
     /** Given as 7L and as '7', two keys the builder tells apart and the database reads as one: found when run. */
     @Test
     void aKeyTheDatabaseReadsAsAnotherRowsIsRefusedWhenRunNamingTheRow() {

@@ -90,7 +90,7 @@ final class BatchWrite {
         } catch (UnableToExecuteStatementException e) {
             Matcher shortfall = shortfall(e);
             if (shortfall == null) {
-                throw e;
+                throw unreadableValue(e, batch);
             }
             if (shortfall.group(1) != null) {
                 keyIndexes.remove(table, found);
@@ -134,6 +134,63 @@ final class BatchWrite {
         return null;
     }
 
+    /**
+     * A value the statement cannot read as its column's type (SQLSTATE class 22, data exception) fails the whole
+     * batch, and PostgreSQL's error quotes the value ({@code invalid input syntax for type integer: "3x"}) but
+     * names neither its row nor its column: the first row and column, in row order, whose value travels as that
+     * quoted text, as a {@link FencedWriteException} naming them; the failure as it came when none does (an
+     * error that quotes no value, such as {@code integer out of range}).
+     */
+    private static RuntimeException unreadableValue(UnableToExecuteStatementException e, FencedBatch batch) {
+        String message = null;
+        for (Throwable cause = e.getCause(); cause != null && message == null; cause = cause.getCause()) {
+            if (cause instanceof SQLException sql
+                    && sql.getSQLState() != null
+                    && sql.getSQLState().startsWith("22")
+                    && sql.getMessage() != null) {
+                message = sql.getMessage().lines().findFirst().orElse("");
+            }
+        }
+        if (message == null) {
+            return e;
+        }
+        List<String> keyColumns = batch.table().keyColumns();
+        for (int row = 0; row < batch.size(); row++) {
+            for (int k = 0; k < keyColumns.size(); k++) {
+                if (quotes(message, batch.keyValues(k), row)) {
+                    return unreadable(e, message, batch, row, keyColumns.get(k));
+                }
+            }
+            for (int c = 0; c < batch.columns().size(); c++) {
+                if (quotes(message, batch.values(c), row)) {
+                    return unreadable(e, message, batch, row, batch.columns().get(c));
+                }
+            }
+        }
+        return e;
+    }
+
+    /** Whether {@code message} quotes the text that value {@code row} of a column travelling as text is sent as. */
+    private static boolean quotes(String message, List<Object> values, int row) {
+        Object value = values.get(row);
+        return value != null
+                && !BatchValues.integral(values)
+                && message.contains("\"" + BatchValues.text(value) + "\"");
+    }
+
+    private static FencedWriteException unreadable(
+            UnableToExecuteStatementException e, String message, FencedBatch batch, int row, String column) {
+        RowKey key = batch.keys().get(row);
+        return new FencedWriteException(
+                "fenced batch on " + batch.table().qualifiedName() + " failed at " + BatchValues.rowName(row)
+                        + " (key " + key + "), column " + column + ", whose value the database cannot read as the"
+                        + " column's type (" + message + "); the statement was undone",
+                batch.table().qualifiedName(),
+                key,
+                batch.token(row),
+                e);
+    }
+
     private static FencedWriteException keyNamesTwoRows(FencedBatch batch, String wrote, Throwable cause) {
         return new FencedWriteException(
                 "fenced batch on " + batch.table().qualifiedName() + " wrote " + wrote + ": its key columns "
@@ -155,7 +212,7 @@ final class BatchWrite {
                 + Pattern.quote(FencedSql.KEY_NAMES_ROWS) + ")|key given twice, input row (\\d+))");
         Matcher matcher = ownFailure(e, failure);
         if (matcher == null) {
-            return e;
+            return unreadableValue(e, batch);
         }
         if (matcher.group(1) != null) {
             return keyNamesTwoRows(batch, "more rows than keys", e);
