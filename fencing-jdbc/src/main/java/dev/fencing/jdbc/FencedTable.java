@@ -304,6 +304,14 @@ public final class FencedTable {
             if (keyScaleAt[i] != null) {
                 requireKept(key, i, value, keyScaleAt[i]);
             }
+            if (value instanceof String text
+                    && TIMES.contains(keyUnderlyingTypes.get(keyColumns.get(i)))
+                    && textFinerThan(text, 6)) {
+                // as for a java.time value below: the cast would round it onto another row's key
+                throw new IllegalArgumentException("key " + key + " of " + qualifiedName() + " has a time value "
+                        + value + " for column " + keyColumns.get(i) + " finer than the microseconds PostgreSQL"
+                        + " keeps; it would round to another row's key");
+            }
             if (value instanceof String || (value instanceof Long || value instanceof Integer) && !booleanKeys[i]) {
                 continue;
             }

@@ -158,6 +158,45 @@ class RoundedKeyIT {
         assertThat(rows("shifts", "starts")).containsExactly("2026-01-01 10:00:00.123:upserted:5");
     }
 
+    /**
+     * A time key given as text finer than the microseconds PostgreSQL keeps, for a column without a modifier:
+     * the cast rounded it, and an update of {@code 10:00:00.1234567} wrote row {@code 10:00:00.123457}, where a
+     * {@code LocalDateTime} of the same time is refused.
+     */
+    @Test
+    void aTimeKeyGivenAsTextFinerThanMicrosecondsIsRefusedAndNoRowIsWritten() {
+        db.jdbi.useHandle(h -> h.execute("CREATE TABLE ticks (at TIMESTAMP PRIMARY KEY, label TEXT NOT NULL)"));
+        db.jdbi.useHandle(h -> h.execute("SELECT fencing.protect_table('ticks')"));
+        db.jdbi.useHandle(h -> h.execute("INSERT INTO ticks (at, label, last_fence_token)"
+                + " VALUES ('2026-01-01 10:00:00.123457', 'kept', 3)"));
+        FencedTable ticks =
+                FencedTable.builder().table("ticks").keyColumns("at").build(db.jdbi);
+        FencedWriter writer = FencedWriter.builder(db.jdbi).build();
+        String rounded = "2026-01-01 10:00:00.1234567";
+
+        assertThatThrownBy(() -> writer.tryUpdate(
+                        FencedUpdate.builder(ticks)
+                                .key(rounded)
+                                .set("label", "updated")
+                                .build(),
+                        5))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(rounded)
+                .hasMessageContaining("at");
+        assertThatThrownBy(() -> FencedUpdate.builder(ticks).key(LocalDateTime.parse("2026-01-01T10:00:00.1234567")))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThat(rows("ticks", "at")).containsExactly("2026-01-01 10:00:00.123457:kept:3");
+
+        // six digits, or more that are zeros, name the row
+        assertThat(writer.tryUpdate(
+                        FencedUpdate.builder(ticks)
+                                .key("2026-01-01 10:00:00.12345700")
+                                .set("label", "updated")
+                                .build(),
+                        5))
+                .isEqualTo(new WriteOutcome.Applied(5));
+    }
+
     private static List<String> rows(String table, String key) {
         return db.jdbi.withHandle(h -> h.createQuery("SELECT " + key + " || ':' || label || ':' || last_fence_token"
                         + " FROM " + table + " ORDER BY " + key)
