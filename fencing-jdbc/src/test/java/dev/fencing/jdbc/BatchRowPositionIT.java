@@ -159,6 +159,18 @@ class BatchRowPositionIT {
                 .hasMessageContaining(THIRD_ROW);
         assertThat(db.row("A-1")).isEqualTo("10:0");
         assertThat(db.row("A-3")).isEqualTo("10:0");
+
+        // the same text as an earlier row's text key, which any text reads as, is not what failed
+        FencedBatch sameText = FencedBatch.builder(inventory)
+                .columns("stock")
+                .add(5, RowKey.of("3x"), 1)
+                .add(5, RowKey.of("A-2"), 2)
+                .add(5, RowKey.of("A-3"), "3x")
+                .build();
+        assertThatThrownBy(() -> FencedWriter.builder(db.jdbi).build().tryBatch(sameText))
+                .isInstanceOf(FencedWriteException.class)
+                .hasMessageContaining("column stock")
+                .hasMessageContaining(THIRD_ROW);
     }
 
     /** Given as 7L and as '7', two keys the builder tells apart and the database reads as one: found when run. */

@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.ThreadLocalRandom;
@@ -138,8 +139,9 @@ final class BatchWrite {
      * A value the statement cannot read as its column's type (SQLSTATE class 22, data exception) fails the whole
      * batch, and PostgreSQL's error quotes the value ({@code invalid input syntax for type integer: "3x"}) but
      * names neither its row nor its column: the first row and column, in row order, whose value travels as that
-     * quoted text, as a {@link FencedWriteException} naming them; the failure as it came when none does (an
-     * error that quotes no value, such as {@code integer out of range}).
+     * quoted text (a column of a text type, which reads any text, aside), as a {@link FencedWriteException}
+     * naming them; the failure as it came when none does (an error that quotes no value, such as {@code integer
+     * out of range}).
      */
     private static RuntimeException unreadableValue(UnableToExecuteStatementException e, FencedBatch batch) {
         String message = null;
@@ -154,21 +156,29 @@ final class BatchWrite {
         if (message == null) {
             return e;
         }
-        List<String> keyColumns = batch.table().keyColumns();
+        FencedTable table = batch.table();
+        List<String> keyColumns = table.keyColumns();
         for (int row = 0; row < batch.size(); row++) {
             for (int k = 0; k < keyColumns.size(); k++) {
-                if (quotes(message, batch.keyValues(k), row)) {
+                if (!readsAnyText(table, keyColumns.get(k)) && quotes(message, batch.keyValues(k), row)) {
                     return unreadable(e, message, batch, row, keyColumns.get(k));
                 }
             }
             for (int c = 0; c < batch.columns().size(); c++) {
-                if (quotes(message, batch.values(c), row)) {
+                if (!readsAnyText(table, batch.columns().get(c)) && quotes(message, batch.values(c), row)) {
                     return unreadable(e, message, batch, row, batch.columns().get(c));
                 }
             }
         }
         return e;
     }
+
+    /** A column of a text type reads any text, so its value is never the one the error quotes. */
+    private static boolean readsAnyText(FencedTable table, String column) {
+        return TEXT_TYPES.contains(table.columnType(column).orElse(""));
+    }
+
+    private static final Set<String> TEXT_TYPES = Set.of("text", "character varying", "character", "citext", "name");
 
     /** Whether {@code message} quotes the text that value {@code row} of a column travelling as text is sent as. */
     private static boolean quotes(String message, List<Object> values, int row) {
