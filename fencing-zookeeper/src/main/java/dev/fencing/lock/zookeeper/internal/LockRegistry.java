@@ -85,6 +85,7 @@ public final class LockRegistry implements AutoCloseable {
     private volatile LeaseLoss lastDisruption = LeaseLoss.CONNECTION_SUSPENDED;
     private volatile boolean closed;
     private volatile Runnable beforeRegistering = () -> {};
+    private volatile Runnable afterRegistering = () -> {};
     private volatile Runnable betweenValidityReads = () -> {};
     private volatile Runnable betweenConnectionAndSessionReads = () -> {};
     private volatile Runnable beforeDetectorTick = () -> {};
@@ -269,6 +270,15 @@ public final class LockRegistry implements AutoCloseable {
 
     void beforeRegistering() {
         beforeRegistering.run();
+    }
+
+    /** Test hook: runs on the acquiring thread once its hold is registered, before its lease is handed out. */
+    void afterRegistering(Runnable hook) {
+        this.afterRegistering = Objects.requireNonNull(hook);
+    }
+
+    void afterRegistering() {
+        afterRegistering.run();
     }
 
     /**

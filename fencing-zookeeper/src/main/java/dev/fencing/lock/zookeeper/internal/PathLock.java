@@ -152,12 +152,35 @@ final class PathLock {
         }
     }
 
+    /**
+     * Reads the token of the node Curator granted and registers the hold. Whatever is thrown on the way, an
+     * {@link Error} too (an assertion, an {@code OutOfMemoryError}), leaves no node and no hold behind: no lease is
+     * handed out, so nothing else would ever release the node, and every other contender would wait until the
+     * session ends.
+     */
     private Hold grant(Thread me, TokenLockDriver.Attempt attempt) {
-        registry.beforeRegistering();
+        Hold hold = null;
+        try {
+            registry.beforeRegistering();
+            hold = newHold(me, attempt);
+            holds.put(me, hold);
+            registry.register(
+                    hold,
+                    registry.client.getZookeeperClient().getLastNegotiatedSessionTimeoutMs(),
+                    attempt.disruptionsBeforeCreate);
+            registry.watchLater(hold);
+            noteToken(hold.token);
+            registry.afterRegistering();
+        } catch (Throwable e) {
+            abandon(hold);
+            throw e;
+        }
+        LOG.debug("acquired {} with fence token {}", path, hold.token);
+        return hold;
+    }
+
+    private Hold newHold(Thread me, TokenLockDriver.Attempt attempt) {
         String node = mutex.heldNodePath();
-        long token;
-        long sessionId;
-        int sessionTimeout;
         try {
             long czxid = attempt.czxid;
             long owner = attempt.ephemeralOwner;
@@ -167,6 +190,7 @@ final class PathLock {
                 czxid = stat.getCzxid();
                 owner = stat.getEphemeralOwner();
             }
+            long token;
             if (attempt.downgradedFrom != null) {
                 // a read grant under this thread's write hold: the write's token, whatever the source
                 token = attempt.downgradedFrom.token;
@@ -177,10 +201,8 @@ final class PathLock {
                 ensureZxidHistory();
             }
             FenceTokens.requirePositive(token, "lock " + path);
-            sessionId = owner;
-            sessionTimeout = registry.client.getZookeeperClient().getLastNegotiatedSessionTimeoutMs();
+            return new Hold(this, node, token, owner, attempt.generationBeforeCreate, me, onLoss);
         } catch (InterruptedException e) {
-            releaseQuietly(null);
             Thread.currentThread().interrupt();
             throw new LockInterruptedException(
                     "interrupted while reading lock node " + node + " of " + path + "; no token was issued",
@@ -188,19 +210,20 @@ final class PathLock {
                     0,
                     e);
         } catch (RuntimeException e) {
-            releaseQuietly(null);
             throw e;
         } catch (Exception e) {
-            releaseQuietly(null);
             throw new LockAcquisitionException("could not read the token of lock node " + node, path, e);
         }
-        Hold hold = new Hold(this, node, token, sessionId, attempt.generationBeforeCreate, me, onLoss);
-        holds.put(me, hold);
-        registry.register(hold, sessionTimeout, attempt.disruptionsBeforeCreate);
-        registry.watchLater(hold);
-        noteToken(token);
-        LOG.debug("acquired {} with fence token {}", path, token);
-        return hold;
+    }
+
+    /** Undoes a grant that fails before its lease is handed out; {@code hold} is null if none was made yet. */
+    private void abandon(Hold hold) {
+        if (hold != null) {
+            hold.invalidate(LeaseLoss.RELEASED);
+            holds.remove(hold.owner, hold);
+            registry.unregister(hold);
+        }
+        releaseQuietly(null); // a failed release is worth a warning: the node was never handed out
     }
 
     private long sequenceToken(String node, TokenLockDriver.Attempt attempt) {

@@ -231,6 +231,67 @@ class LockRegistryIT {
         secondTaken.close();
     }
 
+    /**
+     * An {@link Error} (an assertion, an {@code OutOfMemoryError}) between the grant and the lease: no lease
+     * is handed out, so nothing would ever release the node, and every other contender would wait until the
+     * session ends. The acquire throws the error itself, and the node is gone.
+     */
+    @Test
+    void anErrorBetweenGrantAndRegistrationReleasesTheNodeAndIsThrown() throws Exception {
+        CuratorFramework client = client();
+        LockRegistry registry = registry(client, new RecordingListener());
+        AssertionError error = new AssertionError("between grant and registration");
+        registry.beforeRegistering(Hooks.once(() -> {
+            throw error;
+        }));
+        FencedLock lock = registry.lock(path, TokenSource.SEQUENCE);
+
+        assertThatThrownBy(lock::acquire).isSameAs(error);
+
+        assertThat(client.getChildren().forPath(path))
+                .as("the granted node is released")
+                .containsExactly(LockParents.marker(0));
+        assertThat(registry.liveLocks()).isZero();
+        FencedLock other = registry(client(), new RecordingListener()).lock(path, TokenSource.SEQUENCE);
+        long otherToken;
+        try (Lease taken = other.tryAcquire(Duration.ofSeconds(5)).orElseThrow()) {
+            otherToken = taken.token();
+        }
+        try (Lease again = lock.tryAcquire(Duration.ofSeconds(5)).orElseThrow()) {
+            assertThat(again.token()).as("the same thread, under a fresh node").isGreaterThan(otherToken);
+        }
+    }
+
+    /** As above, with the error after the hold was registered: the registry forgets the hold, too. */
+    @Test
+    void anErrorAfterRegistrationReleasesTheNodeAndLeavesNoHoldBehind() throws Exception {
+        CuratorFramework client = client();
+        RecordingListener listener = new RecordingListener();
+        LockRegistry registry = registry(client, listener);
+        OutOfMemoryError error = new OutOfMemoryError("unable to create native thread");
+        registry.afterRegistering(Hooks.once(() -> {
+            throw error;
+        }));
+        FencedLock lock = registry.lock(path, TokenSource.SEQUENCE);
+
+        assertThatThrownBy(lock::acquire).isSameAs(error);
+
+        assertThat(client.getChildren().forPath(path))
+                .as("the granted node is released")
+                .containsExactly(LockParents.marker(0));
+        assertThat(registry.liveLocks()).isZero();
+        try (Lease again = lock.tryAcquire(Duration.ofSeconds(5)).orElseThrow()) {
+            assertThat(again.isValid())
+                    .as("a fresh grant, not the abandoned hold")
+                    .isTrue();
+            assertThat(client.getChildren().forPath(path)).hasSize(2); // the marker and this grant's node
+        }
+        registry.close();
+        assertThat(listener.invalidations)
+                .as("no abandoned hold is left for the close to invalidate")
+                .isEmpty();
+    }
+
     @Test
     void anInterruptDuringVerifyKeepsTheFlagAndLeavesTheLeaseValid() {
         LockRegistry registry = registry(client(), new RecordingListener());
