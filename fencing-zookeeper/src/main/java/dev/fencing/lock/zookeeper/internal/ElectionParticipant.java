@@ -373,19 +373,28 @@ final class ElectionParticipant implements FencedLeaderElection {
                     throw e;
                 }
                 HeldLeadership won = new HeldLeadership(lease, participantId);
-                boolean valid = won.isValid(); // may invalidate (a pause) and tell the listener: not under the monitor
-                synchronized (monitor) {
-                    if (valid && !withdrawn && lease.hold().loss() == null) {
-                        term = won;
-                        serving = this;
-                        elected.complete(won);
-                        LOG.info(
-                                "participant {} leads election {} with term token {}",
-                                participantId,
-                                path,
-                                won.token());
-                        return won;
+                try {
+                    // may invalidate (a pause) and tell the listener: not under the monitor
+                    boolean valid = won.isValid();
+                    synchronized (monitor) {
+                        if (valid && !withdrawn && lease.hold().loss() == null) {
+                            term = won;
+                            serving = this;
+                            elected.complete(won);
+                            LOG.info(
+                                    "participant {} leads election {} with term token {}",
+                                    participantId,
+                                    path,
+                                    won.token());
+                            return won;
+                        }
                     }
+                } catch (Throwable e) {
+                    // an Error too: the candidacy ends with it, and no lease would be left to release the node
+                    holdOf(won).stepDown();
+                    Thread.interrupted();
+                    lease.close();
+                    throw e;
                 }
                 LeaseLoss loss = lease.lossCause();
                 lease.close();

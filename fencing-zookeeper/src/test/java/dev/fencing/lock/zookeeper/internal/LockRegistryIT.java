@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.fencing.lock.FencedLeaderElection;
 import dev.fencing.lock.FencedLock;
 import dev.fencing.lock.FencedLockListener;
 import dev.fencing.lock.Lease;
@@ -19,6 +20,7 @@ import java.lang.reflect.Proxy;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executor;
@@ -290,6 +292,39 @@ class LockRegistryIT {
         assertThat(listener.invalidations)
                 .as("no abandoned hold is left for the close to invalidate")
                 .isEmpty();
+    }
+
+    /**
+     * An {@link Error} on a participant's thread between its grant and its term (here from the term's first check):
+     * the candidacy ends with it, and its node goes with it. Left behind, the node was held by nobody until the
+     * session ended, and no other participant was elected.
+     */
+    @Test
+    void anErrorBetweenAParticipantsGrantAndItsTermEndsTheCandidacyWithItAndLetsTheNodeGo() throws Exception {
+        CuratorFramework client = client();
+        LockRegistry registry = registry(client, new RecordingListener());
+        AssertionError error = new AssertionError("between grant and term");
+        AtomicBoolean once = new AtomicBoolean();
+        registry.betweenValidityReads(() -> {
+            if (Thread.currentThread().getName().startsWith("fenced-election-") && once.compareAndSet(false, true)) {
+                throw error;
+            }
+        });
+        FencedLeaderElection a = registry.election(path, TokenSource.SEQUENCE, "a");
+        FencedLeaderElection b = registry(client(), new RecordingListener()).election(path, TokenSource.SEQUENCE, "b");
+        opened.add(a);
+        opened.add(b);
+
+        CompletableFuture<LeaseLoss> over = a.lead(term -> {});
+
+        assertThatThrownBy(() -> over.get(10, TimeUnit.SECONDS)).cause().isSameAs(error);
+        assertThat(client.getChildren().forPath(path))
+                .as("the granted node is released")
+                .containsExactly(LockParents.marker(0));
+        assertThat(b.awaitLeadership(Duration.ofSeconds(10)))
+                .as("the next participant is elected")
+                .isPresent();
+        assertThat(a.isLeader()).isFalse();
     }
 
     @Test
