@@ -290,7 +290,6 @@ public final class EtcdLockRegistry implements AutoCloseable {
                                 hold.loss());
                         continue;
                     default:
-                        granted = true;
                         // before the hold is the thread's, so that a regressed token is told before its loss
                         noteToken(hold);
                         LOG.debug("acquired {} with fence token {} (key {})", hold.path, hold.token, hold.key);
@@ -302,6 +301,8 @@ public final class EtcdLockRegistry implements AutoCloseable {
                         if (lost != null) {
                             notifier.tellLater(List.of(hold), lost);
                         }
+                        // only now: whatever is thrown before, an Error too, would leave no lease to release the hold
+                        granted = true;
                         return Optional.of(hold);
                 }
             } finally {
@@ -341,9 +342,10 @@ public final class EtcdLockRegistry implements AutoCloseable {
         }
     }
 
-    /** Gives up a hold that was never granted: nobody was told of it, so nobody is told of its end. */
+    /** Gives up a hold whose lease was never handed out: its end is nobody's to hear of. */
     private void discard(EtcdHold hold) {
         hold.invalidate(LeaseLoss.RELEASED);
+        owned.remove(new OwnerKey(hold.name, hold.owner), hold);
         holds.remove(hold);
         keys.release(hold);
     }

@@ -317,6 +317,53 @@ class EtcdLockIT {
         lease.close();
     }
 
+    /**
+     * An {@link Error} (an assertion, an {@code OutOfMemoryError}) once the mutex granted a hold and before its lease
+     * is handed out: with no lease, nothing would ever revoke the hold's etcd lease, which its keep-alives renew for
+     * as long as the registry lives, and every other contender would wait for a key that never goes. The acquire
+     * throws the error itself, and the key and its lease are gone.
+     */
+    @Test
+    void anErrorBetweenGrantAndLeaseRevokesTheHoldsLeaseAndIsThrown() throws Exception {
+        List<String> told = new CopyOnWriteArrayList<>();
+        EtcdLockRegistry registry = EtcdTesting.registry(client(), prefix, TTL, new FencedLockListener() {
+            @Override
+            public void leaseInvalidated(Lease lease, LeaseLoss cause) {
+                told.add(lease.token() + ":" + cause);
+            }
+        });
+        opened.add(registry);
+        AssertionError error = new AssertionError("between grant and lease");
+        AtomicLong abandonedLease = new AtomicLong();
+        AtomicBoolean once = new AtomicBoolean();
+        registry.beforeGranted(hold -> {
+            if (once.compareAndSet(false, true)) {
+                abandonedLease.set(hold.leaseId);
+                throw error;
+            }
+        });
+        FencedLock lock = registry.lock("error");
+
+        assertThatThrownBy(lock::acquire).isSameAs(error);
+
+        assertThat(keysUnder(outsider, prefix)).as("the granted key is gone").isEmpty();
+        assertThat(outsider.getLeaseClient()
+                        .timeToLive(abandonedLease.get(), LeaseOption.DEFAULT)
+                        .get(10, TimeUnit.SECONDS)
+                        .getTTL())
+                .as("the hold's etcd lease is revoked")
+                .isEqualTo(-1);
+        try (Lease again = lock.tryAcquire(Duration.ofSeconds(3)).orElseThrow()) {
+            assertThat(again.isValid())
+                    .as("a fresh grant, not the abandoned hold")
+                    .isTrue();
+        }
+        registry.close();
+        assertThat(told)
+                .as("no abandoned hold is left for the close to invalidate")
+                .isEmpty();
+    }
+
     @Test
     void anInterruptedWaiterThrowsKeepsItsInterruptFlagAndDeletesItsKey() throws Exception {
         EtcdLockRegistry registry = registry(client());
