@@ -113,46 +113,46 @@ final class EtcdElection implements FencedLeaderElection {
                     }
                     throw e;
                 }
-                HeldLeadership leadership = new HeldLeadership(new HeldLease(hold, true), participantId);
-                held = hold;
-                leading = true;
-                if (!leadership.isValid() || withdrawn) {
-                    // invalid at once: no term; let go and contend again (or leave)
-                    leading = false;
-                    Thread.interrupted();
-                    registry.exit(hold);
-                    continue;
-                }
-                beforeTerm.run();
-                boolean published;
-                synchronized (this) {
-                    // withdraw() sets withdrawn and reads term under this monitor: either it finds the term and
-                    // ends it, or the term is never published (a step-down that returned leaves no valid term)
-                    published = !withdrawn;
-                    if (published) {
-                        term = leadership;
-                    }
-                }
-                if (!published) {
-                    leading = false;
-                    Thread.interrupted();
-                    registry.exit(hold);
-                    continue;
-                }
-                LOG.info("{} leads {} with fence token {}", participantId, path, hold.token);
-                elected.complete(leadership);
+                // whatever ends the grant, an Error too, lets go of its key: else its keep-alives renew it for good
+                boolean published = false;
                 try {
-                    if (task != null) {
-                        task.lead(leadership);
-                    } else {
-                        while (hold.loss() == null) {
-                            Thread.sleep(Long.MAX_VALUE);
+                    HeldLeadership leadership = new HeldLeadership(new HeldLease(hold, true), participantId);
+                    held = hold;
+                    leading = true;
+                    if (!leadership.isValid() || withdrawn) {
+                        continue; // invalid at once: no term; let go and contend again (or leave)
+                    }
+                    beforeTerm.run();
+                    synchronized (this) {
+                        // withdraw() sets withdrawn and reads term under this monitor: either it finds the term and
+                        // ends it, or the term is never published (a step-down that returned leaves no valid term)
+                        published = !withdrawn;
+                        if (published) {
+                            term = leadership;
                         }
                     }
-                } catch (InterruptedException e) {
-                    // the term ended, or the participant stepped down
+                    if (!published) {
+                        continue;
+                    }
+                    LOG.info("{} leads {} with fence token {}", participantId, path, hold.token);
+                    elected.complete(leadership);
+                    try {
+                        if (task != null) {
+                            task.lead(leadership);
+                        } else {
+                            while (hold.loss() == null) {
+                                Thread.sleep(Long.MAX_VALUE);
+                            }
+                        }
+                    } catch (InterruptedException e) {
+                        // the term ended, or the participant stepped down
+                    }
                 } finally {
-                    registry.endTerm(hold, LeaseLoss.STEPPED_DOWN);
+                    if (published) {
+                        registry.endTerm(hold, LeaseLoss.STEPPED_DOWN);
+                    } else {
+                        leading = false; // no term: the release ends no term
+                    }
                     Thread.interrupted();
                     registry.exit(hold);
                 }

@@ -182,6 +182,33 @@ class ElectionIT {
     }
 
     /**
+     * An {@link Error} (an assertion, an {@code OutOfMemoryError}) on the participant's thread between its grant and
+     * its term: the candidacy ends with it, and its key goes with it. Left behind, the key's lease was renewed for as
+     * long as the locks lived, and no other participant was ever elected.
+     */
+    @Test
+    void anErrorBetweenGrantAndTermEndsTheCandidacyWithItAndLetsTheKeyGo() throws Exception {
+        EtcdElection a = (EtcdElection) participant("host-a");
+        FencedLeaderElection b = participant("host-b");
+        AssertionError error = new AssertionError("between grant and term");
+        AtomicBoolean once = new AtomicBoolean();
+        a.beforeTerm(() -> {
+            if (once.compareAndSet(false, true)) {
+                throw error;
+            }
+        });
+
+        CompletableFuture<LeaseLoss> over = a.lead(term -> {});
+
+        assertThatThrownBy(() -> over.get(10, TimeUnit.SECONDS)).cause().isSameAs(error);
+        assertThat(keysUnder(outsider, prefix)).as("the granted key is gone").isEmpty();
+        assertThat(b.awaitLeadership(WAIT))
+                .as("the next participant is elected")
+                .isPresent();
+        assertThat(a.isLeader()).isFalse();
+    }
+
+    /**
      * A term ends; its candidacy's thread is still letting go of its key (held here) when the participant awaits
      * leadership again. The documented loop ({@code while (running) { term = awaitLeadership(); while
      * (term.isValid()) ... }}) must get a new term, not the ended one back at once (it would spin on it until the
