@@ -86,6 +86,7 @@ public final class LockRegistry implements AutoCloseable {
     private volatile boolean closed;
     private volatile Runnable beforeRegistering = () -> {};
     private volatile Runnable afterRegistering = () -> {};
+    private volatile Runnable whenNodeGranted = () -> {};
     private volatile Runnable betweenValidityReads = () -> {};
     private volatile Runnable betweenConnectionAndSessionReads = () -> {};
     private volatile Runnable beforeDetectorTick = () -> {};
@@ -270,6 +271,18 @@ public final class LockRegistry implements AutoCloseable {
 
     void beforeRegistering() {
         beforeRegistering.run();
+    }
+
+    /**
+     * Test hook: runs on the acquiring thread inside Curator's wait for the lock, when the listing of the lock's
+     * children says that its node holds the lock, before Curator returns it.
+     */
+    void whenNodeGranted(Runnable hook) {
+        this.whenNodeGranted = Objects.requireNonNull(hook);
+    }
+
+    void whenNodeGranted() {
+        whenNodeGranted.run();
     }
 
     /** Test hook: runs on the acquiring thread once its hold is registered, before its lease is handed out. */

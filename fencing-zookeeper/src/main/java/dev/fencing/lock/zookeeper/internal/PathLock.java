@@ -138,6 +138,10 @@ final class PathLock {
                     throw e; // refused, and its lock node released: the message says why
                 } catch (Exception e) {
                     throw new LockAcquisitionException("could not acquire lock " + path + where(e) + ": " + e, path, e);
+                } catch (Error e) {
+                    // Curator deletes the node of a failed attempt on an Exception only
+                    deleteQuietly(attempt.nodePath);
+                    throw e;
                 }
                 Hold hold = grant(me, attempt);
                 keepCheckout = true;
@@ -411,6 +415,32 @@ final class PathLock {
             releaseQuietly(hold);
         } finally {
             registry.checkin(this);
+        }
+    }
+
+    /** Deletes a node that Curator created and never handed out; null for none. */
+    private void deleteQuietly(String node) {
+        if (node == null) {
+            return;
+        }
+        // an interrupted thread still deletes: Curator's delete would fail at once on the flag
+        boolean interrupted = Thread.interrupted();
+        try {
+            registry.client.delete().guaranteed().forPath(node);
+        } catch (KeeperException.NoNodeException gone) {
+            // deleted already, or never created
+        } catch (InterruptedException e) {
+            interrupted = true;
+        } catch (Exception e) {
+            LOG.warn(
+                    "could not delete lock node {} of {}: {}; ZooKeeper deletes it when the session ends",
+                    node,
+                    path,
+                    e.toString());
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 

@@ -124,6 +124,7 @@ final class TokenLockDriver extends StandardLockInternalsDriver {
         if (result.getsTheLock() && attempt != null) {
             // this listing was read after our create and holds our node, so it is of our node's parent
             attempt.base = LockParents.base(children);
+            registry.whenNodeGranted();
         }
         return result;
     }

@@ -264,6 +264,33 @@ class LockRegistryIT {
         }
     }
 
+    /**
+     * As above, with the error inside Curator's wait for the lock, once the listing says the node holds it: Curator
+     * deletes the node of a failed attempt on an {@link Exception} only.
+     */
+    @Test
+    void anErrorInsideCuratorsGrantReleasesTheNodeAndIsThrown() throws Exception {
+        CuratorFramework client = client();
+        LockRegistry registry = registry(client, new RecordingListener());
+        AssertionError error = new AssertionError("inside Curator's grant");
+        registry.whenNodeGranted(Hooks.once(() -> {
+            throw error;
+        }));
+        FencedLock lock = registry.lock(path, TokenSource.SEQUENCE);
+
+        assertThatThrownBy(lock::acquire).isSameAs(error);
+
+        assertThat(client.getChildren().forPath(path))
+                .as("the granted node is released")
+                .containsExactly(LockParents.marker(0));
+        assertThat(registry.liveLocks()).isZero();
+        try (Lease again = lock.tryAcquire(Duration.ofSeconds(5)).orElseThrow()) {
+            assertThat(again.isValid())
+                    .as("the same thread, under a fresh node")
+                    .isTrue();
+        }
+    }
+
     /** As above, with the error after the hold was registered: the registry forgets the hold, too. */
     @Test
     void anErrorAfterRegistrationReleasesTheNodeAndLeavesNoHoldBehind() throws Exception {
