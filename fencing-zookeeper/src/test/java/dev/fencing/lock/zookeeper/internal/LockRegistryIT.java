@@ -102,7 +102,11 @@ class LockRegistryIT {
     void aSuspensionBetweenGrantAndRegistrationInvalidatesTheLeaseEvenThoughTheSessionSurvived() {
         CuratorFramework client = client();
         RecordingListener listener = new RecordingListener();
-        LockRegistry registry = registry(client, listener);
+        // the server's stop and restart take seconds on a loaded machine: no pause of the test's own threads
+        // (the detector's, starved of CPU meanwhile) may count here, only the suspension
+        LockRegistry registry = new LockRegistry(
+                client, null, Duration.ofSeconds(30), listener, FencedLocks.DEFAULT_SEQUENCE_WRAP_MARGIN);
+        opened.add(registry);
         AtomicBoolean suspended = new AtomicBoolean();
         AtomicBoolean reconnected = new AtomicBoolean();
         client.getConnectionStateListenable().addListener((c, state) -> {
