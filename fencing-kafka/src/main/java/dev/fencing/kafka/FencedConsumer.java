@@ -74,7 +74,9 @@ import org.slf4j.LoggerFactory;
  *       nor accepts a stale one. Each unit first locks its partitions in the store (see {@link
  *       WatermarkStore#lockPartition}), so a member expelled from the group waits or fails before its handler runs on
  *       records of a partition another member committed. On assignment the consumer stops with {@link
- *       StoreBehindKafkaException} if the group's committed offset in Kafka is ahead of the store's, and
+ *       StoreBehindKafkaException} if the group's committed offset in Kafka is ahead of the store's, with
+ *       {@link TopicRecreatedException} if the store holds the topic's progress under another Kafka topic id
+ *       (a topic deleted and created again under the same name; see {@link WatermarkStore#recordTopicId}), and
  *       with {@link LogBehindStoreException} if Kafka returns a partition's records from below the store's
  *       offset (a topic deleted and created again, a truncated log) rather than judge them by another log's
  *       state.
@@ -196,7 +198,7 @@ import org.slf4j.LoggerFactory;
  * before that its broker's metadata does not show yet), a store behind Kafka, or a log behind the store stops
  * the loop; {@link #run()} throws it ({@link RecordHandlingException}, {@link DeadLetterException}, {@link
  * WatermarkStoreException}, {@link MissingTopicException}, {@link StoreBehindKafkaException}, {@link
- * LogBehindStoreException}) and {@link
+ * TopicRecreatedException}, {@link LogBehindStoreException}) and {@link
  * #start()}'s future completes with it; {@link #state()} is then {@link ConsumerState#FAILED} and {@link
  * #restart()} starts it again from what was committed. Records are read {@code read_committed} only. With the in-memory store
  * or a plain handler, delivery is at least once: a crash between the handler and the offset commit replays

@@ -14,10 +14,12 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.utils.Bytes;
 
 /**
@@ -49,6 +51,11 @@ import org.apache.kafka.common.utils.Bytes;
  * of each key is accepted whatever its token. Use {@link PostgresWatermarkStore} where a stale record must be
  * refused across restarts too.
  *
+ * <p>Topic ids: the store keeps the id of each topic a group took partitions of ({@link #recordTopicId}), so
+ * that a consumer taking a partition of a topic deleted and created again under the same name while this
+ * store lives stops with {@link TopicRecreatedException} instead of reading the new topic by the old one's
+ * offsets and watermarks.
+ *
  * <p>There is no transaction: the handler's effects are not undone if {@link #commit} refuses a batch.
  * Memory: about 60 bytes per key (the key bytes, shared with the consumer, and a slot of an open-addressing
  * table), for every key ever seen, so 100,000 keys of 10 bytes take about 6 MB. Thread-safe.
@@ -59,6 +66,7 @@ public final class InMemoryWatermarkStore implements WatermarkStore<Void> {
             .thenComparingInt(g -> g.partition().partition());
 
     private final Map<GroupPartition, Stored> partitions = new HashMap<>();
+    private final Map<GroupTopic, Uuid> topicIds = new ConcurrentHashMap<>();
     // one per partition ever locked (bounded by the partitions of the groups using this store)
     private final Map<GroupPartition, ReentrantLock> partitionLocks = new ConcurrentHashMap<>();
     // the locks of the commit running on this thread; null outside commit
@@ -190,12 +198,21 @@ public final class InMemoryWatermarkStore implements WatermarkStore<Void> {
         }
     }
 
+    /** Records {@code currentId} if the group has no id for the topic yet; returns the id held. */
+    @Override
+    public Optional<Uuid> recordTopicId(String groupId, String topic, Uuid currentId) {
+        Objects.requireNonNull(currentId, "currentId");
+        return Optional.of(topicIds.computeIfAbsent(new GroupTopic(groupId, topic), k -> currentId));
+    }
+
     /** Number of keys held, over all groups and partitions. */
     public synchronized int size() {
         return partitions.values().stream().mapToInt(s -> s.watermarks.size()).sum();
     }
 
     private record GroupPartition(String groupId, TopicPartition partition) {}
+
+    private record GroupTopic(String groupId, String topic) {}
 
     private static final class Stored {
         long nextOffset = -1;

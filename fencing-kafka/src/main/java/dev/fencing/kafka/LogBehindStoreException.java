@@ -17,8 +17,9 @@ import org.apache.kafka.common.TopicPartition;
  * PostgresWatermarkStore}, from {@code fencing.kafka_offset} and {@code fencing.kafka_watermark}) with every
  * member of the group stopped, then start them: the new log is read from its beginning. For a truncated log,
  * decide where the group reads on and set the stored offset there ({@code UPDATE fencing.kafka_offset SET
- * next_offset = ...}). A recreated topic whose new log already reaches the stored offset when the consumer
- * reads it cannot be told from the old log: delete the rows when you recreate the topic.
+ * next_offset = ...}). A recreated topic whose new log already reaches the stored offset is told from the old
+ * one by its topic id ({@link TopicRecreatedException}), where the store keeps topic ids; delete the rows when
+ * you recreate the topic all the same.
  */
 public final class LogBehindStoreException extends FencedKafkaException {
     private static final long serialVersionUID = 1L;

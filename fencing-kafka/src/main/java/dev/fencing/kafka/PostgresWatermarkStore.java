@@ -24,9 +24,12 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
+import java.util.UUID;
 import java.util.function.Function;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.utils.Bytes;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
@@ -103,6 +106,21 @@ public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
             + " AND NOT attisdropped)";
 
     /**
+     * Records the group's id of a topic unless it has one, and returns the id it has: the inserted row, or the
+     * stored one (the two arms read the same snapshot, so exactly one of them returns a row, except when another
+     * member's insert committed while this one waited on it: then neither does, and the caller asks again).
+     */
+    private static final String RECORD_TOPIC_ID = "WITH inserted AS (INSERT INTO fencing.kafka_topic"
+            + " (consumer_group, topic, topic_id) VALUES (?, ?, ?::pg_catalog.uuid) ON CONFLICT DO NOTHING"
+            + " RETURNING topic_id)"
+            + " SELECT topic_id::pg_catalog.text FROM inserted UNION ALL"
+            + " SELECT topic_id::pg_catalog.text FROM fencing.kafka_topic"
+            + " WHERE consumer_group OPERATOR(pg_catalog.=) ? AND topic OPERATOR(pg_catalog.=) ?";
+
+    /** Whether V104's table is there: without it the store keeps no topic ids and makes no recreation check. */
+    private static final String HAS_TOPIC_IDS = "SELECT pg_catalog.to_regclass('fencing.kafka_topic') IS NOT NULL";
+
+    /**
      * The zombie fencing needs READ COMMITTED: a unit that waited on the partition lock must see the offset
      * the previous owner committed (a snapshot taken before the wait would not). Jdbi's {@code
      * useTransaction(level, ...)} gets there with a handful of {@code getTransactionIsolation()} round trips
@@ -156,6 +174,8 @@ public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
     // V101's applied offsets are in the database: checked at each assignment until they are (a migration may
     // add them while consumers run), then read with every lazy load
     private volatile boolean appliedOffsets;
+    // V104's table is in the database: checked at each assignment until it is
+    private volatile boolean topicIds;
     /** The unit of work running on each thread, while it runs. */
     private final ThreadLocal<UnitIsolation> units = new ThreadLocal<>();
 
@@ -168,7 +188,8 @@ public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
     /**
      * A store on the database behind {@code jdbi}, which must have the V100 migration applied (and V101 for the
      * key-parallel consumer with a transactional handler; V102 only changes the watermark table's layout so
-     * that raising a watermark is a HOT update), whose locks wait
+     * that raising a watermark is a HOT update; V104 for the check of recreated topics, {@link
+     * #recordTopicId}), whose locks wait
      * at most {@value #DEFAULT_LOCK_TIMEOUT_SECONDS} s for another unit's.
      */
     public static PostgresWatermarkStore create(Jdbi jdbi) {
@@ -282,6 +303,56 @@ public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
                     "could not load " + keys.size() + " watermarks of group " + groupId + " " + partition + ": "
                             + e.getMessage(),
                     e);
+        }
+    }
+
+    /**
+     * Records {@code currentId} in {@code fencing.kafka_topic} (the V104 migration) if the group has no id for the
+     * topic, in a transaction of its own, and returns the id stored. Without V104 it returns empty, recording
+     * nothing (no recreation check), and logs that once per assignment until the migration is applied.
+     */
+    @Override
+    public Optional<Uuid> recordTopicId(String groupId, String topic, Uuid currentId) {
+        Objects.requireNonNull(currentId, "currentId");
+        UUID id = new UUID(currentId.getMostSignificantBits(), currentId.getLeastSignificantBits());
+        try {
+            return jdbi.withHandle(handle -> {
+                Connection connection = handle.getConnection();
+                if (!topicIds) {
+                    try (Statement statement = connection.createStatement();
+                            ResultSet rows = statement.executeQuery(HAS_TOPIC_IDS)) {
+                        topicIds = rows.next() && rows.getBoolean(1);
+                    }
+                    if (!topicIds) {
+                        LOG.warn(
+                                "group {} topic {}: fencing.kafka_topic is missing (apply the V104 migration): a topic"
+                                        + " deleted and created again under the same name is not detected",
+                                groupId,
+                                topic);
+                        return Optional.empty();
+                    }
+                }
+                try (PreparedStatement statement = connection.prepareStatement(RECORD_TOPIC_ID)) {
+                    statement.setString(1, groupId);
+                    statement.setString(2, topic);
+                    statement.setString(3, id.toString());
+                    statement.setString(4, groupId);
+                    statement.setString(5, topic);
+                    for (int attempt = 0; attempt < 2; attempt++) {
+                        try (ResultSet rows = statement.executeQuery()) {
+                            if (rows.next()) {
+                                UUID stored = UUID.fromString(rows.getString(1));
+                                return Optional.of(
+                                        new Uuid(stored.getMostSignificantBits(), stored.getLeastSignificantBits()));
+                            }
+                        }
+                    }
+                    throw new SQLException("no topic id recorded nor found for group " + groupId + " topic " + topic);
+                }
+            });
+        } catch (JdbiException | SQLException e) {
+            throw new WatermarkStoreException(
+                    "could not record the topic id of group " + groupId + " topic " + topic + ": " + e.getMessage(), e);
         }
     }
 

@@ -17,6 +17,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.utils.Bytes;
 import org.junit.jupiter.api.Test;
 
@@ -171,5 +172,17 @@ class InMemoryWatermarkStoreTest {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(e);
         }
+    }
+
+    @Test
+    void recordsTheFirstTopicIdOfEachGroupAndTopicAndReturnsItThereafter() {
+        InMemoryWatermarkStore store = new InMemoryWatermarkStore();
+        Uuid first = Uuid.randomUuid();
+        Uuid recreated = Uuid.randomUuid();
+
+        assertThat(store.recordTopicId("g", "orders", first)).contains(first);
+        assertThat(store.recordTopicId("g", "orders", recreated)).contains(first);
+        assertThat(store.recordTopicId("other", "orders", recreated)).contains(recreated);
+        assertThat(store.recordTopicId("g", "payments", recreated)).contains(recreated);
     }
 }

@@ -11,7 +11,10 @@ import static org.awaitility.Awaitility.await;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
@@ -19,6 +22,7 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.jdbi.v3.core.Handle;
 import org.junit.jupiter.api.AfterAll;
@@ -53,8 +57,10 @@ class TopicRecreatedIT {
         String group = newGroup("recreated-parallel");
         runOldTopic(group, topic, 4);
         recreate(topic, 2);
+        forgetTopicIds(group);
 
-        // when: the consumer starts again on the new topic
+        // when: the consumer starts again on the new topic, with a store that holds no topic id (written before
+        // V104): the log's offsets are what tell it
         Throwable failure = runUntilFailureOrMovedOff(group, topic, 4);
 
         // then: it stops naming the partition and the offsets; without the check it took the new records at
@@ -76,8 +82,9 @@ class TopicRecreatedIT {
         String group = newGroup("recreated-serial");
         runOldTopic(group, topic, 1);
         recreate(topic, 2);
+        forgetTopicIds(group);
 
-        // when
+        // when: as above, with no topic id stored
         Throwable failure = runUntilFailureOrMovedOff(group, topic, 1);
 
         // then: without the check it read the new log from 0 under the old log's watermarks and saved offset 2
@@ -108,13 +115,197 @@ class TopicRecreatedIT {
             recreate(topic, 2);
             await().atMost(Duration.ofSeconds(60)).until(() -> stopped.isDone() || storedOffset(group, topic) != 3);
 
-            // then: without the check it applied new-0 and new-1 under the old topic's watermarks and stored 2
+            // then: without the checks it applied new-0 and new-1 under the old topic's watermarks and stored 2.
+            // Kafka assigns the new topic's partition again, where the topic id check stops it; a consumer that
+            // polled the new log before that would be stopped by the offset check
             assertThat(consumer.failure())
                     .as("what stopped the consumer; applied: %s", values(topic))
-                    .isInstanceOf(LogBehindStoreException.class)
-                    .hasMessageContaining("from offset 0, below the watermark store's offset 3");
+                    .isInstanceOfAny(TopicRecreatedException.class, LogBehindStoreException.class);
             assertThat(values(topic)).containsExactly("old-0", "old-1", "old-2");
         }
+    }
+
+    @Test
+    void serialStopsOnATopicRecreatedPastTheStoredOffsetInsteadOfSkippingItsFirstRecords() throws Exception {
+        // given: the old topic's three records applied (stored offset 3), then the topic deleted and created
+        // again with five newer records: the new log already reaches offset 3
+        String topic = newTopic("recreated-past-serial", 1);
+        String group = newGroup("recreated-past-serial");
+        runOldTopic(group, topic, 1);
+        Uuid oldId = topicId(topic);
+        recreate(topic, 5);
+
+        // when
+        Throwable failure = runUntilFailureOrMovedOff(group, topic, 1);
+
+        // then: without the check it sought the new log to 3, applied new-3 and new-4 and stored 5, skipping
+        // new-0 to new-2
+        assertStoppedAsRecreated(failure, group, topic, oldId);
+        assertThat(storedOffset(group, topic)).isEqualTo(3);
+    }
+
+    @Test
+    void keyParallelStopsOnATopicRecreatedPastTheStoredOffsetInsteadOfSkippingItsFirstRecords() throws Exception {
+        // given: the same, consumed by the key-parallel consumer
+        String topic = newTopic("recreated-past-parallel", 1);
+        String group = newGroup("recreated-past-parallel");
+        runOldTopic(group, topic, 4);
+        Uuid oldId = topicId(topic);
+        recreate(topic, 5);
+
+        // when
+        Throwable failure = runUntilFailureOrMovedOff(group, topic, 4);
+
+        // then: without the check it applied new-3 and new-4 only
+        assertStoppedAsRecreated(failure, group, topic, oldId);
+        assertThat(storedOffset(group, topic)).isEqualTo(3);
+    }
+
+    @Test
+    void aRestartOnTheSameTopicResumesWhereTheStoreLeftOffInBothModes() throws Exception {
+        for (int concurrency : new int[] {1, 4}) {
+            // given: the old topic's three records applied, its id recorded, two more records sent
+            String topic = newTopic("same-topic-" + concurrency, 1);
+            String group = newGroup("same-topic-" + concurrency);
+            runOldTopic(group, topic, concurrency);
+            assertThat(recordedTopicId(group, topic)).contains(topicId(topic));
+            sendMore(topic, "old-3", "old-4");
+
+            // when
+            Throwable failure = runUntilStoredOffset(group, topic, concurrency, 5);
+
+            // then: no false alarm; the records after the stored offset are applied once each
+            assertThat(failure).as("concurrency %s", concurrency).isNull();
+            assertThat(values(topic)).containsExactly("old-0", "old-1", "old-2", "old-3", "old-4");
+        }
+    }
+
+    @Test
+    void aStoreWrittenBeforeTopicIdsWereKeptResumesAndRecordsTheTopicsId() throws Exception {
+        // given: progress stored with no topic id (as a store of before V104 holds it)
+        String topic = newTopic("no-id-yet", 1);
+        String group = newGroup("no-id-yet");
+        runOldTopic(group, topic, 1);
+        forgetTopicIds(group);
+        sendMore(topic, "old-3");
+
+        // when
+        Throwable failure = runUntilStoredOffset(group, topic, 1, 4);
+
+        // then: it resumed at the stored offset and recorded the topic's current id
+        assertThat(failure).isNull();
+        assertThat(values(topic)).containsExactly("old-0", "old-1", "old-2", "old-3");
+        assertThat(recordedTopicId(group, topic)).contains(topicId(topic));
+    }
+
+    @Test
+    void theInMemoryStoreStopsAConsumerOnATopicRecreatedPastItsOffsetToo() throws Exception {
+        // given: a serial consumer on an in-memory store applied the old topic's three records; the topic is
+        // deleted and created again with five newer records
+        String topic = newTopic("recreated-past-memory", 1);
+        String group = newGroup("recreated-past-memory");
+        InMemoryWatermarkStore store = new InMemoryWatermarkStore();
+        List<String> handled = new CopyOnWriteArrayList<>();
+        try (KafkaProducer<String, String> producer = KafkaFixture.producer()) {
+            for (int i = 0; i < 3; i++) {
+                sendFenced(producer, topic, "k", "old-" + i, i + 1);
+            }
+        }
+        TopicPartition partition = new TopicPartition(topic, 0);
+        try (FencedConsumer<String, String> consumer = inMemoryConsumer(group, topic, store, handled)) {
+            consumer.start();
+            await().atMost(Duration.ofSeconds(60)).until(() -> store.loadOffset(group, partition) == 3);
+        }
+        Uuid oldId = topicId(topic);
+        recreate(topic, 5);
+
+        // when: a consumer of the group starts again on the same store
+        try (FencedConsumer<String, String> consumer = inMemoryConsumer(group, topic, store, handled)) {
+            CompletableFuture<Void> stopped = consumer.start();
+            await().atMost(Duration.ofSeconds(60))
+                    .until(() -> stopped.isDone() || store.loadOffset(group, partition) != 3);
+
+            // then: without the check it read on from offset 3 and handled new-3 and new-4 only
+            assertThat(consumer.failure())
+                    .as("what stopped the consumer; handled: %s", handled)
+                    .isInstanceOf(TopicRecreatedException.class)
+                    .hasMessageContaining(group)
+                    .hasMessageContaining(oldId.toString())
+                    .hasMessageContaining(topicId(topic).toString());
+            assertThat(handled).containsExactly("old-0", "old-1", "old-2");
+        }
+    }
+
+    private static FencedConsumer<String, String> inMemoryConsumer(
+            String group, String topic, InMemoryWatermarkStore store, List<String> handled) {
+        return FencedConsumer.builder(new StringDeserializer(), new StringDeserializer())
+                .properties(consumerConfig(group))
+                .topics(topic)
+                .watermarkStore(store)
+                .handler((record, token) -> handled.add(record.value()))
+                .build();
+    }
+
+    private static void assertStoppedAsRecreated(Throwable failure, String group, String topic, Uuid oldId)
+            throws Exception {
+        Uuid newId = topicId(topic);
+        assertThat(newId).isNotEqualTo(oldId);
+        assertThat(failure)
+                .as("what stopped the consumer; applied: %s", values(topic))
+                .isInstanceOf(TopicRecreatedException.class)
+                .hasMessageContaining("group " + group + " topic " + topic)
+                .hasMessageContaining("topic id " + oldId + ", but the topic's id is now " + newId)
+                .hasMessageContaining("delete the group's rows for the topic");
+        TopicRecreatedException recreated = (TopicRecreatedException) failure;
+        assertThat(recreated.storedId()).isEqualTo(oldId);
+        assertThat(recreated.currentId()).isEqualTo(newId);
+        assertThat(values(topic)).containsExactly("old-0", "old-1", "old-2");
+    }
+
+    /** Deletes the group's topic ids: the store is then as one written before V104. */
+    private static void forgetTopicIds(String group) {
+        postgres.jdbi.useHandle(h -> h.execute("DELETE FROM fencing.kafka_topic WHERE consumer_group = ?", group));
+    }
+
+    private static void sendMore(String topic, String... values) {
+        try (KafkaProducer<String, String> producer = KafkaFixture.producer()) {
+            for (String value : values) {
+                sendFenced(producer, topic, "k", value, 3 + Integer.parseInt(value.substring(4)));
+            }
+        }
+    }
+
+    /** Runs the consumer until its loop stops or it stored {@code offset}; returns what stopped it, or null. */
+    private static Throwable runUntilStoredOffset(String group, String topic, int concurrency, long offset)
+            throws Exception {
+        try (FencedConsumer<String, String> consumer = consumer(group, topic, concurrency)) {
+            CompletableFuture<Void> stopped = consumer.start();
+            await().atMost(Duration.ofSeconds(60))
+                    .until(() -> stopped.isDone() || storedOffset(group, topic) == offset);
+            return consumer.failure();
+        }
+    }
+
+    private static Uuid topicId(String topic) throws Exception {
+        try (Admin admin =
+                Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka().bootstrapServers()))) {
+            return admin.describeTopics(List.of(topic))
+                    .allTopicNames()
+                    .get(30, TimeUnit.SECONDS)
+                    .get(topic)
+                    .topicId();
+        }
+    }
+
+    private static Optional<Uuid> recordedTopicId(String group, String topic) {
+        return postgres.jdbi.withHandle(h -> h.createQuery(
+                        "SELECT topic_id::text FROM fencing.kafka_topic" + " WHERE consumer_group = :g AND topic = :t")
+                .bind("g", group)
+                .bind("t", topic)
+                .mapTo(String.class)
+                .findOne()
+                .map(UUID::fromString)
+                .map(id -> new Uuid(id.getMostSignificantBits(), id.getLeastSignificantBits())));
     }
 
     private static void runOldTopic(String group, String topic, int concurrency) {

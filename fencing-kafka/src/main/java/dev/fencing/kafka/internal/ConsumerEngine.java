@@ -102,6 +102,7 @@ public final class ConsumerEngine<K, V> {
     private final KafkaConsumer<ByteBuffer, ByteBuffer> consumer;
     private final DeadLetterWriter deadLetters;
     private final OffsetCommitter committer;
+    private final TopicIds topicIds; // opened at the first assignment with a store
     private final PartitionOwnership ownership;
     private final Scheduler scheduler; // serial or key-parallel
     private final CountDownLatch stopped = new CountDownLatch(1);
@@ -144,7 +145,8 @@ public final class ConsumerEngine<K, V> {
                 // key-parallel workers await each dead letter at once: a linger would only delay them
                 settings.maxConcurrency() > 1 ? Duration.ZERO : DeadLetterWriter.BATCHED_LINGER);
         this.committer = new OffsetCommitter(consumer, clientId, store == null);
-        this.ownership = new PartitionOwnership(groupId, store, consumer, committer);
+        this.topicIds = new TopicIds(settings.kafka(), clientId);
+        this.ownership = new PartitionOwnership(groupId, store, consumer, committer, topicIds::describe);
         this.scheduler = settings.maxConcurrency() > 1
                 ? keyParallel()
                 : new SerialScheduler<>(
@@ -348,6 +350,7 @@ public final class ConsumerEngine<K, V> {
             // would only hold the close for its whole timeout
             Duration deadLetterClose = failed ? Duration.ZERO : closeTimeout;
             quietly("the dead-letter producer", () -> deadLetters.close(deadLetterClose));
+            quietly("the topic ids' admin client", () -> topicIds.close(closeTimeout));
             ownership.clear();
             LOG.info("fenced consumer {} of group {} stopped", clientId, groupId);
         }

@@ -327,6 +327,19 @@ public final class DeadLetterWriter implements AutoCloseable {
             String clientId,
             Duration timeout,
             Duration linger) {
+        Map<String, Object> config = connectionConfig(consumerConfig);
+        config.put(ProducerConfig.CLIENT_ID_CONFIG, clientId + "-dead-letters");
+        config.put(ProducerConfig.ACKS_CONFIG, "all");
+        config.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+        config.put(ProducerConfig.LINGER_MS_CONFIG, (int) linger.toMillis());
+        // a send that waits for metadata (a missing topic) blocks the poll thread: at most the unit's deadline
+        config.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, timeout.toMillis());
+        config.putAll(overrides);
+        return config;
+    }
+
+    /** The consumer's settings that say how to reach the cluster (bootstrap, DNS, security), for another client. */
+    public static Map<String, Object> connectionConfig(Map<String, Object> consumerConfig) {
         Map<String, Object> config = new HashMap<>();
         for (Map.Entry<String, Object> entry : consumerConfig.entrySet()) {
             String key = entry.getKey();
@@ -338,13 +351,6 @@ public final class DeadLetterWriter implements AutoCloseable {
                 config.put(key, entry.getValue());
             }
         }
-        config.put(ProducerConfig.CLIENT_ID_CONFIG, clientId + "-dead-letters");
-        config.put(ProducerConfig.ACKS_CONFIG, "all");
-        config.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
-        config.put(ProducerConfig.LINGER_MS_CONFIG, (int) linger.toMillis());
-        // a send that waits for metadata (a missing topic) blocks the poll thread: at most the unit's deadline
-        config.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, timeout.toMillis());
-        config.putAll(overrides);
         return config;
     }
 }

@@ -2,24 +2,30 @@ package dev.fencing.kafka.internal;
 
 import dev.fencing.kafka.LogBehindStoreException;
 import dev.fencing.kafka.StoreBehindKafkaException;
+import dev.fencing.kafka.TopicRecreatedException;
 import dev.fencing.kafka.spi.PartitionState;
 import dev.fencing.kafka.spi.WatermarkStore;
 import java.nio.ByteBuffer;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
+import java.util.TreeSet;
+import java.util.function.Function;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The partitions this consumer owns and what it holds for each: the watermarks table, the offset the store
  * had when the partition was loaded or last committed, and the finished offset for Kafka. It takes
- * partitions (loading the store, checking that Kafka is not ahead of it, seeking to its offset), reloads
+ * partitions (checking that the store's progress is of the topic Kafka has under that name now, loading the
+ * store, checking that Kafka is not ahead of it, seeking to its offset), reloads
  * one after a rolled-back unit, and releases them on revoke or loss. Poll thread only; {@link #held()} and
  * {@link #assignment()} may be read by any thread.
  */
@@ -30,6 +36,8 @@ public final class PartitionOwnership {
     private final WatermarkStore<?> store; // null: heap only
     private final Consumer<ByteBuffer, ByteBuffer> consumer;
     private final OffsetCommitter committer;
+    // the current Kafka topic id of each of a set of topics (TopicIds#describe)
+    private final Function<Collection<String>, Map<String, Uuid>> topicIds;
     private final Map<TopicPartition, PartitionWatermarks> watermarks = new HashMap<>();
     private final Map<TopicPartition, Long> storedOffsets = new HashMap<>();
     // heap only: the tables of partitions given away, in case they come back (the only copy there is)
@@ -45,11 +53,13 @@ public final class PartitionOwnership {
             String groupId,
             WatermarkStore<?> store,
             Consumer<ByteBuffer, ByteBuffer> consumer,
-            OffsetCommitter committer) {
+            OffsetCommitter committer,
+            Function<Collection<String>, Map<String, Uuid>> topicIds) {
         this.groupId = groupId;
         this.store = store;
         this.consumer = consumer;
         this.committer = committer;
+        this.topicIds = topicIds;
     }
 
     /** The partition's table, or null if this consumer does not own it. */
@@ -135,10 +145,15 @@ public final class PartitionOwnership {
      * Takes newly assigned partitions. With a store, Kafka's committed offsets are read before the store, so
      * that a commit racing with this never looks ahead.
      *
+     * @throws TopicRecreatedException if the store holds a topic's progress under another topic id than the
+     *     topic has now; no partition is taken
      * @throws StoreBehindKafkaException if Kafka's committed offset is ahead of the store's
      */
     public void assign(Collection<TopicPartition> partitions) {
         try {
+            if (store != null && !partitions.isEmpty()) {
+                requireSameTopics(partitions);
+            }
             Map<TopicPartition, OffsetAndMetadata> committed =
                     store == null || partitions.isEmpty() ? Map.of() : consumer.committed(Set.copyOf(partitions));
             for (TopicPartition partition : partitions) {
@@ -146,6 +161,29 @@ public final class PartitionOwnership {
             }
         } finally {
             assignment = Set.copyOf(watermarks.keySet());
+        }
+    }
+
+    /**
+     * Checks, before any of their offsets is read, that the store's progress of each topic of {@code partitions}
+     * is of the topic Kafka has under that name now, recording the current id where the store has none: one
+     * description of all the topics, then one call to the store per topic.
+     */
+    private void requireSameTopics(Collection<TopicPartition> partitions) {
+        Set<String> topics = new TreeSet<>();
+        for (TopicPartition partition : partitions) {
+            topics.add(partition.topic());
+        }
+        Map<String, Uuid> current = topicIds.apply(topics);
+        for (String topic : topics) {
+            Uuid id = current.get(topic);
+            if (id == null || Uuid.ZERO_UUID.equals(id)) {
+                continue; // a broker that keeps no topic ids (none before Kafka 2.8): nothing to compare
+            }
+            Optional<Uuid> stored = store.recordTopicId(groupId, topic, id);
+            if (stored.isPresent() && !stored.get().equals(id)) {
+                throw new TopicRecreatedException(groupId, topic, stored.get(), id);
+            }
         }
     }
 

@@ -4,10 +4,12 @@ import dev.fencing.kafka.RecordHandlingException;
 import dev.fencing.kafka.WatermarkStoreException;
 import java.time.Duration;
 import java.util.function.Predicate;
+import org.apache.kafka.common.errors.RetriableException;
 
 /**
  * Which failures the consumer rides out, and how long it waits between attempts: a failure of the store's
- * database that {@link TransientFailures} calls transient (also inside a transactional handler, whose statements
+ * database that {@link TransientFailures} calls transient, or a Kafka request of the store's checks that Kafka
+ * calls retriable ({@link TopicIds}) (also inside a transactional handler, whose statements
  * run in the store's transaction and are rolled back with it), or a handler failure the application named;
  * every attempt waits {@code initialBackoff} doubled per attempt up to {@code maxBackoff}, and a run of failures
  * longer than {@code maxTime} is final. Immutable and thread-safe; {@link Attempts} is for one thread.
@@ -53,7 +55,9 @@ public final class RetryPolicy {
             // a transactional handler's statements are the store's transaction: its loss is the store's
             return (transactional && TransientFailures.isTransient(cause)) || handlerFailures.test(cause);
         }
-        return failure instanceof WatermarkStoreException && TransientFailures.isTransient(failure);
+        // a Kafka request the store's checks need (the topic ids) that Kafka says to retry is as transient
+        return failure instanceof WatermarkStoreException
+                && (TransientFailures.isTransient(failure) || failure.getCause() instanceof RetriableException);
     }
 
     /** The wait before attempt {@code n} (1: the first retry): the initial back-off, doubled each time, capped. */

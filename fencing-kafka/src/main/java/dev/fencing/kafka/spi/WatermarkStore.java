@@ -4,8 +4,10 @@ import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.Function;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.utils.Bytes;
 
 /**
@@ -105,4 +107,24 @@ public interface WatermarkStore<T> {
      * @throws dev.fencing.kafka.WatermarkStoreException if the store cannot be read
      */
     default void lockPartition(T unit, String groupId, TopicPartition partition, long expectedOffset) {}
+
+    /**
+     * The Kafka topic id ({@code TopicDescription.topicId()}) the store holds for {@code topic} in the group,
+     * after recording {@code currentId} as that id if the store held none. The consumer calls it when it takes
+     * partitions of the topic, before it reads their offsets, with the id Kafka gives the topic now, and stops
+     * with {@link dev.fencing.kafka.TopicRecreatedException} if the returned id is another: the topic was
+     * deleted and created again under the same name, and the store's offsets, watermarks and applied offsets
+     * are of the old topic. Recording the id before any progress of the topic is saved means that no crash
+     * leaves progress without it; progress saved before the store knew ids (by a store or schema of an earlier
+     * version) gets the id of the topic the consumer finds when it next takes the partition.
+     *
+     * <p>The default returns empty and records nothing: a store without it makes no recreation check, and a
+     * recreated topic whose new log already reaches the stored offset is read on from there (its first
+     * records skipped) as before.
+     *
+     * @throws dev.fencing.kafka.WatermarkStoreException if the store cannot be read or written
+     */
+    default Optional<Uuid> recordTopicId(String groupId, String topic, Uuid currentId) {
+        return Optional.empty();
+    }
 }

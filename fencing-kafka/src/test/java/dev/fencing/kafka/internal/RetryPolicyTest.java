@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.fencing.kafka.WatermarkStoreException;
 import java.sql.SQLException;
 import java.time.Duration;
+import org.apache.kafka.common.errors.TimeoutException;
+import org.apache.kafka.common.errors.TopicAuthorizationException;
 import org.junit.jupiter.api.Test;
 
 class RetryPolicyTest {
@@ -29,5 +31,23 @@ class RetryPolicyTest {
         RetryPolicy.Attempts longWaits = new RetryPolicy(forever, forever, forever, true, e -> false).attempts();
         assertThat(longWaits.next(LOST_CONNECTION)).isEqualTo(Long.MAX_VALUE);
         assertThat(longWaits.next(LOST_CONNECTION)).isPositive();
+    }
+
+    /**
+     * The topic ids the consumer checks when it takes partitions come from Kafka: a description that Kafka says
+     * to retry (a timeout, a topic not known to the broker yet) is retried as a store's transient failure; one
+     * it does not (not authorized to describe the topic) stops the consumer.
+     */
+    @Test
+    void aTopicDescriptionKafkaCallsRetriableIsRetriedAndAnotherIsNot() {
+        RetryPolicy policy = new RetryPolicy(
+                Duration.ofMillis(100), Duration.ofSeconds(1), Duration.ofMinutes(1), false, e -> false);
+        assertThat(policy.retries(new WatermarkStoreException(
+                        "could not read the Kafka topic ids of [orders]", new TimeoutException("timed out"))))
+                .isTrue();
+        assertThat(policy.retries(new WatermarkStoreException(
+                        "could not read the Kafka topic ids of [orders]",
+                        new TopicAuthorizationException("not authorized"))))
+                .isFalse();
     }
 }

@@ -1,0 +1,82 @@
+package dev.fencing.kafka.internal;
+
+import dev.fencing.kafka.WatermarkStoreException;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.errors.InterruptException;
+
+/**
+ * The Kafka topic ids of the topics whose partitions the consumer takes, for the store's recreation check:
+ * one {@code describeTopics} request per assignment, on an {@link Admin} client made from the consumer's
+ * connection settings (as the dead-letter producer's), opened at the first request and closed with the
+ * consumer. Poll thread only.
+ */
+public final class TopicIds implements AutoCloseable {
+    /** How long one description may take: it runs in the rebalance callback, within max.poll.interval.ms. */
+    static final Duration DESCRIBE_TIMEOUT = Duration.ofSeconds(30);
+
+    private final Map<String, Object> config;
+    private Admin admin;
+
+    public TopicIds(Map<String, Object> consumerConfig, String clientId) {
+        this.config = DeadLetterWriter.connectionConfig(consumerConfig);
+        config.put(AdminClientConfig.CLIENT_ID_CONFIG, clientId + "-topic-ids");
+        config.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) DESCRIBE_TIMEOUT.toMillis());
+    }
+
+    /**
+     * The current id of each of {@code topics}.
+     *
+     * @throws WatermarkStoreException if Kafka does not describe them within {@link #DESCRIBE_TIMEOUT}, naming
+     *     the topics; its cause is Kafka's error (a {@code RetriableException} is retried as a transient failure)
+     * @throws InterruptException if interrupted, with the interrupt flag set
+     */
+    public Map<String, Uuid> describe(Collection<String> topics) {
+        if (admin == null) {
+            admin = Admin.create(config);
+        }
+        try {
+            Map<String, TopicDescription> described = admin.describeTopics(topics)
+                    .allTopicNames()
+                    .get(DESCRIBE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+            Map<String, Uuid> ids = new HashMap<>();
+            described.forEach((topic, description) -> ids.put(topic, description.topicId()));
+            return ids;
+        } catch (InterruptedException e) {
+            throw new InterruptException(e);
+        } catch (ExecutionException e) {
+            throw failed(topics, e.getCause());
+        } catch (TimeoutException e) {
+            throw failed(topics, new org.apache.kafka.common.errors.TimeoutException(e.getMessage(), e));
+        }
+    }
+
+    private static WatermarkStoreException failed(Collection<String> topics, Throwable cause) {
+        return new WatermarkStoreException(
+                "could not read the Kafka topic ids of " + topics + " to check them against the store's: " + cause,
+                cause);
+    }
+
+    /** Closes the admin client, if one was opened; safe twice. */
+    public void close(Duration timeout) {
+        if (admin != null) {
+            Admin closing = admin;
+            admin = null;
+            closing.close(timeout);
+        }
+    }
+
+    @Override
+    public void close() {
+        close(Duration.ZERO);
+    }
+}
