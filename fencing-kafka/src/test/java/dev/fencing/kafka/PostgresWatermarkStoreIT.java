@@ -29,6 +29,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.utils.Bytes;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
@@ -650,5 +651,61 @@ class PostgresWatermarkStoreIT {
         assertThat(prepared).anyMatch(sql -> sql.contains("UPDATE fencing.kafka_offset"));
         assertThat(prepared).noneMatch(sql -> sql.contains("UPDATE fencing.kafka_watermark"));
         assertThat(store.load("g15", P0)).isEqualTo(new PartitionState(11, tokens("k", 100, 15L)));
+    }
+
+    @Test
+    void recordsTheFirstTopicIdPerGroupAndTopicAndWithoutV104RecordsNothingUntilItIsApplied() throws Exception {
+        try (PostgresFixture db = new PostgresFixture("kafka_topic_ids_it")) {
+            // given: a database without V104's table (migrated by an earlier version)
+            db.jdbi.useHandle(h -> h.execute("DROP TABLE fencing.kafka_topic"));
+            PostgresWatermarkStore store = PostgresWatermarkStore.create(db.jdbi);
+            Uuid first = Uuid.randomUuid();
+            Uuid recreated = Uuid.randomUuid();
+            assertThat(store.recordTopicId("g", "orders", first)).isEmpty();
+
+            // when: V104 is applied while the store is in use
+            String v104;
+            try (var in = getClass().getResourceAsStream("/dev/fencing/db/migration/V104__kafka_topic_id.sql")) {
+                v104 = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+            }
+            db.jdbi.useHandle(h -> h.getConnection().createStatement().execute(v104));
+
+            // then: the first id offered is recorded and returned from then on, per group and topic
+            assertThat(store.recordTopicId("g", "orders", first)).contains(first);
+            assertThat(store.recordTopicId("g", "orders", recreated)).contains(first);
+            assertThat(store.recordTopicId("other", "orders", recreated)).contains(recreated);
+            assertThat(store.recordTopicId("g", "payments", recreated)).contains(recreated);
+        }
+    }
+
+    @Test
+    void aTopicIdAnotherMemberRecordsMeanwhileIsReturnedOnceItCommits() throws Exception {
+        // given: another member's insert of the group's id for the topic, not yet committed
+        PostgresWatermarkStore store = PostgresWatermarkStore.create(postgres.jdbi);
+        Uuid theirs = Uuid.randomUuid();
+        Uuid ours = Uuid.randomUuid();
+        String group = "racing-" + Uuid.randomUuid();
+        try (Handle other = postgres.jdbi.open()) {
+            other.begin();
+            other.execute(
+                    "INSERT INTO fencing.kafka_topic (consumer_group, topic, topic_id) VALUES (?, 'orders', ?::uuid)",
+                    group,
+                    new java.util.UUID(theirs.getMostSignificantBits(), theirs.getLeastSignificantBits()).toString());
+
+            // when: this member records its id, waits on that insert, and the other commits
+            CompletableFuture<java.util.Optional<Uuid>> recorded =
+                    CompletableFuture.supplyAsync(() -> store.recordTopicId(group, "orders", ours));
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> postgres.jdbi.withHandle(h -> h.createQuery("SELECT count(*) FROM pg_stat_activity"
+                                            + " WHERE wait_event_type = 'Lock' AND query LIKE '%fencing.kafka_topic%'")
+                                    .mapTo(Integer.class)
+                                    .one())
+                            == 1);
+            other.commit();
+
+            // then: the statement that waited saw neither its own insert nor the other's row; asked again, the
+            // store returns the other member's id, not a failure
+            assertThat(recorded.get(30, TimeUnit.SECONDS)).contains(theirs);
+        }
     }
 }
