@@ -105,6 +105,7 @@ final class ScenarioRunner {
                 jdbi.useHandle(handle -> {
                     handle.execute("DELETE FROM fencing.kafka_watermark WHERE consumer_group = ?", group);
                     handle.execute("DELETE FROM fencing.kafka_offset WHERE consumer_group = ?", group);
+                    handle.execute("DELETE FROM fencing.kafka_topic WHERE consumer_group = ?", group);
                 });
             }
         } catch (RuntimeException e) {
