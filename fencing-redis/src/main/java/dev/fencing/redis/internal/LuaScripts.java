@@ -91,7 +91,8 @@ public final class LuaScripts {
     /**
      * The check, shared by every script. Compares decimal strings without leading zeros: the longer is the
      * larger, and at equal length the string order is the numeric order. A token key that holds anything
-     * but such a string fails closed.
+     * but such a string, or one beyond a Java long (set behind the library's back: no offered token can beat
+     * it, and no reply could carry it), fails closed.
      */
     static final String FENCE = """
             local function fencing_stored(tk, read)
@@ -105,9 +106,10 @@ public final class LuaScripts {
                 return nil, 'FENCING token key ' .. tk .. ' holds no string; nothing was written'
               end
               if not stored then return '0' end
-              if #stored > 19 or not string.match(stored, '^[1-9]%d*$') then
+              if #stored > 19 or not string.match(stored, '^[1-9]%d*$')
+                  or (#stored == 19 and stored > '9223372036854775807') then
                 return nil, 'FENCING token key ' .. tk .. ' holds "' .. string.sub(stored, 1, 40)
-                  .. '", not a fence token; nothing was written'
+                  .. '", not a fence token (a whole number from 1 to 9223372036854775807); nothing was written'
               end
               return stored
             end
