@@ -75,7 +75,8 @@ import java.util.function.BooleanSupplier;
  * </ul>
  *
  * <p>Every method refuses a token {@code <= 0} with {@link InvalidFenceTokenException}, and malformed input
- * (an empty key, a value over {@link Builder#maxValueBytes}, a key ending in the token suffix) with an
+ * (an empty key, a value over {@link Builder#maxValueBytes}, a key over {@link
+ * Builder#maxKeyBytes}, a key ending in the token suffix) with an
  * {@link IllegalArgumentException} naming it, before anything is sent. The {@code try...} methods return a
  * {@link WriteOutcome}; their twins throw the matching {@link FencingRedisException}; failures of Redis
  * (WRONGTYPE: the key holds another type; a token key holding something else; no answer within the
@@ -206,6 +207,7 @@ public interface FencedRedis {
         private boolean clusterKeys;
         private FencePolicy policy = FencePolicy.STRICT;
         private int maxValueBytes = DEFAULT_MAX_VALUE_BYTES;
+        private int maxKeyBytes = DEFAULT_MAX_VALUE_BYTES;
         private int waitReplicas;
         private Duration waitTimeout = Duration.ZERO;
         private boolean allowKeyEviction;
@@ -244,7 +246,7 @@ public interface FencedRedis {
          * The largest value (UTF-8 bytes; for a hash, all fields and values together; for a script, all its
          * arguments together) a write may carry;
          * larger ones are refused before anything is sent. Default and upper bound {@value
-         * #DEFAULT_MAX_VALUE_BYTES}, Redis's own limit.
+         * #DEFAULT_MAX_VALUE_BYTES}, Redis's own limit. Keys have their own, {@link #maxKeyBytes}.
          */
         public Builder maxValueBytes(int maxValueBytes) {
             if (maxValueBytes < 1 || maxValueBytes > DEFAULT_MAX_VALUE_BYTES) {
@@ -252,6 +254,25 @@ public interface FencedRedis {
                         "maxValueBytes must be in 1.." + DEFAULT_MAX_VALUE_BYTES + ", got " + maxValueBytes);
             }
             this.maxValueBytes = maxValueBytes;
+            return this;
+        }
+
+        /**
+         * The longest key (UTF-8 bytes) a write may name, counted as its token key, the key and {@value
+         * FencedRedis#TOKEN_KEY_SUFFIX}: a longer one is refused before anything is sent, naming its size (for a
+         * script, each of its keys; the others have no token key). Default and upper bound {@value
+         * #DEFAULT_MAX_VALUE_BYTES}, Redis's default {@code proto-max-bulk-len}. On a server whose {@code
+         * proto-max-bulk-len} is lower, set this to it: Redis answers a longer argument with a protocol error,
+         * quoting the whole key, and closes the connection, failing the writes pipelined behind it too.
+         *
+         * @param maxKeyBytes longer than the suffix, and at most {@value #DEFAULT_MAX_VALUE_BYTES}
+         */
+        public Builder maxKeyBytes(int maxKeyBytes) {
+            if (maxKeyBytes <= TOKEN_KEY_SUFFIX.length() || maxKeyBytes > DEFAULT_MAX_VALUE_BYTES) {
+                throw new IllegalArgumentException("maxKeyBytes must be in " + (TOKEN_KEY_SUFFIX.length() + 1) + ".."
+                        + DEFAULT_MAX_VALUE_BYTES + ", got " + maxKeyBytes);
+            }
+            this.maxKeyBytes = maxKeyBytes;
             return this;
         }
 
@@ -337,7 +358,7 @@ public interface FencedRedis {
                     commands,
                     CommandTimeout.isNone(timeout) ? timeout : timeout.plus(waitTimeout),
                     policy,
-                    new FencedKeys(clusterKeys, maxValueBytes),
+                    new FencedKeys(clusterKeys, maxValueBytes, maxKeyBytes),
                     waitReplicas,
                     waitTimeout,
                     scriptCacheSize,

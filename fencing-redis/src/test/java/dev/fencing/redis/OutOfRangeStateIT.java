@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.fencing.FencePolicy;
+import dev.fencing.testsupport.EmbeddedRedisServer;
 import java.util.List;
 import java.util.Map;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
@@ -12,8 +13,9 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * State the fence cannot read: a token key set behind the library's back to a number beyond a Java long, or to
- * something that is no whole number at all.
+ * State the fence cannot read, and input Redis cannot take: a token key set behind the library's back to a number
+ * beyond a Java long (or to something that is no whole number at all), and keys longer than the server's {@code
+ * proto-max-bulk-len}.
  */
 class OutOfRangeStateIT {
     private static RedisFixture redis;
@@ -64,5 +66,55 @@ class OutOfRangeStateIT {
         // the largest long is a token like any other
         redis.plain.set(tokenKey, Long.toString(Long.MAX_VALUE));
         assertThat(fenced.trySet(key, "v", 9)).isEqualTo(new WriteOutcome.Rejected(Long.MAX_VALUE, 9));
+    }
+
+    /**
+     * Redis refuses a bulk string longer than its {@code proto-max-bulk-len} with a protocol error that quotes the
+     * whole key, and closes the connection. A key whose token key (the key and {@code ":fencing-token"}) is longer
+     * than {@link FencedRedis.Builder#maxKeyBytes}, set to the server's limit, is refused before anything is sent,
+     * naming its size.
+     */
+    @Test
+    void aKeyOverTheLimitIsRefusedNamingItsSizeAndNothingIsWritten() {
+        int limit = 1024 * 1024;
+        try (EmbeddedRedisServer server = EmbeddedRedisServer.builder()
+                        .setting("proto-max-bulk-len", Integer.toString(limit))
+                        .build();
+                RedisFixture small = new RedisFixture(server)) {
+            FencedRedis limited =
+                    FencedRedis.builder(small.connection).maxKeyBytes(limit).build();
+            String fits = "{k}" + "x".repeat(limit - "{k}".length() - FencedRedis.TOKEN_KEY_SUFFIX.length());
+            String over = fits + "x";
+            // a key whose token key just fits is written
+            assertThat(limited.trySet(fits, "v", 1).isApplied()).isTrue();
+
+            List<ThrowingCallable> writes = List.of(
+                    () -> limited.trySet(over, "v", 2),
+                    () -> limited.tryHset(over, Map.of("f", "v"), 2),
+                    () -> limited.tryDelete(over, 2),
+                    () -> limited.tryIncrementBy(over, 1, 0, 2),
+                    () -> limited.tryEval(UserScriptIT.RESERVE, List.of(over), List.of("1", "x"), 2));
+            for (ThrowingCallable write : writes) {
+                assertThatThrownBy(write)
+                        .isInstanceOf(IllegalArgumentException.class)
+                        .hasMessageContaining((limit - 13) + " bytes (UTF-8), its token key " + (limit + 1))
+                        .hasMessageContaining("over the limit of " + limit)
+                        .hasMessageContaining("nothing was sent");
+            }
+            // a script's other keys have no token key: one over the limit itself
+            String longer = "{k}" + "x".repeat(limit - 2);
+            assertThatThrownBy(
+                            () -> limited.tryEval(UserScriptIT.RESERVE, List.of("{k}a", longer), List.of("1", "x"), 2))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining((limit + 1) + " bytes")
+                    .hasMessageContaining("over the limit of " + limit)
+                    .hasMessageContaining("nothing was sent");
+            assertThatThrownBy(() -> FencedRedis.builder(small.connection).maxKeyBytes(14))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("got 14");
+            // the connection is still open and nothing else was written
+            assertThat(small.plain.dbsize()).isEqualTo(2);
+            assertThat(small.plain.exists(over)).isZero();
+        }
     }
 }

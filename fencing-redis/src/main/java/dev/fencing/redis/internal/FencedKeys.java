@@ -15,10 +15,12 @@ public final class FencedKeys {
 
     private final boolean clusterKeys;
     private final int maxValueBytes;
+    private final int maxKeyBytes;
 
-    public FencedKeys(boolean clusterKeys, int maxValueBytes) {
+    public FencedKeys(boolean clusterKeys, int maxValueBytes, int maxKeyBytes) {
         this.clusterKeys = clusterKeys;
         this.maxValueBytes = maxValueBytes;
+        this.maxKeyBytes = maxKeyBytes;
     }
 
     public static String tokenKey(String key) {
@@ -50,11 +52,32 @@ public final class FencedKeys {
             throw new IllegalArgumentException("Redis key '" + key + "' ends with '" + TOKEN_KEY_SUFFIX
                     + "', the suffix of token keys: a token key is written by the fence only");
         }
+        checkKeySize(key, TOKEN_KEY_SUFFIX.length());
         if (clusterKeys && hashTag(key) == null) {
             throw new IllegalArgumentException("Redis key '" + key + "' has no hash tag: on a cluster the key and"
                     + " its token key must share a slot, so name it with one, for example '{" + key + "}'");
         }
         return tokenKey(key);
+    }
+
+    /**
+     * Refuses a key that, with {@code suffix} more bytes (its token key's), is longer than {@code maxKeyBytes}: Redis
+     * answers a bulk string over its {@code proto-max-bulk-len} with a protocol error and closes the connection,
+     * failing the writes pipelined behind it too. The key is named by its start and its size only.
+     */
+    private void checkKeySize(String key, int suffix) {
+        if ((long) key.length() * 3 + suffix <= maxKeyBytes) {
+            return;
+        }
+        long bytes = key.getBytes(StandardCharsets.UTF_8).length;
+        if (bytes + suffix > maxKeyBytes) {
+            int shown = key.codePointCount(0, key.length()) > 40 ? key.offsetByCodePoints(0, 40) : key.length();
+            throw new IllegalArgumentException("Redis key '" + key.substring(0, shown)
+                    + (shown < key.length() ? "..." : "") + "' is " + bytes + " bytes (UTF-8)"
+                    + (suffix > 0 ? ", its token key " + (bytes + suffix) + "," : "")
+                    + " over the limit of " + maxKeyBytes + " (maxKeyBytes, at most the server's"
+                    + " proto-max-bulk-len); nothing was sent");
+        }
     }
 
     /** Checks the keys of a user script: the first is fenced; on a cluster all share its hash slot. */
@@ -73,6 +96,7 @@ public final class FencedKeys {
                 throw new IllegalArgumentException("Redis key '" + key + "' of a fenced script ends with '"
                         + TOKEN_KEY_SUFFIX + "', the suffix of token keys: a token key is written by the fence only");
             }
+            checkKeySize(key, 0);
             if (clusterKeys && !tag.equals(hashTag(key))) {
                 throw new IllegalArgumentException("Redis key '" + key + "' does not share the hash tag {" + tag
                         + "} of the fenced key '" + keys.get(0) + "': on a cluster a script's keys share one slot");

@@ -9,8 +9,8 @@ import org.junit.jupiter.api.Test;
 
 class FencedKeysTest {
 
-    private final FencedKeys standalone = new FencedKeys(false, 16);
-    private final FencedKeys cluster = new FencedKeys(true, 16);
+    private final FencedKeys standalone = new FencedKeys(false, 16, 64);
+    private final FencedKeys cluster = new FencedKeys(true, 16, 64);
 
     @Test
     void theHashTagIsReadAsRedisClusterReadsIt() {
