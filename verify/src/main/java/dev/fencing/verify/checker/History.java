@@ -32,8 +32,8 @@ import java.util.Set;
  * operation. A client runs one operation at a time, so only the last operation of its file can lack a completion;
  * one whose client invoked another after it lost its completion line. An election participant records each grant
  * before it checks the term, so a check of a term its file never granted lost the grant's line. Those, an
- * unreadable line that ends with a newline (at the end of a file too: it was written whole, and wrong), a
- * completion without its invoke, two completions, or lines of one operation that disagree on its client, resource
+ * unreadable line that ends with a newline (at the end of a file too: it was written whole, and wrong; a blank line
+ * is unreadable), a completion without its invoke, two completions, or lines of one operation that disagree on its client, resource
  * or token make the history unusable: {@link HistoryException} names the file and line. A file's last operation
  * without a completion is named by {@link #unfinished()}, for a runner that knows whether its client was killed.
  *
@@ -99,7 +99,8 @@ public final class History {
                 try {
                     String line = text(lines.get(i));
                     if (line.isBlank()) {
-                        continue;
+                        // no client writes one: left out, it would hide what cut, filled or edited the file
+                        throw new IllegalArgumentException("a blank line");
                     }
                     Map<String, Object> members = JsonLine.parse(line);
                     if (TermEvent.isTermEvent(members)) {

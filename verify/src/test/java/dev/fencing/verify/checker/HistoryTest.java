@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import org.assertj.core.api.InstanceOfAssertFactories;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -106,6 +107,23 @@ class HistoryTest {
                 .isInstanceOf(HistoryException.class)
                 .hasMessageContaining("client-1.jsonl line 1 is unreadable")
                 .hasMessageContaining("more lines follow it");
+    }
+
+    @Test
+    void aBlankLineMakesTheHistoryUnusableNamingItsLine() throws IOException {
+        // a client writes each line whole, a JSON object and its newline, so a blank line is none of its lines but
+        // a file cut, filled or edited by something else: skipped, it would hide what that did to the history
+        Files.writeString(directory.resolve("client-1.jsonl"), INVOKE + "\n\n" + OK + "\n");
+        Files.writeString(directory.resolve("client-2.jsonl"), INVOKE.replace("1000001", "2000001") + "\n \n");
+
+        assertThatThrownBy(() -> History.read(List.of(directory.resolve("client-1.jsonl"))))
+                .isInstanceOf(HistoryException.class)
+                .hasMessageContaining("client-1.jsonl line 2 is unreadable (a blank line)")
+                .hasMessageContaining("more lines follow it");
+        assertThatThrownBy(() -> History.read(List.of(directory.resolve("client-2.jsonl"))))
+                .isInstanceOf(HistoryException.class)
+                .hasMessageContaining("client-2.jsonl line 2 is unreadable (a blank line)")
+                .hasMessageContaining("ends with a newline");
     }
 
     @Test
