@@ -33,7 +33,7 @@ import java.util.Set;
  * one whose client invoked another after it lost its completion line. An election participant records each grant
  * before it checks the term, so a check of a term its file never granted lost the grant's line. Those, an
  * unreadable line that ends with a newline (at the end of a file too: it was written whole, and wrong; a blank line
- * is unreadable), a completion without its invoke, two completions, or lines of one operation that disagree on its client, resource
+ * is unreadable), a completion without its invoke, one id invoked both as a read and as an append, two completions, or lines of one operation that disagree on its client, resource
  * or token make the history unusable: {@link HistoryException} names the file and line. A file's last operation
  * without a completion is named by {@link #unfinished()}, for a runner that knows whether its client was killed.
  *
@@ -276,6 +276,7 @@ public final class History {
 
         void addRead(Read.Line line, String where) {
             if (line.type() == HistoryEntry.Type.INVOKE) {
+                requireOneKind(line.op(), pending.containsKey(line.op()), where);
                 if (readInvokes.putIfAbsent(line.op(), line) != null) {
                     throw new HistoryException(where + ": read " + line.op() + " is invoked twice");
                 }
@@ -304,6 +305,7 @@ public final class History {
                 if (op != null) {
                     throw new HistoryException(where + ": op " + entry.op() + " is invoked twice");
                 }
+                requireOneKind(entry.op(), readInvokes.containsKey(entry.op()), where);
                 pending.put(entry.op(), new Pending(entry));
                 return;
             }
@@ -337,6 +339,14 @@ public final class History {
                     throw new HistoryException(where + ": the publish of op " + entry.op() + " completes twice");
                 }
                 op.publishCompletion = entry;
+            }
+        }
+
+        /** An id is one operation's: a violation that names it must name one operation. */
+        private static void requireOneKind(long op, boolean invokedAsTheOther, String where) {
+            if (invokedAsTheOther) {
+                throw new HistoryException(where + ": op " + op + " is both a read and an append: an id names one"
+                        + " operation of the run");
             }
         }
 

@@ -127,6 +127,28 @@ class HistoryTest {
     }
 
     @Test
+    void anOpIdSharedByAReadAndAnAppendMakesTheHistoryUnusable() throws IOException {
+        // ids are unique in the run: a violation names its operations by id, and one id for two operations names
+        // neither
+        String read = "{\"type\":\"invoke\",\"f\":\"read\",\"op\":1000001,\"client\":2,\"resource\":\"r1\","
+                + "\"token\":3,\"time\":1700000000001}";
+        Files.writeString(directory.resolve("client-1.jsonl"), INVOKE + "\n" + OK + "\n");
+        Files.writeString(directory.resolve("client-2.jsonl"), read + "\n");
+
+        assertThatThrownBy(() -> History.read(directory))
+                .isInstanceOf(HistoryException.class)
+                .hasMessageContaining("client-2.jsonl line 1")
+                .hasMessageContaining("op 1000001 is both a read and an append");
+        // in either order
+        Files.writeString(directory.resolve("client-0.jsonl"), read + "\n");
+        Files.delete(directory.resolve("client-2.jsonl"));
+        assertThatThrownBy(() -> History.read(directory))
+                .isInstanceOf(HistoryException.class)
+                .hasMessageContaining("client-1.jsonl line 1")
+                .hasMessageContaining("op 1000001 is both a read and an append");
+    }
+
+    @Test
     void aCompletionWithoutItsInvokeIsRefused() throws IOException {
         Files.writeString(directory.resolve("client-1.jsonl"), OK + "\n");
 
