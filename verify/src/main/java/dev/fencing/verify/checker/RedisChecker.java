@@ -18,15 +18,16 @@ import java.util.TreeSet;
  * lock grant writes once, so tokens must rise strictly. For each resource:
  *
  * <ul>
- *   <li>the log, as {@link Checker} checks a PostgreSQL list: only ids invoked for it ({@link
- *       ViolationKind#UNKNOWN_ID}), none twice ({@link ViolationKind#DUPLICATE}), in strictly increasing token
+ *   <li>the log, as {@link Checker} checks a PostgreSQL list: only ids of script writes invoked for it ({@link
+ *       ViolationKind#UNKNOWN_ID}: a value-only write's id was appended by none), none twice ({@link ViolationKind#DUPLICATE}), in strictly increasing token
  *       order ({@link ViolationKind#TOKEN_ORDER}: a stale write landed), every acknowledged script write present
  *       ({@link ViolationKind#LOST_ACKNOWLEDGED}) and no refused one ({@link ViolationKind#REFUSED_PRESENT});
  *   <li>real time: no write acknowledged under a token at or below that of a write acknowledged before it was sent
  *       ({@link ViolationKind#STALE_WRITE}; the only way to see a value-only write land late). A write the log
  *       already shows out of order is not reported twice;
  *   <li>the final value: the id of the highest-token write known to have landed (acknowledged, or indeterminate
- *       but in the log), or of an indeterminate one with a higher token ({@link ViolationKind#FINAL_VALUE}); absent only if no write was acknowledged ({@link
+ *       but in the log), or of an indeterminate one with a higher token, in the log if it is a script write ({@link
+ *       ViolationKind#FINAL_VALUE}); absent only if no write was acknowledged ({@link
  *       ViolationKind#LOST_ACKNOWLEDGED}); never an id of another resource or no operation ({@link
  *       ViolationKind#UNKNOWN_ID}) nor a refused write's ({@link ViolationKind#REFUSED_PRESENT});
  *   <li>the stored token, where there is one: the token of the write whose id is the value ({@link
@@ -63,6 +64,18 @@ public final class RedisChecker {
             List<Long> log = state.logs().getOrDefault(resource, List.of());
             int before = violations.size();
             Set<Long> logged = Checker.checkList(history, resource, log, true, violations, duplicated);
+            for (int i = 0; i < log.size(); i++) {
+                Operation op = history.operation(log.get(i)).orElse(null);
+                if (op != null && op.resource().equals(resource) && !logs(op)) {
+                    violations.add(new Violation(
+                            ViolationKind.UNKNOWN_ID,
+                            resource,
+                            List.of(op.id()),
+                            "id " + op.id() + " at position " + (i + 1) + " of the log of " + resource + " is that of "
+                                    + op.describe() + ", whose path '" + op.path()
+                                    + "' sets the value only: no write appended it"));
+                }
+            }
             Set<Long> outOfOrder = new HashSet<>();
             for (Violation violation : violations.subList(before, violations.size())) {
                 if (violation.kind() == ViolationKind.TOKEN_ORDER) {
@@ -209,6 +222,14 @@ public final class RedisChecker {
                     "the value of " + resource + " was left by " + holder.describe()
                             + ", but the highest-token write that landed is " + landed.describe()
                             + (landed.acknowledged() ? " (acknowledged)" : " (in the log)")));
+        } else if (holder.outcome() == Outcome.INFO && logs(holder) && !logged.contains(holder.id())) {
+            // an acknowledged one missing from the log is reported lost
+            violations.add(new Violation(
+                    ViolationKind.FINAL_VALUE,
+                    resource,
+                    List.of(holder.id()),
+                    "the value of " + resource + " was left by " + holder.describe() + ", whose script appends its"
+                            + " id to the log in the same step, but it is not in the log of " + resource));
         }
         if (stored != null && stored != holder.token()) {
             violations.add(new Violation(

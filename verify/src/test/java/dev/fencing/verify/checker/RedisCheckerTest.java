@@ -193,4 +193,36 @@ class RedisCheckerTest {
         assertThat(kinds(result)).containsExactly(ViolationKind.FINAL_VALUE);
         assertThat(clean.violations()).isEmpty();
     }
+
+    @Test
+    void aLogEntryOfAValueOnlyWriteIsUnexplained() {
+        // given: a set writes the value only; the script writes are the only ones that append to the log
+        write(101, 5, true, Type.OK);
+        write(201, 6, false, Type.OK);
+
+        // when: the set's id is in the log, after the script write's, and in token order
+        CheckResult result = check(List.of(101L, 201L), "201", 6L);
+
+        // then
+        assertThat(kinds(result)).containsExactly(ViolationKind.UNKNOWN_ID);
+        assertThat(result.violations().get(0).detail())
+                .contains("id 201 at position 2 of the log of r1")
+                .contains("path 'set'");
+    }
+
+    @Test
+    void aValueLeftByAnIndeterminateScriptWriteMissingFromTheLogIsNotTheFinalValue() {
+        // given: a script write sets the value and appends to the log in one step; op 202's client timed out
+        write(101, 5, true, Type.OK);
+        write(202, 8, true, Type.INFO);
+
+        // when: the value is op 202's, but the log does not hold it
+        CheckResult result = check(List.of(101L), "202", 8L);
+        CheckResult clean = check(List.of(101L, 202L), "202", 8L);
+
+        // then
+        assertThat(kinds(result)).containsExactly(ViolationKind.FINAL_VALUE);
+        assertThat(result.violations().get(0).detail()).contains("op 202").contains("not in the log of r1");
+        assertThat(clean.violations()).isEmpty();
+    }
 }
