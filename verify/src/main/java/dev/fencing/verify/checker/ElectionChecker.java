@@ -31,6 +31,16 @@ import java.util.Set;
  *       readings may all fall within the clocks' uncertainty of the other's grant, and only one of them may write).
  * </ul>
  *
+ * <p>Not checked: a term granted after a greater term of its election was (the election's tokens going backwards),
+ * from the grants alone. A grant's time is read after its participant learned it leads, so it bounds the grant from
+ * above only: a participant that paused there records a grant of term 8 long after another recorded term 10, and
+ * nothing went backwards. The only bound from below is the participant's line before its grant (it joins the
+ * election again after its last term's last line, and a term's token is fixed when it joins). What such a term
+ * does is checked all the same: a reading of it that answered valid more than {@code clockUncertainty} after the
+ * greater term's grant is {@link ViolationKind#LOCAL_VALIDITY}, and a write under it that landed after one of the
+ * greater term is {@link ViolationKind#TOKEN_ORDER}. A term granted backwards that its participant never read valid
+ * and never wrote under passes.
+ *
  * <p>Clocks. The second check compares times written by different processes. It assumes every participant runs on
  * one machine and reads the same system clock (Java's {@code System.currentTimeMillis()}), so two readings differ
  * from the true order only by their truncation to milliseconds and by a step of the clock during the run, which

@@ -303,4 +303,26 @@ class ElectionCheckerTest {
         assertThat(kinds(result)).containsExactly(ViolationKind.LOCAL_VALIDITY, ViolationKind.TERM_GRANTED_TWICE);
         assertThat(result.violations().get(0).ops()).containsExactly(1_000_003L, 2_000_001L);
     }
+
+    /**
+     * A lower term granted after a greater one is not reported from the grants (a grant's time bounds it from above
+     * only), but what its participant does with it is: a valid reading is LOCAL_VALIDITY, a landed write TOKEN_ORDER.
+     */
+    @Test
+    void aTermGrantedAfterAGreaterOneIsCaughtByWhatItsParticipantDoesNotByItsGrant() {
+        // given: client 1 has term 7 since 1000; client 2 records a grant of term 5 at 2000
+        grant(1_000_001, 1, 7, 1_000);
+        write(1_000_002, 1, 7, 1_010, true, Type.OK);
+        grant(2_000_001, 2, 5, 2_000);
+
+        // then: the grants alone pass (client 2 may have been granted term 5 before 1000 and paused)
+        assertThat(check(List.of(1_000_002L)).violations()).isEmpty();
+
+        // when: client 2 reads its term valid and its write lands after term 7's
+        write(2_000_002, 2, 5, 2_010, true, Type.OK);
+        CheckResult result = check(List.of(1_000_002L, 2_000_002L));
+
+        // then
+        assertThat(kinds(result)).containsExactlyInAnyOrder(ViolationKind.LOCAL_VALIDITY, ViolationKind.TOKEN_ORDER);
+    }
 }
