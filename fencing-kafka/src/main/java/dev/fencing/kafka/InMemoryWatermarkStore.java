@@ -7,6 +7,7 @@ import dev.fencing.kafka.spi.PartitionProgress;
 import dev.fencing.kafka.spi.PartitionState;
 import dev.fencing.kafka.spi.PartitionTakenOverException;
 import dev.fencing.kafka.spi.WatermarkStore;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
@@ -16,6 +17,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 import org.apache.kafka.common.TopicPartition;
@@ -40,10 +42,16 @@ import org.apache.kafka.common.utils.Bytes;
  * #commit} it was called in ends (committed, refused or failed), so a second unit (a member expelled from
  * the group, or the new owner) waits, and then fails with {@link PartitionTakenOverException} if the first
  * one committed the partition meanwhile: as with {@link PostgresWatermarkStore}, a zombie stops before its
- * handler runs, not at its commit. A unit locks partitions in order of topic and partition; a lock out of
- * that order (a later poll of a unit spanning several) does not wait on a busy partition but fails at once
- * with {@link PartitionTakenOverException} (the unit is rolled back and read again), so two units never
- * wait on each other.
+ * handler runs, not at its commit. As there too, a lock waits for the unit that holds the partition at most
+ * the store's lock timeout ({@value #DEFAULT_LOCK_TIMEOUT_SECONDS} s unless given to {@link
+ * #InMemoryWatermarkStore(Duration)}; keep it well below the consumer's {@code max.poll.interval.ms}): a unit
+ * whose handler hangs, or a member frozen inside its unit, holds the lock for as long as it does. A lock that
+ * times out fails with {@link PartitionTakenOverException} (not a store failure, and not retried by the
+ * consumer's retry policy): the unit is rolled back and read again at the next poll, so the waiting member
+ * keeps polling, stays in its group and stops when closed. A unit locks partitions in order of topic and
+ * partition; a lock out of that order (a later poll of a unit spanning several) does not wait on a busy
+ * partition but fails at once with {@link PartitionTakenOverException} (the unit is rolled back and read
+ * again), so two units never wait on each other.
  *
  * <p>After a restart the store is empty, so a consumer that was already consuming (the group's committed
  * offsets in Kafka are ahead of the empty store) stops at assignment with {@link StoreBehindKafkaException}
@@ -71,6 +79,30 @@ public final class InMemoryWatermarkStore implements WatermarkStore<Void> {
     private final Map<GroupPartition, ReentrantLock> partitionLocks = new ConcurrentHashMap<>();
     // the locks of the commit running on this thread; null outside commit
     private final ThreadLocal<List<GroupPartition>> unitLocks = new ThreadLocal<>();
+    private final long lockTimeoutNanos;
+
+    /** The default of {@link #InMemoryWatermarkStore(Duration)}'s lock timeout, in seconds. */
+    public static final int DEFAULT_LOCK_TIMEOUT_SECONDS = PostgresWatermarkStore.DEFAULT_LOCK_TIMEOUT_SECONDS;
+
+    /** A store whose locks wait at most {@value #DEFAULT_LOCK_TIMEOUT_SECONDS} s for another unit's. */
+    public InMemoryWatermarkStore() {
+        this(Duration.ofSeconds(DEFAULT_LOCK_TIMEOUT_SECONDS));
+    }
+
+    /**
+     * A store whose locks wait at most {@code lockTimeout} for the unit that holds a partition: from 1 ms to
+     * below the consumer's {@code max.poll.interval.ms}, or a member waiting on a hung one is expelled from the
+     * group in turn.
+     *
+     * @throws IllegalArgumentException if {@code lockTimeout} is below 1 ms or over 24 hours, naming it
+     */
+    public InMemoryWatermarkStore(Duration lockTimeout) {
+        Objects.requireNonNull(lockTimeout, "lockTimeout");
+        if (lockTimeout.toMillis() < 1 || lockTimeout.compareTo(Duration.ofHours(24)) > 0) {
+            throw new IllegalArgumentException("lockTimeout must be from 1 ms to 24 hours, got " + lockTimeout);
+        }
+        this.lockTimeoutNanos = lockTimeout.toNanos();
+    }
 
     @Override
     public synchronized PartitionState load(String groupId, TopicPartition partition) {
@@ -154,11 +186,12 @@ public final class InMemoryWatermarkStore implements WatermarkStore<Void> {
     }
 
     /**
-     * Locks the partition for the group until the enclosing {@link #commit} ends, waiting while another unit
-     * holds it, then checks the stored offset.
+     * Locks the partition for the group until the enclosing {@link #commit} ends, waiting at most the store's
+     * lock timeout while another unit holds it, then checks the stored offset.
      *
-     * @throws PartitionTakenOverException if the stored offset is not {@code expectedOffset}, or if the
-     *     partition is busy and this unit already holds a partition that sorts after it
+     * @throws PartitionTakenOverException if the stored offset is not {@code expectedOffset}, if another unit
+     *     held the partition for the whole lock timeout, or if the partition is busy and this unit already
+     *     holds a partition that sorts after it
      * @throws IllegalStateException if called outside the work of {@link #commit}
      * @throws WatermarkStoreException if interrupted while waiting (the interrupt flag is kept)
      */
@@ -176,12 +209,21 @@ public final class InMemoryWatermarkStore implements WatermarkStore<Void> {
             // units waiting on each other. Out of order, a busy partition fails the unit, which is read again.
             boolean inOrder = locks.stream().allMatch(held -> LOCK_ORDER.compare(held, key) < 0);
             if (inOrder) {
+                boolean locked;
                 try {
-                    lock.lockInterruptibly();
+                    locked = lock.tryLock(lockTimeoutNanos, TimeUnit.NANOSECONDS);
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                     throw new WatermarkStoreException(
                             "interrupted while locking " + partition + " for group " + groupId, e);
+                }
+                if (!locked) {
+                    // as a PostgreSQL lock_timeout: the partition is busy, the unit is read again
+                    throw new PartitionTakenOverException(
+                            groupId,
+                            partition,
+                            "another unit of work holds its lock (waited " + Duration.ofNanos(lockTimeoutNanos)
+                                    + ", the store's lock timeout)");
                 }
             } else if (!lock.tryLock()) {
                 throw new PartitionTakenOverException(

@@ -123,7 +123,8 @@ class ExpelledMemberWithInMemoryStoreIT {
         /** True while the poll thread named {@code clientId} waits inside a lock. */
         boolean waitingOnAPartitionLock(String clientId) {
             Thread thread = locking.get(clientId);
-            return thread != null && thread.getState() == Thread.State.WAITING;
+            return thread != null
+                    && (thread.getState() == Thread.State.WAITING || thread.getState() == Thread.State.TIMED_WAITING);
         }
 
         @Override

@@ -8,6 +8,7 @@ import dev.fencing.kafka.spi.PartitionProgress;
 import dev.fencing.kafka.spi.PartitionState;
 import dev.fencing.kafka.spi.PartitionTakenOverException;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -92,7 +93,7 @@ class InMemoryWatermarkStoreTest {
                     return List.of(new PartitionProgress(P0, -1, 2, Map.of(key("a"), 3L)));
                 }),
                 NEW_THREAD);
-        await().until(() -> second.get() != null && second.get().getState() == Thread.State.WAITING);
+        await().until(() -> second.get() != null && second.get().getState() == Thread.State.TIMED_WAITING);
         assertThat(zombie).isNotDone();
 
         finishFirst.countDown();
@@ -152,6 +153,45 @@ class InMemoryWatermarkStoreTest {
 
         finishFirst.countDown();
         first.get(30, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void aPartitionLockWaitsForAHungUnitAtMostTheLockTimeoutAndIsRefusedAsTakenOver() throws Exception {
+        InMemoryWatermarkStore hung = new InMemoryWatermarkStore(Duration.ofMillis(200));
+        CountDownLatch p0Locked = new CountDownLatch(1);
+        CountDownLatch finishFirst = new CountDownLatch(1);
+        CompletableFuture<Void> first = CompletableFuture.runAsync(
+                () -> hung.commit("g", tx -> {
+                    hung.lockPartition(tx, "g", P0, -1);
+                    p0Locked.countDown();
+                    awaitLatch(finishFirst);
+                    return List.of();
+                }),
+                NEW_THREAD);
+        assertThat(p0Locked.await(30, TimeUnit.SECONDS)).isTrue();
+
+        // the first unit never ends while this one waits: only the lock timeout lets it go
+        try {
+            assertThatThrownBy(() -> hung.commit("g", tx -> {
+                        hung.lockPartition(tx, "g", P0, -1);
+                        return List.of();
+                    }))
+                    .isInstanceOf(PartitionTakenOverException.class)
+                    .hasMessageContaining("another unit of work holds its lock (waited PT0.2S");
+        } finally {
+            finishFirst.countDown();
+        }
+        first.get(30, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void aPartitionLockTimeoutOutsideItsRangeIsRefusedNamingIt() {
+        assertThatThrownBy(() -> new InMemoryWatermarkStore(Duration.ZERO))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("lockTimeout must be from 1 ms to 24 hours, got PT0S");
+        assertThatThrownBy(() -> new InMemoryWatermarkStore(Duration.ofHours(25)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("lockTimeout must be from 1 ms to 24 hours, got PT25H");
     }
 
     @Test
