@@ -36,7 +36,11 @@ import org.junit.jupiter.api.TestInfo;
  */
 class PauseIT {
     private static final Duration TTL = Duration.ofSeconds(5);
-    private static final Duration TOLERANCE = Duration.ofMillis(200);
+    /**
+     * Well above what a loaded machine starves the detector's thread of (250 to 460 ms seen at load 26 on two cores),
+     * so that only the pauses the tests make count; they hold the detector for longer than this.
+     */
+    private static final Duration TOLERANCE = Duration.ofSeconds(1);
 
     private final List<AutoCloseable> opened = new ArrayList<>();
     /** One thread: a lease is closed by the thread that acquired it. */
@@ -152,14 +156,14 @@ class PauseIT {
 
         resume.countDown();
 
-        await().atMost(Duration.ofSeconds(10)).until(() -> waiterKeys.size() == 2);
+        await().atMost(Duration.ofSeconds(10)).until(() -> waiterKeys.size() >= 2);
         assertThat(held.lossCause()).isEqualTo(LeaseLoss.PAUSE_DETECTED);
         Client outsider = EtcdTesting.client(EtcdServers.shared().endpoints());
         opened.add(outsider);
         assertThat(keysUnder(outsider, prefix))
                 .extracting(kv -> text(kv.getKey()))
                 .doesNotContain(waiterKeys.get(0))
-                .contains(waiterKeys.get(1));
+                .contains(waiterKeys.get(waiterKeys.size() - 1));
         held.close();
         Lease granted = waiter.get(10, TimeUnit.SECONDS);
         assertThat(granted.isValid()).isTrue();
