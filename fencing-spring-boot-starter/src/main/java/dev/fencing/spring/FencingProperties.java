@@ -556,6 +556,15 @@ public class FencingProperties {
          */
         private boolean allowKeyEviction = false;
 
+        /**
+         * The longest key (UTF-8 bytes) a write may name, counted as its token key (the key and ":fencing-token"):
+         * a longer one is refused, naming its size, before anything is sent. Default and upper bound 512 MB
+         * (536870912), Redis's default proto-max-bulk-len; set it to the server's proto-max-bulk-len where that is
+         * lower, since Redis answers a longer argument with a protocol error and closes the connection, failing
+         * the writes pipelined behind it too. At least 15.
+         */
+        private int maxKeyBytes = 536_870_912;
+
         public boolean isAllowKeyEviction() {
             return allowKeyEviction;
         }
@@ -602,6 +611,14 @@ public class FencingProperties {
 
         public void setWaitTimeout(Duration waitTimeout) {
             this.waitTimeout = waitTimeout;
+        }
+
+        public int getMaxKeyBytes() {
+            return maxKeyBytes;
+        }
+
+        public void setMaxKeyBytes(int maxKeyBytes) {
+            this.maxKeyBytes = maxKeyBytes;
         }
     }
 

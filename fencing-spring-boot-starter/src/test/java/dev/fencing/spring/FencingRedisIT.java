@@ -212,6 +212,26 @@ class FencingRedisIT {
     }
 
     @Test
+    void maxKeyBytesFromThePropertyRefusesALongerKeyBeforeAnythingIsSent() {
+        // the token key is the key and ":fencing-token" (14 bytes): a 51-byte key makes a 65-byte token key
+        String fits = key("k".repeat(50 - key("").length()));
+        String tooLong = fits + "k";
+        assertThat(FencedRedis.tokenKey(fits)).hasSize(64);
+        boot.withPropertyValues("fencing.redis.max-key-bytes=64").run(context -> {
+            FencedRedis redis = context.getBean(FencedRedis.class);
+            assertThatThrownBy(() -> redis.set(tooLong, "x", 1))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("its token key 65, over the limit of 64");
+            assertThat(plain.exists(tooLong, FencedRedis.tokenKey(tooLong))).isZero();
+            redis.set(fits, "x", 1);
+            assertThat(plain.get(fits)).isEqualTo("x");
+        });
+        // without the property the default, 512 MB, lets it through
+        boot.run(context -> context.getBean(FencedRedis.class).set(tooLong, "y", 1));
+        assertThat(plain.get(tooLong)).isEqualTo("y");
+    }
+
+    @Test
     void theReadmesCustomizerLimitsValuesAndRunsAfterTheProperties() {
         boot.withPropertyValues("fencing.redis.policy=monotonic")
                 .withUserConfiguration(SmallValues.class)
@@ -294,6 +314,20 @@ class FencingRedisIT {
                 .getFailure()
                 .rootCause()
                 .hasMessageContaining("fencing.redis.wait-timeout is missing"));
+    }
+
+    @Test
+    void aMaxKeyBytesOutOfRangeFailsTheStartNamingThePropertyAndTheValue() {
+        for (String bad : List.of("0", "-1", "14", "536870913")) {
+            boot.withPropertyValues("fencing.redis.max-key-bytes=" + bad).run(context -> assertThat(context)
+                    .getFailure()
+                    .rootCause()
+                    .hasMessageContaining("fencing.redis.max-key-bytes must be in 15..536870912, got " + bad));
+        }
+        boot.withPropertyValues("fencing.redis.max-key-bytes=15")
+                .run(context -> assertThat(context).hasSingleBean(FencedRedis.class));
+        boot.withPropertyValues("fencing.redis.max-key-bytes=536870912")
+                .run(context -> assertThat(context).hasSingleBean(FencedRedis.class));
     }
 
     @Test

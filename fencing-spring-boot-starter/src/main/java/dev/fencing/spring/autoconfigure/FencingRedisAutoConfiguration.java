@@ -30,8 +30,8 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * the application: they use a {@code byte[]} codec and may be pooled, or shared with transactions and
  * pipelines, where a fenced script does not belong.
  *
- * <p>{@code fencing.redis.policy} (default {@code strict}), {@code cluster-keys}, and {@code
- * wait-for-replicas} with {@code wait-timeout} set the builder, then each {@link FencedRedisCustomizer} bean
+ * <p>{@code fencing.redis.policy} (default {@code strict}), {@code cluster-keys}, {@code max-key-bytes}, and
+ * {@code wait-for-replicas} with {@code wait-timeout} set the builder, then each {@link FencedRedisCustomizer} bean
  * adjusts it. A bad value fails the start with a message naming the property; so does a factory that is not
  * a {@link LettuceConnectionFactory} (fencing-redis is built on Lettuce), and a static master/replica factory,
  * which has no address of its own to connect to: define the {@link FencedRedis} bean yourself then.
@@ -52,6 +52,7 @@ public class FencingRedisAutoConfiguration {
     public FencedRedisConnection fencingRedisConnection(RedisConnectionFactory factory, FencingProperties properties) {
         // the properties are checked before anything is connected
         checkWaitForReplicas(properties.getRedis());
+        checkMaxKeyBytes(properties.getRedis().getMaxKeyBytes());
         if (!(factory instanceof LettuceConnectionFactory lettuce)) {
             throw new IllegalStateException("fencing-redis is on the class path but the RedisConnectionFactory is a "
                     + factory.getClass().getName() + ", not a LettuceConnectionFactory: FencedRedis is built on"
@@ -66,8 +67,11 @@ public class FencingRedisAutoConfiguration {
             FencingProperties properties,
             ObjectProvider<FencedRedisCustomizer> customizers) {
         FencingProperties.Redis settings = properties.getRedis();
-        FencedRedis.Builder builder =
-                connection.builder().policy(settings.getPolicy()).allowKeyEviction(settings.isAllowKeyEviction());
+        FencedRedis.Builder builder = connection
+                .builder()
+                .policy(settings.getPolicy())
+                .allowKeyEviction(settings.isAllowKeyEviction())
+                .maxKeyBytes(settings.getMaxKeyBytes());
         if (settings.isClusterKeys()) {
             builder.clusterKeys(true);
         }
@@ -87,6 +91,17 @@ public class FencingRedisAutoConfiguration {
         }
         customizers.orderedStream().forEach(c -> c.customize(builder));
         return builder.build();
+    }
+
+    private static void checkMaxKeyBytes(int maxKeyBytes) {
+        // the builder's own bounds: a token key is longer than its suffix, and Redis takes no string over 512 MB
+        int least = FencedRedis.TOKEN_KEY_SUFFIX.length() + 1;
+        if (maxKeyBytes < least || maxKeyBytes > FencedRedis.Builder.DEFAULT_MAX_VALUE_BYTES) {
+            throw new IllegalStateException("fencing.redis.max-key-bytes must be in " + least + ".."
+                    + FencedRedis.Builder.DEFAULT_MAX_VALUE_BYTES + ", got " + maxKeyBytes
+                    + " (it counts a token key, the key and " + FencedRedis.TOKEN_KEY_SUFFIX
+                    + ", and is at most the server's proto-max-bulk-len)");
+        }
     }
 
     private static void checkWaitForReplicas(FencingProperties.Redis settings) {
