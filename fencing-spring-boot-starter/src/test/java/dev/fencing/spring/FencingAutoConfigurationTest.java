@@ -204,11 +204,15 @@ class FencingAutoConfigurationTest {
     }
 
     @Test
-    void aFencedLocksCustomizerRunsAndABadPauseToleranceIsRefusedByTheBuilder() {
+    void aBadPauseToleranceOrSequenceWrapMarginFailsTheStartNamingThePropertyAndTheValue() {
         zookeeper.withPropertyValues("fencing.locks.pause-tolerance=5ms").run(context -> assertThat(context)
                 .getFailure()
-                .rootCause()
-                .hasMessageContaining("pauseTolerance must be at least 20 ms, got PT0.005S"));
+                .hasStackTraceContaining(
+                        "fencing.locks.pause-tolerance: pauseTolerance must be at least 20 ms, got PT0.005S"));
+        zookeeper.withPropertyValues("fencing.locks.sequence-wrap-margin=-1").run(context -> assertThat(context)
+                .getFailure()
+                .hasStackTraceContaining("fencing.locks.sequence-wrap-margin: sequenceWrapMargin must be between 0")
+                .hasStackTraceContaining("got -1"));
     }
 
     // ---- @FencedLocked methods

@@ -108,10 +108,12 @@ public class FencingZooKeeperAutoConfiguration {
                 .tokenSource(settings.getTokenSource())
                 .listener(new LeaseListeners(listeners));
         if (settings.getPauseTolerance() != null) {
-            builder.pauseTolerance(settings.getPauseTolerance());
+            set("fencing.locks.pause-tolerance", () -> builder.pauseTolerance(settings.getPauseTolerance()));
         }
         if (settings.getSequenceWrapMargin() != null) {
-            builder.sequenceWrapMargin(settings.getSequenceWrapMargin());
+            set(
+                    "fencing.locks.sequence-wrap-margin",
+                    () -> builder.sequenceWrapMargin(settings.getSequenceWrapMargin()));
         }
         ZooKeeperDigest digest = digest(properties.getZookeeper().getDigest());
         if (digest != null) {
@@ -125,6 +127,15 @@ public class FencingZooKeeperAutoConfiguration {
     @ConditionalOnSingleCandidate(FencedLocks.class)
     public LockService zooKeeperLockService(FencedLocks locks) {
         return new ZooKeeperLockService(locks);
+    }
+
+    /** Runs a builder setter, naming {@code property} in the failure of a value the builder refuses. */
+    private static void set(String property, Runnable setter) {
+        try {
+            setter.run();
+        } catch (IllegalArgumentException e) {
+            throw new IllegalStateException(property + ": " + e.getMessage(), e);
+        }
     }
 
     private static ZooKeeperDigest digest(FencingProperties.Digest digest) {
