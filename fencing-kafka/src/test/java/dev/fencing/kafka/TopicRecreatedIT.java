@@ -15,8 +15,10 @@ import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -236,6 +238,60 @@ class TopicRecreatedIT {
         }
     }
 
+    @Test
+    void aTopicDeletedWhileTheConsumerWaitsToRetryDoesNotStopItOnItsOtherTopic() throws Exception {
+        // given: a serial consumer of two topics whose handler holds a's first record, then fails it (a failure
+        // the consumer retries), while topic b is deleted: its partition is still in the consumer's assignment
+        // when the partitions are taken again after the back-off, before any poll could revoke it
+        String a = newTopic("kept", 1);
+        String b = newTopic("deleted", 1);
+        String group = newGroup("deleted-while-retrying");
+        try (KafkaProducer<String, String> producer = KafkaFixture.producer()) {
+            sendFenced(producer, a, "k", "a-0", 1);
+        }
+        CountDownLatch holding = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        AtomicBoolean failedOnce = new AtomicBoolean();
+        try (FencedConsumer<String, String> consumer = FencedConsumer.builder(
+                        new StringDeserializer(), new StringDeserializer())
+                .properties(consumerConfig(group))
+                .topics(a, b)
+                .retryBackoff(Duration.ofMillis(100), Duration.ofMillis(500))
+                .retryMaxTime(Duration.ofSeconds(5))
+                .retryHandlerFailures(e -> e instanceof IllegalStateException)
+                .transactionalHandler(PostgresWatermarkStore.create(postgres.jdbi), (handle, record, token) -> {
+                    if (!failedOnce.getAndSet(true)) {
+                        holding.countDown();
+                        try {
+                            if (!release.await(60, TimeUnit.SECONDS)) {
+                                throw new AssertionError("not released");
+                            }
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                            throw new AssertionError(e);
+                        }
+                        throw new IllegalStateException("fails once");
+                    }
+                    apply(handle, record, token);
+                })
+                .build()) {
+            CompletableFuture<Void> stopped = consumer.start();
+            assertThat(holding.await(60, TimeUnit.SECONDS)).isTrue();
+            deleteTopic(b);
+
+            // when: the handler's failure is retried
+            release.countDown();
+            await().atMost(Duration.ofSeconds(60))
+                    .until(() -> stopped.isDone() || values(a).contains("a-0"));
+
+            // then: without the check of the topic Kafka no longer has, taking the partitions again failed on
+            // the description of b, and again after each back-off (no poll between them gave b up) until the
+            // retry time had passed: the consumer stopped, a-0 never applied
+            assertThat(consumer.failure()).as("what stopped the consumer").isNull();
+            assertThat(values(a)).containsExactly("a-0");
+        }
+    }
+
     private static FencedConsumer<String, String> inMemoryConsumer(
             String group, String topic, InMemoryWatermarkStore store, List<String> handled) {
         return FencedConsumer.builder(new StringDeserializer(), new StringDeserializer())
@@ -323,14 +379,7 @@ class TopicRecreatedIT {
 
     /** Deletes the topic and creates it again with {@code records} newer records of key k. */
     private static void recreate(String topic, int records) throws Exception {
-        try (Admin admin =
-                Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka().bootstrapServers()))) {
-            admin.deleteTopics(List.of(topic)).all().get(30, TimeUnit.SECONDS);
-            await().atMost(Duration.ofSeconds(60)).until(() -> !admin.listTopics()
-                    .names()
-                    .get(30, TimeUnit.SECONDS)
-                    .contains(topic));
-        }
+        deleteTopic(topic);
         await().atMost(Duration.ofSeconds(60)).ignoreExceptions().until(() -> {
             kafka().createTopic(topic, 1);
             return true;
@@ -339,6 +388,18 @@ class TopicRecreatedIT {
             for (int i = 0; i < records; i++) {
                 sendFenced(producer, topic, "k", "new-" + i, 10 + i);
             }
+        }
+    }
+
+    /** Deletes the topic and waits until the cluster no longer lists it. */
+    private static void deleteTopic(String topic) throws Exception {
+        try (Admin admin =
+                Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka().bootstrapServers()))) {
+            admin.deleteTopics(List.of(topic)).all().get(30, TimeUnit.SECONDS);
+            await().atMost(Duration.ofSeconds(60)).until(() -> !admin.listTopics()
+                    .names()
+                    .get(30, TimeUnit.SECONDS)
+                    .contains(topic));
         }
     }
 

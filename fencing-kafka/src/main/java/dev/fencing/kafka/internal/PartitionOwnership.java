@@ -178,7 +178,9 @@ public final class PartitionOwnership {
         for (String topic : topics) {
             Uuid id = current.get(topic);
             if (id == null || Uuid.ZERO_UUID.equals(id)) {
-                continue; // a broker that keeps no topic ids (none before Kafka 2.8): nothing to compare
+                // a broker that keeps no topic ids (none before Kafka 2.8), or a topic deleted since the
+                // assignment was made: nothing to compare
+                continue;
             }
             Optional<Uuid> stored = store.recordTopicId(groupId, topic, id);
             if (stored.isPresent() && !stored.get().equals(id)) {

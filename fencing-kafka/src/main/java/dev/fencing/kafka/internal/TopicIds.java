@@ -11,8 +11,10 @@ import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.InterruptException;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 
 /**
  * The Kafka topic ids of the topics whose partitions the consumer takes, for the store's recreation check:
@@ -34,7 +36,13 @@ public final class TopicIds implements AutoCloseable {
     }
 
     /**
-     * The current id of each of {@code topics}.
+     * The current id of each of {@code topics} that Kafka has. A topic Kafka no longer has (deleted since the
+     * group's assignment was made) is left out, as a topic without id is: there is nothing of it to read nor
+     * to compare, the next rebalance gives its partitions up, and a topic created again under its name is
+     * checked when its partitions are assigned. A topic just created that the broker asked does not know yet is
+     * left out too: its id is recorded at a later assignment. Failing on it instead failed the whole assignment,
+     * the consumer's other topics with it, again at every attempt (no poll between them lets the rebalance
+     * happen) until the retry time had passed.
      *
      * @throws WatermarkStoreException if Kafka does not describe them within {@link #DESCRIBE_TIMEOUT}, naming
      *     the topics; its cause is Kafka's error (a {@code RetriableException} is retried as a transient failure)
@@ -45,11 +53,22 @@ public final class TopicIds implements AutoCloseable {
             admin = Admin.create(config);
         }
         try {
-            Map<String, TopicDescription> described = admin.describeTopics(topics)
-                    .allTopicNames()
-                    .get(DESCRIBE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+            Map<String, KafkaFuture<TopicDescription>> described =
+                    admin.describeTopics(topics).topicNameValues();
+            long deadline = System.nanoTime() + DESCRIBE_TIMEOUT.toNanos();
             Map<String, Uuid> ids = new HashMap<>();
-            described.forEach((topic, description) -> ids.put(topic, description.topicId()));
+            for (Map.Entry<String, KafkaFuture<TopicDescription>> topic : described.entrySet()) {
+                try {
+                    long left = Math.max(0, deadline - System.nanoTime());
+                    ids.put(
+                            topic.getKey(),
+                            topic.getValue().get(left, TimeUnit.NANOSECONDS).topicId());
+                } catch (ExecutionException e) {
+                    if (!(e.getCause() instanceof UnknownTopicOrPartitionException)) {
+                        throw e;
+                    }
+                }
+            }
             return ids;
         } catch (InterruptedException e) {
             throw new InterruptException(e);
