@@ -1,5 +1,7 @@
 package dev.fencing.redis;
 
+import dev.fencing.redis.internal.FencedKeys;
+
 /**
  * The token was fresh enough but the guard of a counter write (such as {@code stock - qty >= 0}) was
  * false, so nothing was written. The throwing twin of {@link WriteOutcome.PredicateFailed}.
@@ -20,8 +22,8 @@ public final class FencePredicateFailedException extends FencingRedisException {
 
     public FencePredicateFailedException(String key, long storedToken, long token, long currentValue) {
         super(
-                "the guard was false on Redis key " + key + " (value " + currentValue + ", stored token " + storedToken
-                        + ", offered token " + token + "); nothing was written",
+                "the guard was false on Redis key " + FencedKeys.shown(key) + " (value " + currentValue
+                        + ", stored token " + storedToken + ", offered token " + token + "); nothing was written",
                 key,
                 token,
                 null);

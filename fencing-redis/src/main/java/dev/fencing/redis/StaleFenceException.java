@@ -1,6 +1,7 @@
 package dev.fencing.redis;
 
 import dev.fencing.FencePolicy;
+import dev.fencing.redis.internal.FencedKeys;
 
 /**
  * The write was refused because the key carries a token the {@link FencePolicy} does not let the offered
@@ -40,7 +41,7 @@ public final class StaleFenceException extends FencingRedisException {
     }
 
     private static String message(String key, long stored, long offered, FencePolicy policy) {
-        String base = "stale fence token refused on Redis key " + key + ": stored token " + stored
+        String base = "stale fence token refused on Redis key " + FencedKeys.shown(key) + ": stored token " + stored
                 + ", offered token " + offered + " (policy " + policy + " needs stored "
                 + (policy == FencePolicy.STRICT ? "<" : "<=") + " offered)";
         if (new WriteOutcome.Rejected(stored, offered).tokensWentBackwards()) {

@@ -66,8 +66,8 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
         Objects.requireNonNull(ttl, "ttl");
         // a century: Duration.toMillis overflows for the largest durations, and Redis refuses PX near 2^63 ms
         if (ttl.isNegative() || ttl.compareTo(Duration.ofMillis(1)) < 0 || ttl.compareTo(MAX_TTL) > 0) {
-            throw new IllegalArgumentException(
-                    "time to live for Redis key '" + key + "' must be between 1 ms and " + MAX_TTL + ", got " + ttl);
+            throw new IllegalArgumentException("time to live for Redis key '" + FencedKeys.shown(key)
+                    + "' must be between 1 ms and " + MAX_TTL + ", got " + ttl);
         }
         return set("SET PX", key, value, Long.toString(ttl.toMillis()), token);
     }
@@ -120,8 +120,9 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
     @Override
     public CompletableFuture<WriteOutcome> tryDecrementBy(String key, long amount, long token) {
         if (amount < 0 || amount > FencedKeys.EXACT_LIMIT) {
-            throw new IllegalArgumentException("amount to take from Redis key '" + key + "' must be in 0..2^53"
-                    + " (the guard's arithmetic, Lua's doubles, is exact there), got " + amount);
+            throw new IllegalArgumentException(
+                    "amount to take from Redis key '" + FencedKeys.shown(key) + "' must be in 0..2^53"
+                            + " (the guard's arithmetic, Lua's doubles, is exact there), got " + amount);
         }
         return tryIncrementBy(key, -amount, 0, token);
     }
@@ -188,14 +189,15 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
      */
     private void requireNoTransaction(String op, String key) {
         if (inTransaction.getAsBoolean()) {
-            throw new IllegalStateException("fenced " + op + " of Redis key " + key + " refused: the connection is"
-                    + " inside MULTI. A fenced write is one atomic script already; send it outside MULTI/EXEC (on"
-                    + " this connection after EXEC or DISCARD, or on a connection of its own)");
+            throw new IllegalStateException(
+                    "fenced " + op + " of Redis key " + FencedKeys.shown(key) + " refused: the connection is"
+                            + " inside MULTI. A fenced write is one atomic script already; send it outside MULTI/EXEC (on"
+                            + " this connection after EXEC or DISCARD, or on a connection of its own)");
         }
     }
 
     private static void checkToken(String key, long token) {
-        FenceTokens.requirePositive(token, "Redis key " + key);
+        FenceTokens.requirePositive(token, "Redis key " + FencedKeys.shown(key));
     }
 
     /**
@@ -263,11 +265,11 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
             outcome.completeExceptionally(new CompletionException(failed(op, key, token, e)));
             return;
         }
-        if (result instanceof WriteOutcome.Rejected rejected) {
+        if (result instanceof WriteOutcome.Rejected rejected && LOG.isDebugEnabled()) {
             LOG.debug(
                     "stale fence token refused: {} of Redis key {} under token {}, stored token {}",
                     op,
-                    key,
+                    FencedKeys.shown(key),
                     token,
                     rejected.storedToken());
         }
@@ -285,7 +287,8 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
                         .handle((replicas, failure) -> {
                             if (failure != null) {
                                 throw new CompletionException(new FencedRedisWriteException(
-                                        "fenced " + op + " of Redis key " + key + " under token " + token
+                                        "fenced " + op + " of Redis key " + FencedKeys.shown(key) + " under token "
+                                                + token
                                                 + " was applied, but WAIT for " + waitReplicas + " replicas failed: "
                                                 + unwrap(failure),
                                         key,
@@ -305,7 +308,7 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
         if (failure instanceof FencingRedisException fencing) {
             return fencing;
         }
-        String what = "fenced " + op + " of Redis key " + key + " under token " + token;
+        String what = "fenced " + op + " of Redis key " + FencedKeys.shown(key) + " under token " + token;
         if (failure instanceof RedisCommandExecutionException && !(failure instanceof RedisCommandTimeoutException)) {
             String error = String.valueOf(failure.getMessage());
             if (error.startsWith(LuaScripts.BODY_FAILED)) {
@@ -349,7 +352,8 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
             return failure;
         }
         return new FencedRedisWriteException(
-                "fenced EVAL of Redis key " + key + " under token " + token + " passed the fence and set the key's"
+                "fenced EVAL of Redis key " + FencedKeys.shown(key) + " under token " + token
+                        + " passed the fence and set the key's"
                         + " token to " + token + " (it was " + prior + "), and the script's body ran to its end, but"
                         + " its reply holds an error: " + error + ". The token stays " + token + ", so older tokens"
                         + " are refused, and what the body wrote stays; read the keys before writing again",

@@ -142,15 +142,15 @@ public final class DefaultFencedRedis implements FencedRedis {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new FencedRedisWriteException(
-                    "interrupted while waiting for fenced " + op + " of Redis key " + key + " under token " + token
-                            + "; whether it applied is unknown",
+                    "interrupted while waiting for fenced " + op + " of Redis key " + FencedKeys.shown(key)
+                            + " under token " + token + "; whether it applied is unknown",
                     key,
                     token,
                     e);
         } catch (TimeoutException e) {
             throw new FencedRedisWriteException(
-                    "no answer to fenced " + op + " of Redis key " + key + " under token " + token + " within "
-                            + timeout + "; whether it applied is unknown",
+                    "no answer to fenced " + op + " of Redis key " + FencedKeys.shown(key) + " under token " + token
+                            + " within " + timeout + "; whether it applied is unknown",
                     key,
                     token,
                     e);

@@ -1,6 +1,9 @@
 package dev.fencing.redis.internal;
 
 import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 
@@ -23,8 +26,42 @@ public final class FencedKeys {
         this.maxKeyBytes = maxKeyBytes;
     }
 
+    /** The longest key or value (UTF-8 bytes) a message shows whole. */
+    public static final int SHOWN_WHOLE_BYTES = 200;
+    /** How many UTF-8 bytes (at most, cut back to a whole character) a message shows of a longer one. */
+    public static final int SHOWN_PREFIX_BYTES = 64;
+
     public static String tokenKey(String key) {
         return key + TOKEN_KEY_SUFFIX;
+    }
+
+    /**
+     * A key or value as every message and log line of the library shows it: whole up to {@value
+     * #SHOWN_WHOLE_BYTES} UTF-8 bytes; a longer one as its first {@value #SHOWN_PREFIX_BYTES} bytes (cut back
+     * to a whole character), then {@code "... (N bytes, sha1 H)"}, H the first 12 hex digits of the SHA-1 of
+     * its UTF-8 bytes, which {@code redis-cli --eval} or a script's {@code redis.sha1hex} gives too. The fence
+     * scripts show a key in their errors the same way ({@code fencing_shown} in {@link LuaScripts}).
+     */
+    public static String shown(String text) {
+        if (text == null || text.length() * 3L <= SHOWN_WHOLE_BYTES) {
+            return text;
+        }
+        byte[] utf8 = text.getBytes(StandardCharsets.UTF_8);
+        if (utf8.length <= SHOWN_WHOLE_BYTES) {
+            return text;
+        }
+        int cut = SHOWN_PREFIX_BYTES;
+        while (cut > 0 && (utf8[cut] & 0xC0) == 0x80) {
+            cut--;
+        }
+        byte[] sha1;
+        try {
+            sha1 = MessageDigest.getInstance("SHA-1").digest(utf8);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every Java platform has SHA-1", e);
+        }
+        return new String(utf8, 0, cut, StandardCharsets.UTF_8) + "... (" + utf8.length + " bytes, sha1 "
+                + HexFormat.of().formatHex(sha1, 0, 6) + ")";
     }
 
     /**
@@ -49,13 +86,13 @@ public final class FencedKeys {
             throw new IllegalArgumentException("a fenced Redis key must not be " + (key == null ? "null" : "empty"));
         }
         if (key.endsWith(TOKEN_KEY_SUFFIX)) {
-            throw new IllegalArgumentException("Redis key '" + key + "' ends with '" + TOKEN_KEY_SUFFIX
+            throw new IllegalArgumentException("Redis key '" + shown(key) + "' ends with '" + TOKEN_KEY_SUFFIX
                     + "', the suffix of token keys: a token key is written by the fence only");
         }
         checkKeySize(key, TOKEN_KEY_SUFFIX.length());
         if (clusterKeys && hashTag(key) == null) {
-            throw new IllegalArgumentException("Redis key '" + key + "' has no hash tag: on a cluster the key and"
-                    + " its token key must share a slot, so name it with one, for example '{" + key + "}'");
+            throw new IllegalArgumentException("Redis key '" + shown(key) + "' has no hash tag: on a cluster the key"
+                    + " and its token key must share a slot, so name it with one, for example '{" + shown(key) + "}'");
         }
         return tokenKey(key);
     }
@@ -63,7 +100,7 @@ public final class FencedKeys {
     /**
      * Refuses a key that, with {@code suffix} more bytes (its token key's), is longer than {@code maxKeyBytes}: Redis
      * answers a bulk string over its {@code proto-max-bulk-len} with a protocol error and closes the connection,
-     * failing the writes pipelined behind it too. The key is named by its start and its size only.
+     * failing the writes pipelined behind it too.
      */
     private void checkKeySize(String key, int suffix) {
         if ((long) key.length() * 3 + suffix <= maxKeyBytes) {
@@ -71,9 +108,7 @@ public final class FencedKeys {
         }
         long bytes = key.getBytes(StandardCharsets.UTF_8).length;
         if (bytes + suffix > maxKeyBytes) {
-            int shown = key.codePointCount(0, key.length()) > 40 ? key.offsetByCodePoints(0, 40) : key.length();
-            throw new IllegalArgumentException("Redis key '" + key.substring(0, shown)
-                    + (shown < key.length() ? "..." : "") + "' is " + bytes + " bytes (UTF-8)"
+            throw new IllegalArgumentException("Redis key '" + shown(key) + "' is " + bytes + " bytes (UTF-8)"
                     + (suffix > 0 ? ", its token key " + (bytes + suffix) + "," : "")
                     + " over the limit of " + maxKeyBytes + " (maxKeyBytes, at most the server's"
                     + " proto-max-bulk-len); nothing was sent");
@@ -87,19 +122,22 @@ public final class FencedKeys {
         }
         String tokenKey = check(keys.get(0));
         String tag = hashTag(keys.get(0));
-        for (String key : keys) {
+        for (int i = 0; i < keys.size(); i++) {
+            String key = keys.get(i);
             if (key == null) {
-                throw new IllegalArgumentException("a fenced script's keys must not contain null: " + keys);
+                throw new IllegalArgumentException("a fenced script's keys must not contain null: KEYS[" + (i + 1)
+                        + "] of the script for Redis key '" + shown(keys.get(0)) + "' is null");
             }
             if (key.endsWith(TOKEN_KEY_SUFFIX)) {
                 // a body given a token key could lower it, and the next stale write to its key would land
-                throw new IllegalArgumentException("Redis key '" + key + "' of a fenced script ends with '"
+                throw new IllegalArgumentException("Redis key '" + shown(key) + "' of a fenced script ends with '"
                         + TOKEN_KEY_SUFFIX + "', the suffix of token keys: a token key is written by the fence only");
             }
             checkKeySize(key, 0);
             if (clusterKeys && !tag.equals(hashTag(key))) {
-                throw new IllegalArgumentException("Redis key '" + key + "' does not share the hash tag {" + tag
-                        + "} of the fenced key '" + keys.get(0) + "': on a cluster a script's keys share one slot");
+                throw new IllegalArgumentException("Redis key '" + shown(key) + "' does not share the hash tag {"
+                        + shown(tag) + "} of the fenced key '" + shown(keys.get(0))
+                        + "': on a cluster a script's keys share one slot");
             }
         }
         return tokenKey;
@@ -107,7 +145,7 @@ public final class FencedKeys {
 
     public void checkValue(String key, String value) {
         if (value == null) {
-            throw new IllegalArgumentException("the value for Redis key '" + key + "' must not be null");
+            throw new IllegalArgumentException("the value for Redis key '" + shown(key) + "' must not be null");
         }
         // a UTF-8 character takes at most 3 bytes per UTF-16 unit: encode only a value that could be too large
         if ((long) value.length() * 3 > maxValueBytes) {
@@ -117,13 +155,13 @@ public final class FencedKeys {
 
     public void checkFields(String key, Map<String, String> fields) {
         if (fields == null || fields.isEmpty()) {
-            throw new IllegalArgumentException("HSET of Redis key '" + key + "' needs at least one field");
+            throw new IllegalArgumentException("HSET of Redis key '" + shown(key) + "' needs at least one field");
         }
         long bound = 0;
         for (Map.Entry<String, String> field : fields.entrySet()) {
             if (field.getKey() == null || field.getValue() == null) {
-                throw new IllegalArgumentException(
-                        "HSET of Redis key '" + key + "': null field or value (field " + field.getKey() + ")");
+                throw new IllegalArgumentException("HSET of Redis key '" + shown(key) + "': null field or value (field "
+                        + shown(field.getKey()) + ")");
             }
             bound += 3L * (field.getKey().length() + field.getValue().length());
         }
@@ -140,9 +178,11 @@ public final class FencedKeys {
     /** Checks a user script's arguments: none null, and all together within the limit values have. */
     public void checkScriptArguments(String key, List<String> args) {
         long bound = 0;
-        for (String arg : args) { // List.of(...).contains(null) throws
+        for (int i = 0; i < args.size(); i++) { // List.of(...).contains(null) throws
+            String arg = args.get(i);
             if (arg == null) {
-                throw new IllegalArgumentException("a fenced script's arguments must not contain null: " + args);
+                throw new IllegalArgumentException("a fenced script's arguments must not contain null: ARGV[" + (i + 1)
+                        + "] of the script for Redis key '" + shown(key) + "' is null");
             }
             bound += 3L * arg.length();
         }
@@ -152,7 +192,7 @@ public final class FencedKeys {
                 bytes += arg.getBytes(StandardCharsets.UTF_8).length;
             }
             if (bytes > maxValueBytes) {
-                throw new IllegalArgumentException("the arguments of the fenced script for Redis key '" + key
+                throw new IllegalArgumentException("the arguments of the fenced script for Redis key '" + shown(key)
                         + "' are " + bytes + " bytes (UTF-8) together, over the limit of " + maxValueBytes
                         + "; nothing was written");
             }
@@ -161,14 +201,14 @@ public final class FencedKeys {
 
     public static void checkExact(String key, String what, long number) {
         if (number > EXACT_LIMIT || number < -EXACT_LIMIT) {
-            throw new IllegalArgumentException(what + " " + number + " for Redis key '" + key
+            throw new IllegalArgumentException(what + " " + number + " for Redis key '" + shown(key)
                     + "' is beyond +-2^53, where the guard's arithmetic (Lua's doubles) is exact");
         }
     }
 
     private void checkSize(String key, long bytes) {
         if (bytes > maxValueBytes) {
-            throw new IllegalArgumentException("the value for Redis key '" + key + "' is " + bytes
+            throw new IllegalArgumentException("the value for Redis key '" + shown(key) + "' is " + bytes
                     + " bytes (UTF-8), over the limit of " + maxValueBytes + "; nothing was written");
         }
     }

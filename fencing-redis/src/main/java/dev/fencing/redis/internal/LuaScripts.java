@@ -92,23 +92,32 @@ public final class LuaScripts {
      * The check, shared by every script. Compares decimal strings without leading zeros: the longer is the
      * larger, and at equal length the string order is the numeric order. A token key that holds anything
      * but such a string, or one beyond a Java long (set behind the library's back: no offered token can beat
-     * it, and no reply could carry it), fails closed.
+     * it, and no reply could carry it), fails closed. Errors show a key as {@link FencedKeys#shown} does.
      */
     static final String FENCE = """
+            local function fencing_shown(k)
+              if #k <= 200 then return k end
+              local cut = 64
+              while cut > 0 and string.byte(k, cut + 1) >= 128 and string.byte(k, cut + 1) < 192 do
+                cut = cut - 1
+              end
+              return string.sub(k, 1, cut) .. '... (' .. #k .. ' bytes, sha1 '
+                .. string.sub(redis.sha1hex(k), 1, 12) .. ')'
+            end
             local function fencing_stored(tk, read)
               local stored = read
               if stored == nil then
                 stored = redis.pcall('GET', tk)
                 if type(stored) == 'table' and stored.err then
-                  return nil, 'FENCING token key ' .. tk .. ' holds no string (' .. stored.err .. '); nothing was written'
+                  return nil, 'FENCING token key ' .. fencing_shown(tk) .. ' holds no string (' .. stored.err .. '); nothing was written'
                 end
               elseif not stored and redis.call('EXISTS', tk) == 1 then
-                return nil, 'FENCING token key ' .. tk .. ' holds no string; nothing was written'
+                return nil, 'FENCING token key ' .. fencing_shown(tk) .. ' holds no string; nothing was written'
               end
               if not stored then return '0' end
               if #stored > 19 or not string.match(stored, '^[1-9]%d*$')
                   or (#stored == 19 and stored > '9223372036854775807') then
-                return nil, 'FENCING token key ' .. tk .. ' holds "' .. string.sub(stored, 1, 40)
+                return nil, 'FENCING token key ' .. fencing_shown(tk) .. ' holds "' .. string.sub(stored, 1, 40)
                   .. '", not a fence token (a whole number from 1 to 9223372036854775807); nothing was written'
               end
               return stored
@@ -129,7 +138,7 @@ public final class LuaScripts {
             local function fencing_type(key, expected)
               local t = redis.call('TYPE', key).ok
               if t ~= 'none' and t ~= expected then
-                return 'FENCING WRONGTYPE key ' .. key .. ' holds a ' .. t .. ', not a ' .. expected
+                return 'FENCING WRONGTYPE key ' .. fencing_shown(key) .. ' holds a ' .. t .. ', not a ' .. expected
                   .. '; nothing was written'
               end
               return nil
@@ -215,18 +224,18 @@ public final class LuaScripts {
             local current = 0
             if raw then
               if not (raw == '0' or string.match(raw, '^-?[1-9]%d*$')) or #raw > 17 then
-                return redis.error_reply('FENCING counter key ' .. KEYS[1] .. ' holds "' .. string.sub(raw, 1, 40)
+                return redis.error_reply('FENCING counter key ' .. fencing_shown(KEYS[1]) .. ' holds "' .. string.sub(raw, 1, 40)
                   .. '", not an integer within +-2^53; nothing was written')
               end
               current = tonumber(raw)
               if math.abs(current) >= 9007199254740992 then
-                return redis.error_reply('FENCING counter key ' .. KEYS[1] .. ' holds ' .. raw
+                return redis.error_reply('FENCING counter key ' .. fencing_shown(KEYS[1]) .. ' holds ' .. raw
                   .. ', beyond +-2^53 where the guard is exact; nothing was written')
               end
             end
             local result = current + tonumber(ARGV[3])
             if math.abs(result) >= 9007199254740992 then
-              return redis.error_reply('FENCING counter key ' .. KEYS[1] .. ' would reach ' .. string.format('%.0f', result)
+              return redis.error_reply('FENCING counter key ' .. fencing_shown(KEYS[1]) .. ' would reach ' .. string.format('%.0f', result)
                 .. ', beyond +-2^53 where the guard is exact; nothing was written')
             end
             if result < tonumber(ARGV[4]) then return '2 ' .. stored .. ' ' .. (raw or '0') end

@@ -53,7 +53,8 @@ final class Replies {
                 return new WriteOutcome.PredicateFailed(stored, token, (Long) extra);
             default:
                 throw new FencedRedisWriteException(
-                        "fenced " + op + " of Redis key " + key + " under token " + token + " was sent again after"
+                        "fenced " + op + " of Redis key " + FencedKeys.shown(key) + " under token " + token
+                                + " was sent again after"
                                 + " a reconnect (the reply to its first sending never came), and whether it applied"
                                 + " is unknown: the first sending may have run, or may still arrive; it was not run"
                                 + " again (the stored token is " + stored + "). Read the key before writing again",
@@ -66,7 +67,7 @@ final class Replies {
     private static FencedRedisWriteException unreadable(
             String op, String key, long token, Object reply, Exception cause) {
         return new FencedRedisWriteException(
-                "fenced " + op + " of Redis key " + key + " under token " + token
+                "fenced " + op + " of Redis key " + FencedKeys.shown(key) + " under token " + token
                         + ": unreadable reply from the fence script " + reply,
                 key,
                 token,

@@ -314,10 +314,10 @@ final class ScriptCall extends CommandArgs<String, String> {
         private void requireEncodable(String text) {
             int i = Utf8Text.firstUnpaired(text);
             if (i >= 0) {
-                throw new IllegalArgumentException("'" + escaped(text) + "'"
+                throw new IllegalArgumentException("'" + FencedKeys.shown(escaped(text)) + "'"
                         + (firstKey == null || firstKey.equals(text)
                                 ? ""
-                                : " (for Redis key '" + escaped(firstKey) + "')")
+                                : " (for Redis key '" + FencedKeys.shown(escaped(firstKey)) + "')")
                         + " holds an unpaired UTF-16 surrogate \\u"
                         + Integer.toHexString(text.charAt(i)).toUpperCase(Locale.ROOT)
                         + " at index " + i + ", which UTF-8 cannot encode; nothing was sent");
@@ -398,7 +398,7 @@ final class ScriptCall extends CommandArgs<String, String> {
             size += digits;
         }
 
-        /** The keys, then the arguments, read back from the encoding. */
+        /** The keys, then the arguments, read back from the encoding, each as {@link FencedKeys#shown} shows it. */
         @Override
         public String toString() {
             List<String> values = new ArrayList<>();
@@ -409,7 +409,7 @@ final class ScriptCall extends CommandArgs<String, String> {
                 while (bytes[end] != '\r') {
                     length = length * 10 + bytes[end++] - '0';
                 }
-                values.add(new String(bytes, end + 2, length, StandardCharsets.UTF_8));
+                values.add(FencedKeys.shown(new String(bytes, end + 2, length, StandardCharsets.UTF_8)));
                 at = end + 2 + length + 2;
             }
             if (values.isEmpty()) {

@@ -74,4 +74,17 @@ class FencedKeysTest {
                 .hasMessageContaining("delta 9007199254740993")
                 .hasMessageContaining("'k'");
     }
+
+    @Test
+    void aKeyIsShownWholeUpTo200BytesAndLongerOnesByStartSizeAndHash() {
+        String whole = "k".repeat(200);
+        assertThat(FencedKeys.shown(whole)).isSameAs(whole);
+        assertThat(FencedKeys.shown("é".repeat(100))).isEqualTo("é".repeat(100));
+        // SHA-1 of 201 'k's (printf 'k%.0s' {1..201} | sha1sum)
+        assertThat(FencedKeys.shown("k".repeat(201))).isEqualTo("k".repeat(64) + "... (201 bytes, sha1 76e7153607cf)");
+        // the 64th byte is the first half of a two-byte character: the cut falls back before it
+        String wide = "a" + "é".repeat(200);
+        assertThat(FencedKeys.shown(wide)).startsWith("a" + "é".repeat(31) + "... (401 bytes, sha1 ");
+        assertThat(FencedKeys.shown(null)).isNull();
+    }
 }
