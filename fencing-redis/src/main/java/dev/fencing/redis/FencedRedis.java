@@ -2,6 +2,7 @@ package dev.fencing.redis;
 
 import dev.fencing.FencePolicy;
 import dev.fencing.InvalidFenceTokenException;
+import dev.fencing.redis.internal.BulkLimit;
 import dev.fencing.redis.internal.CommandTimeout;
 import dev.fencing.redis.internal.DefaultFencedRedis;
 import dev.fencing.redis.internal.EvictionCheck;
@@ -247,6 +248,14 @@ public interface FencedRedis {
          * arguments together) a write may carry;
          * larger ones are refused before anything is sent. Default and upper bound {@value
          * #DEFAULT_MAX_VALUE_BYTES}, Redis's own limit. Keys have their own, {@link #maxKeyBytes}.
+         *
+         * <p>Whatever this is, each single argument (a value, a hash field or its value, a script argument) is also
+         * held to the server's {@code proto-max-bulk-len}, which {@link #build} reads ({@code CONFIG GET}, the
+         * lowest of a cluster's primaries): a longer one is refused before anything is sent, naming its size and
+         * that limit. Sent, Redis would answer it with a protocol error and close the connection, failing the
+         * writes pipelined behind it too. A server that does not answer {@code CONFIG GET} is taken to have Redis's
+         * default, 512 MB, with a warning logged; set this (and {@link #maxKeyBytes}) to its limit then. A limit
+         * lowered on the server after the build is not seen.
          */
         public Builder maxValueBytes(int maxValueBytes) {
             if (maxValueBytes < 1 || maxValueBytes > DEFAULT_MAX_VALUE_BYTES) {
@@ -261,9 +270,10 @@ public interface FencedRedis {
          * The longest key (UTF-8 bytes) a write may name, counted as its token key, the key and {@value
          * FencedRedis#TOKEN_KEY_SUFFIX}: a longer one is refused before anything is sent, naming its size (for a
          * script, each of its keys; the others have no token key). Default and upper bound {@value
-         * #DEFAULT_MAX_VALUE_BYTES}, Redis's default {@code proto-max-bulk-len}. On a server whose {@code
-         * proto-max-bulk-len} is lower, set this to it: Redis answers a longer argument with a protocol error,
-         * quoting the whole key, and closes the connection, failing the writes pipelined behind it too.
+         * #DEFAULT_MAX_VALUE_BYTES}, Redis's default {@code proto-max-bulk-len}. A server's lower {@code
+         * proto-max-bulk-len}, read at {@link #build}, applies too (see {@link #maxValueBytes}): Redis answers a
+         * longer argument with a protocol error, quoting the whole key, and closes the connection, failing the
+         * writes pipelined behind it too.
          *
          * @param maxKeyBytes longer than the suffix, and at most {@value #DEFAULT_MAX_VALUE_BYTES}
          */
@@ -347,6 +357,9 @@ public interface FencedRedis {
         }
 
         /**
+         * Reads the server's {@code proto-max-bulk-len} (see {@link #maxValueBytes}) and, unless {@link
+         * #allowKeyEviction}, its {@code maxmemory-policy}.
+         *
          * @throws IllegalStateException when the server may evict token keys (see {@link #allowKeyEviction});
          *     a server that does not answer {@code CONFIG GET} is built with a warning logged
          */
@@ -358,7 +371,7 @@ public interface FencedRedis {
                     commands,
                     CommandTimeout.isNone(timeout) ? timeout : timeout.plus(waitTimeout),
                     policy,
-                    new FencedKeys(clusterKeys, maxValueBytes, maxKeyBytes),
+                    new FencedKeys(clusterKeys, maxValueBytes, maxKeyBytes, BulkLimit.read(commands, timeout)),
                     waitReplicas,
                     waitTimeout,
                     scriptCacheSize,

@@ -7,6 +7,7 @@ import dev.fencing.FencePolicy;
 import dev.fencing.testsupport.EmbeddedRedisServer;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -115,6 +116,49 @@ class OutOfRangeStateIT {
             // the connection is still open and nothing else was written
             assertThat(small.plain.dbsize()).isEqualTo(2);
             assertThat(small.plain.exists(over)).isZero();
+        }
+    }
+
+    /**
+     * A value longer than the server's {@code proto-max-bulk-len}, though within {@link
+     * FencedRedis.Builder#maxValueBytes} (by default 512 MB), is refused before anything is sent, naming its size and
+     * the server's limit, which the writer reads at build: sent, Redis answered it with a protocol error and closed
+     * the connection, and the write pipelined behind it failed too. The same for a field of a hash and an argument of
+     * a script, each its own bulk string.
+     */
+    @Test
+    void aValueOverTheServersBulkLimitIsRefusedBeforeSendingAndTheWriteBehindItLands() throws Exception {
+        int limit = 1024 * 1024;
+        try (EmbeddedRedisServer server = EmbeddedRedisServer.builder()
+                        .setting("proto-max-bulk-len", Integer.toString(limit))
+                        .build();
+                RedisFixture small = new RedisFixture(server)) {
+            FencedRedis writer = FencedRedis.builder(small.connection).build();
+            String over = "x".repeat(limit + 1);
+
+            List<ThrowingCallable> writes = List.of(
+                    () -> writer.async().trySet("{v}a", over, 1),
+                    () -> writer.async().tryHset("{v}a", Map.of("f", over), 1),
+                    () -> writer.async().tryHset("{v}a", Map.of(over, "v"), 1),
+                    () -> writer.async().tryEval(UserScriptIT.RESERVE, List.of("{v}a"), List.of("1", over), 1));
+            for (ThrowingCallable write : writes) {
+                assertThatThrownBy(write)
+                        .isInstanceOf(IllegalArgumentException.class)
+                        .hasMessageContaining((limit + 1) + " bytes (UTF-8)")
+                        .hasMessageContaining("proto-max-bulk-len " + limit)
+                        .hasMessageContaining("nothing was written");
+            }
+            // the write pipelined behind them lands, on the same connection
+            WriteOutcome behind =
+                    writer.async().trySet("{v}b", "v", 1).toCompletableFuture().get(10, TimeUnit.SECONDS);
+            assertThat(behind.isApplied()).isTrue();
+            // a value of exactly the server's limit is taken, and so is a hash whose fields together exceed it
+            assertThat(writer.trySet("{v}a", "x".repeat(limit), 2).isApplied()).isTrue();
+            assertThat(writer.tryHset("{v}h", Map.of("f", "x".repeat(limit), "g", "y".repeat(limit)), 2)
+                            .isApplied())
+                    .isTrue();
+            assertThat(small.plain.strlen("{v}a")).isEqualTo(limit);
+            assertThat(small.plain.exists("{v}a:fencing-token", "{v}b", "{v}h")).isEqualTo(3);
         }
     }
 }

@@ -19,11 +19,18 @@ public final class FencedKeys {
     private final boolean clusterKeys;
     private final int maxValueBytes;
     private final int maxKeyBytes;
+    /** The server's {@code proto-max-bulk-len}: the longest single argument (key, value, field) Redis takes. */
+    private final long maxBulkBytes;
 
     public FencedKeys(boolean clusterKeys, int maxValueBytes, int maxKeyBytes) {
+        this(clusterKeys, maxValueBytes, maxKeyBytes, BulkLimit.DEFAULT);
+    }
+
+    public FencedKeys(boolean clusterKeys, int maxValueBytes, int maxKeyBytes, long maxBulkBytes) {
         this.clusterKeys = clusterKeys;
         this.maxValueBytes = maxValueBytes;
         this.maxKeyBytes = maxKeyBytes;
+        this.maxBulkBytes = maxBulkBytes;
     }
 
     /** The longest key or value (UTF-8 bytes) a message shows whole. */
@@ -103,15 +110,19 @@ public final class FencedKeys {
      * failing the writes pipelined behind it too.
      */
     private void checkKeySize(String key, int suffix) {
-        if ((long) key.length() * 3 + suffix <= maxKeyBytes) {
+        long limit = Math.min(maxKeyBytes, maxBulkBytes);
+        if ((long) key.length() * 3 + suffix <= limit) {
             return;
         }
         long bytes = key.getBytes(StandardCharsets.UTF_8).length;
-        if (bytes + suffix > maxKeyBytes) {
+        if (bytes + suffix > limit) {
             throw new IllegalArgumentException("Redis key '" + shown(key) + "' is " + bytes + " bytes (UTF-8)"
                     + (suffix > 0 ? ", its token key " + (bytes + suffix) + "," : "")
-                    + " over the limit of " + maxKeyBytes + " (maxKeyBytes, at most the server's"
-                    + " proto-max-bulk-len); nothing was sent");
+                    + " over the limit of " + limit
+                    + (limit < maxKeyBytes
+                            ? " (the server's proto-max-bulk-len " + limit + ")"
+                            : " (maxKeyBytes, at most the server's proto-max-bulk-len)")
+                    + "; nothing was sent");
         }
     }
 
@@ -148,8 +159,10 @@ public final class FencedKeys {
             throw new IllegalArgumentException("the value for Redis key '" + shown(key) + "' must not be null");
         }
         // a UTF-8 character takes at most 3 bytes per UTF-16 unit: encode only a value that could be too large
-        if ((long) value.length() * 3 > maxValueBytes) {
-            checkSize(key, value.getBytes(StandardCharsets.UTF_8).length);
+        if ((long) value.length() * 3 > Math.min(maxValueBytes, maxBulkBytes)) {
+            long bytes = value.getBytes(StandardCharsets.UTF_8).length;
+            checkBulk(key, "the value", bytes);
+            checkSize(key, bytes);
         }
     }
 
@@ -164,6 +177,12 @@ public final class FencedKeys {
                         + shown(field.getKey()) + ")");
             }
             bound += 3L * (field.getKey().length() + field.getValue().length());
+            if (overBulk(field.getKey())) {
+                checkBulk(key, "field " + shown(field.getKey()) + " of the hash", field.getKey());
+            }
+            if (overBulk(field.getValue())) {
+                checkBulk(key, "the value of field " + shown(field.getKey()), field.getValue());
+            }
         }
         if (bound > maxValueBytes) {
             long bytes = 0;
@@ -185,6 +204,9 @@ public final class FencedKeys {
                         + "] of the script for Redis key '" + shown(key) + "' is null");
             }
             bound += 3L * arg.length();
+            if (overBulk(arg)) {
+                checkBulk(key, "ARGV[" + (i + 1) + "] of the fenced script", arg);
+            }
         }
         if (bound > maxValueBytes) {
             long bytes = 0;
@@ -203,6 +225,27 @@ public final class FencedKeys {
         if (number > EXACT_LIMIT || number < -EXACT_LIMIT) {
             throw new IllegalArgumentException(what + " " + number + " for Redis key '" + shown(key)
                     + "' is beyond +-2^53, where the guard's arithmetic (Lua's doubles) is exact");
+        }
+    }
+
+    /**
+     * Refuses one argument longer than the server's {@code proto-max-bulk-len}: Redis would answer it with a
+     * protocol error and close the connection, failing the writes pipelined behind it too.
+     */
+    private void checkBulk(String key, String what, String text) {
+        checkBulk(key, what, text.getBytes(StandardCharsets.UTF_8).length);
+    }
+
+    /** Whether {@code text} could be longer than the server's limit (a UTF-16 unit is at most 3 UTF-8 bytes). */
+    private boolean overBulk(String text) {
+        return (long) text.length() * 3 > maxBulkBytes;
+    }
+
+    private void checkBulk(String key, String what, long bytes) {
+        if (bytes > maxBulkBytes) {
+            throw new IllegalArgumentException(what + " for Redis key '" + shown(key) + "' is " + bytes
+                    + " bytes (UTF-8), over the server's proto-max-bulk-len " + maxBulkBytes
+                    + " (Redis would close the connection); nothing was written");
         }
     }
 
