@@ -11,15 +11,14 @@ import java.util.concurrent.CompletionStage;
  * {@link FencingRedisException} (the cause of the {@code CompletionException} that {@code join()} throws). Bad input (a token {@code <= 0}, a malformed key or value) is refused at
  * once, by throwing, before anything is sent. Thread-safe.
  *
- * <p><b>Order.</b> Writes pipelined on one connection run in the order they were sent while Redis has the fence
- * scripts cached. A write answered {@code NOSCRIPT} (Redis lost its script cache: a restart, a failover to a
- * replica, {@code SCRIPT FLUSH}) is sent again as {@code EVAL} from its callback, after the writes pipelined behind
- * it have already run: two writes to one key under one token can then land in the other order (under {@link
- * dev.fencing.FencePolicy#MONOTONIC} both apply, a delete sent before a set deleting the set's value; under {@link
- * dev.fencing.FencePolicy#STRICT} the other one is the one refused). The fence itself holds: an older token never
- * overwrites a newer one. When the order of two writes to one key matters, wait for the first's outcome before
- * sending the second, or make them one {@link FencedScript}. ({@code EVALSHA} is what keeps each write small;
- * sending every write as {@code EVAL} would keep the order at the price of the whole script per write.)
+ * <p><b>Order.</b> Fenced writes pipelined on one writer's connection run in the order they were sent. A write
+ * answered {@code NOSCRIPT} (Redis lost its script cache: a restart, a failover to a replica, {@code SCRIPT FLUSH})
+ * is sent again as {@code EVAL} only when no fenced write of this writer was sent after it, and then nothing sent
+ * later runs before it. When one was (it has run already), the write is NOT applied: it completes with a {@link
+ * ScriptCacheLostException}, and may be sent again. Sending it as {@code EVAL} then would run it after the writes
+ * sent behind it (a delete sent before a set deleting the set's value, both applied). The order is kept among the
+ * writes of one writer: two writers built on one connection, or plain commands sent beside them, are not ordered
+ * by it. In a cluster, a write sent behind it to any node counts.
  *
  * <pre>{@code
  * List<CompletionStage<WriteOutcome>> writes = new ArrayList<>();

@@ -15,6 +15,7 @@ package dev.fencing.redis;
  * Lettuce sends a command again after a reconnect when its reply never came; the fence runs such a call
  * again only when the stored token proves that the first run did not apply, and otherwise fails it with this
  * exception (outcome unknown) rather than applying it twice.
+ * A {@link ScriptCacheLostException} is one whose write is known not to have applied.
  * Retrying under the same token is safe under {@link dev.fencing.FencePolicy#STRICT}: the write applies at
  * most once.
  *
@@ -26,7 +27,7 @@ package dev.fencing.redis;
  * }
  * }</pre>
  */
-public final class FencedRedisWriteException extends FencingRedisException {
+public class FencedRedisWriteException extends FencingRedisException {
     private static final long serialVersionUID = 1L;
 
     public FencedRedisWriteException(String message, String key, long token, Throwable cause) {

@@ -6,6 +6,7 @@ import dev.fencing.redis.FencedRedisAsync;
 import dev.fencing.redis.FencedRedisWriteException;
 import dev.fencing.redis.FencedScript;
 import dev.fencing.redis.FencingRedisException;
+import dev.fencing.redis.ScriptCacheLostException;
 import dev.fencing.redis.WriteOutcome;
 import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisCommandTimeoutException;
@@ -20,6 +21,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -38,6 +40,11 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
     private final long waitMillis;
     /** Whether the connection is inside the caller's MULTI now (a cluster connection never is). */
     private final BooleanSupplier inTransaction;
+    /**
+     * The number of the last fenced write sent (taken just before it is handed to Lettuce), or claimed by an EVAL
+     * sent after a NOSCRIPT: see {@link #resendAfterNoscript}.
+     */
+    private final AtomicLong sent = new AtomicLong();
 
     public AsyncFencedRedis(
             RedisClusterAsyncCommands<String, String> commands,
@@ -151,8 +158,14 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
         ScriptCall evalsha = ScriptCall.evalsha(lua, arguments);
         CompletableFuture<WriteOutcome> outcome = new CompletableFuture<>();
         ScriptCall.TableOutput table = evalsha.tableOutput();
+        long number = sent.incrementAndGet();
         commands.dispatch(CommandType.EVALSHA, table, evalsha).whenComplete((list, failure) -> {
             if (failure != null && unwrap(failure) instanceof RedisNoScriptException) {
+                if (!resendAfterNoscript(number)) {
+                    outcome.completeExceptionally(
+                            new CompletionException(new ScriptCacheLostException("EVAL", key, token, unwrap(failure))));
+                    return;
+                }
                 ScriptCall eval = ScriptCall.eval(lua, evalsha);
                 ScriptCall.TableOutput evalTable = eval.tableOutput();
                 sendEval(outcome, "EVAL", key, token, () -> commands.dispatch(CommandType.EVAL, evalTable, eval)
@@ -209,8 +222,14 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
         requireNoTransaction(op, key);
         ScriptCall evalsha = ScriptCall.evalsha(script, arguments);
         CompletableFuture<WriteOutcome> outcome = new CompletableFuture<>();
+        long number = sent.incrementAndGet();
         commands.dispatch(CommandType.EVALSHA, new FenceReply(evalsha), evalsha).whenComplete((reply, failure) -> {
             if (failure != null && unwrap(failure) instanceof RedisNoScriptException) {
+                if (!resendAfterNoscript(number)) {
+                    outcome.completeExceptionally(
+                            new CompletionException(new ScriptCacheLostException(op, key, token, unwrap(failure))));
+                    return;
+                }
                 ScriptCall eval = ScriptCall.eval(script, evalsha);
                 sendEval(
                         outcome, op, key, token, () -> commands.dispatch(CommandType.EVAL, new FenceReply(eval), eval));
@@ -219,6 +238,21 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
             }
         });
         return waitForReplicas(op, key, token, outcome);
+    }
+
+    /**
+     * Whether the write numbered {@code number}, answered NOSCRIPT, may be sent again as EVAL: only if no fenced
+     * write of this writer was sent after it, for one sent after it has run already (Redis runs a connection's
+     * commands in the order they arrive), and the EVAL would run after it, out of the order sent. Otherwise the
+     * write fails, not applied ({@link ScriptCacheLostException}). The EVAL claims the next number, so that a write
+     * sent after the check counts as sent after the EVAL; and it is handed to Lettuce from the NOSCRIPT's callback,
+     * on the connection's event loop, ahead of any write another thread hands over later (Lettuce writes those
+     * through the same event loop, or appends them to the same buffer while commands are not flushed
+     * automatically): nothing sent after it runs before it. The counter spans all of this writer's writes (in a
+     * cluster, those to every node): one atomic increment per write, no lock, no extra round trip.
+     */
+    private boolean resendAfterNoscript(long number) {
+        return sent.compareAndSet(number, number + 1);
     }
 
     /**
