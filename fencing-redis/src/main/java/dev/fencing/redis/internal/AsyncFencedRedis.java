@@ -249,7 +249,9 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
      * on the connection's event loop, ahead of any write another thread hands over later (Lettuce writes those
      * through the same event loop, or appends them to the same buffer while commands are not flushed
      * automatically): nothing sent after it runs before it. The counter spans all of this writer's writes (in a
-     * cluster, those to every node): one atomic increment per write, no lock, no extra round trip.
+     * cluster, those to every node): one atomic increment per write, no lock, no extra round trip. With Lettuce's
+     * {@code publishOnScheduler} the callback runs off the event loop, and a write another thread hands over between
+     * the check and the EVAL may run before the EVAL.
      */
     private boolean resendAfterNoscript(long number) {
         return sent.compareAndSet(number, number + 1);
