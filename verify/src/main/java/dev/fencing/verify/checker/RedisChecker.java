@@ -28,8 +28,9 @@ import java.util.TreeSet;
  *   <li>the final value: the id of the highest-token write known to have landed (acknowledged, or indeterminate
  *       but in the log), or of an indeterminate one with a higher token, in the log if it is a script write ({@link
  *       ViolationKind#FINAL_VALUE}); absent only if no write was acknowledged ({@link
- *       ViolationKind#LOST_ACKNOWLEDGED}); never an id of another resource or no operation ({@link
- *       ViolationKind#UNKNOWN_ID}) nor a refused write's ({@link ViolationKind#REFUSED_PRESENT});
+ *       ViolationKind#LOST_ACKNOWLEDGED}); never an id of another resource or no operation, nor text the writes do
+ *       not store (an id is stored as {@link Long#toString(long)} writes it: {@code " 5"}, {@code "+5"} or {@code
+ *       "05"} is no write's value) ({@link ViolationKind#UNKNOWN_ID}) nor a refused write's ({@link ViolationKind#REFUSED_PRESENT});
  *   <li>the stored token, where there is one: the token of the write whose id is the value ({@link
  *       ViolationKind#STORED_TOKEN}), since a fenced write sets both in one step.
  * </ul>
@@ -190,7 +191,9 @@ public final class RedisChecker {
         }
         Operation holder;
         try {
-            holder = history.operation(Long.parseLong(value.trim())).orElse(null);
+            long id = Long.parseLong(value);
+            // the writes store Long.toString of the id: "+5" or "05" is text none of them stores
+            holder = Long.toString(id).equals(value) ? history.operation(id).orElse(null) : null;
         } catch (NumberFormatException e) {
             holder = null;
         }
@@ -201,7 +204,7 @@ public final class RedisChecker {
                     List.of(),
                     "the value of " + resource + " is '" + value + "', "
                             + (holder == null
-                                    ? "the id of no operation"
+                                    ? "not the text of any operation's id"
                                     : "the id of " + holder.describe() + ", invoked for " + holder.resource())));
             return 0;
         }

@@ -225,4 +225,18 @@ class RedisCheckerTest {
         assertThat(result.violations().get(0).detail()).contains("op 202").contains("not in the log of r1");
         assertThat(clean.violations()).isEmpty();
     }
+
+    @Test
+    void aValueThatIsAnIdOnlyOnceTrimmedOrReparsedIsUnknown() {
+        // given: the writes store an id as Long.toString writes it
+        write(101, 5, true, Type.OK);
+
+        // then: text no write stores is flagged, even where a lenient parse reads it as op 101's id
+        for (String value : List.of(" 101", "101 ", "+101", "0101", "101\n")) {
+            CheckResult result = check(List.of(101L), value, 5L);
+            assertThat(kinds(result)).as("value '%s'", value).containsExactly(ViolationKind.UNKNOWN_ID);
+            assertThat(result.violations().get(0).detail()).contains("'" + value + "'");
+        }
+        assertThat(check(List.of(101L), "101", 5L).violations()).isEmpty();
+    }
 }
