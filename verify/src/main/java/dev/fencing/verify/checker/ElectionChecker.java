@@ -28,25 +28,31 @@ import java.util.Set;
  *       ViolationKind#LOCAL_VALIDITY}), reported once per term, at its first such reading;
  *   <li>the grants, from the term events alone: no term's token granted to two participants ({@link
  *       ViolationKind#TERM_GRANTED_TWICE}), reported once per term, whatever the two then read or wrote (their
- *       readings may all fall within the clocks' uncertainty of the other's grant, and only one of them may write).
+ *       readings may all fall within the clocks' uncertainty of the other's grant, and only one of them may write);
+ *   <li>the order of the grants, from the term events alone: no term granted to a participant that joined the election
+ *       again after a term with a token at or above its own had been granted ({@link ViolationKind#TERM_ORDER}: the
+ *       election's tokens went backwards), reported once per grant.
  * </ul>
  *
- * <p>Not checked: a term granted after a greater term of its election was (the election's tokens going backwards),
- * from the grants alone. A grant's time is read after its participant learned it leads, so it bounds the grant from
- * above only: a participant that paused there records a grant of term 8 long after another recorded term 10, and
- * nothing went backwards. The only bound from below is the participant's line before its grant (it joins the
- * election again after its last term's last line, and a term's token is fixed when it joins). What such a term
- * does is checked all the same: a reading of it that answered valid more than {@code clockUncertainty} after the
- * greater term's grant is {@link ViolationKind#LOCAL_VALIDITY}, and a write under it that landed after one of the
- * greater term is {@link ViolationKind#TOKEN_ORDER}. A term granted backwards that its participant never read valid
- * and never wrote under passes.
+ * <p>A grant's time is read after its participant learned it leads, so it bounds the grant from above only: a
+ * participant that paused there records a grant of term 8 long after another recorded term 10, and nothing went
+ * backwards. What bounds a grant from below is its participant's line before it, once it has had a term: it joins
+ * the election again only after its last term's last line, and a term's token is fixed when it joins (its claim is
+ * made then), so a claim made after another's was granted must carry a greater token. A grant is reported when
+ * that line is more than {@code clockUncertainty} after the grant of a term with a token at or above its own
+ * (another participant's with an equal token is {@link ViolationKind#TERM_GRANTED_TWICE}). A participant's first
+ * grant has no such bound (it may have joined long before) and is not checked; what its term does is checked all
+ * the same: a reading of it that answered valid more than {@code clockUncertainty} after the greater term's grant
+ * is {@link ViolationKind#LOCAL_VALIDITY}, and a write under it that landed after one of the greater term is {@link
+ * ViolationKind#TOKEN_ORDER}.
  *
- * <p>Clocks. The second check compares times written by different processes. It assumes every participant runs on
- * one machine and reads the same system clock (Java's {@code System.currentTimeMillis()}), so two readings differ
- * from the true order only by their truncation to milliseconds and by a step of the clock during the run, which
- * {@code clockUncertainty} must cover; a reading is flagged only when it began more than that after the grant. A
- * grant's time is read after the participant learned it leads, and a check's before the check begins, so both
- * recording delays make a flag less likely, never more. Participants on several machines need an uncertainty
+ * <p>Clocks. The second and the fourth check compare times written by different processes. They assume every
+ * participant runs on one machine and reads the same system clock (Java's {@code System.currentTimeMillis()}), so two
+ * readings differ from the true order only by their truncation to milliseconds and by a step of the clock during the
+ * run, which {@code clockUncertainty} must cover; a reading, or a participant's line before a grant, is flagged only
+ * when it is more than that after the other grant. A grant's time is read after the participant learned it leads,
+ * and a check's or a line's before the check begins or the line is written, so every recording delay makes a flag
+ * less likely, never more. Participants on several machines need an uncertainty
  * of their clocks' bound skew.
  *
  * <pre>{@code
@@ -74,6 +80,7 @@ public final class ElectionChecker {
         Checker.WriteTally tally = Checker.checkWrites(history, lists, false, violations);
         checkValidity(history.termEvents(), clockUncertainty.toMillis(), violations);
         checkGrants(history.termEvents(), violations);
+        checkGrantOrder(history.termEvents(), clockUncertainty.toMillis(), violations);
         return new CheckResult(
                 history.size(),
                 tally.ok,
@@ -109,6 +116,42 @@ public final class ElectionChecker {
                         "term " + grant.token() + " of " + grant.resource() + " was granted to client "
                                 + first.client() + " at " + first.time() + " and to client " + grant.client()
                                 + " at " + grant.time() + ": two leaders of one term"));
+            }
+        }
+    }
+
+    /**
+     * Each grant whose participant's previous line bounds its joining from below against the grants of its election
+     * with a token at or above its own: one recorded before that line (beyond the uncertainty) was granted before
+     * the participant joined, and so before its claim, which must then carry a greater token.
+     */
+    private static void checkGrantOrder(List<TermEvent> events, long uncertainty, List<Violation> violations) {
+        for (TermEvent grant : events) {
+            if (grant.kind() != TermEvent.Kind.GRANT || grant.joined() == 0) {
+                continue;
+            }
+            TermEvent before = null;
+            for (TermEvent other : events) {
+                boolean greater = other.token() > grant.token()
+                        || (other.token() == grant.token() && other.client() == grant.client());
+                if (other != grant
+                        && other.kind() == TermEvent.Kind.GRANT
+                        && other.resource().equals(grant.resource())
+                        && greater
+                        && grant.joined() > other.time() + uncertainty
+                        && (before == null || other.time() < before.time())) {
+                    before = other;
+                }
+            }
+            if (before != null) {
+                violations.add(new Violation(
+                        ViolationKind.TERM_ORDER,
+                        grant.resource(),
+                        List.of(grant.op(), before.op()),
+                        grant.describeTerm() + " was granted (recorded at " + grant.time() + ") after its client joined"
+                                + " the election again, which it did after its line at " + grant.joined() + ", "
+                                + (grant.joined() - before.time()) + " ms after " + before.describeTerm()
+                                + " was granted at " + before.time() + ": the election's tokens went backwards"));
             }
         }
     }

@@ -89,6 +89,7 @@ public final class History {
             List<byte[]> lines = lines(bytes);
             boolean lastEndsWithNewline = bytes.length == 0 || bytes[bytes.length - 1] == '\n';
             Set<String> grantedTerms = new HashSet<>(); // this file's grants, as resource/token
+            long previousTime = 0; // the time of this file's line before the current one, once a grant came before it
             String open = null; // the operation of this file invoked last, while it has no completion
             int openLine = 0;
             for (int i = 0; i < lines.size(); i++) {
@@ -141,6 +142,9 @@ public final class History {
                     open = null;
                 }
                 if (event != null && event.kind() == TermEvent.Kind.GRANT) {
+                    if (!grantedTerms.isEmpty()) {
+                        event = event.joinedAfter(previousTime);
+                    }
                     grantedTerms.add(event.resource() + "/" + event.token());
                 } else if (event != null && !grantedTerms.contains(event.resource() + "/" + event.token())) {
                     throw new HistoryException(file + " line " + (i + 1) + ": client " + event.client()
@@ -148,6 +152,7 @@ public final class History {
                             + event.op() + ") follows no grant of that term in its file: a participant records its"
                             + " grant before it checks the term, so that grant line is missing");
                 }
+                previousTime = event != null ? event.time() : read != null ? read.time() : entry.time();
                 if (event != null) {
                     builder.termEvents.add(event);
                 } else if (read != null) {

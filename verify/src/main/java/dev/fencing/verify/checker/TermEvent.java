@@ -20,8 +20,18 @@ import java.util.Map;
  * @param time for a grant, when the participant learned it leads (epoch ms, read after the grant returned); for a
  *     reading, when the check began (read before the check)
  * @param valid what the check answered; true for a grant
+ * @param joined for a grant that follows an earlier grant in its participant's file, the time of the line just
+ *     before it (epoch ms): the participant joins the election again only after its last term's last line, and a
+ *     term's token is fixed when it joins, so this bounds the grant's token from below in time; 0 otherwise (a
+ *     participant's first term: it may have joined long before its grant)
  */
-public record TermEvent(Kind kind, long op, int client, String resource, long token, long time, boolean valid) {
+public record TermEvent(
+        Kind kind, long op, int client, String resource, long token, long time, boolean valid, long joined) {
+
+    /** A line with no known time of joining (a reading, or a participant's first grant). */
+    public TermEvent(Kind kind, long op, int client, String resource, long token, long time, boolean valid) {
+        this(kind, op, client, resource, token, time, valid, 0);
+    }
 
     /** The {@code f} of the line. */
     public enum Kind {
@@ -67,6 +77,11 @@ public record TermEvent(Kind kind, long op, int client, String resource, long to
             valid = answer;
         }
         return new TermEvent(kind, op, (int) client, name, token, time, valid);
+    }
+
+    /** This grant, with {@code time} as the time of its participant's line before it. */
+    TermEvent joinedAfter(long time) {
+        return new TermEvent(kind, op, client, resource, token, this.time, valid, time);
     }
 
     /** "client 3's term 45 of r1": how violations name a term. */

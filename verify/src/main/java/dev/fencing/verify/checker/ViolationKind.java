@@ -2,7 +2,7 @@ package dev.fencing.verify.checker;
 
 /**
  * What a {@link Violation} breaks. The first five are about the resources' lists, the next six about the records,
- * the next three about a resource's final value and stored token ({@link RedisChecker}), the next two about an
+ * the next three about a resource's final value and stored token ({@link RedisChecker}), the next three about an
  * election's terms: a participant's own view of its term and the grants ({@link ElectionChecker}), the last three
  * about reads and writes under a read/write lock ({@link RwLockChecker}).
  */
@@ -56,6 +56,12 @@ public enum ViolationKind {
      * comparing tokens cannot tell apart, whatever either of them later read or wrote.
      */
     TERM_GRANTED_TWICE("one term granted to two participants (two leaders of one term)"),
+    /**
+     * An election's term was granted to a participant that joined the election (again) after a term with a token at
+     * or above its own had been granted: the election's tokens went backwards, and a fence comparing them would
+     * take the later leader's writes for stale ones or, worse, the earlier leader's for fresh ones.
+     */
+    TERM_ORDER("term granted after a greater one to a participant that joined after it (tokens went backwards)"),
     /**
      * A read was returned without a write to its resource that had been acknowledged before the read was returned,
      * or saw fewer ids than a read returned before it began: what the reader returned was stale (a write landed

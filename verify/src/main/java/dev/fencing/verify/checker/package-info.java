@@ -56,8 +56,10 @@
  * when the check began; it follows its term's grant in the participant's file). {@link
  * dev.fencing.verify.checker.ElectionChecker} checks the lists' term order (non-decreasing: a term writes many times)
  * and, apart from the fence, the local contract: no term read valid after the next term's grant ({@link
- * dev.fencing.verify.checker.ViolationKind#LOCAL_VALIDITY}), and no term granted to two participants ({@link
- * dev.fencing.verify.checker.ViolationKind#TERM_GRANTED_TWICE}).
+ * dev.fencing.verify.checker.ViolationKind#LOCAL_VALIDITY}), no term granted to two participants ({@link
+ * dev.fencing.verify.checker.ViolationKind#TERM_GRANTED_TWICE}), and no term granted to a participant that joined
+ * again after its last term's last line, later than a greater term's grant ({@link
+ * dev.fencing.verify.checker.ViolationKind#TERM_ORDER}).
  *
  * <h2>The read/write-lock resource</h2>
  *

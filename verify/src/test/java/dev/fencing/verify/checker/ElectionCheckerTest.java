@@ -309,13 +309,14 @@ class ElectionCheckerTest {
      * only), but what its participant does with it is: a valid reading is LOCAL_VALIDITY, a landed write TOKEN_ORDER.
      */
     @Test
-    void aTermGrantedAfterAGreaterOneIsCaughtByWhatItsParticipantDoesNotByItsGrant() {
-        // given: client 1 has term 7 since 1000; client 2 records a grant of term 5 at 2000
+    void aFirstTermGrantedAfterAGreaterOneIsCaughtByWhatItsParticipantDoesNotByItsGrant() {
+        // given: client 1 has term 7 since 1000; client 2 records a grant of term 5 at 2000, its first
         grant(1_000_001, 1, 7, 1_000);
         write(1_000_002, 1, 7, 1_010, true, Type.OK);
         grant(2_000_001, 2, 5, 2_000);
 
-        // then: the grants alone pass (client 2 may have been granted term 5 before 1000 and paused)
+        // then: the grants alone pass (client 2 may have joined and been granted term 5 before 1000, and paused;
+        // no line of its own bounds when it joined)
         assertThat(check(List.of(1_000_002L)).violations()).isEmpty();
 
         // when: client 2 reads its term valid and its write lands after term 7's
@@ -324,5 +325,71 @@ class ElectionCheckerTest {
 
         // then
         assertThat(kinds(result)).containsExactlyInAnyOrder(ViolationKind.LOCAL_VALIDITY, ViolationKind.TOKEN_ORDER);
+    }
+
+    /**
+     * Client 1's file: term 7 granted at 1000, one write. Client 2's file: term 3 granted at 500, a write at 510, a
+     * last reading (invalid) and refused write ending at {@code lastLine}, then a grant of term 5 at 2000.
+     */
+    private static void clientTwoJoinsAgainAfter(Path directory, long lastLine) throws IOException {
+        Files.writeString(directory.resolve("client-1.jsonl"), """
+                {"type":"ok","f":"grant","op":1000001,"client":1,"resource":"r1","token":7,"time":1000}
+                {"type":"ok","f":"check","op":1000002,"client":1,"resource":"r1","token":7,"time":1010,"valid":true}
+                {"type":"invoke","f":"append","op":1000002,"client":1,"resource":"r1","token":7,"time":1011,"path":"update"}
+                {"type":"ok","f":"append","op":1000002,"client":1,"resource":"r1","token":7,"time":1012}
+                """);
+        Files.writeString(directory.resolve("client-2.jsonl"), """
+                {"type":"ok","f":"grant","op":2000001,"client":2,"resource":"r1","token":3,"time":500}
+                {"type":"ok","f":"check","op":2000002,"client":2,"resource":"r1","token":3,"time":510,"valid":true}
+                {"type":"invoke","f":"append","op":2000002,"client":2,"resource":"r1","token":3,"time":511,"path":"update"}
+                {"type":"ok","f":"append","op":2000002,"client":2,"resource":"r1","token":3,"time":512}
+                {"type":"ok","f":"check","op":2000003,"client":2,"resource":"r1","token":3,"time":%d,"valid":false}
+                {"type":"invoke","f":"append","op":2000003,"client":2,"resource":"r1","token":3,"time":%d,"path":"update"}
+                {"type":"fail","f":"append","op":2000003,"client":2,"resource":"r1","token":3,"time":%d,"error":"stale"}
+                {"type":"ok","f":"grant","op":2000004,"client":2,"resource":"r1","token":5,"time":2000}
+                """.formatted(lastLine - 2, lastLine - 1, lastLine));
+    }
+
+    @Test
+    void aTermGrantedToAParticipantThatJoinedAgainAfterAGreaterTermsGrantWentBackwards(@TempDir Path directory)
+            throws IOException {
+        // given: client 2's last line of term 3 is at 1500, after term 7's grant at 1000; it joins again only after
+        // that line, when term 7's claim already existed, so whatever it is granted next comes after term 7
+        clientTwoJoinsAgainAfter(directory, 1_500);
+
+        // when: it is granted term 5, below 7, and neither reads it valid nor writes under it
+        CheckResult result = ElectionChecker.check(
+                History.read(directory), Map.of("r1", List.of(2_000_002L, 1_000_002L)), UNCERTAINTY);
+
+        // then
+        assertThat(kinds(result)).containsExactly(ViolationKind.TERM_ORDER);
+        assertThat(result.violations().get(0).ops()).containsExactly(2_000_004L, 1_000_001L);
+        assertThat(result.violations().get(0).detail())
+                .contains("client 2's term 5 of r1")
+                .contains("1500")
+                .contains("client 1's term 7 of r1 was granted at 1000");
+    }
+
+    @Test
+    void aLateGrantLogOfAParticipantWhoseLastLineWasNotAfterTheGreaterGrantPasses(@TempDir Path directory)
+            throws IOException {
+        // given: client 2's last line of term 3 is before term 7's grant (it may have joined again at once, been
+        // granted term 5 before client 1 joined, and paused before recording it), or within the clocks'
+        // uncertainty after it
+        for (long lastLine : List.of(900L, 1_005L)) {
+            clientTwoJoinsAgainAfter(directory, lastLine);
+
+            // when
+            CheckResult result = ElectionChecker.check(
+                    History.read(directory), Map.of("r1", List.of(2_000_002L, 1_000_002L)), UNCERTAINTY);
+
+            // then
+            assertThat(result.violations()).as("last line at %d", lastLine).isEmpty();
+        }
+        // and one past the uncertainty is flagged: the two above pass because of where their last line is
+        clientTwoJoinsAgainAfter(directory, 1_006);
+        assertThat(kinds(ElectionChecker.check(
+                        History.read(directory), Map.of("r1", List.of(2_000_002L, 1_000_002L)), UNCERTAINTY)))
+                .containsExactly(ViolationKind.TERM_ORDER);
     }
 }
