@@ -26,7 +26,9 @@ import java.util.Set;
  * <ul>
  *   <li>only ids that were published for that key ({@link ViolationKind#RECORD_UNKNOWN_ID}), none twice, across
  *       crashes and rebalances ({@link ViolationKind#RECORD_DUPLICATE}), in non-decreasing token order ({@link
- *       ViolationKind#RECORD_TOKEN_ORDER}; strictly with {@link Options#strictRecords}), both in the order they
+ *       ViolationKind#RECORD_TOKEN_ORDER}; strictly with {@link Options#strictRecords}, otherwise an equal token
+ *       only from the same client, as in a list: two clients under one token are two holders of one grant), both
+ *       in the order they
  *       were applied and in the log's order (no applied record behind an applied one of its key with a newer
  *       token, at the offsets the histories recorded, or, for a record whose offset is unknown, sent after that one
  *       was acknowledged), none sent without a
@@ -54,8 +56,8 @@ public final class Checker {
      * How strictly tokens must increase.
      *
      * @param strictLists tokens in a resource's list strictly increasing (each grant writes a resource once)
-     * @param strictRecords tokens in an applied list strictly increasing (false: equal tokens allowed, as a
-     *     consumer under the MONOTONIC policy accepts them)
+     * @param strictRecords tokens in an applied list strictly increasing (false: equal tokens of one client
+     *     allowed, as a consumer under the MONOTONIC policy accepts them)
      */
     public record Options(boolean strictLists, boolean strictRecords) {
         /** Strict lists, non-decreasing applied lists. */
@@ -318,6 +320,16 @@ public final class Checker {
                         List.of(id, newest.id()),
                         "for key " + key + ", the record of " + op.describe() + " was applied after that of "
                                 + newest.describe()));
+            } else if (newest != null && op.token() == newest.token() && op.client() != newest.client()) {
+                // as in a resource's list: equal tokens from two clients are two holders of one grant, both
+                // publishing, which a consumer comparing tokens cannot tell apart
+                outOfOrder.add(id);
+                violations.add(new Violation(
+                        ViolationKind.RECORD_TOKEN_ORDER,
+                        key,
+                        List.of(id, newest.id()),
+                        "for key " + key + ", the record of " + op.describe() + " was applied under the token of "
+                                + newest.describe() + ", another client's"));
             } else if (newest == null || op.token() > newest.token()) {
                 newest = op;
             }

@@ -21,7 +21,10 @@ public enum ViolationKind {
     RECORD_UNKNOWN_ID("applied or dead-lettered id that no client published"),
     /** An applied list holds an id twice: the record was applied more than once. */
     RECORD_DUPLICATE("record applied twice"),
-    /** An applied list holds an id whose token is below that of an id applied before it: a stale record applied. */
+    /**
+     * An applied list holds an id whose token is below that of an id applied before it (a stale record applied), or
+     * equal to it but published by another client (two holders of one grant).
+     */
     RECORD_TOKEN_ORDER("record applied after a newer token of its key (a stale record applied)"),
     /** A record Kafka acknowledged was neither applied nor dead-lettered. */
     RECORD_LOST("acknowledged record neither applied nor dead-lettered"),

@@ -160,6 +160,37 @@ class CheckerTest {
     }
 
     @Test
+    void equalTokensFromTwoClientsInAnAppliedListAreTwoHoldersOfOneGrantEvenWhenNotStrict() {
+        // given: clients 1 and 2 both write and publish under token 5, one grant's; client 1 publishes twice
+        append(1, 1, "r1", 5, Type.OK);
+        published(1, 1, "r1", 5, 0, true);
+        append(2, 1, "r1", 5, Type.OK);
+        published(2, 1, "r1", 5, 1, true);
+        append(3, 2, "r1", 5, Type.INFO); // its write timed out and did not land; its record was published
+        published(3, 2, "r1", 5, 2, true);
+        History history = History.of(entries);
+        Checker.Options monotonic = new Checker.Options(false, false);
+
+        // when: the consumer (MONOTONIC) applies all three
+        CheckResult result = Checker.check(
+                history,
+                new Observed(Map.of("r1", List.of(1L, 2L)), Map.of("r1", List.of(1L, 2L, 3L)), List.of()),
+                monotonic);
+
+        // then: client 1's second record passes, client 2's is flagged; so is its write, where it landed
+        assertThat(kinds(result)).containsExactly(ViolationKind.RECORD_TOKEN_ORDER);
+        assertThat(result.violations().get(0).ops()).containsExactly(3L, 1L);
+        assertThat(result.violations().get(0).detail())
+                .contains("op 3 (client 2, r1, token 5)")
+                .contains("another client's");
+        assertThat(kinds(Checker.check(
+                        history,
+                        new Observed(Map.of("r1", List.of(1L, 2L, 3L)), Map.of("r1", List.of(1L, 2L, 3L)), List.of()),
+                        monotonic)))
+                .containsExactly(ViolationKind.TOKEN_ORDER, ViolationKind.RECORD_TOKEN_ORDER);
+    }
+
+    @Test
     void anIdNoClientInvokedForThatResourceIsUnknown() {
         append(1, 1, "r2", 5, Type.OK);
 
