@@ -1,10 +1,7 @@
 package dev.fencing.redis.internal;
 
-import io.lettuce.core.cluster.api.async.AsyncExecutions;
-import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -32,16 +29,7 @@ public final class BulkLimit {
      * Redis's default, with a warning.
      */
     public static long read(RedisClusterAsyncCommands<String, String> commands, Duration timeout) {
-        List<CompletableFuture<Map<String, String>>> replies = new ArrayList<>();
-        if (commands instanceof RedisAdvancedClusterAsyncCommands<String, String> cluster) {
-            AsyncExecutions<Map<String, String>> executions =
-                    cluster.upstream().commands().configGet(LIMIT);
-            for (CompletableFuture<Map<String, String>> reply : executions.futures()) {
-                replies.add(reply);
-            }
-        } else {
-            replies.add(commands.configGet(LIMIT).toCompletableFuture());
-        }
+        List<CompletableFuture<Map<String, String>>> replies = ServerConfig.get(commands, LIMIT);
         long lowest = Long.MAX_VALUE;
         for (CompletableFuture<Map<String, String>> reply : replies) {
             String limit;

@@ -1,11 +1,7 @@
 package dev.fencing.redis.internal;
 
-import io.lettuce.core.RedisFuture;
-import io.lettuce.core.cluster.api.async.AsyncExecutions;
-import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -37,17 +33,7 @@ public final class EvictionCheck {
      *     timeout when it did not answer in time
      */
     public static void requireNoKeyEviction(RedisClusterAsyncCommands<String, String> commands, Duration timeout) {
-        List<CompletableFuture<Map<String, String>>> replies = new ArrayList<>();
-        if (commands instanceof RedisAdvancedClusterAsyncCommands<String, String> cluster) {
-            AsyncExecutions<Map<String, String>> executions =
-                    cluster.upstream().commands().configGet(POLICY);
-            for (CompletableFuture<Map<String, String>> reply : executions.futures()) {
-                replies.add(reply);
-            }
-        } else {
-            RedisFuture<Map<String, String>> reply = commands.configGet(POLICY);
-            replies.add(reply.toCompletableFuture());
-        }
+        List<CompletableFuture<Map<String, String>>> replies = ServerConfig.get(commands, POLICY);
         for (CompletableFuture<Map<String, String>> reply : replies) {
             String policy;
             try {
