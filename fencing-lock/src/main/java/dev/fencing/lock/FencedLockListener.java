@@ -15,8 +15,9 @@ package dev.fencing.lock;
  * there too, or on the thread that found it, as each backend says: the thread closing the lock factory, the
  * acquiring thread (for a grant that was disrupted before it was registered, or whose token went
  * backwards), or a thread that checks or verifies a lease and finds it lost. ZooKeeper's {@code FencedLocks}
- * tells every loss on its own thread except {@link LeaseLoss#LOCKS_CLOSED}, told on the closing thread, so a
- * listener there may wait for the holder's thread to stop writing without waiting for itself. Return quickly
+ * tells every loss on its own thread except {@link LeaseLoss#LOCKS_CLOSED}, told on the closing thread (but for a
+ * grant an acquire takes up as they close, told on its own thread), so a listener there may wait for the holder's
+ * thread to stop writing without waiting for itself. Return quickly
  * all the same, and do not acquire locks from here.
  *
  * <p>Whatever a listener throws, exceptions and errors alike, is logged at ERROR and not thrown on: the

@@ -35,7 +35,8 @@ import org.apache.zookeeper.data.ACL;
  *
  * <p>{@link #close()} stops the pause detector and the connection listener, invalidates every open lease
  * with {@link LeaseLoss#LOCKS_CLOSED} (nothing watches them any more), then tells the listener of each
- * on the closing thread, and refuses {@code lock} and
+ * on the closing thread (an acquire that takes up its grant as they close hands out a lease that reads
+ * closed, told of on the listener's own thread, never on the acquiring one), and refuses {@code lock} and
  * {@code acquire} from then on with an {@link IllegalStateException}. It does not close the Curator
  * client; an open lease's node stays until its owner closes the lease or the session ends.
  */

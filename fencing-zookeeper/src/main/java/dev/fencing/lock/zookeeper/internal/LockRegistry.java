@@ -19,7 +19,6 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -77,7 +76,11 @@ public final class LockRegistry implements AutoCloseable {
     private final ConnectionStateListener stateListener = this::stateChanged;
     private final Long explicitToleranceNanos;
     private final PauseDetector pauseDetector;
-    /** Tells the listener of connection events and pauses, in order; its one thread ends when idle. */
+    /**
+     * Tells the listener of connection events and pauses, in order; its one thread ends when idle. Never shut down:
+     * a grant registered as these locks close is invalid from the start, and is still told here, not on the
+     * acquiring thread, the holder's.
+     */
     private final ThreadPoolExecutor notifier;
     /** Counts SUSPENDED, LOST and detected pauses; an acquire that saw it change must not hand out a valid lease. */
     private final AtomicLong disruptions = new AtomicLong();
@@ -608,11 +611,7 @@ public final class LockRegistry implements AutoCloseable {
         if (marked.isEmpty()) {
             return;
         }
-        try {
-            notifier.execute(() -> tellAll(marked, cause));
-        } catch (RejectedExecutionException closedMeanwhile) {
-            tellAll(marked, cause);
-        }
+        notifier.execute(() -> tellAll(marked, cause));
     }
 
     private void stateChanged(CuratorFramework client, ConnectionState state) {
@@ -679,6 +678,5 @@ public final class LockRegistry implements AutoCloseable {
         for (ElectionParticipant participant : participants) {
             participant.withdrawOnClose();
         }
-        notifier.shutdown(); // what is queued is still told
     }
 }

@@ -399,6 +399,39 @@ class LockRegistryIT {
         assertThat(other.tryAcquire(Duration.ofSeconds(5))).hasValueSatisfying(Lease::close);
     }
 
+    /**
+     * An acquire that registers its grant as the locks close hands out a lease that reads closed, and the listener
+     * hears of it on its own thread: on the acquiring thread, a listener that waits for the holder to stop writing
+     * (as it may for {@code LOCKS_CLOSED}) would wait, inside the acquire, for itself.
+     */
+    @Test
+    void aGrantRegisteredAsTheLocksCloseIsToldOnTheListenersThreadNotTheAcquiringOne() throws Exception {
+        List<String> toldOn = new CopyOnWriteArrayList<>();
+        LockRegistry registry = registry(client(), new FencedLockListener() {
+            @Override
+            public void leaseInvalidated(Lease lease, LeaseLoss cause) {
+                toldOn.add(Thread.currentThread().getName() + ": " + cause);
+            }
+        });
+        registry.beforeRegistering(Hooks.once(() -> {
+            Thread closer = new Thread(registry::close, "closer");
+            closer.start();
+            closer.join();
+        }));
+
+        Lease lease = registry.lock(path, TokenSource.SEQUENCE).acquire();
+
+        assertThat(lease.isValid()).isFalse();
+        assertThat(lease.lossCause()).isEqualTo(LeaseLoss.LOCKS_CLOSED);
+        await().atMost(Duration.ofSeconds(10)).until(() -> !toldOn.isEmpty());
+        assertThat(toldOn)
+                .as(
+                        "told once, not on the acquiring thread '%s'",
+                        Thread.currentThread().getName())
+                .containsExactly("fenced-lock-listener: " + LeaseLoss.LOCKS_CLOSED);
+        lease.close();
+    }
+
     @Test
     void lockStateOfManyPathsIsDroppedOnceUnusedWhileReEntryStillSharesIt() {
         LockRegistry registry = registry(client(), new RecordingListener());
