@@ -126,7 +126,8 @@ public final class PauseDetector implements AutoCloseable {
      * Changes the tolerance, for a backend that learns its default only later (from a session timeout
      * the server negotiated, a lease's time to live). Rounds and checks that begin after this use it.
      *
-     * @throws IllegalArgumentException if {@code tolerance} is null, zero or negative
+     * @throws IllegalArgumentException if {@code tolerance} is null, zero, negative or longer than {@link
+     *     Timeouts#LONGEST}
      */
     public void setTolerance(Duration tolerance) {
         this.toleranceNanos = requirePositive(tolerance).toNanos();
@@ -184,9 +185,14 @@ public final class PauseDetector implements AutoCloseable {
         }
     }
 
+    /** A positive tolerance that nanoseconds can count: at most {@link Timeouts#LONGEST}. */
     private static Duration requirePositive(Duration tolerance) {
         if (tolerance == null || tolerance.isZero() || tolerance.isNegative()) {
             throw new IllegalArgumentException("pause tolerance must be positive, got " + tolerance);
+        }
+        if (tolerance.compareTo(Timeouts.LONGEST) > 0) {
+            throw new IllegalArgumentException(
+                    "pause tolerance must be at most " + Timeouts.LONGEST + " (about 146 years), got " + tolerance);
         }
         return tolerance;
     }
@@ -222,6 +228,9 @@ public final class PauseDetector implements AutoCloseable {
         /**
          * How long this JVM may stop before its leases read invalid. Leave it well below the lock
          * service's session or lease timeout; it may be changed later with {@link PauseDetector#setTolerance}.
+         *
+         * @throws IllegalArgumentException if {@code tolerance} is null, zero, negative or longer than {@link
+         *     Timeouts#LONGEST}
          */
         public Builder tolerance(Duration tolerance) {
             this.tolerance = requirePositive(tolerance);

@@ -87,6 +87,28 @@ class PauseDetectorTest {
         }
     }
 
+    /**
+     * A tolerance longer than {@code long} nanoseconds can count (about 292 years) failed with an {@link
+     * ArithmeticException} ("long overflow") that named neither the setting nor the value, at the start or later.
+     */
+    @Test
+    void refusesAToleranceTooLongToCountNamingIt() {
+        Duration forever = Duration.ofSeconds(Long.MAX_VALUE);
+        assertThatThrownBy(() -> PauseDetector.builder().tolerance(forever))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("pause tolerance")
+                .hasMessageContaining(forever.toString());
+        try (PauseDetector pauses = PauseDetector.builder()
+                .tolerance(Duration.ofSeconds(5))
+                .onPause((pause, tolerance) -> {})
+                .start()) {
+            assertThatThrownBy(() -> pauses.setTolerance(forever))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining(forever.toString());
+            assertThat(pauses.tolerance()).isEqualTo(Duration.ofSeconds(5));
+        }
+    }
+
     @Test
     void aDetectorWhoseCallbackFailedStopsTickingSoEveryCheckReadsAsPaused() {
         AtomicBoolean failOnce = new AtomicBoolean(true);

@@ -5,6 +5,7 @@ import dev.fencing.lock.FencedLock;
 import dev.fencing.lock.FencedLockListener;
 import dev.fencing.lock.FencedReadWriteLock;
 import dev.fencing.lock.LeaseLoss;
+import dev.fencing.lock.spi.Timeouts;
 import dev.fencing.lock.zookeeper.internal.LockRegistry;
 import java.time.Duration;
 import java.util.List;
@@ -172,11 +173,19 @@ public final class FencedLocks implements AutoCloseable {
          * of your own as far below the session timeout: a pause longer than the session timeout but
          * shorter than the tolerance goes unseen here, and the lease stays valid after the JVM resumes
          * until Curator reports the connection lost, while another client may hold the lock.
+         *
+         * @throws IllegalArgumentException if shorter than 20 ms, or longer than the pause detector can count
+         *     ({@link Timeouts#LONGEST}, about 146 years)
          */
         public Builder pauseTolerance(Duration pauseTolerance) {
             Objects.requireNonNull(pauseTolerance, "pauseTolerance");
             if (pauseTolerance.compareTo(Duration.ofMillis(20)) < 0) {
                 throw new IllegalArgumentException("pauseTolerance must be at least 20 ms, got " + pauseTolerance);
+            }
+            if (pauseTolerance.compareTo(Timeouts.LONGEST) > 0) {
+                // the pause detector counts in nanoseconds; longer failed later with a bare "long overflow"
+                throw new IllegalArgumentException("pauseTolerance must be at most " + Timeouts.LONGEST
+                        + " (about 146 years; keep it well below the session timeout), got " + pauseTolerance);
             }
             this.pauseTolerance = pauseTolerance;
             return this;

@@ -46,6 +46,11 @@ class FencedLocksBuilderTest {
             FencedLocks.Builder builder = FencedLocks.builder(client);
             assertThatThrownBy(() -> builder.pauseTolerance(Duration.ofMillis(5)))
                     .hasMessageContaining("PT0.005S");
+            // too long to count in nanoseconds: build() failed with "long overflow", naming nothing
+            assertThatThrownBy(() -> builder.pauseTolerance(Duration.ofDays(365L * 300)))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("pauseTolerance")
+                    .hasMessageContaining("PT2628000H");
             assertThatThrownBy(() -> builder.sequenceWrapMargin(-1)).hasMessageContaining("-1");
             assertThatThrownBy(() -> builder.acl(List.of())).hasMessageContaining("acl must not be empty");
             assertThatThrownBy(() -> builder.tokenSource(null)).isInstanceOf(NullPointerException.class);
