@@ -156,11 +156,18 @@ public final class FencedLocks implements AutoCloseable {
          * itself, shared by every application on the ensemble: if this library creates it, anyone may
          * read its list of children and add to it, and nobody may delete a child (the given ACL, less
          * DELETE, for these credentials).
+         *
+         * @throws NullPointerException if {@code acl} or one of its entries is null (naming the entry)
+         * @throws IllegalArgumentException if {@code acl} is empty
          */
         public Builder acl(List<ACL> acl) {
             Objects.requireNonNull(acl, "acl");
             if (acl.isEmpty()) {
                 throw new IllegalArgumentException("acl must not be empty: ZooKeeper refuses nodes without an ACL");
+            }
+            for (int i = 0; i < acl.size(); i++) {
+                // the entries are not shown: a digest entry holds a hash of the password
+                Objects.requireNonNull(acl.get(i), "acl entry " + i + " (of " + acl.size() + ") is null");
             }
             this.acl = List.copyOf(acl);
             return this;

@@ -4,10 +4,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.fencing.lock.LockAcquisitionException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryOneTime;
+import org.apache.zookeeper.data.ACL;
 import org.junit.jupiter.api.Test;
 
 /** No server needed: a Curator client does not connect until it is used. */
@@ -53,6 +55,13 @@ class FencedLocksBuilderTest {
                     .hasMessageContaining("PT2628000H");
             assertThatThrownBy(() -> builder.sequenceWrapMargin(-1)).hasMessageContaining("-1");
             assertThatThrownBy(() -> builder.acl(List.of())).hasMessageContaining("acl must not be empty");
+            // a null entry (an ACL list built from configuration) failed with a NullPointerException without a message
+            List<ACL> withNull =
+                    new ArrayList<>(ZooKeeperDigest.of("orders", "secret").acl());
+            withNull.add(null);
+            assertThatThrownBy(() -> builder.acl(withNull))
+                    .isInstanceOf(NullPointerException.class)
+                    .hasMessageContaining("acl entry 1 (of 2) is null");
             assertThatThrownBy(() -> builder.tokenSource(null)).isInstanceOf(NullPointerException.class);
         }
     }
