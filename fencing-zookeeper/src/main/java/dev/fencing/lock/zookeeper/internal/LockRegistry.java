@@ -437,7 +437,9 @@ public final class LockRegistry implements AutoCloseable {
      * CONNECTED} only when it starts to reconnect, which can take a second or two more (longer if a DNS lookup
      * hangs). Neither is bound to come before the server's expiry in every case: see docs/locks.md. Curator's
      * flag is not read for a hold registered while it was false with the handle connected, the flag stuck by
-     * the known Curator issue after an expiry, which would otherwise end every new lease at once.
+     * the known Curator issue after an expiry, which would otherwise end every new lease at once. A real
+     * disconnection whose flag cleared between the grant's last answer and the registration looks the same (the
+     * acquiring thread stalled for two thirds of the session timeout); such a hold reads the handle's state only.
      */
     boolean disconnected(Hold hold) {
         ZooKeeper owner = hold.owningHandle();
