@@ -6,6 +6,8 @@ import dev.fencing.jdbc.internal.StatementParser;
 import dev.fencing.jdbc.internal.Utf8Text;
 import java.math.BigDecimal;
 import java.time.Instant;
+import java.time.LocalDateTime;
+import java.time.LocalTime;
 import java.time.OffsetDateTime;
 import java.time.ZonedDateTime;
 import java.time.temporal.ChronoField;
@@ -286,7 +288,8 @@ public final class FencedTable {
      * @throws IllegalArgumentException naming the key and the table's key columns when it has not one value
      *     per key column; naming the value and its column when the value would reach the column as another
      *     row's key (rounded by the cast, or by the column's own scale or precision, as a {@code numeric(5,2)}
-     *     column keeps {@code 1.234} as {@code 1.23}, or sent as another text, as a string with a UTF-16
+     *     column keeps {@code 1.234} as {@code 1.23}, or cut by the cast, as a {@code date} column reads {@code
+     *     2026-01-01T10:00} as {@code 2026-01-01}, or sent as another text, as a string with a UTF-16
      *     surrogate without its pair reaches the database with {@code ?} in its place)
      */
     public RowKey requireKey(RowKey key) {
@@ -312,6 +315,7 @@ public final class FencedTable {
                         + value + " for column " + keyColumns.get(i) + " finer than the microseconds PostgreSQL"
                         + " keeps; it would round to another row's key");
             }
+            requireNoDroppedPart(key, i, value);
             if (value instanceof String || (value instanceof Long || value instanceof Integer) && !booleanKeys[i]) {
                 continue;
             }
@@ -352,6 +356,68 @@ public final class FencedTable {
             }
         }
         return key;
+    }
+
+    /**
+     * Refuses key value {@code i} when the cast to its date or time-of-day column would drop part of it: a time
+     * of day given for a {@code date} column (a {@code LocalDateTime} or {@code Timestamp} past midnight, or text
+     * that spells a time, {@link #TEXT_TIME}), or a date given for a {@code time} or {@code time with time zone}
+     * column (a {@code LocalDateTime}, a moment, a {@code java.util.Date} other than {@code java.sql.Time}, or
+     * text that spells a date, {@link #TEXT_DATE}). The cast reads {@code 2026-01-01T10:00} as the date {@code
+     * 2026-01-01}, or as the time {@code 10:00}, and the key names that row, which is not the key given.
+     */
+    private void requireNoDroppedPart(RowKey key, int i, Object value) {
+        String column = keyColumns.get(i);
+        String type = keyUnderlyingTypes.get(column);
+        String dropped = null;
+        if ("date".equals(type)) {
+            if (value instanceof String text ? TEXT_TIME.matcher(text).find() : !midnight(value)) {
+                dropped = "time of day";
+            }
+        } else if ("time without time zone".equals(type) || "time with time zone".equals(type)) {
+            if (value instanceof String text
+                    ? TEXT_DATE.matcher(text).find()
+                    : value instanceof LocalDateTime
+                            || value instanceof OffsetDateTime
+                            || value instanceof ZonedDateTime
+                            || value instanceof Instant
+                            || value instanceof java.util.Date && !(value instanceof java.sql.Time)) {
+                dropped = "date";
+            }
+        }
+        if (dropped != null) {
+            throw new IllegalArgumentException("key " + key + " of " + qualifiedName() + " has the value " + value
+                    + " for column " + column + " (" + type + "), whose " + dropped + " the cast to the column's type"
+                    + " drops: it would name another row's key; give the "
+                    + ("date".equals(type) ? "date" : "time of day")
+                    + " alone");
+        }
+    }
+
+    /** A time of day as PostgreSQL reads one in a date given as text: {@code hh:mm}, or ISO 8601's {@code T}. */
+    private static final Pattern TEXT_TIME = Pattern.compile("\\d:\\d|\\d[Tt]\\d");
+
+    /**
+     * A date as PostgreSQL reads one in a time of day given as text: three numbers joined by {@code -}, {@code /}
+     * or {@code .} ({@code 2026-01-01}, {@code 1/2/2026}, {@code 2026.01.02}) whose first does not continue a time
+     * ({@code 10:00:00.5-05} is a time with a zone), or ISO 8601's basic {@code 20260101T}.
+     */
+    private static final Pattern TEXT_DATE =
+            Pattern.compile("(?<![:.\\d])\\d{1,4}[-/.]\\d{1,2}[-/.]\\d{1,4}|\\d{8}[Tt]");
+
+    /** Whether a value given for a date column has no time of day past midnight (a value without one has none). */
+    private static boolean midnight(Object value) {
+        if (value instanceof LocalDateTime time) {
+            return time.toLocalTime().equals(LocalTime.MIDNIGHT);
+        }
+        if (value instanceof java.sql.Timestamp timestamp) {
+            return midnight(timestamp.toLocalDateTime());
+        }
+        if (value instanceof java.util.Date date && !(value instanceof java.sql.Date)) {
+            // bound as a Timestamp of the same instant, read in the JVM's time zone
+            return midnight(new java.sql.Timestamp(date.getTime()).toLocalDateTime());
+        }
+        return true;
     }
 
     /**

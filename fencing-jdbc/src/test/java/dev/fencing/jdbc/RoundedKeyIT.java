@@ -197,6 +197,99 @@ class RoundedKeyIT {
                 .isEqualTo(new WriteOutcome.Applied(5));
     }
 
+    /**
+     * A date key with a time of day: the cast to {@code date} drops the time, so an update of {@code
+     * 2026-01-01T10:00} (a {@code LocalDateTime}, or text) wrote row {@code 2026-01-01}, a key no row of a
+     * date column can have, and reported it applied, as a fractional number for a whole-number column would.
+     */
+    @Test
+    void aDateKeyWithATimeOfDayIsRefusedAndNoRowIsWritten() {
+        db.jdbi.useHandle(h -> h.execute("CREATE TABLE days (day DATE PRIMARY KEY, label TEXT NOT NULL)"));
+        db.jdbi.useHandle(h -> h.execute("SELECT fencing.protect_table('days')"));
+        db.jdbi.useHandle(
+                h -> h.execute("INSERT INTO days (day, label, last_fence_token) VALUES ('2026-01-01', 'kept', 3)"));
+        FencedTable days = FencedTable.builder().table("days").keyColumns("day").build(db.jdbi);
+        FencedWriter writer = FencedWriter.builder(db.jdbi).build();
+
+        for (Object truncated : List.<Object>of(
+                LocalDateTime.of(2026, 1, 1, 10, 0),
+                java.sql.Timestamp.valueOf("2026-01-01 10:00:00"),
+                "2026-01-01 10:00",
+                "2026-01-01T10:00:00")) {
+            assertThatThrownBy(() -> writer.tryUpdate(
+                            FencedUpdate.builder(days)
+                                    .key(truncated)
+                                    .set("label", "updated")
+                                    .build(),
+                            5))
+                    .as("key %s", truncated)
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining(String.valueOf(truncated))
+                    .hasMessageContaining("day");
+            assertThatThrownBy(() -> FencedBatch.builder(days).columns("label").add(5, RowKey.of(truncated), "b"))
+                    .as("batch key %s", truncated)
+                    .isInstanceOf(IllegalArgumentException.class);
+        }
+        assertThat(rows("days", "day")).containsExactly("2026-01-01:kept:3");
+
+        // the date itself, or its midnight, names the row
+        assertThat(writer.tryUpdate(
+                        FencedUpdate.builder(days)
+                                .key(LocalDateTime.of(2026, 1, 1, 0, 0))
+                                .set("label", "updated")
+                                .build(),
+                        5))
+                .isEqualTo(new WriteOutcome.Applied(5));
+        assertThat(writer.tryUpdate(
+                        FencedUpdate.builder(days)
+                                .key("2026-01-01")
+                                .set("label", "again")
+                                .build(),
+                        6))
+                .isEqualTo(new WriteOutcome.Applied(6));
+        assertThat(rows("days", "day")).containsExactly("2026-01-01:again:6");
+    }
+
+    /**
+     * A time-of-day key with a date: the cast to {@code time} drops the date, so an update of {@code
+     * 2026-01-01T10:00} wrote row {@code 10:00:00}, which every other day's 10:00 names as well.
+     */
+    @Test
+    void aTimeOfDayKeyWithADateIsRefusedAndNoRowIsWritten() {
+        db.jdbi.useHandle(h -> h.execute("CREATE TABLE openings (opens TIME PRIMARY KEY, label TEXT NOT NULL)"));
+        db.jdbi.useHandle(h -> h.execute("SELECT fencing.protect_table('openings')"));
+        db.jdbi.useHandle(
+                h -> h.execute("INSERT INTO openings (opens, label, last_fence_token) VALUES ('10:00', 'kept', 3)"));
+        FencedTable openings =
+                FencedTable.builder().table("openings").keyColumns("opens").build(db.jdbi);
+        FencedWriter writer = FencedWriter.builder(db.jdbi).build();
+
+        for (Object truncated :
+                List.<Object>of(LocalDateTime.of(2026, 1, 1, 10, 0), "2026-01-01 10:00:00", "1/2/2026 10:00")) {
+            assertThatThrownBy(() -> writer.tryUpdate(
+                            FencedUpdate.builder(openings)
+                                    .key(truncated)
+                                    .set("label", "updated")
+                                    .build(),
+                            5))
+                    .as("key %s", truncated)
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining(String.valueOf(truncated))
+                    .hasMessageContaining("opens");
+        }
+        assertThat(rows("openings", "opens")).containsExactly("10:00:00:kept:3");
+
+        // the time of day alone names the row
+        assertThat(writer.tryUpdate(
+                        FencedUpdate.builder(openings)
+                                .key("10:00:00")
+                                .set("label", "updated")
+                                .build(),
+                        5))
+                .isEqualTo(new WriteOutcome.Applied(5));
+        assertThat(rows("openings", "opens")).containsExactly("10:00:00:updated:5");
+    }
+
     private static List<String> rows(String table, String key) {
         return db.jdbi.withHandle(h -> h.createQuery("SELECT " + key + " || ':' || label || ':' || last_fence_token"
                         + " FROM " + table + " ORDER BY " + key)
