@@ -5,6 +5,7 @@ import dev.fencing.jdbc.internal.Identifiers;
 import dev.fencing.jdbc.internal.StatementParser;
 import dev.fencing.jdbc.internal.Utf8Text;
 import java.math.BigDecimal;
+import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.time.LocalDateTime;
 import java.time.LocalTime;
@@ -363,7 +364,8 @@ public final class FencedTable {
      * of day given for a {@code date} column (a {@code LocalDateTime} or {@code Timestamp} past midnight, or text
      * that spells a time, {@link #TEXT_TIME}), or a date given for a {@code time} or {@code time with time zone}
      * column (a {@code LocalDateTime}, a moment, a {@code java.util.Date} other than {@code java.sql.Time}, or
-     * text that spells a date, {@link #TEXT_DATE}). The cast reads {@code 2026-01-01T10:00} as the date {@code
+     * text that spells a date, {@link #TEXT_DATE}); text longer than {@link #NAME_BYTES} bytes for a {@code
+     * name} column. The cast reads {@code 2026-01-01T10:00} as the date {@code
      * 2026-01-01}, or as the time {@code 10:00}, and the key names that row, which is not the key given.
      */
     private void requireNoDroppedPart(RowKey key, int i, Object value) {
@@ -385,6 +387,13 @@ public final class FencedTable {
                 dropped = "date";
             }
         }
+        if ("name".equals(type)
+                && value instanceof CharSequence text
+                && text.toString().getBytes(StandardCharsets.UTF_8).length > NAME_BYTES) {
+            throw new IllegalArgumentException("key " + key + " of " + qualifiedName() + " has the value " + value
+                    + " for column " + column + " (" + type + "), longer than the " + NAME_BYTES + " bytes the type"
+                    + " keeps: the cast cuts it, and it would name another row's key");
+        }
         if (dropped != null) {
             throw new IllegalArgumentException("key " + key + " of " + qualifiedName() + " has the value " + value
                     + " for column " + column + " (" + type + "), whose " + dropped + " the cast to the column's type"
@@ -393,6 +402,12 @@ public final class FencedTable {
                     + " alone");
         }
     }
+
+    /**
+     * The bytes a {@code name} keeps (NAMEDATALEN - 1 of a PostgreSQL built with the default): the cast of a
+     * longer text to {@code name} cuts it, without an error.
+     */
+    private static final int NAME_BYTES = 63;
 
     /** A time of day as PostgreSQL reads one in a date given as text: {@code hh:mm}, or ISO 8601's {@code T}. */
     private static final Pattern TEXT_TIME = Pattern.compile("\\d:\\d|\\d[Tt]\\d");

@@ -290,6 +290,62 @@ class RoundedKeyIT {
         assertThat(rows("openings", "opens")).containsExactly("10:00:00:updated:5");
     }
 
+    /**
+     * A key of a {@code name} column longer than the 63 bytes the type keeps: the cast cuts it, so an update (and
+     * an upsert, and a batch) of a 70-character key wrote the row of its first 63 characters and reported it
+     * applied.
+     */
+    @Test
+    void aNameKeyLongerThanTheTypeKeepsIsRefusedAndNoRowIsWritten() {
+        String kept = "a".repeat(63);
+        db.jdbi.useHandle(h -> h.execute("CREATE TABLE grantees (grantee NAME PRIMARY KEY, label TEXT NOT NULL)"));
+        db.jdbi.useHandle(h -> h.execute("SELECT fencing.protect_table('grantees')"));
+        db.jdbi.useHandle(
+                h -> h.execute("INSERT INTO grantees (grantee, label, last_fence_token) VALUES (?, 'kept', 3)", kept));
+        FencedTable grantees =
+                FencedTable.builder().table("grantees").keyColumns("grantee").build(db.jdbi);
+        FencedWriter writer = FencedWriter.builder(db.jdbi).build();
+
+        // 64 and 70 characters whose first 63 are the stored row's; 32 two-byte characters, 64 bytes
+        for (String cut : List.of(kept + "b", kept + "bbbbbbb", "\u00e9".repeat(32))) {
+            assertThatThrownBy(() -> writer.tryUpdate(
+                            FencedUpdate.builder(grantees)
+                                    .key(cut)
+                                    .set("label", "updated")
+                                    .build(),
+                            5))
+                    .as("update of %s", cut)
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining(cut)
+                    .hasMessageContaining("grantee");
+            assertThatThrownBy(() -> writer.tryUpsert(
+                            FencedUpsert.builder(grantees)
+                                    .key(cut)
+                                    .value("label", "upserted")
+                                    .build(),
+                            5))
+                    .as("upsert of %s", cut)
+                    .isInstanceOf(IllegalArgumentException.class);
+            assertThatThrownBy(() -> writer.tryBatch(FencedBatch.builder(grantees)
+                            .columns("label")
+                            .add(5, RowKey.of(cut), "batched")
+                            .build()))
+                    .as("batch of %s", cut)
+                    .isInstanceOf(IllegalArgumentException.class);
+        }
+        assertThat(rows("grantees", "grantee")).containsExactly(kept + ":kept:3");
+
+        // 63 bytes name the row
+        assertThat(writer.tryUpdate(
+                        FencedUpdate.builder(grantees)
+                                .key(kept)
+                                .set("label", "updated")
+                                .build(),
+                        5))
+                .isEqualTo(new WriteOutcome.Applied(5));
+        assertThat(rows("grantees", "grantee")).containsExactly(kept + ":updated:5");
+    }
+
     private static List<String> rows(String table, String key) {
         return db.jdbi.withHandle(h -> h.createQuery("SELECT " + key + " || ':' || label || ':' || last_fence_token"
                         + " FROM " + table + " ORDER BY " + key)
