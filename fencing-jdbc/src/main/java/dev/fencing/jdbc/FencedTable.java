@@ -5,6 +5,7 @@ import dev.fencing.jdbc.internal.Identifiers;
 import dev.fencing.jdbc.internal.StatementParser;
 import dev.fencing.jdbc.internal.Utf8Text;
 import java.math.BigDecimal;
+import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.time.LocalDateTime;
@@ -23,6 +24,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.UUID;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.jdbi.v3.core.Handle;
@@ -85,6 +87,12 @@ public final class FencedTable {
      * insert does, rounds it there, and its ON CONFLICT then finds the row of the rounded key.
      */
     private final Integer[] keyScaleAt;
+    /**
+     * The characters each key column, in key order, keeps where it is a domain over {@code varchar(n)} or {@code
+     * char(n)} (null elsewhere): the statements cast a key to the domain, and that cast cuts a longer text to
+     * them, as an explicit cast to the type under it does, without an error.
+     */
+    private final Integer[] keyLengthAt;
     /** Whether each key column, in key order, is boolean (a domain over it too): it takes no number as a key. */
     private final boolean[] booleanKeys;
 
@@ -103,6 +111,7 @@ public final class FencedTable {
             Map<String, KeyComparison> keyComparisons,
             Map<String, String> keyUnderlyingTypes,
             Map<String, Integer> keyScales,
+            Map<String, Integer> keyLengths,
             boolean guarded,
             boolean partitioned,
             boolean keyedExactly) {
@@ -117,6 +126,10 @@ public final class FencedTable {
         this.keyScaleAt = new Integer[this.keyColumns.size()];
         for (int i = 0; i < keyScaleAt.length; i++) {
             keyScaleAt[i] = keyScales.get(this.keyColumns.get(i));
+        }
+        this.keyLengthAt = new Integer[this.keyColumns.size()];
+        for (int i = 0; i < keyLengthAt.length; i++) {
+            keyLengthAt[i] = keyLengths.get(this.keyColumns.get(i));
         }
         this.booleanKeys = new boolean[this.keyColumns.size()];
         for (int i = 0; i < booleanKeys.length; i++) {
@@ -308,6 +321,9 @@ public final class FencedTable {
             if (keyScaleAt[i] != null) {
                 requireKept(key, i, value, keyScaleAt[i]);
             }
+            if (keyLengthAt[i] != null) {
+                requireFits(key, i, value, keyLengthAt[i]);
+            }
             if (value instanceof String text
                     && TIMES.contains(keyUnderlyingTypes.get(keyColumns.get(i)))
                     && textFinerThan(text, 6)) {
@@ -492,6 +508,35 @@ public final class FencedTable {
         }
     }
 
+    /**
+     * Refuses key value {@code i} when it is longer than the {@code length} characters its column's domain keeps
+     * ({@link #keyLengthAt}), as the text the cast reads (trailing spaces aside for a {@code char(n)}, whose
+     * comparison ignores them).
+     */
+    private void requireFits(RowKey key, int i, Object value, int length) {
+        if (!(value instanceof CharSequence
+                || value instanceof Long
+                || value instanceof Integer
+                || value instanceof Short
+                || value instanceof BigInteger
+                || value instanceof Boolean
+                || value instanceof UUID)) {
+            return;
+        }
+        String column = keyColumns.get(i);
+        String type = keyUnderlyingTypes.get(column);
+        String text = value.toString();
+        if ("bpchar".equals(type)) {
+            text = text.replaceFirst(" +$", "");
+        }
+        if (text.codePointCount(0, text.length()) > length) {
+            throw new IllegalArgumentException("key " + key + " of " + qualifiedName() + " has the value " + value
+                    + " for column " + column + " (" + columnTypes.get(column) + ", a domain over " + type + "("
+                    + length + ")), longer than the " + length + " characters the domain keeps: the cast to it cuts"
+                    + " the key, and it would name another row's key");
+        }
+    }
+
     /** Whether {@code decimal} has nonzero digits beyond {@code scale} fractional digits. */
     private static boolean decimalsBeyond(BigDecimal decimal, int scale) {
         return decimal.signum() != 0 && decimal.stripTrailingZeros().scale() > scale;
@@ -544,6 +589,22 @@ public final class FencedTable {
             return typmod;
         }
         return null;
+    }
+
+    /**
+     * Whether an {@code interval} with the type modifier {@code typmod} (its fields in the high 16 bits, its
+     * precision in the low 16) changes some values assigned or cast to it: fields that stop short of seconds
+     * ({@code interval day} drops hours), or fewer than six fractional digits of a second.
+     */
+    static boolean intervalRounds(int typmod) {
+        if (typmod < 0) {
+            return false;
+        }
+        int fields = (typmod >> 16) & 0x7fff;
+        int precision = typmod & 0xffff;
+        // every field, or a range down to seconds: SECOND, MINUTE TO SECOND, HOUR TO SECOND, DAY TO SECOND
+        boolean toSeconds = fields == 0x7fff || fields == 4096 || fields == 6144 || fields == 7168 || fields == 7176;
+        return !toSeconds || precision < 6;
     }
 
     /**
@@ -734,6 +795,8 @@ public final class FencedTable {
             Map<String, Boolean> nullable = new LinkedHashMap<>();
             Map<String, String> underlying = new LinkedHashMap<>();
             Map<String, Integer> scales = new HashMap<>();
+            Map<String, Integer> lengths = new HashMap<>();
+            Map<String, String> uncheckable = new LinkedHashMap<>();
             // typmod -1, not NULL: with NULL, char(n) reads back as "character", which is char(1) in a
             // cast, so CAST(:key AS character) would truncate 'ABC' to 'A' and match another row.
             StatementParser.query(
@@ -749,6 +812,15 @@ public final class FencedTable {
                                     + " 'd')"
                                     + " SELECT pg_catalog.format_type(d.oid, -1) FROM d"
                                     + " WHERE d.typtype OPERATOR(pg_catalog.<>) 'd') AS underlying_type,"
+                                    // the type modifier of a domain's type (at most one domain of a chain has
+                                    // one): a cast to the domain applies it
+                                    + " (WITH RECURSIVE d(typtype, typbasetype, typtypmod) AS (SELECT t.typtype,"
+                                    + " t.typbasetype, t.typtypmod FROM pg_catalog.pg_type t WHERE t.oid " + EQUALS
+                                    + " a.atttypid UNION ALL SELECT t.typtype, t.typbasetype, t.typtypmod FROM"
+                                    + " pg_catalog.pg_type t JOIN d ON t.oid " + EQUALS + " d.typbasetype"
+                                    + " WHERE d.typtype " + EQUALS + " 'd')"
+                                    + " SELECT pg_catalog.max(d.typtypmod) FROM d WHERE d.typtype " + EQUALS
+                                    + " 'd') AS domain_typmod,"
                                     // the type named with its schema, whatever the search path (an array by
                                     // its element type's name: the statements append [] for arrays of it)
                                     + " (SELECT CASE WHEN et.oid IS NULL THEN pg_catalog.format('%I.%I', tn.nspname,"
@@ -771,9 +843,23 @@ public final class FencedTable {
                         types.put(rs.getString("column_name"), rs.getString("base_type"));
                         castTypes.put(rs.getString("column_name"), rs.getString("cast_type"));
                         underlying.put(rs.getString("column_name"), rs.getString("underlying_type"));
+                        String column = rs.getString("column_name");
                         Integer scale = scale(rs.getString("base_type"), rs.getInt("atttypmod"));
-                        if (scale != null && keyColumns.contains(rs.getString("column_name"))) {
-                            scales.put(rs.getString("column_name"), scale);
+                        int domainTypmod = rs.getInt("domain_typmod");
+                        if (!rs.wasNull() && domainTypmod >= 0 && keyColumns.contains(column)) {
+                            // a domain's modifier: the statements' cast of a key to the domain applies it
+                            String under = rs.getString("underlying_type");
+                            scale = scale(under, domainTypmod);
+                            if ("character varying".equals(under) || "bpchar".equals(under)) {
+                                lengths.put(column, domainTypmod - 4);
+                            } else if ("\"bit\"".equals(under)
+                                    || "bit varying".equals(under)
+                                    || "interval".equals(under) && intervalRounds(domainTypmod)) {
+                                uncheckable.put(column, under);
+                            }
+                        }
+                        if (scale != null && keyColumns.contains(column)) {
+                            scales.put(column, scale);
                         }
                         nullable.put(rs.getString("column_name"), "YES".equals(rs.getString("is_nullable")));
                         return null;
@@ -804,6 +890,17 @@ public final class FencedTable {
                                     + " table by an exact type",
                             null);
                 }
+            }
+            for (Map.Entry<String, String> column : uncheckable.entrySet()) {
+                throw new FencedTableException(
+                        qualified,
+                        "key column '" + column.getKey() + "' of " + qualified + " is " + types.get(column.getKey())
+                                + ", a domain over " + column.getValue() + " with a type modifier: the statements cast"
+                                + " a key to the domain, which cuts or rounds it without an error (bit(3) reads '1011'"
+                                + " as '101', interval day drops hours), onto another row's key, in ways the writer"
+                                + " cannot check before it sends the key; key the table by a column without such a"
+                                + " domain",
+                        null);
             }
             if (!types.containsKey(fenceColumn)) {
                 throw new FencedTableException(
@@ -880,6 +977,7 @@ public final class FencedTable {
                     comparisons,
                     keyUnderlying(keyColumns, underlying),
                     scales,
+                    lengths,
                     guarded,
                     partitioned,
                     uniqueKeys[1]);

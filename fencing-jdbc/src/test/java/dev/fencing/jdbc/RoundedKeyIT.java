@@ -346,6 +346,108 @@ class RoundedKeyIT {
         assertThat(rows("grantees", "grantee")).containsExactly(kept + ":updated:5");
     }
 
+    /**
+     * A key column of a domain over a type with a modifier ({@code numeric(5,2)}, {@code varchar(3)}): the
+     * statements cast a key to the column's type, the domain, and that cast applies the modifier as an explicit
+     * cast does, rounding or cutting without an error. An update (not only an upsert's insert) of {@code 1.234}
+     * wrote row {@code 1.23}, and one of {@code 'abcd'} row {@code 'abc'}, and reported them applied.
+     */
+    @Test
+    void aKeyTheModifierUnderADomainWouldCutIsRefusedAndNoRowIsWritten() {
+        db.jdbi.useHandle(h -> {
+            h.execute("CREATE DOMAIN amount2 AS NUMERIC(5,2)");
+            h.execute("CREATE TABLE ledger (amount amount2 PRIMARY KEY, label TEXT NOT NULL)");
+            h.execute("SELECT fencing.protect_table('ledger')");
+            h.execute("INSERT INTO ledger (amount, label, last_fence_token) VALUES (1.23, 'kept', 3)");
+            h.execute("CREATE DOMAIN code3 AS VARCHAR(3)");
+            h.execute("CREATE DOMAIN fixed3 AS CHAR(3)");
+            h.execute("CREATE TABLE codes (code code3, fixed fixed3, label TEXT NOT NULL, PRIMARY KEY (code, fixed))");
+            h.execute("SELECT fencing.protect_table('codes')");
+            h.execute("INSERT INTO codes (code, fixed, label, last_fence_token) VALUES ('abc', 'xyz', 'kept', 3)");
+        });
+        FencedTable ledger =
+                FencedTable.builder().table("ledger").keyColumns("amount").build(db.jdbi);
+        FencedTable codes =
+                FencedTable.builder().table("codes").keyColumns("code", "fixed").build(db.jdbi);
+        FencedWriter writer = FencedWriter.builder(db.jdbi).build();
+
+        for (Object cut : List.<Object>of(new BigDecimal("1.234"), "1.234")) {
+            assertThatThrownBy(() -> writer.tryUpdate(
+                            FencedUpdate.builder(ledger)
+                                    .key(cut)
+                                    .set("label", "updated")
+                                    .build(),
+                            5))
+                    .as("amount %s", cut)
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("1.234")
+                    .hasMessageContaining("amount");
+        }
+        for (RowKey cut : List.of(RowKey.of("abcd", "xyz"), RowKey.of("abc", "xyzw"))) {
+            assertThatThrownBy(() -> writer.tryUpdate(
+                            FencedUpdate.builder(codes)
+                                    .key(cut)
+                                    .set("label", "updated")
+                                    .build(),
+                            5))
+                    .as("code %s", cut)
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining(cut.values().get(0).equals("abc") ? "xyzw" : "abcd");
+            assertThatThrownBy(() -> FencedBatch.builder(codes).columns("label").add(5, cut, "b"))
+                    .as("batch code %s", cut)
+                    .isInstanceOf(IllegalArgumentException.class);
+        }
+        assertThat(rows("ledger", "amount")).containsExactly("1.23:kept:3");
+        assertThat(rows("codes", "code")).containsExactly("abc:kept:3");
+
+        // the key as the domain keeps it names the row (a char(n) key with its padding too)
+        assertThat(writer.tryUpdate(
+                        FencedUpdate.builder(ledger)
+                                .key(new BigDecimal("1.230"))
+                                .set("label", "updated")
+                                .build(),
+                        5))
+                .isEqualTo(new WriteOutcome.Applied(5));
+        assertThat(writer.tryUpdate(
+                        FencedUpdate.builder(codes)
+                                .key("abc", "xyz  ")
+                                .set("label", "updated")
+                                .build(),
+                        5))
+                .isEqualTo(new WriteOutcome.Applied(5));
+        assertThat(rows("ledger", "amount")).containsExactly("1.23:updated:5");
+        assertThat(rows("codes", "code")).containsExactly("abc:updated:5");
+    }
+
+    /**
+     * A key column of a domain over a type whose modifier cuts what the writer cannot check beforehand ({@code
+     * bit(3)} reads {@code '1011'} as {@code '101'}, {@code interval day} drops hours) is refused when the table
+     * is built.
+     */
+    @Test
+    void aKeyColumnOfADomainOverAModifierTheWriterCannotCheckIsRefused() {
+        db.jdbi.useHandle(h -> {
+            h.execute("CREATE DOMAIN flags3 AS BIT(3)");
+            h.execute("CREATE TABLE flagged (flags flags3 PRIMARY KEY, label TEXT NOT NULL)");
+            h.execute("SELECT fencing.protect_table('flagged')");
+            h.execute("INSERT INTO flagged (flags, label, last_fence_token) VALUES (B'101', 'kept', 3)");
+        });
+        // what the cast does to a key: a plain update of '1011' wrote row '101'
+        int unfenced = db.jdbi.withHandle(
+                h -> h.createUpdate("UPDATE flagged SET label = 'unfenced' WHERE flags = CAST(:k AS public.flags3)")
+                        .bind("k", "1011")
+                        .execute());
+        assertThat(unfenced).isEqualTo(1);
+
+        assertThatThrownBy(() -> FencedTable.builder()
+                        .table("flagged")
+                        .keyColumns("flags")
+                        .build(db.jdbi))
+                .isInstanceOf(FencedTableException.class)
+                .hasMessageContaining("flags")
+                .hasMessageContaining("flags3");
+    }
+
     private static List<String> rows(String table, String key) {
         return db.jdbi.withHandle(h -> h.createQuery("SELECT " + key + " || ':' || label || ':' || last_fence_token"
                         + " FROM " + table + " ORDER BY " + key)
