@@ -100,6 +100,12 @@ public final class FencedTable {
     private final boolean partitioned;
     /** Whether a unique key of the table is on exactly its key columns: an upsert's ON CONFLICT needs one. */
     private final boolean keyedExactly;
+    /**
+     * Key columns of an {@code interval} type whose fields or precision round (column to its type, {@code interval
+     * day}): an upsert's insert would round a key onto another row's, and no check of the writer's reads an
+     * interval as PostgreSQL does.
+     */
+    private final Map<String, String> roundingIntervalKeys;
 
     private FencedTable(
             String schema,
@@ -114,7 +120,8 @@ public final class FencedTable {
             Map<String, Integer> keyLengths,
             boolean guarded,
             boolean partitioned,
-            boolean keyedExactly) {
+            boolean keyedExactly,
+            Map<String, String> roundingIntervalKeys) {
         this.schema = schema;
         this.name = name;
         this.keyColumns = List.copyOf(keyColumns);
@@ -138,6 +145,7 @@ public final class FencedTable {
         this.guarded = guarded;
         this.partitioned = partitioned;
         this.keyedExactly = keyedExactly;
+        this.roundingIntervalKeys = Collections.unmodifiableMap(new LinkedHashMap<>(roundingIntervalKeys));
     }
 
     public static Builder builder() {
@@ -284,8 +292,14 @@ public final class FencedTable {
      * exclusion constraint matching the ON CONFLICT specification") when the table is unique only on some of
      * them, which {@link Builder#build} accepts for updates and batches.
      *
+     * <p>Refuses too a table with a key column of an {@code interval} type whose fields or precision round
+     * ({@code interval day}, {@code interval(0)}): an upsert's insert assigns the key to the column, which rounds
+     * {@code '1 day 10:00'} to {@code '1 day'}, and its {@code ON CONFLICT} would write the row of the rounded key,
+     * where an update of the key finds none. The writer cannot read an interval as PostgreSQL does to refuse only
+     * such keys; updates and batches compare the key as given, and are fine.
+     *
      * @throws IllegalStateException naming the table and its key columns when no unique key that the table
-     *     check accepts is on exactly the key columns
+     *     check accepts is on exactly the key columns; naming the column and its type for a rounding interval
      */
     public void requireUpsertable() {
         if (!keyedExactly) {
@@ -295,6 +309,13 @@ public final class FencedTable {
                     + " valid, without predicate or expressions, each column with its own collation and its"
                     + " type's default operator class); add one, or key the FencedTable by that unique key's"
                     + " columns");
+        }
+        for (Map.Entry<String, String> column : roundingIntervalKeys.entrySet()) {
+            throw new IllegalStateException("no upsert on " + qualifiedName() + ": its key column '" + column.getKey()
+                    + "' is " + column.getValue() + ", which rounds an interval assigned to it ('1 day 10:00' to"
+                    + " '1 day' for interval day), and an upsert's insert assigns the key: its ON CONFLICT would"
+                    + " write the row of the rounded key, where an update of the key finds none; update the rows"
+                    + " (FencedUpdate, FencedBatch), or key the table by a column that keeps what it is given");
         }
     }
 
@@ -797,6 +818,7 @@ public final class FencedTable {
             Map<String, Integer> scales = new HashMap<>();
             Map<String, Integer> lengths = new HashMap<>();
             Map<String, String> uncheckable = new LinkedHashMap<>();
+            Map<String, String> roundingIntervals = new LinkedHashMap<>();
             // typmod -1, not NULL: with NULL, char(n) reads back as "character", which is char(1) in a
             // cast, so CAST(:key AS character) would truncate 'ABC' to 'A' and match another row.
             StatementParser.query(
@@ -804,6 +826,7 @@ public final class FencedTable {
                             "SELECT CAST(c.column_name AS pg_catalog.text) AS column_name,"
                                     + " CAST(c.is_nullable AS pg_catalog.text) AS is_nullable,"
                                     + " pg_catalog.format_type(a.atttypid, -1) AS base_type, a.atttypmod,"
+                                    + " pg_catalog.format_type(a.atttypid, a.atttypmod) AS full_type,"
                                     // a domain (over a domain...) resolved to the type under it
                                     + " (WITH RECURSIVE d(oid, typtype, typbasetype) AS (SELECT t.oid, t.typtype,"
                                     + " t.typbasetype FROM pg_catalog.pg_type t WHERE t.oid " + EQUALS + " a.atttypid"
@@ -860,6 +883,11 @@ public final class FencedTable {
                         }
                         if (scale != null && keyColumns.contains(column)) {
                             scales.put(column, scale);
+                        }
+                        if ("interval".equals(rs.getString("base_type"))
+                                && intervalRounds(rs.getInt("atttypmod"))
+                                && keyColumns.contains(column)) {
+                            roundingIntervals.put(column, rs.getString("full_type"));
                         }
                         nullable.put(rs.getString("column_name"), "YES".equals(rs.getString("is_nullable")));
                         return null;
@@ -980,7 +1008,8 @@ public final class FencedTable {
                     lengths,
                     guarded,
                     partitioned,
-                    uniqueKeys[1]);
+                    uniqueKeys[1],
+                    roundingIntervals);
             if (guarded) {
                 LOG.info(
                         "fenced table {} checked: key {}, fence column {}, guard trigger installed",

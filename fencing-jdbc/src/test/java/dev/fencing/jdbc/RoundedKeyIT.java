@@ -448,6 +448,66 @@ class RoundedKeyIT {
                 .hasMessageContaining("flags3");
     }
 
+    /**
+     * An interval key column whose fields or precision round ({@code interval day}): an upsert's insert assigns
+     * the key to the column, which rounds {@code '1 day 10:00'} to {@code '1 day'}, and its ON CONFLICT wrote row
+     * {@code '1 day'} and reported it applied, where an update of that key finds no row. The writer cannot read
+     * an interval as PostgreSQL does, so an upsert on such a table is refused; an update compares the key as given.
+     */
+    @Test
+    void anUpsertOnAnIntervalKeyColumnThatRoundsIsRefusedAndNoRowIsWritten() {
+        db.jdbi.useHandle(h -> {
+            h.execute("CREATE TABLE waits (span INTERVAL DAY PRIMARY KEY, label TEXT NOT NULL)");
+            h.execute("SELECT fencing.protect_table('waits')");
+            h.execute("INSERT INTO waits (span, label, last_fence_token) VALUES ('1 day', 'kept', 3)");
+            h.execute("CREATE TABLE lags (span INTERVAL DAY TO SECOND PRIMARY KEY, label TEXT NOT NULL)");
+            h.execute("SELECT fencing.protect_table('lags')");
+        });
+        FencedTable waits =
+                FencedTable.builder().table("waits").keyColumns("span").build(db.jdbi);
+        FencedWriter writer = FencedWriter.builder(db.jdbi).build();
+
+        assertThatThrownBy(() -> writer.tryUpsert(
+                        FencedUpsert.builder(waits)
+                                .key("1 day 10:00")
+                                .value("label", "upserted")
+                                .build(),
+                        5))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("span")
+                .hasMessageContaining("interval day");
+        assertThat(rows("waits", "span")).containsExactly("1 day:kept:3");
+
+        // an update compares the key as given: only the key the column keeps names the row
+        assertThat(writer.tryUpdate(
+                        FencedUpdate.builder(waits)
+                                .key("1 day 10:00")
+                                .set("label", "updated")
+                                .build(),
+                        5))
+                .isEqualTo(new WriteOutcome.NotFound(5));
+        assertThat(writer.tryUpdate(
+                        FencedUpdate.builder(waits)
+                                .key("1 day")
+                                .set("label", "updated")
+                                .build(),
+                        5))
+                .isEqualTo(new WriteOutcome.Applied(5));
+        assertThat(rows("waits", "span")).containsExactly("1 day:updated:5");
+
+        // an interval whose fields reach seconds keeps what it is given: upserts are fine
+        FencedTable lags =
+                FencedTable.builder().table("lags").keyColumns("span").build(db.jdbi);
+        assertThat(writer.tryUpsert(
+                        FencedUpsert.builder(lags)
+                                .key("1 day 10:00")
+                                .value("label", "upserted")
+                                .build(),
+                        5))
+                .isEqualTo(new WriteOutcome.Applied(5));
+        assertThat(rows("lags", "span")).containsExactly("1 day 10:00:00:upserted:5");
+    }
+
     private static List<String> rows(String table, String key) {
         return db.jdbi.withHandle(h -> h.createQuery("SELECT " + key + " || ':' || label || ':' || last_fence_token"
                         + " FROM " + table + " ORDER BY " + key)
