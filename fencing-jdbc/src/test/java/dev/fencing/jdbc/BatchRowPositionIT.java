@@ -173,6 +173,47 @@ class BatchRowPositionIT {
                 .hasMessageContaining(THIRD_ROW);
     }
 
+    /**
+     * A whole number outside its column's range travels in the batch's {@code bigint[]} like any other, and
+     * PostgreSQL's error ({@code integer out of range}, {@code smallint out of range}) quotes no value: the batch
+     * failed naming neither the row, nor the column, nor the value, among thousands.
+     */
+    @Test
+    void aWholeNumberOutsideItsColumnsRangeIsRefusedWhenRunNamingTheRowColumnAndValue() {
+        db.reset("A-1", "A-2", "A-3");
+        FencedBatch batch =
+                twoInventoryRows().add(5, RowKey.of("A-3"), 3_000_000_000L).build();
+
+        assertThatThrownBy(() -> FencedWriter.builder(db.jdbi).build().tryBatch(batch))
+                .isInstanceOf(FencedWriteException.class)
+                .hasMessageContaining("3000000000")
+                .hasMessageContaining("column stock")
+                .hasMessageContaining(THIRD_ROW);
+        assertThat(db.row("A-1")).isEqualTo("10:0");
+        assertThat(db.row("A-3")).isEqualTo("10:0");
+
+        db.jdbi.useHandle(h -> {
+            h.execute("CREATE TABLE bins (id SMALLINT PRIMARY KEY, n INTEGER NOT NULL)");
+            h.execute("SELECT fencing.protect_table('bins')");
+            h.execute("INSERT INTO bins (id, n) VALUES (1, 0), (2, 0)");
+        });
+        FencedTable bins = FencedTable.builder().table("bins").keyColumns("id").build(db.jdbi);
+        FencedBatch keys = FencedBatch.builder(bins)
+                .columns("n")
+                .add(5, RowKey.of(1L), 1)
+                .add(5, RowKey.of(2), 40_000)
+                .add(5, RowKey.of(-40_000L), 1)
+                .build();
+        assertThatThrownBy(() -> FencedWriter.builder(db.jdbi).build().tryBatch(keys))
+                .isInstanceOf(FencedWriteException.class)
+                .hasMessageContaining("-40000")
+                .hasMessageContaining("column id")
+                .hasMessageContaining(THIRD_ROW);
+        long written = db.jdbi.withHandle(
+                h -> h.createQuery("SELECT sum(n) FROM bins").mapTo(Long.class).one());
+        assertThat(written).isZero();
+    }
+
     /** Given as 7L and as '7', two keys the builder tells apart and the database reads as one: found when run. */
     @Test
     void aKeyTheDatabaseReadsAsAnotherRowsIsRefusedWhenRunNamingTheRow() {

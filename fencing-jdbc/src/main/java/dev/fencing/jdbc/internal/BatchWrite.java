@@ -140,8 +140,9 @@ final class BatchWrite {
      * batch, and PostgreSQL's error quotes the value ({@code invalid input syntax for type integer: "3x"}) but
      * names neither its row nor its column: the first row and column, in row order, whose value travels as that
      * quoted text (a column of a text type, which reads any text, aside), as a {@link FencedWriteException}
-     * naming them; the failure as it came when none does (an error that quotes no value, such as {@code integer
-     * out of range}).
+     * naming them. An error that quotes no value, {@code integer out of range} or {@code smallint out of range} of a
+     * whole number that travels in a {@code bigint[]}, names the first row and column, in row order, of that type
+     * whose value is outside its range. The failure as it came when none does.
      */
     private static RuntimeException unreadableValue(UnableToExecuteStatementException e, FencedBatch batch) {
         String message = null;
@@ -158,19 +159,44 @@ final class BatchWrite {
         }
         FencedTable table = batch.table();
         List<String> keyColumns = table.keyColumns();
+        Matcher range = OUT_OF_RANGE.matcher(message);
+        String rangeType = range.find() ? range.group(1) : null;
         for (int row = 0; row < batch.size(); row++) {
             for (int k = 0; k < keyColumns.size(); k++) {
-                if (!readsAnyText(table, keyColumns.get(k)) && quotes(message, batch.keyValues(k), row)) {
+                if (!readsAnyText(table, keyColumns.get(k)) && quotes(message, batch.keyValues(k), row)
+                        || outOfRange(rangeType, table, keyColumns.get(k), batch.keyValues(k), row)) {
                     return unreadable(e, message, batch, row, keyColumns.get(k));
                 }
             }
             for (int c = 0; c < batch.columns().size(); c++) {
-                if (!readsAnyText(table, batch.columns().get(c)) && quotes(message, batch.values(c), row)) {
+                if (!readsAnyText(table, batch.columns().get(c)) && quotes(message, batch.values(c), row)
+                        || outOfRange(rangeType, table, batch.columns().get(c), batch.values(c), row)) {
                     return unreadable(e, message, batch, row, batch.columns().get(c));
                 }
             }
         }
         return e;
+    }
+
+    /** PostgreSQL's error for a whole number that its column's type cannot hold, which quotes no value. */
+    private static final Pattern OUT_OF_RANGE = Pattern.compile("\\b(smallint|integer) out of range");
+
+    /**
+     * Whether value {@code row} of a column of {@code type} ({@code smallint} or {@code integer}; null: none) that
+     * travels as whole numbers is outside the type's range.
+     */
+    private static boolean outOfRange(String type, FencedTable table, String column, List<Object> values, int row) {
+        if (type == null || !type.equals(table.columnType(column).orElse("")) || !BatchValues.integral(values)) {
+            return false;
+        }
+        Object value = values.get(row);
+        if (value == null) {
+            return false;
+        }
+        long number = ((Number) value).longValue();
+        return "smallint".equals(type)
+                ? number < Short.MIN_VALUE || number > Short.MAX_VALUE
+                : number < Integer.MIN_VALUE || number > Integer.MAX_VALUE;
     }
 
     /** A column of a text type reads any text, so its value is never the one the error quotes. */
@@ -191,10 +217,14 @@ final class BatchWrite {
     private static FencedWriteException unreadable(
             UnableToExecuteStatementException e, String message, FencedBatch batch, int row, String column) {
         RowKey key = batch.keys().get(row);
+        int k = batch.table().keyColumns().indexOf(column);
+        Object value = k >= 0
+                ? batch.keyValues(k).get(row)
+                : batch.values(batch.columns().indexOf(column)).get(row);
         return new FencedWriteException(
                 "fenced batch on " + batch.table().qualifiedName() + " failed at " + BatchValues.rowName(row)
-                        + " (key " + key + "), column " + column + ", whose value the database cannot read as the"
-                        + " column's type (" + message + "); the statement was undone",
+                        + " (key " + key + "), column " + column + ", whose value " + value + " the database cannot"
+                        + " read as the column's type (" + message + "); the statement was undone",
                 batch.table().qualifiedName(),
                 key,
                 batch.token(row),
