@@ -775,7 +775,8 @@ public final class FencedTable {
         /**
          * Whether {@code relation} (an expression of type regclass) has the {@code fencing_guard} trigger as
          * {@code fencing.protect_table} installs it for the fence column bound as {@code :fence}, or as PostgreSQL
-         * clones it to a partition (a clone is an internal trigger before PostgreSQL 15, so that is not asked).
+         * clones it to a partition (a clone is an internal trigger before PostgreSQL 15, so that is not asked), with its
+         * WHEN clause ({@code NEW.col < OLD.col}, pg_catalog's {@code <}) or none.
          */
         private static String guardedAt(String relation) {
             return "EXISTS (SELECT 1 FROM pg_catalog.pg_trigger"
@@ -789,6 +790,17 @@ public final class FencedTable {
                     // for every UPDATE: one limited to some columns (UPDATE OF stock) lets an UPDATE that sets
                     // only the token lower it
                     + " AND pg_catalog.cardinality(CAST(tgattr AS pg_catalog.int2[])) " + EQUALS + " 0"
+                    // with the WHEN clause protect_table writes, or none (the function compares the tokens itself):
+                    // another clause (... AND NEW.stock > 0) lets a lower token through whenever it is false. Read
+                    // from the trigger's definition, which names the operator bare when this session's search path
+                    // finds it first, so a bare < counts only when that is pg_catalog's
+                    + " AND (tgqual IS NULL OR pg_catalog.substring(pg_catalog.pg_get_triggerdef(oid),"
+                    + " ' WHEN [(](.*)[)] EXECUTE ') " + EQUALS
+                    + " pg_catalog.format('(new.%I OPERATOR(pg_catalog.<) old.%I)', :fence, :fence)"
+                    + " OR pg_catalog.substring(pg_catalog.pg_get_triggerdef(oid), ' WHEN [(](.*)[)] EXECUTE ') "
+                    + EQUALS + " pg_catalog.format('(new.%I < old.%I)', :fence, :fence)"
+                    + " AND pg_catalog.to_regoperator('<(bigint,bigint)') " + EQUALS
+                    + " CAST('pg_catalog.<(pg_catalog.int8,pg_catalog.int8)' AS pg_catalog.regoperator))"
                     + " AND tgfoid " + EQUALS + " pg_catalog.to_regprocedure('fencing.guard_fence_token()')"
                     // and guarding this fence column, the function's first argument
                     + " AND substring(tgargs FROM 1 FOR position(pg_catalog.decode('00', 'hex') IN tgargs)"

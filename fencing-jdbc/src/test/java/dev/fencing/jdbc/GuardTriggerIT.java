@@ -227,6 +227,78 @@ class GuardTriggerIT {
     }
 
     /**
+     * A guard whose WHEN clause is not the comparison {@code fencing.protect_table} writes lets an UPDATE that
+     * lowers the token through whenever its clause is false ({@code ... AND NEW.stock > 0}: an UPDATE that also
+     * empties the stock), and a fenced-kafka row handler took such a table as guarded. Also when the clause's
+     * {@code <} is one the session's search path finds before pg_catalog's, which the trigger's definition shows as
+     * a bare {@code <}; the guard as installed is one in every session, whatever its search path.
+     */
+    @Test
+    void aGuardWhoseWhenClauseIsAnotherComparisonIsNotReportedAsGuarded() {
+        db.jdbi.useHandle(h -> {
+            h.execute("CREATE TABLE legacy (sku TEXT PRIMARY KEY, stock INT NOT NULL DEFAULT 0,"
+                    + " last_fence_token BIGINT NOT NULL DEFAULT 0)");
+            h.execute("CREATE TRIGGER fencing_guard AFTER UPDATE ON legacy FOR EACH ROW"
+                    + " WHEN (NEW.last_fence_token < OLD.last_fence_token AND NEW.stock > 0)"
+                    + " EXECUTE FUNCTION fencing.guard_fence_token('last_fence_token', 'sku')");
+            h.execute("INSERT INTO legacy (sku, stock, last_fence_token) VALUES ('A-1', 7, 9)");
+            h.execute("CREATE SCHEMA IF NOT EXISTS lenient");
+            h.execute("CREATE FUNCTION lenient.never(bigint, bigint) RETURNS boolean"
+                    + " LANGUAGE sql IMMUTABLE AS 'SELECT false'");
+            h.execute("CREATE OPERATOR lenient.< (LEFTARG = bigint, RIGHTARG = bigint, FUNCTION = lenient.never)");
+        });
+        try {
+            FencedTable.Builder legacy = FencedTable.builder().table("legacy").keyColumns("sku");
+            db.jdbi.useHandle(h -> h.execute("UPDATE legacy SET stock = 0, last_fence_token = 1 WHERE sku = 'A-1'"));
+            long stored = db.jdbi.withHandle(h -> h.createQuery("SELECT last_fence_token FROM legacy")
+                    .mapTo(Long.class)
+                    .one());
+            assertThat(stored).as("lowered past the guard").isEqualTo(1L);
+            assertThat(legacy.build(db.jdbi).guarded()).isFalse();
+
+            db.jdbi.useHandle(h -> h.execute("SELECT fencing.protect_table('legacy')"));
+            assertThat(legacy.build(db.jdbi).guarded())
+                    .as("protect_table replaced it")
+                    .isTrue();
+            assertThat(db.jdbi.<Boolean, RuntimeException>withHandle(h -> {
+                        h.execute("SET search_path = lenient, pg_catalog, public");
+                        try {
+                            return legacy.build(h).guarded();
+                        } finally {
+                            h.execute("RESET search_path");
+                        }
+                    }))
+                    .as("the guard as installed, read in a session whose search path finds lenient.< first")
+                    .isTrue();
+
+            // the same clause with the lenient <, which that session's trigger definition shows as a bare <
+            db.jdbi.useHandle(h -> {
+                h.execute("DROP TRIGGER fencing_guard ON legacy");
+                h.execute("CREATE TRIGGER fencing_guard AFTER UPDATE ON legacy FOR EACH ROW"
+                        + " WHEN (NEW.last_fence_token OPERATOR(lenient.<) OLD.last_fence_token)"
+                        + " EXECUTE FUNCTION fencing.guard_fence_token('last_fence_token', 'sku')");
+                h.execute("UPDATE legacy SET last_fence_token = 0 WHERE sku = 'A-1'");
+            });
+            assertThat(legacy.build(db.jdbi).guarded()).as("lenient.<").isFalse();
+            assertThat(db.jdbi.<Boolean, RuntimeException>withHandle(h -> {
+                        h.execute("SET search_path = lenient, pg_catalog, public");
+                        try {
+                            return legacy.build(h).guarded();
+                        } finally {
+                            h.execute("RESET search_path");
+                        }
+                    }))
+                    .as("lenient.<, read in a session whose search path finds it first")
+                    .isFalse();
+        } finally {
+            db.jdbi.useHandle(h -> {
+                h.execute("DROP TABLE legacy");
+                h.execute("DROP SCHEMA lenient CASCADE");
+            });
+        }
+    }
+
+    /**
      * A session with {@code session_replication_role = replica} (a superuser's: logical replication's apply
      * workers run as one) skips ordinary triggers, the guard as it is installed too: a subscriber applies what its
      * origin's guard accepted. The fenced statements check the token themselves, in every session. A guard its
