@@ -99,7 +99,7 @@ final class RedisWorkload implements Workload {
         return names;
     }
 
-    private static List<Long> ids(String key, List<String> entries) {
+    static List<Long> ids(String key, List<String> entries) {
         List<Long> ids = new ArrayList<>();
         for (String entry : entries) {
             ids.add(number(key, entry));
@@ -107,13 +107,26 @@ final class RedisWorkload implements Workload {
         return ids;
     }
 
-    private static long number(String key, String text) {
+    /**
+     * The number whose text {@code key} holds; text the writers do not store (they store {@code Long.toString} of
+     * ids and tokens), {@code " 101"}, {@code "+101"} or {@code "0101"} included, makes the state unusable rather
+     * than being read as 101.
+     *
+     * @throws VerifyException naming the key and quoting the text
+     */
+    static long number(String key, String text) {
+        long number;
         try {
-            return Long.parseLong(text.trim());
+            number = Long.parseLong(text);
         } catch (NumberFormatException e) {
             // the writers store only operation ids and tokens; anything else means something else wrote the key
             throw new VerifyException("Redis key " + key + " holds '" + text + "', not a number", e);
         }
+        if (!Long.toString(number).equals(text)) {
+            throw new VerifyException("Redis key " + key + " holds '" + text + "', not the text of a number as the"
+                    + " writers store it (" + number + " would be '" + number + "')");
+        }
+        return number;
     }
 
     private <T> T redis(Function<RedisCommands<String, String>, T> work) {
