@@ -2,6 +2,7 @@ package dev.fencing.verify.checker;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.regex.Pattern;
 
 /**
  * Reads one flat JSON object (string, number, boolean and null values; no nesting), the shape of every
@@ -9,6 +10,8 @@ import java.util.Map;
  * histories: a bug in their writer cannot be hidden by the same bug in the reader.
  */
 final class JsonLine {
+    private static final Pattern JSON_NUMBER = Pattern.compile("-?(0|[1-9][0-9]*)(\\.[0-9]+)?([eE][+-]?[0-9]+)?");
+
     private final String text;
     private int at;
 
@@ -104,6 +107,10 @@ final class JsonLine {
             }
         }
         String number = text.substring(start, at);
+        // JSON's grammar, not Java's: read leniently, "0101" would be 101 and "5." would be 5
+        if (!JSON_NUMBER.matcher(number).matches()) {
+            throw error("not a JSON number: " + number);
+        }
         try {
             return fraction ? (Object) Double.parseDouble(number) : (Object) Long.parseLong(number);
         } catch (NumberFormatException e) {

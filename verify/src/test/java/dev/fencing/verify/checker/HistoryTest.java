@@ -100,6 +100,25 @@ class HistoryTest {
     }
 
     @Test
+    void aNumberThatIsNotJsonIsUnreadableRatherThanReadAsAnotherNumber() throws IOException {
+        // given: the invoke's op written with a leading zero, and the ok's time with a trailing point; JSON has
+        // neither (a client writes neither), and read leniently they would be op 1000001 and its completion
+        Files.writeString(
+                directory.resolve("client-1.jsonl"),
+                INVOKE.replace("\"op\":1000001", "\"op\":01000001") + "\n" + OK + "\n");
+        Files.writeString(
+                directory.resolve("client-2.jsonl"),
+                INVOKE + "\n" + OK.replace("\"time\":1700000000005", "\"time\":1700000000005.") + "\n");
+
+        assertThatThrownBy(() -> History.read(List.of(directory.resolve("client-1.jsonl"))))
+                .isInstanceOf(HistoryException.class)
+                .hasMessageContaining("client-1.jsonl line 1 is unreadable (not a JSON number: 01000001");
+        assertThatThrownBy(() -> History.read(List.of(directory.resolve("client-2.jsonl"))))
+                .isInstanceOf(HistoryException.class)
+                .hasMessageContaining("client-2.jsonl line 2 is unreadable (not a JSON number: 1700000000005.");
+    }
+
+    @Test
     void anUnreadableLineBeforeTheLastMakesTheHistoryUnusable() throws IOException {
         Files.writeString(directory.resolve("client-1.jsonl"), INVOKE.substring(0, 20) + "\n" + OK + "\n");
 
