@@ -112,12 +112,7 @@ final class DeadLetterRecorder {
         insert.setInt(1, Integer.parseInt(header(record, DeadLetterHeaders.ORIGIN_PARTITION, "-1")));
         insert.setLong(2, Long.parseLong(header(record, DeadLetterHeaders.ORIGIN_OFFSET, "-1")));
         insert.setString(3, record.key());
-        Long op = null;
-        try {
-            op = record.value() == null ? null : Long.parseLong(record.value());
-        } catch (NumberFormatException e) {
-            // not one of the workload's values: the checker reports a dead letter without an operation
-        }
+        Long op = op(record.value());
         if (op == null) {
             insert.setNull(4, Types.BIGINT);
         } else {
@@ -126,6 +121,20 @@ final class DeadLetterRecorder {
         insert.setString(5, header(record, DeadLetterHeaders.REASON, "UNKNOWN"));
         insert.setString(6, header(record, DeadLetterHeaders.DETAIL, null));
         insert.executeUpdate();
+    }
+
+    /**
+     * The operation whose id a record's value is, as the writers send it ({@code Long.toString} of the id), else
+     * null: read leniently, {@code "+101"} or {@code "0101"} would be op 101's dead letter.
+     */
+    static Long op(String value) {
+        try {
+            Long op = value == null ? null : Long.parseLong(value);
+            return op != null && op.toString().equals(value) ? op : null;
+        } catch (NumberFormatException e) {
+            // not one of the workload's values: the checker reports a dead letter without an operation
+            return null;
+        }
     }
 
     private static String header(ConsumerRecord<String, String> record, String name, String absent) {
