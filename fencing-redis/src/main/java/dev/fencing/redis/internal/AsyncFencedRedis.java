@@ -12,6 +12,7 @@ import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import io.lettuce.core.output.CommandOutput;
 import io.lettuce.core.protocol.CommandType;
 import java.time.Duration;
 import java.util.List;
@@ -22,8 +23,11 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BiFunction;
 import java.util.function.BooleanSupplier;
+import java.util.function.Function;
 import java.util.function.Supplier;
+import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -154,29 +158,14 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
         }
         arguments.number(token).policy(policy);
         requireNoTransaction("EVAL", key);
-        LuaScripts.Script lua = userScripts.script(script.body());
-        ScriptCall evalsha = ScriptCall.evalsha(lua, arguments);
-        CompletableFuture<WriteOutcome> outcome = new CompletableFuture<>();
-        ScriptCall.TableOutput table = evalsha.tableOutput();
-        long number = sent.incrementAndGet();
-        commands.dispatch(CommandType.EVALSHA, table, evalsha).whenComplete((list, failure) -> {
-            if (failure != null && unwrap(failure) instanceof RedisNoScriptException) {
-                if (!resendAfterNoscript(number)) {
-                    outcome.completeExceptionally(
-                            new CompletionException(new ScriptCacheLostException("EVAL", key, token, unwrap(failure))));
-                    return;
-                }
-                ScriptCall eval = ScriptCall.eval(lua, evalsha);
-                ScriptCall.TableOutput evalTable = eval.tableOutput();
-                sendEval(outcome, "EVAL", key, token, () -> commands.dispatch(CommandType.EVAL, evalTable, eval)
-                        .exceptionally(evalFailure -> {
-                            throw new CompletionException(afterFence(key, token, evalTable, evalFailure));
-                        }));
-            } else {
-                complete(outcome, "EVAL", key, token, list, afterFence(key, token, table, failure));
-            }
-        });
-        return waitForReplicas("EVAL", key, token, outcome);
+        return send(
+                "EVAL",
+                key,
+                token,
+                userScripts.script(script.body()),
+                arguments,
+                ScriptCall::tableOutput,
+                (table, failure) -> afterFence(key, token, table, failure));
     }
 
     /** How many user scripts are kept ready to send. */
@@ -213,17 +202,33 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
         FenceTokens.requirePositive(token, "Redis key " + FencedKeys.shown(key));
     }
 
-    /**
-     * Sends a library script: EVALSHA, then EVAL if Redis has not cached it. One stage between Lettuce's
-     * command and the caller's outcome (this is the path a pipelined writer runs per write).
-     */
+    /** Sends a library script, whose reply is a {@link FenceReply}. */
     private CompletableFuture<WriteOutcome> send(
             String op, String key, long token, LuaScripts.Script script, ScriptCall.Arguments arguments) {
         requireNoTransaction(op, key);
+        return send(op, key, token, script, arguments, FenceReply::new, (reply, failure) -> failure);
+    }
+
+    /**
+     * Sends a script: EVALSHA, then EVAL if Redis has not cached it. One stage between Lettuce's command and the
+     * caller's outcome (this is the path a pipelined writer runs per write).
+     *
+     * @param output a new reader of one call's reply: a library script's {@link FenceReply}, a user script's table
+     * @param told what a failure of a call is told as, given that call's reader
+     */
+    private <T, O extends CommandOutput<String, String, T>> CompletableFuture<WriteOutcome> send(
+            String op,
+            String key,
+            long token,
+            LuaScripts.Script script,
+            ScriptCall.Arguments arguments,
+            Function<ScriptCall, O> output,
+            BiFunction<O, Throwable, Throwable> told) {
         ScriptCall evalsha = ScriptCall.evalsha(script, arguments);
+        O evalshaOutput = output.apply(evalsha);
         CompletableFuture<WriteOutcome> outcome = new CompletableFuture<>();
         long number = sent.incrementAndGet();
-        commands.dispatch(CommandType.EVALSHA, new FenceReply(evalsha), evalsha).whenComplete((reply, failure) -> {
+        commands.dispatch(CommandType.EVALSHA, evalshaOutput, evalsha).whenComplete((reply, failure) -> {
             if (failure != null && unwrap(failure) instanceof RedisNoScriptException) {
                 if (!resendAfterNoscript(number)) {
                     outcome.completeExceptionally(
@@ -231,10 +236,16 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
                     return;
                 }
                 ScriptCall eval = ScriptCall.eval(script, evalsha);
+                O evalOutput = output.apply(eval);
                 sendEval(
-                        outcome, op, key, token, () -> commands.dispatch(CommandType.EVAL, new FenceReply(eval), eval));
+                        outcome,
+                        op,
+                        key,
+                        token,
+                        () -> commands.dispatch(CommandType.EVAL, evalOutput, eval),
+                        evalFailure -> told.apply(evalOutput, evalFailure));
             } else {
-                complete(outcome, op, key, token, reply, failure);
+                complete(outcome, op, key, token, reply, failure == null ? null : told.apply(evalshaOutput, failure));
             }
         });
         return waitForReplicas(op, key, token, outcome);
@@ -267,9 +278,12 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
             String op,
             String key,
             long token,
-            Supplier<? extends CompletionStage<?>> eval) {
+            Supplier<? extends CompletionStage<?>> eval,
+            UnaryOperator<Throwable> told) {
         try {
-            eval.get().whenComplete((reply, failure) -> complete(outcome, op, key, token, reply, failure));
+            eval.get()
+                    .whenComplete((reply, failure) ->
+                            complete(outcome, op, key, token, reply, failure == null ? null : told.apply(failure)));
         } catch (RuntimeException e) {
             complete(outcome, op, key, token, null, e);
         }
