@@ -119,7 +119,11 @@ public class FencingProperties {
          */
         private Duration startupTimeout = Duration.ofSeconds(15);
 
-        /** Curator namespace prepended to every path, lock paths included; none by default. */
+        /**
+         * Curator namespace prepended to every path, lock paths included; none by default. Whitespace at its start or
+         * end fails the start: Curator would keep it, and the locks would live in another tree than those of
+         * instances configured without it.
+         */
         private String namespace;
 
         /** First sleep of the exponential backoff between retries of a failed ZooKeeper operation. */

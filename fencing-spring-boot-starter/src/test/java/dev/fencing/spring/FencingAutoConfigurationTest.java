@@ -24,8 +24,12 @@ import dev.fencing.spring.internal.FencedLockedInterceptor;
 import dev.fencing.spring.internal.FencingHealthIndicator;
 import dev.fencing.spring.internal.LeaseMeters;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.io.IOException;
+import java.io.StringReader;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
+import java.util.Properties;
 import javax.sql.DataSource;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
@@ -51,6 +55,7 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.AnnotationConfigApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.MapPropertySource;
 import org.springframework.core.io.ClassPathResource;
 
 /**
@@ -201,6 +206,34 @@ class FencingAutoConfigurationTest {
         }
         zookeeper.withPropertyValues("fencing.zookeeper.retry-max-retries=0").run(context -> assertThat(context)
                 .hasNotFailed());
+    }
+
+    /**
+     * A properties file keeps a value's trailing blanks, and Curator takes a namespace as given: {@code "orders "} is
+     * another tree than {@code "orders"}, so an instance configured with it would take every lock that instances
+     * configured without the blank hold, each side alone in its tree. The start fails naming the value instead.
+     */
+    @Test
+    void aNamespaceWithWhitespaceAroundItFailsTheStartNamingItWhileAPlainOneIsUsedAsGiven() throws IOException {
+        Properties file = new Properties();
+        file.load(new StringReader("fencing.zookeeper.namespace=orders \n"));
+        assertThat(file.getProperty("fencing.zookeeper.namespace")).isEqualTo("orders ");
+
+        for (String namespace : new String[] {"orders ", "orders\t", " orders", "   "}) {
+            zookeeper
+                    .withInitializer(context -> context.getEnvironment()
+                            .getPropertySources()
+                            .addFirst(new MapPropertySource(
+                                    "application.properties", Map.of("fencing.zookeeper.namespace", namespace))))
+                    .run(context -> assertThat(context)
+                            .as("fencing.zookeeper.namespace='%s'", namespace)
+                            .getFailure()
+                            .rootCause()
+                            .hasMessageContaining("fencing.zookeeper.namespace '" + namespace + "' has whitespace"));
+        }
+        zookeeper.withPropertyValues("fencing.zookeeper.namespace=orders").run(context -> assertThat(
+                        context.getBean(CuratorFramework.class).getNamespace())
+                .isEqualTo("orders"));
     }
 
     @Test

@@ -80,8 +80,18 @@ public class FencingZooKeeperAutoConfiguration {
                 .connectionTimeoutMs(millis("fencing.zookeeper.connection-timeout", zk.getConnectionTimeout()))
                 .retryPolicy(new ExponentialBackoffRetry(
                         millis("fencing.zookeeper.retry-base-sleep", zk.getRetryBaseSleep()), retries));
-        if (zk.getNamespace() != null && !zk.getNamespace().isEmpty()) {
-            builder.namespace(zk.getNamespace());
+        String namespace = zk.getNamespace();
+        if (namespace != null && !namespace.isEmpty()) {
+            if (!namespace.strip().equals(namespace)) {
+                // Curator takes it as given: "orders " is another tree than "orders", and an instance configured
+                // with it takes the locks the others hold
+                throw new IllegalStateException("fencing.zookeeper.namespace '" + namespace + "' has whitespace at its"
+                        + " start or end, which Curator keeps: it would be another namespace than "
+                        + (namespace.isBlank() ? "none" : "'" + namespace.strip() + "'")
+                        + ", whose locks an instance configured without the whitespace would hold at the same time"
+                        + " (a properties file keeps a value's trailing blanks). Remove the whitespace");
+            }
+            builder.namespace(namespace);
         }
         ZooKeeperDigest digest = digest(zk.getDigest());
         if (digest != null) {
