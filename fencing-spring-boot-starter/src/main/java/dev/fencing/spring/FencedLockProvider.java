@@ -2,6 +2,7 @@ package dev.fencing.spring;
 
 import dev.fencing.lock.Lease;
 import dev.fencing.lock.zookeeper.FencedLocks;
+import dev.fencing.spring.internal.LockPaths;
 import dev.fencing.spring.internal.OneAttempt;
 import dev.fencing.spring.internal.ReleaseAfterTransaction;
 import dev.fencing.spring.internal.RunningLeases;
@@ -72,7 +73,8 @@ public final class FencedLockProvider implements LockProvider {
     /**
      * Locks under {@code pathPrefix}.
      *
-     * @throws IllegalArgumentException if the prefix does not start with {@code /} or ends with one
+     * @throws IllegalArgumentException if the prefix does not start with {@code /} or ends with one, or has
+     *     whitespace at its start or end (a lock service keeps it: another tree than the prefix without it)
      */
     public FencedLockProvider(FencedLocks locks, String pathPrefix) {
         this(new ZooKeeperLockService(Objects.requireNonNull(locks, "locks")), pathPrefix);
@@ -81,11 +83,13 @@ public final class FencedLockProvider implements LockProvider {
     /**
      * Locks of {@code locks}, ZooKeeper's or etcd's, under {@code pathPrefix}.
      *
-     * @throws IllegalArgumentException if the prefix does not start with {@code /} or ends with one
+     * @throws IllegalArgumentException if the prefix does not start with {@code /} or ends with one, or has
+     *     whitespace at its start or end (a lock service keeps it: another tree than the prefix without it)
      */
     public FencedLockProvider(LockService locks, String pathPrefix) {
         this.locks = Objects.requireNonNull(locks, "locks");
         Objects.requireNonNull(pathPrefix, "pathPrefix");
+        LockPaths.requireNoOuterWhitespace("path prefix", pathPrefix);
         if (!pathPrefix.startsWith("/") || pathPrefix.endsWith("/")) {
             throw new IllegalArgumentException(
                     "path prefix must start with '/' and not end with one, like /locks/shedlock, got '" + pathPrefix

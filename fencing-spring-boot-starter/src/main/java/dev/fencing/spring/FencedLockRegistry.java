@@ -5,6 +5,7 @@ import dev.fencing.lock.Lease;
 import dev.fencing.lock.LeaseLoss;
 import dev.fencing.lock.LockInterruptedException;
 import dev.fencing.lock.zookeeper.FencedLocks;
+import dev.fencing.spring.internal.LockPaths;
 import dev.fencing.spring.internal.OneAttempt;
 import dev.fencing.spring.internal.ReleaseAfterTransaction;
 import dev.fencing.spring.internal.RunningLeases;
@@ -75,7 +76,8 @@ public final class FencedLockRegistry implements ExpirableLockRegistry<FencedLoc
     private final Map<String, KeyLock> obtained = new ConcurrentHashMap<>();
 
     /**
-     * @throws IllegalArgumentException if the prefix does not start with {@code /} or ends with one
+     * @throws IllegalArgumentException if the prefix does not start with {@code /} or ends with one, or has
+     *     whitespace at its start or end (a lock service keeps it: another tree than the prefix without it)
      */
     public FencedLockRegistry(FencedLocks locks, String pathPrefix) {
         this(new ZooKeeperLockService(Objects.requireNonNull(locks, "locks")), pathPrefix);
@@ -84,11 +86,13 @@ public final class FencedLockRegistry implements ExpirableLockRegistry<FencedLoc
     /**
      * On {@code locks}, ZooKeeper's or etcd's (the starter's {@link LockService} bean).
      *
-     * @throws IllegalArgumentException if the prefix does not start with {@code /} or ends with one
+     * @throws IllegalArgumentException if the prefix does not start with {@code /} or ends with one, or has
+     *     whitespace at its start or end (a lock service keeps it: another tree than the prefix without it)
      */
     public FencedLockRegistry(LockService locks, String pathPrefix) {
         this.locks = Objects.requireNonNull(locks, "locks");
         Objects.requireNonNull(pathPrefix, "pathPrefix");
+        LockPaths.requireNoOuterWhitespace("path prefix", pathPrefix);
         if (!pathPrefix.startsWith("/") || pathPrefix.endsWith("/")) {
             throw new IllegalArgumentException(
                     "path prefix must start with '/' and not end with one, like /locks/orders, got '" + pathPrefix

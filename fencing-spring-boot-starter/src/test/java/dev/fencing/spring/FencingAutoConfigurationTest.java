@@ -467,6 +467,45 @@ class FencingAutoConfigurationTest {
                 .run(context -> assertThat(context).getFailure().hasMessageContaining("fencing.shedlock.path-prefix"));
     }
 
+    /**
+     * As with the namespace, a properties file keeps a path's trailing blanks, and ZooKeeper takes {@code
+     * "/locks/jobs "} as another node than {@code "/locks/jobs"}: the instances configured with each would run the
+     * same job, or lead the same election, at once. The start fails naming the property and the value.
+     */
+    @Test
+    void aShedLockPathPrefixOrElectionPathWithWhitespaceAroundItFailsTheStartNamingIt() {
+        for (String property : new String[] {"fencing.shedlock.path-prefix", "fencing.election.path"}) {
+            for (String path : new String[] {"/locks/jobs ", " /locks/jobs", "/locks/jobs\t"}) {
+                zookeeper
+                        .withInitializer(context -> context.getEnvironment()
+                                .getPropertySources()
+                                .addFirst(new MapPropertySource("application.properties", Map.of(property, path))))
+                        .run(context -> assertThat(context)
+                                .as("%s='%s'", property, path)
+                                .getFailure()
+                                .hasStackTraceContaining(property)
+                                .hasStackTraceContaining("'" + path + "' has whitespace at its start or end"));
+            }
+        }
+        zookeeper
+                .withPropertyValues(
+                        "fencing.shedlock.path-prefix=/locks/jobs",
+                        "fencing.election.path=/locks/jobs/leader",
+                        "fencing.election.auto-startup=false")
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    // the registry's prefix is the application's own, checked the same way
+                    LockService locks = context.getBean(LockService.class);
+                    assertThat(new FencedLockRegistry(locks, "/locks/orders")
+                                    .obtain("a")
+                                    .path())
+                            .isEqualTo("/locks/orders/a");
+                    assertThatThrownBy(() -> new FencedLockRegistry(locks, "/locks/orders "))
+                            .isInstanceOf(IllegalArgumentException.class)
+                            .hasMessageContaining("'/locks/orders ' has whitespace at its start or end");
+                });
+    }
+
     @Test
     void anElectionPathGivesAParticipantThatDoesNotJoinWhenAutoStartupIsOff() {
         zookeeper

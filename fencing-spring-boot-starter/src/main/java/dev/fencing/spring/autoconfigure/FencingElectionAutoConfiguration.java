@@ -4,6 +4,7 @@ import dev.fencing.lock.FencedLeaderElection;
 import dev.fencing.spring.FencedElectionParticipant;
 import dev.fencing.spring.FencingProperties;
 import dev.fencing.spring.LockService;
+import dev.fencing.spring.internal.LockPaths;
 import java.lang.management.ManagementFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -38,6 +39,11 @@ public class FencingElectionAutoConfiguration {
         if (path == null || path.isBlank()) {
             throw new IllegalStateException("fencing.election.path is empty: set it to the election's path, like"
                     + " /elections/ledger-writer, or remove it");
+        }
+        try {
+            LockPaths.requireNoOuterWhitespace("fencing.election.path", path);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalStateException(e.getMessage(), e);
         }
         String id = election.getParticipantId();
         if (id == null) {
