@@ -62,7 +62,9 @@ public record TermEvent(
         long token = whole(members, "token");
         long time = whole(members, "time");
         if (op <= 0 || client <= 0 || client > Integer.MAX_VALUE || token <= 0 || time <= 0) {
-            throw new IllegalArgumentException("op, client, token and time must be positive in a " + kind.label());
+            throw new IllegalArgumentException(
+                    "op, client, token and time must be positive (client at most 2^31-1) in a " + kind.label()
+                            + ", got op " + op + ", client " + client + ", token " + token + ", time " + time);
         }
         if (!(resource instanceof String name)) {
             throw new IllegalArgumentException("\"resource\" must be a string, got " + resource);

@@ -146,6 +146,28 @@ class HistoryTest {
     }
 
     @Test
+    void aGrantOrAReadWithANumberOutOfRangeIsUnreadableNamingTheNumbers() throws IOException {
+        // the message named no value: which of four numbers, and what it held, had to be found in the file
+        Files.writeString(
+                directory.resolve("client-1.jsonl"),
+                "{\"type\":\"ok\",\"f\":\"grant\",\"op\":1000001,\"client\":1,\"resource\":\"r1\","
+                        + "\"token\":0,\"time\":1000}\n");
+        Files.writeString(
+                directory.resolve("client-2.jsonl"),
+                "{\"type\":\"invoke\",\"f\":\"read\",\"op\":2000001,\"client\":4294967298,"
+                        + "\"resource\":\"r1\",\"token\":3,\"time\":1000}\n");
+
+        assertThatThrownBy(() -> History.read(List.of(directory.resolve("client-1.jsonl"))))
+                .isInstanceOf(HistoryException.class)
+                .hasMessageContaining("client-1.jsonl line 1 is unreadable")
+                .hasMessageContaining("in a grant, got op 1000001, client 1, token 0, time 1000");
+        assertThatThrownBy(() -> History.read(List.of(directory.resolve("client-2.jsonl"))))
+                .isInstanceOf(HistoryException.class)
+                .hasMessageContaining("client-2.jsonl line 1 is unreadable")
+                .hasMessageContaining("in a read, got op 2000001, client 4294967298, token 3, time 1000");
+    }
+
+    @Test
     void anOpIdSharedByAReadAndAnAppendMakesTheHistoryUnusable() throws IOException {
         // ids are unique in the run: a violation names its operations by id, and one id for two operations names
         // neither
