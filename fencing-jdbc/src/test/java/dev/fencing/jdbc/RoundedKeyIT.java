@@ -73,12 +73,7 @@ class RoundedKeyIT {
     /** The same key given as text, as a caller reading keys from a request would give it. */
     @Test
     void aKeyGivenAsTextThatTheNumericColumnWouldRoundIsRefusedToo() {
-        db.jdbi.useHandle(h -> h.execute("CREATE TABLE fees (amount NUMERIC(5,2) PRIMARY KEY, label TEXT NOT NULL)"));
-        db.jdbi.useHandle(h -> h.execute("SELECT fencing.protect_table('fees')"));
-        db.jdbi.useHandle(
-                h -> h.execute("INSERT INTO fees (amount, label, last_fence_token) VALUES (2.34, 'kept', 3)"));
-        FencedTable fees =
-                FencedTable.builder().table("fees").keyColumns("amount").build(db.jdbi);
+        FencedTable fees = tableWithOneRow("fees", "amount", "NUMERIC(5,2)", "2.34");
         FencedWriter writer = FencedWriter.builder(db.jdbi).build();
 
         assertThatThrownBy(() -> writer.tryUpsert(
@@ -121,12 +116,7 @@ class RoundedKeyIT {
      */
     @Test
     void aTimeKeyGivenAsTextThatTheColumnWouldRoundIsRefusedAndNoRowIsWritten() {
-        db.jdbi.useHandle(h -> h.execute("CREATE TABLE shifts (starts TIMESTAMP(3) PRIMARY KEY, label TEXT NOT NULL)"));
-        db.jdbi.useHandle(h -> h.execute("SELECT fencing.protect_table('shifts')"));
-        db.jdbi.useHandle(h -> h.execute("INSERT INTO shifts (starts, label, last_fence_token)"
-                + " VALUES ('2026-01-01 10:00:00.123', 'kept', 3)"));
-        FencedTable shifts =
-                FencedTable.builder().table("shifts").keyColumns("starts").build(db.jdbi);
+        FencedTable shifts = tableWithOneRow("shifts", "starts", "TIMESTAMP(3)", "'2026-01-01 10:00:00.123'");
         FencedWriter writer = FencedWriter.builder(db.jdbi).build();
 
         for (String rounded :
@@ -165,12 +155,7 @@ class RoundedKeyIT {
      */
     @Test
     void aTimeKeyGivenAsTextFinerThanMicrosecondsIsRefusedAndNoRowIsWritten() {
-        db.jdbi.useHandle(h -> h.execute("CREATE TABLE ticks (at TIMESTAMP PRIMARY KEY, label TEXT NOT NULL)"));
-        db.jdbi.useHandle(h -> h.execute("SELECT fencing.protect_table('ticks')"));
-        db.jdbi.useHandle(h -> h.execute("INSERT INTO ticks (at, label, last_fence_token)"
-                + " VALUES ('2026-01-01 10:00:00.123457', 'kept', 3)"));
-        FencedTable ticks =
-                FencedTable.builder().table("ticks").keyColumns("at").build(db.jdbi);
+        FencedTable ticks = tableWithOneRow("ticks", "at", "TIMESTAMP", "'2026-01-01 10:00:00.123457'");
         FencedWriter writer = FencedWriter.builder(db.jdbi).build();
         String rounded = "2026-01-01 10:00:00.1234567";
 
@@ -204,11 +189,7 @@ class RoundedKeyIT {
      */
     @Test
     void aDateKeyWithATimeOfDayIsRefusedAndNoRowIsWritten() {
-        db.jdbi.useHandle(h -> h.execute("CREATE TABLE days (day DATE PRIMARY KEY, label TEXT NOT NULL)"));
-        db.jdbi.useHandle(h -> h.execute("SELECT fencing.protect_table('days')"));
-        db.jdbi.useHandle(
-                h -> h.execute("INSERT INTO days (day, label, last_fence_token) VALUES ('2026-01-01', 'kept', 3)"));
-        FencedTable days = FencedTable.builder().table("days").keyColumns("day").build(db.jdbi);
+        FencedTable days = tableWithOneRow("days", "day", "DATE", "'2026-01-01'");
         FencedWriter writer = FencedWriter.builder(db.jdbi).build();
 
         for (Object truncated : List.<Object>of(
@@ -256,12 +237,7 @@ class RoundedKeyIT {
      */
     @Test
     void aTimeOfDayKeyWithADateIsRefusedAndNoRowIsWritten() {
-        db.jdbi.useHandle(h -> h.execute("CREATE TABLE openings (opens TIME PRIMARY KEY, label TEXT NOT NULL)"));
-        db.jdbi.useHandle(h -> h.execute("SELECT fencing.protect_table('openings')"));
-        db.jdbi.useHandle(
-                h -> h.execute("INSERT INTO openings (opens, label, last_fence_token) VALUES ('10:00', 'kept', 3)"));
-        FencedTable openings =
-                FencedTable.builder().table("openings").keyColumns("opens").build(db.jdbi);
+        FencedTable openings = tableWithOneRow("openings", "opens", "TIME", "'10:00'");
         FencedWriter writer = FencedWriter.builder(db.jdbi).build();
 
         for (Object truncated :
@@ -298,12 +274,7 @@ class RoundedKeyIT {
     @Test
     void aNameKeyLongerThanTheTypeKeepsIsRefusedAndNoRowIsWritten() {
         String kept = "a".repeat(63);
-        db.jdbi.useHandle(h -> h.execute("CREATE TABLE grantees (grantee NAME PRIMARY KEY, label TEXT NOT NULL)"));
-        db.jdbi.useHandle(h -> h.execute("SELECT fencing.protect_table('grantees')"));
-        db.jdbi.useHandle(
-                h -> h.execute("INSERT INTO grantees (grantee, label, last_fence_token) VALUES (?, 'kept', 3)", kept));
-        FencedTable grantees =
-                FencedTable.builder().table("grantees").keyColumns("grantee").build(db.jdbi);
+        FencedTable grantees = tableWithOneRow("grantees", "grantee", "NAME", "'" + kept + "'");
         FencedWriter writer = FencedWriter.builder(db.jdbi).build();
 
         // 64 and 70 characters whose first 63 are the stored row's; 32 two-byte characters, 64 bytes
@@ -506,6 +477,20 @@ class RoundedKeyIT {
                         5))
                 .isEqualTo(new WriteOutcome.Applied(5));
         assertThat(rows("lags", "span")).containsExactly("1 day 10:00:00:upserted:5");
+    }
+
+    /**
+     * A protected table keyed by one column, with a {@code label} column and one row: key {@code keptKey} (an SQL
+     * literal), label {@code kept}, token 3.
+     */
+    private static FencedTable tableWithOneRow(String name, String keyColumn, String keyType, String keptKey) {
+        db.jdbi.useHandle(h -> {
+            h.execute("CREATE TABLE " + name + " (" + keyColumn + " " + keyType + " PRIMARY KEY, label TEXT NOT NULL)");
+            h.execute("SELECT fencing.protect_table('" + name + "')");
+            h.execute("INSERT INTO " + name + " (" + keyColumn + ", label, last_fence_token) VALUES (" + keptKey
+                    + ", 'kept', 3)");
+        });
+        return FencedTable.builder().table(name).keyColumns(keyColumn).build(db.jdbi);
     }
 
     private static List<String> rows(String table, String key) {
