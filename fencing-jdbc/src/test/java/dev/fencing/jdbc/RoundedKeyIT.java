@@ -45,12 +45,7 @@ class RoundedKeyIT {
         FencedWriter writer = FencedWriter.builder(db.jdbi).build();
         BigDecimal rounded = new BigDecimal("1.234");
 
-        assertThatThrownBy(() -> writer.tryUpsert(
-                        FencedUpsert.builder(prices)
-                                .key(rounded)
-                                .value("label", "upserted")
-                                .build(),
-                        5))
+        assertThatThrownBy(() -> upsert(writer, prices, rounded, "upserted", 5))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("1.234")
                 .hasMessageContaining("amount");
@@ -60,12 +55,7 @@ class RoundedKeyIT {
         assertThat(rows("prices", "amount")).containsExactly("1.23:stored:3");
 
         // the key as the column keeps it, in any spelling, still names the row
-        assertThat(writer.tryUpsert(
-                        FencedUpsert.builder(prices)
-                                .key(new BigDecimal("1.230"))
-                                .value("label", "upserted")
-                                .build(),
-                        5))
+        assertThat(upsert(writer, prices, new BigDecimal("1.230"), "upserted", 5))
                 .isEqualTo(new WriteOutcome.Applied(5));
         assertThat(rows("prices", "amount")).containsExactly("1.23:upserted:5");
     }
@@ -76,12 +66,7 @@ class RoundedKeyIT {
         FencedTable fees = tableWithOneRow("fees", "amount", "NUMERIC(5,2)", "2.34");
         FencedWriter writer = FencedWriter.builder(db.jdbi).build();
 
-        assertThatThrownBy(() -> writer.tryUpsert(
-                        FencedUpsert.builder(fees)
-                                .key("2.341")
-                                .value("label", "upserted")
-                                .build(),
-                        5))
+        assertThatThrownBy(() -> upsert(writer, fees, "2.341", "upserted", 5))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("2.341")
                 .hasMessageContaining("amount");
@@ -98,12 +83,7 @@ class RoundedKeyIT {
         FencedWriter writer = FencedWriter.builder(db.jdbi).build();
         LocalDateTime rounded = LocalDateTime.of(2026, 1, 1, 10, 0, 0, 200_000_000);
 
-        assertThatThrownBy(() -> writer.tryUpsert(
-                        FencedUpsert.builder(slots)
-                                .key(rounded)
-                                .value("label", "upserted")
-                                .build(),
-                        5))
+        assertThatThrownBy(() -> upsert(writer, slots, rounded, "upserted", 5))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("10:00:00.200")
                 .hasMessageContaining("starts");
@@ -121,12 +101,7 @@ class RoundedKeyIT {
 
         for (String rounded :
                 List.of("2026-01-01 10:00:00.1234567", "2026-01-01T10:00:00.1231", "2026-01-01 10:00:00.12301+00")) {
-            assertThatThrownBy(() -> writer.tryUpsert(
-                            FencedUpsert.builder(shifts)
-                                    .key(rounded)
-                                    .value("label", "upserted")
-                                    .build(),
-                            5))
+            assertThatThrownBy(() -> upsert(writer, shifts, rounded, "upserted", 5))
                     .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining(rounded)
                     .hasMessageContaining("starts");
@@ -138,12 +113,7 @@ class RoundedKeyIT {
         assertThat(rows("shifts", "starts")).containsExactly("2026-01-01 10:00:00.123:kept:3");
 
         // the key as the column keeps it, with any trailing zeros, still names the row
-        assertThat(writer.tryUpsert(
-                        FencedUpsert.builder(shifts)
-                                .key("2026-01-01 10:00:00.123000")
-                                .value("label", "upserted")
-                                .build(),
-                        5))
+        assertThat(upsert(writer, shifts, "2026-01-01 10:00:00.123000", "upserted", 5))
                 .isEqualTo(new WriteOutcome.Applied(5));
         assertThat(rows("shifts", "starts")).containsExactly("2026-01-01 10:00:00.123:upserted:5");
     }
@@ -159,12 +129,7 @@ class RoundedKeyIT {
         FencedWriter writer = FencedWriter.builder(db.jdbi).build();
         String rounded = "2026-01-01 10:00:00.1234567";
 
-        assertThatThrownBy(() -> writer.tryUpdate(
-                        FencedUpdate.builder(ticks)
-                                .key(rounded)
-                                .set("label", "updated")
-                                .build(),
-                        5))
+        assertThatThrownBy(() -> update(writer, ticks, rounded, "updated", 5))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining(rounded)
                 .hasMessageContaining("at");
@@ -173,12 +138,7 @@ class RoundedKeyIT {
         assertThat(rows("ticks", "at")).containsExactly("2026-01-01 10:00:00.123457:kept:3");
 
         // six digits, or more that are zeros, name the row
-        assertThat(writer.tryUpdate(
-                        FencedUpdate.builder(ticks)
-                                .key("2026-01-01 10:00:00.12345700")
-                                .set("label", "updated")
-                                .build(),
-                        5))
+        assertThat(update(writer, ticks, "2026-01-01 10:00:00.12345700", "updated", 5))
                 .isEqualTo(new WriteOutcome.Applied(5));
     }
 
@@ -197,12 +157,7 @@ class RoundedKeyIT {
                 java.sql.Timestamp.valueOf("2026-01-01 10:00:00"),
                 "2026-01-01 10:00",
                 "2026-01-01T10:00:00")) {
-            assertThatThrownBy(() -> writer.tryUpdate(
-                            FencedUpdate.builder(days)
-                                    .key(truncated)
-                                    .set("label", "updated")
-                                    .build(),
-                            5))
+            assertThatThrownBy(() -> update(writer, days, truncated, "updated", 5))
                     .as("key %s", truncated)
                     .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining(String.valueOf(truncated))
@@ -214,20 +169,9 @@ class RoundedKeyIT {
         assertThat(rows("days", "day")).containsExactly("2026-01-01:kept:3");
 
         // the date itself, or its midnight, names the row
-        assertThat(writer.tryUpdate(
-                        FencedUpdate.builder(days)
-                                .key(LocalDateTime.of(2026, 1, 1, 0, 0))
-                                .set("label", "updated")
-                                .build(),
-                        5))
+        assertThat(update(writer, days, LocalDateTime.of(2026, 1, 1, 0, 0), "updated", 5))
                 .isEqualTo(new WriteOutcome.Applied(5));
-        assertThat(writer.tryUpdate(
-                        FencedUpdate.builder(days)
-                                .key("2026-01-01")
-                                .set("label", "again")
-                                .build(),
-                        6))
-                .isEqualTo(new WriteOutcome.Applied(6));
+        assertThat(update(writer, days, "2026-01-01", "again", 6)).isEqualTo(new WriteOutcome.Applied(6));
         assertThat(rows("days", "day")).containsExactly("2026-01-01:again:6");
     }
 
@@ -242,12 +186,7 @@ class RoundedKeyIT {
 
         for (Object truncated :
                 List.<Object>of(LocalDateTime.of(2026, 1, 1, 10, 0), "2026-01-01 10:00:00", "1/2/2026 10:00")) {
-            assertThatThrownBy(() -> writer.tryUpdate(
-                            FencedUpdate.builder(openings)
-                                    .key(truncated)
-                                    .set("label", "updated")
-                                    .build(),
-                            5))
+            assertThatThrownBy(() -> update(writer, openings, truncated, "updated", 5))
                     .as("key %s", truncated)
                     .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining(String.valueOf(truncated))
@@ -256,13 +195,7 @@ class RoundedKeyIT {
         assertThat(rows("openings", "opens")).containsExactly("10:00:00:kept:3");
 
         // the time of day alone names the row
-        assertThat(writer.tryUpdate(
-                        FencedUpdate.builder(openings)
-                                .key("10:00:00")
-                                .set("label", "updated")
-                                .build(),
-                        5))
-                .isEqualTo(new WriteOutcome.Applied(5));
+        assertThat(update(writer, openings, "10:00:00", "updated", 5)).isEqualTo(new WriteOutcome.Applied(5));
         assertThat(rows("openings", "opens")).containsExactly("10:00:00:updated:5");
     }
 
@@ -279,22 +212,12 @@ class RoundedKeyIT {
 
         // 64 and 70 characters whose first 63 are the stored row's; 32 two-byte characters, 64 bytes
         for (String cut : List.of(kept + "b", kept + "bbbbbbb", "\u00e9".repeat(32))) {
-            assertThatThrownBy(() -> writer.tryUpdate(
-                            FencedUpdate.builder(grantees)
-                                    .key(cut)
-                                    .set("label", "updated")
-                                    .build(),
-                            5))
+            assertThatThrownBy(() -> update(writer, grantees, cut, "updated", 5))
                     .as("update of %s", cut)
                     .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining(cut)
                     .hasMessageContaining("grantee");
-            assertThatThrownBy(() -> writer.tryUpsert(
-                            FencedUpsert.builder(grantees)
-                                    .key(cut)
-                                    .value("label", "upserted")
-                                    .build(),
-                            5))
+            assertThatThrownBy(() -> upsert(writer, grantees, cut, "upserted", 5))
                     .as("upsert of %s", cut)
                     .isInstanceOf(IllegalArgumentException.class);
             assertThatThrownBy(() -> writer.tryBatch(FencedBatch.builder(grantees)
@@ -307,13 +230,7 @@ class RoundedKeyIT {
         assertThat(rows("grantees", "grantee")).containsExactly(kept + ":kept:3");
 
         // 63 bytes name the row
-        assertThat(writer.tryUpdate(
-                        FencedUpdate.builder(grantees)
-                                .key(kept)
-                                .set("label", "updated")
-                                .build(),
-                        5))
-                .isEqualTo(new WriteOutcome.Applied(5));
+        assertThat(update(writer, grantees, kept, "updated", 5)).isEqualTo(new WriteOutcome.Applied(5));
         assertThat(rows("grantees", "grantee")).containsExactly(kept + ":updated:5");
     }
 
@@ -343,24 +260,14 @@ class RoundedKeyIT {
         FencedWriter writer = FencedWriter.builder(db.jdbi).build();
 
         for (Object cut : List.<Object>of(new BigDecimal("1.234"), "1.234")) {
-            assertThatThrownBy(() -> writer.tryUpdate(
-                            FencedUpdate.builder(ledger)
-                                    .key(cut)
-                                    .set("label", "updated")
-                                    .build(),
-                            5))
+            assertThatThrownBy(() -> update(writer, ledger, cut, "updated", 5))
                     .as("amount %s", cut)
                     .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("1.234")
                     .hasMessageContaining("amount");
         }
         for (RowKey cut : List.of(RowKey.of("abcd", "xyz"), RowKey.of("abc", "xyzw"))) {
-            assertThatThrownBy(() -> writer.tryUpdate(
-                            FencedUpdate.builder(codes)
-                                    .key(cut)
-                                    .set("label", "updated")
-                                    .build(),
-                            5))
+            assertThatThrownBy(() -> update(writer, codes, cut, "updated", 5))
                     .as("code %s", cut)
                     .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining(cut.values().get(0).equals("abc") ? "xyzw" : "abcd");
@@ -372,19 +279,9 @@ class RoundedKeyIT {
         assertThat(rows("codes", "code")).containsExactly("abc:kept:3");
 
         // the key as the domain keeps it names the row (a char(n) key with its padding too)
-        assertThat(writer.tryUpdate(
-                        FencedUpdate.builder(ledger)
-                                .key(new BigDecimal("1.230"))
-                                .set("label", "updated")
-                                .build(),
-                        5))
+        assertThat(update(writer, ledger, new BigDecimal("1.230"), "updated", 5))
                 .isEqualTo(new WriteOutcome.Applied(5));
-        assertThat(writer.tryUpdate(
-                        FencedUpdate.builder(codes)
-                                .key("abc", "xyz  ")
-                                .set("label", "updated")
-                                .build(),
-                        5))
+        assertThat(update(writer, codes, RowKey.of("abc", "xyz  "), "updated", 5))
                 .isEqualTo(new WriteOutcome.Applied(5));
         assertThat(rows("ledger", "amount")).containsExactly("1.23:updated:5");
         assertThat(rows("codes", "code")).containsExactly("abc:updated:5");
@@ -438,45 +335,36 @@ class RoundedKeyIT {
                 FencedTable.builder().table("waits").keyColumns("span").build(db.jdbi);
         FencedWriter writer = FencedWriter.builder(db.jdbi).build();
 
-        assertThatThrownBy(() -> writer.tryUpsert(
-                        FencedUpsert.builder(waits)
-                                .key("1 day 10:00")
-                                .value("label", "upserted")
-                                .build(),
-                        5))
+        assertThatThrownBy(() -> upsert(writer, waits, "1 day 10:00", "upserted", 5))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("span")
                 .hasMessageContaining("interval day");
         assertThat(rows("waits", "span")).containsExactly("1 day:kept:3");
 
         // an update compares the key as given: only the key the column keeps names the row
-        assertThat(writer.tryUpdate(
-                        FencedUpdate.builder(waits)
-                                .key("1 day 10:00")
-                                .set("label", "updated")
-                                .build(),
-                        5))
-                .isEqualTo(new WriteOutcome.NotFound(5));
-        assertThat(writer.tryUpdate(
-                        FencedUpdate.builder(waits)
-                                .key("1 day")
-                                .set("label", "updated")
-                                .build(),
-                        5))
-                .isEqualTo(new WriteOutcome.Applied(5));
+        assertThat(update(writer, waits, "1 day 10:00", "updated", 5)).isEqualTo(new WriteOutcome.NotFound(5));
+        assertThat(update(writer, waits, "1 day", "updated", 5)).isEqualTo(new WriteOutcome.Applied(5));
         assertThat(rows("waits", "span")).containsExactly("1 day:updated:5");
 
         // an interval whose fields reach seconds keeps what it is given: upserts are fine
         FencedTable lags =
                 FencedTable.builder().table("lags").keyColumns("span").build(db.jdbi);
-        assertThat(writer.tryUpsert(
-                        FencedUpsert.builder(lags)
-                                .key("1 day 10:00")
-                                .value("label", "upserted")
-                                .build(),
-                        5))
-                .isEqualTo(new WriteOutcome.Applied(5));
+        assertThat(upsert(writer, lags, "1 day 10:00", "upserted", 5)).isEqualTo(new WriteOutcome.Applied(5));
         assertThat(rows("lags", "span")).containsExactly("1 day 10:00:00:upserted:5");
+    }
+
+    /** Sets the row's label under {@code token}; {@code key} a {@link RowKey} or the one key column's value. */
+    private static WriteOutcome update(FencedWriter writer, FencedTable table, Object key, String label, long token) {
+        FencedUpdate.Builder update = FencedUpdate.builder(table);
+        (key instanceof RowKey rowKey ? update.key(rowKey) : update.key(key)).set("label", label);
+        return writer.tryUpdate(update.build(), token);
+    }
+
+    /** Upserts the row with its label under {@code token}; {@code key} as for {@link #update}. */
+    private static WriteOutcome upsert(FencedWriter writer, FencedTable table, Object key, String label, long token) {
+        FencedUpsert.Builder upsert = FencedUpsert.builder(table);
+        (key instanceof RowKey rowKey ? upsert.key(rowKey) : upsert.key(key)).value("label", label);
+        return writer.tryUpsert(upsert.build(), token);
     }
 
     /**
