@@ -210,17 +210,7 @@ class GuardTriggerIT {
         });
         try {
             FencedTable.Builder legacy = FencedTable.builder().table("legacy").keyColumns("sku");
-            db.jdbi.useHandle(h -> h.execute("UPDATE legacy SET last_fence_token = 1 WHERE sku = 'A-1'"));
-            long stored = db.jdbi.withHandle(h -> h.createQuery("SELECT last_fence_token FROM legacy")
-                    .mapTo(Long.class)
-                    .one());
-            assertThat(stored).as("lowered past the guard").isEqualTo(1L);
-            assertThat(legacy.build(db.jdbi).guarded()).isFalse();
-
-            db.jdbi.useHandle(h -> h.execute("SELECT fencing.protect_table('legacy')"));
-            assertThat(legacy.build(db.jdbi).guarded())
-                    .as("protect_table replaced it")
-                    .isTrue();
+            lowerPastTheGuardThenProtect(legacy, "UPDATE legacy SET last_fence_token = 1 WHERE sku = 'A-1'");
         } finally {
             db.jdbi.useHandle(h -> h.execute("DROP TABLE legacy"));
         }
@@ -249,17 +239,7 @@ class GuardTriggerIT {
         });
         try {
             FencedTable.Builder legacy = FencedTable.builder().table("legacy").keyColumns("sku");
-            db.jdbi.useHandle(h -> h.execute("UPDATE legacy SET stock = 0, last_fence_token = 1 WHERE sku = 'A-1'"));
-            long stored = db.jdbi.withHandle(h -> h.createQuery("SELECT last_fence_token FROM legacy")
-                    .mapTo(Long.class)
-                    .one());
-            assertThat(stored).as("lowered past the guard").isEqualTo(1L);
-            assertThat(legacy.build(db.jdbi).guarded()).isFalse();
-
-            db.jdbi.useHandle(h -> h.execute("SELECT fencing.protect_table('legacy')"));
-            assertThat(legacy.build(db.jdbi).guarded())
-                    .as("protect_table replaced it")
-                    .isTrue();
+            lowerPastTheGuardThenProtect(legacy, "UPDATE legacy SET stock = 0, last_fence_token = 1 WHERE sku = 'A-1'");
             assertThat(db.jdbi.<Boolean, RuntimeException>withHandle(h -> {
                         h.execute("SET search_path = lenient, pg_catalog, public");
                         try {
@@ -410,5 +390,23 @@ class GuardTriggerIT {
             h.execute("UPDATE inventory SET stock = 5, last_fence_token = 10 WHERE sku = 'A-1'");
         });
         assertThat(db.row("A-1")).isEqualTo("5:10");
+    }
+
+    /**
+     * Lowers the token of legacy's row A-1 from 9 to 1 with {@code update}, which the table's guard lets through,
+     * and checks that the table reads as unguarded until {@code fencing.protect_table} replaces that guard.
+     */
+    private static void lowerPastTheGuardThenProtect(FencedTable.Builder legacy, String update) {
+        db.jdbi.useHandle(h -> h.execute(update));
+        long stored = db.jdbi.withHandle(h -> h.createQuery("SELECT last_fence_token FROM legacy")
+                .mapTo(Long.class)
+                .one());
+        assertThat(stored).as("lowered past the guard").isEqualTo(1L);
+        assertThat(legacy.build(db.jdbi).guarded()).isFalse();
+
+        db.jdbi.useHandle(h -> h.execute("SELECT fencing.protect_table('legacy')"));
+        assertThat(legacy.build(db.jdbi).guarded())
+                .as("protect_table replaced it")
+                .isTrue();
     }
 }
