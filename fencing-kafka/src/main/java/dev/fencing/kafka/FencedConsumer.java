@@ -76,7 +76,9 @@ import org.slf4j.LoggerFactory;
  *       records of a partition another member committed. On assignment the consumer stops with {@link
  *       StoreBehindKafkaException} if the group's committed offset in Kafka is ahead of the store's, with
  *       {@link TopicRecreatedException} if the store holds the topic's progress under another Kafka topic id
- *       (a topic deleted and created again under the same name; see {@link WatermarkStore#recordTopicId}), and
+ *       (a topic deleted and created again under the same name; see {@link WatermarkStore#recordTopicId}; the id
+ *       is compared again before each save of progress, as a topic created again while the consumer did not
+ *       fetch it brings no new assignment), and
  *       with {@link LogBehindStoreException} if Kafka returns a partition's records from below the store's
  *       offset (a topic deleted and created again, a truncated log) rather than judge them by another log's
  *       state.

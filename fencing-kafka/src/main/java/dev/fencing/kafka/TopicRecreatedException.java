@@ -9,7 +9,10 @@ import org.apache.kafka.common.Uuid;
  * watermarks and applied offsets are of the old topic. Reading on from the stored offset would skip the new
  * log's first records (neither handled nor dead-lettered) and judge the others by the old topic's tokens and
  * applied offsets. The consumer stops when it takes a partition of the topic, before it seeks or handles
- * anything, and is not retried.
+ * anything, and is not retried. It also stops before it saves progress of a topic whose id is no longer the one
+ * the topic had when the consumer took its partitions (the topic created again while the consumer did not fetch
+ * it, which Kafka's consumer does not notice); then the stored id is that one, and the serial consumer's unit is
+ * rolled back first.
  *
  * <p>What to do: with every member of the group stopped, delete the group's rows for the topic from the store
  * (for {@link PostgresWatermarkStore}, from {@code fencing.kafka_offset}, {@code fencing.kafka_watermark} and

@@ -121,7 +121,8 @@ class TopicRecreatedIT {
             // This consumer polls while the topic is gone, so its group gives the partition up and assigns the new
             // topic's, where the topic id check stops it; one that polled the new log before that would be stopped
             // by the offset check. A consumer that does not poll while the topic is gone (a handler still running)
-            // sees no rebalance, as Kafka's consumer does not compare topic ids: see docs/kafka.md
+            // sees no rebalance, as Kafka's consumer does not compare topic ids: the check before each save stops
+            // it (serialStopsOnATopicRecreatedWhileItsHandlerRan...)
             assertThat(consumer.failure())
                     .as("what stopped the consumer; applied: %s", values(topic))
                     .isInstanceOfAny(TopicRecreatedException.class, LogBehindStoreException.class);
@@ -163,6 +164,73 @@ class TopicRecreatedIT {
         // then: without the check it applied new-3 and new-4 only
         assertStoppedAsRecreated(failure, group, topic, oldId);
         assertThat(storedOffset(group, topic)).isEqualTo(3);
+    }
+
+    @Test
+    void serialStopsOnATopicRecreatedWhileItsHandlerRanInsteadOfReadingTheNewLogFromItsPosition() throws Exception {
+        // given: the old topic's three records applied (stored offset 3), then a fourth whose handler is held
+        String topic = newTopic("recreated-held-serial", 1);
+        String group = newGroup("recreated-held-serial");
+        runOldTopic(group, topic, 1);
+        sendMore(topic, "old-3");
+        Uuid oldId = topicId(topic);
+        CountDownLatch holding = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        try (FencedConsumer<String, String> consumer =
+                heldConsumer(group, topic, 1, "old-3", holding, release).build()) {
+            CompletableFuture<Void> stopped = consumer.start();
+            assertThat(holding.await(60, TimeUnit.SECONDS)).isTrue();
+
+            // when: the topic is deleted and created again with six newer records while the handler runs (the
+            // consumer does not poll: it is assigned nothing new), then the handler returns
+            recreate(topic, 6);
+            release.countDown();
+            await().atMost(Duration.ofSeconds(60)).until(() -> stopped.isDone() || storedOffset(group, topic) == 6);
+
+            // then: without the check the unit saved offset 4, and the consumer read the new log on from there,
+            // applied new-4 and new-5 and saved 6, skipping new-0 to new-3 (neither handled nor dead-lettered)
+            assertStoppedAsRecreated(consumer.failure(), group, topic, oldId);
+            assertThat(storedOffset(group, topic)).isEqualTo(3);
+        }
+    }
+
+    @Test
+    void keyParallelStopsOnATopicRecreatedWhileItsPartitionWasPausedInsteadOfReadingTheNewLogFromItsPosition()
+            throws Exception {
+        // given: the same, consumed by the key-parallel consumer, whose partition is paused while old-3 runs (one
+        // record in flight is its limit): it polls, but fetches nothing of the partition and sees no rebalance.
+        // old-4, sent once it paused, ends a fetch of the partition still waiting at the broker, which would
+        // otherwise see the topic gone; the consumer keeps it buffered
+        String topic = newTopic("recreated-held-parallel", 1);
+        String group = newGroup("recreated-held-parallel");
+        runOldTopic(group, topic, 4);
+        sendMore(topic, "old-3");
+        Uuid oldId = topicId(topic);
+        CountDownLatch holding = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        try (FencedConsumer<String, String> consumer = heldConsumer(group, topic, 4, "old-3", holding, release)
+                .maxInFlightPerPartition(1)
+                .build()) {
+            CompletableFuture<Void> stopped = consumer.start();
+            assertThat(holding.await(60, TimeUnit.SECONDS)).isTrue();
+            await().atMost(Duration.ofSeconds(60)).until(() -> consumer.recordsInFlight() == 1);
+            sendMore(topic, "old-4");
+
+            // when
+            recreate(topic, 7);
+            release.countDown();
+            await().atMost(Duration.ofSeconds(60)).until(() -> stopped.isDone() || storedOffset(group, topic) == 7);
+
+            // then: old-3 was applied in its own transaction; without the check the consumer saved offset 4, read
+            // the new log on from there, applied new-4 to new-6 and saved 7, skipping new-0 to new-3
+            Uuid newId = topicId(topic);
+            assertThat(consumer.failure())
+                    .as("what stopped the consumer; applied: %s", values(topic))
+                    .isInstanceOf(TopicRecreatedException.class)
+                    .hasMessageContaining("topic id " + oldId + ", but the topic's id is now " + newId);
+            assertThat(values(topic)).containsExactly("old-0", "old-1", "old-2", "old-3");
+            assertThat(storedOffset(group, topic)).isEqualTo(3);
+        }
     }
 
     @Test
@@ -292,6 +360,37 @@ class TopicRecreatedIT {
             assertThat(consumer.failure()).as("what stopped the consumer").isNull();
             assertThat(values(a)).containsExactly("a-0");
         }
+    }
+
+    /** A consumer whose handler, at the record {@code heldValue}, counts down {@code holding} and waits for {@code release}. */
+    private static FencedConsumerBuilder<String, String> heldConsumer(
+            String group,
+            String topic,
+            int concurrency,
+            String heldValue,
+            CountDownLatch holding,
+            CountDownLatch release) {
+        FencedConsumerBuilder<String, String> builder = FencedConsumer.builder(
+                        new StringDeserializer(), new StringDeserializer())
+                .properties(consumerConfig(group))
+                .topics(topic);
+        if (concurrency > 1) {
+            builder.maxConcurrency(concurrency);
+        }
+        return builder.transactionalHandler(PostgresWatermarkStore.create(postgres.jdbi), (handle, record, token) -> {
+            if (record.value().equals(heldValue)) {
+                holding.countDown();
+                try {
+                    if (!release.await(60, TimeUnit.SECONDS)) {
+                        throw new AssertionError("not released");
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new AssertionError(e);
+                }
+            }
+            apply(handle, record, token);
+        });
     }
 
     private static FencedConsumer<String, String> inMemoryConsumer(

@@ -25,8 +25,9 @@ import org.slf4j.LoggerFactory;
  * The partitions this consumer owns and what it holds for each: the watermarks table, the offset the store
  * had when the partition was loaded or last committed, and the finished offset for Kafka. It takes
  * partitions (checking that the store's progress is of the topic Kafka has under that name now, loading the
- * store, checking that Kafka is not ahead of it, seeking to its offset), reloads
- * one after a rolled-back unit, and releases them on revoke or loss. Poll thread only; {@link #held()} and
+ * store, checking that Kafka is not ahead of it, seeking to its offset), checks before progress is saved that
+ * their topics were not created again since, reloads one after a rolled-back unit, and releases them on revoke
+ * or loss. Poll thread only; {@link #held()} and
  * {@link #assignment()} may be read by any thread.
  */
 public final class PartitionOwnership {
@@ -38,6 +39,8 @@ public final class PartitionOwnership {
     private final OffsetCommitter committer;
     // the current Kafka topic id of each of a set of topics (TopicIds#describe)
     private final Function<Collection<String>, Map<String, Uuid>> topicIds;
+    // with a store: the Kafka topic id of each topic as it was when partitions of it were last taken
+    private final Map<String, Uuid> takenIds = new HashMap<>();
     private final Map<TopicPartition, PartitionWatermarks> watermarks = new HashMap<>();
     private final Map<TopicPartition, Long> storedOffsets = new HashMap<>();
     // heap only: the tables of partitions given away, in case they come back (the only copy there is)
@@ -186,6 +189,41 @@ public final class PartitionOwnership {
             if (stored.isPresent() && !stored.get().equals(id)) {
                 throw new TopicRecreatedException(groupId, topic, stored.get(), id);
             }
+            takenIds.put(topic, id);
+        }
+    }
+
+    /**
+     * Checks, before progress of {@code partitions} is saved, that each of their topics still has the id it had
+     * when its partitions were taken: one description of all the topics. Kafka's consumer compares no topic ids,
+     * and one that did not poll while a topic was deleted and created again (a handler running all that time)
+     * is assigned nothing new and reads the new log on from its position; the records read since the last check
+     * may be the new log's. A topic Kafka does not have now, or whose id was not known when it was taken, is
+     * not compared. No-op without a store.
+     *
+     * @throws TopicRecreatedException if a topic's id is now another
+     * @throws dev.fencing.kafka.WatermarkStoreException if Kafka does not describe the topics in time
+     */
+    public void requireTopicsUnchanged(Collection<TopicPartition> partitions) {
+        if (store == null || partitions.isEmpty()) {
+            return;
+        }
+        Set<String> topics = new TreeSet<>();
+        for (TopicPartition partition : partitions) {
+            if (takenIds.containsKey(partition.topic())) {
+                topics.add(partition.topic());
+            }
+        }
+        if (topics.isEmpty()) {
+            return;
+        }
+        Map<String, Uuid> current = topicIds.apply(topics);
+        for (String topic : topics) {
+            Uuid id = current.get(topic);
+            Uuid taken = takenIds.get(topic);
+            if (id != null && !Uuid.ZERO_UUID.equals(id) && !id.equals(taken)) {
+                throw new TopicRecreatedException(groupId, topic, taken, id);
+            }
         }
     }
 
@@ -233,6 +271,7 @@ public final class PartitionOwnership {
     /** Forgets everything, on close. */
     public void clear() {
         watermarks.clear();
+        takenIds.clear();
         parked.clear();
         storedOffsets.clear();
         rewindPoints.clear();

@@ -18,7 +18,8 @@ import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 
 /**
  * The Kafka topic ids of the topics whose partitions the consumer takes, for the store's recreation check:
- * one {@code describeTopics} request per assignment, on an {@link Admin} client made from the consumer's
+ * one {@code describeTopics} request per assignment, and one before each save of progress (a serial unit's, a
+ * key-parallel progress commit) to compare them again, on an {@link Admin} client made from the consumer's
  * connection settings (as the dead-letter producer's), opened at the first request and closed with the
  * consumer. Poll thread only.
  */
