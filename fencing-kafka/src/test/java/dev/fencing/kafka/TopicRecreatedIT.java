@@ -195,6 +195,51 @@ class TopicRecreatedIT {
     }
 
     @Test
+    void aConsumerStoppedByATopicRecreatedUnderItCommitsNoOldOffsetToTheNewTopicAndStartsAfreshOnceItsRowsAreGone()
+            throws Exception {
+        // given: a serial consumer that applied the old topic's three records in a unit (offset 3 saved and
+        // committed to Kafka), then holds old-3 while the topic is deleted and created again with six newer records
+        String topic = newTopic("recreated-held-then-cleared", 1);
+        String group = newGroup("recreated-held-then-cleared");
+        try (KafkaProducer<String, String> producer = KafkaFixture.producer()) {
+            for (int i = 0; i < 3; i++) {
+                sendFenced(producer, topic, "k", "old-" + i, i + 1);
+            }
+        }
+        CountDownLatch holding = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        try (FencedConsumer<String, String> consumer =
+                heldConsumer(group, topic, 1, "old-3", holding, release).build()) {
+            CompletableFuture<Void> stopped = consumer.start();
+            await().atMost(Duration.ofSeconds(60)).until(() -> storedOffset(group, topic) == 3);
+            sendMore(topic, "old-3");
+            assertThat(holding.await(60, TimeUnit.SECONDS)).isTrue();
+            recreate(topic, 6);
+            release.countDown();
+            await().atMost(Duration.ofSeconds(60)).until(stopped::isDone);
+            assertThat(consumer.failure()).isInstanceOf(TopicRecreatedException.class);
+        }
+
+        // then: the new topic has no committed offset of the group in Kafka; without forgetting the old log's
+        // finished offset the consumer committed 3 to it when it closed
+        assertThat(KafkaFixture.committed(group, topic)).isZero();
+
+        // when: the group's rows for the topic are deleted, as the exception says, and the consumer starts again
+        postgres.jdbi.useHandle(h -> {
+            for (String table : List.of("kafka_offset", "kafka_watermark", "kafka_topic")) {
+                h.execute("DELETE FROM fencing." + table + " WHERE consumer_group = ? AND topic = ?", group, topic);
+            }
+        });
+        Throwable failure = runUntilStoredOffset(group, topic, 1, 6);
+
+        // then: it reads the new topic from its beginning (with 3 committed in Kafka it stopped with
+        // StoreBehindKafkaException instead)
+        assertThat(failure).as("what stopped the consumer").isNull();
+        assertThat(values(topic))
+                .containsExactly("new-0", "new-1", "new-2", "new-3", "new-4", "new-5", "old-0", "old-1", "old-2");
+    }
+
+    @Test
     void keyParallelStopsOnATopicRecreatedWhileItsPartitionWasPausedInsteadOfReadingTheNewLogFromItsPosition()
             throws Exception {
         // given: the same, consumed by the key-parallel consumer, whose partition is paused while old-3 runs (one

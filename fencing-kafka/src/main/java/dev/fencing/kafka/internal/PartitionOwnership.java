@@ -201,7 +201,8 @@ public final class PartitionOwnership {
      * may be the new log's. A topic Kafka does not have now, or whose id was not known when it was taken, is
      * not compared. No-op without a store.
      *
-     * @throws TopicRecreatedException if a topic's id is now another
+     * @throws TopicRecreatedException if a topic's id is now another; the finished offsets of its partitions are
+     *     forgotten, not committed to the new topic
      * @throws dev.fencing.kafka.WatermarkStoreException if Kafka does not describe the topics in time
      */
     public void requireTopicsUnchanged(Collection<TopicPartition> partitions) {
@@ -222,6 +223,14 @@ public final class PartitionOwnership {
             Uuid id = current.get(topic);
             Uuid taken = takenIds.get(topic);
             if (id != null && !Uuid.ZERO_UUID.equals(id) && !id.equals(taken)) {
+                // Kafka's offsets under the name are the new topic's now: the old log's finished offsets are not
+                // committed there when the consumer closes, or a start after the store's rows for the topic were
+                // deleted would find Kafka ahead of the store
+                for (TopicPartition owned : watermarks.keySet()) {
+                    if (owned.topic().equals(topic)) {
+                        committer.forget(owned);
+                    }
+                }
                 throw new TopicRecreatedException(groupId, topic, taken, id);
             }
         }
