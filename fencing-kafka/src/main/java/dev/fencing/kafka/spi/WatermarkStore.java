@@ -118,9 +118,11 @@ public interface WatermarkStore<T> {
      * leaves progress without it; progress saved before the store knew ids (by a store or schema of an earlier
      * version) gets the id of the topic the consumer finds when it next takes the partition.
      *
-     * <p>The default returns empty and records nothing: a store without it makes no recreation check, and a
-     * recreated topic whose new log already reaches the stored offset is read on from there (its first
-     * records skipped) as before.
+     * <p>The default returns empty and records nothing: a store without it makes no recreation check when
+     * partitions are taken, and a topic recreated while the consumer was stopped, whose new log already reaches
+     * the stored offset, is read on from there (its first records skipped) as before. (A topic recreated while
+     * the consumer runs is caught all the same: before it saves progress, the consumer compares the topic's id
+     * with the one it found when it took the partitions.)
      *
      * @throws dev.fencing.kafka.WatermarkStoreException if the store cannot be read or written
      */
