@@ -1,5 +1,6 @@
 package dev.fencing.lock.etcd;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.etcd.jetcd.Client;
@@ -67,6 +68,25 @@ class EtcdLocksBuilderTest {
             assertThatThrownBy(() -> locks.lock("sku\u0000"))
                     .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("'sku?'");
+        }
+    }
+
+    @Test
+    void refusesBlankOrOverlongParticipantIdsNamingTheElectionAndCuttingTheIdBetweenCharacters() {
+        try (EtcdLocks locks = EtcdLocks.builder(client).build()) {
+            assertThatThrownBy(() -> locks.election("leader", " "))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("' '")
+                    .hasMessageContaining("fencing/locks/leader");
+            // the 40th and 41st chars are one character (a surrogate pair): a cut between them leaves half of it
+            String overlong = "x".repeat(39) + "\uD83D\uDE00" + "y".repeat(1100);
+            assertThatThrownBy(() -> locks.election("leader", overlong))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("1143 bytes")
+                    .hasMessageContaining("fencing/locks/leader")
+                    .satisfies(e -> assertThat(e.getMessage().codePoints())
+                            .as("the message's code points")
+                            .noneMatch(cp -> cp >= Character.MIN_SURROGATE && cp <= Character.MAX_SURROGATE));
         }
     }
 

@@ -153,12 +153,15 @@ public final class EtcdLockRegistry implements AutoCloseable {
         validateName(name);
         Objects.requireNonNull(participantId, "participantId");
         if (participantId.isBlank()) {
-            throw new IllegalArgumentException("participantId must not be blank, got '" + participantId + "'");
+            throw new IllegalArgumentException(
+                    "participantId for election " + pathOf(name) + " must not be blank, got '" + participantId + "'");
         }
         int bytes = participantId.getBytes(StandardCharsets.UTF_8).length;
         if (bytes > MAX_PARTICIPANT_ID_BYTES) {
-            throw new IllegalArgumentException("participantId is " + bytes + " bytes of UTF-8, more than "
-                    + MAX_PARTICIPANT_ID_BYTES + ": '" + participantId.substring(0, 40) + "...'");
+            // cut after whole characters: half a surrogate pair would print as '?'
+            String start = participantId.substring(0, participantId.offsetByCodePoints(0, 40));
+            throw new IllegalArgumentException("participantId for election " + pathOf(name) + " is " + bytes
+                    + " bytes of UTF-8, more than " + MAX_PARTICIPANT_ID_BYTES + ": '" + start + "...'");
         }
         ensureOpen(name);
         return new EtcdElection(this, name, participantId);
