@@ -136,7 +136,8 @@ public final class EtcdLocks implements AutoCloseable {
     /**
      * The lock called {@code name}, whose contenders' keys live under {@code <prefix>/<name>/}.
      *
-     * @throws IllegalArgumentException if the name is blank, contains {@code /} or control characters
+     * @throws IllegalArgumentException if the name is blank, contains {@code /} or control characters, or half of
+     *     a surrogate pair (which UTF-8 cannot encode: etcd would get another name's key)
      * @throws IllegalStateException if these locks are closed
      */
     public FencedLock lock(String name) {
@@ -159,7 +160,7 @@ public final class EtcdLocks implements AutoCloseable {
      * }</pre>
      *
      * @param participantId what {@link FencedLeaderElection#currentLeaderId()} reports for it (a host name, a pod
-     *     name): not blank, at most 1024 bytes of UTF-8; uniqueness is up to the caller
+     *     name): not blank, at most 1024 bytes of UTF-8, no half of a surrogate pair; uniqueness is up to the caller
      * @throws IllegalArgumentException if the name or the id is malformed
      * @throws IllegalStateException if these locks are closed
      */
@@ -190,9 +191,10 @@ public final class EtcdLocks implements AutoCloseable {
 
         /**
          * The key prefix of these locks, default {@value #DEFAULT_PREFIX}: segments separated by single
-         * {@code /}, no leading or trailing {@code /}, no control characters. Locks of one name under one prefix
-         * are one lock, in every process. Do not nest the prefixes of different {@code EtcdLocks} (a lock {@code
-         * b} under prefix {@code a} has its keys under {@code a/b/}, where a prefix {@code a/b} puts its locks).
+         * {@code /}, no leading or trailing {@code /}, no control characters nor half of a surrogate pair. Locks
+         * of one name under one prefix are one lock, in every process. Do not nest the prefixes of different
+         * {@code EtcdLocks} (a lock {@code b} under prefix {@code a} has its keys under {@code a/b/}, where a prefix
+         * {@code a/b} puts its locks).
          */
         public Builder prefix(String prefix) {
             Objects.requireNonNull(prefix, "prefix");
@@ -207,6 +209,7 @@ public final class EtcdLocks implements AutoCloseable {
                 throw new IllegalArgumentException("prefix '" + prefix.replaceAll("\\p{Cntrl}", "?")
                         + "' contains whitespace or control characters");
             }
+            EtcdLockRegistry.requireUtf8("prefix", prefix, "");
             this.prefix = prefix;
             return this;
         }

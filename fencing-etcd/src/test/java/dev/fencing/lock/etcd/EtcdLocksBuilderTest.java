@@ -3,7 +3,9 @@ package dev.fencing.lock.etcd;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -87,6 +89,42 @@ class EtcdLocksBuilderTest {
                     .satisfies(e -> assertThat(e.getMessage().codePoints())
                             .as("the message's code points")
                             .noneMatch(cp -> cp >= Character.MIN_SURROGATE && cp <= Character.MAX_SURROGATE));
+        }
+    }
+
+    /**
+     * etcd keys and values are bytes; a string with half a surrogate pair has no UTF-8 form, and Java's encoder
+     * writes '?' in its place: {@code sku-} and a lone high surrogate would be the lock {@code sku-?}, one lock under two names (a
+     * thread holding one and acquiring the other would wait for itself), and a participant would lead under an id
+     * that {@code currentLeaderId()} reports differently.
+     */
+    @Test
+    void refusesNamesPrefixesAndParticipantIdsWithHalfASurrogatePairWhichEtcdWouldStoreAsAnotherName() {
+        String halfPair = "sku-\uD800";
+        assertThat(ByteSequence.from(halfPair, StandardCharsets.UTF_8))
+                .as("what etcd would be sent")
+                .isEqualTo(ByteSequence.from("sku-?", StandardCharsets.UTF_8));
+
+        assertThatThrownBy(() -> EtcdLocks.builder(client).prefix("locks-\uDC00"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("prefix 'locks-?'")
+                .hasMessageContaining("\\uDC00 at index 6");
+        try (EtcdLocks locks = EtcdLocks.builder(client).build()) {
+            assertThatThrownBy(() -> locks.lock(halfPair))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("lock name 'sku-?'")
+                    .hasMessageContaining("\\uD800 at index 4");
+            assertThatThrownBy(() -> locks.election(halfPair, "host-a"))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("\\uD800 at index 4");
+            assertThatThrownBy(() -> locks.election("leader", "host-\uDBFF"))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("participantId 'host-?'")
+                    .hasMessageContaining("fencing/locks/leader")
+                    .hasMessageContaining("\\uDBFF at index 5");
+            assertThat(locks.lock("sku-\uD83D\uDE00").path())
+                    .as("a whole pair is a character")
+                    .isEqualTo("fencing/locks/sku-\uD83D\uDE00");
         }
     }
 

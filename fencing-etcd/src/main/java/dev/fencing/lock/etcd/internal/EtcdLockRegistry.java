@@ -20,6 +20,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -156,6 +157,7 @@ public final class EtcdLockRegistry implements AutoCloseable {
             throw new IllegalArgumentException(
                     "participantId for election " + pathOf(name) + " must not be blank, got '" + participantId + "'");
         }
+        requireUtf8("participantId", participantId, " for election " + pathOf(name));
         int bytes = participantId.getBytes(StandardCharsets.UTF_8).length;
         if (bytes > MAX_PARTICIPANT_ID_BYTES) {
             // cut after whole characters: half a surrogate pair would print as '?'
@@ -219,6 +221,36 @@ public final class EtcdLockRegistry implements AutoCloseable {
         if (name.chars().anyMatch(Character::isISOControl)) {
             throw new IllegalArgumentException(
                     "lock name '" + name.replaceAll("\\p{Cntrl}", "?") + "' contains control characters");
+        }
+        requireUtf8("lock name", name, "");
+    }
+
+    /**
+     * Refuses a string with half of a surrogate pair (a {@code char} of one without the other), naming it: UTF-8
+     * cannot encode it, and Java's encoder sends '?' in its place, so that etcd would get another string's bytes
+     * (two lock names would be one lock, a participant's key would hold another id).
+     */
+    public static void requireUtf8(String what, String value, String context) {
+        for (int i = 0; i < value.length(); i++) {
+            char c = value.charAt(i);
+            if (Character.isHighSurrogate(c)
+                    && i + 1 < value.length()
+                    && Character.isLowSurrogate(value.charAt(i + 1))) {
+                i++;
+            } else if (Character.isSurrogate(c)) {
+                // the value as etcd would get it: the half pair as '?', never in the message itself
+                String shown = new String(value.getBytes(StandardCharsets.UTF_8), StandardCharsets.UTF_8)
+                        .replaceAll("\\p{Cntrl}", "?");
+                throw new IllegalArgumentException(String.format(
+                        Locale.ROOT,
+                        "%s '%s'%s holds half a surrogate pair (\\u%04X at index %d), which UTF-8 cannot encode:"
+                                + " etcd would be sent '?' in its place, another name's bytes",
+                        what,
+                        shown,
+                        context,
+                        (int) c,
+                        i));
+            }
         }
     }
 
