@@ -80,8 +80,10 @@ final class ElectionParticipant implements FencedLeaderElection {
         }
         int bytes = participantId.getBytes(StandardCharsets.UTF_8).length;
         if (bytes > MAX_ID_BYTES) {
+            // cut after whole characters: half a surrogate pair would print as '?'
+            String start = participantId.substring(0, participantId.offsetByCodePoints(0, 40));
             throw new IllegalArgumentException("participant id for election " + path + " is " + bytes
-                    + " bytes of UTF-8, more than " + MAX_ID_BYTES + ": '" + participantId.substring(0, 40) + "...'");
+                    + " bytes of UTF-8, more than " + MAX_ID_BYTES + ": '" + start + "...'");
         }
         return participantId;
     }
