@@ -13,6 +13,7 @@ import dev.fencing.lock.LeaseLostException;
 import dev.fencing.testsupport.EmbeddedZooKeeperEnsemble;
 import dev.fencing.testsupport.ProcessFreezer;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -21,6 +22,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import org.apache.curator.framework.CuratorFramework;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -310,6 +312,39 @@ class FencedLeaderElectionIT {
                 .isNull();
         assertThat(newClientsLocks().election(path, "observer").currentLeaderId())
                 .isEmpty();
+    }
+
+    /**
+     * ZooKeeper keeps a participant's id as its node's data, in UTF-8, and half of a surrogate pair has no UTF-8
+     * form: Java's encoder writes '?' in its place, so that the node would hold another id than {@code
+     * participantId()} ({@code host-} and a lone high surrogate would lead as {@code host-?}, the same id as that of
+     * every participant named with another half pair there).
+     */
+    @Test
+    void refusesParticipantIdsWithHalfASurrogatePairWhichZooKeeperWouldStoreAsAnotherId() throws Exception {
+        CuratorFramework client = clients.newClient(Duration.ofSeconds(10));
+        client.create()
+                .creatingParentsIfNeeded()
+                .forPath(path + "-raw", "host-\uD800".getBytes(StandardCharsets.UTF_8));
+        assertThat(new String(client.getData().forPath(path + "-raw"), StandardCharsets.UTF_8))
+                .as("what ZooKeeper holds for the id")
+                .isEqualTo("host-?");
+
+        FencedLocks locks = clients.locks(client);
+        assertThatThrownBy(() -> locks.election(path, "host-\uD800"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("participant id 'host-?'")
+                .hasMessageContaining(path)
+                .hasMessageContaining("\\uD800 at index 5");
+        assertThatThrownBy(() -> locks.election(path, "\uD83D\uDE00-\uDC00"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("\\uDC00 at index 3");
+        assertThatThrownBy(() -> locks.election(path, "host-\uD83D"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("\\uD83D at index 5");
+        assertThat(locks.election(path, "host-\uD83D\uDE00").participantId())
+                .as("a whole pair is a character")
+                .isEqualTo("host-\uD83D\uDE00");
     }
 
     @Test

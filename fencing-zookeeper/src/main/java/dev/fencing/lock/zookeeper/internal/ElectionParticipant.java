@@ -15,6 +15,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -78,6 +79,7 @@ final class ElectionParticipant implements FencedLeaderElection {
             throw new IllegalArgumentException(
                     "participant id for election " + path + " must not be blank, got '" + participantId + "'");
         }
+        requireUtf8(path, participantId);
         int bytes = participantId.getBytes(StandardCharsets.UTF_8).length;
         if (bytes > MAX_ID_BYTES) {
             // cut after whole characters: half a surrogate pair would print as '?'
@@ -86,6 +88,34 @@ final class ElectionParticipant implements FencedLeaderElection {
                     + " bytes of UTF-8, more than " + MAX_ID_BYTES + ": '" + start + "...'");
         }
         return participantId;
+    }
+
+    /**
+     * Refuses an id with half of a surrogate pair (a {@code char} of one without the other), naming it: UTF-8
+     * cannot encode it, and Java's encoder writes '?' in its place, so that the node's data, which {@link
+     * #currentLeaderId()} reads, would hold another id (the same for every id that differs only in such a half).
+     */
+    private static void requireUtf8(String path, String participantId) {
+        for (int i = 0; i < participantId.length(); i++) {
+            char c = participantId.charAt(i);
+            if (Character.isHighSurrogate(c)
+                    && i + 1 < participantId.length()
+                    && Character.isLowSurrogate(participantId.charAt(i + 1))) {
+                i++;
+            } else if (Character.isSurrogate(c)) {
+                // the id as ZooKeeper would get it: the half pair as '?', never in the message itself
+                String shown = new String(participantId.getBytes(StandardCharsets.UTF_8), StandardCharsets.UTF_8)
+                        .replaceAll("\\p{Cntrl}", "?");
+                throw new IllegalArgumentException(String.format(
+                        Locale.ROOT,
+                        "participant id '%s' for election %s holds half a surrogate pair (\\u%04X at index %d), which"
+                                + " UTF-8 cannot encode: ZooKeeper would be sent '?' in its place, another id",
+                        shown,
+                        path,
+                        (int) c,
+                        i));
+            }
+        }
     }
 
     @Override
