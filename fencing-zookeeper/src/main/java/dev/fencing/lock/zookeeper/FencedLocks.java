@@ -100,7 +100,8 @@ public final class FencedLocks implements AutoCloseable {
      *
      * @param participantId what {@link FencedLeaderElection#currentLeaderId()} reports for it (a host
      *     name, a pod name): not blank, at most 1024 bytes of UTF-8, no half of a surrogate pair (which UTF-8
-     *     cannot encode: its node would hold another id); uniqueness is up to the caller
+     *     cannot encode: its node would hold another id), no control characters (it goes into thread names and
+     *     log lines); uniqueness is up to the caller
      * @throws IllegalArgumentException if the path or the id is malformed
      * @throws IllegalStateException if these locks are closed
      */

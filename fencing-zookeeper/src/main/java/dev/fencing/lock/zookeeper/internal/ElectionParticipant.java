@@ -77,9 +77,10 @@ final class ElectionParticipant implements FencedLeaderElection {
         Objects.requireNonNull(participantId, "participantId");
         if (participantId.isBlank()) {
             throw new IllegalArgumentException(
-                    "participant id for election " + path + " must not be blank, got '" + participantId + "'");
+                    "participant id for election " + path + " must not be blank, got '" + shown(participantId) + "'");
         }
         requireUtf8(path, participantId);
+        requireNoControlCharacters(path, participantId);
         int bytes = participantId.getBytes(StandardCharsets.UTF_8).length;
         if (bytes > MAX_ID_BYTES) {
             // cut after whole characters: half a surrogate pair would print as '?'
@@ -104,8 +105,8 @@ final class ElectionParticipant implements FencedLeaderElection {
                 i++;
             } else if (Character.isSurrogate(c)) {
                 // the id as ZooKeeper would get it: the half pair as '?', never in the message itself
-                String shown = new String(participantId.getBytes(StandardCharsets.UTF_8), StandardCharsets.UTF_8)
-                        .replaceAll("\\p{Cntrl}", "?");
+                String shown =
+                        shown(new String(participantId.getBytes(StandardCharsets.UTF_8), StandardCharsets.UTF_8));
                 throw new IllegalArgumentException(String.format(
                         Locale.ROOT,
                         "participant id '%s' for election %s holds half a surrogate pair (\\u%04X at index %d), which"
@@ -116,6 +117,33 @@ final class ElectionParticipant implements FencedLeaderElection {
                         i));
             }
         }
+    }
+
+    /**
+     * Refuses an id with a control character (C0, DEL or C1, {@link Character#isISOControl}), naming its index: the
+     * id is part of the participant's thread name and of its INFO log lines, where a line break would forge a line.
+     */
+    private static void requireNoControlCharacters(String path, String participantId) {
+        for (int i = 0; i < participantId.length(); i++) {
+            char c = participantId.charAt(i);
+            if (Character.isISOControl(c)) {
+                throw new IllegalArgumentException(String.format(
+                        Locale.ROOT,
+                        "participant id '%s' for election %s holds a control character (\\u%04X at index %d);"
+                                + " the id goes into thread names and log lines",
+                        shown(participantId),
+                        path,
+                        (int) c,
+                        i));
+            }
+        }
+    }
+
+    /** {@code id} fit for a message: each control character shown as '?'. */
+    private static String shown(String id) {
+        StringBuilder shown = new StringBuilder(id.length());
+        id.codePoints().forEach(cp -> shown.appendCodePoint(Character.isISOControl(cp) ? '?' : cp));
+        return shown.toString();
     }
 
     @Override

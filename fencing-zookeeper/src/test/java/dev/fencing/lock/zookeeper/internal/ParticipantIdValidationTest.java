@@ -24,4 +24,25 @@ class ParticipantIdValidationTest {
                         .as("the message's code points")
                         .noneMatch(cp -> cp >= Character.MIN_SURROGATE && cp <= Character.MAX_SURROGATE));
     }
+
+    /** An id ends up in thread names and INFO log lines: a line break in it would forge a log line. */
+    @Test
+    void refusesIdsWithControlCharactersNamingTheElectionAndTheIndex() {
+        assertThatThrownBy(() -> ElectionParticipant.validId("/locks/leader", "host-a\nINFO forged line"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("participant id 'host-a?INFO forged line'")
+                .hasMessageContaining("/locks/leader")
+                .hasMessageContaining("\\u000A at index 6")
+                .satisfies(e -> assertThat(e.getMessage()).doesNotContain("\n"));
+        assertThatThrownBy(() -> ElectionParticipant.validId("/locks/leader", "host\u0085b"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("'host?b'")
+                .hasMessageContaining("\\u0085 at index 4");
+        assertThatThrownBy(() -> ElectionParticipant.validId("/locks/leader", "\r\n"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("/locks/leader")
+                .satisfies(e -> assertThat(e.getMessage()).doesNotContain("\r", "\n"));
+        assertThat(ElectionParticipant.validId("/locks/leader", "host-a \u00E9\uD83D\uDE00"))
+                .isEqualTo("host-a \u00E9\uD83D\uDE00");
+    }
 }
