@@ -160,7 +160,8 @@ public final class EtcdLocks implements AutoCloseable {
      * }</pre>
      *
      * @param participantId what {@link FencedLeaderElection#currentLeaderId()} reports for it (a host name, a pod
-     *     name): not blank, at most 1024 bytes of UTF-8, no half of a surrogate pair; uniqueness is up to the caller
+     *     name): not blank, at most 1024 bytes of UTF-8, no half of a surrogate pair, no control characters (it
+     *     goes into thread names and log lines); uniqueness is up to the caller
      * @throws IllegalArgumentException if the name or the id is malformed
      * @throws IllegalStateException if these locks are closed
      */

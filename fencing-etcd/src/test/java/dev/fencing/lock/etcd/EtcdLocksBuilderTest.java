@@ -128,6 +128,29 @@ class EtcdLocksBuilderTest {
         }
     }
 
+    /** An id ends up in thread names and INFO log lines: a line break in it would forge a log line. */
+    @Test
+    void refusesParticipantIdsWithControlCharactersNamingTheElectionAndTheIndex() {
+        try (EtcdLocks locks = EtcdLocks.builder(client).build()) {
+            assertThatThrownBy(() -> locks.election("leader", "host-a\nINFO forged line"))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("participantId 'host-a?INFO forged line'")
+                    .hasMessageContaining("fencing/locks/leader")
+                    .hasMessageContaining("\\u000A at index 6")
+                    .satisfies(e -> assertThat(e.getMessage()).doesNotContain("\n"));
+            assertThatThrownBy(() -> locks.election("leader", "host\u0085b"))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("'host?b'")
+                    .hasMessageContaining("\\u0085 at index 4");
+            assertThatThrownBy(() -> locks.election("leader", "\r\n"))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("fencing/locks/leader")
+                    .satisfies(e -> assertThat(e.getMessage()).doesNotContain("\r", "\n"));
+            assertThat(locks.election("leader", "host-a \u00E9\uD83D\uDE00").participantId())
+                    .isEqualTo("host-a \u00E9\uD83D\uDE00");
+        }
+    }
+
     @Test
     void refusesLocksOnceClosed() {
         EtcdLocks locks = EtcdLocks.builder(client).build();

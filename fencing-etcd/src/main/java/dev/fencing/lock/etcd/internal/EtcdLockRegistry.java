@@ -154,8 +154,22 @@ public final class EtcdLockRegistry implements AutoCloseable {
         validateName(name);
         Objects.requireNonNull(participantId, "participantId");
         if (participantId.isBlank()) {
-            throw new IllegalArgumentException(
-                    "participantId for election " + pathOf(name) + " must not be blank, got '" + participantId + "'");
+            throw new IllegalArgumentException("participantId for election " + pathOf(name)
+                    + " must not be blank, got '" + withoutControls(participantId) + "'");
+        }
+        // the id goes into the participant's thread name and INFO log lines, where a line break would forge a line
+        for (int i = 0; i < participantId.length(); i++) {
+            char c = participantId.charAt(i);
+            if (Character.isISOControl(c)) {
+                throw new IllegalArgumentException(String.format(
+                        Locale.ROOT,
+                        "participantId '%s' for election %s holds a control character (\\u%04X at index %d);"
+                                + " the id goes into thread names and log lines",
+                        withoutControls(participantId),
+                        pathOf(name),
+                        (int) c,
+                        i));
+            }
         }
         requireUtf8("participantId", participantId, " for election " + pathOf(name));
         int bytes = participantId.getBytes(StandardCharsets.UTF_8).length;
@@ -252,6 +266,13 @@ public final class EtcdLockRegistry implements AutoCloseable {
                         i));
             }
         }
+    }
+
+    /** {@code value} fit for a message: each control character (C0, DEL, C1) shown as '?'. */
+    private static String withoutControls(String value) {
+        StringBuilder shown = new StringBuilder(value.length());
+        value.codePoints().forEach(cp -> shown.appendCodePoint(Character.isISOControl(cp) ? '?' : cp));
+        return shown.toString();
     }
 
     String pathOf(String name) {
