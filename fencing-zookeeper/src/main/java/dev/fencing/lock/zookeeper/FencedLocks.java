@@ -68,7 +68,8 @@ public final class FencedLocks implements AutoCloseable {
      * The lock at {@code path}, with the given token source. All users of one path must pick the same
      * source; a path in use in this process with the other source is refused.
      *
-     * @throws IllegalArgumentException if the path is malformed, {@code /}, inside {@value
+     * @throws IllegalArgumentException if the path is malformed (a character ZooKeeper refuses in a path
+     *     included), {@code /}, inside {@value
      *     dev.fencing.lock.zookeeper.internal.LockParents#HISTORY_ROOT}, or in use with the other source
      * @throws IllegalStateException if these locks are closed
      */

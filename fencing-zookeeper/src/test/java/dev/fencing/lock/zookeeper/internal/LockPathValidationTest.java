@@ -37,4 +37,22 @@ class LockPathValidationTest {
         assertThatCode(() -> LockRegistry.validatePath("shop", "/fencing-lock-history-not/a"))
                 .doesNotThrowAnyException();
     }
+
+    /**
+     * Curator's path check lets the first and last characters of the ranges ZooKeeper refuses through (U+001F,
+     * U+007F, U+009F, U+D800, U+F8FF, U+FFF0, U+FFFF; ZooKeeper's client refuses them at the first create), so that
+     * a lock made with such a path failed only when acquired.
+     */
+    @Test
+    void rejectsEveryCharacterZooKeeperRefusesAtOnceNamingItsCodeAndIndex() {
+        for (char c : new char[] {'\u001F', '\u007F', '\u009F', '\uD800', '\uDBFF', '\uF8FF', '\uFFF0', '\uFFFF'}) {
+            assertThatThrownBy(() -> LockRegistry.validatePath("/locks/sku-" + c))
+                    .as("U+%04X", (int) c)
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("'/locks/sku-?'")
+                    .hasMessageContaining(String.format("\\u%04X at index 11", (int) c));
+        }
+        assertThatCode(() -> LockRegistry.validatePath("/locks/sku-\u00E9\u00A0\uFFEF"))
+                .doesNotThrowAnyException();
+    }
 }
