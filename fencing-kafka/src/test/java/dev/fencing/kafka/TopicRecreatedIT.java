@@ -8,6 +8,7 @@ import static dev.fencing.kafka.KafkaFixture.sendFenced;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.fencing.jdbc.FencedTable;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -237,6 +238,59 @@ class TopicRecreatedIT {
         assertThat(failure).as("what stopped the consumer").isNull();
         assertThat(values(topic))
                 .containsExactly("new-0", "new-1", "new-2", "new-3", "new-4", "new-5", "old-0", "old-1", "old-2");
+    }
+
+    @Test
+    void fencedRowHandlerStopsOnATopicRecreatedPastTheStoredOffsetInsteadOfSkippingItsFirstRecords() throws Exception {
+        // given: a fenced row consumer that applied the old topic's three records to row k (stored offset 3), then
+        // the topic deleted and created again with five newer records: the new log already reaches offset 3
+        String table = "recreated_rows_" + UUID.randomUUID().toString().substring(0, 8);
+        postgres.jdbi.useHandle(h -> {
+            h.execute("CREATE TABLE " + table + " (sku TEXT PRIMARY KEY, value TEXT NOT NULL)");
+            h.execute("INSERT INTO " + table + " VALUES ('k', 'none')");
+            h.execute("SELECT fencing.protect_table('" + table + "')");
+        });
+        FencedRowHandler<String, String> rows = FencedRowHandler.<String, String>builder(
+                        FencedTable.builder().table(table).keyColumns("sku").build(postgres.jdbi))
+                .columns("value")
+                .values(record -> new Object[] {record.value()})
+                .build();
+        String topic = newTopic("recreated-past-rows", 1);
+        String group = newGroup("recreated-past-rows");
+        try (KafkaProducer<String, String> producer = KafkaFixture.producer()) {
+            for (int i = 0; i < 3; i++) {
+                sendFenced(producer, topic, "k", "old-" + i, i + 1);
+            }
+        }
+        try (FencedConsumer<String, String> consumer = fencedRowConsumer(group, topic, rows)) {
+            consumer.start();
+            await().atMost(Duration.ofSeconds(60)).until(() -> storedOffset(group, topic) == 3);
+        }
+        Uuid oldId = topicId(topic);
+        recreate(topic, 5);
+
+        // when
+        Throwable failure;
+        try (FencedConsumer<String, String> consumer = fencedRowConsumer(group, topic, rows)) {
+            CompletableFuture<Void> stopped = consumer.start();
+            await().atMost(Duration.ofSeconds(60)).until(() -> stopped.isDone() || storedOffset(group, topic) != 3);
+            failure = consumer.failure();
+        }
+
+        // then: the first run recorded the topic's id, and the second stopped on the new one; without the fenced
+        // row store passing the ids on, it recorded none, sought the new log to 3, wrote new-3 and new-4 to the row
+        // and stored 5, skipping new-0 to new-2
+        String row = postgres.jdbi.withHandle(
+                h -> h.createQuery("SELECT value || '@' || last_fence_token FROM " + table + " WHERE sku = 'k'")
+                        .mapTo(String.class)
+                        .one());
+        assertThat(failure)
+                .as("what stopped the consumer; row k: %s", row)
+                .isInstanceOf(TopicRecreatedException.class)
+                .hasMessageContaining("topic id " + oldId + ", but the topic's id is now " + topicId(topic));
+        assertThat(recordedTopicId(group, topic)).contains(oldId);
+        assertThat(row).isEqualTo("old-2@3");
+        assertThat(storedOffset(group, topic)).isEqualTo(3);
     }
 
     @Test
@@ -578,6 +632,15 @@ class TopicRecreatedIT {
             builder.maxConcurrency(concurrency);
         }
         return builder.transactionalHandler(PostgresWatermarkStore.create(postgres.jdbi), TopicRecreatedIT::apply)
+                .build();
+    }
+
+    private static FencedConsumer<String, String> fencedRowConsumer(
+            String group, String topic, FencedRowHandler<String, String> rows) {
+        return FencedConsumer.builder(new StringDeserializer(), new StringDeserializer())
+                .properties(consumerConfig(group))
+                .topics(topic)
+                .fencedRowHandler(PostgresWatermarkStore.create(postgres.jdbi), rows)
                 .build();
     }
 

@@ -15,10 +15,12 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.function.Function;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.utils.Bytes;
 import org.jdbi.v3.core.Handle;
@@ -263,6 +265,12 @@ public final class FencedRowUnits<K, V>
     @Override
     public long loadOffset(String groupId, TopicPartition partition) {
         return store.loadOffset(groupId, partition);
+    }
+
+    /** The store's: without it a topic created again past the stored offset would be read on from there. */
+    @Override
+    public Optional<Uuid> recordTopicId(String groupId, String topic, Uuid currentId) {
+        return store.recordTopicId(groupId, topic, currentId);
     }
 
     @Override
