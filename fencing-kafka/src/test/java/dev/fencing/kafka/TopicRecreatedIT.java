@@ -9,6 +9,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.fencing.jdbc.FencedTable;
+import dev.fencing.kafka.spi.PartitionProgress;
+import dev.fencing.kafka.spi.PartitionState;
+import dev.fencing.kafka.spi.WatermarkStore;
+import java.sql.SQLTransactionRollbackException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -20,6 +24,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Function;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -28,6 +33,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.statement.UnableToExecuteStatementException;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -190,6 +196,76 @@ class TopicRecreatedIT {
 
             // then: without the check the unit saved offset 4, and the consumer read the new log on from there,
             // applied new-4 and new-5 and saved 6, skipping new-0 to new-3 (neither handled nor dead-lettered)
+            assertStoppedAsRecreated(consumer.failure(), group, topic, oldId);
+            assertThat(storedOffset(group, topic)).isEqualTo(3);
+        }
+    }
+
+    @Test
+    void aStoreKeepingNoTopicIdsStillStopsAConsumerThatTookItsPartitionsAgainAfterTheTopicWasRecreatedUnderIt()
+            throws Exception {
+        // given: a serial consumer on a store that keeps no topic ids, which applied the old topic's three records
+        // (stored offset 3) and holds old-3 while the topic is deleted and created again with six newer records;
+        // old-3's handler then fails once with a transient failure, so the consumer rolls the unit back and takes
+        // its partitions again after the back-off
+        String topic = newTopic("recreated-idless-retaken", 1);
+        String group = newGroup("recreated-idless-retaken");
+        runOldTopic(group, topic, 1);
+        sendMore(topic, "old-3");
+        Uuid oldId = topicId(topic);
+        CountDownLatch holding = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        AtomicBoolean failedOnce = new AtomicBoolean();
+        PostgresWatermarkStore postgresStore = PostgresWatermarkStore.create(postgres.jdbi);
+        WatermarkStore<Handle> idless = new WatermarkStore<>() {
+            @Override
+            public PartitionState load(String groupId, TopicPartition partition) {
+                return postgresStore.load(groupId, partition);
+            }
+
+            @Override
+            public void commit(String groupId, Function<? super Handle, List<PartitionProgress>> work) {
+                postgresStore.commit(groupId, work);
+            }
+
+            @Override
+            public void lockPartition(Handle unit, String groupId, TopicPartition partition, long expectedOffset) {
+                postgresStore.lockPartition(unit, groupId, partition, expectedOffset);
+            }
+        };
+        try (FencedConsumer<String, String> consumer = FencedConsumer.builder(
+                        new StringDeserializer(), new StringDeserializer())
+                .properties(consumerConfig(group))
+                .topics(topic)
+                .transactionalHandler(idless, (handle, record, token) -> {
+                    if (record.value().equals("old-3") && failedOnce.compareAndSet(false, true)) {
+                        holding.countDown();
+                        try {
+                            if (!release.await(60, TimeUnit.SECONDS)) {
+                                throw new AssertionError("not released");
+                            }
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                            throw new AssertionError(e);
+                        }
+                        throw new UnableToExecuteStatementException(
+                                new SQLTransactionRollbackException("could not serialize access", "40001"), null);
+                    }
+                    apply(handle, record, token);
+                })
+                .build()) {
+            CompletableFuture<Void> stopped = consumer.start();
+            assertThat(holding.await(60, TimeUnit.SECONDS)).isTrue();
+
+            // when
+            recreate(topic, 6);
+            release.countDown();
+            await().atMost(Duration.ofSeconds(60)).until(() -> stopped.isDone() || storedOffset(group, topic) != 3);
+
+            // then: it stops naming both ids; without remembering the id it found when it first took the
+            // partitions, it took the new one as the topic's when it took them again, sought the new log to the
+            // stored 3, applied new-3 to new-5 and saved 6, skipping new-0 to new-2 (and old-3 never ran)
+            assertThat(failedOnce).isTrue();
             assertStoppedAsRecreated(consumer.failure(), group, topic, oldId);
             assertThat(storedOffset(group, topic)).isEqualTo(3);
         }

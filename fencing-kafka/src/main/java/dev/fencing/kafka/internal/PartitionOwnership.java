@@ -149,7 +149,8 @@ public final class PartitionOwnership {
      * that a commit racing with this never looks ahead.
      *
      * @throws TopicRecreatedException if the store holds a topic's progress under another topic id than the
-     *     topic has now; no partition is taken
+     *     topic has now, or, with a store that keeps no ids, if this consumer took partitions of the topic before
+     *     under another id; no partition is taken
      * @throws StoreBehindKafkaException if Kafka's committed offset is ahead of the store's
      */
     public void assign(Collection<TopicPartition> partitions) {
@@ -188,6 +189,14 @@ public final class PartitionOwnership {
             Optional<Uuid> stored = store.recordTopicId(groupId, topic, id);
             if (stored.isPresent() && !stored.get().equals(id)) {
                 throw new TopicRecreatedException(groupId, topic, stored.get(), id);
+            }
+            // a store that keeps no ids: the id this consumer found when it last took partitions of the topic is
+            // the only one there is, and the check before each save compares with what is recorded here, so a
+            // topic created again under a running consumer that takes its partitions again (after a rolled-back
+            // attempt, in a rebalance) must not pass as the topic it took
+            Uuid taken = takenIds.get(topic);
+            if (stored.isEmpty() && taken != null && !taken.equals(id)) {
+                throw new TopicRecreatedException(groupId, topic, taken, id);
             }
             takenIds.put(topic, id);
         }
