@@ -1,6 +1,6 @@
 package dev.fencing.redis;
 
-import dev.fencing.redis.internal.Utf8Text;
+import dev.fencing.internal.Text;
 import java.util.Locale;
 import java.util.Objects;
 
@@ -49,7 +49,7 @@ public final class FencedScript {
         if (body.isBlank()) {
             throw new IllegalArgumentException("a fenced script's body must not be blank");
         }
-        int unpaired = Utf8Text.firstUnpaired(body);
+        int unpaired = Text.firstUnpairedSurrogate(body);
         if (unpaired >= 0) {
             throw new IllegalArgumentException("a fenced script's body holds an unpaired UTF-16 surrogate \\u"
                     + Integer.toHexString(body.charAt(unpaired)).toUpperCase(Locale.ROOT) + " at index " + unpaired

@@ -1,5 +1,6 @@
 package dev.fencing.jdbc.internal;
 
+import dev.fencing.internal.Text;
 import java.util.Locale;
 
 /**
@@ -14,16 +15,11 @@ public final class Utf8Text {
      *     surrogate without its pair
      */
     public static void requireEncodable(CharSequence text, String what) {
-        for (int i = 0; i < text.length(); i++) {
-            char c = text.charAt(i);
-            boolean unpaired = Character.isHighSurrogate(c)
-                    ? i + 1 == text.length() || !Character.isLowSurrogate(text.charAt(i + 1))
-                    : Character.isLowSurrogate(c) && (i == 0 || !Character.isHighSurrogate(text.charAt(i - 1)));
-            if (unpaired) {
-                throw new IllegalArgumentException(what + " holds an unpaired UTF-16 surrogate \\u"
-                        + Integer.toHexString(c).toUpperCase(Locale.ROOT) + " at index " + i
-                        + ", which UTF-8 cannot encode (the driver would send '?' in its place)");
-            }
+        int i = Text.firstUnpairedSurrogate(text);
+        if (i >= 0) {
+            throw new IllegalArgumentException(what + " holds an unpaired UTF-16 surrogate \\u"
+                    + Integer.toHexString(text.charAt(i)).toUpperCase(Locale.ROOT) + " at index " + i
+                    + ", which UTF-8 cannot encode (the driver would send '?' in its place)");
         }
     }
 }

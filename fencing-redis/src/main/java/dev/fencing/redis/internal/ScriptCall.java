@@ -1,5 +1,6 @@
 package dev.fencing.redis.internal;
 
+import dev.fencing.internal.Text;
 import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.output.CommandOutput;
 import io.lettuce.core.output.NestedMultiOutput;
@@ -312,7 +313,7 @@ final class ScriptCall extends CommandArgs<String, String> {
         }
 
         private void requireEncodable(String text) {
-            int i = Utf8Text.firstUnpaired(text);
+            int i = Text.firstUnpairedSurrogate(text);
             if (i >= 0) {
                 throw new IllegalArgumentException("'" + FencedKeys.shown(escaped(text)) + "'"
                         + (firstKey == null || firstKey.equals(text)
@@ -329,7 +330,7 @@ final class ScriptCall extends CommandArgs<String, String> {
             StringBuilder out = new StringBuilder(text.length() + 8);
             for (int i = 0; i < text.length(); i++) {
                 char c = text.charAt(i);
-                if (Utf8Text.unpaired(text, i)) {
+                if (Text.unpairedSurrogateAt(text, i)) {
                     out.append("\\u").append(Integer.toHexString(c).toUpperCase(Locale.ROOT));
                 } else {
                     out.append(c);

@@ -1,5 +1,6 @@
 package dev.fencing.lock.etcd.internal;
 
+import dev.fencing.internal.Text;
 import dev.fencing.lock.FencedLeaderElection;
 import dev.fencing.lock.FencedLock;
 import dev.fencing.lock.FencedLockListener;
@@ -155,21 +156,19 @@ public final class EtcdLockRegistry implements AutoCloseable {
         Objects.requireNonNull(participantId, "participantId");
         if (participantId.isBlank()) {
             throw new IllegalArgumentException("participantId for election " + pathOf(name)
-                    + " must not be blank, got '" + withoutControls(participantId) + "'");
+                    + " must not be blank, got '" + Text.withoutControls(participantId) + "'");
         }
         // the id goes into the participant's thread name and INFO log lines, where a line break would forge a line
-        for (int i = 0; i < participantId.length(); i++) {
-            char c = participantId.charAt(i);
-            if (Character.isISOControl(c)) {
-                throw new IllegalArgumentException(String.format(
-                        Locale.ROOT,
-                        "participantId '%s' for election %s holds a control character (\\u%04X at index %d);"
-                                + " the id goes into thread names and log lines",
-                        withoutControls(participantId),
-                        pathOf(name),
-                        (int) c,
-                        i));
-            }
+        int control = Text.firstControl(participantId);
+        if (control >= 0) {
+            throw new IllegalArgumentException(String.format(
+                    Locale.ROOT,
+                    "participantId '%s' for election %s holds a control character (\\u%04X at index %d);"
+                            + " the id goes into thread names and log lines",
+                    Text.withoutControls(participantId),
+                    pathOf(name),
+                    (int) participantId.charAt(control),
+                    control));
         }
         requireUtf8("participantId", participantId, " for election " + pathOf(name));
         int bytes = participantId.getBytes(StandardCharsets.UTF_8).length;
@@ -245,34 +244,21 @@ public final class EtcdLockRegistry implements AutoCloseable {
      * (two lock names would be one lock, a participant's key would hold another id).
      */
     public static void requireUtf8(String what, String value, String context) {
-        for (int i = 0; i < value.length(); i++) {
-            char c = value.charAt(i);
-            if (Character.isHighSurrogate(c)
-                    && i + 1 < value.length()
-                    && Character.isLowSurrogate(value.charAt(i + 1))) {
-                i++;
-            } else if (Character.isSurrogate(c)) {
-                // the value as etcd would get it: the half pair as '?', never in the message itself
-                String shown = new String(value.getBytes(StandardCharsets.UTF_8), StandardCharsets.UTF_8)
-                        .replaceAll("\\p{Cntrl}", "?");
-                throw new IllegalArgumentException(String.format(
-                        Locale.ROOT,
-                        "%s '%s'%s holds half a surrogate pair (\\u%04X at index %d), which UTF-8 cannot encode:"
-                                + " etcd would be sent '?' in its place, another name's bytes",
-                        what,
-                        shown,
-                        context,
-                        (int) c,
-                        i));
-            }
+        int i = Text.firstUnpairedSurrogate(value);
+        if (i >= 0) {
+            // the value as etcd would get it: the half pair as '?', never in the message itself
+            String shown = new String(value.getBytes(StandardCharsets.UTF_8), StandardCharsets.UTF_8)
+                    .replaceAll("\\p{Cntrl}", "?");
+            throw new IllegalArgumentException(String.format(
+                    Locale.ROOT,
+                    "%s '%s'%s holds half a surrogate pair (\\u%04X at index %d), which UTF-8 cannot encode:"
+                            + " etcd would be sent '?' in its place, another name's bytes",
+                    what,
+                    shown,
+                    context,
+                    (int) value.charAt(i),
+                    i));
         }
-    }
-
-    /** {@code value} fit for a message: each control character (C0, DEL, C1) shown as '?'. */
-    private static String withoutControls(String value) {
-        StringBuilder shown = new StringBuilder(value.length());
-        value.codePoints().forEach(cp -> shown.appendCodePoint(Character.isISOControl(cp) ? '?' : cp));
-        return shown.toString();
     }
 
     String pathOf(String name) {

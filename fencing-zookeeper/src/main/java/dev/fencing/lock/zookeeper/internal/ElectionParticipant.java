@@ -1,5 +1,6 @@
 package dev.fencing.lock.zookeeper.internal;
 
+import dev.fencing.internal.Text;
 import dev.fencing.lock.FencedLeaderElection;
 import dev.fencing.lock.FencedLockException;
 import dev.fencing.lock.Leadership;
@@ -76,8 +77,8 @@ final class ElectionParticipant implements FencedLeaderElection {
     static String validId(String path, String participantId) {
         Objects.requireNonNull(participantId, "participantId");
         if (participantId.isBlank()) {
-            throw new IllegalArgumentException(
-                    "participant id for election " + path + " must not be blank, got '" + shown(participantId) + "'");
+            throw new IllegalArgumentException("participant id for election " + path + " must not be blank, got '"
+                    + Text.withoutControls(participantId) + "'");
         }
         requireUtf8(path, participantId);
         requireNoControlCharacters(path, participantId);
@@ -97,25 +98,19 @@ final class ElectionParticipant implements FencedLeaderElection {
      * #currentLeaderId()} reads, would hold another id (the same for every id that differs only in such a half).
      */
     private static void requireUtf8(String path, String participantId) {
-        for (int i = 0; i < participantId.length(); i++) {
-            char c = participantId.charAt(i);
-            if (Character.isHighSurrogate(c)
-                    && i + 1 < participantId.length()
-                    && Character.isLowSurrogate(participantId.charAt(i + 1))) {
-                i++;
-            } else if (Character.isSurrogate(c)) {
-                // the id as ZooKeeper would get it: the half pair as '?', never in the message itself
-                String shown =
-                        shown(new String(participantId.getBytes(StandardCharsets.UTF_8), StandardCharsets.UTF_8));
-                throw new IllegalArgumentException(String.format(
-                        Locale.ROOT,
-                        "participant id '%s' for election %s holds half a surrogate pair (\\u%04X at index %d), which"
-                                + " UTF-8 cannot encode: ZooKeeper would be sent '?' in its place, another id",
-                        shown,
-                        path,
-                        (int) c,
-                        i));
-            }
+        int i = Text.firstUnpairedSurrogate(participantId);
+        if (i >= 0) {
+            // the id as ZooKeeper would get it: the half pair as '?', never in the message itself
+            String shown = Text.withoutControls(
+                    new String(participantId.getBytes(StandardCharsets.UTF_8), StandardCharsets.UTF_8));
+            throw new IllegalArgumentException(String.format(
+                    Locale.ROOT,
+                    "participant id '%s' for election %s holds half a surrogate pair (\\u%04X at index %d), which"
+                            + " UTF-8 cannot encode: ZooKeeper would be sent '?' in its place, another id",
+                    shown,
+                    path,
+                    (int) participantId.charAt(i),
+                    i));
         }
     }
 
@@ -124,26 +119,17 @@ final class ElectionParticipant implements FencedLeaderElection {
      * id is part of the participant's thread name and of its INFO log lines, where a line break would forge a line.
      */
     private static void requireNoControlCharacters(String path, String participantId) {
-        for (int i = 0; i < participantId.length(); i++) {
-            char c = participantId.charAt(i);
-            if (Character.isISOControl(c)) {
-                throw new IllegalArgumentException(String.format(
-                        Locale.ROOT,
-                        "participant id '%s' for election %s holds a control character (\\u%04X at index %d);"
-                                + " the id goes into thread names and log lines",
-                        shown(participantId),
-                        path,
-                        (int) c,
-                        i));
-            }
+        int i = Text.firstControl(participantId);
+        if (i >= 0) {
+            throw new IllegalArgumentException(String.format(
+                    Locale.ROOT,
+                    "participant id '%s' for election %s holds a control character (\\u%04X at index %d);"
+                            + " the id goes into thread names and log lines",
+                    Text.withoutControls(participantId),
+                    path,
+                    (int) participantId.charAt(i),
+                    i));
         }
-    }
-
-    /** {@code id} fit for a message: each control character shown as '?'. */
-    private static String shown(String id) {
-        StringBuilder shown = new StringBuilder(id.length());
-        id.codePoints().forEach(cp -> shown.appendCodePoint(Character.isISOControl(cp) ? '?' : cp));
-        return shown.toString();
     }
 
     @Override
