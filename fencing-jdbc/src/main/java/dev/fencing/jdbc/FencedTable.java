@@ -310,7 +310,9 @@ public final class FencedTable {
                     + " type's default operator class); add one, or key the FencedTable by that unique key's"
                     + " columns");
         }
-        for (Map.Entry<String, String> column : roundingIntervalKeys.entrySet()) {
+        if (!roundingIntervalKeys.isEmpty()) {
+            Map.Entry<String, String> column =
+                    roundingIntervalKeys.entrySet().iterator().next();
             throw new IllegalStateException("no upsert on " + qualifiedName() + ": its key column '" + column.getKey()
                     + "' is " + column.getValue() + ", which rounds an interval assigned to it ('1 day 10:00' to"
                     + " '1 day' for interval day), and an upsert's insert assigns the key: its ON CONFLICT would"

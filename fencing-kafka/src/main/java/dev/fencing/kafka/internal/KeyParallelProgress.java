@@ -83,9 +83,7 @@ final class KeyParallelProgress {
         progress.sort(Comparator.comparing(PartitionProgress::partition, PARTITION_ORDER));
         // the records below these offsets were polled before this: one of a topic created again since it was
         // taken may be the new log's, and its offset must not pass the new log's first records
-        List<TopicPartition> saved = new ArrayList<>(progress.size());
-        progress.forEach(p -> saved.add(p.partition()));
-        ownership.requireTopicsUnchanged(saved);
+        ownership.requireTopicsUnchanged(progress);
         if (store != null) {
             try {
                 store.commit(groupId, tx -> {

@@ -3,6 +3,7 @@ package dev.fencing.kafka.internal;
 import dev.fencing.kafka.LogBehindStoreException;
 import dev.fencing.kafka.StoreBehindKafkaException;
 import dev.fencing.kafka.TopicRecreatedException;
+import dev.fencing.kafka.spi.PartitionProgress;
 import dev.fencing.kafka.spi.PartitionState;
 import dev.fencing.kafka.spi.WatermarkStore;
 import java.nio.ByteBuffer;
@@ -203,7 +204,7 @@ public final class PartitionOwnership {
     }
 
     /**
-     * Checks, before progress of {@code partitions} is saved, that each of their topics still has the id it had
+     * Checks, before {@code progress} is saved, that each of their topics still has the id it had
      * when its partitions were taken: one description of all the topics. Kafka's consumer compares no topic ids,
      * and one that did not poll while a topic was deleted and created again (a handler running all that time)
      * is assigned nothing new and reads the new log on from its position; the records read since the last check
@@ -214,14 +215,14 @@ public final class PartitionOwnership {
      *     forgotten, not committed to the new topic
      * @throws dev.fencing.kafka.WatermarkStoreException if Kafka does not describe the topics in time
      */
-    public void requireTopicsUnchanged(Collection<TopicPartition> partitions) {
-        if (store == null || partitions.isEmpty()) {
+    public void requireTopicsUnchanged(Collection<PartitionProgress> progress) {
+        if (store == null || progress.isEmpty()) {
             return;
         }
         Set<String> topics = new TreeSet<>();
-        for (TopicPartition partition : partitions) {
-            if (takenIds.containsKey(partition.topic())) {
-                topics.add(partition.topic());
+        for (PartitionProgress p : progress) {
+            if (takenIds.containsKey(p.partition().topic())) {
+                topics.add(p.partition().topic());
             }
         }
         if (topics.isEmpty()) {

@@ -208,10 +208,8 @@ public final class UnitOfWork<K, V> {
         // no offset, in the store or in Kafka, passes a dead letter that was not acknowledged
         deadLetters.awaitAll();
         List<PartitionProgress> progress = new ArrayList<>(batch.partitions.size());
-        List<TopicPartition> saved = new ArrayList<>(batch.partitions.size());
         for (PartitionBatch p : batch.partitions.values()) {
             if (p.nextOffset >= 0) {
-                saved.add(p.partition);
                 progress.add(new PartitionProgress(
                         p.partition,
                         ownership.storedOffset(p.partition),
@@ -222,7 +220,7 @@ public final class UnitOfWork<K, V> {
         }
         // last, so that every record of the unit was polled before it: one read since the topic was created
         // again is of the new log, and the unit rolls back instead of saving an offset past its first records
-        ownership.requireTopicsUnchanged(saved);
+        ownership.requireTopicsUnchanged(progress);
         return progress;
     }
 
