@@ -16,12 +16,12 @@ import org.apache.kafka.common.Uuid;
  *
  * <p>What to do: with every member of the group stopped, delete the group's rows for the topic from the store
  * (for {@link PostgresWatermarkStore}, from {@code fencing.kafka_offset}, {@code fencing.kafka_watermark} and
- * {@code fencing.kafka_topic}) and reset the group's committed offsets of the topic in Kafka to the earliest
- * ({@code kafka-consumer-groups.sh --group G --topic T --reset-offsets --to-earliest --execute}), then start them:
- * the new topic is read from its beginning and its id recorded. The reset is needed whenever Kafka holds an offset
- * of the group for the new topic: the consumer does not commit the old log's offsets of the topic once the check
- * fails, but it may have committed one before (with another topic's unit, or when a partition was revoked), and a
- * start would then stop with {@link StoreBehindKafkaException}.
+ * {@code fencing.kafka_topic}), then start them: the new topic is read from its beginning and its id recorded.
+ * The consumer sends a partition's offset to Kafka only right after the save that checked its topic's id, so Kafka
+ * holds no offset of the old log for the new topic, unless the topic was created again in the moment between such
+ * a check and its commit (or an earlier version, or another tool, committed one): a start then stops with {@link
+ * StoreBehindKafkaException}; reset the group's committed offsets of the topic in Kafka to the earliest ({@code
+ * kafka-consumer-groups.sh --group G --topic T --reset-offsets --to-earliest --execute}) and start again.
  * To keep the old topic's watermarks (its keys' tokens), delete only its rows in {@code fencing.kafka_offset}
  * and {@code fencing.kafka_topic} and set {@code applied_offset = -1} on its rows in {@code
  * fencing.kafka_watermark}.
@@ -42,8 +42,9 @@ public final class TopicRecreatedException extends FencedKafkaException {
                         + " watermarks are of the old topic; stopping instead of reading the new topic from the old"
                         + " one's offsets. With every member of the group stopped, delete the group's rows for the"
                         + " topic from the store (fencing.kafka_offset, fencing.kafka_watermark and"
-                        + " fencing.kafka_topic for PostgresWatermarkStore) and reset the group's committed offsets of"
-                        + " the topic in Kafka to the earliest, then start them again",
+                        + " fencing.kafka_topic for PostgresWatermarkStore), then start them again (if a start then"
+                        + " stops with StoreBehindKafkaException, also reset the group's committed offsets of the"
+                        + " topic in Kafka to the earliest)",
                 groupId + " " + topic,
                 0,
                 null);

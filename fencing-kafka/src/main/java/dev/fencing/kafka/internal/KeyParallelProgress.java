@@ -112,7 +112,11 @@ final class KeyParallelProgress {
                 }
             }
         }
-        committer.commitAsync();
+        List<TopicPartition> saved = new ArrayList<>(progress.size());
+        for (PartitionProgress p : progress) {
+            saved.add(p.partition());
+        }
+        committer.commitAsync(saved);
         return null;
     }
 

@@ -2,6 +2,7 @@ package dev.fencing.kafka.internal;
 
 import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.Map;
 import org.apache.kafka.clients.consumer.Consumer;
@@ -12,10 +13,14 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Commits to Kafka the offsets of records whose handling finished: asynchronously after each unit, at once
- * when partitions are revoked, and one last time when the consumer closes. With a store these commits only
- * keep Kafka's view of the group close to the store's (the store is the record of progress); without one
- * they are the only record, and a failed commit means records handled again. Poll thread only.
+ * Commits to Kafka the offsets of records whose handling finished: asynchronously after each unit (the
+ * offsets that unit saved), and, when partitions are revoked and when the consumer closes, what is still on its
+ * way. With a store these commits only keep Kafka's view of the group close to the store's (the store is the
+ * record of progress), and each offset is sent once, right after the save that checked its topic's id: sent
+ * later (with another partition's unit, at a revoke, at the close) it could land on a topic created again
+ * under the name since, whose committed offset would then be the old log's. Without a store they are the only
+ * record, a failed commit means records handled again, and a revoke or the close sends every finished offset
+ * of the partitions once more. Poll thread only.
  */
 public final class OffsetCommitter {
     private static final Logger LOG = LoggerFactory.getLogger(OffsetCommitter.class);
@@ -41,34 +46,50 @@ public final class OffsetCommitter {
         return finished.remove(partition);
     }
 
-    /** After a unit: sends every finished offset, without waiting. */
-    public void commitAsync() {
-        consumer.commitAsync(new HashMap<>(finished), (offsets, e) -> {
+    /** After a unit: sends the finished offsets of the partitions it saved, without waiting. */
+    public void commitAsync(Collection<TopicPartition> saved) {
+        Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
+        for (TopicPartition partition : saved) {
+            OffsetAndMetadata offset = finished.get(partition);
+            if (offset != null) {
+                offsets.put(partition, offset);
+            }
+        }
+        if (offsets.isEmpty()) {
+            return;
+        }
+        consumer.commitAsync(offsets, (committed, e) -> {
             if (e != null) {
                 LOG.debug("async offset commit of {} to Kafka failed: {}", clientId, e.toString());
             }
         });
     }
 
-    /** On revoke: commits these offsets before the partitions go; a failure is logged. */
+    /**
+     * On revoke, before the partitions go: without a store commits these offsets; with one waits for the
+     * commits already sent (an empty {@code commitSync} does). A failure is logged.
+     */
     public void commitNow(Map<TopicPartition, OffsetAndMetadata> offsets) {
         if (offsets.isEmpty()) {
             return;
         }
         try {
-            consumer.commitSync(offsets);
+            consumer.commitSync(onlyRecord ? offsets : Map.of());
         } catch (KafkaException e) {
             logFailure("offset commit on revoke for " + offsets.keySet(), e);
         }
     }
 
-    /** On close: commits what is finished, waiting at most {@code timeout}; a failure is logged. */
+    /**
+     * On close: without a store commits what is finished, with one waits for the commits already sent; waiting
+     * at most {@code timeout}. A failure is logged.
+     */
     public void commitFinal(Duration timeout) {
         if (finished.isEmpty()) {
             return;
         }
         try {
-            consumer.commitSync(finished, timeout);
+            consumer.commitSync(onlyRecord ? finished : Map.of(), timeout);
         } catch (KafkaException e) {
             logFailure("final offset commit of " + clientId, e);
         }

@@ -260,7 +260,10 @@ public final class PartitionOwnership {
         consumer.seek(partition, stored >= 0 ? stored : firstOffset);
     }
 
-    /** Gives partitions up; on revoke ({@code commit}) their finished offsets are committed first. */
+    /**
+     * Gives partitions up; on revoke ({@code commit}) their finished offsets are committed first, without a store
+     * (with one, the commits already sent are awaited: {@link OffsetCommitter#commitNow}).
+     */
     public void release(Collection<TopicPartition> partitions, boolean commit) {
         Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
         for (TopicPartition partition : partitions) {

@@ -141,10 +141,12 @@ public final class UnitOfWork<K, V> {
         } finally {
             unitOpen = false;
         }
+        List<TopicPartition> saved = new ArrayList<>(batch.partitions.size());
         for (PartitionBatch p : batch.partitions.values()) {
             ownership.held(p.watermarks.commit() - p.watermarks.evictIfAbove(watermarkCacheMaxKeys, store != null));
             if (p.nextOffset >= 0) { // -1: a plain handler failed on the partition's first record
                 ownership.finished(p.partition, p.nextOffset);
+                saved.add(p.partition);
                 p.watermarks.committedThrough(p.nextOffset);
             }
             meters.accepted(p.partition.topic(), p.accepted);
@@ -153,7 +155,7 @@ public final class UnitOfWork<K, V> {
                 meters.deadLettered(p.partition.topic(), d.getKey().name(), d.getValue());
             }
         }
-        committer.commitAsync();
+        committer.commitAsync(saved);
         if (batch.failure != null) {
             throw batch.failure;
         }
