@@ -24,7 +24,11 @@ import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
  * consumer. Poll thread only.
  */
 public final class TopicIds implements AutoCloseable {
-    /** How long one description may take: it runs in the rebalance callback, within max.poll.interval.ms. */
+    /**
+     * How long one description may take. It runs in the rebalance callback, so a {@code max.poll.interval.ms}
+     * below it lets the group expel a member whose description hangs (docs/kafka.md says to keep it above), and
+     * before each save, inside the serial unit's store transaction.
+     */
     static final Duration DESCRIBE_TIMEOUT = Duration.ofSeconds(30);
 
     private final Map<String, Object> config;
