@@ -15,7 +15,8 @@ import java.util.concurrent.CompletionStage;
  * answered {@code NOSCRIPT} (Redis lost its script cache: a restart, a failover to a replica, {@code SCRIPT FLUSH})
  * is sent again as {@code EVAL} only when no fenced write of this writer was sent after it, and then nothing sent
  * later runs before it. When one was (it has run already), the write is NOT applied: it completes with a {@link
- * ScriptCacheLostException}, and may be sent again. Sending it as {@code EVAL} then would run it after the writes
+ * ScriptCacheLostException}, and may be sent again: its script is loaded again before it fails, so the writes sent
+ * after that find it. Sending it as {@code EVAL} then would run it after the writes
  * sent behind it (a delete sent before a set deleting the set's value, both applied). The order is kept among the
  * writes of one writer: two writers built on one connection, or plain commands sent beside them, are not ordered
  * by it. In a cluster, a write sent behind it to any node counts.

@@ -2,13 +2,27 @@ package dev.fencing.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import dev.fencing.FencePolicy;
 import dev.fencing.testsupport.EmbeddedRedisServer;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.SlotHash;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -99,5 +113,142 @@ class PipelineOrderIT {
             assertThat(redis.plain.get(key)).isEqualTo("c");
             assertThat(redis.storedToken(key)).isEqualTo(7);
         }
+    }
+
+    /**
+     * A pipeline that never drains: two writes in flight, each write's outcome sending the next (a retry, or new
+     * work). After a {@code SCRIPT FLUSH} every write's {@code NOSCRIPT} comes back after the next one was sent, so
+     * none may be sent again as {@code EVAL}; if nothing else loads the script, every retry is answered {@code
+     * NOSCRIPT} again, and the writer fails for good although Redis is healthy.
+     */
+    @Test
+    void aPipelineKeptFullAfterAScriptFlushFailsOnlyTheWritesAlreadySentInsteadOfEveryWriteForGood() throws Exception {
+        try (EmbeddedRedisServer server = EmbeddedRedisServer.builder().build();
+                RedisFixture redis = new RedisFixture(server)) {
+            FencedRedis writer = redis.fenced(FencePolicy.STRICT);
+            writer.set(redis.key("warm"), "v", 1);
+            redis.plain.scriptFlush();
+            int writes = 20;
+            ConcurrentHashMap<Integer, Object> results = new ConcurrentHashMap<>();
+            CountDownLatch done = new CountDownLatch(writes);
+            AtomicInteger next = new AtomicInteger();
+            Runnable[] sendNext = new Runnable[1];
+            sendNext[0] = () -> {
+                int i = next.getAndIncrement();
+                if (i < writes) {
+                    writer.async().trySet(redis.key("k" + i), "v", 1).whenComplete((outcome, failure) -> {
+                        results.put(i, failure == null ? outcome : cause(failure));
+                        done.countDown();
+                        sendNext[0].run();
+                    });
+                }
+            };
+            redis.connection.setAutoFlushCommands(false);
+            sendNext[0].run();
+            sendNext[0].run();
+            redis.connection.setAutoFlushCommands(true);
+            redis.connection.flushCommands();
+            assertThat(done.await(30, TimeUnit.SECONDS)).isTrue();
+
+            List<Integer> lost = new ArrayList<>();
+            for (int i = 0; i < writes; i++) {
+                Object result = results.get(i);
+                if (result instanceof ScriptCacheLostException) {
+                    lost.add(i);
+                } else {
+                    assertThat(result).as("write %d", i).isEqualTo(new WriteOutcome.Applied(1, 0, null));
+                }
+            }
+            // the two writes sent before Redis had the script again fail, NOT applied; the rest apply
+            assertThat(lost).containsExactly(0, 1);
+            assertThat(redis.plain.get(redis.key("k0"))).isNull();
+            assertThat(redis.plain.get(redis.key("k" + (writes - 2)))).isEqualTo("v");
+        }
+    }
+
+    /**
+     * A cluster whose nodes' script caches differ (one node's flushed, or a replica promoted that never ran the
+     * scripts): each write to that node answered {@code NOSCRIPT} after a write to the other node was sent behind
+     * it may not be sent again as {@code EVAL}, and the other node never answers {@code NOSCRIPT}, so no {@code
+     * EVAL} ever reloads the script there. Unless the failed write's script is loaded on its node, every write to it
+     * fails for good.
+     */
+    @Test
+    void writesToAClusterNodeThatLostItsScriptsApplyAgainAfterTheFirstFailsWhileWritesToAnotherNodeGoOn()
+            throws Exception {
+        try (EmbeddedRedisServer a = EmbeddedRedisServer.builder()
+                        .setting("cluster-enabled", "yes")
+                        .build();
+                EmbeddedRedisServer b = EmbeddedRedisServer.builder()
+                        .setting("cluster-enabled", "yes")
+                        .build()) {
+            RedisClient plain = RedisClient.create();
+            RedisClusterClient cluster = RedisClusterClient.create(RedisURI.create(a.uri()));
+            try {
+                RedisCommands<String, String> nodeA =
+                        plain.connect(RedisURI.create(a.uri())).sync();
+                RedisCommands<String, String> nodeB =
+                        plain.connect(RedisURI.create(b.uri())).sync();
+                int half = SlotHash.SLOT_COUNT / 2;
+                nodeA.clusterAddSlots(IntStream.range(0, half).toArray());
+                nodeB.clusterAddSlots(IntStream.range(half, SlotHash.SLOT_COUNT).toArray());
+                nodeA.clusterMeet("127.0.0.1", b.port());
+                await().atMost(Duration.ofSeconds(30))
+                        .until(() -> nodeA.clusterInfo().contains("cluster_state:ok")
+                                && nodeB.clusterInfo().contains("cluster_state:ok")
+                                && nodeB.clusterNodes().contains(nodeA.clusterMyId())
+                                && nodeA.clusterNodes().contains(nodeB.clusterMyId()));
+                StatefulRedisClusterConnection<String, String> connection = cluster.connect();
+                FencedRedis writer = FencedRedis.builder(connection).build();
+                String onA = keyInSlots(0, half);
+                String onB = keyInSlots(half, SlotHash.SLOT_COUNT);
+                writer.set(onA, "v", 1);
+                writer.set(onB, "v", 1);
+                nodeA.scriptFlush(); // B keeps its scripts
+
+                List<Object> writesToA = new ArrayList<>();
+                for (long token = 2; token <= 6; token++) {
+                    // a write to A, and one to B sent behind it before A's NOSCRIPT comes back
+                    connection.setAutoFlushCommands(false);
+                    CompletableFuture<WriteOutcome> toA =
+                            writer.async().trySet(onA, "v" + token, token).toCompletableFuture();
+                    CompletableFuture<WriteOutcome> toB =
+                            writer.async().trySet(onB, "v" + token, token).toCompletableFuture();
+                    connection.flushCommands();
+                    connection.setAutoFlushCommands(true);
+                    assertThat(toB.get(10, TimeUnit.SECONDS))
+                            .isEqualTo(new WriteOutcome.Applied(token, token - 1, null));
+                    writesToA.add(toA.handle((outcome, failure) -> failure == null ? outcome : cause(failure))
+                            .get(10, TimeUnit.SECONDS));
+                }
+                assertThat(writesToA.get(0)).isInstanceOf(ScriptCacheLostException.class);
+                // the first write failed, NOT applied: A's token stayed 1 and the next write finds the script
+                assertThat(writesToA.subList(1, writesToA.size()))
+                        .containsExactly(
+                                new WriteOutcome.Applied(3, 1, null),
+                                new WriteOutcome.Applied(4, 3, null),
+                                new WriteOutcome.Applied(5, 4, null),
+                                new WriteOutcome.Applied(6, 5, null));
+                assertThat(nodeA.get(onA)).isEqualTo("v6");
+            } finally {
+                cluster.shutdown();
+                plain.shutdown();
+            }
+        }
+    }
+
+    /** A key with a hash tag whose slot lies in {@code from..to-1}. */
+    private static String keyInSlots(int from, int to) {
+        for (int i = 0; ; i++) {
+            String key = "{node-" + i + "}:state";
+            int slot = SlotHash.getSlot(key);
+            if (slot >= from && slot < to) {
+                return key;
+            }
+        }
+    }
+
+    private static Throwable cause(Throwable failure) {
+        return failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
     }
 }

@@ -12,7 +12,9 @@ import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.output.CommandOutput;
+import io.lettuce.core.output.StatusOutput;
 import io.lettuce.core.protocol.CommandType;
 import java.time.Duration;
 import java.util.List;
@@ -231,6 +233,7 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
         commands.dispatch(CommandType.EVALSHA, evalshaOutput, evalsha).whenComplete((reply, failure) -> {
             if (failure != null && unwrap(failure) instanceof RedisNoScriptException) {
                 if (!resendAfterNoscript(number)) {
+                    load(script, arguments);
                     outcome.completeExceptionally(
                             new CompletionException(new ScriptCacheLostException(op, key, token, unwrap(failure))));
                     return;
@@ -266,6 +269,33 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
      */
     private boolean resendAfterNoscript(long number) {
         return sent.compareAndSet(number, number + 1);
+    }
+
+    /**
+     * Loads the script of a write answered NOSCRIPT that may not be sent again as EVAL, before that write fails: the
+     * writes sent after it were sent as EVALSHA too, and so will be the caller's retry. If nothing loaded the script,
+     * a writer that always has a write in flight (a pipeline kept full, several threads) would have every write
+     * answered NOSCRIPT after the next was sent, and fail for good. Sent from the NOSCRIPT's callback, before the
+     * write fails, so a retry is sent behind it on the same connection (a cluster's: the load goes to the first
+     * key's node) and finds the script. A load that fails is only logged: the next write answered NOSCRIPT loads it
+     * again.
+     */
+    private void load(LuaScripts.Script script, ScriptCall.Arguments arguments) {
+        try {
+            commands.dispatch(
+                            CommandType.SCRIPT,
+                            new StatusOutput<>(StringCodec.UTF8),
+                            ScriptCall.load(script, arguments))
+                    .whenComplete((reply, failure) -> {
+                        if (failure != null) {
+                            LOG.debug(
+                                    "SCRIPT LOAD after NOSCRIPT failed: {}",
+                                    unwrap(failure).toString());
+                        }
+                    });
+        } catch (RuntimeException e) {
+            LOG.debug("SCRIPT LOAD after NOSCRIPT could not be sent: {}", e.toString());
+        }
     }
 
     /**

@@ -31,6 +31,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * {@link #toString()} does not encode, so logging the arguments marks nothing.
  */
 final class ScriptCall extends CommandArgs<String, String> {
+    private static final byte[] LOAD = "$4\r\nLOAD\r\n".getBytes(StandardCharsets.US_ASCII);
     private final byte[] script;
     private final Arguments arguments;
     /** A sending is out and has had no reply yet. */
@@ -61,6 +62,36 @@ final class ScriptCall extends CommandArgs<String, String> {
      */
     static ScriptCall eval(LuaScripts.Script lua, ScriptCall evalsha) {
         return new ScriptCall(lua.encodedText(), evalsha.arguments, evalsha.lostSending);
+    }
+
+    /**
+     * {@code SCRIPT LOAD} of the script, routed (on a cluster) to the node of the call's first key: the node that
+     * answered its EVALSHA {@code NOSCRIPT}.
+     */
+    static CommandArgs<String, String> load(LuaScripts.Script lua, Arguments arguments) {
+        byte[] text = lua.encodedText();
+        return new CommandArgs<>(StringCodec.UTF8) {
+            @Override
+            public int count() {
+                return 2;
+            }
+
+            @Override
+            public ByteBuffer getFirstEncodedKey() {
+                return ByteBuffer.wrap(arguments.firstKey.getBytes(StandardCharsets.UTF_8));
+            }
+
+            @Override
+            public void encode(ByteBuf buf) {
+                buf.writeBytes(LOAD);
+                buf.writeBytes(text);
+            }
+
+            @Override
+            public String toString() {
+                return "SCRIPT LOAD for " + arguments;
+            }
+        };
     }
 
     /** An error reply answered the sending in flight: writing the call again is not a resend. */
