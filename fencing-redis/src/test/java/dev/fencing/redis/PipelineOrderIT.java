@@ -6,15 +6,21 @@ import static org.awaitility.Awaitility.await;
 
 import dev.fencing.FencePolicy;
 import dev.fencing.testsupport.EmbeddedRedisServer;
+import io.lettuce.core.ReadFrom;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
+import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.masterreplica.MasterReplica;
+import io.lettuce.core.masterreplica.StatefulRedisMasterReplicaConnection;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
@@ -22,6 +28,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.UnaryOperator;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 
@@ -129,26 +136,7 @@ class PipelineOrderIT {
             writer.set(redis.key("warm"), "v", 1);
             redis.plain.scriptFlush();
             int writes = 20;
-            ConcurrentHashMap<Integer, Object> results = new ConcurrentHashMap<>();
-            CountDownLatch done = new CountDownLatch(writes);
-            AtomicInteger next = new AtomicInteger();
-            Runnable[] sendNext = new Runnable[1];
-            sendNext[0] = () -> {
-                int i = next.getAndIncrement();
-                if (i < writes) {
-                    writer.async().trySet(redis.key("k" + i), "v", 1).whenComplete((outcome, failure) -> {
-                        results.put(i, failure == null ? outcome : cause(failure));
-                        done.countDown();
-                        sendNext[0].run();
-                    });
-                }
-            };
-            redis.connection.setAutoFlushCommands(false);
-            sendNext[0].run();
-            sendNext[0].run();
-            redis.connection.setAutoFlushCommands(true);
-            redis.connection.flushCommands();
-            assertThat(done.await(30, TimeUnit.SECONDS)).isTrue();
+            Map<Integer, Object> results = pipelineKeptTwoDeep(writer, redis.connection, redis::key, writes);
 
             List<Integer> lost = new ArrayList<>();
             for (int i = 0; i < writes; i++) {
@@ -163,6 +151,45 @@ class PipelineOrderIT {
             assertThat(lost).containsExactly(0, 1);
             assertThat(redis.plain.get(redis.key("k0"))).isNull();
             assertThat(redis.plain.get(redis.key("k" + (writes - 2)))).isEqualTo("v");
+        }
+    }
+
+    /**
+     * The same pipeline over a primary and its replica, with Lettuce reading from the replica: the script must be
+     * loaded again on the primary, where the writes run, although Lettuce counts {@code SCRIPT} among the read-only
+     * commands it sends to a replica.
+     */
+    @Test
+    void aPipelineKeptFullOnAConnectionReadingFromReplicasAppliesAgainAfterTheWritesAlreadySent() throws Exception {
+        try (EmbeddedRedisServer primary = EmbeddedRedisServer.builder().build();
+                EmbeddedRedisServer replica = EmbeddedRedisServer.builder()
+                        .setting("replicaof", "127.0.0.1 " + primary.port())
+                        .build();
+                RedisFixture onPrimary = new RedisFixture(primary)) {
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> onPrimary.plain.info("replication").contains("connected_slaves:1"));
+            StatefulRedisMasterReplicaConnection<String, String> connection =
+                    MasterReplica.connect(onPrimary.client, StringCodec.UTF8, RedisURI.create(primary.uri()));
+            try {
+                connection.setReadFrom(ReadFrom.REPLICA);
+                FencedRedis writer = FencedRedis.builder(connection).build();
+                writer.set(onPrimary.key("warm"), "v", 1);
+                onPrimary.plain.scriptFlush();
+                int writes = 20;
+                Map<Integer, Object> results = pipelineKeptTwoDeep(writer, connection, onPrimary::key, writes);
+
+                List<Integer> lost = new ArrayList<>();
+                for (int i = 0; i < writes; i++) {
+                    if (results.get(i) instanceof ScriptCacheLostException) {
+                        lost.add(i);
+                    } else {
+                        assertThat(results.get(i)).as("write %d", i).isEqualTo(new WriteOutcome.Applied(1, 0, null));
+                    }
+                }
+                assertThat(lost).containsExactly(0, 1);
+            } finally {
+                connection.close();
+            }
         }
     }
 
@@ -235,6 +262,36 @@ class PipelineOrderIT {
                 plain.shutdown();
             }
         }
+    }
+
+    /**
+     * Sends {@code writes} sets (key {@code key.apply("k" + i)}, token 1) with two always in flight: the first two
+     * together, then one more from each outcome's callback. Returns each write's outcome, or its failure.
+     */
+    private static Map<Integer, Object> pipelineKeptTwoDeep(
+            FencedRedis writer, StatefulConnection<String, String> connection, UnaryOperator<String> key, int writes)
+            throws InterruptedException {
+        ConcurrentHashMap<Integer, Object> results = new ConcurrentHashMap<>();
+        CountDownLatch done = new CountDownLatch(writes);
+        AtomicInteger next = new AtomicInteger();
+        Runnable[] sendNext = new Runnable[1];
+        sendNext[0] = () -> {
+            int i = next.getAndIncrement();
+            if (i < writes) {
+                writer.async().trySet(key.apply("k" + i), "v", 1).whenComplete((outcome, failure) -> {
+                    results.put(i, failure == null ? outcome : cause(failure));
+                    done.countDown();
+                    sendNext[0].run();
+                });
+            }
+        };
+        connection.setAutoFlushCommands(false);
+        sendNext[0].run();
+        sendNext[0].run();
+        connection.setAutoFlushCommands(true);
+        connection.flushCommands();
+        assertThat(done.await(30, TimeUnit.SECONDS)).isTrue();
+        return results;
     }
 
     /** A key with a hash tag whose slot lies in {@code from..to-1}. */

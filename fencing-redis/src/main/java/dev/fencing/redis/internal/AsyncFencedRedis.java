@@ -16,6 +16,8 @@ import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.output.CommandOutput;
 import io.lettuce.core.output.StatusOutput;
 import io.lettuce.core.protocol.CommandType;
+import io.lettuce.core.protocol.ProtocolKeyword;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -37,6 +39,24 @@ import org.slf4j.LoggerFactory;
 public final class AsyncFencedRedis implements FencedRedisAsync {
     private static final Logger LOG = LoggerFactory.getLogger(AsyncFencedRedis.class);
     private static final Duration MAX_TTL = Duration.ofDays(365 * 100);
+
+    /**
+     * {@code SCRIPT}, but not Lettuce's {@link CommandType#SCRIPT}, which Lettuce counts as read-only and sends to a
+     * replica when the connection reads from replicas: a script must be loaded where the writes run, on the primary.
+     */
+    private static final ProtocolKeyword SCRIPT = new ProtocolKeyword() {
+        private final byte[] bytes = "SCRIPT".getBytes(StandardCharsets.US_ASCII);
+
+        @Override
+        public byte[] getBytes() {
+            return bytes;
+        }
+
+        @Override
+        public String toString() {
+            return "SCRIPT";
+        }
+    };
 
     private final RedisClusterAsyncCommands<String, String> commands;
     private final char policy;
@@ -282,10 +302,7 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
      */
     private void load(LuaScripts.Script script, ScriptCall.Arguments arguments) {
         try {
-            commands.dispatch(
-                            CommandType.SCRIPT,
-                            new StatusOutput<>(StringCodec.UTF8),
-                            ScriptCall.load(script, arguments))
+            commands.dispatch(SCRIPT, new StatusOutput<>(StringCodec.UTF8), ScriptCall.load(script, arguments))
                     .whenComplete((reply, failure) -> {
                         if (failure != null) {
                             LOG.debug(
