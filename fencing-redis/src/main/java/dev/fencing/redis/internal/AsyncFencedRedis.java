@@ -29,6 +29,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiFunction;
 import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
@@ -71,6 +72,12 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
      * sent after a NOSCRIPT: see {@link #resendAfterNoscript}.
      */
     private final AtomicLong sent = new AtomicLong();
+    /** A bit of {@link #sent}: an EVAL after NOSCRIPT is being handed to Lettuce, by {@link #handingOver}. */
+    private static final long HANDING_OVER = 1L << 62;
+    /** The thread handing an EVAL after NOSCRIPT to Lettuce, or null. */
+    private volatile Thread handingOver;
+    /** Run on the sending thread once an EVALSHA is handed to Lettuce: a test's hold. */
+    private final Consumer<CompletionStage<?>> afterEvalsha;
 
     public AsyncFencedRedis(
             RedisClusterAsyncCommands<String, String> commands,
@@ -80,6 +87,19 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
             Duration waitTimeout,
             int scriptCacheSize,
             BooleanSupplier inTransaction) {
+        this(commands, policy, keys, waitReplicas, waitTimeout, scriptCacheSize, inTransaction, sent -> {});
+    }
+
+    AsyncFencedRedis(
+            RedisClusterAsyncCommands<String, String> commands,
+            FencePolicy policy,
+            FencedKeys keys,
+            int waitReplicas,
+            Duration waitTimeout,
+            int scriptCacheSize,
+            BooleanSupplier inTransaction,
+            Consumer<CompletionStage<?>> afterEvalsha) {
+        this.afterEvalsha = afterEvalsha;
         this.commands = Objects.requireNonNull(commands, "commands");
         this.inTransaction = Objects.requireNonNull(inTransaction, "inTransaction");
         this.policy = policy == FencePolicy.STRICT ? 'S' : 'M';
@@ -249,8 +269,10 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
         ScriptCall evalsha = ScriptCall.evalsha(script, arguments);
         O evalshaOutput = output.apply(evalsha);
         CompletableFuture<WriteOutcome> outcome = new CompletableFuture<>();
-        long number = sent.incrementAndGet();
-        commands.dispatch(CommandType.EVALSHA, evalshaOutput, evalsha).whenComplete((reply, failure) -> {
+        long number = nextNumber();
+        CompletionStage<T> sending = commands.dispatch(CommandType.EVALSHA, evalshaOutput, evalsha);
+        afterEvalsha.accept(sending);
+        sending.whenComplete((reply, failure) -> {
             if (failure != null && unwrap(failure) instanceof RedisNoScriptException) {
                 if (!resendAfterNoscript(number)) {
                     load(script, arguments);
@@ -258,15 +280,19 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
                             new CompletionException(new ScriptCacheLostException(op, key, token, unwrap(failure))));
                     return;
                 }
-                ScriptCall eval = ScriptCall.eval(script, evalsha);
-                O evalOutput = output.apply(eval);
-                sendEval(
-                        outcome,
-                        op,
-                        key,
-                        token,
-                        () -> commands.dispatch(CommandType.EVAL, evalOutput, eval),
-                        evalFailure -> told.apply(evalOutput, evalFailure));
+                try {
+                    ScriptCall eval = ScriptCall.eval(script, evalsha);
+                    O evalOutput = output.apply(eval);
+                    sendEval(
+                            outcome,
+                            op,
+                            key,
+                            token,
+                            () -> commands.dispatch(CommandType.EVAL, evalOutput, eval),
+                            evalFailure -> told.apply(evalOutput, evalFailure));
+                } finally {
+                    handedOver();
+                }
             } else {
                 complete(outcome, op, key, token, reply, failure == null ? null : told.apply(evalshaOutput, failure));
             }
@@ -279,16 +305,58 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
      * write of this writer was sent after it, for one sent after it has run already (Redis runs a connection's
      * commands in the order they arrive), and the EVAL would run after it, out of the order sent. Otherwise the
      * write fails, not applied ({@link ScriptCacheLostException}). The EVAL claims the next number, so that a write
-     * sent after the check counts as sent after the EVAL; and it is handed to Lettuce from the NOSCRIPT's callback,
-     * on the connection's event loop, ahead of any write another thread hands over later (Lettuce writes those
-     * through the same event loop, or appends them to the same buffer while commands are not flushed
-     * automatically): nothing sent after it runs before it. The counter spans all of this writer's writes (in a
-     * cluster, those to every node): one atomic increment per write, no lock, no extra round trip. With Lettuce's
-     * {@code publishOnScheduler} the callback runs off the event loop, and a write another thread hands over between
-     * the check and the EVAL may run before the EVAL.
+     * sent after the check counts as sent after the EVAL, and marks the counter {@link #HANDING_OVER} until it is
+     * handed to Lettuce ({@link #handedOver}): a write another thread sends meanwhile waits for that ({@link
+     * #nextNumber}), so nothing sent after the check runs before the EVAL. The callback usually runs on the
+     * connection's event loop, where other threads' writes queue behind it anyway; but when the reply came before the
+     * sending thread attached the callback, it runs on the sending thread, off the event loop. The counter spans all
+     * of this writer's writes (in a cluster, those to every node): one atomic increment per write, no lock, no extra
+     * round trip.
      */
     private boolean resendAfterNoscript(long number) {
-        return sent.compareAndSet(number, number + 1);
+        if (!sent.compareAndSet(number, (number + 1) | HANDING_OVER)) {
+            return false;
+        }
+        handingOver = Thread.currentThread();
+        return true;
+    }
+
+    /** The EVAL claimed by {@link #resendAfterNoscript} is handed to Lettuce (or failed to be): writes may go on. */
+    private void handedOver() {
+        handingOver = null;
+        sent.addAndGet(-HANDING_OVER);
+        synchronized (sent) {
+            sent.notifyAll();
+        }
+    }
+
+    /**
+     * The number of a write about to be handed to Lettuce. While an EVAL after NOSCRIPT is being handed over by
+     * another thread, waits until it is (a few microseconds; uninterruptibly, keeping an interrupt for the caller),
+     * so that this write goes behind it. The thread handing the EVAL over does not wait for itself (a command
+     * listener that writes).
+     */
+    private long nextNumber() {
+        long number = sent.incrementAndGet();
+        if ((number & HANDING_OVER) == 0) {
+            return number;
+        }
+        if (handingOver != Thread.currentThread()) {
+            boolean interrupted = false;
+            synchronized (sent) {
+                while ((sent.get() & HANDING_OVER) != 0) {
+                    try {
+                        sent.wait();
+                    } catch (InterruptedException e) {
+                        interrupted = true;
+                    }
+                }
+            }
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        return number & ~HANDING_OVER;
     }
 
     /**

@@ -1,0 +1,125 @@
+package dev.fencing.redis.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.fencing.FencePolicy;
+import dev.fencing.redis.FencedRedis;
+import dev.fencing.redis.WriteOutcome;
+import dev.fencing.testsupport.EmbeddedRedisServer;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.event.command.CommandListener;
+import io.lettuce.core.event.command.CommandStartedEvent;
+import io.lettuce.core.protocol.CommandType;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The EVAL that follows a NOSCRIPT is handed to Lettuce from the EVALSHA's callback, which runs on the connection's
+ * event loop, unless the reply came before the sending thread attached the callback: then it runs on the sending
+ * thread, and another thread can hand over a write between the check that nothing was sent after the EVALSHA and
+ * the EVAL. Held here: the sending thread waits after its EVALSHA until the NOSCRIPT has come, and a command listener
+ * stops the EVAL at its hand-over until a write sent after it has been handed over too, or its sender waits in the
+ * writer.
+ */
+class EvalHandOverIT {
+
+    @Test
+    void aWriteSentWhileTheEvalAfterNoscriptIsHandedOverOffTheEventLoopRunsAfterIt() throws Exception {
+        try (EmbeddedRedisServer server = EmbeddedRedisServer.builder().build()) {
+            AtomicBoolean holdEval = new AtomicBoolean();
+            CountDownLatch evalHeld = new CountDownLatch(1);
+            CountDownLatch releaseEval = new CountDownLatch(1);
+            AtomicBoolean setHandedOver = new AtomicBoolean();
+            RedisClient client = RedisClient.create(server.uri());
+            client.addListener(new CommandListener() {
+                @Override
+                public void commandStarted(CommandStartedEvent event) {
+                    if (!holdEval.get()) {
+                        return;
+                    }
+                    if (event.getCommand().getType() == CommandType.EVAL) {
+                        evalHeld.countDown();
+                        try {
+                            releaseEval.await(30, TimeUnit.SECONDS);
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                    } else if (event.getCommand().getType() == CommandType.EVALSHA && evalHeld.getCount() == 0) {
+                        setHandedOver.set(true);
+                    }
+                }
+            });
+            // the sending thread of the delete waits after its EVALSHA until the reply (NOSCRIPT) has come
+            AtomicReference<Thread> slowSender = new AtomicReference<>();
+            try (StatefulRedisConnection<String, String> connection = client.connect()) {
+                FencedKeys keys = new FencedKeys(false, Integer.MAX_VALUE, Integer.MAX_VALUE);
+                AsyncFencedRedis writer = new AsyncFencedRedis(
+                        connection.async(),
+                        FencePolicy.MONOTONIC,
+                        keys,
+                        0,
+                        Duration.ZERO,
+                        16,
+                        connection::isMulti,
+                        (CompletionStage<?> sending) -> {
+                            if (Thread.currentThread() == slowSender.get()) {
+                                await().atMost(Duration.ofSeconds(10)).until(() -> sending.toCompletableFuture()
+                                        .isDone());
+                            }
+                        });
+                String key = "{hand-over}:k";
+                assertThat(writer.trySet(key, "a", 6).get(10, TimeUnit.SECONDS).isApplied())
+                        .isTrue();
+                connection.sync().scriptFlush();
+                // Redis has the set script again, not the delete script
+                assertThat(writer.trySet(key, "a", 6).get(10, TimeUnit.SECONDS).isApplied())
+                        .isTrue();
+
+                holdEval.set(true);
+                CompletableFuture<CompletionStage<WriteOutcome>> delete = new CompletableFuture<>();
+                Thread deleter = new Thread(() -> delete.complete(writer.tryDelete(key, 6)));
+                slowSender.set(deleter);
+                deleter.start();
+                assertThat(evalHeld.await(10, TimeUnit.SECONDS)).isTrue();
+                CompletableFuture<CompletionStage<WriteOutcome>> set = new CompletableFuture<>();
+                Thread setter = new Thread(() -> set.complete(writer.trySet(key, "b", 6)));
+                setter.start();
+                // the set is handed over while the EVAL is held, or its sender waits in the writer for the EVAL
+                await().atMost(Duration.ofSeconds(10)).until(() -> setHandedOver.get() || waitsInTheWriter(setter));
+                releaseEval.countDown();
+
+                assertThat(delete.get(10, TimeUnit.SECONDS)
+                                .toCompletableFuture()
+                                .get(10, TimeUnit.SECONDS)
+                                .isApplied())
+                        .isTrue();
+                assertThat(set.get(10, TimeUnit.SECONDS)
+                                .toCompletableFuture()
+                                .get(10, TimeUnit.SECONDS)
+                                .isApplied())
+                        .isTrue();
+                // sent delete, then set, under one token: the set's value stays
+                assertThat(connection.sync().get(key)).isEqualTo("b");
+                assertThat(connection.sync().get(FencedRedis.tokenKey(key))).isEqualTo("6");
+            } finally {
+                releaseEval.countDown();
+                client.shutdown();
+            }
+        }
+    }
+
+    private static boolean waitsInTheWriter(Thread thread) {
+        return thread.getState() == Thread.State.WAITING
+                && Arrays.stream(thread.getStackTrace())
+                        .anyMatch(frame -> frame.getClassName().equals(AsyncFencedRedis.class.getName()));
+    }
+}
