@@ -4,10 +4,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.fencing.FencePolicy;
+import dev.fencing.testsupport.EmbeddedRedisServer;
+import io.lettuce.core.RedisFuture;
 import io.lettuce.core.TransactionResult;
+import io.lettuce.core.api.async.RedisAsyncCommands;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -72,5 +77,50 @@ class MultiTransactionIT {
         // after EXEC the connection is out of the transaction, and the same write goes through
         assertThat(fenced.trySet(key, "by-7", 7)).isEqualTo(new WriteOutcome.Applied(7, 0, null));
         assertThat(observer.plain.get(key)).isEqualTo("by-7");
+    }
+
+    /**
+     * Writes pipelined before the caller's {@code MULTI}, answered {@code NOSCRIPT} once the connection is inside it
+     * (Redis had lost its scripts): whatever the writer sends from their callbacks (the {@code EVAL} of the last, the
+     * {@code SCRIPT LOAD} of one that may not be sent again) would be queued in the caller's transaction, run at its
+     * {@code EXEC} and show among its results. Neither is sent: both writes fail, not applied.
+     */
+    @Test
+    void writesAnsweredNoscriptInsideTheCallersMultiSendNothingIntoItsTransaction() throws Exception {
+        try (EmbeddedRedisServer server = EmbeddedRedisServer.builder().build();
+                RedisFixture own = new RedisFixture(server);
+                RedisFixture watcher = new RedisFixture(server)) {
+            FencedRedis fenced = own.fenced(FencePolicy.MONOTONIC);
+            String first = own.key("first");
+            String second = own.key("second");
+            String plainKey = own.key("note");
+            RedisAsyncCommands<String, String> commands = own.connection.async();
+            own.plain.scriptFlush();
+
+            own.connection.setAutoFlushCommands(false);
+            CompletableFuture<WriteOutcome> firstWrite =
+                    fenced.async().trySet(first, "v", 5).toCompletableFuture();
+            CompletableFuture<WriteOutcome> secondWrite =
+                    fenced.async().trySet(second, "v", 5).toCompletableFuture();
+            RedisFuture<String> multi = commands.multi();
+            RedisFuture<String> queued = commands.set(plainKey, "queued");
+            own.connection.setAutoFlushCommands(true);
+            own.connection.flushCommands();
+            // MULTI's reply comes after both NOSCRIPTs: their callbacks have run
+            assertThat(multi.get(10, TimeUnit.SECONDS)).isEqualTo("OK");
+            TransactionResult result = commands.exec().get(10, TimeUnit.SECONDS);
+
+            assertThat(result).as("what EXEC ran: the caller's SET only").containsExactly("OK");
+            assertThat(queued.get(10, TimeUnit.SECONDS)).isEqualTo("OK");
+            for (CompletableFuture<WriteOutcome> write : List.of(firstWrite, secondWrite)) {
+                assertThatThrownBy(() -> write.get(10, TimeUnit.SECONDS))
+                        .cause()
+                        .isInstanceOf(ScriptCacheLostException.class)
+                        .hasMessageContaining("NOT applied")
+                        .hasMessageContaining("inside MULTI");
+            }
+            assertThat(watcher.plain.get(first)).isNull();
+            assertThat(watcher.plain.get(second)).isNull();
+        }
     }
 }

@@ -274,6 +274,12 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
         afterEvalsha.accept(sending);
         sending.whenComplete((reply, failure) -> {
             if (failure != null && unwrap(failure) instanceof RedisNoScriptException) {
+                if (inTransaction.getAsBoolean()) {
+                    // the caller entered MULTI after this was sent: anything sent now would join its transaction
+                    outcome.completeExceptionally(new CompletionException(
+                            ScriptCacheLostException.insideMulti(op, key, token, unwrap(failure))));
+                    return;
+                }
                 if (!resendAfterNoscript(number)) {
                     load(script, arguments);
                     outcome.completeExceptionally(
