@@ -1,18 +1,12 @@
 package dev.fencing.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import dev.fencing.FencePolicy;
-import dev.fencing.testsupport.EmbeddedRedisServer;
 import io.lettuce.core.MigrateArgs;
-import io.lettuce.core.RedisClient;
-import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.sync.RedisCommands;
-import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
-import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -25,64 +19,38 @@ class ClusterRedirectIT {
 
     @Test
     void aWriteRedirectedByMovedIsDecidedAsAFirstSending() {
-        try (EmbeddedRedisServer a = EmbeddedRedisServer.builder()
-                        .setting("cluster-enabled", "yes")
-                        .build();
-                EmbeddedRedisServer b = EmbeddedRedisServer.builder()
-                        .setting("cluster-enabled", "yes")
-                        .build()) {
-            RedisClient plain = RedisClient.create();
-            RedisClusterClient cluster = RedisClusterClient.create(RedisURI.create(a.uri()));
-            try {
-                RedisCommands<String, String> nodeA =
-                        plain.connect(RedisURI.create(a.uri())).sync();
-                RedisCommands<String, String> nodeB =
-                        plain.connect(RedisURI.create(b.uri())).sync();
-                int[] slots = new int[SlotHash.SLOT_COUNT];
-                for (int i = 0; i < slots.length; i++) {
-                    slots[i] = i;
-                }
-                nodeA.clusterAddSlots(slots);
-                nodeA.clusterMeet("127.0.0.1", b.port());
-                await().atMost(Duration.ofSeconds(30))
-                        .until(() -> nodeA.clusterInfo().contains("cluster_state:ok")
-                                && nodeB.clusterInfo().contains("cluster_state:ok")
-                                && nodeB.clusterNodes().contains(nodeA.clusterMyId()));
+        try (TwoNodeCluster cluster = TwoNodeCluster.start(SlotHash.SLOT_COUNT)) {
+            RedisCommands<String, String> nodeA = cluster.nodeA;
+            RedisCommands<String, String> nodeB = cluster.nodeB;
+            StatefulRedisClusterConnection<String, String> connection = cluster.client.connect();
+            FencedRedis monotonic = FencedRedis.builder(connection)
+                    .policy(FencePolicy.MONOTONIC)
+                    .build();
+            FencedRedis strict =
+                    FencedRedis.builder(connection).policy(FencePolicy.STRICT).build();
+            String key = "{moved}:state";
+            String other = "{moved}:order";
+            assertThat(monotonic.trySet(key, "v1", 5)).isEqualTo(new WriteOutcome.Applied(5, 0, null));
+            assertThat(monotonic.trySet(other, "v1", 5)).isEqualTo(new WriteOutcome.Applied(5, 0, null));
 
-                StatefulRedisClusterConnection<String, String> connection = cluster.connect();
-                FencedRedis monotonic = FencedRedis.builder(connection)
-                        .policy(FencePolicy.MONOTONIC)
-                        .build();
-                FencedRedis strict = FencedRedis.builder(connection)
-                        .policy(FencePolicy.STRICT)
-                        .build();
-                String key = "{moved}:state";
-                String other = "{moved}:order";
-                assertThat(monotonic.trySet(key, "v1", 5)).isEqualTo(new WriteOutcome.Applied(5, 0, null));
-                assertThat(monotonic.trySet(other, "v1", 5)).isEqualTo(new WriteOutcome.Applied(5, 0, null));
+            // the slot moves to B with its keys; the client still routes it to A
+            int slot = SlotHash.getSlot(key);
+            String idA = nodeA.clusterMyId();
+            String idB = nodeB.clusterMyId();
+            nodeB.clusterSetSlotImporting(slot, idA);
+            nodeA.clusterSetSlotMigrating(slot, idB);
+            nodeA.migrate(
+                    "127.0.0.1",
+                    cluster.b.port(),
+                    0,
+                    5000,
+                    MigrateArgs.Builder.keys(nodeA.clusterGetKeysInSlot(slot, 1000)));
+            nodeA.clusterSetSlotNode(slot, idB);
+            nodeB.clusterSetSlotNode(slot, idB);
 
-                // the slot moves to B with its keys; the client still routes it to A
-                int slot = SlotHash.getSlot(key);
-                String idA = nodeA.clusterMyId();
-                String idB = nodeB.clusterMyId();
-                nodeB.clusterSetSlotImporting(slot, idA);
-                nodeA.clusterSetSlotMigrating(slot, idB);
-                nodeA.migrate(
-                        "127.0.0.1",
-                        b.port(),
-                        0,
-                        5000,
-                        MigrateArgs.Builder.keys(nodeA.clusterGetKeysInSlot(slot, 1000)));
-                nodeA.clusterSetSlotNode(slot, idB);
-                nodeB.clusterSetSlotNode(slot, idB);
-
-                assertThat(monotonic.trySet(key, "v2", 5)).isEqualTo(new WriteOutcome.Applied(5, 5, null));
-                assertThat(strict.trySet(other, "v0", 4)).isEqualTo(new WriteOutcome.Rejected(5, 4));
-                assertThat(nodeB.get(key)).isEqualTo("v2");
-            } finally {
-                cluster.shutdown();
-                plain.shutdown();
-            }
+            assertThat(monotonic.trySet(key, "v2", 5)).isEqualTo(new WriteOutcome.Applied(5, 5, null));
+            assertThat(strict.trySet(other, "v0", 4)).isEqualTo(new WriteOutcome.Rejected(5, 4));
+            assertThat(nodeB.get(key)).isEqualTo("v2");
         }
     }
 }

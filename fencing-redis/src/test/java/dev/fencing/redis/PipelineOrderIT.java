@@ -7,11 +7,9 @@ import static org.awaitility.Awaitility.await;
 import dev.fencing.FencePolicy;
 import dev.fencing.testsupport.EmbeddedRedisServer;
 import io.lettuce.core.ReadFrom;
-import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.sync.RedisCommands;
-import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.codec.StringCodec;
@@ -29,7 +27,6 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.UnaryOperator;
-import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -203,64 +200,40 @@ class PipelineOrderIT {
     @Test
     void writesToAClusterNodeThatLostItsScriptsApplyAgainAfterTheFirstFailsWhileWritesToAnotherNodeGoOn()
             throws Exception {
-        try (EmbeddedRedisServer a = EmbeddedRedisServer.builder()
-                        .setting("cluster-enabled", "yes")
-                        .build();
-                EmbeddedRedisServer b = EmbeddedRedisServer.builder()
-                        .setting("cluster-enabled", "yes")
-                        .build()) {
-            RedisClient plain = RedisClient.create();
-            RedisClusterClient cluster = RedisClusterClient.create(RedisURI.create(a.uri()));
-            try {
-                RedisCommands<String, String> nodeA =
-                        plain.connect(RedisURI.create(a.uri())).sync();
-                RedisCommands<String, String> nodeB =
-                        plain.connect(RedisURI.create(b.uri())).sync();
-                int half = SlotHash.SLOT_COUNT / 2;
-                nodeA.clusterAddSlots(IntStream.range(0, half).toArray());
-                nodeB.clusterAddSlots(IntStream.range(half, SlotHash.SLOT_COUNT).toArray());
-                nodeA.clusterMeet("127.0.0.1", b.port());
-                await().atMost(Duration.ofSeconds(30))
-                        .until(() -> nodeA.clusterInfo().contains("cluster_state:ok")
-                                && nodeB.clusterInfo().contains("cluster_state:ok")
-                                && nodeB.clusterNodes().contains(nodeA.clusterMyId())
-                                && nodeA.clusterNodes().contains(nodeB.clusterMyId()));
-                StatefulRedisClusterConnection<String, String> connection = cluster.connect();
-                FencedRedis writer = FencedRedis.builder(connection).build();
-                String onA = keyInSlots(0, half);
-                String onB = keyInSlots(half, SlotHash.SLOT_COUNT);
-                writer.set(onA, "v", 1);
-                writer.set(onB, "v", 1);
-                nodeA.scriptFlush(); // B keeps its scripts
+        int half = SlotHash.SLOT_COUNT / 2;
+        try (TwoNodeCluster cluster = TwoNodeCluster.start(half)) {
+            RedisCommands<String, String> nodeA = cluster.nodeA;
+            StatefulRedisClusterConnection<String, String> connection = cluster.client.connect();
+            FencedRedis writer = FencedRedis.builder(connection).build();
+            String onA = keyInSlots(0, half);
+            String onB = keyInSlots(half, SlotHash.SLOT_COUNT);
+            writer.set(onA, "v", 1);
+            writer.set(onB, "v", 1);
+            nodeA.scriptFlush(); // B keeps its scripts
 
-                List<Object> writesToA = new ArrayList<>();
-                for (long token = 2; token <= 6; token++) {
-                    // a write to A, and one to B sent behind it before A's NOSCRIPT comes back
-                    connection.setAutoFlushCommands(false);
-                    CompletableFuture<WriteOutcome> toA =
-                            writer.async().trySet(onA, "v" + token, token).toCompletableFuture();
-                    CompletableFuture<WriteOutcome> toB =
-                            writer.async().trySet(onB, "v" + token, token).toCompletableFuture();
-                    connection.flushCommands();
-                    connection.setAutoFlushCommands(true);
-                    assertThat(toB.get(10, TimeUnit.SECONDS))
-                            .isEqualTo(new WriteOutcome.Applied(token, token - 1, null));
-                    writesToA.add(toA.handle((outcome, failure) -> failure == null ? outcome : cause(failure))
-                            .get(10, TimeUnit.SECONDS));
-                }
-                assertThat(writesToA.get(0)).isInstanceOf(ScriptCacheLostException.class);
-                // the first write failed, NOT applied: A's token stayed 1 and the next write finds the script
-                assertThat(writesToA.subList(1, writesToA.size()))
-                        .containsExactly(
-                                new WriteOutcome.Applied(3, 1, null),
-                                new WriteOutcome.Applied(4, 3, null),
-                                new WriteOutcome.Applied(5, 4, null),
-                                new WriteOutcome.Applied(6, 5, null));
-                assertThat(nodeA.get(onA)).isEqualTo("v6");
-            } finally {
-                cluster.shutdown();
-                plain.shutdown();
+            List<Object> writesToA = new ArrayList<>();
+            for (long token = 2; token <= 6; token++) {
+                // a write to A, and one to B sent behind it before A's NOSCRIPT comes back
+                connection.setAutoFlushCommands(false);
+                CompletableFuture<WriteOutcome> toA =
+                        writer.async().trySet(onA, "v" + token, token).toCompletableFuture();
+                CompletableFuture<WriteOutcome> toB =
+                        writer.async().trySet(onB, "v" + token, token).toCompletableFuture();
+                connection.flushCommands();
+                connection.setAutoFlushCommands(true);
+                assertThat(toB.get(10, TimeUnit.SECONDS)).isEqualTo(new WriteOutcome.Applied(token, token - 1, null));
+                writesToA.add(toA.handle((outcome, failure) -> failure == null ? outcome : cause(failure))
+                        .get(10, TimeUnit.SECONDS));
             }
+            assertThat(writesToA.get(0)).isInstanceOf(ScriptCacheLostException.class);
+            // the first write failed, NOT applied: A's token stayed 1 and the next write finds the script
+            assertThat(writesToA.subList(1, writesToA.size()))
+                    .containsExactly(
+                            new WriteOutcome.Applied(3, 1, null),
+                            new WriteOutcome.Applied(4, 3, null),
+                            new WriteOutcome.Applied(5, 4, null),
+                            new WriteOutcome.Applied(6, 5, null));
+            assertThat(nodeA.get(onA)).isEqualTo("v6");
         }
     }
 
