@@ -2,18 +2,8 @@ package dev.fencing.jdbc;
 
 import dev.fencing.jdbc.internal.CatalogSql;
 import dev.fencing.jdbc.internal.Identifiers;
+import dev.fencing.jdbc.internal.KeyColumnTypes;
 import dev.fencing.jdbc.internal.StatementParser;
-import dev.fencing.jdbc.internal.Utf8Text;
-import java.math.BigDecimal;
-import java.math.BigInteger;
-import java.nio.charset.StandardCharsets;
-import java.time.Instant;
-import java.time.LocalDateTime;
-import java.time.LocalTime;
-import java.time.OffsetDateTime;
-import java.time.ZonedDateTime;
-import java.time.temporal.ChronoField;
-import java.time.temporal.TemporalAccessor;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
@@ -24,9 +14,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
-import java.util.UUID;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
 import org.jdbi.v3.core.JdbiException;
@@ -58,11 +45,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class FencedTable {
     private static final Set<String> FLOATING = Set.of("real", "double precision");
-    private static final Set<String> WHOLE_NUMBERS = Set.of("smallint", "integer", "bigint");
-    private static final Set<String> TIMES = Set.of(
-            "timestamp without time zone", "timestamp with time zone", "time without time zone", "time with time zone");
-    private static final Set<String> LOCAL_TIMES =
-            Set.of("timestamp without time zone", "date", "time without time zone");
 
     /** The fence column that {@code fencing.protect_table(...)} adds. */
     public static final String DEFAULT_FENCE_COLUMN = "last_fence_token";
@@ -78,23 +60,8 @@ public final class FencedTable {
     private final Map<String, String> castTypes;
 
     private final Map<String, KeyComparison> keyComparisons;
-    /** Each key column's type, a domain resolved to the type under it: what a key value's checks compare. */
-    private final Map<String, String> keyUnderlyingTypes;
-    /**
-     * The fractional digits each key column, in key order, keeps where its type modifier keeps fewer than the
-     * statements' cast (null elsewhere)
-     * ({@code numeric(5,2)}: 2; {@code timestamp(3)}: 3): assigning a key to the column, as an upsert's
-     * insert does, rounds it there, and its ON CONFLICT then finds the row of the rounded key.
-     */
-    private final Integer[] keyScaleAt;
-    /**
-     * The characters each key column, in key order, keeps where it is a domain over {@code varchar(n)} or {@code
-     * char(n)} (null elsewhere): the statements cast a key to the domain, and that cast cuts a longer text to
-     * them, as an explicit cast to the type under it does, without an error.
-     */
-    private final Integer[] keyLengthAt;
-    /** Whether each key column, in key order, is boolean (a domain over it too): it takes no number as a key. */
-    private final boolean[] booleanKeys;
+    /** The checks of key values against the key columns' types. */
+    private final KeyColumnTypes keyTypes;
 
     private final boolean guarded;
     private final boolean partitioned;
@@ -115,9 +82,7 @@ public final class FencedTable {
             Map<String, String> columnTypes,
             Map<String, String> castTypes,
             Map<String, KeyComparison> keyComparisons,
-            Map<String, String> keyUnderlyingTypes,
-            Map<String, Integer> keyScales,
-            Map<String, Integer> keyLengths,
+            KeyColumnTypes keyTypes,
             boolean guarded,
             boolean partitioned,
             boolean keyedExactly,
@@ -129,19 +94,7 @@ public final class FencedTable {
         this.columnTypes = Collections.unmodifiableMap(new LinkedHashMap<>(columnTypes));
         this.castTypes = Map.copyOf(castTypes);
         this.keyComparisons = Map.copyOf(keyComparisons);
-        this.keyUnderlyingTypes = Map.copyOf(keyUnderlyingTypes);
-        this.keyScaleAt = new Integer[this.keyColumns.size()];
-        for (int i = 0; i < keyScaleAt.length; i++) {
-            keyScaleAt[i] = keyScales.get(this.keyColumns.get(i));
-        }
-        this.keyLengthAt = new Integer[this.keyColumns.size()];
-        for (int i = 0; i < keyLengthAt.length; i++) {
-            keyLengthAt[i] = keyLengths.get(this.keyColumns.get(i));
-        }
-        this.booleanKeys = new boolean[this.keyColumns.size()];
-        for (int i = 0; i < booleanKeys.length; i++) {
-            booleanKeys[i] = "boolean".equals(keyUnderlyingTypes.get(this.keyColumns.get(i)));
-        }
+        this.keyTypes = keyTypes;
         this.guarded = guarded;
         this.partitioned = partitioned;
         this.keyedExactly = keyedExactly;
@@ -330,304 +283,15 @@ public final class FencedTable {
      *     surrogate without its pair reaches the database with {@code ?} in its place)
      */
     public RowKey requireKey(RowKey key) {
-        Objects.requireNonNull(key, "key");
-        if (key.size() != keyColumns.size()) {
-            throw new IllegalArgumentException("key " + key + " has " + key.size() + " values but " + qualifiedName()
-                    + " is keyed by " + keyColumns);
-        }
-        for (int i = 0; i < key.size(); i++) {
-            Object value = key.values().get(i);
-            if (value instanceof CharSequence text) {
-                Utf8Text.requireEncodable(
-                        text, "key " + key + " of " + qualifiedName() + " for column " + keyColumns.get(i));
-            }
-            if (keyScaleAt[i] != null) {
-                requireKept(key, i, value, keyScaleAt[i]);
-            }
-            if (keyLengthAt[i] != null) {
-                requireFits(key, i, value, keyLengthAt[i]);
-            }
-            if (value instanceof String text
-                    && TIMES.contains(keyUnderlyingTypes.get(keyColumns.get(i)))
-                    && textFinerThan(text, 6)) {
-                // as for a java.time value below: the cast would round it onto another row's key
-                throw new IllegalArgumentException("key " + key + " of " + qualifiedName() + " has a time value "
-                        + value + " for column " + keyColumns.get(i) + " finer than the microseconds PostgreSQL"
-                        + " keeps; it would round to another row's key");
-            }
-            requireNoDroppedPart(key, i, value);
-            if (value instanceof String || (value instanceof Long || value instanceof Integer) && !booleanKeys[i]) {
-                continue;
-            }
-            String column = keyColumns.get(i);
-            String type = keyUnderlyingTypes.get(column);
-            if (value instanceof Number && booleanKeys[i]) {
-                // an integer casts to boolean as zero or not: 2 would name the row true
-                throw new IllegalArgumentException("key " + key + " of " + qualifiedName() + " has the number " + value
-                        + " for column " + column + " (" + type + "), which the cast to boolean would read as "
-                        + (value instanceof Integer && (Integer) value == 0 ? "false" : "true (any number but 0)")
-                        + "; give a Boolean");
-            }
-            if (finerThan(value, 6)) {
-                // PostgreSQL keeps microseconds: the cast would round the value and name another row
-                throw new IllegalArgumentException("key " + key + " of " + qualifiedName() + " has a time value "
-                        + value + " finer than the microseconds PostgreSQL keeps; it would round to another row's"
-                        + " key");
-            }
-            if (value instanceof Double || value instanceof Float) {
-                // a binary fraction: 0.1 + 0.2 reaches a numeric column as 0.3, 7.5 a bigint one as 8
-                throw new IllegalArgumentException("key " + key + " of " + qualifiedName() + " has a floating-point"
-                        + " value " + value + " for column " + column + " (" + type + "), which the cast to the"
-                        + " column's type may round to another row's key; give a Long, a BigDecimal or a String");
-            }
-            if (value instanceof BigDecimal decimal && WHOLE_NUMBERS.contains(type) && decimalsBeyond(decimal, 0)) {
-                throw new IllegalArgumentException("key " + key + " of " + qualifiedName() + " has the fractional"
-                        + " value " + value + " for column " + column + " (" + type + "), which no row's key can"
-                        + " be; the cast would round it to another row's key");
-            }
-            if ((value instanceof OffsetDateTime || value instanceof ZonedDateTime || value instanceof Instant)
-                    && LOCAL_TIMES.contains(type)) {
-                // a moment against a local time: which one depends on the session's time zone, and a batch
-                // (sent as text, the offset dropped) and a single-row write (converted) would name different rows
-                throw new IllegalArgumentException("key " + key + " of " + qualifiedName() + " has the moment "
-                        + value + " for column " + column + " (" + type + "), which holds local times: which row"
-                        + " it names depends on the session's time zone; give a LocalDateTime, LocalDate or"
-                        + " LocalTime");
-            }
-        }
-        return key;
-    }
-
-    /**
-     * Refuses key value {@code i} when the cast to its date or time-of-day column would drop part of it: a time
-     * of day given for a {@code date} column (a {@code LocalDateTime} or {@code Timestamp} past midnight, or text
-     * that spells a time, {@link #TEXT_TIME}), or a date given for a {@code time} or {@code time with time zone}
-     * column (a {@code LocalDateTime}, a moment, a {@code java.util.Date} other than {@code java.sql.Time}, or
-     * text that spells a date, {@link #TEXT_DATE}); text longer than {@link #NAME_BYTES} bytes for a {@code
-     * name} column. The cast reads {@code 2026-01-01T10:00} as the date {@code
-     * 2026-01-01}, or as the time {@code 10:00}, and the key names that row, which is not the key given.
-     */
-    private void requireNoDroppedPart(RowKey key, int i, Object value) {
-        String column = keyColumns.get(i);
-        String type = keyUnderlyingTypes.get(column);
-        String dropped = null;
-        if ("date".equals(type)) {
-            if (value instanceof String text ? TEXT_TIME.matcher(text).find() : !midnight(value)) {
-                dropped = "time of day";
-            }
-        } else if ("time without time zone".equals(type) || "time with time zone".equals(type)) {
-            if (value instanceof String text
-                    ? TEXT_DATE.matcher(text).find()
-                    : value instanceof LocalDateTime
-                            || value instanceof OffsetDateTime
-                            || value instanceof ZonedDateTime
-                            || value instanceof Instant
-                            || value instanceof java.util.Date && !(value instanceof java.sql.Time)) {
-                dropped = "date";
-            }
-        }
-        if ("name".equals(type)
-                && value instanceof CharSequence text
-                && text.toString().getBytes(StandardCharsets.UTF_8).length > NAME_BYTES) {
-            throw new IllegalArgumentException("key " + key + " of " + qualifiedName() + " has the value " + value
-                    + " for column " + column + " (" + type + "), longer than the " + NAME_BYTES + " bytes the type"
-                    + " keeps: the cast cuts it, and it would name another row's key");
-        }
-        if (dropped != null) {
-            throw new IllegalArgumentException("key " + key + " of " + qualifiedName() + " has the value " + value
-                    + " for column " + column + " (" + type + "), whose " + dropped + " the cast to the column's type"
-                    + " drops: it would name another row's key; give the "
-                    + ("date".equals(type) ? "date" : "time of day")
-                    + " alone");
-        }
-    }
-
-    /**
-     * The bytes a {@code name} keeps (NAMEDATALEN - 1 of a PostgreSQL built with the default): the cast of a
-     * longer text to {@code name} cuts it, without an error.
-     */
-    private static final int NAME_BYTES = 63;
-
-    /** A time of day as PostgreSQL reads one in a date given as text: {@code hh:mm}, or ISO 8601's {@code T}. */
-    private static final Pattern TEXT_TIME = Pattern.compile("\\d:\\d|\\d[Tt]\\d");
-
-    /**
-     * A date as PostgreSQL reads one in a time of day given as text: three numbers joined by {@code -}, {@code /}
-     * or {@code .} ({@code 2026-01-01}, {@code 1/2/2026}, {@code 2026.01.02}) whose first does not continue a time
-     * ({@code 10:00:00.5-05} is a time with a zone), or ISO 8601's basic {@code 20260101T}.
-     */
-    private static final Pattern TEXT_DATE =
-            Pattern.compile("(?<![:.\\d])\\d{1,4}[-/.]\\d{1,2}[-/.]\\d{1,4}|\\d{8}[Tt]");
-
-    /** Whether a value given for a date column has no time of day past midnight (a value without one has none). */
-    private static boolean midnight(Object value) {
-        if (value instanceof LocalDateTime time) {
-            return time.toLocalTime().equals(LocalTime.MIDNIGHT);
-        }
-        if (value instanceof java.sql.Timestamp timestamp) {
-            return midnight(timestamp.toLocalDateTime());
-        }
-        if (value instanceof java.util.Date date && !(value instanceof java.sql.Date)) {
-            // bound as a Timestamp of the same instant, read in the JVM's time zone
-            return midnight(new java.sql.Timestamp(date.getTime()).toLocalDateTime());
-        }
-        return true;
+        return keyTypes.requireKey(key);
     }
 
     /**
      * Key value {@code i} of a key {@link #requireKey} accepted, as a batch sends it: as text that PostgreSQL
-     * reads into the key column's type. A whole-valued {@code BigDecimal} for a whole-number column travels as
-     * its integer: PostgreSQL reads its text ({@code 7.00}, {@code 7E+1}) as no {@code bigint}, where the
-     * single-row write's {@code numeric} casts to one.
+     * reads into the key column's type.
      */
     Object batchKeyValue(int i, Object value) {
-        if (value instanceof BigDecimal decimal && WHOLE_NUMBERS.contains(keyUnderlyingTypes.get(keyColumns.get(i)))) {
-            return decimal.toBigIntegerExact();
-        }
-        return value;
-    }
-
-    private static Map<String, String> keyUnderlying(List<String> keyColumns, Map<String, String> underlying) {
-        Map<String, String> keys = new HashMap<>();
-        for (String key : keyColumns) {
-            keys.put(key, Objects.requireNonNullElse(underlying.get(key), ""));
-        }
-        return keys;
-    }
-
-    /**
-     * Refuses key value {@code i} when its column, which keeps {@code scale} fractional digits ({@link #keyScaleAt}),
-     * would store it rounded: the column keeps fewer digits than the statements' cast, so an upsert's insert
-     * would round the key onto another row's, and its ON CONFLICT write that row, where an update finds none.
-     * A number given as text is read as Java reads it; a time given as text by the fraction of a second it
-     * spells ({@link #TEXT_FRACTION}: the digits after the seconds of {@code hh:mm:ss.f}, {@code mm:ss.f} or
-     * {@code hhmmss.f}).
-     */
-    private void requireKept(RowKey key, int i, Object value, int scale) {
-        String column = keyColumns.get(i);
-        String type = keyUnderlyingTypes.get(column);
-        BigDecimal decimal = null;
-        if (value instanceof BigDecimal d) {
-            decimal = d;
-        } else if (value instanceof Long || value instanceof Integer) {
-            decimal = BigDecimal.valueOf(((Number) value).longValue());
-        } else if (value instanceof String text && "numeric".equals(type)) {
-            try {
-                decimal = new BigDecimal(text.strip());
-            } catch (NumberFormatException e) {
-                // not a number as Java reads it (NaN, PostgreSQL's own spellings): the cast decides
-            }
-        }
-        if (decimal != null && decimalsBeyond(decimal, scale)) {
-            throw new IllegalArgumentException("key " + key + " of " + qualifiedName() + " has the value " + value
-                    + " for column " + column + " (" + type + " with scale " + scale + "), which the column would"
-                    + " round to another row's key");
-        }
-        if (finerThan(value, scale)
-                || value instanceof String text && TIMES.contains(type) && textFinerThan(text, scale)) {
-            throw new IllegalArgumentException("key " + key + " of " + qualifiedName() + " has a time value " + value
-                    + " for column " + column + " (" + type + " with " + scale + " fractional digits of a second),"
-                    + " which the column would round to another row's key");
-        }
-    }
-
-    /**
-     * Refuses key value {@code i} when it is longer than the {@code length} characters its column's domain keeps
-     * ({@link #keyLengthAt}), as the text the cast reads (trailing spaces aside for a {@code char(n)}, whose
-     * comparison ignores them).
-     */
-    private void requireFits(RowKey key, int i, Object value, int length) {
-        if (!(value instanceof CharSequence
-                || value instanceof Long
-                || value instanceof Integer
-                || value instanceof Short
-                || value instanceof BigInteger
-                || value instanceof Boolean
-                || value instanceof UUID)) {
-            return;
-        }
-        String column = keyColumns.get(i);
-        String type = keyUnderlyingTypes.get(column);
-        String text = value.toString();
-        if ("bpchar".equals(type)) {
-            text = text.replaceFirst(" +$", "");
-        }
-        if (text.codePointCount(0, text.length()) > length) {
-            throw new IllegalArgumentException("key " + key + " of " + qualifiedName() + " has the value " + value
-                    + " for column " + column + " (" + columnTypes.get(column) + ", a domain over " + type + "("
-                    + length + ")), longer than the " + length + " characters the domain keeps: the cast to it cuts"
-                    + " the key, and it would name another row's key");
-        }
-    }
-
-    /** Whether {@code decimal} has nonzero digits beyond {@code scale} fractional digits. */
-    private static boolean decimalsBeyond(BigDecimal decimal, int scale) {
-        return decimal.signum() != 0 && decimal.stripTrailingZeros().scale() > scale;
-    }
-
-    /**
-     * A fraction of a second as PostgreSQL reads it in a time or timestamp given as text: after {@code
-     * hh:mm:ss} or {@code mm:ss}, or after the ISO 8601 basic {@code hhmmss}.
-     */
-    private static final Pattern TEXT_FRACTION = Pattern.compile("(?:\\d:\\d{1,2}|\\d{6})\\.(\\d+)");
-
-    /** Whether a time given as text spells a nonzero digit beyond {@code digits} fractional digits of a second. */
-    private static boolean textFinerThan(String text, int digits) {
-        Matcher fraction = TEXT_FRACTION.matcher(text);
-        while (fraction.find()) {
-            String decimals = fraction.group(1);
-            for (int i = digits; i < decimals.length(); i++) {
-                if (decimals.charAt(i) != '0') {
-                    return true;
-                }
-            }
-        }
-        return false;
-    }
-
-    /** Whether a time value has more than {@code digits} fractional digits of a second. */
-    private static boolean finerThan(Object value, int digits) {
-        long unit = 1;
-        for (int i = digits; i < 9; i++) {
-            unit *= 10;
-        }
-        if (value instanceof java.sql.Timestamp timestamp) {
-            return timestamp.getNanos() % unit != 0;
-        }
-        return value instanceof TemporalAccessor time
-                && time.isSupported(ChronoField.NANO_OF_SECOND)
-                && time.getLong(ChronoField.NANO_OF_SECOND) % unit != 0;
-    }
-
-    /**
-     * The fractional digits a column of {@code type} (as {@code format_type(oid, -1)} names it) with the type
-     * modifier {@code typmod} keeps, when they are fewer than a cast to the type without modifier keeps; null
-     * otherwise. A numeric's modifier holds its scale in its low 11 bits, signed (negative from PostgreSQL 15).
-     */
-    private static Integer scale(String type, int typmod) {
-        if ("numeric".equals(type) && typmod >= 4) {
-            return (((typmod - 4) & 0x7ff) ^ 1024) - 1024;
-        }
-        if (TIMES.contains(type) && typmod >= 0 && typmod < 6) {
-            return typmod;
-        }
-        return null;
-    }
-
-    /**
-     * Whether an {@code interval} with the type modifier {@code typmod} (its fields in the high 16 bits, its
-     * precision in the low 16) changes some values assigned or cast to it: fields that stop short of seconds
-     * ({@code interval day} drops hours), or fewer than six fractional digits of a second.
-     */
-    static boolean intervalRounds(int typmod) {
-        if (typmod < 0) {
-            return false;
-        }
-        int fields = (typmod >> 16) & 0x7fff;
-        int precision = typmod & 0xffff;
-        // every field, or a range down to seconds: SECOND, MINUTE TO SECOND, HOUR TO SECOND, DAY TO SECOND
-        boolean toSeconds = fields == 0x7fff || fields == 4096 || fields == 6144 || fields == 7168 || fields == 7176;
-        return !toSeconds || precision < 6;
+        return keyTypes.batchKeyValue(i, value);
     }
 
     /**
@@ -881,17 +545,17 @@ public final class FencedTable {
                         castTypes.put(rs.getString("column_name"), rs.getString("cast_type"));
                         underlying.put(rs.getString("column_name"), rs.getString("underlying_type"));
                         String column = rs.getString("column_name");
-                        Integer scale = scale(rs.getString("base_type"), rs.getInt("atttypmod"));
+                        Integer scale = KeyColumnTypes.scale(rs.getString("base_type"), rs.getInt("atttypmod"));
                         int domainTypmod = rs.getInt("domain_typmod");
                         if (!rs.wasNull() && domainTypmod >= 0 && keyColumns.contains(column)) {
                             // a domain's modifier: the statements' cast of a key to the domain applies it
                             String under = rs.getString("underlying_type");
-                            scale = scale(under, domainTypmod);
+                            scale = KeyColumnTypes.scale(under, domainTypmod);
                             if ("character varying".equals(under) || "bpchar".equals(under)) {
                                 lengths.put(column, domainTypmod - 4);
                             } else if ("\"bit\"".equals(under)
                                     || "bit varying".equals(under)
-                                    || "interval".equals(under) && intervalRounds(domainTypmod)) {
+                                    || "interval".equals(under) && KeyColumnTypes.intervalRounds(domainTypmod)) {
                                 uncheckable.put(column, under);
                             }
                         }
@@ -899,7 +563,7 @@ public final class FencedTable {
                             scales.put(column, scale);
                         }
                         if ("interval".equals(rs.getString("base_type"))
-                                && intervalRounds(rs.getInt("atttypmod"))
+                                && KeyColumnTypes.intervalRounds(rs.getInt("atttypmod"))
                                 && keyColumns.contains(column)) {
                             roundingIntervals.put(column, rs.getString("full_type"));
                         }
@@ -1017,9 +681,7 @@ public final class FencedTable {
                     types,
                     castTypes,
                     comparisons,
-                    keyUnderlying(keyColumns, underlying),
-                    scales,
-                    lengths,
+                    new KeyColumnTypes(qualified, keyColumns, types, underlying, scales, lengths),
                     guarded,
                     partitioned,
                     uniqueKeys[1],
