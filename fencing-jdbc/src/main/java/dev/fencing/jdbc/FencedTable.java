@@ -279,8 +279,9 @@ public final class FencedTable {
      *     per key column; naming the value and its column when the value would reach the column as another
      *     row's key (rounded by the cast, or by the column's own scale or precision, as a {@code numeric(5,2)}
      *     column keeps {@code 1.234} as {@code 1.23}, or cut by the cast, as a {@code date} column reads {@code
-     *     2026-01-01T10:00} as {@code 2026-01-01}, or sent as another text, as a string with a UTF-16
-     *     surrogate without its pair reaches the database with {@code ?} in its place)
+     *     2026-01-01T10:00} as {@code 2026-01-01}, or read in the session's {@code TimeZone}, as a {@code
+     *     LocalDateTime} for a {@code timestamp with time zone} column, or sent as another text, as a string with a
+     *     UTF-16 surrogate without its pair reaches the database with {@code ?} in its place)
      */
     public RowKey requireKey(RowKey key) {
         return keyTypes.requireKey(key);

@@ -5,6 +5,7 @@ import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
+import java.time.LocalDate;
 import java.time.LocalDateTime;
 import java.time.LocalTime;
 import java.time.OffsetDateTime;
@@ -152,6 +153,17 @@ public final class KeyColumnTypes {
                         + value + " for column " + column + " (" + type + "), which holds local times: which row"
                         + " it names depends on the session's time zone; give a LocalDateTime, LocalDate or"
                         + " LocalTime");
+            }
+            if ((value instanceof LocalDateTime || value instanceof LocalDate)
+                            && "timestamp with time zone".equals(type)
+                    || value instanceof LocalTime && "time with time zone".equals(type)) {
+                // a local time against a column of instants: the cast reads it in the session's TimeZone, which
+                // whoever held the pooled connection before may have set to another
+                throw new IllegalArgumentException("key " + key + " of " + table + " has the local "
+                        + (value instanceof LocalDate ? "date " : "time ") + value + " for column " + column + " ("
+                        + type + "), which holds instants: the cast reads it in the session's TimeZone, and a"
+                        + " connection whose TimeZone someone set to another names another row; give "
+                        + ("time with time zone".equals(type) ? "an OffsetTime" : "an OffsetDateTime or Instant"));
             }
         }
         return key;
