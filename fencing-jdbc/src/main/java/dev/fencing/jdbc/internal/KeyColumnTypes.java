@@ -116,6 +116,9 @@ public final class KeyColumnTypes {
                         + " keeps; it would round to another row's key");
             }
             requireNoDroppedPart(key, i, value);
+            if (value instanceof CharSequence text) {
+                requireIsoText(key, i, text.toString());
+            }
             if (value instanceof String || (value instanceof Long || value instanceof Integer) && !booleanKeys[i]) {
                 continue;
             }
@@ -211,6 +214,63 @@ public final class KeyColumnTypes {
                     + ("date".equals(type) ? "date" : "time of day")
                     + " alone");
         }
+    }
+
+    /**
+     * Refuses key value {@code i}, text for a date or time column, unless it spells the column's value in ISO 8601
+     * ({@link #ISO_TEXT}): with an offset for a column of instants, without one for a column of local times, no
+     * other field. PostgreSQL reads many other spellings, and some by the session's settings or the clock: {@code
+     * '01/02/2026'} by {@code DateStyle} (January 2, or February 1), a time without offset by {@code TimeZone},
+     * {@code 'IST'} by {@code timezone_abbreviations}, {@code 'today'} and {@code 'now'} by the time of the cast; and
+     * it drops or rolls over parts that the writer's other checks do not find ({@code '20260101 1000'} for a date,
+     * {@code 'J2451187 10:00'} for a time, the offset of {@code '2026-01-01 10:00+05'} for a timestamp, {@code
+     * 23:59:60} to the next day): each would name another row's key than the text says.
+     */
+    private void requireIsoText(RowKey key, int i, String text) {
+        String column = keyColumns.get(i);
+        String type = keyUnderlyingTypes.get(column);
+        Pattern iso = ISO_TEXT.get(type);
+        if (iso != null && !iso.matcher(text).matches()) {
+            throw new IllegalArgumentException("key " + key + " of " + table + " has the text " + text
+                    + " for column " + column + " (" + type + "), which is not " + ISO_FORM.get(type) + ": PostgreSQL"
+                    + " reads other spellings by the session's DateStyle, TimeZone or timezone_abbreviations or by"
+                    + " the clock, or drops part of them, and it could name another row's key; give it so, or as "
+                    + JAVA_TIME.get(type));
+        }
+    }
+
+    private static final String ISO_DATE = "\\d{4}-\\d{2}-\\d{2}";
+    private static final String ISO_TIME = "(?:[01]\\d|2[0-3]):[0-5]\\d(?::[0-5]\\d(?:\\.\\d+)?)?";
+    /** Also 24:00, a value of its own for a time of day (the next day's midnight for a timestamp). */
+    private static final String ISO_TIME_OF_DAY = "(?:" + ISO_TIME + "|24:00(?::00(?:\\.0+)?)?)";
+
+    private static final String ISO_OFFSET = " ?(?:Z|[+-]\\d{2}(?::?\\d{2}(?::?\\d{2})?)?)";
+    private static final String INFINITY = "|-?infinity";
+
+    /** Per date or time type, the text keys it takes (blanks around them aside, which the cast ignores). */
+    private static final Map<String, Pattern> ISO_TEXT = Map.of(
+            "date", iso(ISO_DATE + INFINITY),
+            "timestamp without time zone", iso(ISO_DATE + "(?:[ T]" + ISO_TIME + ")?" + INFINITY),
+            "timestamp with time zone", iso(ISO_DATE + "[ T]" + ISO_TIME + ISO_OFFSET + INFINITY),
+            "time without time zone", iso(ISO_TIME_OF_DAY),
+            "time with time zone", iso(ISO_TIME_OF_DAY + ISO_OFFSET));
+
+    private static final Map<String, String> ISO_FORM = Map.of(
+            "date", "yyyy-mm-dd",
+            "timestamp without time zone", "yyyy-mm-dd hh:mm[:ss[.f]] without offset",
+            "timestamp with time zone", "yyyy-mm-dd hh:mm[:ss[.f]] with an offset (Z, +hh[:mm])",
+            "time without time zone", "hh:mm[:ss[.f]] without offset",
+            "time with time zone", "hh:mm[:ss[.f]] with an offset (Z, +hh[:mm])");
+
+    private static final Map<String, String> JAVA_TIME = Map.of(
+            "date", "a LocalDate",
+            "timestamp without time zone", "a LocalDateTime",
+            "timestamp with time zone", "an OffsetDateTime or Instant",
+            "time without time zone", "a LocalTime",
+            "time with time zone", "an OffsetTime");
+
+    private static Pattern iso(String forms) {
+        return Pattern.compile("[ \\t\\n\\r]*(?:" + forms + ")[ \\t\\n\\r]*");
     }
 
     /**

@@ -1,0 +1,164 @@
+package dev.fencing.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.jdbi.v3.core.Jdbi;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Text keys for date and time columns. PostgreSQL reads many spellings besides ISO 8601, some by the session's
+ * settings ({@code DateStyle}, {@code TimeZone}, {@code timezone_abbreviations}) or the clock, and drops or rolls
+ * over parts of others; the writer's checks of a time of day in a date, or a date in a time, found only some of
+ * them. Each spelling below made a fenced update write another row than the text names where the writer's
+ * sessions run (UTC, {@code DateStyle} ISO, MDY, the default abbreviations); only ISO 8601 text is taken now.
+ */
+class TextTimeKeyIT {
+    static FencingDatabase db;
+    static HikariDataSource pool;
+    static Jdbi jdbi;
+
+    @BeforeAll
+    static void database() {
+        db = FencingDatabase.create("text_time_key_it", 2);
+        HikariConfig config = new HikariConfig();
+        config.setDataSource(db.database.dataSource());
+        config.setMaximumPoolSize(1);
+        config.setConnectionInitSql("SET TIME ZONE 'UTC'");
+        pool = new HikariDataSource(config);
+        jdbi = Jdbi.create(pool);
+    }
+
+    @AfterAll
+    static void dropDatabase() {
+        pool.close();
+        db.close();
+    }
+
+    /**
+     * One spelling: a table keyed by {@code type} holding the row the text names where the writer's sessions run
+     * ({@code meant}, an SQL literal, or null when it names none) and the row the cast reads it as ({@code other});
+     * {@code session} is what someone else ran on the writer's pooled connection (or null).
+     */
+    record Spelling(String type, String session, String text, String meant, String other) {}
+
+    static final List<Spelling> SPELLINGS = List.of(
+            // read by the session's settings
+            new Spelling("date", "SET DateStyle = 'ISO, DMY'", "01/02/2026", "'2026-01-02'", "'2026-02-01'"),
+            new Spelling(
+                    "timestamptz",
+                    "SET TIME ZONE 'Asia/Tokyo'",
+                    "2026-01-01 10:00",
+                    "'2026-01-01 10:00+00'",
+                    "'2026-01-01 10:00+09'"),
+            new Spelling(
+                    "timestamptz",
+                    "SET timezone_abbreviations = 'India'",
+                    "2026-01-01 10:00 IST",
+                    "'2026-01-01 10:00+02'",
+                    "'2026-01-01 10:00+05:30'"),
+            new Spelling("timetz", "SET TIME ZONE 'Asia/Tokyo'", "10:00", "'10:00+00'", "'10:00+09'"),
+            // read by the clock: another day after a pause over midnight
+            new Spelling("date", null, "today", null, "CURRENT_DATE"),
+            // parts the cast drops or rolls over
+            new Spelling("timestamp", null, "2026-01-01 10:00+05", "'2026-01-01 05:00'", "'2026-01-01 10:00'"),
+            new Spelling("date", null, "20260101 1000", null, "'2026-01-01'"),
+            new Spelling("time", null, "J2451187 10:00", null, "'10:00'"),
+            new Spelling("time", null, "2026-001", null, "'20:26'"),
+            new Spelling("timestamp", null, "2026-01-01 23:59:60", null, "'2026-01-02 00:00'"));
+
+    @Test
+    void aTextKeyThatIsNotIso8601IsRefusedWhereAPlainStatementWritesAnotherRow() {
+        FencedWriter writer = FencedWriter.builder(jdbi).build();
+        Map<String, Throwable> refusals = new LinkedHashMap<>();
+        List<String> written = new ArrayList<>();
+        for (int n = 0; n < SPELLINGS.size(); n++) {
+            Spelling spelling = SPELLINGS.get(n);
+            String table = "spelling_" + n;
+            jdbi.useHandle(h -> {
+                h.execute("CREATE TABLE " + table + " (k " + spelling.type() + " PRIMARY KEY, label TEXT NOT NULL)");
+                h.execute("SELECT fencing.protect_table('" + table + "')");
+                h.execute("INSERT INTO " + table + " (k, label, last_fence_token) VALUES (" + spelling.other()
+                        + ", 'other', 3)");
+                if (spelling.meant() != null) {
+                    h.execute("INSERT INTO " + table + " (k, label, last_fence_token) VALUES (" + spelling.meant()
+                            + ", 'meant', 3)");
+                }
+            });
+            FencedTable fenced =
+                    FencedTable.builder().table(table).keyColumns("k").build(jdbi);
+            if (spelling.session() != null) {
+                jdbi.useHandle(h -> h.execute(spelling.session()));
+            }
+
+            // what the cast does to the text: a plain update of it writes the other row
+            String plain = jdbi.withHandle(h -> h.createQuery("UPDATE " + table
+                            + " SET label = label WHERE k = CAST(:k AS " + spelling.type() + ") RETURNING label")
+                    .bind("k", spelling.text())
+                    .mapTo(String.class)
+                    .one());
+            assertThat(plain).as("%s for %s", spelling.text(), spelling.type()).isEqualTo("other");
+
+            refusals.put(
+                    spelling.text() + " for " + spelling.type(),
+                    catchThrowable(() -> writer.tryUpdate(
+                            FencedUpdate.builder(fenced)
+                                    .key(spelling.text())
+                                    .set("label", "updated")
+                                    .build(),
+                            5)));
+            jdbi.useHandle(h -> {
+                h.execute("RESET ALL");
+                h.execute("SET TIME ZONE 'UTC'");
+                written.addAll(h.createQuery("SELECT CAST(:text AS text) || ' for " + spelling.type()
+                                + " wrote the ' || label || ' row ' || CAST(k AS text) FROM " + table
+                                + " WHERE last_fence_token = 5")
+                        .bind("text", spelling.text())
+                        .mapTo(String.class)
+                        .list());
+            });
+        }
+
+        assertThat(written).isEmpty();
+        refusals.forEach((spelling, refusal) -> assertThat(refusal)
+                .as(spelling)
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(spelling.substring(0, spelling.lastIndexOf(" for ")))
+                .hasMessageContaining("column k"));
+    }
+
+    /** ISO 8601 text, with an offset for a column of instants and without one otherwise, still names its row. */
+    @Test
+    void iso8601TextNamesItsRowWhateverTheSessionsSettings() {
+        jdbi.useHandle(h -> {
+            h.execute("CREATE TABLE iso (d date, ts timestamp, tstz timestamptz, t time, ttz timetz,"
+                    + " label TEXT NOT NULL, PRIMARY KEY (d, ts, tstz, t, ttz))");
+            h.execute("SELECT fencing.protect_table('iso')");
+            h.execute("INSERT INTO iso (d, ts, tstz, t, ttz, label, last_fence_token) VALUES ('2026-01-02',"
+                    + " '2026-01-02 10:00', '2026-01-02 10:00+00', '10:00', '10:00+00', 'kept', 3)");
+            h.execute("SET DateStyle = 'ISO, DMY'");
+            h.execute("SET TIME ZONE 'Asia/Tokyo'");
+        });
+        FencedTable iso = FencedTable.builder()
+                .table("iso")
+                .keyColumns("d", "ts", "tstz", "t", "ttz")
+                .build(jdbi);
+        FencedWriter writer = FencedWriter.builder(jdbi).build();
+
+        RowKey key = RowKey.of(
+                " 2026-01-02 ", "2026-01-02T10:00:00", "2026-01-02 10:00:00.000000Z", "10:00:00", "10:00+00:00");
+        WriteOutcome outcome = writer.tryUpdate(
+                FencedUpdate.builder(iso).key(key).set("label", "updated").build(), 5);
+        jdbi.useHandle(h -> h.execute("RESET ALL"));
+
+        assertThat(outcome).isEqualTo(new WriteOutcome.Applied(5));
+    }
+}
