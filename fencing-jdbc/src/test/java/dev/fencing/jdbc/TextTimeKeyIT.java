@@ -135,6 +135,79 @@ class TextTimeKeyIT {
                 .hasMessageContaining("column k"));
     }
 
+    /**
+     * An interval given as text with a leading minus sign and a later field without one: by default {@code
+     * '-1 day 2 hours'} is -1 day +2 hours, under {@code IntervalStyle} {@code sql_standard} -1 day -2 hours, so on
+     * a connection where someone set that style an update of it wrote the other row.
+     */
+    @Test
+    void anIntervalKeyWhoseSignsTheSessionsIntervalStyleDecidesIsRefused() {
+        jdbi.useHandle(h -> {
+            h.execute("CREATE TABLE waits (span interval PRIMARY KEY, label TEXT NOT NULL)");
+            h.execute("SELECT fencing.protect_table('waits')");
+            h.execute("INSERT INTO waits (span, label, last_fence_token) VALUES"
+                    + " ('-1 day +2 hours', 'meant', 3), ('-1 day -2 hours', 'other', 3)");
+        });
+        FencedTable waits =
+                FencedTable.builder().table("waits").keyColumns("span").build(jdbi);
+        FencedWriter writer = FencedWriter.builder(jdbi).build();
+        jdbi.useHandle(h -> h.execute("SET IntervalStyle = 'sql_standard'"));
+
+        String plain = jdbi.withHandle(
+                h -> h.createQuery("UPDATE waits SET label = label WHERE span = CAST(:k AS interval) RETURNING label")
+                        .bind("k", "-1 day 2 hours")
+                        .mapTo(String.class)
+                        .one());
+        assertThat(plain).isEqualTo("other");
+
+        Map<String, Throwable> refusals = new LinkedHashMap<>();
+        long token = 5;
+        for (String ambiguous : List.of("-1 day 2 hours", " @ -1 2:00:00", "-1 day 2 hours ago")) {
+            long attempt = token++;
+            refusals.put(
+                    ambiguous,
+                    catchThrowable(() -> writer.tryUpdate(
+                            FencedUpdate.builder(waits)
+                                    .key(ambiguous)
+                                    .set("label", "updated")
+                                    .build(),
+                            attempt)));
+        }
+        List<String> rows = jdbi.withHandle(h -> {
+            h.execute("RESET ALL");
+            h.execute("SET TIME ZONE 'UTC'");
+            return h.createQuery("SELECT CAST(span AS text) || ':' || label || ':' || last_fence_token FROM waits"
+                            + " ORDER BY span")
+                    .mapTo(String.class)
+                    .list();
+        });
+        assertThat(rows).containsExactly("-1 days -02:00:00:other:3", "-1 days +02:00:00:meant:3");
+        refusals.forEach((ambiguous, refusal) -> assertThat(refusal)
+                .as(ambiguous)
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(ambiguous)
+                .hasMessageContaining("span")
+                .hasMessageContaining("IntervalStyle"));
+
+        // every field signed, or an ISO 8601 duration, names the row whatever the style
+        jdbi.useHandle(h -> h.execute("SET IntervalStyle = 'sql_standard'"));
+        assertThat(writer.tryUpdate(
+                        FencedUpdate.builder(waits)
+                                .key("-1 day +2 hours")
+                                .set("label", "updated")
+                                .build(),
+                        10))
+                .isEqualTo(new WriteOutcome.Applied(10));
+        assertThat(writer.tryUpdate(
+                        FencedUpdate.builder(waits)
+                                .key("P-1DT2H")
+                                .set("label", "again")
+                                .build(),
+                        11))
+                .isEqualTo(new WriteOutcome.Applied(11));
+        jdbi.useHandle(h -> h.execute("RESET ALL"));
+    }
+
     /** ISO 8601 text, with an offset for a column of instants and without one otherwise, still names its row. */
     @Test
     void iso8601TextNamesItsRowWhateverTheSessionsSettings() {

@@ -118,6 +118,7 @@ public final class KeyColumnTypes {
             requireNoDroppedPart(key, i, value);
             if (value instanceof CharSequence text) {
                 requireIsoText(key, i, text.toString());
+                requireSignedInterval(key, i, text.toString());
             }
             if (value instanceof String || (value instanceof Long || value instanceof Integer) && !booleanKeys[i]) {
                 continue;
@@ -238,6 +239,36 @@ public final class KeyColumnTypes {
                     + JAVA_TIME.get(type));
         }
     }
+
+    /**
+     * Refuses key value {@code i}, text for an {@code interval} column, that starts with a minus sign and has a
+     * later field without one: the session's {@code IntervalStyle} decides what that field's sign is ({@code
+     * '-1 day 2 hours'} is -1 day +2 hours by default, -1 day -2 hours under {@code sql_standard}), so a
+     * connection where someone set another style names another row's key. An ISO 8601 duration ({@code P-1DT2H})
+     * gives each field its own sign, as does the text with a sign on every field.
+     */
+    private void requireSignedInterval(RowKey key, int i, String text) {
+        String column = keyColumns.get(i);
+        if (!"interval".equals(keyUnderlyingTypes.get(column))) {
+            return;
+        }
+        Matcher field = INTERVAL_FIELD.matcher(text.replaceFirst("^[ \\t\\n\\r]*@?[ \\t\\n\\r]*", ""));
+        if (!field.lookingAt() || !"-".equals(field.group(1))) {
+            return;
+        }
+        while (field.find()) {
+            if (field.group(1).isEmpty()) {
+                throw new IllegalArgumentException("key " + key + " of " + table + " has the interval " + text
+                        + " for column " + column + ", whose leading minus sign the session's IntervalStyle"
+                        + " applies to its unsigned fields or not (sql_standard does, postgres does not): it could"
+                        + " name another row's key; give every field its sign ('-1 day +2 hours'), or an ISO 8601"
+                        + " duration ('P-1DT2H')");
+            }
+        }
+    }
+
+    /** A number of an interval given as text, with its sign if it has one ({@code -1}, {@code 2:00:00}, {@code 1.5}). */
+    private static final Pattern INTERVAL_FIELD = Pattern.compile("([+-]?)\\d[\\d:.]*");
 
     private static final String ISO_DATE = "\\d{4}-\\d{2}-\\d{2}";
     private static final String ISO_TIME = "(?:[01]\\d|2[0-3]):[0-5]\\d(?::[0-5]\\d(?:\\.\\d+)?)?";
