@@ -597,6 +597,17 @@ public final class FencedTable {
                                     + " table by an exact type",
                             null);
                 }
+                if ("money".equals(underlying.get(key))) {
+                    // money reads its input by the session's lc_monetary and rounds it to that locale's digits
+                    throw new FencedTableException(
+                            qualified,
+                            "key column '" + key + "' of " + qualified + " is " + types.get(key)
+                                    + (types.get(key).equals(underlying.get(key)) ? "" : " (money)")
+                                    + ": the cast to money rounds a key to the fractional digits of the session's"
+                                    + " lc_monetary ('1.234' names row 1.23) and reads it by that locale, onto"
+                                    + " another row's key, in ways the writer cannot check; key the table by numeric",
+                            null);
+                }
             }
             for (Map.Entry<String, String> column : uncheckable.entrySet()) {
                 throw new FencedTableException(

@@ -317,6 +317,41 @@ class RoundedKeyIT {
     }
 
     /**
+     * A {@code money} key column: the cast to money rounds a key to the fractional digits of the session's {@code
+     * lc_monetary} and reads it by that locale, so an update of {@code '1.234'} wrote row {@code 1.23} and reported
+     * it applied. Refused when the table is built, a domain over money too.
+     */
+    @Test
+    void aMoneyKeyColumnIsRefused() {
+        db.jdbi.useHandle(h -> {
+            h.execute("CREATE TABLE tariffs (price MONEY PRIMARY KEY, label TEXT NOT NULL)");
+            h.execute("SELECT fencing.protect_table('tariffs')");
+            h.execute("INSERT INTO tariffs (price, label, last_fence_token) VALUES ('1.23', 'kept', 3)");
+            h.execute("CREATE DOMAIN fee AS MONEY");
+            h.execute("CREATE TABLE fees_in_money (price fee PRIMARY KEY, label TEXT NOT NULL)");
+            h.execute("SELECT fencing.protect_table('fees_in_money')");
+        });
+        // what the cast does to a key: a plain update of '1.234' wrote row 1.23
+        int unfenced = db.jdbi.withHandle(
+                h -> h.createUpdate("UPDATE tariffs SET label = 'unfenced' WHERE price = CAST(:k AS money)")
+                        .bind("k", "1.234")
+                        .execute());
+        assertThat(unfenced).isEqualTo(1);
+
+        for (String table : List.of("tariffs", "fees_in_money")) {
+            assertThatThrownBy(() -> FencedTable.builder()
+                            .table(table)
+                            .keyColumns("price")
+                            .build(db.jdbi))
+                    .as(table)
+                    .isInstanceOf(FencedTableException.class)
+                    .hasMessageContaining("price")
+                    .hasMessageContaining("money")
+                    .hasMessageContaining("lc_monetary");
+        }
+    }
+
+    /**
      * An interval key column whose fields or precision round ({@code interval day}): an upsert's insert assigns
      * the key to the column, which rounds {@code '1 day 10:00'} to {@code '1 day'}, and its ON CONFLICT wrote row
      * {@code '1 day'} and reported it applied, where an update of that key finds no row. The writer cannot read
