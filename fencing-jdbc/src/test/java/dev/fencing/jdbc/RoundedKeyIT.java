@@ -2,10 +2,13 @@ package dev.fencing.jdbc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
 import java.math.BigDecimal;
 import java.time.LocalDateTime;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -232,6 +235,40 @@ class RoundedKeyIT {
         // 63 bytes name the row
         assertThat(update(writer, grantees, kept, "updated", 5)).isEqualTo(new WriteOutcome.Applied(5));
         assertThat(rows("grantees", "grantee")).containsExactly(kept + ":updated:5");
+    }
+
+    /**
+     * A key of a {@code "char"} column, which keeps one byte: the cast keeps the first byte of a longer text and
+     * reads an int as a byte's code, so an update of {@code 'ab'}, or of the Integer 97, wrote row {@code 'a'} and
+     * reported it applied.
+     */
+    @Test
+    void aKeyTheSingleByteCharColumnWouldCutIsRefusedAndNoRowIsWritten() {
+        FencedTable grades = tableWithOneRow("grades", "grade", "\"char\"", "'a'");
+        FencedWriter writer = FencedWriter.builder(db.jdbi).build();
+        // what the cast does to such a key: a plain update of 'ab' writes row 'a'
+        int unfenced = db.jdbi.withHandle(
+                h -> h.createUpdate("UPDATE grades SET label = label WHERE grade = CAST(:k AS \"char\")")
+                        .bind("k", "ab")
+                        .execute());
+        assertThat(unfenced).isEqualTo(1);
+
+        Map<Object, Throwable> refusals = new LinkedHashMap<>();
+        long token = 5;
+        for (Object cut : List.<Object>of("ab", 97, "\u00e9")) {
+            long attempt = token++;
+            refusals.put(cut, catchThrowable(() -> update(writer, grades, cut, "updated", attempt)));
+        }
+        assertThat(rows("grades", "grade")).containsExactly("a:kept:3");
+        refusals.forEach((cut, refusal) -> assertThat(refusal)
+                .as("key %s", cut)
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(String.valueOf(cut))
+                .hasMessageContaining("grade"));
+
+        // the one byte names the row
+        assertThat(update(writer, grades, "a", "updated", 9)).isEqualTo(new WriteOutcome.Applied(9));
+        assertThat(rows("grades", "grade")).containsExactly("a:updated:9");
     }
 
     /**

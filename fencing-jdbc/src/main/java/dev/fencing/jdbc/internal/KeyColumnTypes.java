@@ -179,7 +179,8 @@ public final class KeyColumnTypes {
      * that spells a time, {@link #TEXT_TIME}), or a date given for a {@code time} or {@code time with time zone}
      * column (a {@code LocalDateTime}, a moment, a {@code java.util.Date} other than {@code java.sql.Time}, or
      * text that spells a date, {@link #TEXT_DATE}); text longer than {@link #NAME_BYTES} bytes for a {@code
-     * name} column. The cast reads {@code 2026-01-01T10:00} as the date {@code
+     * name} column, and anything but a text of one byte for a {@code "char"} column. The cast reads {@code
+     * 2026-01-01T10:00} as the date {@code
      * 2026-01-01}, or as the time {@code 10:00}, and the key names that row, which is not the key given.
      */
     private void requireNoDroppedPart(RowKey key, int i, Object value) {
@@ -207,6 +208,15 @@ public final class KeyColumnTypes {
             throw new IllegalArgumentException("key " + key + " of " + table + " has the value " + value
                     + " for column " + column + " (" + type + "), longer than the " + NAME_BYTES + " bytes the type"
                     + " keeps: the cast cuts it, and it would name another row's key");
+        }
+        if ("\"char\"".equals(type)
+                && !(value instanceof CharSequence text
+                        && text.toString().getBytes(StandardCharsets.UTF_8).length <= 1)) {
+            // the single-byte "char": the cast keeps a text's first byte, and reads an int as that byte's code
+            throw new IllegalArgumentException("key " + key + " of " + table + " has the value " + value
+                    + " for column " + column + " (" + type + "), which keeps one byte: the cast keeps only the"
+                    + " first byte of a longer text, and reads a number as a byte's code, so it would name another"
+                    + " row's key; give a String of one byte");
         }
         if (dropped != null) {
             throw new IllegalArgumentException("key " + key + " of " + table + " has the value " + value
