@@ -42,11 +42,24 @@ record ClientEvent(String child, int id, long time, String kind, List<String> fi
         return index < fields.size() ? fields.get(index) : "";
     }
 
+    /**
+     * The field at {@code index} (from 0) as a number.
+     *
+     * @throws VerifyException naming the sender, the kind, the field (from 1) and its text, if the event has no such
+     *     field or it is not a decimal {@code long}: read as 0, a malformed token would hide a takeover or invent one
+     */
     long number(int index) {
+        if (index >= fields.size()) {
+            throw new VerifyException(child + " sent a " + kind + " event without field " + (index + 1)
+                    + " (it has only " + fields.size() + "): " + fields);
+        }
         try {
-            return Long.parseLong(field(index));
+            return Long.parseLong(fields.get(index));
         } catch (NumberFormatException e) {
-            return 0;
+            throw new VerifyException(
+                    child + " sent a " + kind + " event whose field " + (index + 1) + " is '" + fields.get(index)
+                            + "', not a number: " + fields,
+                    e);
         }
     }
 

@@ -212,8 +212,8 @@ final class FaultInjector {
             Optional<ClientEvent> outcome = board.find(
                     mark,
                     e -> e.child().equals(writers.get(id).name())
-                            && e.token() == token
-                            && (e.is("WRITTEN") || e.is("REFUSED") || e.is("UNKNOWN")));
+                            && (e.is("WRITTEN") || e.is("REFUSED") || e.is("UNKNOWN"))
+                            && e.token() == token);
             log.add(new Fault(
                     FaultKind.PARTITION,
                     "writer " + id,
