@@ -22,7 +22,8 @@ import org.apache.kafka.common.serialization.StringDeserializer;
 
 /**
  * Copies the dead-letter topic into {@code <schema>.dead_letters}, one row per refused record (its origin
- * partition and offset are the key, so a dead letter written twice is one row), for the checker, which reads
+ * partition and offset are the key, so a dead letter written twice is one row; a dead letter without its origin
+ * headers is recorded at partition -1 offset -1, and every such letter is a row of its own), for the checker, which reads
  * the database and not Kafka. Part of the observation, not of the system under test: it reads from the
  * beginning with no group and runs until {@link #drainAndStop} has copied everything up to the topic's end.
  * Thread-safe.

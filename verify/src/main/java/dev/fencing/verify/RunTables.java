@@ -34,8 +34,12 @@ final class RunTables {
             statement.execute(
                     "CREATE TABLE " + schema + ".applied (record_key TEXT PRIMARY KEY, ids BIGINT[] NOT NULL)");
             statement.execute("CREATE TABLE " + schema + ".dead_letters (origin_partition INT NOT NULL,"
-                    + " origin_offset BIGINT NOT NULL, record_key TEXT, op BIGINT, reason TEXT NOT NULL, detail TEXT,"
-                    + " PRIMARY KEY (origin_partition, origin_offset))");
+                    + " origin_offset BIGINT NOT NULL, record_key TEXT, op BIGINT, reason TEXT NOT NULL, detail TEXT)");
+            // a known origin is one row however often it was dead-lettered; letters of an unknown origin (-1) are
+            // each kept, or all but the first of them would be lost
+            statement.execute(
+                    "CREATE UNIQUE INDEX dead_letters_origin ON " + schema
+                            + ".dead_letters (origin_partition, origin_offset) WHERE origin_partition >= 0 AND origin_offset >= 0");
         } catch (SQLException e) {
             throw new VerifyException("cannot create the tables of " + schema + ": " + e.getMessage(), e);
         }

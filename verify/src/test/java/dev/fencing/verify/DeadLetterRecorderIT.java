@@ -1,0 +1,88 @@
+package dev.fencing.verify;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.fencing.kafka.DeadLetterHeaders;
+import dev.fencing.testsupport.KafkaEndpoint;
+import dev.fencing.testsupport.KafkaServers;
+import dev.fencing.testsupport.PostgresEndpoint;
+import dev.fencing.testsupport.PostgresServers;
+import dev.fencing.verify.checker.DeadLetter;
+import dev.fencing.verify.checker.Observed;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import javax.sql.DataSource;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** The dead-letter topic copied into the table the checker reads, on a real broker and a real database. */
+class DeadLetterRecorderIT {
+    private static final Duration DRAIN = Duration.ofSeconds(30);
+
+    private static KafkaEndpoint kafka;
+    private static PostgresEndpoint database;
+
+    @BeforeAll
+    static void start() {
+        kafka = KafkaServers.shared();
+        database = PostgresServers.shared().createDatabase("dead_letter_recorder_it");
+    }
+
+    @AfterAll
+    static void stop() {
+        database.close();
+    }
+
+    @Test
+    void deadLettersWithoutTheirOriginAreEachKeptWhileOneOriginWrittenTwiceIsOneRow() throws Exception {
+        // given: two dead letters without origin headers (their origin reads as partition -1 offset -1), and one
+        // dead letter of a known origin written twice
+        String topic = "dlt-no-origin";
+        kafka.createTopic(topic, 1);
+        send(topic, "r1", "1000001", null, null);
+        send(topic, "r2", "2000001", null, null);
+        send(topic, "r3", "3000001", "0", "7");
+        send(topic, "r3", "3000001", "0", "7");
+        DataSource dataSource = database.dataSource();
+        RunTables.prepare(dataSource, Mode.CONTROL, 1);
+
+        // when
+        DeadLetterRecorder recorder =
+                new DeadLetterRecorder(kafka.bootstrapServers(), topic, dataSource, Mode.CONTROL.schema());
+        recorder.start();
+        recorder.drainAndStop(DRAIN);
+
+        // then
+        List<DeadLetter> letters;
+        try (Connection connection = dataSource.getConnection()) {
+            letters = Observed.read(connection, Mode.CONTROL.schema()).deadLetters();
+        }
+        assertThat(letters).extracting(DeadLetter::op).containsExactlyInAnyOrder(1000001L, 2000001L, 3000001L);
+    }
+
+    private static void send(String topic, String key, String value, String partition, String offset) {
+        Map<String, Object> config = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+        try (KafkaProducer<String, String> producer =
+                new KafkaProducer<>(config, new StringSerializer(), new StringSerializer())) {
+            ProducerRecord<String, String> record = new ProducerRecord<>(topic, key, value);
+            record.headers().add(DeadLetterHeaders.REASON, DeadLetter.STALE.getBytes(StandardCharsets.UTF_8));
+            if (partition != null) {
+                record.headers().add(DeadLetterHeaders.ORIGIN_PARTITION, partition.getBytes(StandardCharsets.UTF_8));
+            }
+            if (offset != null) {
+                record.headers().add(DeadLetterHeaders.ORIGIN_OFFSET, offset.getBytes(StandardCharsets.UTF_8));
+            }
+            producer.send(record).get();
+        } catch (Exception e) {
+            throw new AssertionError("cannot send a dead letter to " + topic, e);
+        }
+    }
+}
