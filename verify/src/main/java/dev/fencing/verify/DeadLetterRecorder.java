@@ -110,8 +110,8 @@ final class DeadLetterRecorder {
     }
 
     private static void insert(PreparedStatement insert, ConsumerRecord<String, String> record) throws SQLException {
-        insert.setInt(1, Integer.parseInt(header(record, DeadLetterHeaders.ORIGIN_PARTITION, "-1")));
-        insert.setLong(2, Long.parseLong(header(record, DeadLetterHeaders.ORIGIN_OFFSET, "-1")));
+        insert.setInt(1, Math.toIntExact(origin(record, DeadLetterHeaders.ORIGIN_PARTITION, Integer.MAX_VALUE)));
+        insert.setLong(2, origin(record, DeadLetterHeaders.ORIGIN_OFFSET, Long.MAX_VALUE));
         insert.setString(3, record.key());
         Long op = op(record.value());
         if (op == null) {
@@ -136,6 +136,32 @@ final class DeadLetterRecorder {
             // not one of the workload's values: the checker reports a dead letter without an operation
             return null;
         }
+    }
+
+    /**
+     * An origin header's number, -1 if the header is absent.
+     *
+     * @throws VerifyException naming the header, its text and the dead letter's own partition and offset, if it is
+     *     not a number from 0 to {@code max}: the consumer under test wrote it, and a run whose dead letters cannot
+     *     be placed cannot be checked
+     */
+    private static long origin(ConsumerRecord<String, String> record, String name, long max) {
+        String text = header(record, name, null);
+        if (text == null) {
+            return -1;
+        }
+        long value;
+        try {
+            value = Long.parseLong(text);
+        } catch (NumberFormatException e) {
+            value = -1;
+        }
+        if (value < 0 || value > max || !Long.toString(value).equals(text)) {
+            throw new VerifyException("the dead letter at " + record.topic() + "-" + record.partition() + " offset "
+                    + record.offset() + " (key " + record.key() + ") has header " + name + " '" + text
+                    + "', not a number from 0 to " + max);
+        }
+        return value;
     }
 
     private static String header(ConsumerRecord<String, String> record, String name, String absent) {

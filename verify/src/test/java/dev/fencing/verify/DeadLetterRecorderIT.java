@@ -1,6 +1,7 @@
 package dev.fencing.verify;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.fencing.kafka.DeadLetterHeaders;
 import dev.fencing.testsupport.KafkaEndpoint;
@@ -66,6 +67,26 @@ class DeadLetterRecorderIT {
             letters = Observed.read(connection, Mode.CONTROL.schema()).deadLetters();
         }
         assertThat(letters).extracting(DeadLetter::op).containsExactlyInAnyOrder(1000001L, 2000001L, 3000001L);
+    }
+
+    @Test
+    void anOriginHeaderThatIsNotANumberStopsTheCopyNamingTheHeaderItsValueAndTheDeadLetter() throws Exception {
+        String topic = "dlt-bad-origin";
+        kafka.createTopic(topic, 1);
+        send(topic, "r1", "1000001", "0", "7");
+        send(topic, "r1", "1000002", "zero", "8");
+        DataSource dataSource = database.dataSource();
+        RunTables.prepare(dataSource, Mode.CONTROL, 1);
+
+        DeadLetterRecorder recorder =
+                new DeadLetterRecorder(kafka.bootstrapServers(), topic, dataSource, Mode.CONTROL.schema());
+        recorder.start();
+
+        assertThatThrownBy(() -> recorder.drainAndStop(DRAIN))
+                .isInstanceOf(VerifyException.class)
+                .hasMessageContaining(DeadLetterHeaders.ORIGIN_PARTITION)
+                .hasMessageContaining("'zero'")
+                .hasMessageContaining(topic + "-0 offset 1");
     }
 
     private static void send(String topic, String key, String value, String partition, String offset) {
