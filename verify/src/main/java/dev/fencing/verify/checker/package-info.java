@@ -34,7 +34,8 @@
  * In one schema: {@code resources(resource, ids BIGINT[])}, the list each resource's row holds, in append
  * order; {@code applied(record_key, ids BIGINT[])}, the ids the consumers applied per key, in the order they
  * applied them; {@code dead_letters(origin_partition, origin_offset, record_key, op, reason, detail)}, the
- * records the consumers refused. See {@link dev.fencing.verify.checker.Observed}.
+ * records the consumers refused. A NULL in any of these but a dead letter's {@code op} and {@code detail} makes the
+ * tables unusable, naming the table and the row. See {@link dev.fencing.verify.checker.Observed}.
  *
  * <h2>What is checked</h2>
  *
