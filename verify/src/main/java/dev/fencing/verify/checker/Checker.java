@@ -24,7 +24,8 @@ import java.util.Set;
  * and for each record key, in the consumers' applied list:
  *
  * <ul>
- *   <li>only ids that were published for that key ({@link ViolationKind#RECORD_UNKNOWN_ID}), none twice, across
+ *   <li>only ids that were published for that key, a publish its client recorded as refused being none ({@link
+ *       ViolationKind#RECORD_UNKNOWN_ID}, for a dead letter too), none twice, across
  *       crashes and rebalances ({@link ViolationKind#RECORD_DUPLICATE}), in non-decreasing token order ({@link
  *       ViolationKind#RECORD_TOKEN_ORDER}; strictly with {@link Options#strictRecords}, otherwise an equal token
  *       only from the same client, as in a list: two clients under one token are two holders of one grant), both
@@ -280,7 +281,7 @@ public final class Checker {
         for (int i = 0; i < ids.size(); i++) {
             long id = ids.get(i);
             Operation op = history.operation(id).orElse(null);
-            if (op == null || op.publish() == null || !op.resource().equals(key)) {
+            if (op == null || !published(op) || !op.resource().equals(key)) {
                 violations.add(new Violation(
                         ViolationKind.RECORD_UNKNOWN_ID,
                         key,
@@ -288,8 +289,8 @@ public final class Checker {
                         "id " + id + " was applied for key " + key + " at position " + (i + 1) + " but "
                                 + (op == null
                                         ? "no client invoked it"
-                                        : op.publish() == null
-                                                ? "its client never published it"
+                                        : !published(op)
+                                                ? notPublished(op)
                                                 : "it was published for key " + op.resource())));
                 continue;
             }
@@ -343,6 +344,21 @@ public final class Checker {
         if (inOnePartition(history, key)) {
             checkAppliedBehindAcknowledged(key, inLog, offsetUnknown, strict, outOfOrder, violations);
         }
+    }
+
+    /**
+     * Whether {@code op}'s record may be in the log: its client sent it and the send was not refused. A refused
+     * send ({@code fail}) was definitely not done, as a refused append, so its record applied or dead-lettered is one
+     * nobody published.
+     */
+    private static boolean published(Operation op) {
+        return op.publish() != null && op.publish().outcome() != Outcome.FAIL;
+    }
+
+    private static String notPublished(Operation op) {
+        return op.publish() == null
+                ? "its client never published it"
+                : "its publish was refused (" + op.publish().error() + ")";
     }
 
     /** Whether {@code op} comes too late after {@code newest} (null: nothing before it): a lower token, or equal when strict. */
@@ -455,14 +471,16 @@ public final class Checker {
         Operation op =
                 letter.op() == null ? null : history.operation(letter.op()).orElse(null);
         String where = " (partition " + letter.originPartition() + " offset " + letter.originOffset() + ")";
-        if (op == null || op.publish() == null || !op.resource().equals(letter.key())) {
+        if (op == null || !published(op) || !op.resource().equals(letter.key())) {
             violations.add(new Violation(
                     ViolationKind.RECORD_UNKNOWN_ID,
                     letter.key(),
                     letter.op() == null ? List.of() : List.of(letter.op()),
                     "a dead letter of key " + letter.key() + where + " carries "
                             + (letter.op() == null ? "no operation id" : "id " + letter.op())
-                            + " that no client published for that key"));
+                            + (op != null && op.publish() != null && !published(op)
+                                    ? ", but " + notPublished(op)
+                                    : " that no client published for that key")));
             return;
         }
         if (applied.containsKey(op.id())) {

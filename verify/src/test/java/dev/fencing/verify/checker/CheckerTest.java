@@ -1,6 +1,7 @@
 package dev.fencing.verify.checker;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 
 import dev.fencing.verify.checker.HistoryEntry.Function;
 import dev.fencing.verify.checker.HistoryEntry.Type;
@@ -408,5 +409,34 @@ class CheckerTest {
         // then
         assertThat(kinds(result)).containsExactly(ViolationKind.RECORD_REFUSED_WRONGLY);
         assertThat(result.violations().get(0).ops()).containsExactly(1L);
+    }
+
+    @Test
+    void aRecordWhosePublishWasRefusedIsUnknownWhenAppliedOrDeadLettered() {
+        // given: op 1 (token 5) written and its record acknowledged; ops 2 and 3 written, their publishes refused
+        // (definitely not sent), yet op 2's record was applied and op 3's dead-lettered: records nobody published
+        append(1, 1, "r1", 5, Type.OK);
+        published(1, 1, "r1", 5, 0, true);
+        append(2, 1, "r1", 6, Type.OK);
+        entries.add(entry(Type.INVOKE, Function.PUBLISH, 2, 1, "r1", 6, true, null, null));
+        entries.add(entry(Type.FAIL, Function.PUBLISH, 2, 1, "r1", 6, null, null, null));
+        append(3, 2, "r1", 7, Type.OK);
+        entries.add(entry(Type.INVOKE, Function.PUBLISH, 3, 2, "r1", 7, false, null, null));
+        entries.add(entry(Type.FAIL, Function.PUBLISH, 3, 2, "r1", 7, null, null, null));
+
+        // when
+        CheckResult result = check(
+                Map.of("r1", List.of(1L, 2L, 3L)),
+                Map.of("r1", List.of(1L, 2L)),
+                List.of(new DeadLetter(3L, "r1", DeadLetter.MISSING_TOKEN, null, 0, 2)));
+
+        // then
+        assertThat(result.violations())
+                .extracting(Violation::kind, Violation::ops)
+                .containsExactlyInAnyOrder(
+                        tuple(ViolationKind.RECORD_UNKNOWN_ID, List.of(2L)),
+                        tuple(ViolationKind.RECORD_UNKNOWN_ID, List.of(3L)));
+        assertThat(result.violations()).extracting(Violation::detail).allSatisfy(description -> assertThat(description)
+                .contains("refused"));
     }
 }
