@@ -100,7 +100,7 @@ final class FaultInjector {
      * pause counts once another client took the lock over; a read pause only once a writer wrote meanwhile.
      */
     private void pause(FaultSchedule.Planned planned) throws InterruptedException {
-        OptionalInt reserved = writers.reserve(planned.target());
+        OptionalInt reserved = writers.reserve(planned.target(), true);
         if (reserved.isEmpty()) {
             return;
         }
@@ -170,7 +170,7 @@ final class FaultInjector {
      * happened, then heals.
      */
     private void partition(FaultSchedule.Planned planned) throws InterruptedException {
-        OptionalInt reserved = writers.reserve(planned.target());
+        OptionalInt reserved = writers.reserve(planned.target(), true);
         if (reserved.isEmpty()) {
             return;
         }
@@ -334,7 +334,7 @@ final class FaultInjector {
      * again) took the resource over.
      */
     private void sessionExpiry(FaultSchedule.Planned planned) throws InterruptedException {
-        OptionalInt reserved = writers.reserve(planned.target());
+        OptionalInt reserved = writers.reserve(planned.target(), true);
         if (reserved.isEmpty()) {
             return;
         }
@@ -389,7 +389,7 @@ final class FaultInjector {
 
     /** Terminates a writer's PostgreSQL backend inside its write's transaction, before the commit. */
     private void backendKill(FaultSchedule.Planned planned) throws InterruptedException {
-        OptionalInt reserved = writers.reserve(planned.target());
+        OptionalInt reserved = writers.reserve(planned.target(), false);
         if (reserved.isEmpty()) {
             return;
         }

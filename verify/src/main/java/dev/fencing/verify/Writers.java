@@ -19,13 +19,15 @@ import java.util.concurrent.atomic.AtomicLong;
 final class Writers implements AutoCloseable {
     private final ChildFleet children;
     private final boolean[] busy;
+    private final int groups;
     private final PauseInjector<ClientEvent> pauses;
     private final AtomicLong written = new AtomicLong();
     private final AtomicLong refused = new AtomicLong();
     private final AtomicLong unknown = new AtomicLong();
 
-    Writers(ChildFleet children) {
+    Writers(ChildFleet children, int groups) {
         this.children = children;
+        this.groups = groups;
         this.busy = new boolean[children.size()];
         this.pauses = new PauseInjector<>(this::get);
     }
@@ -68,17 +70,44 @@ final class Writers implements AutoCloseable {
 
     /**
      * Reserves a live writer that no fault is using: {@code target} modulo the writers, or the next free one
-     * after it. Release it with {@link #release}.
+     * after it. Release it with {@link #release}. For a fault that counts only once another writer took the lock
+     * over ({@code takenOver}), only a writer that leaves another free, live writer of its group (one that can take
+     * its locks over): a fault holding every participant of an election at once (one paused, the other cut off)
+     * waits out its time for a takeover that cannot come and counts for neither, and the run then reaches its
+     * minimums late or not within its hard limit.
      */
-    synchronized OptionalInt reserve(int target) {
+    synchronized OptionalInt reserve(int target, boolean takenOver) {
+        boolean[] alive = new boolean[busy.length];
+        for (int i = 0; i < alive.length; i++) {
+            alive[i] = children.get(i + 1).isAlive();
+        }
+        OptionalInt picked = pick(busy, alive, groups, target, takenOver);
+        picked.ifPresent(id -> busy[id - 1] = true);
+        return picked;
+    }
+
+    /**
+     * The writer (from 1) {@link #reserve} takes, from whether each is busy and alive (by index from 0) and the
+     * number of groups of writers that contend for the same locks (writer {@code c} in group {@code (c - 1) %
+     * groups}: an election's participants; 1 where every writer may take any lock).
+     */
+    static OptionalInt pick(boolean[] busy, boolean[] alive, int groups, int target, boolean takenOver) {
         for (int i = 0; i < busy.length; i++) {
             int index = (target + i) % busy.length;
-            if (!busy[index] && children.get(index + 1).isAlive()) {
-                busy[index] = true;
+            if (!busy[index] && alive[index] && (!takenOver || freePeer(busy, alive, groups, index))) {
                 return OptionalInt.of(index + 1);
             }
         }
         return OptionalInt.empty();
+    }
+
+    private static boolean freePeer(boolean[] busy, boolean[] alive, int groups, int index) {
+        for (int peer = index % groups; peer < busy.length; peer += groups) {
+            if (peer != index && !busy[peer] && alive[peer]) {
+                return true;
+            }
+        }
+        return false;
     }
 
     synchronized void release(int id) {
