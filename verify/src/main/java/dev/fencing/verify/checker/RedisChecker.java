@@ -22,9 +22,10 @@ import java.util.TreeSet;
  *       ViolationKind#UNKNOWN_ID}: a value-only write's id was appended by none), none twice ({@link ViolationKind#DUPLICATE}), in strictly increasing token
  *       order ({@link ViolationKind#TOKEN_ORDER}: a stale write landed), every acknowledged script write present
  *       ({@link ViolationKind#LOST_ACKNOWLEDGED}) and no refused one ({@link ViolationKind#REFUSED_PRESENT});
- *   <li>real time: no write acknowledged under a token at or below that of a write acknowledged before it was sent
- *       ({@link ViolationKind#STALE_WRITE}; the only way to see a value-only write land late). A write the log
- *       already shows out of order is not reported twice;
+ *   <li>real time: no write acknowledged under a token at or below that of a write acknowledged before it was sent,
+ *       and no two writes acknowledged under one token, whatever their times ({@link ViolationKind#STALE_WRITE}; the
+ *       only way to see a value-only write land late). A write the log already shows out of order is not reported
+ *       twice;
  *   <li>the final value: the id of the highest-token write known to have landed (acknowledged, or indeterminate
  *       but in the log), or of an indeterminate one with a higher token, in the log if it is a script write ({@link
  *       ViolationKind#FINAL_VALUE}); absent only if no write was acknowledged ({@link
@@ -130,6 +131,7 @@ public final class RedisChecker {
                 .toList();
         Operation highest = null;
         int completed = 0;
+        Set<Long> reported = new HashSet<>(outOfOrder);
         for (Operation op : byInvoke) {
             while (completed < byCompletion.size()
                     && byCompletion.get(completed).completeTime() < op.invokeTime()) {
@@ -138,13 +140,28 @@ public final class RedisChecker {
                     highest = done;
                 }
             }
-            if (highest != null && op.token() <= highest.token() && !outOfOrder.contains(op.id())) {
+            if (highest != null && op.token() <= highest.token() && reported.add(op.id())) {
                 violations.add(new Violation(
                         ViolationKind.STALE_WRITE,
                         resource,
                         List.of(op.id(), highest.id()),
                         op.describe() + " was sent at " + op.invokeTime() + " and acknowledged, after "
                                 + highest.describe() + " had been acknowledged at " + highest.completeTime()));
+            }
+        }
+        // each grant writes once and the fence is strict: of two writes acknowledged under one token, the one applied
+        // second was accepted under the token it found stored, though real time may order neither first
+        Map<Long, Operation> firstUnderToken = new HashMap<>();
+        for (Operation op : byInvoke) {
+            Operation first = firstUnderToken.putIfAbsent(op.token(), op);
+            if (first != null && reported.add(op.id())) {
+                violations.add(new Violation(
+                        ViolationKind.STALE_WRITE,
+                        resource,
+                        List.of(op.id(), first.id()),
+                        op.describe() + " and " + first.describe() + " were both acknowledged under token "
+                                + op.token() + ": a grant writes once, so one of them was accepted under the token"
+                                + " already stored"));
             }
         }
     }

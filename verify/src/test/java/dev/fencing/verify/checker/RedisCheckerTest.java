@@ -126,6 +126,37 @@ class RedisCheckerTest {
     }
 
     @Test
+    void twoAcknowledgedWritesUnderOneTokenAreAStaleWriteEvenWhenRealTimeOrdersNeitherFirst() {
+        // given: each grant writes once and the fence is STRICT, so of two writes under token 6 (two clients given
+        // one grant) the one Redis applied second was accepted under the token it found stored; sent concurrently,
+        // real time orders neither first, and value-only writes leave no log
+        invoke(101, 6, false);
+        invoke(201, 6, false);
+        complete(101, Type.OK);
+        complete(201, Type.OK);
+        write(202, 7, false, Type.OK); // a newer write hides both from the final value
+
+        // when
+        CheckResult result = check(null, "202", null);
+
+        // then
+        assertThat(kinds(result)).containsExactly(ViolationKind.STALE_WRITE);
+        assertThat(result.violations().get(0).ops()).containsExactlyInAnyOrder(101L, 201L);
+    }
+
+    @Test
+    void twoScriptWritesUnderOneTokenAreReportedOnceByTheLog() {
+        invoke(101, 6, true);
+        invoke(201, 6, true);
+        complete(101, Type.OK);
+        complete(201, Type.OK);
+
+        assertThat(kinds(check(List.of(101L, 201L), "201", null)))
+                .containsOnlyOnce(ViolationKind.TOKEN_ORDER)
+                .doesNotContain(ViolationKind.STALE_WRITE);
+    }
+
+    @Test
     void concurrentWritesMayCompleteInAnyOrderButTheValueMustBeTheHighestTokens() {
         // given: both sent before either was acknowledged, so real time orders neither first
         invoke(201, 6, false);
