@@ -218,8 +218,8 @@ public final class KeyParallelWorker<K, V> {
      * a handler that threw) is rerun record by record, each in its own transaction, as {@link #process} runs them
      * (retrying each as it does; before a record of the rerun first waits to run again, the records after it go
      * back to their lanes, so that they do not count as running meanwhile, and their partitions count as stalled
-     * while it waits). Every
-     * record of the group is finished, put back or abandoned when this returns or throws: abandoned only
+     * while it waits); a record whose partition was cancelled meanwhile (revoked, lost, closing) is not started.
+     * Every record of the group is finished, put back or abandoned when this returns or throws: abandoned only
      * when its partition was cancelled; a record of a partition still running that the group did not reach
      * (it stopped at a failure, or at a retry whose own partition was cancelled) goes back to its lane's front.
      *
@@ -284,6 +284,10 @@ public final class KeyParallelWorker<K, V> {
                     int i = positions.get(k);
                     if (settled[i]) {
                         continue; // given back while an earlier record waited to run again
+                    }
+                    if (group.get(i).lane().owner.cancelled()) {
+                        // cancelled while an earlier record ran: it does not start (abandoned below, unfinished)
+                        continue;
                     }
                     int later = k + 1;
                     process(
