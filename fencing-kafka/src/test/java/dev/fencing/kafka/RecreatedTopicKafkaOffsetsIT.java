@@ -1,8 +1,6 @@
 package dev.fencing.kafka;
 
 import static dev.fencing.kafka.KafkaFixture.committed;
-import static dev.fencing.kafka.KafkaFixture.consumerConfig;
-import static dev.fencing.kafka.KafkaFixture.kafka;
 import static dev.fencing.kafka.KafkaFixture.newGroup;
 import static dev.fencing.kafka.KafkaFixture.newTopic;
 import static dev.fencing.kafka.KafkaFixture.sendFenced;
@@ -11,14 +9,10 @@ import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -31,17 +25,16 @@ import org.junit.jupiter.api.Test;
  * (deleting the group's rows for the topic) end in {@link StoreBehindKafkaException}.
  */
 class RecreatedTopicKafkaOffsetsIT {
-    private static PostgresFixture postgres;
+    private static RecreatedTopics fixture;
 
     @BeforeAll
     static void migrate() {
-        postgres = new PostgresFixture("kafka_recreated_offsets_it");
-        postgres.jdbi.useHandle(h -> h.execute("CREATE TABLE applied (topic TEXT, kafka_offset BIGINT, value TEXT)"));
+        fixture = new RecreatedTopics("kafka_recreated_offsets_it");
     }
 
     @AfterAll
     static void drop() {
-        postgres.close();
+        fixture.close();
     }
 
     @Test
@@ -55,13 +48,14 @@ class RecreatedTopicKafkaOffsetsIT {
         send(t, "old-0", "old-1", "old-2");
         CountDownLatch holding = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);
-        try (FencedConsumer<String, String> consumer =
-                heldConsumer(group, List.of(t, u), "u-0", holding, release).build()) {
+        try (FencedConsumer<String, String> consumer = fixture.heldConsumer(
+                        group, List.of(t, u), "u-0", holding, release)
+                .build()) {
             CompletableFuture<Void> stopped = consumer.start();
             await().atMost(Duration.ofSeconds(60)).until(() -> committed(group, t) == 3);
             send(u, "u-0");
             assertThat(holding.await(60, TimeUnit.SECONDS)).isTrue();
-            recreate(t);
+            RecreatedTopics.recreateEmpty(t);
 
             // when: the handler returns and u's unit is saved and committed to Kafka
             release.countDown();
@@ -81,7 +75,7 @@ class RecreatedTopicKafkaOffsetsIT {
 
         // when: a restart stops on the recreated topic, and the group's rows of it are deleted as it says
         assertThat(runUntilStoredOffset(group, List.of(t, u), t, 1)).isInstanceOf(TopicRecreatedException.class);
-        deleteRows(group, t);
+        fixture.deleteRows(group, t);
         send(t, "new-0");
 
         // then: the next start reads the new t from its beginning (with 3 committed in Kafka it stopped with
@@ -89,7 +83,7 @@ class RecreatedTopicKafkaOffsetsIT {
         assertThat(runUntilStoredOffset(group, List.of(t, u), t, 1))
                 .as("what stopped the consumer")
                 .isNull();
-        assertThat(values(t)).containsExactly("new-0", "old-0", "old-1", "old-2");
+        assertThat(fixture.values(t)).containsExactly("new-0", "old-0", "old-1", "old-2");
     }
 
     @Test
@@ -104,7 +98,8 @@ class RecreatedTopicKafkaOffsetsIT {
         send(t, "old-0", "old-1", "old-2");
         CountDownLatch holding = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);
-        try (FencedConsumer<String, String> consumer = heldConsumer(group, List.of(t, u), "old-3", holding, release)
+        try (FencedConsumer<String, String> consumer = fixture.heldConsumer(
+                        group, List.of(t, u), "old-3", holding, release)
                 .maxConcurrency(4)
                 .maxInFlightPerPartition(1)
                 .build()) {
@@ -114,7 +109,7 @@ class RecreatedTopicKafkaOffsetsIT {
             assertThat(holding.await(60, TimeUnit.SECONDS)).isTrue();
             await().atMost(Duration.ofSeconds(60)).until(() -> consumer.recordsInFlight() == 1);
             send(t, "old-4");
-            recreate(t);
+            RecreatedTopics.recreateEmpty(t);
 
             // when: u's record is applied and its progress saved and committed to Kafka
             send(u, "u-0");
@@ -147,18 +142,18 @@ class RecreatedTopicKafkaOffsetsIT {
         send(t, "old-0", "old-1", "old-2");
         CountDownLatch holding = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);
-        try (FencedConsumer<String, String> first =
-                heldConsumer(group, List.of(t, u), "u-0", holding, release).build()) {
+        try (FencedConsumer<String, String> first = fixture.heldConsumer(group, List.of(t, u), "u-0", holding, release)
+                .build()) {
             CompletableFuture<Void> firstStopped = first.start();
             await().atMost(Duration.ofSeconds(60)).until(() -> committed(group, t) == 3);
             send(u, "u-0");
             assertThat(holding.await(60, TimeUnit.SECONDS)).isTrue();
-            recreate(t);
+            RecreatedTopics.recreateEmpty(t);
             release.countDown();
 
             // when: a second member joins: the first one's partitions are revoked, and the member assigned t
             // stops on its new id
-            try (FencedConsumer<String, String> second = heldConsumer(
+            try (FencedConsumer<String, String> second = fixture.heldConsumer(
                             group, List.of(t, u), "none", new CountDownLatch(1), new CountDownLatch(0))
                     .build()) {
                 CompletableFuture<Void> secondStopped = second.start();
@@ -174,40 +169,14 @@ class RecreatedTopicKafkaOffsetsIT {
         }
     }
 
-    /** A serial consumer whose handler, at the record {@code heldValue}, counts down {@code holding} and waits. */
-    private static FencedConsumerBuilder<String, String> heldConsumer(
-            String group, List<String> topics, String heldValue, CountDownLatch holding, CountDownLatch release) {
-        return FencedConsumer.builder(new StringDeserializer(), new StringDeserializer())
-                .properties(consumerConfig(group))
-                .topics(topics.toArray(String[]::new))
-                .transactionalHandler(PostgresWatermarkStore.create(postgres.jdbi), (handle, record, token) -> {
-                    if (record.value().equals(heldValue)) {
-                        holding.countDown();
-                        try {
-                            if (!release.await(60, TimeUnit.SECONDS)) {
-                                throw new AssertionError("not released");
-                            }
-                        } catch (InterruptedException e) {
-                            Thread.currentThread().interrupt();
-                            throw new AssertionError(e);
-                        }
-                    }
-                    handle.createUpdate("INSERT INTO applied (topic, kafka_offset, value) VALUES (:t, :o, :v)")
-                            .bind("t", record.topic())
-                            .bind("o", record.offset())
-                            .bind("v", record.value())
-                            .execute();
-                });
-    }
-
     /** Runs a consumer until its loop stops or it stored {@code offset} of {@code topic}; returns what stopped it. */
     private static Throwable runUntilStoredOffset(String group, List<String> topics, String topic, long offset) {
-        try (FencedConsumer<String, String> consumer = heldConsumer(
+        try (FencedConsumer<String, String> consumer = fixture.heldConsumer(
                         group, topics, "none", new CountDownLatch(1), new CountDownLatch(0))
                 .build()) {
             CompletableFuture<Void> stopped = consumer.start();
             await().atMost(Duration.ofSeconds(60))
-                    .until(() -> stopped.isDone() || storedOffset(group, topic) == offset);
+                    .until(() -> stopped.isDone() || fixture.storedOffset(group, topic) == offset);
             return consumer.failure();
         }
     }
@@ -220,46 +189,5 @@ class RecreatedTopicKafkaOffsetsIT {
                 sendFenced(producer, topic, "k", value, value.startsWith("new-") ? 10 + n : n + 1);
             }
         }
-    }
-
-    /** Deletes the topic, waits until the cluster no longer lists it, and creates it again, empty. */
-    private static void recreate(String topic) throws Exception {
-        try (Admin admin =
-                Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka().bootstrapServers()))) {
-            admin.deleteTopics(List.of(topic)).all().get(30, TimeUnit.SECONDS);
-            await().atMost(Duration.ofSeconds(60)).until(() -> !admin.listTopics()
-                    .names()
-                    .get(30, TimeUnit.SECONDS)
-                    .contains(topic));
-        }
-        await().atMost(Duration.ofSeconds(60)).ignoreExceptions().until(() -> {
-            kafka().createTopic(topic, 1);
-            return true;
-        });
-    }
-
-    private static void deleteRows(String group, String topic) {
-        postgres.jdbi.useHandle(h -> {
-            for (String table : List.of("kafka_offset", "kafka_watermark", "kafka_topic")) {
-                h.execute("DELETE FROM fencing." + table + " WHERE consumer_group = ? AND topic = ?", group, topic);
-            }
-        });
-    }
-
-    private static List<String> values(String topic) {
-        return postgres.jdbi.withHandle(h -> h.createQuery("SELECT value FROM applied WHERE topic = :t ORDER BY value")
-                .bind("t", topic)
-                .mapTo(String.class)
-                .list());
-    }
-
-    private static long storedOffset(String group, String topic) {
-        return postgres.jdbi.withHandle(h -> h.createQuery("SELECT next_offset FROM fencing.kafka_offset"
-                        + " WHERE consumer_group = :g AND topic = :t AND kafka_partition = 0")
-                .bind("g", group)
-                .bind("t", topic)
-                .mapTo(Long.class)
-                .findOne()
-                .orElse(-1L));
     }
 }

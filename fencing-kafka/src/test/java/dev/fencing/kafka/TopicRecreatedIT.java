@@ -27,7 +27,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
@@ -45,17 +44,18 @@ import org.junit.jupiter.api.Test;
  * partition and both offsets.
  */
 class TopicRecreatedIT {
+    private static RecreatedTopics fixture;
     private static PostgresFixture postgres;
 
     @BeforeAll
     static void migrate() {
-        postgres = new PostgresFixture("kafka_recreated_it");
-        postgres.jdbi.useHandle(h -> h.execute("CREATE TABLE applied (topic TEXT, kafka_offset BIGINT, value TEXT)"));
+        fixture = new RecreatedTopics("kafka_recreated_it");
+        postgres = fixture.postgres;
     }
 
     @AfterAll
     static void drop() {
-        postgres.close();
+        fixture.close();
     }
 
     @Test
@@ -76,11 +76,11 @@ class TopicRecreatedIT {
         // offsets 0 and 1 for k's records applied before (at or below its applied offset 2) and skipped them,
         // neither applied nor dead-lettered
         assertThat(failure)
-                .as("what stopped the consumer; applied: %s", values(topic))
+                .as("what stopped the consumer; applied: %s", fixture.values(topic))
                 .isInstanceOf(LogBehindStoreException.class)
                 .hasMessageContaining(topic + "-0")
                 .hasMessageContaining("from offset 0, below the watermark store's offset 3");
-        assertThat(values(topic)).containsExactly("old-0", "old-1", "old-2");
+        assertThat(fixture.values(topic)).containsExactly("old-0", "old-1", "old-2");
         assertThat(((LogBehindStoreException) failure).partition()).isEqualTo(new TopicPartition(topic, 0));
     }
 
@@ -98,12 +98,12 @@ class TopicRecreatedIT {
 
         // then: without the check it read the new log from 0 under the old log's watermarks and saved offset 2
         assertThat(failure)
-                .as("what stopped the consumer; applied: %s", values(topic))
+                .as("what stopped the consumer; applied: %s", fixture.values(topic))
                 .isInstanceOf(LogBehindStoreException.class)
                 .hasMessageContaining(topic + "-0")
                 .hasMessageContaining("from offset 0, below the watermark store's offset 3");
-        assertThat(values(topic)).containsExactly("old-0", "old-1", "old-2");
-        assertThat(storedOffset(group, topic)).isEqualTo(3);
+        assertThat(fixture.values(topic)).containsExactly("old-0", "old-1", "old-2");
+        assertThat(fixture.storedOffset(group, topic)).isEqualTo(3);
     }
 
     @Test
@@ -118,11 +118,12 @@ class TopicRecreatedIT {
         }
         try (FencedConsumer<String, String> consumer = consumer(group, topic, 1)) {
             CompletableFuture<Void> stopped = consumer.start();
-            await().atMost(Duration.ofSeconds(60)).until(() -> storedOffset(group, topic) == 3);
+            await().atMost(Duration.ofSeconds(60)).until(() -> fixture.storedOffset(group, topic) == 3);
 
             // when: the topic is deleted and created again under it, with two newer records
             recreate(topic, 2);
-            await().atMost(Duration.ofSeconds(60)).until(() -> stopped.isDone() || storedOffset(group, topic) != 3);
+            await().atMost(Duration.ofSeconds(60))
+                    .until(() -> stopped.isDone() || fixture.storedOffset(group, topic) != 3);
 
             // then: without the checks it applied new-0 and new-1 under the old topic's watermarks and stored 2.
             // This consumer polls while the topic is gone, so its group gives the partition up and assigns the new
@@ -131,9 +132,9 @@ class TopicRecreatedIT {
             // sees no rebalance, as Kafka's consumer does not compare topic ids: the check before each save stops
             // it (serialStopsOnATopicRecreatedWhileItsHandlerRan...)
             assertThat(consumer.failure())
-                    .as("what stopped the consumer; applied: %s", values(topic))
+                    .as("what stopped the consumer; applied: %s", fixture.values(topic))
                     .isInstanceOfAny(TopicRecreatedException.class, LogBehindStoreException.class);
-            assertThat(values(topic)).containsExactly("old-0", "old-1", "old-2");
+            assertThat(fixture.values(topic)).containsExactly("old-0", "old-1", "old-2");
         }
     }
 
@@ -153,7 +154,7 @@ class TopicRecreatedIT {
         // then: without the check it sought the new log to 3, applied new-3 and new-4 and stored 5, skipping
         // new-0 to new-2
         assertStoppedAsRecreated(failure, group, topic, oldId);
-        assertThat(storedOffset(group, topic)).isEqualTo(3);
+        assertThat(fixture.storedOffset(group, topic)).isEqualTo(3);
     }
 
     @Test
@@ -170,7 +171,7 @@ class TopicRecreatedIT {
 
         // then: without the check it applied new-3 and new-4 only
         assertStoppedAsRecreated(failure, group, topic, oldId);
-        assertThat(storedOffset(group, topic)).isEqualTo(3);
+        assertThat(fixture.storedOffset(group, topic)).isEqualTo(3);
     }
 
     @Test
@@ -192,12 +193,13 @@ class TopicRecreatedIT {
             // consumer does not poll: it is assigned nothing new), then the handler returns
             recreate(topic, 6);
             release.countDown();
-            await().atMost(Duration.ofSeconds(60)).until(() -> stopped.isDone() || storedOffset(group, topic) == 6);
+            await().atMost(Duration.ofSeconds(60))
+                    .until(() -> stopped.isDone() || fixture.storedOffset(group, topic) == 6);
 
             // then: without the check the unit saved offset 4, and the consumer read the new log on from there,
             // applied new-4 and new-5 and saved 6, skipping new-0 to new-3 (neither handled nor dead-lettered)
             assertStoppedAsRecreated(consumer.failure(), group, topic, oldId);
-            assertThat(storedOffset(group, topic)).isEqualTo(3);
+            assertThat(fixture.storedOffset(group, topic)).isEqualTo(3);
         }
     }
 
@@ -251,7 +253,7 @@ class TopicRecreatedIT {
                         throw new UnableToExecuteStatementException(
                                 new SQLTransactionRollbackException("could not serialize access", "40001"), null);
                     }
-                    apply(handle, record, token);
+                    RecreatedTopics.apply(handle, record, token);
                 })
                 .build()) {
             CompletableFuture<Void> stopped = consumer.start();
@@ -260,14 +262,15 @@ class TopicRecreatedIT {
             // when
             recreate(topic, 6);
             release.countDown();
-            await().atMost(Duration.ofSeconds(60)).until(() -> stopped.isDone() || storedOffset(group, topic) != 3);
+            await().atMost(Duration.ofSeconds(60))
+                    .until(() -> stopped.isDone() || fixture.storedOffset(group, topic) != 3);
 
             // then: it stops naming both ids; without remembering the id it found when it first took the
             // partitions, it took the new one as the topic's when it took them again, sought the new log to the
             // stored 3, applied new-3 to new-5 and saved 6, skipping new-0 to new-2 (and old-3 never ran)
             assertThat(failedOnce).isTrue();
             assertStoppedAsRecreated(consumer.failure(), group, topic, oldId);
-            assertThat(storedOffset(group, topic)).isEqualTo(3);
+            assertThat(fixture.storedOffset(group, topic)).isEqualTo(3);
         }
     }
 
@@ -288,7 +291,7 @@ class TopicRecreatedIT {
         try (FencedConsumer<String, String> consumer =
                 heldConsumer(group, topic, 1, "old-3", holding, release).build()) {
             CompletableFuture<Void> stopped = consumer.start();
-            await().atMost(Duration.ofSeconds(60)).until(() -> storedOffset(group, topic) == 3);
+            await().atMost(Duration.ofSeconds(60)).until(() -> fixture.storedOffset(group, topic) == 3);
             sendMore(topic, "old-3");
             assertThat(holding.await(60, TimeUnit.SECONDS)).isTrue();
             recreate(topic, 6);
@@ -312,7 +315,7 @@ class TopicRecreatedIT {
         // then: it reads the new topic from its beginning (with 3 committed in Kafka it stopped with
         // StoreBehindKafkaException instead)
         assertThat(failure).as("what stopped the consumer").isNull();
-        assertThat(values(topic))
+        assertThat(fixture.values(topic))
                 .containsExactly("new-0", "new-1", "new-2", "new-3", "new-4", "new-5", "old-0", "old-1", "old-2");
     }
 
@@ -340,7 +343,7 @@ class TopicRecreatedIT {
         }
         try (FencedConsumer<String, String> consumer = fencedRowConsumer(group, topic, rows)) {
             consumer.start();
-            await().atMost(Duration.ofSeconds(60)).until(() -> storedOffset(group, topic) == 3);
+            await().atMost(Duration.ofSeconds(60)).until(() -> fixture.storedOffset(group, topic) == 3);
         }
         Uuid oldId = topicId(topic);
         recreate(topic, 5);
@@ -349,7 +352,8 @@ class TopicRecreatedIT {
         Throwable failure;
         try (FencedConsumer<String, String> consumer = fencedRowConsumer(group, topic, rows)) {
             CompletableFuture<Void> stopped = consumer.start();
-            await().atMost(Duration.ofSeconds(60)).until(() -> stopped.isDone() || storedOffset(group, topic) != 3);
+            await().atMost(Duration.ofSeconds(60))
+                    .until(() -> stopped.isDone() || fixture.storedOffset(group, topic) != 3);
             failure = consumer.failure();
         }
 
@@ -366,7 +370,7 @@ class TopicRecreatedIT {
                 .hasMessageContaining("topic id " + oldId + ", but the topic's id is now " + topicId(topic));
         assertThat(recordedTopicId(group, topic)).contains(oldId);
         assertThat(row).isEqualTo("old-2@3");
-        assertThat(storedOffset(group, topic)).isEqualTo(3);
+        assertThat(fixture.storedOffset(group, topic)).isEqualTo(3);
     }
 
     @Test
@@ -394,17 +398,18 @@ class TopicRecreatedIT {
             // when
             recreate(topic, 7);
             release.countDown();
-            await().atMost(Duration.ofSeconds(60)).until(() -> stopped.isDone() || storedOffset(group, topic) == 7);
+            await().atMost(Duration.ofSeconds(60))
+                    .until(() -> stopped.isDone() || fixture.storedOffset(group, topic) == 7);
 
             // then: old-3 was applied in its own transaction; without the check the consumer saved offset 4, read
             // the new log on from there, applied new-4 to new-6 and saved 7, skipping new-0 to new-3
             Uuid newId = topicId(topic);
             assertThat(consumer.failure())
-                    .as("what stopped the consumer; applied: %s", values(topic))
+                    .as("what stopped the consumer; applied: %s", fixture.values(topic))
                     .isInstanceOf(TopicRecreatedException.class)
                     .hasMessageContaining("topic id " + oldId + ", but the topic's id is now " + newId);
-            assertThat(values(topic)).containsExactly("old-0", "old-1", "old-2", "old-3");
-            assertThat(storedOffset(group, topic)).isEqualTo(3);
+            assertThat(fixture.values(topic)).containsExactly("old-0", "old-1", "old-2", "old-3");
+            assertThat(fixture.storedOffset(group, topic)).isEqualTo(3);
         }
     }
 
@@ -423,7 +428,7 @@ class TopicRecreatedIT {
 
             // then: no false alarm; the records after the stored offset are applied once each
             assertThat(failure).as("concurrency %s", concurrency).isNull();
-            assertThat(values(topic)).containsExactly("old-0", "old-1", "old-2", "old-3", "old-4");
+            assertThat(fixture.values(topic)).containsExactly("old-0", "old-1", "old-2", "old-3", "old-4");
         }
     }
 
@@ -441,7 +446,7 @@ class TopicRecreatedIT {
 
         // then: it resumed at the stored offset and recorded the topic's current id
         assertThat(failure).isNull();
-        assertThat(values(topic)).containsExactly("old-0", "old-1", "old-2", "old-3");
+        assertThat(fixture.values(topic)).containsExactly("old-0", "old-1", "old-2", "old-3");
         assertThat(recordedTopicId(group, topic)).contains(topicId(topic));
     }
 
@@ -517,23 +522,23 @@ class TopicRecreatedIT {
                         }
                         throw new IllegalStateException("fails once");
                     }
-                    apply(handle, record, token);
+                    RecreatedTopics.apply(handle, record, token);
                 })
                 .build()) {
             CompletableFuture<Void> stopped = consumer.start();
             assertThat(holding.await(60, TimeUnit.SECONDS)).isTrue();
-            deleteTopic(b);
+            RecreatedTopics.deleteTopic(b);
 
             // when: the handler's failure is retried
             release.countDown();
             await().atMost(Duration.ofSeconds(60))
-                    .until(() -> stopped.isDone() || values(a).contains("a-0"));
+                    .until(() -> stopped.isDone() || fixture.values(a).contains("a-0"));
 
             // then: without the check of the topic Kafka no longer has, taking the partitions again failed on
             // the description of b, and again after each back-off (no poll between them gave b up) until the
             // retry time had passed: the consumer stopped, a-0 never applied
             assertThat(consumer.failure()).as("what stopped the consumer").isNull();
-            assertThat(values(a)).containsExactly("a-0");
+            assertThat(fixture.values(a)).containsExactly("a-0");
         }
     }
 
@@ -545,27 +550,12 @@ class TopicRecreatedIT {
             String heldValue,
             CountDownLatch holding,
             CountDownLatch release) {
-        FencedConsumerBuilder<String, String> builder = FencedConsumer.builder(
-                        new StringDeserializer(), new StringDeserializer())
-                .properties(consumerConfig(group))
-                .topics(topic);
+        FencedConsumerBuilder<String, String> builder =
+                fixture.heldConsumer(group, List.of(topic), heldValue, holding, release);
         if (concurrency > 1) {
             builder.maxConcurrency(concurrency);
         }
-        return builder.transactionalHandler(PostgresWatermarkStore.create(postgres.jdbi), (handle, record, token) -> {
-            if (record.value().equals(heldValue)) {
-                holding.countDown();
-                try {
-                    if (!release.await(60, TimeUnit.SECONDS)) {
-                        throw new AssertionError("not released");
-                    }
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new AssertionError(e);
-                }
-            }
-            apply(handle, record, token);
-        });
+        return builder;
     }
 
     private static FencedConsumer<String, String> inMemoryConsumer(
@@ -583,7 +573,7 @@ class TopicRecreatedIT {
         Uuid newId = topicId(topic);
         assertThat(newId).isNotEqualTo(oldId);
         assertThat(failure)
-                .as("what stopped the consumer; applied: %s", values(topic))
+                .as("what stopped the consumer; applied: %s", fixture.values(topic))
                 .isInstanceOf(TopicRecreatedException.class)
                 .hasMessageContaining("group " + group + " topic " + topic)
                 .hasMessageContaining("topic id " + oldId + ", but the topic's id is now " + newId)
@@ -591,7 +581,7 @@ class TopicRecreatedIT {
         TopicRecreatedException recreated = (TopicRecreatedException) failure;
         assertThat(recreated.storedId()).isEqualTo(oldId);
         assertThat(recreated.currentId()).isEqualTo(newId);
-        assertThat(values(topic)).containsExactly("old-0", "old-1", "old-2");
+        assertThat(fixture.values(topic)).containsExactly("old-0", "old-1", "old-2");
     }
 
     /** Deletes the group's topic ids: the store is then as one written before V104. */
@@ -613,7 +603,7 @@ class TopicRecreatedIT {
         try (FencedConsumer<String, String> consumer = consumer(group, topic, concurrency)) {
             CompletableFuture<Void> stopped = consumer.start();
             await().atMost(Duration.ofSeconds(60))
-                    .until(() -> stopped.isDone() || storedOffset(group, topic) == offset);
+                    .until(() -> stopped.isDone() || fixture.storedOffset(group, topic) == offset);
             return consumer.failure();
         }
     }
@@ -648,34 +638,18 @@ class TopicRecreatedIT {
         }
         try (FencedConsumer<String, String> consumer = consumer(group, topic, concurrency)) {
             consumer.start();
-            await().atMost(Duration.ofSeconds(60)).until(() -> storedOffset(group, topic) == 3);
+            await().atMost(Duration.ofSeconds(60)).until(() -> fixture.storedOffset(group, topic) == 3);
         }
-        assertThat(values(topic)).containsExactly("old-0", "old-1", "old-2");
+        assertThat(fixture.values(topic)).containsExactly("old-0", "old-1", "old-2");
     }
 
     /** Deletes the topic and creates it again with {@code records} newer records of key k. */
     private static void recreate(String topic, int records) throws Exception {
-        deleteTopic(topic);
-        await().atMost(Duration.ofSeconds(60)).ignoreExceptions().until(() -> {
-            kafka().createTopic(topic, 1);
-            return true;
-        });
+        RecreatedTopics.recreateEmpty(topic);
         try (KafkaProducer<String, String> producer = KafkaFixture.producer()) {
             for (int i = 0; i < records; i++) {
                 sendFenced(producer, topic, "k", "new-" + i, 10 + i);
             }
-        }
-    }
-
-    /** Deletes the topic and waits until the cluster no longer lists it. */
-    private static void deleteTopic(String topic) throws Exception {
-        try (Admin admin =
-                Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka().bootstrapServers()))) {
-            admin.deleteTopics(List.of(topic)).all().get(30, TimeUnit.SECONDS);
-            await().atMost(Duration.ofSeconds(60)).until(() -> !admin.listTopics()
-                    .names()
-                    .get(30, TimeUnit.SECONDS)
-                    .contains(topic));
         }
     }
 
@@ -686,7 +660,8 @@ class TopicRecreatedIT {
     private static Throwable runUntilFailureOrMovedOff(String group, String topic, int concurrency) throws Exception {
         try (FencedConsumer<String, String> consumer = consumer(group, topic, concurrency)) {
             CompletableFuture<Void> stopped = consumer.start();
-            await().atMost(Duration.ofSeconds(60)).until(() -> stopped.isDone() || storedOffset(group, topic) != 3);
+            await().atMost(Duration.ofSeconds(60))
+                    .until(() -> stopped.isDone() || fixture.storedOffset(group, topic) != 3);
             if (!stopped.isDone()) {
                 return null;
             }
@@ -707,7 +682,7 @@ class TopicRecreatedIT {
         if (concurrency > 1) {
             builder.maxConcurrency(concurrency);
         }
-        return builder.transactionalHandler(PostgresWatermarkStore.create(postgres.jdbi), TopicRecreatedIT::apply)
+        return builder.transactionalHandler(PostgresWatermarkStore.create(postgres.jdbi), RecreatedTopics::apply)
                 .build();
     }
 
@@ -718,30 +693,5 @@ class TopicRecreatedIT {
                 .topics(topic)
                 .fencedRowHandler(PostgresWatermarkStore.create(postgres.jdbi), rows)
                 .build();
-    }
-
-    private static void apply(Handle handle, ConsumerRecord<String, String> record, long token) {
-        handle.createUpdate("INSERT INTO applied (topic, kafka_offset, value) VALUES (:t, :o, :v)")
-                .bind("t", record.topic())
-                .bind("o", record.offset())
-                .bind("v", record.value())
-                .execute();
-    }
-
-    private static List<String> values(String topic) {
-        return postgres.jdbi.withHandle(h -> h.createQuery("SELECT value FROM applied WHERE topic = :t ORDER BY value")
-                .bind("t", topic)
-                .mapTo(String.class)
-                .list());
-    }
-
-    private static long storedOffset(String group, String topic) {
-        return postgres.jdbi.withHandle(h -> h.createQuery("SELECT next_offset FROM fencing.kafka_offset"
-                        + " WHERE consumer_group = :g AND topic = :t AND kafka_partition = 0")
-                .bind("g", group)
-                .bind("t", topic)
-                .mapTo(Long.class)
-                .findOne()
-                .orElse(-1L));
     }
 }
