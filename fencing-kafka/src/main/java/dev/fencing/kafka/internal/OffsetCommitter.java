@@ -46,7 +46,10 @@ public final class OffsetCommitter {
         return finished.remove(partition);
     }
 
-    /** After a unit: sends the finished offsets of the partitions it saved, without waiting. */
+    /**
+     * After a unit: sends the finished offsets of the partitions it saved, without waiting. Without a store, one
+     * that fails is sent again only with the partition's next unit, at a revoke or at the close.
+     */
     public void commitAsync(Collection<TopicPartition> saved) {
         Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
         for (TopicPartition partition : saved) {
@@ -67,7 +70,11 @@ public final class OffsetCommitter {
 
     /**
      * On revoke, before the partitions go: without a store commits these offsets; with one waits for the
-     * commits already sent (an empty {@code commitSync} does). A failure is logged.
+     * commits already sent (an empty {@code commitSync} does). With the classic group protocol a commit still
+     * waiting for the coordinator to be found is not awaited (the new protocol's consumer awaits it): it is sent
+     * later, possibly after the new owner committed, and moves Kafka's offset back, behind the store (or, on a
+     * topic created again meanwhile, is the old log's offset: the moment between a check and its commit,
+     * longer). A failure is logged.
      */
     public void commitNow(Map<TopicPartition, OffsetAndMetadata> offsets) {
         if (offsets.isEmpty()) {
