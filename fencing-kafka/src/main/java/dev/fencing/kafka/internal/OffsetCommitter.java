@@ -19,8 +19,8 @@ import org.slf4j.LoggerFactory;
  * record of progress), and each offset is sent once, right after the save that checked its topic's id: sent
  * later (with another partition's unit, at a revoke, at the close) it could land on a topic created again
  * under the name since, whose committed offset would then be the old log's. Without a store they are the only
- * record, a failed commit means records handled again, and a revoke or the close sends every finished offset
- * of the partitions once more. Poll thread only.
+ * record, a failed commit means records handled again, and each unit, a revoke and the close send every
+ * finished offset of the partitions again. Poll thread only.
  */
 public final class OffsetCommitter {
     private static final Logger LOG = LoggerFactory.getLogger(OffsetCommitter.class);
@@ -47,12 +47,13 @@ public final class OffsetCommitter {
     }
 
     /**
-     * After a unit: sends the finished offsets of the partitions it saved, without waiting. Without a store, one
-     * that fails is sent again only with the partition's next unit, at a revoke or at the close.
+     * After a unit: sends the finished offsets of the partitions it saved, without waiting. Without a store it
+     * sends every finished offset, so that one whose commit failed goes again with the next unit of any partition
+     * (there is no topic id to check, and Kafka's offsets are the only record).
      */
     public void commitAsync(Collection<TopicPartition> saved) {
         Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
-        for (TopicPartition partition : saved) {
+        for (TopicPartition partition : onlyRecord ? finished.keySet() : saved) {
             OffsetAndMetadata offset = finished.get(partition);
             if (offset != null) {
                 offsets.put(partition, offset);
