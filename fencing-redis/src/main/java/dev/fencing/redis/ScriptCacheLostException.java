@@ -7,9 +7,9 @@ import dev.fencing.redis.internal.FencedKeys;
  * {@code SCRIPT FLUSH}) after writes sent behind it on the same connection had already run, so it was NOT applied:
  * sending it again as {@code EVAL} then would run it after them, out of the order sent (a delete sent before a set
  * deleting the set's value). Nothing was written and the token was not raised; it may be retried: the script was
- * loaded again ({@code SCRIPT LOAD}, on the node of the key) before this was thrown, so the retry, and every write
- * sent after it, finds it. A write answered {@code NOSCRIPT} with nothing sent behind it is sent again as {@code
- * EVAL} and does not fail. A write answered {@code NOSCRIPT} once the connection is inside the caller's {@code MULTI}
+ * loaded again ({@code SCRIPT LOAD}, on the node of the key; on a cluster, on every node) before this was thrown, so
+ * the retry, and every write sent after it, finds it. A write answered {@code NOSCRIPT} with nothing sent behind it
+ * is sent again as {@code EVAL} and does not fail. A write answered {@code NOSCRIPT} once the connection is inside the caller's {@code MULTI}
  * fails so too ({@link #insideMulti}), neither sent again nor its script loaded: either would join that transaction.
  *
  * <pre>{@code

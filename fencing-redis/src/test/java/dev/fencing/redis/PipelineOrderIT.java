@@ -6,10 +6,13 @@ import static org.awaitility.Awaitility.await;
 
 import dev.fencing.FencePolicy;
 import dev.fencing.testsupport.EmbeddedRedisServer;
+import io.lettuce.core.MigrateArgs;
 import io.lettuce.core.ReadFrom;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.codec.StringCodec;
@@ -234,6 +237,75 @@ class PipelineOrderIT {
                             new WriteOutcome.Applied(5, 4, null),
                             new WriteOutcome.Applied(6, 5, null));
             assertThat(nodeA.get(onA)).isEqualTo("v6");
+        }
+    }
+
+    /**
+     * A slot moved to a node that never ran the scripts, behind the client's back (a resharding onto a new node the
+     * client's topology has not caught up with): Lettuce still routes the slot to its old node and follows each
+     * {@code MOVED}, so each write to it is answered {@code NOSCRIPT} by the new node. A write answered so after a
+     * write to the old node was sent behind it may not be sent again as {@code EVAL}; its script must then be loaded
+     * on the node that answered, not on the one the client's stale topology names, or every write to the slot fails
+     * for good. Held here by a client without adaptive topology refresh (with it, Lettuce catches up after a while,
+     * and the writes sent meanwhile fail).
+     */
+    @Test
+    void writesToASlotMovedToANodeWithoutTheScriptsApplyAgainAfterTheFirstFailsWhileWritesToTheOldNodeGoOn()
+            throws Exception {
+        try (TwoNodeCluster cluster = TwoNodeCluster.start(SlotHash.SLOT_COUNT)) {
+            RedisCommands<String, String> nodeA = cluster.nodeA;
+            RedisCommands<String, String> nodeB = cluster.nodeB;
+            cluster.client.setOptions(ClusterClientOptions.builder()
+                    .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
+                            .disableAllAdaptiveRefreshTriggers()
+                            .build())
+                    .build());
+            StatefulRedisClusterConnection<String, String> connection = cluster.client.connect();
+            FencedRedis writer = FencedRedis.builder(connection).build();
+            String moved = keyInSlots(0, SlotHash.SLOT_COUNT);
+            String stays = "{stays}:state";
+            writer.set(moved, "v", 1);
+            writer.set(stays, "v", 1);
+
+            // the slot moves to B with its key; B never ran a script, and the client still routes the slot to A
+            int slot = SlotHash.getSlot(moved);
+            String idA = nodeA.clusterMyId();
+            String idB = nodeB.clusterMyId();
+            nodeB.clusterSetSlotImporting(slot, idA);
+            nodeA.clusterSetSlotMigrating(slot, idB);
+            nodeA.migrate(
+                    "127.0.0.1",
+                    cluster.b.port(),
+                    0,
+                    5000,
+                    MigrateArgs.Builder.keys(nodeA.clusterGetKeysInSlot(slot, 1000)));
+            nodeA.clusterSetSlotNode(slot, idB);
+            nodeB.clusterSetSlotNode(slot, idB);
+
+            List<Object> writesToMoved = new ArrayList<>();
+            for (long token = 2; token <= 6; token++) {
+                // a write to the moved slot, and one to A sent behind it before B's NOSCRIPT comes back
+                connection.setAutoFlushCommands(false);
+                CompletableFuture<WriteOutcome> toMoved =
+                        writer.async().trySet(moved, "v" + token, token).toCompletableFuture();
+                CompletableFuture<WriteOutcome> toA =
+                        writer.async().trySet(stays, "v" + token, token).toCompletableFuture();
+                // flushing on again first: the write Lettuce redirects to B after A's MOVED is not held back
+                connection.setAutoFlushCommands(true);
+                connection.flushCommands();
+                assertThat(toA.get(10, TimeUnit.SECONDS)).isEqualTo(new WriteOutcome.Applied(token, token - 1, null));
+                writesToMoved.add(toMoved.handle((outcome, failure) -> failure == null ? outcome : cause(failure))
+                        .get(10, TimeUnit.SECONDS));
+            }
+            assertThat(writesToMoved.get(0)).isInstanceOf(ScriptCacheLostException.class);
+            // the first write failed, NOT applied: the moved key's token stayed 1 and the next write finds the script
+            assertThat(writesToMoved.subList(1, writesToMoved.size()))
+                    .containsExactly(
+                            new WriteOutcome.Applied(3, 1, null),
+                            new WriteOutcome.Applied(4, 3, null),
+                            new WriteOutcome.Applied(5, 4, null),
+                            new WriteOutcome.Applied(6, 5, null));
+            assertThat(nodeB.get(moved)).isEqualTo("v6");
         }
     }
 

@@ -11,6 +11,7 @@ import dev.fencing.redis.WriteOutcome;
 import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.RedisNoScriptException;
+import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.output.CommandOutput;
@@ -370,20 +371,25 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
      * writes sent after it were sent as EVALSHA too, and so will be the caller's retry. If nothing loaded the script,
      * a writer that always has a write in flight (a pipeline kept full, several threads) would have every write
      * answered NOSCRIPT after the next was sent, and fail for good. Sent from the NOSCRIPT's callback, before the
-     * write fails, so a retry is sent behind it on the same connection (a cluster's: the load goes to the first
-     * key's node) and finds the script. A load that fails is only logged: the next write answered NOSCRIPT loads it
-     * again.
+     * write fails, so a retry is sent behind it on the same connection and finds the script. On a cluster the load
+     * goes to every node the client knows: the node that answered NOSCRIPT is not always the one the client routes
+     * the key to (a slot moved behind the client's back: Lettuce follows the MOVED for each write, but a SCRIPT LOAD,
+     * which has no key, runs on the node it is sent to, and on the old node it would leave the new one without the
+     * script for good). A load that fails is only logged: the next write answered NOSCRIPT loads it again.
      */
     private void load(LuaScripts.Script script, ScriptCall.Arguments arguments) {
         try {
-            commands.dispatch(SCRIPT, new StatusOutput<>(StringCodec.UTF8), ScriptCall.load(script, arguments))
-                    .whenComplete((reply, failure) -> {
-                        if (failure != null) {
-                            LOG.debug(
-                                    "SCRIPT LOAD after NOSCRIPT failed: {}",
-                                    unwrap(failure).toString());
-                        }
-                    });
+            CompletionStage<String> loading = commands instanceof RedisAdvancedClusterAsyncCommands<?, ?> cluster
+                    ? cluster.scriptLoad(script.text().getBytes(StandardCharsets.UTF_8))
+                    : commands.dispatch(
+                            SCRIPT, new StatusOutput<>(StringCodec.UTF8), ScriptCall.load(script, arguments));
+            loading.whenComplete((reply, failure) -> {
+                if (failure != null) {
+                    LOG.debug(
+                            "SCRIPT LOAD after NOSCRIPT failed: {}",
+                            unwrap(failure).toString());
+                }
+            });
         } catch (RuntimeException e) {
             LOG.debug("SCRIPT LOAD after NOSCRIPT could not be sent: {}", e.toString());
         }

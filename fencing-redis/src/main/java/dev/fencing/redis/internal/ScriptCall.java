@@ -65,8 +65,9 @@ final class ScriptCall extends CommandArgs<String, String> {
     }
 
     /**
-     * {@code SCRIPT LOAD} of the script, routed (on a cluster) to the node of the call's first key: the node that
-     * answered its EVALSHA {@code NOSCRIPT}.
+     * {@code SCRIPT LOAD} of the script, keyed by the call's first key. A cluster's loads do not go this way: the
+     * node the client routes the key to is not always the one that answered {@code NOSCRIPT} (see {@code
+     * AsyncFencedRedis#load}).
      */
     static CommandArgs<String, String> load(LuaScripts.Script lua, Arguments arguments) {
         byte[] text = lua.encodedText();
