@@ -297,6 +297,8 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
                             token,
                             () -> commands.dispatch(CommandType.EVAL, evalOutput, eval),
                             evalFailure -> told.apply(evalOutput, evalFailure));
+                } catch (RuntimeException e) { // the caller's stage must complete, whatever failed before the send
+                    complete(outcome, op, key, token, null, e);
                 } finally {
                     handedOver();
                 }
