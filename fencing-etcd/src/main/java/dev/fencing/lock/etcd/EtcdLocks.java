@@ -1,5 +1,6 @@
 package dev.fencing.lock.etcd;
 
+import dev.fencing.internal.Text;
 import dev.fencing.lock.FencedLeaderElection;
 import dev.fencing.lock.FencedLock;
 import dev.fencing.lock.FencedLockListener;
@@ -199,16 +200,16 @@ public final class EtcdLocks implements AutoCloseable {
          */
         public Builder prefix(String prefix) {
             Objects.requireNonNull(prefix, "prefix");
+            String shown = Text.withoutControls(prefix);
             if (prefix.isBlank()) {
-                throw new IllegalArgumentException("prefix '" + prefix + "' must not be blank");
+                throw new IllegalArgumentException("prefix '" + shown + "' must not be blank");
             }
             if (prefix.startsWith("/") || prefix.endsWith("/") || prefix.contains("//")) {
-                throw new IllegalArgumentException("prefix '" + prefix + "' must not start or end with '/' or hold an"
+                throw new IllegalArgumentException("prefix '" + shown + "' must not start or end with '/' or hold an"
                         + " empty segment ('//'); use a prefix such as fencing/locks");
             }
             if (prefix.chars().anyMatch(c -> Character.isISOControl(c) || Character.isWhitespace(c))) {
-                throw new IllegalArgumentException("prefix '" + prefix.replaceAll("\\p{Cntrl}", "?")
-                        + "' contains whitespace or control characters");
+                throw new IllegalArgumentException("prefix '" + shown + "' contains whitespace or control characters");
             }
             EtcdLockRegistry.requireUtf8("prefix", prefix, "");
             this.prefix = prefix;

@@ -151,6 +151,30 @@ class EtcdLocksBuilderTest {
         }
     }
 
+    /**
+     * A C1 control (U+0080 to U+009F: NEL, CSI) is a control character as much as a line feed: a terminal reading the
+     * log line acts on it. Java's {@code \p{Cntrl}} is ASCII only, so a message must not rely on it to hide one.
+     */
+    @Test
+    void refusedPrefixesAndLockNamesAreShownWithoutTheirC0OrC1ControlCharacters() {
+        for (String bad : new String[] {"locks\u0085", "locks\u009b2J", "/locks\u0085", "locks\u0085/", "\u001c"}) {
+            assertThatThrownBy(() -> EtcdLocks.builder(client).prefix(bad))
+                    .as("prefix '%s'", bad)
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("prefix '" + bad.replaceAll("[\\x00-\\x1f\\x7f-\\x9f]", "?") + "'")
+                    .satisfies(e -> assertThat(e.getMessage().chars()).noneMatch(Character::isISOControl));
+        }
+        try (EtcdLocks locks = EtcdLocks.builder(client).build()) {
+            for (String bad : new String[] {"sku\u0085", "sku\u009b2J", "a/b\u0085", "\u001c"}) {
+                assertThatThrownBy(() -> locks.lock(bad))
+                        .as("name '%s'", bad)
+                        .isInstanceOf(IllegalArgumentException.class)
+                        .hasMessageContaining("'" + bad.replaceAll("[\\x00-\\x1f\\x7f-\\x9f]", "?") + "'")
+                        .satisfies(e -> assertThat(e.getMessage().chars()).noneMatch(Character::isISOControl));
+            }
+        }
+    }
+
     @Test
     void refusesLocksOnceClosed() {
         EtcdLocks locks = EtcdLocks.builder(client).build();

@@ -223,17 +223,17 @@ public final class EtcdLockRegistry implements AutoCloseable {
 
     static void validateName(String name) {
         Objects.requireNonNull(name, "lock name");
+        String shown = Text.withoutControls(name);
         if (name.isBlank()) {
-            throw new IllegalArgumentException("lock name must not be blank, got '" + name + "'");
+            throw new IllegalArgumentException("lock name must not be blank, got '" + shown + "'");
         }
         if (name.indexOf('/') >= 0) {
             // a name with '/' would put its contenders' keys under another lock's range (a/b/ under a/)
             throw new IllegalArgumentException(
-                    "lock name '" + name + "' contains '/'; use a name such as sku-42 (the prefix holds the path)");
+                    "lock name '" + shown + "' contains '/'; use a name such as sku-42 (the prefix holds the path)");
         }
-        if (name.chars().anyMatch(Character::isISOControl)) {
-            throw new IllegalArgumentException(
-                    "lock name '" + name.replaceAll("\\p{Cntrl}", "?") + "' contains control characters");
+        if (Text.firstControl(name) >= 0) {
+            throw new IllegalArgumentException("lock name '" + shown + "' contains control characters");
         }
         requireUtf8("lock name", name, "");
     }
@@ -247,8 +247,8 @@ public final class EtcdLockRegistry implements AutoCloseable {
         int i = Text.firstUnpairedSurrogate(value);
         if (i >= 0) {
             // the value as etcd would get it: the half pair as '?', never in the message itself
-            String shown = new String(value.getBytes(StandardCharsets.UTF_8), StandardCharsets.UTF_8)
-                    .replaceAll("\\p{Cntrl}", "?");
+            String shown =
+                    Text.withoutControls(new String(value.getBytes(StandardCharsets.UTF_8), StandardCharsets.UTF_8));
             throw new IllegalArgumentException(String.format(
                     Locale.ROOT,
                     "%s '%s'%s holds half a surrogate pair (\\u%04X at index %d), which UTF-8 cannot encode:"
