@@ -181,8 +181,13 @@ public final class FencedLocks implements AutoCloseable {
          * LeaseLoss#PAUSE_DETECTED}. Default: a third of the negotiated session timeout, at least 200
          * ms, so a holder learns of a pause well before its session could have expired. Keep a value
          * of your own as far below the session timeout: a pause longer than the session timeout but
-         * shorter than the tolerance goes unseen here, and the lease stays valid after the JVM resumes
-         * until Curator reports the connection lost, while another client may hold the lock.
+         * shorter than the tolerance would go unseen here, and the lease would stay valid after the JVM
+         * resumes until Curator reports the connection lost, while another client may hold the lock.
+         * So a tolerance that is not below the session timeout is refused by {@link #build()} when the
+         * client has negotiated its session by then (build after {@code blockUntilConnected} to have it
+         * checked at once); a session negotiated that short only later (the client was not connected yet,
+         * or a server granted less than was asked for) is logged at WARN, naming both values, and the
+         * tolerance is kept: it is the application's to correct.
          *
          * @throws IllegalArgumentException if shorter than 20 ms, or longer than the pause detector can count
          *     ({@link Timeouts#LONGEST}, about 146 years)
@@ -224,7 +229,20 @@ public final class FencedLocks implements AutoCloseable {
             return this;
         }
 
+        /**
+         * @throws IllegalArgumentException if the pause tolerance is not below the session timeout the client
+         *     has negotiated (a pause as long as the session could expire it unseen); a client that has not
+         *     connected yet has negotiated none, see {@link #pauseTolerance}
+         */
         public FencedLocks build() {
+            int sessionMillis = client.getZookeeperClient().getLastNegotiatedSessionTimeoutMs();
+            if (pauseTolerance != null
+                    && sessionMillis > 0
+                    && pauseTolerance.compareTo(Duration.ofMillis(sessionMillis)) >= 0) {
+                throw new IllegalArgumentException("pauseTolerance " + pauseTolerance
+                        + " must be below the session timeout of " + sessionMillis + " ms the client negotiated:"
+                        + " a pause as long as the session lets the lock pass unseen");
+            }
             return new FencedLocks(this);
         }
     }

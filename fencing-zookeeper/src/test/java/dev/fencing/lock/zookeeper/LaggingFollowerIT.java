@@ -43,10 +43,11 @@ class LaggingFollowerIT {
             // The lease must still be valid when verify() starts, or its false answer would prove nothing about
             // the follower: with a 2 s session and the default pause tolerance, a loaded machine stalled the test
             // long enough for the pause detector to end the lease first. So a 10 s session (its connection times
-            // out after about 6.7 s without answers) and no pause detection to speak of.
+            // out after about 6.7 s without answers) and a pause tolerance just below it (one not below the session
+            // timeout is refused once the client has negotiated its session).
             CuratorFramework holderClient = onFollower.newClient(Duration.ofSeconds(10));
             FencedLocks locks = onFollower.track(FencedLocks.builder(holderClient)
-                    .pauseTolerance(Duration.ofMinutes(10))
+                    .pauseTolerance(Duration.ofSeconds(9))
                     .build());
             Lease lease = locks.lock(PATH).acquire();
             String node = lockNode(holderClient);

@@ -104,6 +104,9 @@ public final class LockRegistry implements AutoCloseable {
 
     private boolean clientStartedSeen;
 
+    /** The session timeout, in ms, last warned of as not above the explicit pause tolerance; 0 for none. */
+    private volatile int shortSessionWarned;
+
     public LockRegistry(
             CuratorFramework client,
             List<ACL> acl,
@@ -398,11 +401,29 @@ public final class LockRegistry implements AutoCloseable {
         return disruptions.get();
     }
 
-    /** The default pause tolerance: a third of the negotiated session timeout, at least the minimum. */
+    /**
+     * The default pause tolerance: a third of the negotiated session timeout, at least the minimum. An explicit
+     * tolerance is kept as it is, also one that is not below a session timeout negotiated after the builder
+     * checked it (the client was not connected yet, or a server granted less): a WARN names both, once per
+     * session timeout. Overriding it would replace a value the application chose, and a tolerance above the
+     * session timeout is also how a test keeps a held detector from reading as a pause.
+     */
     private void adoptSessionTimeout(int negotiatedSessionTimeoutMillis) {
-        if (explicitToleranceNanos == null && negotiatedSessionTimeoutMillis > 0) {
+        if (negotiatedSessionTimeoutMillis <= 0) {
+            return;
+        }
+        if (explicitToleranceNanos == null) {
             pauseDetector.setTolerance(Duration.ofNanos(Math.max(
                     MIN_DEFAULT_TOLERANCE_NANOS, TimeUnit.MILLISECONDS.toNanos(negotiatedSessionTimeoutMillis) / 3)));
+        } else if (explicitToleranceNanos >= TimeUnit.MILLISECONDS.toNanos(negotiatedSessionTimeoutMillis)
+                && shortSessionWarned != negotiatedSessionTimeoutMillis) {
+            shortSessionWarned = negotiatedSessionTimeoutMillis;
+            LOG.warn(
+                    "the pause tolerance of {} ms is not below the session timeout of {} ms the client negotiated:"
+                            + " a pause that expires the session goes unseen here, and a lease reads valid after it"
+                            + " until Curator reports the connection lost",
+                    TimeUnit.NANOSECONDS.toMillis(explicitToleranceNanos),
+                    negotiatedSessionTimeoutMillis);
         }
     }
 
