@@ -1,5 +1,6 @@
 package dev.fencing.lock.zookeeper;
 
+import dev.fencing.internal.Text;
 import java.nio.charset.StandardCharsets;
 import java.security.NoSuchAlgorithmException;
 import java.util.List;
@@ -39,10 +40,12 @@ public final class ZooKeeperDigest {
         Objects.requireNonNull(user, "user");
         Objects.requireNonNull(password, "password");
         if (user.isEmpty() || user.contains(":")) {
-            throw new IllegalArgumentException("digest user must be non-empty and contain no ':', got '" + user + "'");
+            throw new IllegalArgumentException(
+                    "digest user must be non-empty and contain no ':', got '" + Text.withoutControls(user) + "'");
         }
         if (password.isEmpty()) {
-            throw new IllegalArgumentException("digest password for user '" + user + "' must not be empty");
+            throw new IllegalArgumentException(
+                    "digest password for user '" + Text.withoutControls(user) + "' must not be empty");
         }
         return new ZooKeeperDigest(user, password);
     }

@@ -26,4 +26,17 @@ class ZooKeeperDigestTest {
         assertThatThrownBy(() -> ZooKeeperDigest.of("", "x")).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> ZooKeeperDigest.of("u", "")).hasMessageContaining("'u'");
     }
+
+    /** A user name comes from configuration; a refused one is shown with its control characters as '?'. */
+    @Test
+    void aRefusedUserIsShownWithoutItsControlCharacters() {
+        assertThatThrownBy(() -> ZooKeeperDigest.of("ops\u0085:x", "secret"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("'ops?:x'")
+                .satisfies(e -> assertThat(e.getMessage().chars()).noneMatch(Character::isISOControl));
+        assertThatThrownBy(() -> ZooKeeperDigest.of("ops\n", ""))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("'ops?'")
+                .satisfies(e -> assertThat(e.getMessage().chars()).noneMatch(Character::isISOControl));
+    }
 }

@@ -241,13 +241,11 @@ public final class LockRegistry implements AutoCloseable {
     /**
      * The characters ZooKeeper's client refuses in a path. Curator's own check, run first by the recipes, leaves
      * the first and last of each range out (U+001F, U+007F, U+009F, U+D800, U+F8FF, U+FFF0, U+FFFF), so that a
-     * path holding one of them failed only at its first create, when the lock was acquired.
+     * path holding one of them failed only at its first create, when the lock was acquired. U+0000 is refused by
+     * both, but their message quotes the path with the character in it.
      */
     private static boolean refusedByZooKeeper(char c) {
-        return c > '\u0000' && c <= '\u001F'
-                || c >= '\u007F' && c <= '\u009F'
-                || c >= '\uD800' && c <= '\uF8FF'
-                || c >= '\uFFF0';
+        return c <= '\u001F' || c >= '\u007F' && c <= '\u009F' || c >= '\uD800' && c <= '\uF8FF' || c >= '\uFFF0';
     }
 
     private void ensureOpen(String path) {

@@ -1,5 +1,6 @@
 package dev.fencing.lock.zookeeper.internal;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -54,5 +55,18 @@ class LockPathValidationTest {
         }
         assertThatCode(() -> LockRegistry.validatePath("/locks/sku-\u00E9\u00A0\uFFEF"))
                 .doesNotThrowAnyException();
+    }
+
+    /**
+     * ZooKeeper refuses U+0000 in a path too. Left to Curator's check, the path was refused with the NUL raw in the
+     * message, twice (Curator's own message quotes the path).
+     */
+    @Test
+    void rejectsANullCharacterNamingItsCodeAndIndexWithoutItInTheMessage() {
+        assertThatThrownBy(() -> LockRegistry.validatePath("/locks/sku-\u0000"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("'/locks/sku-?'")
+                .hasMessageContaining("\\u0000 at index 11")
+                .satisfies(e -> assertThat(e.getMessage().chars()).noneMatch(Character::isISOControl));
     }
 }
