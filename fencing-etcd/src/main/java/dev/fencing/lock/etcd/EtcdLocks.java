@@ -1,12 +1,12 @@
 package dev.fencing.lock.etcd;
 
-import dev.fencing.internal.Text;
 import dev.fencing.lock.FencedLeaderElection;
 import dev.fencing.lock.FencedLock;
 import dev.fencing.lock.FencedLockListener;
 import dev.fencing.lock.Lease;
 import dev.fencing.lock.LeaseLoss;
 import dev.fencing.lock.etcd.internal.EtcdLockRegistry;
+import dev.fencing.lock.etcd.internal.LockNames;
 import io.etcd.jetcd.Client;
 import java.time.Duration;
 import java.util.Objects;
@@ -199,19 +199,7 @@ public final class EtcdLocks implements AutoCloseable {
          * {@code a/b} puts its locks).
          */
         public Builder prefix(String prefix) {
-            Objects.requireNonNull(prefix, "prefix");
-            String shown = Text.withoutControls(prefix);
-            if (prefix.isBlank()) {
-                throw new IllegalArgumentException("prefix '" + shown + "' must not be blank");
-            }
-            if (prefix.startsWith("/") || prefix.endsWith("/") || prefix.contains("//")) {
-                throw new IllegalArgumentException("prefix '" + shown + "' must not start or end with '/' or hold an"
-                        + " empty segment ('//'); use a prefix such as fencing/locks");
-            }
-            if (prefix.chars().anyMatch(c -> Character.isISOControl(c) || Character.isWhitespace(c))) {
-                throw new IllegalArgumentException("prefix '" + shown + "' contains whitespace or control characters");
-            }
-            EtcdLockRegistry.requireUtf8("prefix", prefix, "");
+            LockNames.requireValidPrefix(prefix);
             this.prefix = prefix;
             return this;
         }

@@ -1,6 +1,5 @@
 package dev.fencing.lock.etcd.internal;
 
-import dev.fencing.internal.Text;
 import dev.fencing.lock.FencedLeaderElection;
 import dev.fencing.lock.FencedLock;
 import dev.fencing.lock.FencedLockListener;
@@ -21,7 +20,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -69,8 +67,6 @@ public final class EtcdLockRegistry implements AutoCloseable {
     static final Duration MAX_REQUEST_TIMEOUT = Duration.ofSeconds(30);
     /** How many lock names' highest tokens are remembered, to tell of a token that went backwards. */
     private static final int TOKENS_REMEMBERED = 65_536;
-    /** The longest participant id, in bytes of UTF-8. */
-    static final int MAX_PARTICIPANT_ID_BYTES = 1024;
 
     final Client client;
     final String prefix;
@@ -142,7 +138,7 @@ public final class EtcdLockRegistry implements AutoCloseable {
 
     /** The lock called {@code name}: its contenders' keys are {@code <prefix>/<name>/<lease id in hex>}. */
     public FencedLock lock(String name) {
-        validateName(name);
+        LockNames.requireValidName(name);
         ensureOpen(name);
         return new EtcdLockHandle(this, name);
     }
@@ -152,32 +148,8 @@ public final class EtcdLockRegistry implements AutoCloseable {
      * lock's name too, whose keys hold the participant id.
      */
     public FencedLeaderElection election(String name, String participantId) {
-        validateName(name);
-        Objects.requireNonNull(participantId, "participantId");
-        if (participantId.isBlank()) {
-            throw new IllegalArgumentException("participantId for election " + pathOf(name)
-                    + " must not be blank, got '" + Text.withoutControls(participantId) + "'");
-        }
-        // the id goes into the participant's thread name and INFO log lines, where a line break would forge a line
-        int control = Text.firstControl(participantId);
-        if (control >= 0) {
-            throw new IllegalArgumentException(String.format(
-                    Locale.ROOT,
-                    "participantId '%s' for election %s holds a control character (\\u%04X at index %d);"
-                            + " the id goes into thread names and log lines",
-                    Text.withoutControls(participantId),
-                    pathOf(name),
-                    (int) participantId.charAt(control),
-                    control));
-        }
-        requireUtf8("participantId", participantId, " for election " + pathOf(name));
-        int bytes = participantId.getBytes(StandardCharsets.UTF_8).length;
-        if (bytes > MAX_PARTICIPANT_ID_BYTES) {
-            // cut after whole characters: half a surrogate pair would print as '?'
-            String start = participantId.substring(0, participantId.offsetByCodePoints(0, 40));
-            throw new IllegalArgumentException("participantId for election " + pathOf(name) + " is " + bytes
-                    + " bytes of UTF-8, more than " + MAX_PARTICIPANT_ID_BYTES + ": '" + start + "...'");
-        }
+        LockNames.requireValidName(name);
+        LockNames.requireValidParticipantId(participantId, pathOf(name));
         ensureOpen(name);
         return new EtcdElection(this, name, participantId);
     }
@@ -218,46 +190,6 @@ public final class EtcdLockRegistry implements AutoCloseable {
         } catch (ExecutionException | TimeoutException e) {
             throw new LockAcquisitionException(
                     "could not read the leader of " + pathOf(name) + ": " + e, pathOf(name), e);
-        }
-    }
-
-    static void validateName(String name) {
-        Objects.requireNonNull(name, "lock name");
-        String shown = Text.withoutControls(name);
-        if (name.isBlank()) {
-            throw new IllegalArgumentException("lock name must not be blank, got '" + shown + "'");
-        }
-        if (name.indexOf('/') >= 0) {
-            // a name with '/' would put its contenders' keys under another lock's range (a/b/ under a/)
-            throw new IllegalArgumentException(
-                    "lock name '" + shown + "' contains '/'; use a name such as sku-42 (the prefix holds the path)");
-        }
-        if (Text.firstControl(name) >= 0) {
-            throw new IllegalArgumentException("lock name '" + shown + "' contains control characters");
-        }
-        requireUtf8("lock name", name, "");
-    }
-
-    /**
-     * Refuses a string with half of a surrogate pair (a {@code char} of one without the other), naming it: UTF-8
-     * cannot encode it, and Java's encoder sends '?' in its place, so that etcd would get another string's bytes
-     * (two lock names would be one lock, a participant's key would hold another id).
-     */
-    public static void requireUtf8(String what, String value, String context) {
-        int i = Text.firstUnpairedSurrogate(value);
-        if (i >= 0) {
-            // the value as etcd would get it: the half pair as '?', never in the message itself
-            String shown =
-                    Text.withoutControls(new String(value.getBytes(StandardCharsets.UTF_8), StandardCharsets.UTF_8));
-            throw new IllegalArgumentException(String.format(
-                    Locale.ROOT,
-                    "%s '%s'%s holds half a surrogate pair (\\u%04X at index %d), which UTF-8 cannot encode:"
-                            + " etcd would be sent '?' in its place, another name's bytes",
-                    what,
-                    shown,
-                    context,
-                    (int) value.charAt(i),
-                    i));
         }
     }
 

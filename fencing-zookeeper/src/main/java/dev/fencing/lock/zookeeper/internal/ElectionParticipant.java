@@ -1,6 +1,5 @@
 package dev.fencing.lock.zookeeper.internal;
 
-import dev.fencing.internal.Text;
 import dev.fencing.lock.FencedLeaderElection;
 import dev.fencing.lock.FencedLockException;
 import dev.fencing.lock.Leadership;
@@ -16,7 +15,6 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Comparator;
 import java.util.List;
-import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -42,8 +40,6 @@ import org.slf4j.LoggerFactory;
  */
 final class ElectionParticipant implements FencedLeaderElection {
     private static final Logger LOG = LoggerFactory.getLogger(ElectionParticipant.class);
-    /** The longest participant id, in UTF-8 bytes: it is every node's data, read by every {@link #currentLeaderId()}. */
-    static final int MAX_ID_BYTES = 1024;
 
     private final LockRegistry registry;
     private final String path;
@@ -64,7 +60,7 @@ final class ElectionParticipant implements FencedLeaderElection {
         this.registry = registry;
         this.path = path;
         this.source = Objects.requireNonNull(source, "tokenSource");
-        this.participantId = validId(path, participantId);
+        this.participantId = LockNames.validParticipantId(path, participantId);
         this.lock = new PathLock(
                 registry,
                 path,
@@ -72,64 +68,6 @@ final class ElectionParticipant implements FencedLeaderElection {
                 LockKind.EXCLUSIVE,
                 participantId.getBytes(StandardCharsets.UTF_8),
                 this::termLost);
-    }
-
-    static String validId(String path, String participantId) {
-        Objects.requireNonNull(participantId, "participantId");
-        if (participantId.isBlank()) {
-            throw new IllegalArgumentException("participant id for election " + path + " must not be blank, got '"
-                    + Text.withoutControls(participantId) + "'");
-        }
-        requireUtf8(path, participantId);
-        requireNoControlCharacters(path, participantId);
-        int bytes = participantId.getBytes(StandardCharsets.UTF_8).length;
-        if (bytes > MAX_ID_BYTES) {
-            // cut after whole characters: half a surrogate pair would print as '?'
-            String start = participantId.substring(0, participantId.offsetByCodePoints(0, 40));
-            throw new IllegalArgumentException("participant id for election " + path + " is " + bytes
-                    + " bytes of UTF-8, more than " + MAX_ID_BYTES + ": '" + start + "...'");
-        }
-        return participantId;
-    }
-
-    /**
-     * Refuses an id with half of a surrogate pair (a {@code char} of one without the other), naming it: UTF-8
-     * cannot encode it, and Java's encoder writes '?' in its place, so that the node's data, which {@link
-     * #currentLeaderId()} reads, would hold another id (the same for every id that differs only in such a half).
-     */
-    private static void requireUtf8(String path, String participantId) {
-        int i = Text.firstUnpairedSurrogate(participantId);
-        if (i >= 0) {
-            // the id as ZooKeeper would get it: the half pair as '?', never in the message itself
-            String shown = Text.withoutControls(
-                    new String(participantId.getBytes(StandardCharsets.UTF_8), StandardCharsets.UTF_8));
-            throw new IllegalArgumentException(String.format(
-                    Locale.ROOT,
-                    "participant id '%s' for election %s holds half a surrogate pair (\\u%04X at index %d), which"
-                            + " UTF-8 cannot encode: ZooKeeper would be sent '?' in its place, another id",
-                    shown,
-                    path,
-                    (int) participantId.charAt(i),
-                    i));
-        }
-    }
-
-    /**
-     * Refuses an id with a control character (C0, DEL or C1, {@link Character#isISOControl}), naming its index: the
-     * id is part of the participant's thread name and of its INFO log lines, where a line break would forge a line.
-     */
-    private static void requireNoControlCharacters(String path, String participantId) {
-        int i = Text.firstControl(participantId);
-        if (i >= 0) {
-            throw new IllegalArgumentException(String.format(
-                    Locale.ROOT,
-                    "participant id '%s' for election %s holds a control character (\\u%04X at index %d);"
-                            + " the id goes into thread names and log lines",
-                    Text.withoutControls(participantId),
-                    path,
-                    (int) participantId.charAt(i),
-                    i));
-        }
     }
 
     @Override

@@ -13,7 +13,6 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
@@ -28,8 +27,6 @@ import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.imps.CuratorFrameworkState;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.framework.state.ConnectionStateListener;
-import org.apache.curator.utils.PathUtils;
-import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.ZooKeeper;
 import org.apache.zookeeper.data.ACL;
 import org.slf4j.Logger;
@@ -148,7 +145,7 @@ public final class LockRegistry implements AutoCloseable {
     }
 
     public FencedLeaderElection election(String path, TokenSource source, String participantId) {
-        validatePath(client.getNamespace(), path);
+        LockNames.requireValidPath(client.getNamespace(), path);
         ensureOpen(path);
         requireSourceOfLiveLocks(path, source);
         return new ElectionParticipant(this, path, source, participantId);
@@ -170,7 +167,7 @@ public final class LockRegistry implements AutoCloseable {
     }
 
     private LockHandle handle(String path, TokenSource source, LockKind kind) {
-        validatePath(client.getNamespace(), path);
+        LockNames.requireValidPath(client.getNamespace(), path);
         ensureOpen(path);
         requireSourceOfLiveLocks(path, source);
         return new LockHandle(this, path, source, kind);
@@ -195,57 +192,6 @@ public final class LockRegistry implements AutoCloseable {
     /** The number of locks with state in this process (a read/write lock counts twice): those being acquired or held. */
     public int liveLocks() {
         return locks.size();
-    }
-
-    static void validatePath(String path) {
-        validatePath("", path);
-    }
-
-    /** Validates {@code path} as seen through Curator {@code namespace} (empty for none). */
-    static void validatePath(String namespace, String path) {
-        Objects.requireNonNull(path, "lock path");
-        if (path.isEmpty()) {
-            throw new IllegalArgumentException("lock path must not be empty; use a node such as /locks/<resource>");
-        }
-        if ("/".equals(path)) {
-            throw new IllegalArgumentException(
-                    "lock path '/' is the ZooKeeper root; use a node such as /locks/<resource>");
-        }
-        for (int i = 0; i < path.length(); i++) {
-            char c = path.charAt(i);
-            if (refusedByZooKeeper(c)) {
-                StringBuilder shown = new StringBuilder(path.length());
-                path.chars().forEach(d -> shown.append(refusedByZooKeeper((char) d) ? '?' : (char) d));
-                throw new IllegalArgumentException(String.format(
-                        Locale.ROOT,
-                        "lock path '%s' holds \\u%04X at index %d, a character ZooKeeper refuses in a path (controls,"
-                                + " surrogates, private use and U+FFF0 to U+FFFF)",
-                        shown,
-                        (int) c,
-                        i));
-            }
-        }
-        try {
-            PathUtils.validatePath(path);
-        } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("lock path '" + path + "' is invalid: " + e.getMessage(), e);
-        }
-        String absolute = ZKPaths.fixForNamespace(namespace, path);
-        if (absolute.equals(LockParents.HISTORY_ROOT) || absolute.startsWith(LockParents.HISTORY_ROOT + "/")) {
-            throw new IllegalArgumentException("lock path '" + path + "' (" + absolute + " in ZooKeeper) is inside "
-                    + LockParents.HISTORY_ROOT
-                    + ", where the library keeps the history of its lock parents");
-        }
-    }
-
-    /**
-     * The characters ZooKeeper's client refuses in a path. Curator's own check, run first by the recipes, leaves
-     * the first and last of each range out (U+001F, U+007F, U+009F, U+D800, U+F8FF, U+FFF0, U+FFFF), so that a
-     * path holding one of them failed only at its first create, when the lock was acquired. U+0000 is refused by
-     * both, but their message quotes the path with the character in it.
-     */
-    private static boolean refusedByZooKeeper(char c) {
-        return c <= '\u001F' || c >= '\u007F' && c <= '\u009F' || c >= '\uD800' && c <= '\uF8FF' || c >= '\uFFF0';
     }
 
     private void ensureOpen(String path) {

@@ -10,32 +10,32 @@ class LockPathValidationTest {
 
     @Test
     void acceptsAnAbsolutePath() {
-        assertThatCode(() -> LockRegistry.validatePath("/locks/sku-42")).doesNotThrowAnyException();
+        assertThatCode(() -> LockNames.requireValidPath("/locks/sku-42")).doesNotThrowAnyException();
     }
 
     @Test
     void rejectsEmptyRelativeTrailingSlashRootAndNullPathsNamingTheValue() {
-        assertThatThrownBy(() -> LockRegistry.validatePath("")).hasMessageContaining("must not be empty");
-        assertThatThrownBy(() -> LockRegistry.validatePath("locks/a"))
+        assertThatThrownBy(() -> LockNames.requireValidPath("")).hasMessageContaining("must not be empty");
+        assertThatThrownBy(() -> LockNames.requireValidPath("locks/a"))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("'locks/a'");
-        assertThatThrownBy(() -> LockRegistry.validatePath("/locks/a/"))
+        assertThatThrownBy(() -> LockNames.requireValidPath("/locks/a/"))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("'/locks/a/'");
-        assertThatThrownBy(() -> LockRegistry.validatePath("/locks//a")).hasMessageContaining("'/locks//a'");
-        assertThatThrownBy(() -> LockRegistry.validatePath("/")).hasMessageContaining("root");
-        assertThatThrownBy(() -> LockRegistry.validatePath(null))
+        assertThatThrownBy(() -> LockNames.requireValidPath("/locks//a")).hasMessageContaining("'/locks//a'");
+        assertThatThrownBy(() -> LockNames.requireValidPath("/")).hasMessageContaining("root");
+        assertThatThrownBy(() -> LockNames.requireValidPath(null))
                 .isInstanceOf(NullPointerException.class)
                 .hasMessageContaining("lock path");
     }
 
     @Test
     void rejectsAPathThatLandsInTheHistoryThroughItsNamespace() {
-        assertThatThrownBy(() -> LockRegistry.validatePath("fencing-lock-history", "/locks/a"))
+        assertThatThrownBy(() -> LockNames.requireValidPath("fencing-lock-history", "/locks/a"))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("'/locks/a'")
                 .hasMessageContaining("/fencing-lock-history/locks/a");
-        assertThatCode(() -> LockRegistry.validatePath("shop", "/fencing-lock-history-not/a"))
+        assertThatCode(() -> LockNames.requireValidPath("shop", "/fencing-lock-history-not/a"))
                 .doesNotThrowAnyException();
     }
 
@@ -47,13 +47,13 @@ class LockPathValidationTest {
     @Test
     void rejectsEveryCharacterZooKeeperRefusesAtOnceNamingItsCodeAndIndex() {
         for (char c : new char[] {'\u001F', '\u007F', '\u009F', '\uD800', '\uDBFF', '\uF8FF', '\uFFF0', '\uFFFF'}) {
-            assertThatThrownBy(() -> LockRegistry.validatePath("/locks/sku-" + c))
+            assertThatThrownBy(() -> LockNames.requireValidPath("/locks/sku-" + c))
                     .as("U+%04X", (int) c)
                     .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("'/locks/sku-?'")
                     .hasMessageContaining(String.format("\\u%04X at index 11", (int) c));
         }
-        assertThatCode(() -> LockRegistry.validatePath("/locks/sku-\u00E9\u00A0\uFFEF"))
+        assertThatCode(() -> LockNames.requireValidPath("/locks/sku-\u00E9\u00A0\uFFEF"))
                 .doesNotThrowAnyException();
     }
 
@@ -63,7 +63,7 @@ class LockPathValidationTest {
      */
     @Test
     void rejectsANullCharacterNamingItsCodeAndIndexWithoutItInTheMessage() {
-        assertThatThrownBy(() -> LockRegistry.validatePath("/locks/sku-\u0000"))
+        assertThatThrownBy(() -> LockNames.requireValidPath("/locks/sku-\u0000"))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("'/locks/sku-?'")
                 .hasMessageContaining("\\u0000 at index 11")

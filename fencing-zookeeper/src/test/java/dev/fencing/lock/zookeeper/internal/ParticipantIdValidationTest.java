@@ -9,13 +9,13 @@ class ParticipantIdValidationTest {
 
     @Test
     void refusesBlankOrOverlongIdsNamingTheElectionAndCuttingTheIdBetweenCharacters() {
-        assertThatThrownBy(() -> ElectionParticipant.validId("/locks/leader", " "))
+        assertThatThrownBy(() -> LockNames.validParticipantId("/locks/leader", " "))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("' '")
                 .hasMessageContaining("/locks/leader");
         // the 40th and 41st chars are one character (a surrogate pair): a cut between them leaves half of it
         String overlong = "x".repeat(39) + "\uD83D\uDE00" + "y".repeat(1100);
-        assertThatThrownBy(() -> ElectionParticipant.validId("/locks/leader", overlong))
+        assertThatThrownBy(() -> LockNames.validParticipantId("/locks/leader", overlong))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("1143 bytes")
                 .hasMessageContaining("/locks/leader")
@@ -28,21 +28,21 @@ class ParticipantIdValidationTest {
     /** An id ends up in thread names and INFO log lines: a line break in it would forge a log line. */
     @Test
     void refusesIdsWithControlCharactersNamingTheElectionAndTheIndex() {
-        assertThatThrownBy(() -> ElectionParticipant.validId("/locks/leader", "host-a\nINFO forged line"))
+        assertThatThrownBy(() -> LockNames.validParticipantId("/locks/leader", "host-a\nINFO forged line"))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("participant id 'host-a?INFO forged line'")
                 .hasMessageContaining("/locks/leader")
                 .hasMessageContaining("\\u000A at index 6")
                 .satisfies(e -> assertThat(e.getMessage()).doesNotContain("\n"));
-        assertThatThrownBy(() -> ElectionParticipant.validId("/locks/leader", "host\u0085b"))
+        assertThatThrownBy(() -> LockNames.validParticipantId("/locks/leader", "host\u0085b"))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("'host?b'")
                 .hasMessageContaining("\\u0085 at index 4");
-        assertThatThrownBy(() -> ElectionParticipant.validId("/locks/leader", "\r\n"))
+        assertThatThrownBy(() -> LockNames.validParticipantId("/locks/leader", "\r\n"))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("/locks/leader")
                 .satisfies(e -> assertThat(e.getMessage()).doesNotContain("\r", "\n"));
-        assertThat(ElectionParticipant.validId("/locks/leader", "host-a \u00E9\uD83D\uDE00"))
+        assertThat(LockNames.validParticipantId("/locks/leader", "host-a \u00E9\uD83D\uDE00"))
                 .isEqualTo("host-a \u00E9\uD83D\uDE00");
     }
 }
