@@ -245,6 +245,22 @@ class FencingStarterIT {
     }
 
     @Test
+    void aPauseToleranceNotBelowTheNegotiatedSessionTimeoutFailsTheStartNamingBothProperties() {
+        // the client connects before the locks are built (startup-timeout, 15 s by default), so the session
+        // timeout it negotiated is known then
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(FencingZooKeeperAutoConfiguration.class))
+                .withPropertyValues(
+                        "fencing.zookeeper.connect-string=" + zk.connectString(),
+                        "fencing.zookeeper.session-timeout=6s",
+                        "fencing.locks.pause-tolerance=10s")
+                .run(context -> assertThat(context)
+                        .getFailure()
+                        .hasStackTraceContaining("fencing.locks.pause-tolerance and fencing.zookeeper.session-timeout:"
+                                + " pauseTolerance PT10S must be below the session timeout of"));
+    }
+
+    @Test
     void withDigestCredentialsTheLockNodesAdmitOnlyThatUser() throws Exception {
         new ApplicationContextRunner()
                 .withConfiguration(AutoConfigurations.of(FencingZooKeeperAutoConfiguration.class))

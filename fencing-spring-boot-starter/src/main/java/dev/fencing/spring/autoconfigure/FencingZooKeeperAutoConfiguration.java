@@ -130,7 +130,12 @@ public class FencingZooKeeperAutoConfiguration {
             builder.acl(digest.acl());
         }
         customizers.orderedStream().forEach(c -> c.customize(builder));
-        return builder.build();
+        try {
+            return builder.build();
+        } catch (IllegalArgumentException e) {
+            throw new IllegalStateException(
+                    "fencing.locks.pause-tolerance and fencing.zookeeper.session-timeout: " + e.getMessage(), e);
+        }
     }
 
     @Bean
