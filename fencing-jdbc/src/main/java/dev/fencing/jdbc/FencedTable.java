@@ -280,7 +280,8 @@ public final class FencedTable {
      *     row's key (rounded by the cast, or by the column's own scale or precision, as a {@code numeric(5,2)}
      *     column keeps {@code 1.234} as {@code 1.23}, or cut by the cast, as a {@code date} column reads {@code
      *     2026-01-01T10:00} as {@code 2026-01-01}, or read by the session's settings, as a {@code LocalDateTime}
-     *     for a {@code timestamp with time zone} column by its {@code TimeZone}, or sent as another text, as a
+     *     for a {@code timestamp with time zone} column by its {@code TimeZone}, or stripped of its offset, as an
+     *     {@code OffsetTime} for a {@code time} column, or sent as another text, as a
      *     string with a UTF-16 surrogate without its pair reaches the database with {@code ?} in its place); naming
      *     the text and its column when a text key for a date or time column is not ISO 8601 (with an offset for a
      *     column of instants, without one otherwise), or one for an {@code interval} column has a leading minus

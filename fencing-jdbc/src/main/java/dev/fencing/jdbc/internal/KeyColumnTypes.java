@@ -9,6 +9,7 @@ import java.time.LocalDate;
 import java.time.LocalDateTime;
 import java.time.LocalTime;
 import java.time.OffsetDateTime;
+import java.time.OffsetTime;
 import java.time.ZonedDateTime;
 import java.time.temporal.ChronoField;
 import java.time.temporal.TemporalAccessor;
@@ -157,6 +158,14 @@ public final class KeyColumnTypes {
                         + value + " for column " + column + " (" + type + "), which holds local times: which row"
                         + " it names depends on the session's time zone; give a LocalDateTime, LocalDate or"
                         + " LocalTime");
+            }
+            if (value instanceof OffsetTime && "time without time zone".equals(type)) {
+                // the cast drops the offset (10:00+05 names row 10:00), as it would an OffsetDateTime's for a
+                // timestamp column, which is refused above
+                throw new IllegalArgumentException("key " + key + " of " + table + " has the time with offset "
+                        + value + " for column " + column + " (" + type + "), which holds local times: the cast"
+                        + " drops the offset and names the row of the time of day alone, which is not the time the"
+                        + " value names; give a LocalTime");
             }
             if ((value instanceof LocalDateTime || value instanceof LocalDate)
                             && "timestamp with time zone".equals(type)
