@@ -285,7 +285,8 @@ public final class FencedTable {
      *     string with a UTF-16 surrogate without its pair reaches the database with {@code ?} in its place); naming
      *     the text and its column when a text key for a date or time column is not ISO 8601 (with an offset for a
      *     column of instants, without one otherwise), or one for an {@code interval} column has a leading minus
-     *     sign and an unsigned field, whose reading depends on the session's {@code IntervalStyle} (docs/jdbc.md)
+     *     sign and an unsigned field, or a {@code PGInterval} for one a negative first field and only positive
+     *     later ones, whose reading depends on the session's {@code IntervalStyle} (docs/jdbc.md)
      */
     public RowKey requireKey(RowKey key) {
         return keyTypes.requireKey(key);

@@ -16,10 +16,11 @@ import org.jdbi.v3.core.argument.ObjectArgumentFactory;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.postgresql.util.PGInterval;
 
 /**
- * Java values for date and time key columns that the cast to the column's type reads as another row's key than
- * the value names.
+ * Java values for date, time and interval key columns that the cast to the column's type reads as another row's
+ * key than the value names: an offset the cast drops, an interval whose signs the session's settings decide.
  */
 class JavaTimeKeyIT {
     static FencingDatabase db;
@@ -34,8 +35,10 @@ class JavaTimeKeyIT {
         config.setMaximumPoolSize(1);
         config.setConnectionInitSql("SET TIME ZONE 'UTC'");
         pool = new HikariDataSource(config);
-        // as an application binds a type Jdbi has no factory for: through the driver's setObject, untyped
-        jdbi = Jdbi.create(pool).registerArgument(ObjectArgumentFactory.create(OffsetTime.class));
+        // as an application binds types Jdbi has no factory for: through the driver's setObject, untyped
+        jdbi = Jdbi.create(pool)
+                .registerArgument(ObjectArgumentFactory.create(OffsetTime.class))
+                .registerArgument(ObjectArgumentFactory.create(PGInterval.class));
     }
 
     @AfterAll
@@ -111,10 +114,93 @@ class JavaTimeKeyIT {
         assertThat(shiftRows()).containsExactly("10:00:00:updated:8");
     }
 
+    /**
+     * A {@code PGInterval} goes to the server as text with a sign on its negative fields only ({@code -1 years 2
+     * hours}): by default that is -1 year +2 hours, under {@code IntervalStyle} {@code sql_standard} -1 year -2
+     * hours, so on a connection where someone set that style a plain statement given it writes the other row. The
+     * fenced update and upsert refuse it, naming it and the column (a batch takes no {@code PGInterval}).
+     */
+    @Test
+    void aPgIntervalKeyWhoseSignsTheSessionsIntervalStyleDecidesIsRefused() {
+        jdbi.useHandle(h -> {
+            h.execute("CREATE TABLE terms (span interval PRIMARY KEY, label TEXT NOT NULL)");
+            h.execute("SELECT fencing.protect_table('terms')");
+            h.execute("INSERT INTO terms (span, label, last_fence_token) VALUES"
+                    + " ('-1 year +2 hours', 'meant', 3), ('-1 year -2 hours', 'other', 3)");
+        });
+        FencedTable terms =
+                FencedTable.builder().table("terms").keyColumns("span").build(jdbi);
+        FencedWriter writer = FencedWriter.builder(jdbi).build();
+        PGInterval mixed = new PGInterval(-1, 0, 0, 2, 0, 0);
+        jdbi.useHandle(h -> h.execute("SET IntervalStyle = 'sql_standard'"));
+
+        String plain = jdbi.withHandle(
+                h -> h.createQuery("UPDATE terms SET label = label WHERE span = CAST(:k AS interval) RETURNING label")
+                        .bind("k", mixed)
+                        .mapTo(String.class)
+                        .one());
+        assertThat(plain).isEqualTo("other");
+
+        Map<String, Throwable> refusals = new LinkedHashMap<>();
+        refusals.put(
+                "update",
+                catchThrowable(() -> writer.tryUpdate(
+                        FencedUpdate.builder(terms)
+                                .key(mixed)
+                                .set("label", "update")
+                                .build(),
+                        5)));
+        refusals.put(
+                "upsert",
+                catchThrowable(() -> writer.tryUpsert(
+                        FencedUpsert.builder(terms)
+                                .key(mixed)
+                                .value("label", "upsert")
+                                .build(),
+                        6)));
+        assertThat(termRows()).containsExactly("-1 years -02:00:00:other:3", "-1 years +02:00:00:meant:3");
+        refusals.forEach((write, refusal) -> assertThat(refusal)
+                .as(write)
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(mixed.getValue())
+                .hasMessageContaining("column span")
+                .hasMessageContaining("IntervalStyle"));
+
+        // an interval whose fields' signs no style changes names its row: every nonzero field negative, or the
+        // later fields with a sign of their own
+        jdbi.useHandle(h -> h.execute("SET IntervalStyle = 'sql_standard'"));
+        assertThat(writer.tryUpdate(
+                        FencedUpdate.builder(terms)
+                                .key(new PGInterval(-1, 0, 0, -2, 0, 0))
+                                .set("label", "updated")
+                                .build(),
+                        10))
+                .isEqualTo(new WriteOutcome.Applied(10));
+        assertThat(writer.tryUpdate(
+                        FencedUpdate.builder(terms)
+                                .key(new PGInterval(-1, 0, -1, 2, 0, 0))
+                                .set("label", "absent")
+                                .build(),
+                        11))
+                .isEqualTo(new WriteOutcome.NotFound(11));
+        assertThat(termRows()).containsExactly("-1 years -02:00:00:updated:10", "-1 years +02:00:00:meant:3");
+    }
+
     private static List<String> shiftRows() {
         return jdbi.withHandle(h -> h.createQuery(
                         "SELECT starts || ':' || label || ':' || last_fence_token FROM shifts ORDER BY starts")
                 .mapTo(String.class)
                 .list());
+    }
+
+    private static List<String> termRows() {
+        return jdbi.withHandle(h -> {
+            h.execute("RESET ALL");
+            h.execute("SET TIME ZONE 'UTC'");
+            return h.createQuery("SELECT CAST(span AS text) || ':' || label || ':' || last_fence_token FROM terms"
+                            + " ORDER BY span")
+                    .mapTo(String.class)
+                    .list();
+        });
     }
 }

@@ -159,6 +159,9 @@ public final class KeyColumnTypes {
                         + " it names depends on the session's time zone; give a LocalDateTime, LocalDate or"
                         + " LocalTime");
             }
+            if ("interval".equals(type) && driverInterval(value)) {
+                requireSignedDriverInterval(key, i, value);
+            }
             if (value instanceof OffsetTime && "time without time zone".equals(type)) {
                 // the cast drops the offset (10:00+05 names row 10:00), as it would an OffsetDateTime's for a
                 // timestamp column, which is refused above
@@ -284,6 +287,50 @@ public final class KeyColumnTypes {
                         + " duration ('P-1DT2H')");
             }
         }
+    }
+
+    /**
+     * Refuses key value {@code i}, a {@code PGInterval} for an {@code interval} column, when the session's {@code
+     * IntervalStyle} decides its signs: the driver sends it as text with a sign on its negative fields only ({@code
+     * -1 years 2 hours}), and when the first is negative and no later one is, {@code sql_standard} applies that
+     * minus sign to the later fields too (-1 year -2 hours, where the value and the default style say -1 year +2
+     * hours). Unlike text ({@link #requireSignedInterval}), an interval whose later nonzero fields are all
+     * negative too, or that has a later negative field (which keeps the other fields' signs as they are in every
+     * style), is taken.
+     */
+    private void requireSignedDriverInterval(RowKey key, int i, Object value) {
+        String text = value.toString();
+        Matcher field = INTERVAL_FIELD.matcher(text);
+        if (!field.find() || !"-".equals(field.group(1))) {
+            return;
+        }
+        boolean laterSigned = false;
+        boolean laterUnsigned = false;
+        while (field.find()) {
+            if (!field.group(1).isEmpty()) {
+                laterSigned = true;
+            } else if (field.group().matches(".*[1-9].*")) {
+                laterUnsigned = true;
+            }
+        }
+        if (laterUnsigned && !laterSigned) {
+            String column = keyColumns.get(i);
+            throw new IllegalArgumentException("key " + key + " of " + table + " has the PGInterval " + text
+                    + " for column " + column + ", whose leading minus sign the session's IntervalStyle applies to"
+                    + " its positive fields or not (sql_standard does, postgres does not): it could name another"
+                    + " row's key; give it as text with every field signed ('-1 years +2 hours'), or as an ISO"
+                    + " 8601 duration ('P-1YT2H')");
+        }
+    }
+
+    /** The driver's interval type, {@code org.postgresql.util.PGInterval}, which this module does not depend on. */
+    private static boolean driverInterval(Object value) {
+        for (Class<?> type = value.getClass(); type != null; type = type.getSuperclass()) {
+            if ("org.postgresql.util.PGInterval".equals(type.getName())) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** A number of an interval given as text, with its sign if it has one ({@code -1}, {@code 2:00:00}, {@code 1.5}). */
