@@ -286,7 +286,8 @@ public final class FencedTable {
      *     the text and its column when a text key for a date or time column is not ISO 8601 (with an offset for a
      *     column of instants, without one otherwise), or one for an {@code interval} column has a leading minus
      *     sign and an unsigned field, or a {@code PGInterval} for one a negative first field and only positive
-     *     later ones, whose reading depends on the session's {@code IntervalStyle} (docs/jdbc.md)
+     *     later ones, whose reading depends on the session's {@code IntervalStyle}, or text for one with a
+     *     fraction the cast rounds to whole months or microseconds ({@code '1.01 years'}; docs/jdbc.md)
      */
     public RowKey requireKey(RowKey key) {
         return keyTypes.requireKey(key);

@@ -208,6 +208,120 @@ class TextTimeKeyIT {
         jdbi.useHandle(h -> h.execute("RESET ALL"));
     }
 
+    /**
+     * An interval given as text with a fraction the cast rounds: PostgreSQL keeps whole months and microseconds, so
+     * it rounds {@code '1.01 years'} (12.12 months) to 1 year and {@code '1.0000004 seconds'} to 1 second, and a
+     * plain statement given either writes that row. The fenced update, upsert and batch refuse each, naming it and
+     * the column; a fraction the cast keeps ({@code '0.5 years'}, {@code '1.5 seconds'}) names its row.
+     */
+    @Test
+    void anIntervalKeyWhoseFractionTheCastRoundsIsRefused() {
+        jdbi.useHandle(h -> {
+            h.execute("CREATE TABLE rounds (span interval PRIMARY KEY, label TEXT NOT NULL)");
+            h.execute("SELECT fencing.protect_table('rounds')");
+            h.execute("INSERT INTO rounds (span, label, last_fence_token) VALUES ('1 year', 'year', 3),"
+                    + " ('1 second', 'second', 3), ('1 mon', 'month', 3), ('6 mons', 'half', 3),"
+                    + " ('1.5 seconds', 'fraction', 3)");
+        });
+        FencedTable rounds =
+                FencedTable.builder().table("rounds").keyColumns("span").build(jdbi);
+        FencedWriter writer = FencedWriter.builder(jdbi).build();
+
+        List<String> plain = jdbi.withHandle(h -> List.of(
+                h.createQuery("UPDATE rounds SET label = label WHERE span = CAST(:k AS interval) RETURNING label")
+                        .bind("k", "1.01 years")
+                        .mapTo(String.class)
+                        .one(),
+                h.createQuery("UPDATE rounds SET label = label WHERE span = CAST(:k AS interval) RETURNING label")
+                        .bind("k", "1.0000004 seconds")
+                        .mapTo(String.class)
+                        .one()));
+        assertThat(plain).containsExactly("year", "second");
+
+        Map<String, Throwable> refusals = new LinkedHashMap<>();
+        long token = 5;
+        for (String rounded : List.of(
+                "1.01 years",
+                "P1.01Y",
+                "P1.01YT1S",
+                "0.101 decades",
+                "1.0000004 seconds",
+                "00:00:01.0000004",
+                "1.0000000000001 mons",
+                "1000.0004 ms",
+                "1000000.4 microseconds")) {
+            long updateToken = token++;
+            refusals.put(
+                    "update of " + rounded,
+                    catchThrowable(() -> writer.tryUpdate(
+                            FencedUpdate.builder(rounds)
+                                    .key(rounded)
+                                    .set("label", "updated")
+                                    .build(),
+                            updateToken)));
+            long upsertToken = token++;
+            refusals.put(
+                    "upsert of " + rounded,
+                    catchThrowable(() -> writer.tryUpsert(
+                            FencedUpsert.builder(rounds)
+                                    .key(rounded)
+                                    .value("label", "upserted")
+                                    .build(),
+                            upsertToken)));
+            long batchToken = token++;
+            refusals.put(
+                    "batch of " + rounded,
+                    catchThrowable(() -> writer.tryBatch(FencedBatch.builder(rounds)
+                            .columns("label")
+                            .add(batchToken, RowKey.of(rounded), "batched")
+                            .build())));
+        }
+        assertThat(roundRows())
+                .containsExactly(
+                        "00:00:01:second:3",
+                        "00:00:01.5:fraction:3",
+                        "1 mon:month:3",
+                        "6 mons:half:3",
+                        "1 year:year:3");
+        assertThat(refusals).hasSize(27);
+        refusals.forEach((write, refusal) -> assertThat(refusal)
+                .as(write)
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(write.substring(write.indexOf(" of ") + 4))
+                .hasMessageContaining("column span")
+                .hasMessageContaining("round"));
+
+        // fractions the cast keeps name their rows
+        assertThat(writer.tryUpdate(
+                        FencedUpdate.builder(rounds)
+                                .key("0.5 years")
+                                .set("label", "updated")
+                                .build(),
+                        100))
+                .isEqualTo(new WriteOutcome.Applied(100));
+        assertThat(writer.tryUpdate(
+                        FencedUpdate.builder(rounds)
+                                .key("1.500000 seconds")
+                                .set("label", "updated")
+                                .build(),
+                        101))
+                .isEqualTo(new WriteOutcome.Applied(101));
+        assertThat(roundRows())
+                .containsExactly(
+                        "00:00:01:second:3",
+                        "00:00:01.5:updated:101",
+                        "1 mon:month:3",
+                        "6 mons:updated:100",
+                        "1 year:year:3");
+    }
+
+    private static List<String> roundRows() {
+        return jdbi.withHandle(h -> h.createQuery(
+                        "SELECT CAST(span AS text) || ':' || label || ':' || last_fence_token FROM rounds ORDER BY span")
+                .mapTo(String.class)
+                .list());
+    }
+
     /** ISO 8601 text, with an offset for a column of instants and without one otherwise, still names its row. */
     @Test
     void iso8601TextNamesItsRowWhateverTheSessionsSettings() {

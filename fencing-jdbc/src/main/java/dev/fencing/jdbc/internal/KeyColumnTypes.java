@@ -120,6 +120,7 @@ public final class KeyColumnTypes {
             if (value instanceof CharSequence text) {
                 requireIsoText(key, i, text.toString());
                 requireSignedInterval(key, i, text.toString());
+                requireUnroundedInterval(key, i, text.toString());
             }
             if (value instanceof String || (value instanceof Long || value instanceof Integer) && !booleanKeys[i]) {
                 continue;
@@ -332,6 +333,61 @@ public final class KeyColumnTypes {
         }
         return false;
     }
+
+    /**
+     * Refuses key value {@code i}, text for an {@code interval} column, when it holds a fraction the cast rounds:
+     * PostgreSQL keeps whole months and microseconds, so it rounds {@code '1.01 years'} (12.12 months) to 1 year,
+     * {@code '1.0000004 seconds'} to 1 second and {@code '0.0005 ms'} to 1 microsecond, and the key names that
+     * row. A fraction of a year, decade, century or millennium is taken when it is whole months; one of a
+     * millisecond when it is whole microseconds; one of a microsecond never; any other with up to six decimals
+     * (a month, a day, an hour or a second times six decimals is whole microseconds).
+     */
+    private void requireUnroundedInterval(RowKey key, int i, String text) {
+        String column = keyColumns.get(i);
+        if (!"interval".equals(keyUnderlyingTypes.get(column))) {
+            return;
+        }
+        // an ISO 8601 duration's units are one letter each, and the next may follow at once (P1.5YT2H)
+        boolean iso = text.strip().regionMatches(true, 0, "P", 0, 1);
+        Matcher fraction = INTERVAL_FRACTION.matcher(text);
+        while (fraction.find()) {
+            BigDecimal part = new BigDecimal("0." + fraction.group(1));
+            String unit = fraction.group(2).toLowerCase(java.util.Locale.ROOT);
+            if (iso && !unit.isEmpty()) {
+                unit = unit.substring(0, 1);
+            }
+            BigDecimal kept;
+            if (unit.equals("y") || unit.startsWith("yr") || unit.startsWith("year")) {
+                kept = part.multiply(BigDecimal.valueOf(12));
+            } else if (unit.startsWith("dec")) {
+                kept = part.multiply(BigDecimal.valueOf(120));
+            } else if (unit.equals("c") || unit.startsWith("cent")) {
+                kept = part.multiply(BigDecimal.valueOf(1200));
+            } else if (unit.startsWith("mil") && !unit.startsWith("milli")) {
+                kept = part.multiply(BigDecimal.valueOf(12000));
+            } else if (unit.equals("ms") || unit.startsWith("msec") || unit.startsWith("milli")) {
+                kept = part.movePointRight(3);
+            } else if (unit.equals("us") || unit.startsWith("usec") || unit.startsWith("micro")) {
+                kept = part;
+            } else {
+                kept = part.movePointRight(6);
+            }
+            if (decimalsBeyond(kept, 0)) {
+                throw new IllegalArgumentException("key " + key + " of " + table + " has the interval " + text
+                        + " for column " + column + ", whose fraction "
+                        + fraction.group().strip() + " the cast"
+                        + " would round (PostgreSQL keeps whole months and microseconds): it would name another"
+                        + " row's key; give the interval in whole months and microseconds ('1 year 1 mon',"
+                        + " '00:00:01.000001')");
+            }
+        }
+    }
+
+    /**
+     * A fraction in an interval given as text, its digits (group 1) and the unit right after it (group 2, maybe
+     * empty: a time's seconds, {@code 00:00:01.5}), as ISO 8601 writes it too ({@code P1.5Y}).
+     */
+    private static final Pattern INTERVAL_FRACTION = Pattern.compile("\\.(\\d+)[ \\t\\n\\r]*([A-Za-z]*)");
 
     /** A number of an interval given as text, with its sign if it has one ({@code -1}, {@code 2:00:00}, {@code 1.5}). */
     private static final Pattern INTERVAL_FIELD = Pattern.compile("([+-]?)\\d[\\d:.]*");
