@@ -87,15 +87,17 @@ import org.slf4j.LoggerFactory;
  * partition.
  *
  * <p><b>Retries keep the three facts.</b> A record whose transaction a transient failure rolled back (the store's
- * connection lost, a deadlock, a serialization failure; {@code RetryPolicy}), and every record of a commit group
- * so rolled back (rerun one by one), is run again by the worker that holds it: it stays running in its lane,
- * unfinished, while it waits (1 and 3: the key's later records wait behind it and the frontier stays below it),
- * and each attempt is a new transaction that locks the key's row and decides against what is stored (2). So an
- * attempt whose COMMIT reached the server but whose answer was lost with the connection is found applied by the
- * next attempt ({@code APPLIED_BEFORE}), not applied twice; a record whose wait is cancelled (revocation, loss,
- * close, or a failure elsewhere) stays unfinished, as a crash would leave it. A failure on the poll thread (the
- * store's progress commit, a watermark load) drops every partition without committing and takes it again from
- * the store, exactly as a lost partition that comes back: nothing of what the store lacks is assumed done.
+ * connection lost, a deadlock, a serialization failure; {@code RetryPolicy}), and every record of a commit group so
+ * rolled back (rerun one by one), is run again by the worker that holds it: it stays in flight in its lane, unfinished,
+ * while it waits (1 and 3: the key's later records wait behind it and the frontier stays below it), and each attempt is
+ * a new transaction that locks the key's row and decides against what is stored (2). A record of such a rerun waiting
+ * for its turn (behind records that may be other partitions') is held, not running: once its partition is cancelled it
+ * never starts, so a revocation does not wait for it, and it stays unfinished (1 and 3 as for a record never taken). So
+ * an attempt whose COMMIT reached the server but whose answer was lost with the connection is found applied by the next
+ * attempt ({@code APPLIED_BEFORE}), not applied twice; a record whose wait is cancelled (revocation, loss, close, or a
+ * failure elsewhere) stays unfinished, as a crash would leave it. A failure on the poll thread (the store's progress
+ * commit, a watermark load) drops every partition without committing and takes it again from the store, exactly as a
+ * lost partition that comes back: nothing of what the store lacks is assumed done.
  *
  * <p>With a plain handler the fence decision uses the partition's watermarks table in memory (loaded lazily
  * from the store by {@link MissingWatermarks}); a record's raised watermark is handed to the store only with
@@ -483,9 +485,11 @@ public final class KeyParallelRunner<K, V> implements Scheduler {
 
     /**
      * Revocation ({@code commit} true) or loss: waits up to the drain timeout for the partitions' records in
-     * flight (no longer once a worker waits out a retry back-off that ends after that timeout with records of the
-     * partition: they cannot finish before it ends, and the rebalance waits for this), then lets no more of them
-     * start and waits for those running, a record waiting to run again stopping its wait at once, unfinished (on
+     * flight (a record of a commit group's rerun waiting for its turn included; no longer once a worker waits out
+     * a retry back-off that ends after that timeout with records of the partition: they cannot finish before it
+     * ends, and the rebalance waits for this), then lets no more of them start (one waiting for its turn in a
+     * rerun is given up at once) and waits for those running, a record waiting to run again stopping its wait at
+     * once, unfinished (on
      * revocation with a plain handler up to {@code max.poll.interval.ms}, else the drain timeout again); commits
      * what finished (revocation only) and drops the partitions' state, also when that commit throws. Returns having
      * started nothing of them that still runs.

@@ -218,10 +218,13 @@ public final class KeyParallelWorker<K, V> {
      * a handler that threw) is rerun record by record, each in its own transaction, as {@link #process} runs them
      * (retrying each as it does; before a record of the rerun first waits to run again, the records after it go
      * back to their lanes, so that they do not count as running meanwhile, and their partitions count as stalled
-     * while it waits); a record whose partition was cancelled meanwhile (revoked, lost, closing) is not started.
-     * Every record of the group is finished, put back or abandoned when this returns or throws: abandoned only
-     * when its partition was cancelled; a record of a partition still running that the group did not reach
-     * (it stopped at a failure, or at a retry whose own partition was cancelled) goes back to its lane's front.
+     * while it waits). A record of the rerun waits for its turn held ({@link ParallelPartition#hold}), in flight
+     * but not running, so that a revocation of its partition does not wait for the records before it, which may
+     * be other partitions'; one whose partition was cancelled meanwhile (revoked, lost, closing) is not started.
+     * Every record of the group is finished, put back or abandoned (or, held, given up) when this returns or
+     * throws: abandoned or given up only when its partition was cancelled; a record of a partition still running
+     * that the group did not reach (it stopped at a failure, or at a retry whose own partition was cancelled) goes
+     * back to its lane's front.
      *
      * @throws RecordHandlingException if a handler failed when its record ran alone
      * @throws dev.fencing.kafka.DeadLetterException if a refusal could not be dead-lettered
@@ -229,6 +232,7 @@ public final class KeyParallelWorker<K, V> {
      */
     void processGroup(List<ParallelPartition.Taken> group, long deadline) {
         boolean[] settled = new boolean[group.size()];
+        boolean[] held = new boolean[group.size()];
         try {
             List<RecordTransactions.GroupRecord> records = new ArrayList<>(group.size());
             List<Integer> positions = new ArrayList<>(group.size());
@@ -280,20 +284,28 @@ public final class KeyParallelWorker<K, V> {
                                 }
                             });
             if (outcomes == null) {
+                // Each record waits for its turn held, not running: the records before it may be other
+                // partitions', and a revocation of its partition must not wait for them.
+                for (int i : positions) {
+                    group.get(i).lane().owner.hold(group.get(i).item());
+                    held[i] = true;
+                }
                 for (int k = 0; k < positions.size(); k++) {
                     int i = positions.get(k);
                     if (settled[i]) {
                         continue; // given back while an earlier record waited to run again
                     }
-                    if (group.get(i).lane().owner.cancelled()) {
-                        // cancelled while an earlier record ran: it does not start (abandoned below, unfinished)
+                    held[i] = false;
+                    if (!group.get(i).lane().owner.unhold(group.get(i).item())) {
+                        // cancelled while an earlier record ran: given up unfinished, it does not start
+                        settled[i] = true;
                         continue;
                     }
                     int later = k + 1;
                     process(
                             group.get(i).lane().owner,
                             group.get(i).item(),
-                            () -> giveBack(group, positions.subList(later, positions.size()), settled));
+                            () -> giveBack(group, positions.subList(later, positions.size()), settled, held));
                     settled[i] = true;
                 }
                 return;
@@ -320,20 +332,21 @@ public final class KeyParallelWorker<K, V> {
                 settled[i] = true;
             }
         } finally {
-            giveBack(group, IntStream.range(0, settled.length).boxed().toList(), settled);
+            giveBack(group, IntStream.range(0, settled.length).boxed().toList(), settled, held);
         }
     }
 
     /**
-     * The group's records at {@code positions} it has not settled, the latest first: abandoned if their partition
-     * was cancelled, else back at the front of their lanes, queued (the group keeps the lanes until it ends).
+     * The group's records at {@code positions} it has not settled, the latest first: abandoned (or, if {@code
+     * held}, given up) if their partition was cancelled, else back at the front of their lanes, queued (the group
+     * keeps the lanes until it ends).
      * Also before a record of a group rerun record by record waits to run again: the records after it, of its
      * partition or of others, must not count as running while it waits (up to the retry time), or a revocation
      * of their partition would wait for them in vain and stop the consumer. Returns the partitions of the records
      * put back in their lanes.
      */
     private static Set<ParallelPartition> giveBack(
-            List<ParallelPartition.Taken> group, List<Integer> positions, boolean[] settled) {
+            List<ParallelPartition.Taken> group, List<Integer> positions, boolean[] settled, boolean[] held) {
         Set<ParallelPartition> putBack = new HashSet<>();
         // A record that did not finish stops its partition's frontier. When the group stopped early (a
         // failure, or a retry whose partition was cancelled while it waited), the records after it in the
@@ -343,6 +356,13 @@ public final class KeyParallelWorker<K, V> {
             int i = positions.get(j);
             if (!settled[i]) {
                 ParallelPartition.Taken taken = group.get(i);
+                if (held[i]) {
+                    held[i] = false;
+                    if (!taken.lane().owner.unhold(taken.item())) {
+                        settled[i] = true; // given up: its partition was cancelled
+                        continue;
+                    }
+                }
                 if (taken.lane().owner.cancelled()) {
                     taken.lane().owner.abandoned(taken.item());
                 } else {

@@ -32,6 +32,12 @@ final class ParallelPartition implements RecordStep.Tally {
     private final Map<Bytes, Lane> lanes = new HashMap<>();
     private int queued;
     private int running;
+    /**
+     * Records of a commit group rerun record by record that wait for their turn ({@link #hold}): in flight, but not
+     * running, so that a revocation does not wait for them (they never start once the partition is cancelled).
+     */
+    private int waiting;
+
     private boolean cancelled; // revoked, lost, failed or closing: no record starts any more
     /**
      * Workers waiting out a retry back-off with records of this partition in their hands: the record that waits
@@ -180,6 +186,31 @@ final class ParallelPartition implements RecordStep.Tally {
         return true;
     }
 
+    /**
+     * A running record of a commit group rerun record by record now waits for its turn, behind records that may be
+     * another partition's: it counts as in flight, no longer as running, until {@link #unhold}.
+     */
+    synchronized void hold(Item item) {
+        running--;
+        waiting++;
+        notifyAll();
+    }
+
+    /**
+     * The held record's turn (or the group gives it back): it counts as running again and returns true; false if
+     * the partition was cancelled meanwhile, and then it is given up, unfinished (the frontier stays below it), and
+     * must not start.
+     */
+    synchronized boolean unhold(Item item) {
+        waiting--;
+        if (cancelled) {
+            notifyAll();
+            return false;
+        }
+        running++;
+        return true;
+    }
+
     /** A running record finished: accepted (raising {@code key} to {@code token}), refused, or skipped. */
     synchronized void finished(Item item, byte[] raisedKey, long token) {
         OffsetFrontier.finish(item.slot, raisedKey, token);
@@ -218,9 +249,9 @@ final class ParallelPartition implements RecordStep.Tally {
         deadLettered.clear();
     }
 
-    /** Records queued or running. */
+    /** Records queued, held or running. */
     synchronized int inFlight() {
-        return queued + running;
+        return queued + waiting + running;
     }
 
     /** Records held by the frontier: those in flight, and finished ones above an unfinished one. */
@@ -279,14 +310,15 @@ final class ParallelPartition implements RecordStep.Tally {
     }
 
     /**
-     * Waits until nothing is in flight ({@code runningOnly}: nothing running) or {@code deadline} (a {@link
-     * System#nanoTime()}) passes; returns whether it got there. Waiting for the records in flight also ends (false)
-     * once a worker waits out a retry back-off with records of the partition ({@link #stallStarted}) that ends
-     * after the deadline: they finish after the back-off at the earliest. A back-off that ends before it is waited
-     * for, as any record in flight (it may fail again and wait longer: the deadline still bounds the wait).
+     * Waits until nothing is in flight ({@code runningOnly}: nothing running, records queued or {@linkplain #hold held}
+     * not counted) or {@code deadline} (a {@link System#nanoTime()}) passes; returns whether it got there. Waiting for
+     * the records in flight also ends (false) once a worker waits out a retry back-off with records of the partition
+     * ({@link #stallStarted}) that ends after the deadline: they finish after the back-off at the earliest. A back-off
+     * that ends before it is waited for, as any record in flight (it may fail again and wait longer: the deadline still
+     * bounds the wait).
      */
     synchronized boolean awaitIdle(boolean runningOnly, long deadline) throws InterruptedException {
-        while (runningOnly ? running > 0 : queued + running > 0) {
+        while (runningOnly ? running > 0 : queued + waiting + running > 0) {
             if (!runningOnly && stalled > 0 && stalledUntil - deadline > 0) {
                 return false;
             }
