@@ -72,23 +72,7 @@ class JavaTimeKeyIT {
                         .one());
         assertThat(plain).isEqualTo("ten");
 
-        Map<String, Throwable> refusals = new LinkedHashMap<>();
-        refusals.put(
-                "update",
-                catchThrowable(() -> writer.tryUpdate(
-                        FencedUpdate.builder(shifts)
-                                .key(tenAtPlusFive)
-                                .set("label", "update")
-                                .build(),
-                        5)));
-        refusals.put(
-                "upsert",
-                catchThrowable(() -> writer.tryUpsert(
-                        FencedUpsert.builder(shifts)
-                                .key(tenAtPlusFive)
-                                .value("label", "upsert")
-                                .build(),
-                        6)));
+        Map<String, Throwable> refusals = updateAndUpsertRefusals(writer, shifts, tenAtPlusFive);
         refusals.put(
                 "batch",
                 catchThrowable(() -> writer.tryBatch(FencedBatch.builder(shifts)
@@ -141,23 +125,7 @@ class JavaTimeKeyIT {
                         .one());
         assertThat(plain).isEqualTo("other");
 
-        Map<String, Throwable> refusals = new LinkedHashMap<>();
-        refusals.put(
-                "update",
-                catchThrowable(() -> writer.tryUpdate(
-                        FencedUpdate.builder(terms)
-                                .key(mixed)
-                                .set("label", "update")
-                                .build(),
-                        5)));
-        refusals.put(
-                "upsert",
-                catchThrowable(() -> writer.tryUpsert(
-                        FencedUpsert.builder(terms)
-                                .key(mixed)
-                                .value("label", "upsert")
-                                .build(),
-                        6)));
+        Map<String, Throwable> refusals = updateAndUpsertRefusals(writer, terms, mixed);
         assertThat(termRows()).containsExactly("-1 years -02:00:00:other:3", "-1 years +02:00:00:meant:3");
         refusals.forEach((write, refusal) -> assertThat(refusal)
                 .as(write)
@@ -184,6 +152,28 @@ class JavaTimeKeyIT {
                         11))
                 .isEqualTo(new WriteOutcome.NotFound(11));
         assertThat(termRows()).containsExactly("-1 years -02:00:00:updated:10", "-1 years +02:00:00:meant:3");
+    }
+
+    /** What a fenced update (token 5) and a fenced upsert (token 6) of {@code label} under {@code key} threw. */
+    private static Map<String, Throwable> updateAndUpsertRefusals(FencedWriter writer, FencedTable table, Object key) {
+        Map<String, Throwable> refusals = new LinkedHashMap<>();
+        refusals.put(
+                "update",
+                catchThrowable(() -> writer.tryUpdate(
+                        FencedUpdate.builder(table)
+                                .key(key)
+                                .set("label", "update")
+                                .build(),
+                        5)));
+        refusals.put(
+                "upsert",
+                catchThrowable(() -> writer.tryUpsert(
+                        FencedUpsert.builder(table)
+                                .key(key)
+                                .value("label", "upsert")
+                                .build(),
+                        6)));
+        return refusals;
     }
 
     private static List<String> shiftRows() {
