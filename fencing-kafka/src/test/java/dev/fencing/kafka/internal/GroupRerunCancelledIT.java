@@ -5,15 +5,11 @@ import static dev.fencing.kafka.internal.GroupRetryCancelledTest.B;
 import static dev.fencing.kafka.internal.GroupRetryCancelledTest.record;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.fencing.FencePolicy;
-import dev.fencing.kafka.StaleRecordPolicy;
 import dev.fencing.kafka.TransactionalRecordHandler;
 import dev.fencing.testsupport.PostgresEndpoint;
 import dev.fencing.testsupport.PostgresServers;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -115,28 +111,7 @@ class GroupRerunCancelledIT {
         CompletableFuture<Throwable> run;
 
         void start() {
-            RetryPolicy retry = new RetryPolicy(
-                    Duration.ofMillis(50), Duration.ofMillis(50), Duration.ofSeconds(60), true, e -> false);
-            ConsumerSettings settings = new ConsumerSettings(
-                    groupId,
-                    "c",
-                    List.of("t"),
-                    Map.of(),
-                    Map.of(),
-                    FencePolicy.MONOTONIC,
-                    StaleRecordPolicy.DROP,
-                    "t.dlq",
-                    Duration.ofMillis(100),
-                    Duration.ofSeconds(1),
-                    Duration.ofSeconds(1),
-                    1000,
-                    0,
-                    Duration.ofSeconds(1),
-                    4,
-                    100,
-                    10,
-                    Duration.ofSeconds(1),
-                    retry);
+            ConsumerSettings settings = GroupRetryCancelledTest.settings(groupId);
             TransactionalRecordHandler<Object, String, String> handler = (tx, r, token) -> {
                 String name = r.key() + "@" + r.partition();
                 calls.add(name);

@@ -41,6 +41,32 @@ class GroupRetryCancelledTest {
     static final TopicPartition A = new TopicPartition("t", 0);
     static final TopicPartition B = new TopicPartition("t", 1);
 
+    /** Key-parallel settings (4 workers) of group {@code groupId} whose records are retried every 50 ms for a minute. */
+    static ConsumerSettings settings(String groupId) {
+        RetryPolicy retry =
+                new RetryPolicy(Duration.ofMillis(50), Duration.ofMillis(50), Duration.ofSeconds(60), true, e -> false);
+        return new ConsumerSettings(
+                groupId,
+                "c",
+                List.of("t"),
+                Map.of(),
+                Map.of(),
+                FencePolicy.MONOTONIC,
+                StaleRecordPolicy.DROP,
+                "t.dlq",
+                Duration.ofMillis(100),
+                Duration.ofSeconds(1),
+                Duration.ofSeconds(1),
+                1000,
+                0,
+                Duration.ofSeconds(1),
+                4,
+                100,
+                10,
+                Duration.ofSeconds(1),
+                retry);
+    }
+
     static ConsumerRecord<ByteBuffer, ByteBuffer> record(TopicPartition p, long offset, String key, long token) {
         RecordHeaders headers = new RecordHeaders();
         headers.add(FenceTokenHeader.NAME, FenceTokenHeader.encode(token));
@@ -60,28 +86,7 @@ class GroupRetryCancelledTest {
 
     @Test
     void aRetryCancelledWithItsPartitionPutsTheOtherPartitionsRecordsBackInOrder() throws Exception {
-        RetryPolicy retry =
-                new RetryPolicy(Duration.ofMillis(50), Duration.ofMillis(50), Duration.ofSeconds(60), true, e -> false);
-        ConsumerSettings settings = new ConsumerSettings(
-                "g",
-                "c",
-                List.of("t"),
-                Map.of(),
-                Map.of(),
-                FencePolicy.MONOTONIC,
-                StaleRecordPolicy.DROP,
-                "t.dlq",
-                Duration.ofMillis(100),
-                Duration.ofSeconds(1),
-                Duration.ofSeconds(1),
-                1000,
-                0,
-                Duration.ofSeconds(1),
-                4,
-                100,
-                10,
-                Duration.ofSeconds(1),
-                retry);
+        ConsumerSettings settings = settings("g");
         List<String> applied = Collections.synchronizedList(new ArrayList<>());
         CountDownLatch aFailed = new CountDownLatch(1);
         TransactionalRecordHandler<Object, String, String> handler =
