@@ -33,8 +33,9 @@ import java.util.Set;
  * one whose client invoked another after it lost its completion line. An election participant records each grant
  * before it checks the term, so a check of a term its file never granted lost the grant's line. Those, an
  * unreadable line that ends with a newline (at the end of a file too: it was written whole, and wrong; a blank line
- * is unreadable), a completion without its invoke, one id invoked both as a read and as an append, two completions, or lines of one operation that disagree on its client, resource
- * or token make the history unusable: {@link HistoryException} names the file and line. A file's last operation
+ * is unreadable), a completion without its invoke, a completion timed before its invoke (the same millisecond is
+ * fine), one id invoked both as a read and as an append, two completions, or lines of one operation that disagree on
+ * its client, resource or token make the history unusable: {@link HistoryException} names the file and line. A file's last operation
  * without a completion is named by {@link #unfinished()}, for a runner that knows whether its client was killed.
  *
  * <pre>{@code
@@ -302,6 +303,7 @@ public final class History {
             if (readCompletions.putIfAbsent(line.op(), line) != null) {
                 throw new HistoryException(where + ": read " + line.op() + " completes twice");
             }
+            requireNotBefore(line.time(), invoke.time(), "read " + line.op(), where);
         }
 
         void add(HistoryEntry entry, String where) {
@@ -329,6 +331,7 @@ public final class History {
                 if (op.completion != null) {
                     throw new HistoryException(where + ": the append of op " + entry.op() + " completes twice");
                 }
+                requireNotBefore(entry.time(), op.invoke.time(), "op " + entry.op(), where);
                 op.completion = entry;
             } else if (entry.type() == HistoryEntry.Type.INVOKE) {
                 if (op.publishInvoke != null) {
@@ -343,7 +346,21 @@ public final class History {
                 if (op.publishCompletion != null) {
                     throw new HistoryException(where + ": the publish of op " + entry.op() + " completes twice");
                 }
+                requireNotBefore(entry.time(), op.publishInvoke.time(), "the publish of op " + entry.op(), where);
                 op.publishCompletion = entry;
+            }
+        }
+
+        /**
+         * A completion is not timed before its invoke: the real-time checks order operations by these times, and
+         * with a completion before its invoke (a client's clock stepped back, or the file was edited) they would
+         * report a stale write or read that was none, or miss one. The same millisecond is a fast operation.
+         */
+        private static void requireNotBefore(long completion, long invoke, String operation, String where) {
+            if (completion < invoke) {
+                throw new HistoryException(where + ": " + operation + " completes at " + completion
+                        + ", before its invoke at " + invoke + ": the times of this history cannot order its"
+                        + " operations");
             }
         }
 

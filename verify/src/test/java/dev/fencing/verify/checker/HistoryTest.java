@@ -271,6 +271,51 @@ class HistoryTest {
     }
 
     @Test
+    void aCompletionTimedBeforeItsInvokeMakesTheHistoryUnusableNamingBothTimes() throws IOException {
+        // the real-time checks order operations by these times: a completion before its invoke (a client's clock
+        // stepped back, or an edited file) would make them report a stale write that was not, or miss one
+        Files.writeString(
+                directory.resolve("client-1.jsonl"),
+                INVOKE + "\n" + OK.replace("1700000000005", "1699999999990") + "\n");
+        Files.writeString(
+                directory.resolve("client-2.jsonl"),
+                String.join("\n", INVOKE, OK, PUBLISH, PUBLISHED.replace("1700000000009", "1700000000004")) + "\n");
+        String read = "{\"type\":\"invoke\",\"f\":\"read\",\"op\":1000002,\"client\":1,\"resource\":\"r1\","
+                + "\"token\":3,\"time\":1700000000020}";
+        String readOk = "{\"type\":\"ok\",\"f\":\"read\",\"op\":1000002,\"client\":1,\"resource\":\"r1\","
+                + "\"token\":3,\"time\":1700000000019,\"seen\":0}";
+        Files.writeString(directory.resolve("client-3.jsonl"), read + "\n" + readOk + "\n");
+
+        assertThatThrownBy(() -> History.read(List.of(directory.resolve("client-1.jsonl"))))
+                .isInstanceOf(HistoryException.class)
+                .hasMessageContaining("client-1.jsonl line 2")
+                .hasMessageContaining("op 1000001")
+                .hasMessageContaining("1699999999990")
+                .hasMessageContaining("1700000000000");
+        assertThatThrownBy(() -> History.read(List.of(directory.resolve("client-2.jsonl"))))
+                .isInstanceOf(HistoryException.class)
+                .hasMessageContaining("client-2.jsonl line 4")
+                .hasMessageContaining("publish of op 1000001")
+                .hasMessageContaining("1700000000004")
+                .hasMessageContaining("1700000000006");
+        assertThatThrownBy(() -> History.read(List.of(directory.resolve("client-3.jsonl"))))
+                .isInstanceOf(HistoryException.class)
+                .hasMessageContaining("client-3.jsonl line 2")
+                .hasMessageContaining("read 1000002")
+                .hasMessageContaining("1700000000019")
+                .hasMessageContaining("1700000000020");
+        // a completion in the millisecond of its invoke is a fast operation
+        Files.writeString(
+                directory.resolve("client-4.jsonl"),
+                INVOKE + "\n" + OK.replace("1700000000005", "1700000000000") + "\n");
+        assertThat(History.read(List.of(directory.resolve("client-4.jsonl")))
+                        .operation(1000001)
+                        .orElseThrow()
+                        .completeTime())
+                .isEqualTo(1700000000000L);
+    }
+
+    @Test
     void linesOfOneOperationThatDisagreeOnItsTokenAreRefused() throws IOException {
         Files.writeString(
                 directory.resolve("client-1.jsonl"), INVOKE + "\n" + OK.replace("\"token\":7", "\"token\":8"));
