@@ -408,7 +408,7 @@ final class ModeRunner {
                         }
                     }));
         });
-        writers[0] = new Writers(children, settings.resource() == Resource.ELECTION ? settings.resources() : 1);
+        writers[0] = new Writers(children, Writers.groups(settings));
         return writers[0];
     }
 

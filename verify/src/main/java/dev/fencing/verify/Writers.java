@@ -32,6 +32,17 @@ final class Writers implements AutoCloseable {
         this.pauses = new PauseInjector<>(this::get);
     }
 
+    /**
+     * The number of groups of writers that contend for the same locks in a run of {@code settings}, for {@link
+     * #pick}: for the election resource the elections the writers take part in, which are fewer than the resources
+     * where there are fewer than two writers per resource ({@link ElectionWorkload#elections}); 1 otherwise.
+     */
+    static int groups(VerifySettings settings) {
+        return settings.resource() == Resource.ELECTION
+                ? ElectionWorkload.elections(settings.resources(), settings.clients())
+                : 1;
+    }
+
     int size() {
         return children.size();
     }

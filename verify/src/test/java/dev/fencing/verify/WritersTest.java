@@ -36,4 +36,24 @@ class WritersTest {
                 .as("one lock all writers contend for: writer 2 and one free writer, who is dead")
                 .isEmpty();
     }
+
+    @Test
+    void theGroupsAreTheElectionsTheWritersTakePartInWhenThereAreFewerThanResources() {
+        // given: the default election run, six writers and four resources: three elections of two participants
+        // (writer c in that of r<1 + (c - 1) % 3>), so writers 2 and 5 are r2's participants; writer 2 is paused
+        VerifySettings settings = VerifyCommand.parse("--resource", "election");
+        int groups = Writers.groups(settings);
+        boolean[] busy = {false, true, false, false, false, false};
+        boolean[] alive = {true, true, true, true, true, true};
+
+        // when: a partition aimed at writer 5
+        OptionalInt picked = Writers.pick(busy, alive, groups, 4, true);
+
+        // then: cut off too, nobody could take r2 over; writer 6 (r3, with writer 3 free) is taken instead
+        assertThat(picked).hasValue(6);
+        assertThat(groups).isEqualTo(ElectionWorkload.elections(settings.resources(), settings.clients()));
+        assertThat(Writers.groups(VerifyCommand.parse("--resource", "redis")))
+                .as("one lock per resource, which any writer may take")
+                .isEqualTo(1);
+    }
 }
