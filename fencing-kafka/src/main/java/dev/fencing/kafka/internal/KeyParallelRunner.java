@@ -92,12 +92,13 @@ import org.slf4j.LoggerFactory;
  * while it waits (1 and 3: the key's later records wait behind it and the frontier stays below it), and each attempt is
  * a new transaction that locks the key's row and decides against what is stored (2). A record of such a rerun waiting
  * for its turn (behind records that may be other partitions') is held, not running: once its partition is cancelled it
- * never starts, so a revocation does not wait for it, and it stays unfinished (1 and 3 as for a record never taken). So
- * an attempt whose COMMIT reached the server but whose answer was lost with the connection is found applied by the next
- * attempt ({@code APPLIED_BEFORE}), not applied twice; a record whose wait is cancelled (revocation, loss, close, or a
- * failure elsewhere) stays unfinished, as a crash would leave it. A failure on the poll thread (the store's progress
- * commit, a watermark load) drops every partition without committing and takes it again from the store, exactly as a
- * lost partition that comes back: nothing of what the store lacks is assumed done.
+ * never starts, so a revocation's wait for the partition's running handlers does not wait for it (its wait for the
+ * records in flight, before, does, up to the drain timeout, as for a queued record), and it stays unfinished (1 and 3
+ * as for a record never taken). So an attempt whose COMMIT reached the server but whose answer was lost with the
+ * connection is found applied by the next attempt ({@code APPLIED_BEFORE}), not applied twice; a record whose wait is
+ * cancelled (revocation, loss, close, or a failure elsewhere) stays unfinished, as a crash would leave it. A failure on
+ * the poll thread (the store's progress commit, a watermark load) drops every partition without committing and takes it
+ * again from the store, exactly as a lost partition that comes back: nothing of what the store lacks is assumed done.
  *
  * <p>With a plain handler the fence decision uses the partition's watermarks table in memory (loaded lazily
  * from the store by {@link MissingWatermarks}); a record's raised watermark is handed to the store only with

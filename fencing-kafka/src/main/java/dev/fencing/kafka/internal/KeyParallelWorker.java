@@ -216,15 +216,16 @@ public final class KeyParallelWorker<K, V> {
      * moves the key's applied offset past it); puts back at the front of their lanes those
      * whose turn came after {@code deadline}. A group the store rolled back (a conflict, a transient failure, or
      * a handler that threw) is rerun record by record, each in its own transaction, as {@link #process} runs them
-     * (retrying each as it does; before a record of the rerun first waits to run again, the records after it go
-     * back to their lanes, so that they do not count as running meanwhile, and their partitions count as stalled
-     * while it waits). A record of the rerun waits for its turn held ({@link ParallelPartition#hold}), in flight
-     * but not running, so that a revocation of its partition does not wait for the records before it, which may
-     * be other partitions'; one whose partition was cancelled meanwhile (revoked, lost, closing) is not started.
-     * Every record of the group is finished, put back or abandoned (or, held, given up) when this returns or
-     * throws: abandoned or given up only when its partition was cancelled; a record of a partition still running
-     * that the group did not reach (it stopped at a failure, or at a retry whose own partition was cancelled) goes
-     * back to its lane's front.
+     * (retrying each as it does; before a record of the rerun first waits to run again, the records after it go back to
+     * their lanes, so that they do not count as running meanwhile, and their partitions count as stalled while it
+     * waits). A record of the rerun waits for its turn held ({@link ParallelPartition#hold}), in flight but not
+     * running, so that a revocation of its partition, once it lets no more of the partition's records start, does not
+     * wait for the records before it, which may be other partitions' (its wait for the records in flight, before,
+     * counts it, up to the drain timeout); one whose partition was cancelled meanwhile (revoked, lost, closing) is not
+     * started. Every record of the group is finished, put back or abandoned (or, held, given up) when this returns or
+     * throws: abandoned or given up only when its partition was cancelled; a record of a partition still running that
+     * the group did not reach (it stopped at a failure, or at a retry whose own partition was cancelled) goes back to
+     * its lane's front.
      *
      * @throws RecordHandlingException if a handler failed when its record ran alone
      * @throws dev.fencing.kafka.DeadLetterException if a refusal could not be dead-lettered

@@ -34,7 +34,8 @@ final class ParallelPartition implements RecordStep.Tally {
     private int running;
     /**
      * Records of a commit group rerun record by record that wait for their turn ({@link #hold}): in flight, but not
-     * running, so that a revocation does not wait for them (they never start once the partition is cancelled).
+     * running, so that a revocation's wait for the running records does not wait for them (they never start once the
+     * partition is cancelled); its wait for the records in flight, before it cancels the partition, counts them.
      */
     private int waiting;
 
@@ -264,7 +265,10 @@ final class ParallelPartition implements RecordStep.Tally {
         return frontier.advance(raised);
     }
 
-    /** From now on no record of this partition starts; queued ones are dropped unfinished. */
+    /**
+     * From now on no record of this partition starts; queued ones are dropped unfinished, and {@linkplain #hold held}
+     * ones are given up unfinished at their turn.
+     */
     synchronized void cancel() {
         cancelled = true;
         notifyAll();
