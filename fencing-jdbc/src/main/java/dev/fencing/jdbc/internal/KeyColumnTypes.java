@@ -160,7 +160,7 @@ public final class KeyColumnTypes {
                         + " it names depends on the session's time zone; give a LocalDateTime, LocalDate or"
                         + " LocalTime");
             }
-            if ("interval".equals(type) && driverInterval(value)) {
+            if ("interval".equals(type) && IntervalKeys.driverInterval(value)) {
                 requireSignedDriverInterval(key, i, value);
             }
             if (value instanceof OffsetTime && "time without time zone".equals(type)) {
@@ -263,134 +263,31 @@ public final class KeyColumnTypes {
         }
     }
 
-    /**
-     * Refuses key value {@code i}, text for an {@code interval} column, that starts with a minus sign and has a
-     * later field without one: the session's {@code IntervalStyle} decides what that field's sign is ({@code
-     * '-1 day 2 hours'} is -1 day +2 hours by default, -1 day -2 hours under {@code sql_standard}), so a
-     * connection where someone set another style names another row's key. An ISO 8601 duration ({@code P-1DT2H})
-     * gives each field its own sign, as does the text with a sign on every field.
-     */
+    /** Refuses key value {@code i}, text for an {@code interval} column, as {@link IntervalKeys#requireSigned}. */
     private void requireSignedInterval(RowKey key, int i, String text) {
         String column = keyColumns.get(i);
-        if (!"interval".equals(keyUnderlyingTypes.get(column))) {
-            return;
-        }
-        Matcher field = INTERVAL_FIELD.matcher(text.replaceFirst("^[ \\t\\n\\r]*@?[ \\t\\n\\r]*", ""));
-        if (!field.lookingAt() || !"-".equals(field.group(1))) {
-            return;
-        }
-        while (field.find()) {
-            if (field.group(1).isEmpty()) {
-                throw new IllegalArgumentException("key " + key + " of " + table + " has the interval " + text
-                        + " for column " + column + ", whose leading minus sign the session's IntervalStyle"
-                        + " applies to its unsigned fields or not (sql_standard does, postgres does not): it could"
-                        + " name another row's key; give every field its sign ('-1 day +2 hours'), or an ISO 8601"
-                        + " duration ('P-1DT2H')");
-            }
+        if ("interval".equals(keyUnderlyingTypes.get(column))) {
+            IntervalKeys.requireSigned(text, intervalKey(key, "interval " + text, column));
         }
     }
 
-    /**
-     * Refuses key value {@code i}, a {@code PGInterval} for an {@code interval} column, when the session's {@code
-     * IntervalStyle} decides its signs: the driver sends it as text with a sign on its negative fields only ({@code
-     * -1 years 2 hours}), and when the first is negative and no later one is, {@code sql_standard} applies that
-     * minus sign to the later fields too (-1 year -2 hours, where the value and the default style say -1 year +2
-     * hours). Unlike text ({@link #requireSignedInterval}), an interval whose later nonzero fields are all
-     * negative too, or that has a later negative field (which keeps the other fields' signs as they are in every
-     * style), is taken.
-     */
+    /** Refuses key value {@code i}, a {@code PGInterval}, as {@link IntervalKeys#requireSignedDriverValue}. */
     private void requireSignedDriverInterval(RowKey key, int i, Object value) {
-        String text = value.toString();
-        Matcher field = INTERVAL_FIELD.matcher(text);
-        if (!field.find() || !"-".equals(field.group(1))) {
-            return;
-        }
-        boolean laterSigned = false;
-        boolean laterUnsigned = false;
-        while (field.find()) {
-            if (!field.group(1).isEmpty()) {
-                laterSigned = true;
-            } else if (field.group().matches(".*[1-9].*")) {
-                laterUnsigned = true;
-            }
-        }
-        if (laterUnsigned && !laterSigned) {
-            String column = keyColumns.get(i);
-            throw new IllegalArgumentException("key " + key + " of " + table + " has the PGInterval " + text
-                    + " for column " + column + ", whose leading minus sign the session's IntervalStyle applies to"
-                    + " its positive fields or not (sql_standard does, postgres does not): it could name another"
-                    + " row's key; give it as text with every field signed ('-1 years +2 hours'), or as an ISO"
-                    + " 8601 duration ('P-1YT2H')");
-        }
+        IntervalKeys.requireSignedDriverValue(value, intervalKey(key, "PGInterval " + value, keyColumns.get(i)));
     }
 
-    /** The driver's interval type, {@code org.postgresql.util.PGInterval}, which this module does not depend on. */
-    private static boolean driverInterval(Object value) {
-        for (Class<?> type = value.getClass(); type != null; type = type.getSuperclass()) {
-            if ("org.postgresql.util.PGInterval".equals(type.getName())) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    /**
-     * Refuses key value {@code i}, text for an {@code interval} column, when it holds a fraction the cast rounds:
-     * PostgreSQL keeps whole months and microseconds, so it rounds {@code '1.01 years'} (12.12 months) to 1 year,
-     * {@code '1.0000004 seconds'} to 1 second and {@code '0.0005 ms'} to 1 microsecond, and the key names that
-     * row. A fraction of a year, decade, century or millennium is taken when it is whole months; one of a
-     * millisecond when it is whole microseconds; one of a microsecond never; any other with up to six decimals
-     * (a month, a day, an hour or a second times six decimals is whole microseconds).
-     */
+    /** Refuses key value {@code i}, text for an {@code interval} column, as {@link IntervalKeys#requireUnrounded}. */
     private void requireUnroundedInterval(RowKey key, int i, String text) {
         String column = keyColumns.get(i);
-        if (!"interval".equals(keyUnderlyingTypes.get(column))) {
-            return;
-        }
-        // an ISO 8601 duration's units are one letter each, and the next may follow at once (P1.5YT2H)
-        boolean iso = text.strip().regionMatches(true, 0, "P", 0, 1);
-        Matcher fraction = INTERVAL_FRACTION.matcher(text);
-        while (fraction.find()) {
-            BigDecimal part = new BigDecimal("0." + fraction.group(1));
-            String unit = fraction.group(2).toLowerCase(java.util.Locale.ROOT);
-            if (iso && !unit.isEmpty()) {
-                unit = unit.substring(0, 1);
-            }
-            BigDecimal kept;
-            if (unit.equals("y") || unit.startsWith("yr") || unit.startsWith("year")) {
-                kept = part.multiply(BigDecimal.valueOf(12));
-            } else if (unit.startsWith("dec")) {
-                kept = part.multiply(BigDecimal.valueOf(120));
-            } else if (unit.equals("c") || unit.startsWith("cent")) {
-                kept = part.multiply(BigDecimal.valueOf(1200));
-            } else if (unit.startsWith("mil") && !unit.startsWith("milli")) {
-                kept = part.multiply(BigDecimal.valueOf(12000));
-            } else if (unit.equals("ms") || unit.startsWith("msec") || unit.startsWith("milli")) {
-                kept = part.movePointRight(3);
-            } else if (unit.equals("us") || unit.startsWith("usec") || unit.startsWith("micro")) {
-                kept = part;
-            } else {
-                kept = part.movePointRight(6);
-            }
-            if (decimalsBeyond(kept, 0)) {
-                throw new IllegalArgumentException("key " + key + " of " + table + " has the interval " + text
-                        + " for column " + column + ", whose fraction "
-                        + fraction.group().strip() + " the cast"
-                        + " would round (PostgreSQL keeps whole months and microseconds): it would name another"
-                        + " row's key; give the interval in whole months and microseconds ('1 year 1 mon',"
-                        + " '00:00:01.000001')");
-            }
+        if ("interval".equals(keyUnderlyingTypes.get(column))) {
+            IntervalKeys.requireUnrounded(text, intervalKey(key, "interval " + text, column));
         }
     }
 
-    /**
-     * A fraction in an interval given as text, its digits (group 1) and the unit right after it (group 2, maybe
-     * empty: a time's seconds, {@code 00:00:01.5}), as ISO 8601 writes it too ({@code P1.5Y}).
-     */
-    private static final Pattern INTERVAL_FRACTION = Pattern.compile("\\.(\\d+)[ \\t\\n\\r]*([A-Za-z]*)");
-
-    /** A number of an interval given as text, with its sign if it has one ({@code -1}, {@code 2:00:00}, {@code 1.5}). */
-    private static final Pattern INTERVAL_FIELD = Pattern.compile("([+-]?)\\d[\\d:.]*");
+    /** How a refusal of an interval key names it: {@code key K of T has the interval X for column C}. */
+    private String intervalKey(RowKey key, String value, String column) {
+        return "key " + key + " of " + table + " has the " + value + " for column " + column;
+    }
 
     private static final String ISO_DATE = "\\d{4}-\\d{2}-\\d{2}";
     private static final String ISO_TIME = "(?:[01]\\d|2[0-3]):[0-5]\\d(?::[0-5]\\d(?:\\.\\d+)?)?";
@@ -545,7 +442,7 @@ public final class KeyColumnTypes {
     }
 
     /** Whether {@code decimal} has nonzero digits beyond {@code scale} fractional digits. */
-    private static boolean decimalsBeyond(BigDecimal decimal, int scale) {
+    static boolean decimalsBeyond(BigDecimal decimal, int scale) {
         return decimal.signum() != 0 && decimal.stripTrailingZeros().scale() > scale;
     }
 
