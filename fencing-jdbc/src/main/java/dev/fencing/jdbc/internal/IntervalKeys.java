@@ -5,9 +5,10 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * The checks of an {@code interval} key's spelling for {@link KeyColumnTypes}: signs that the session's {@code
- * IntervalStyle} decides and fractions that the cast rounds would name another row's key. Each refusal's message
- * starts with the subject its caller gives ({@code key K of T has the interval X for column C}).
+ * The checks of an {@code interval} key's spelling, among those of key values against their columns: signs that
+ * the session's {@code IntervalStyle} decides and fractions that the cast rounds would name another row's key.
+ * Each refusal's message starts with the subject its caller gives ({@code key K of T has the interval X for
+ * column C}).
  */
 final class IntervalKeys {
     private IntervalKeys() {}
@@ -110,7 +111,7 @@ final class IntervalKeys {
             } else {
                 kept = part.movePointRight(6);
             }
-            if (KeyColumnTypes.decimalsBeyond(kept, 0)) {
+            if (kept.signum() != 0 && kept.stripTrailingZeros().scale() > 0) { // not whole
                 throw new IllegalArgumentException(subject + ", whose fraction "
                         + fraction.group().strip() + " the cast"
                         + " would round (PostgreSQL keeps whole months and microseconds): it would name another"

@@ -442,7 +442,7 @@ public final class KeyColumnTypes {
     }
 
     /** Whether {@code decimal} has nonzero digits beyond {@code scale} fractional digits. */
-    static boolean decimalsBeyond(BigDecimal decimal, int scale) {
+    private static boolean decimalsBeyond(BigDecimal decimal, int scale) {
         return decimal.signum() != 0 && decimal.stripTrailingZeros().scale() > scale;
     }
 
