@@ -3,7 +3,6 @@ package dev.fencing.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fencing.FencePolicy;
-import io.lettuce.core.MigrateArgs;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
@@ -35,18 +34,7 @@ class ClusterRedirectIT {
 
             // the slot moves to B with its keys; the client still routes it to A
             int slot = SlotHash.getSlot(key);
-            String idA = nodeA.clusterMyId();
-            String idB = nodeB.clusterMyId();
-            nodeB.clusterSetSlotImporting(slot, idA);
-            nodeA.clusterSetSlotMigrating(slot, idB);
-            nodeA.migrate(
-                    "127.0.0.1",
-                    cluster.b.port(),
-                    0,
-                    5000,
-                    MigrateArgs.Builder.keys(nodeA.clusterGetKeysInSlot(slot, 1000)));
-            nodeA.clusterSetSlotNode(slot, idB);
-            nodeB.clusterSetSlotNode(slot, idB);
+            cluster.moveSlotToB(slot);
 
             assertThat(monotonic.trySet(key, "v2", 5)).isEqualTo(new WriteOutcome.Applied(5, 5, null));
             assertThat(strict.trySet(other, "v0", 4)).isEqualTo(new WriteOutcome.Rejected(5, 4));

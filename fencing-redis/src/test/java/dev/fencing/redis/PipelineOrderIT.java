@@ -6,7 +6,6 @@ import static org.awaitility.Awaitility.await;
 
 import dev.fencing.FencePolicy;
 import dev.fencing.testsupport.EmbeddedRedisServer;
-import io.lettuce.core.MigrateArgs;
 import io.lettuce.core.ReadFrom;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulConnection;
@@ -269,18 +268,7 @@ class PipelineOrderIT {
 
             // the slot moves to B with its key; B never ran a script, and the client still routes the slot to A
             int slot = SlotHash.getSlot(moved);
-            String idA = nodeA.clusterMyId();
-            String idB = nodeB.clusterMyId();
-            nodeB.clusterSetSlotImporting(slot, idA);
-            nodeA.clusterSetSlotMigrating(slot, idB);
-            nodeA.migrate(
-                    "127.0.0.1",
-                    cluster.b.port(),
-                    0,
-                    5000,
-                    MigrateArgs.Builder.keys(nodeA.clusterGetKeysInSlot(slot, 1000)));
-            nodeA.clusterSetSlotNode(slot, idB);
-            nodeB.clusterSetSlotNode(slot, idB);
+            cluster.moveSlotToB(slot);
 
             List<Object> writesToMoved = new ArrayList<>();
             for (long token = 2; token <= 6; token++) {

@@ -3,6 +3,7 @@ package dev.fencing.redis;
 import static org.awaitility.Awaitility.await;
 
 import dev.fencing.testsupport.EmbeddedRedisServer;
+import io.lettuce.core.MigrateArgs;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.sync.RedisCommands;
@@ -69,6 +70,20 @@ final class TwoNodeCluster implements AutoCloseable {
             }
             throw e;
         }
+    }
+
+    /**
+     * Moves {@code slot} with its keys from A to B, as a resharding does, telling only the two nodes: a client
+     * that has not refreshed its topology still routes the slot to A and follows A's {@code MOVED}.
+     */
+    void moveSlotToB(int slot) {
+        String idA = nodeA.clusterMyId();
+        String idB = nodeB.clusterMyId();
+        nodeB.clusterSetSlotImporting(slot, idA);
+        nodeA.clusterSetSlotMigrating(slot, idB);
+        nodeA.migrate("127.0.0.1", b.port(), 0, 5000, MigrateArgs.Builder.keys(nodeA.clusterGetKeysInSlot(slot, 1000)));
+        nodeA.clusterSetSlotNode(slot, idB);
+        nodeB.clusterSetSlotNode(slot, idB);
     }
 
     private static EmbeddedRedisServer clusterNode() {
