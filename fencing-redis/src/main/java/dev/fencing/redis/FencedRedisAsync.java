@@ -14,7 +14,8 @@ import java.util.concurrent.CompletionStage;
  * <p><b>Order.</b> Fenced writes pipelined on one writer's connection run in the order they were sent. A write
  * answered {@code NOSCRIPT} (Redis lost its script cache: a restart, a failover to a replica, {@code SCRIPT FLUSH})
  * is sent again as {@code EVAL} only when no fenced write of this writer was sent after it, and then nothing sent
- * later runs before it. When one was (it has run already), the write is NOT applied: it completes with a {@link
+ * later runs before it. When one was (on one connection it has run already; on a cluster it may have gone to
+ * another node), the write is NOT applied: it completes with a {@link
  * ScriptCacheLostException}, and may be sent again: its script is loaded again before it fails, so the writes sent
  * after that find it. Sending it as {@code EVAL} then would run it after the writes
  * sent behind it (a delete sent before a set deleting the set's value, both applied). The order is kept among the

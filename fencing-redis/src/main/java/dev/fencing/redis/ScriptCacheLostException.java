@@ -4,9 +4,11 @@ import dev.fencing.redis.internal.FencedKeys;
 
 /**
  * A pipelined write was answered {@code NOSCRIPT} (Redis lost its script cache: a restart, a failover to a replica,
- * {@code SCRIPT FLUSH}) after writes sent behind it on the same connection had already run, so it was NOT applied:
- * sending it again as {@code EVAL} then would run it after them, out of the order sent (a delete sent before a set
- * deleting the set's value). Nothing was written and the token was not raised; it may be retried: the script was
+ * {@code SCRIPT FLUSH}) after the writer had sent other fenced writes behind it, so it was NOT applied: on one
+ * connection those have run already, and sending it again as {@code EVAL} then would run it after them, out of the
+ * order sent (a delete sent before a set deleting the set's value). On a Redis Cluster they may have gone to another
+ * node, and run there or not yet; the writer does not tell the two apart and refuses the resend alike. Nothing was
+ * written and the token was not raised; it may be retried: the script was
  * loaded again ({@code SCRIPT LOAD}, on the node of the key; on a cluster, on every node) before this was thrown, so
  * the retry, and every write sent after it, finds it. A write answered {@code NOSCRIPT} with nothing sent behind it
  * is sent again as {@code EVAL} and does not fail. A write answered {@code NOSCRIPT} once the connection is inside the caller's {@code MULTI}
@@ -30,8 +32,10 @@ public final class ScriptCacheLostException extends FencedRedisWriteException {
                 cause,
                 "fenced " + op + " of Redis key " + FencedKeys.shown(key) + " under token " + token
                         + " was NOT applied: Redis had lost its script cache (a restart, a failover, SCRIPT FLUSH)"
-                        + " and answered NOSCRIPT after writes sent behind it on the same connection had run;"
-                        + " sending it again would run it out of order. Nothing was written; it may be retried");
+                        + " and answered NOSCRIPT after this writer had sent other fenced writes behind it (on one"
+                        + " connection they have run already; on a Redis Cluster they may have gone to another node);"
+                        + " sending it again could run it after them, out of order. Nothing was written; it may be"
+                        + " retried");
     }
 
     private ScriptCacheLostException(String key, long token, Throwable cause, String message) {

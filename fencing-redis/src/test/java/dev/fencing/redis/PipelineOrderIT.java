@@ -228,6 +228,10 @@ class PipelineOrderIT {
                         .get(10, TimeUnit.SECONDS));
             }
             assertThat(writesToA.get(0)).isInstanceOf(ScriptCacheLostException.class);
+            // the write sent behind it went to B, another node: the message must not say it ran on the same connection
+            assertThat(((Throwable) writesToA.get(0)).getMessage())
+                    .doesNotContain("same connection")
+                    .contains("on a Redis Cluster they may have gone to another node");
             // the first write failed, NOT applied: A's token stayed 1 and the next write finds the script
             assertThat(writesToA.subList(1, writesToA.size()))
                     .containsExactly(
