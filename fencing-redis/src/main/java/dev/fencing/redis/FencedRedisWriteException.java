@@ -15,7 +15,9 @@ package dev.fencing.redis;
  * Lettuce sends a command again after a reconnect when its reply never came; the fence runs such a call
  * again only when the stored token proves that the first run did not apply, and otherwise fails it with this
  * exception (outcome unknown) rather than applying it twice.
- * A {@link ScriptCacheLostException} is one whose write is known not to have applied.
+ * A {@link ScriptCacheLostException} is one whose write is known not to have applied, and so is one whose message
+ * says "NOT sent" (a write that waited the command timeout for an {@code EVAL} of the same writer that a
+ * {@code CommandListener} held at its hand-over to Lettuce).
  * Retrying under the same token is safe under {@link dev.fencing.FencePolicy#STRICT}: the write applies at
  * most once.
  *

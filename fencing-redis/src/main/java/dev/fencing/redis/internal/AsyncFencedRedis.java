@@ -27,6 +27,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiFunction;
 import java.util.function.BooleanSupplier;
@@ -77,6 +78,10 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
     private static final long HANDING_OVER = 1L << 62;
     /** The thread handing an EVAL after NOSCRIPT to Lettuce, or null. */
     private volatile Thread handingOver;
+    /** How long a write waits for that hand-over at most ({@link CommandTimeout#isNone none}: no bound). */
+    private final Duration handOverTimeout;
+    /** {@link #handOverTimeout} in nanoseconds (at most about 146 years), or 0 for none. */
+    private final long handOverNanos;
     /** Run on the sending thread once an EVALSHA is handed to Lettuce: a test's hold. */
     private final Consumer<CompletionStage<?>> afterEvalsha;
 
@@ -87,8 +92,18 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
             int waitReplicas,
             Duration waitTimeout,
             int scriptCacheSize,
-            BooleanSupplier inTransaction) {
-        this(commands, policy, keys, waitReplicas, waitTimeout, scriptCacheSize, inTransaction, sent -> {});
+            BooleanSupplier inTransaction,
+            Duration handOverTimeout) {
+        this(
+                commands,
+                policy,
+                keys,
+                waitReplicas,
+                waitTimeout,
+                scriptCacheSize,
+                inTransaction,
+                handOverTimeout,
+                sent -> {});
     }
 
     AsyncFencedRedis(
@@ -99,8 +114,15 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
             Duration waitTimeout,
             int scriptCacheSize,
             BooleanSupplier inTransaction,
+            Duration handOverTimeout,
             Consumer<CompletionStage<?>> afterEvalsha) {
         this.afterEvalsha = afterEvalsha;
+        this.handOverTimeout = Objects.requireNonNull(handOverTimeout, "handOverTimeout");
+        this.handOverNanos = CommandTimeout.isNone(handOverTimeout)
+                ? 0
+                : handOverTimeout.compareTo(Duration.ofNanos(Long.MAX_VALUE / 2)) >= 0
+                        ? Long.MAX_VALUE / 2
+                        : handOverTimeout.toNanos();
         this.commands = Objects.requireNonNull(commands, "commands");
         this.inTransaction = Objects.requireNonNull(inTransaction, "inTransaction");
         this.policy = policy == FencePolicy.STRICT ? 'S' : 'M';
@@ -271,6 +293,17 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
         O evalshaOutput = output.apply(evalsha);
         CompletableFuture<WriteOutcome> outcome = new CompletableFuture<>();
         long number = nextNumber();
+        if (number < 0) {
+            return CompletableFuture.failedFuture(new CompletionException(new FencedRedisWriteException(
+                    "fenced " + op + " of Redis key " + FencedKeys.shown(key) + " under token " + token
+                            + " was NOT sent: an EVAL of this writer sent again after NOSCRIPT was still being handed"
+                            + " to Lettuce after " + handOverTimeout + " (a CommandListener blocking in"
+                            + " commandStarted?), and this write may only go behind it. Nothing was written; it may"
+                            + " be retried",
+                    key,
+                    token,
+                    null)));
+        }
         CompletionStage<T> sending = commands.dispatch(CommandType.EVALSHA, evalshaOutput, evalsha);
         afterEvalsha.accept(sending);
         sending.whenComplete((reply, failure) -> {
@@ -340,10 +373,12 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
     }
 
     /**
-     * The number of a write about to be handed to Lettuce. While an EVAL after NOSCRIPT is being handed over by
-     * another thread, waits until it is (a few microseconds; uninterruptibly, keeping an interrupt for the caller),
-     * so that this write goes behind it. The thread handing the EVAL over does not wait for itself (a command
-     * listener that writes).
+     * The number of a write about to be handed to Lettuce, or -1 when it may not be. While an EVAL after NOSCRIPT
+     * is being handed over by another thread, waits until it is (a few microseconds; uninterruptibly, keeping an
+     * interrupt for the caller), so that this write goes behind it. The thread handing the EVAL over does not wait
+     * for itself (a command listener that writes). The hand-over runs the connection's command listeners, which may
+     * block (or wait for a write of this writer: for good); so the wait lasts the command timeout at most, after
+     * which this write is not sent (-1): a write sent before the EVAL would run before it.
      */
     private long nextNumber() {
         long number = sent.incrementAndGet();
@@ -352,10 +387,21 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
         }
         if (handingOver != Thread.currentThread()) {
             boolean interrupted = false;
+            boolean handedOver = true;
+            long deadline = System.nanoTime() + handOverNanos;
             synchronized (sent) {
                 while ((sent.get() & HANDING_OVER) != 0) {
                     try {
-                        sent.wait();
+                        if (handOverNanos == 0) {
+                            sent.wait();
+                            continue;
+                        }
+                        long left = deadline - System.nanoTime();
+                        if (left <= 0) {
+                            handedOver = false;
+                            break;
+                        }
+                        TimeUnit.NANOSECONDS.timedWait(sent, left);
                     } catch (InterruptedException e) {
                         interrupted = true;
                     }
@@ -363,6 +409,9 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
             }
             if (interrupted) {
                 Thread.currentThread().interrupt();
+            }
+            if (!handedOver) {
+                return -1;
             }
         }
         return number & ~HANDING_OVER;

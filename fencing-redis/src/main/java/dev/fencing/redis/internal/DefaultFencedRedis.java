@@ -34,9 +34,9 @@ public final class DefaultFencedRedis implements FencedRedis {
             Duration waitTimeout,
             int scriptCacheSize,
             BooleanSupplier inTransaction) {
-        this.async =
-                new AsyncFencedRedis(commands, policy, keys, waitReplicas, waitTimeout, scriptCacheSize, inTransaction);
         this.timeout = Objects.requireNonNull(timeout, "timeout");
+        this.async = new AsyncFencedRedis(
+                commands, policy, keys, waitReplicas, waitTimeout, scriptCacheSize, inTransaction, timeout);
         this.policy = policy;
     }
 

@@ -1,10 +1,12 @@
 package dev.fencing.redis.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.fencing.FencePolicy;
 import dev.fencing.redis.FencedRedis;
+import dev.fencing.redis.FencedRedisWriteException;
 import dev.fencing.redis.WriteOutcome;
 import dev.fencing.testsupport.EmbeddedRedisServer;
 import io.lettuce.core.RedisClient;
@@ -17,6 +19,7 @@ import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
@@ -70,6 +73,7 @@ class EvalHandOverIT {
                         Duration.ZERO,
                         16,
                         connection::isMulti,
+                        Duration.ofSeconds(30),
                         (CompletionStage<?> sending) -> {
                             if (Thread.currentThread() == slowSender.get()) {
                                 await().atMost(Duration.ofSeconds(10)).until(() -> sending.toCompletableFuture()
@@ -117,8 +121,95 @@ class EvalHandOverIT {
         }
     }
 
+    /**
+     * A command listener that blocks in {@code commandStarted} of the EVAL after NOSCRIPT (or waits there for a write
+     * of the same writer: for good) holds the hand-over; a write another thread sends meanwhile waits for it the
+     * command timeout at most, then fails NOT sent, instead of hanging its sender.
+     */
+    @Test
+    void aWriteWaitingForAnEvalHeldByABlockingCommandListenerFailsNotSentAfterTheTimeout() throws Exception {
+        try (EmbeddedRedisServer server = EmbeddedRedisServer.builder().build()) {
+            AtomicBoolean holdEval = new AtomicBoolean();
+            CountDownLatch evalHeld = new CountDownLatch(1);
+            CountDownLatch releaseEval = new CountDownLatch(1);
+            RedisClient client = RedisClient.create(server.uri());
+            client.addListener(new CommandListener() {
+                @Override
+                public void commandStarted(CommandStartedEvent event) {
+                    if (holdEval.get() && event.getCommand().getType() == CommandType.EVAL) {
+                        evalHeld.countDown();
+                        try {
+                            releaseEval.await(60, TimeUnit.SECONDS);
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                    }
+                }
+            });
+            AtomicReference<Thread> slowSender = new AtomicReference<>();
+            try (StatefulRedisConnection<String, String> connection = client.connect()) {
+                FencedKeys keys = new FencedKeys(false, Integer.MAX_VALUE, Integer.MAX_VALUE);
+                AsyncFencedRedis writer = new AsyncFencedRedis(
+                        connection.async(),
+                        FencePolicy.MONOTONIC,
+                        keys,
+                        0,
+                        Duration.ZERO,
+                        16,
+                        connection::isMulti,
+                        Duration.ofMillis(500),
+                        (CompletionStage<?> sending) -> {
+                            if (Thread.currentThread() == slowSender.get()) {
+                                await().atMost(Duration.ofSeconds(10)).until(() -> sending.toCompletableFuture()
+                                        .isDone());
+                            }
+                        });
+                String key = "{blocking-listener}:k";
+                assertThat(writer.trySet(key, "a", 6).get(10, TimeUnit.SECONDS).isApplied())
+                        .isTrue();
+                connection.sync().scriptFlush();
+                assertThat(writer.trySet(key, "a", 6).get(10, TimeUnit.SECONDS).isApplied())
+                        .isTrue();
+
+                holdEval.set(true);
+                CompletableFuture<CompletionStage<WriteOutcome>> delete = new CompletableFuture<>();
+                Thread deleter = new Thread(() -> delete.complete(writer.tryDelete(key, 6)));
+                slowSender.set(deleter);
+                deleter.start();
+                assertThat(evalHeld.await(10, TimeUnit.SECONDS)).isTrue();
+                CompletableFuture<CompletionStage<WriteOutcome>> set = new CompletableFuture<>();
+                Thread setter = new Thread(() -> set.complete(writer.trySet(key, "b", 6)));
+                setter.start();
+
+                // the set's sender is back while the EVAL is still held, its write failed, not sent
+                assertThatThrownBy(() -> set.get(10, TimeUnit.SECONDS)
+                                .toCompletableFuture()
+                                .get(10, TimeUnit.SECONDS))
+                        .isInstanceOf(ExecutionException.class)
+                        .cause()
+                        .isInstanceOf(FencedRedisWriteException.class)
+                        .hasMessageContaining("SET of Redis key " + key)
+                        .hasMessageContaining("NOT sent");
+                assertThat(evalHeld.getCount()).isZero();
+                assertThat(releaseEval.getCount()).isOne();
+                releaseEval.countDown();
+                assertThat(delete.get(10, TimeUnit.SECONDS)
+                                .toCompletableFuture()
+                                .get(10, TimeUnit.SECONDS)
+                                .isApplied())
+                        .isTrue();
+                // the delete applied; the set, never sent, wrote nothing
+                assertThat(connection.sync().get(key)).isNull();
+                assertThat(connection.sync().get(FencedRedis.tokenKey(key))).isEqualTo("6");
+            } finally {
+                releaseEval.countDown();
+                client.shutdown();
+            }
+        }
+    }
+
     private static boolean waitsInTheWriter(Thread thread) {
-        return thread.getState() == Thread.State.WAITING
+        return (thread.getState() == Thread.State.WAITING || thread.getState() == Thread.State.TIMED_WAITING)
                 && Arrays.stream(thread.getStackTrace())
                         .anyMatch(frame -> frame.getClassName().equals(AsyncFencedRedis.class.getName()));
     }
