@@ -24,13 +24,27 @@ final class TwoNodeCluster implements AutoCloseable {
     final RedisClusterClient client;
     private final RedisClient plain;
 
+    /** Connects to both nodes; if that fails, shuts the clients made so far down (the caller closes the nodes). */
     private TwoNodeCluster(EmbeddedRedisServer a, EmbeddedRedisServer b) {
         this.a = a;
         this.b = b;
         this.plain = RedisClient.create();
-        this.client = RedisClusterClient.create(RedisURI.create(a.uri()));
-        this.nodeA = plain.connect(RedisURI.create(a.uri())).sync();
-        this.nodeB = plain.connect(RedisURI.create(b.uri())).sync();
+        RedisClusterClient clusterClient = null;
+        try {
+            clusterClient = RedisClusterClient.create(RedisURI.create(a.uri()));
+            this.nodeA = plain.connect(RedisURI.create(a.uri())).sync();
+            this.nodeB = plain.connect(RedisURI.create(b.uri())).sync();
+        } catch (RuntimeException | Error e) {
+            try {
+                if (clusterClient != null) {
+                    clusterClient.shutdown();
+                }
+            } finally {
+                plain.shutdown();
+            }
+            throw e;
+        }
+        this.client = clusterClient;
     }
 
     /**
@@ -93,8 +107,11 @@ final class TwoNodeCluster implements AutoCloseable {
     @Override
     public void close() {
         try {
-            client.shutdown();
-            plain.shutdown();
+            try {
+                client.shutdown();
+            } finally {
+                plain.shutdown();
+            }
         } finally {
             try {
                 b.close();
