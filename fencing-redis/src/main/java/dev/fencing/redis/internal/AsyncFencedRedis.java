@@ -376,7 +376,9 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
      * The number of a write about to be handed to Lettuce, or -1 when it may not be. While an EVAL after NOSCRIPT
      * is being handed over by another thread, waits until it is (a few microseconds; uninterruptibly, keeping an
      * interrupt for the caller), so that this write goes behind it. The thread handing the EVAL over does not wait
-     * for itself (a command listener that writes). The hand-over runs the connection's command listeners, which may
+     * for itself (a command listener that writes): Lettuce runs a listener's {@code commandStarted} before it writes
+     * the command, so a write a listener sends from the EVAL's {@code commandStarted} goes ahead of that EVAL and
+     * runs before it (a choice: waiting would deadlock that thread). The hand-over runs the connection's command listeners, which may
      * block (or wait for a write of this writer: for good); so the wait lasts the command timeout at most, after
      * which this write is not sent (-1): a write sent before the EVAL would run before it.
      */

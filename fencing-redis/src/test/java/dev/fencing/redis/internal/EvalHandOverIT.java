@@ -208,6 +208,65 @@ class EvalHandOverIT {
         }
     }
 
+    /**
+     * A write a command listener sends from the {@code commandStarted} of the EVAL after NOSCRIPT, on the handing
+     * thread, does not wait for that hand-over (it would wait for itself): Lettuce calls the listener before it
+     * writes the EVAL, so the listener's write runs first.
+     */
+    @Test
+    void aWriteAListenerSendsFromTheEvalsCommandStartedRunsBeforeTheEval() throws Exception {
+        try (EmbeddedRedisServer server = EmbeddedRedisServer.builder().build()) {
+            AtomicReference<AsyncFencedRedis> writer = new AtomicReference<>();
+            AtomicReference<CompletionStage<WriteOutcome>> fromListener = new AtomicReference<>();
+            String key = "{listener-write}:k";
+            RedisClient client = RedisClient.create(server.uri());
+            client.addListener(new CommandListener() {
+                @Override
+                public void commandStarted(CommandStartedEvent event) {
+                    if (event.getCommand().getType() == CommandType.EVAL && fromListener.get() == null) {
+                        fromListener.set(writer.get().trySet(key, "b", 6));
+                    }
+                }
+            });
+            try (StatefulRedisConnection<String, String> connection = client.connect()) {
+                writer.set(new AsyncFencedRedis(
+                        connection.async(),
+                        FencePolicy.MONOTONIC,
+                        new FencedKeys(false, Integer.MAX_VALUE, Integer.MAX_VALUE),
+                        0,
+                        Duration.ZERO,
+                        16,
+                        connection::isMulti,
+                        Duration.ofSeconds(30)));
+                assertThat(writer.get()
+                                .trySet(key, "a", 6)
+                                .get(10, TimeUnit.SECONDS)
+                                .isApplied())
+                        .isTrue();
+                connection.sync().scriptFlush();
+                assertThat(writer.get()
+                                .trySet(key, "a", 6)
+                                .get(10, TimeUnit.SECONDS)
+                                .isApplied())
+                        .isTrue();
+
+                // the delete is answered NOSCRIPT with nothing sent behind it: sent again as EVAL
+                WriteOutcome deleted = writer.get().tryDelete(key, 6).get(10, TimeUnit.SECONDS);
+                assertThat(deleted.isApplied()).isTrue();
+                assertThat(fromListener
+                                .get()
+                                .toCompletableFuture()
+                                .get(10, TimeUnit.SECONDS)
+                                .isApplied())
+                        .isTrue();
+                // the listener's set ran first, then the delete
+                assertThat(connection.sync().get(key)).isNull();
+            } finally {
+                client.shutdown();
+            }
+        }
+    }
+
     private static boolean waitsInTheWriter(Thread thread) {
         return (thread.getState() == Thread.State.WAITING || thread.getState() == Thread.State.TIMED_WAITING)
                 && Arrays.stream(thread.getStackTrace())
