@@ -66,6 +66,39 @@ class AsyncFailureShapeIT {
     }
 
     @Test
+    void anEvalshaThatCannotBeSentFailsTheWriteNamingItInsteadOfThrowingTheListenersException() {
+        RedisClient client = RedisClient.create(redis.uri);
+        client.addListener(new CommandListener() {
+            @Override
+            public void commandStarted(CommandStartedEvent event) {
+                if (event.getCommand().getType() == CommandType.EVALSHA) {
+                    throw new IllegalStateException("this listener refuses EVALSHA");
+                }
+            }
+        });
+        String key = redis.key("evalsha-refused");
+        try (StatefulRedisConnection<String, String> connection = client.connect()) {
+            FencedRedis fenced = FencedRedis.builder(connection)
+                    .policy(FencePolicy.MONOTONIC)
+                    .build();
+
+            CompletableFuture<WriteOutcome> write =
+                    fenced.async().trySet(key, "v", 3).toCompletableFuture();
+
+            assertThat(write.handle((outcome, failure) -> failure).join())
+                    .isInstanceOf(CompletionException.class)
+                    .cause()
+                    .isInstanceOf(FencedRedisWriteException.class)
+                    .hasMessageContaining(key)
+                    .hasMessageContaining("under token 3")
+                    .hasRootCauseMessage("this listener refuses EVALSHA");
+        } finally {
+            client.shutdown();
+        }
+        assertThat(redis.plain.get(key)).as("the value, never sent").isNull();
+    }
+
+    @Test
     void aCallbackSeesTheWriteExceptionInsideACompletionExceptionAsFromEveryOtherStage() {
         FencedRedis fenced = redis.fenced(FencePolicy.MONOTONIC);
         String key = redis.key("shape");

@@ -304,7 +304,13 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
                     token,
                     null)));
         }
-        CompletionStage<T> sending = commands.dispatch(CommandType.EVALSHA, evalshaOutput, evalsha);
+        CompletionStage<T> sending;
+        try {
+            sending = commands.dispatch(CommandType.EVALSHA, evalshaOutput, evalsha);
+        } catch (RuntimeException e) { // a command listener, a client shutting down: fail the stage, naming the write
+            complete(outcome, op, key, token, null, e);
+            return outcome;
+        }
         afterEvalsha.accept(sending);
         sending.whenComplete((reply, failure) -> {
             if (failure != null && unwrap(failure) instanceof RedisNoScriptException) {
