@@ -5,7 +5,13 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.fencing.testsupport.EmbeddedRedisServer;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.event.command.CommandListener;
+import io.lettuce.core.event.command.CommandStartedEvent;
+import io.lettuce.core.protocol.CommandType;
 import java.time.Duration;
+import java.util.concurrent.CompletionException;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -42,6 +48,47 @@ class WaitForReplicasIT {
             assertThat(onPrimary.plain.get(key)).isEqualTo("by-8");
             assertThat(FencedRedis.builder(onPrimary.connection).build().trySet(key, "by-9", 9))
                     .isEqualTo(new WriteOutcome.Applied(9, 8, null, WriteOutcome.Applied.NOT_ASKED));
+        }
+    }
+
+    /** A WAIT that cannot be sent (here a command listener that throws) fails the write, told as applied. */
+    @Test
+    void aWaitThatCannotBeSentIsReportedAfterAnAppliedWrite() {
+        try (EmbeddedRedisServer primary = EmbeddedRedisServer.builder().build();
+                RedisFixture redis = new RedisFixture(primary)) {
+            RedisClient client = RedisClient.create(redis.uri);
+            client.addListener(new CommandListener() {
+                @Override
+                public void commandStarted(CommandStartedEvent event) {
+                    if (event.getCommand().getType() == CommandType.WAIT) {
+                        throw new IllegalStateException("this listener refuses WAIT");
+                    }
+                }
+            });
+            String key = redis.key("wait-refused");
+            try (StatefulRedisConnection<String, String> connection = client.connect()) {
+                FencedRedis waiting = FencedRedis.builder(connection)
+                        .waitForReplicas(1, Duration.ofMillis(100))
+                        .build();
+
+                assertThatThrownBy(() -> waiting.trySet(key, "by-7", 7))
+                        .isInstanceOf(FencedRedisWriteException.class)
+                        .hasMessageContaining("SET of Redis key " + key + " under token 7 was applied, but WAIT")
+                        .hasRootCauseMessage("this listener refuses WAIT");
+                assertThat(waiting.async()
+                                .trySet(key, "by-8", 8)
+                                .handle((outcome, failure) -> failure)
+                                .toCompletableFuture()
+                                .join())
+                        .isInstanceOf(CompletionException.class)
+                        .cause()
+                        .isInstanceOf(FencedRedisWriteException.class)
+                        .hasMessageContaining("under token 8 was applied, but WAIT");
+            } finally {
+                client.shutdown();
+            }
+            assertThat(redis.plain.get(key)).isEqualTo("by-8");
+            assertThat(redis.storedToken(key)).isEqualTo(8);
         }
     }
 

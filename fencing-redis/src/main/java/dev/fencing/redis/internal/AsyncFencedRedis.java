@@ -518,26 +518,30 @@ public final class AsyncFencedRedis implements FencedRedisAsync {
             return outcome;
         }
         return outcome.thenCompose(read -> read instanceof WriteOutcome.Applied applied
-                ? commands.waitForReplication(waitReplicas, waitMillis)
-                        .toCompletableFuture()
-                        .handle((replicas, failure) -> {
-                            if (failure != null) {
-                                throw new CompletionException(new FencedRedisWriteException(
-                                        "fenced " + op + " of Redis key " + FencedKeys.shown(key) + " under token "
-                                                + token
-                                                + " was applied, but WAIT for " + waitReplicas + " replicas failed: "
-                                                + unwrap(failure),
-                                        key,
-                                        token,
-                                        unwrap(failure)));
-                            }
-                            return (WriteOutcome) new WriteOutcome.Applied(
-                                    applied.offeredToken(),
-                                    applied.previousToken(),
-                                    applied.reply(),
-                                    replicas.intValue());
-                        })
+                ? waitForReplication().handle((replicas, failure) -> {
+                    if (failure != null) {
+                        throw new CompletionException(new FencedRedisWriteException(
+                                "fenced " + op + " of Redis key " + FencedKeys.shown(key) + " under token "
+                                        + token
+                                        + " was applied, but WAIT for " + waitReplicas + " replicas failed: "
+                                        + unwrap(failure),
+                                key,
+                                token,
+                                unwrap(failure)));
+                    }
+                    return (WriteOutcome) new WriteOutcome.Applied(
+                            applied.offeredToken(), applied.previousToken(), applied.reply(), replicas.intValue());
+                })
                 : CompletableFuture.completedFuture(read));
+    }
+
+    /** WAIT, or a stage failed with what its sending threw (a command listener): the write is applied either way. */
+    private CompletableFuture<Long> waitForReplication() {
+        try {
+            return commands.waitForReplication(waitReplicas, waitMillis).toCompletableFuture();
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
     }
 
     static FencingRedisException failed(String op, String key, long token, Throwable failure) {
