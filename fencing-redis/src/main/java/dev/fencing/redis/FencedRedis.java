@@ -181,7 +181,11 @@ public interface FencedRedis {
     /**
      * Runs the application's script under the fence of {@code keys.get(0)}: checks and raises that key's
      * token, then runs the body with {@code KEYS} = {@code keys} and {@code ARGV} = {@code args}, all in one
-     * script. On a cluster every key must share the first key's hash slot.
+     * script. On a cluster every key must share the first key's hash slot. Only the first key's token is checked
+     * and raised: the other keys are guarded by it alone. A key among them that other writes fence under its own
+     * token key (a {@link #trySet} of it) keeps that token, which the script neither checks nor raises, so a
+     * holder of the first key's token writes it even after a newer token was stored for it; fence such a key by
+     * the first key only, or write it under its own fence.
      *
      * @throws IllegalArgumentException if {@code keys} is empty
      */
