@@ -41,8 +41,10 @@ import org.slf4j.LoggerFactory;
  * groupMaxRecords} records from the lanes waiting, whole lanes' worth in order, and runs them as one group: one
  * transaction that locks each of their keys once, decides and runs the records one after the other (for at most
  * {@code groupMaxTime}; records left over go back to the front of their lanes), writes the keys' tokens and
- * applied offsets in one statement and commits. Only then are its records finished and its lanes let go. A
- * group the store rolls back (a deadlock, a serialization failure, a lost connection, a key another member
+ * applied offsets in one statement and commits. Only then are its records finished and its lanes let go. Each
+ * record waits for its turn held ({@link ParallelPartition#hold}), in flight but not running, and starts only if its
+ * partition is not cancelled by then; else the group ends there, as at its time limit.
+ * A group the store rolls back (a deadlock, a serialization failure, a lost connection, a key another member
  * created meanwhile, or a handler that threw) is rerun record by record, each in a transaction of its own; a
  * record's own transaction below is a group of one.
  *
@@ -96,7 +98,19 @@ import org.slf4j.LoggerFactory;
  * records in flight, before, does, up to the drain timeout, as for a queued record), and it stays unfinished (1 and 3
  * as for a record never taken). So an attempt whose COMMIT reached the server but whose answer was lost with the
  * connection is found applied by the next attempt ({@code APPLIED_BEFORE}), not applied twice; a record whose wait is
- * cancelled (revocation, loss, close, or a failure elsewhere) stays unfinished, as a crash would leave it. A failure on
+ * cancelled (revocation, loss, close, or a failure elsewhere) stays unfinished, as a crash would leave it.
+ *
+ * <p><b>So does a group's first run that meets a cancelled partition.</b> Its records too wait for their turn held,
+ * and a record's turn starts it only if its partition is not cancelled, atomically with the cancellation ({@link
+ * ParallelPartition#unhold}), so a revocation's wait for the partition's running handlers does not wait for a record
+ * of the partition not yet reached (it waits, as for any running record, for one the group ran before the
+ * cancellation: that one finishes only with the group's commit, 1). A record given up at its turn ends the group
+ * there, as its time limit does: it and the records after it are neither decided nor run, the group commits what its
+ * earlier records did, and the records after it go back to the front of their lanes (given up if their partition was
+ * cancelled). The given-up record stays unfinished, the frontier below it (1 and 3, as for a record never taken); the
+ * group commits no applied offset for its key past it, as no later record of its key ran in the group (they come
+ * after it) or outside it (the group kept the lane) (2); and the group's lock on its key's row, held until the
+ * commit, makes a next owner wait and then find the record not applied. A failure on
  * the poll thread (the store's progress commit, a watermark load) drops every partition without committing and takes it
  * again from the store, exactly as a lost partition that comes back: nothing of what the store lacks is assumed done.
  *
@@ -486,11 +500,11 @@ public final class KeyParallelRunner<K, V> implements Scheduler {
 
     /**
      * Revocation ({@code commit} true) or loss: waits up to the drain timeout for the partitions' records in
-     * flight (a record of a commit group's rerun waiting for its turn included; no longer once a worker waits out
+     * flight (a record of a commit group waiting for its turn included; no longer once a worker waits out
      * a retry back-off that ends after that timeout with records of the partition: they cannot finish before it
      * ends, and the rebalance waits for this), then lets no more of them start (one waiting for its turn in a
-     * rerun is given up at once) and waits for those running, a record waiting to run again stopping its wait at
-     * once, unfinished (on
+     * commit group is given up at once) and waits for those running, a record waiting to run again stopping its wait
+     * at once, unfinished (on
      * revocation with a plain handler up to {@code max.poll.interval.ms}, else the drain timeout again); commits
      * what finished (revocation only) and drops the partitions' state, also when that commit throws. Returns having
      * started nothing of them that still runs.

@@ -209,23 +209,25 @@ public final class KeyParallelWorker<K, V> {
     }
 
     /**
-     * A commit group (transactional handler only): the records a worker took from one or more lanes, records of
-     * one key in offset order. Refuses those without a key or a readable token at once; runs the others in one
-     * store transaction ({@link RecordTransactions#applyGroup}) and only after it committed reports them
-     * finished (a refusal's dead letter is sent and acknowledged inside the group, before a later record of its key
-     * moves the key's applied offset past it); puts back at the front of their lanes those
-     * whose turn came after {@code deadline}. A group the store rolled back (a conflict, a transient failure, or
-     * a handler that threw) is rerun record by record, each in its own transaction, as {@link #process} runs them
-     * (retrying each as it does; before a record of the rerun first waits to run again, the records after it go back to
-     * their lanes, so that they do not count as running meanwhile, and their partitions count as stalled while it
-     * waits). A record of the rerun waits for its turn held ({@link ParallelPartition#hold}), in flight but not
-     * running, so that a revocation of its partition, once it lets no more of the partition's records start, does not
-     * wait for the records before it, which may be other partitions' (its wait for the records in flight, before,
+     * A commit group (transactional handler only): the records a worker took from one or more lanes, records of one key
+     * in offset order. Refuses those without a key or a readable token at once; runs the others in one store
+     * transaction ({@link RecordTransactions#applyGroup}) and only after it committed reports them finished (a
+     * refusal's dead letter is sent and acknowledged inside the group, before a later record of its key moves the key's
+     * applied offset past it); puts back at the front of their lanes those whose turn came after {@code deadline}. Each
+     * record waits for its turn held ({@link ParallelPartition#hold}), as in a rerun below; one whose partition was
+     * cancelled by then does not start, and the group ends there as at its deadline (the records after it go back to
+     * their lanes, or are given up with their partition). A group the store rolled back (a conflict, a transient
+     * failure, or a handler that threw) is rerun record by record, each in its own transaction, as {@link #process}
+     * runs them (retrying each as it does; before a record of the rerun first waits to run again, the records after it
+     * go back to their lanes, so that they do not count as running meanwhile, and their partitions count as stalled
+     * while it waits). A record of the rerun waits for its turn held ({@link ParallelPartition#hold}), in flight but
+     * not running, so that a revocation of its partition, once it lets no more of the partition's records start, does
+     * not wait for the records before it, which may be other partitions' (its wait for the records in flight, before,
      * counts it, up to the drain timeout); one whose partition was cancelled meanwhile (revoked, lost, closing) is not
      * started. Every record of the group is finished, put back or abandoned (or, held, given up) when this returns or
      * throws: abandoned or given up only when its partition was cancelled; a record of a partition still running that
-     * the group did not reach (it stopped at a failure, or at a retry whose own partition was cancelled) goes back to
-     * its lane's front.
+     * the group did not reach (it stopped at a failure, at a record whose partition was cancelled, or at a retry whose
+     * own partition was cancelled) goes back to its lane's front.
      *
      * @throws RecordHandlingException if a handler failed when its record ran alone
      * @throws dev.fencing.kafka.DeadLetterException if a refusal could not be dead-lettered
@@ -253,10 +255,31 @@ public final class KeyParallelWorker<K, V> {
                 records.add(new RecordTransactions.GroupRecord(p.partition, item.key, item.record.offset(), token));
                 typed.add(step.deserialize(item.record));
             }
+            if (records.size() > 1) {
+                // Each record waits for its turn in the group held, not running, as in a rerun: the records before it
+                // may be other partitions', and a revocation of its partition must not wait for them.
+                for (int i : positions) {
+                    group.get(i).lane().owner.hold(group.get(i).item());
+                    held[i] = true;
+                }
+            }
             long[] outcomes = records.size() < 2
                     ? null // one record: its own transaction is cheaper than a group's
                     : transactions.applyGroup(
                             groupId, records, step.policy(), deadline, new RecordTransactions.GroupWork<Object>() {
+                                @Override
+                                public boolean start(int j) {
+                                    int i = positions.get(j);
+                                    ParallelPartition.Taken taken = group.get(i);
+                                    held[i] = false;
+                                    if (!taken.lane().owner.unhold(taken.item())) {
+                                        // cancelled while an earlier record ran: given up unfinished; the group ends
+                                        settled[i] = true;
+                                        return false;
+                                    }
+                                    return true;
+                                }
+
                                 @Override
                                 public void run(Object tx, int j) {
                                     ParallelPartition.Item item =
@@ -286,10 +309,13 @@ public final class KeyParallelWorker<K, V> {
                             });
             if (outcomes == null) {
                 // Each record waits for its turn held, not running: the records before it may be other
-                // partitions', and a revocation of its partition must not wait for them.
+                // partitions', and a revocation of its partition must not wait for them. Those the rolled-back
+                // group reached are held again; a record it gave up at its turn is not run.
                 for (int i : positions) {
-                    group.get(i).lane().owner.hold(group.get(i).item());
-                    held[i] = true;
+                    if (!settled[i] && !held[i]) {
+                        group.get(i).lane().owner.hold(group.get(i).item());
+                        held[i] = true;
+                    }
                 }
                 for (int k = 0; k < positions.size(); k++) {
                     int i = positions.get(k);
@@ -311,13 +337,14 @@ public final class KeyParallelWorker<K, V> {
                 }
                 return;
             }
-            for (int j = outcomes.length - 1; j >= 0; j--) { // the latest first: each goes back to its lane's front
+            // not reached, still held: back at the front of their lanes, or given up if their partition was cancelled
+            List<Integer> notRun = new ArrayList<>();
+            for (int j = 0; j < outcomes.length; j++) {
                 if (outcomes[j] == RecordTransactions.NOT_RUN) {
-                    ParallelPartition.Taken taken = group.get(positions.get(j));
-                    taken.lane().owner.putBack(taken.lane(), taken.item());
-                    settled[positions.get(j)] = true;
+                    notRun.add(positions.get(j));
                 }
             }
+            giveBack(group, notRun, settled, held);
             for (int j = 0; j < outcomes.length; j++) {
                 int i = positions.get(j);
                 if (settled[i]) {

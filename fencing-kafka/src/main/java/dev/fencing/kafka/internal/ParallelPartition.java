@@ -33,9 +33,10 @@ final class ParallelPartition implements RecordStep.Tally {
     private int queued;
     private int running;
     /**
-     * Records of a commit group rerun record by record that wait for their turn ({@link #hold}): in flight, but not
-     * running, so that a revocation's wait for the running records does not wait for them (they never start once the
-     * partition is cancelled); its wait for the records in flight, before it cancels the partition, counts them.
+     * Records of a commit group (in its one transaction, or rerun record by record) that wait for their turn ({@link
+     * #hold}): in flight, but not running, so that a revocation's wait for the running records does not wait for them
+     * (they never start once the partition is cancelled); its wait for the records in flight, before it cancels the
+     * partition, counts them.
      */
     private int waiting;
 
@@ -188,8 +189,9 @@ final class ParallelPartition implements RecordStep.Tally {
     }
 
     /**
-     * A running record of a commit group rerun record by record now waits for its turn, behind records that may be
-     * another partition's: it counts as in flight, no longer as running, until {@link #unhold}.
+     * A running record of a commit group (in its one transaction, or rerun record by record) now waits for its turn,
+     * behind records that may be another partition's: it counts as in flight, no longer as running, until {@link
+     * #unhold}.
      */
     synchronized void hold(Item item) {
         running--;

@@ -190,7 +190,7 @@ final class PostgresCommitGroup {
         }
         long[] outcomes = new long[records.size()];
         for (int i = 0; i < outcomes.length; i++) {
-            if (i > 0 && System.nanoTime() - deadline > 0) {
+            if ((i > 0 && System.nanoTime() - deadline > 0) || !work.start(i)) {
                 Arrays.fill(outcomes, i, outcomes.length, RecordTransactions.NOT_RUN);
                 break;
             }

@@ -38,7 +38,10 @@ public interface RecordTransactions<T> {
             FencePolicy policy,
             Consumer<? super T> work);
 
-    /** {@link #applyGroup}: the group's time ran out before the record's turn; it was neither run nor decided. */
+    /**
+     * {@link #applyGroup}: the group's time ran out before the record's turn, or the group ended at its turn or an
+     * earlier record's ({@link GroupWork#start}); it was neither run nor decided.
+     */
     long NOT_RUN = Long.MIN_VALUE;
 
     /** One record of a commit group: its partition, key (never null), offset and token (already read, positive). */
@@ -46,6 +49,15 @@ public interface RecordTransactions<T> {
 
     /** The caller's part of a commit group, called inside its transaction, in the records' order. */
     interface GroupWork<T> {
+        /**
+         * The record at {@code index} has its turn, before it is decided: whether it may start. If not, the group
+         * ends there, as when its time runs out: that record and the later ones are {@link #NOT_RUN}, and what the
+         * earlier ones did commits. Called at each record's turn, the first record's too.
+         */
+        default boolean start(int index) {
+            return true;
+        }
+
         /** Runs the accepted record at {@code index} in {@code transaction}. */
         void run(T transaction, int index);
 
@@ -63,7 +75,8 @@ public interface RecordTransactions<T> {
      * against its key's stored token and applied offset as raised by the group's earlier records, runs {@code
      * work} for each accepted one, writes every applied key's token and applied offset in one statement and
      * commits. Records whose turn comes after {@code deadline} (a {@link System#nanoTime()}) are {@link
-     * #NOT_RUN}; the first record always runs.
+     * #NOT_RUN}; the first record always runs, unless {@code work} does not {@linkplain GroupWork#start start}
+     * it.
      *
      * @return per record, as {@link #applyOnce}: {@link #APPLIED}, {@link #APPLIED_BEFORE} or the stored token
      *     that refused it, or {@link #NOT_RUN}; null if the group was rolled back, with nothing of it committed,
