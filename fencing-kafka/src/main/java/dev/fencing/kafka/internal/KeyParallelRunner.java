@@ -100,19 +100,20 @@ import org.slf4j.LoggerFactory;
  * connection is found applied by the next attempt ({@code APPLIED_BEFORE}), not applied twice; a record whose wait is
  * cancelled (revocation, loss, close, or a failure elsewhere) stays unfinished, as a crash would leave it.
  *
- * <p><b>So does a group's first run that meets a cancelled partition.</b> Its records too wait for their turn held,
- * and a record's turn starts it only if its partition is not cancelled, atomically with the cancellation ({@link
- * ParallelPartition#unhold}), so a revocation's wait for the partition's running handlers does not wait for a record
- * of the partition not yet reached (it waits, as for any running record, for one the group ran before the
- * cancellation: that one finishes only with the group's commit, 1). A record given up at its turn ends the group
- * there, as its time limit does: it and the records after it are neither decided nor run, the group commits what its
- * earlier records did, and the records after it go back to the front of their lanes (given up if their partition was
- * cancelled). The given-up record stays unfinished, the frontier below it (1 and 3, as for a record never taken); the
- * group commits no applied offset for its key past it, as no later record of its key ran in the group (they come
- * after it) or outside it (the group kept the lane) (2); and the group's lock on its key's row, held until the
- * commit, makes a next owner wait and then find the record not applied. A failure on
- * the poll thread (the store's progress commit, a watermark load) drops every partition without committing and takes it
- * again from the store, exactly as a lost partition that comes back: nothing of what the store lacks is assumed done.
+ * <p><b>So does a group's first run that meets a cancelled partition.</b> Its records too wait for their turn held (the
+ * refusals of records without a key or a readable token, before its transaction, included), and a record's turn starts
+ * it only if its partition is not cancelled, atomically with the cancellation ({@link ParallelPartition#unhold}), so a
+ * revocation's wait for the partition's running handlers does not wait for a record of the partition not yet reached
+ * (it waits, as for any running record, for one the group ran before the cancellation: that one finishes only with the
+ * group's commit, 1). A record given up at its turn ends the group there, as its time limit does: it and the records
+ * after it are neither decided nor run, the group commits what its earlier records did, and the records after it go
+ * back to the front of their lanes (given up if their partition was cancelled). The given-up record stays unfinished,
+ * the frontier below it (1 and 3, as for a record never taken); the group commits no applied offset for its key past
+ * it, as no later record of its key ran in the group (they are of its partition, cancelled for good) or outside it (the
+ * group kept the lane) (2); and the group's lock on its key's row, held until the commit, makes a next owner wait and
+ * then find the record not applied. A failure on the poll thread (the store's progress commit, a watermark load) drops
+ * every partition without committing and takes it again from the store, exactly as a lost partition that comes back:
+ * nothing of what the store lacks is assumed done.
  *
  * <p>With a plain handler the fence decision uses the partition's watermarks table in memory (loaded lazily
  * from the store by {@link MissingWatermarks}); a record's raised watermark is handed to the store only with

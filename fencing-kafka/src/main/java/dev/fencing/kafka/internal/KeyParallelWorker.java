@@ -210,24 +210,25 @@ public final class KeyParallelWorker<K, V> {
 
     /**
      * A commit group (transactional handler only): the records a worker took from one or more lanes, records of one key
-     * in offset order. Refuses those without a key or a readable token at once; runs the others in one store
-     * transaction ({@link RecordTransactions#applyGroup}) and only after it committed reports them finished (a
-     * refusal's dead letter is sent and acknowledged inside the group, before a later record of its key moves the key's
-     * applied offset past it); puts back at the front of their lanes those whose turn came after {@code deadline}. Each
-     * record waits for its turn held ({@link ParallelPartition#hold}), as in a rerun below; one whose partition was
-     * cancelled by then does not start, and the group ends there as at its deadline (the records after it go back to
-     * their lanes, or are given up with their partition). A group the store rolled back (a conflict, a transient
-     * failure, or a handler that threw) is rerun record by record, each in its own transaction, as {@link #process}
-     * runs them (retrying each as it does; before a record of the rerun first waits to run again, the records after it
-     * go back to their lanes, so that they do not count as running meanwhile, and their partitions count as stalled
-     * while it waits). A record of the rerun waits for its turn held ({@link ParallelPartition#hold}), in flight but
-     * not running, so that a revocation of its partition, once it lets no more of the partition's records start, does
-     * not wait for the records before it, which may be other partitions' (its wait for the records in flight, before,
-     * counts it, up to the drain timeout); one whose partition was cancelled meanwhile (revoked, lost, closing) is not
-     * started. Every record of the group is finished, put back or abandoned (or, held, given up) when this returns or
-     * throws: abandoned or given up only when its partition was cancelled; a record of a partition still running that
-     * the group did not reach (it stopped at a failure, at a record whose partition was cancelled, or at a retry whose
-     * own partition was cancelled) goes back to its lane's front.
+     * in offset order. Refuses those without a key or a readable token first, one after the other (a record whose
+     * partition was cancelled while an earlier refusal's dead letter was awaited is given up, as below); runs the
+     * others in one store transaction ({@link RecordTransactions#applyGroup}) and only after it committed reports them
+     * finished (a refusal's dead letter is sent and acknowledged inside the group, before a later record of its key
+     * moves the key's applied offset past it); puts back at the front of their lanes those whose turn came after {@code
+     * deadline}. Each record waits for its turn held ({@link ParallelPartition#hold}), as in a rerun below; one whose
+     * partition was cancelled by then does not start, and the group ends there as at its deadline (the records after it
+     * go back to their lanes, or are given up with their partition). A group the store rolled back (a conflict, a
+     * transient failure, or a handler that threw) is rerun record by record, each in its own transaction, as {@link
+     * #process} runs them (retrying each as it does; before a record of the rerun first waits to run again, the records
+     * after it go back to their lanes, so that they do not count as running meanwhile, and their partitions count as
+     * stalled while it waits). A record of the rerun waits for its turn held ({@link ParallelPartition#hold}), in
+     * flight but not running, so that a revocation of its partition, once it lets no more of the partition's records
+     * start, does not wait for the records before it, which may be other partitions' (its wait for the records in
+     * flight, before, counts it, up to the drain timeout); one whose partition was cancelled meanwhile (revoked, lost,
+     * closing) is not started. Every record of the group is finished, put back or abandoned (or, held, given up) when
+     * this returns or throws: abandoned or given up only when its partition was cancelled; a record of a partition
+     * still running that the group did not reach (it stopped at a failure, at a record whose partition was cancelled,
+     * or at a retry whose own partition was cancelled) goes back to its lane's front.
      *
      * @throws RecordHandlingException if a handler failed when its record ran alone
      * @throws dev.fencing.kafka.DeadLetterException if a refusal could not be dead-lettered
@@ -237,6 +238,13 @@ public final class KeyParallelWorker<K, V> {
         boolean[] settled = new boolean[group.size()];
         boolean[] held = new boolean[group.size()];
         try {
+            // Each record waits for its turn held, not running, in the refusals below, in the group's transaction and
+            // in its rerun: the records before it may be other partitions', and a revocation of its partition must not
+            // wait for them.
+            for (int i = 0; i < group.size(); i++) {
+                group.get(i).lane().owner.hold(group.get(i).item());
+                held[i] = true;
+            }
             List<RecordTransactions.GroupRecord> records = new ArrayList<>(group.size());
             List<Integer> positions = new ArrayList<>(group.size());
             List<RecordStep.Typed<K, V>> typed = new ArrayList<>(group.size());
@@ -246,6 +254,11 @@ public final class KeyParallelWorker<K, V> {
                 Header header = item.tokenHeader();
                 long token = FenceDecision.decide(item.key != null, header, 0, step.policy());
                 if (!FenceDecision.accepted(token)) {
+                    held[i] = false;
+                    if (!p.unhold(item)) {
+                        settled[i] = true; // cancelled while an earlier refusal's dead letter was awaited: given up
+                        continue;
+                    }
                     step.refuse(item.record, token, header, 0, p);
                     p.finished(item, null, 0);
                     settled[i] = true;
@@ -254,14 +267,6 @@ public final class KeyParallelWorker<K, V> {
                 positions.add(i);
                 records.add(new RecordTransactions.GroupRecord(p.partition, item.key, item.record.offset(), token));
                 typed.add(step.deserialize(item.record));
-            }
-            if (records.size() > 1) {
-                // Each record waits for its turn in the group held, not running, as in a rerun: the records before it
-                // may be other partitions', and a revocation of its partition must not wait for them.
-                for (int i : positions) {
-                    group.get(i).lane().owner.hold(group.get(i).item());
-                    held[i] = true;
-                }
             }
             long[] outcomes = records.size() < 2
                     ? null // one record: its own transaction is cheaper than a group's
@@ -308,9 +313,7 @@ public final class KeyParallelWorker<K, V> {
                                 }
                             });
             if (outcomes == null) {
-                // Each record waits for its turn held, not running: the records before it may be other
-                // partitions', and a revocation of its partition must not wait for them. Those the rolled-back
-                // group reached are held again; a record it gave up at its turn is not run.
+                // Held again: the records a rolled-back group reached (a record it gave up at its turn is not run)
                 for (int i : positions) {
                     if (!settled[i] && !held[i]) {
                         group.get(i).lane().owner.hold(group.get(i).item());
