@@ -19,6 +19,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
@@ -178,6 +179,11 @@ public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
     private volatile boolean topicIds;
     /** The unit of work running on each thread, while it runs. */
     private final ThreadLocal<UnitIsolation> units = new ThreadLocal<>();
+    /** The topic ids recorded in the transaction of the unit of work running on each thread, while it runs. */
+    private final ThreadLocal<List<TopicId>> unitTopicIds = new ThreadLocal<>();
+
+    /** A topic id offered to {@link #recordTopicId}. */
+    private record TopicId(String groupId, String topic, Uuid id) {}
 
     private PostgresWatermarkStore(Jdbi jdbi, Duration lockTimeout) {
         this.jdbi = jdbi;
@@ -309,11 +315,19 @@ public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
     /**
      * Records {@code currentId} in {@code fencing.kafka_topic} (the V104 migration) if the group has no id for the
      * topic, in a transaction of its own, and returns the id stored. Without V104 it returns empty, recording
-     * nothing (no recreation check), and logs that once per assignment until the migration is applied.
+     * nothing (no recreation check), and logs that once per assignment until the migration is applied. Called
+     * during a unit of work on the unit's thread (a rebalance callback inside the unit's poll), it reads and
+     * writes in the unit's transaction, as every nested call does, so that a pool of one connection is enough;
+     * if that unit is rolled back (as a unit spanning a rebalance is), the id is recorded again once the
+     * transaction has ended.
      */
     @Override
     public Optional<Uuid> recordTopicId(String groupId, String topic, Uuid currentId) {
         Objects.requireNonNull(currentId, "currentId");
+        List<TopicId> inUnit = unitTopicIds.get();
+        if (inUnit != null) {
+            inUnit.add(new TopicId(groupId, topic, currentId));
+        }
         UUID id = new UUID(currentId.getMostSignificantBits(), currentId.getLeastSignificantBits());
         try {
             return jdbi.withHandle(handle -> {
@@ -359,11 +373,13 @@ public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
     @Override
     public void commit(String groupId, Function<? super Handle, List<PartitionProgress>> work) {
         Objects.requireNonNull(groupId, "groupId");
+        List<TopicId> recordedInUnit = new ArrayList<>(0);
         try {
             jdbi.useTransaction(handle -> {
                 UnitIsolation isolation = new UnitIsolation(handle);
                 handle.addCustomizer(isolation);
                 units.set(isolation);
+                unitTopicIds.set(recordedInUnit);
                 try {
                     List<PartitionProgress> progress = work.apply(handle);
                     isolation.sendIfPending(handle.getConnection());
@@ -371,11 +387,38 @@ public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
                 } finally {
                     isolation.end();
                     units.remove();
+                    unitTopicIds.remove();
                 }
             });
         } catch (JdbiException | SQLException e) {
-            throw new WatermarkStoreException(
+            WatermarkStoreException failure = new WatermarkStoreException(
                     "could not commit a batch of group " + groupId + ": " + e.getMessage(), e);
+            recordAgain(recordedInUnit, failure);
+            throw failure;
+        } catch (RuntimeException | Error e) {
+            recordAgain(recordedInUnit, e);
+            throw e;
+        }
+    }
+
+    /**
+     * After a unit of work that was rolled back (or whose commit failed): records again, each in a transaction of
+     * its own, the topic ids it recorded in its transaction. A failure to do so is added to the unit's; the id is
+     * then recorded when the consumer takes the topic's partitions again (as after any transient failure).
+     */
+    private void recordAgain(List<TopicId> recordedInUnit, Throwable unitFailure) {
+        for (TopicId recorded : recordedInUnit) {
+            try {
+                recordTopicId(recorded.groupId(), recorded.topic(), recorded.id());
+            } catch (RuntimeException e) {
+                unitFailure.addSuppressed(e);
+                LOG.warn(
+                        "group {} topic {}: the id recorded in a unit of work that was rolled back could not be"
+                                + " recorded again: {}",
+                        recorded.groupId(),
+                        recorded.topic(),
+                        e.toString());
+            }
         }
     }
 

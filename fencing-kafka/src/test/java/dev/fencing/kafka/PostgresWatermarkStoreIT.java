@@ -679,6 +679,26 @@ class PostgresWatermarkStoreIT {
     }
 
     @Test
+    void aTopicIdRecordedInsideAUnitThatIsRolledBackStaysRecordedSoARecreatedTopicIsStillCaught() {
+        // given: a unit of work during which the consumer takes a partition of a topic the group has no id for
+        // (its rebalance callback runs inside the unit's poll, on the unit's thread: Jdbi hands the store's
+        // statements the unit's transaction), and which is then rolled back, as a unit spanning a rebalance is
+        PostgresWatermarkStore store = PostgresWatermarkStore.create(postgres.jdbi);
+        String group = "rolled-back-" + Uuid.randomUuid();
+        Uuid taken = Uuid.randomUuid();
+        Uuid recreated = Uuid.randomUuid();
+        assertThatThrownBy(() -> store.commit(group, handle -> {
+                    assertThat(store.recordTopicId(group, "orders", taken)).contains(taken);
+                    throw new IllegalStateException("rebalance during a unit of work");
+                }))
+                .hasMessage("rebalance during a unit of work");
+
+        // when: the topic is deleted and created again under the name (another id) before its next assignment
+        // then: the id taken is still the group's, and the new topic's is refused, not recorded in its place
+        assertThat(store.recordTopicId(group, "orders", recreated)).contains(taken);
+    }
+
+    @Test
     void aTopicIdAnotherMemberRecordsMeanwhileIsReturnedOnceItCommits() throws Exception {
         // given: another member's insert of the group's id for the topic, not yet committed
         PostgresWatermarkStore store = PostgresWatermarkStore.create(postgres.jdbi);
