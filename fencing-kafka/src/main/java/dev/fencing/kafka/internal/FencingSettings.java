@@ -3,6 +3,7 @@ package dev.fencing.kafka.internal;
 import dev.fencing.FencePolicy;
 import dev.fencing.kafka.FencedConsumerConfig;
 import dev.fencing.kafka.StaleRecordPolicy;
+import java.math.BigDecimal;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Locale;
@@ -183,9 +184,21 @@ public final class FencingSettings {
         return (int) n;
     }
 
+    /**
+     * A whole number, as a number or its text. A number of another type than {@code Long}, {@code Integer},
+     * {@code Short} or {@code Byte} is taken only if its value is a whole number a {@code long} holds: cut to one
+     * ({@code longValue()}), 0.5 records would be 0 (no limit by count) and 2^64 + 2 would be 2.
+     */
     private static long whole(String key, Object raw) {
+        if (raw instanceof Long || raw instanceof Integer || raw instanceof Short || raw instanceof Byte) {
+            return ((Number) raw).longValue();
+        }
         if (raw instanceof Number n) {
-            return n.longValue();
+            try {
+                return new BigDecimal(n.toString()).longValueExact();
+            } catch (NumberFormatException | ArithmeticException e) {
+                throw new IllegalArgumentException(key + " must be a whole number, got '" + raw + "'", e);
+            }
         }
         try {
             return Long.parseLong(String.valueOf(raw).trim());
