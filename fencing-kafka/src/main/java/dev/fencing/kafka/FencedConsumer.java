@@ -452,6 +452,20 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
      * Stops polling after the current record's batch is committed, leaves the group and waits up to
      * {@value FencedConsumerConfig#CLOSE_TIMEOUT_MS_CONFIG} for that. Safe to call twice and from any thread,
      * including from the handler. A consumer waiting to retry stops waiting.
+     *
+     * <p>If the loop has not ended by then (a handler still running, a store or Kafka call still waiting), this
+     * returns with a warning and the loop ends on its own: it finishes what it was doing (the serial consumer: the
+     * rest of the current poll's records, then the unit's save and offset commit), and only then leaves the
+     * group; until then it is still a member. A consumer of the same group started meanwhile is given none of its
+     * partitions until it has left, and then reads them on from what it saved. If the loop outlasts {@code
+     * max.poll.interval.ms} (or the new consumer takes over its {@code group.instance.id}: static membership hands
+     * it the partitions at once), the group expels it while its handler still runs and hands its partitions over.
+     * For the serial consumer with a store, the new owner's units then wait on each partition's lock for the old
+     * unit and read on after what it saved (each record applied once); with {@link
+     * FencedConsumerBuilder#heapOnlyWatermarksLostOnRestart()} nothing holds the new owner back, and it applies
+     * again, from Kafka's last committed offset, what the old handler is still applying, whose write may then
+     * land after a newer one. {@link #start()}'s future completes once the loop has ended: wait for it, not only
+     * for this, before the application exits or hands the group's work on.
      */
     @Override
     public void close() {
