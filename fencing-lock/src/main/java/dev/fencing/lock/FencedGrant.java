@@ -30,7 +30,9 @@ public interface FencedGrant {
      * Asks the lock service whether the grant's claim (with ZooKeeper, its node) still exists and belongs to
      * this client's session or lease, with a read that a lagging replica cannot answer from stale state (with
      * ZooKeeper, a {@code sync} first). A false answer, or no answer within a session timeout, ends the grant
-     * with {@link LeaseLoss#NODE_GONE}. A lease already closed answers false without asking, even while a
+     * with {@link LeaseLoss#NODE_GONE}; with ZooKeeper, with the cause {@link #isValid()} finds then, if it finds
+     * one (a session that ended when Curator replaced its handle, whose close deleted the node, is {@link
+     * LeaseLoss#SESSION_LOST}; a connection lost meanwhile, {@link LeaseLoss#CONNECTION_SUSPENDED}). A lease already closed answers false without asking, even while a
      * re-entrant lease of the same thread keeps the lock.
      *
      * @throws LockInterruptedException if interrupted meanwhile: the interrupt flag stays set and the grant is

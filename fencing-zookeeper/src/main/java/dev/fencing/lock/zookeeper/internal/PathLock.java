@@ -356,8 +356,9 @@ final class PathLock {
     }
 
     /**
-     * Syncs the server this client talks to with the leader, then reads the holder's node. An interrupt
-     * leaves the lease as it was and the interrupt flag set.
+     * Syncs the server this client talks to with the leader, then reads the holder's node. A node found gone
+     * or not this session's, or no answer, ends the hold with the cause {@link #isValid} finds, if it finds
+     * one, else with NODE_GONE. An interrupt leaves the lease as it was and the interrupt flag set.
      */
     boolean verify(Hold hold) {
         try {
@@ -380,7 +381,12 @@ final class PathLock {
         } catch (Exception e) {
             LOG.debug("could not verify lease on {} token {}: {}", path, hold.token, e.toString());
         }
-        registry.lostLater(hold, LeaseLoss.NODE_GONE);
+        // The node is gone, not this session's, or unread. What this process knows comes first: after Curator
+        // replaced its handle the node went with the closed session (SESSION_LOST, as every lease of that session
+        // reads), and a read that failed on a lost connection found no node gone.
+        if (isValid(hold)) {
+            registry.lostLater(hold, LeaseLoss.NODE_GONE);
+        }
         return false;
     }
 

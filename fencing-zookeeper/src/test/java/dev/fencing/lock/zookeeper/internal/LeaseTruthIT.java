@@ -249,6 +249,38 @@ class LeaseTruthIT {
     }
 
     /**
+     * Curator replaced its handle (an expired session) and connected the new one before anyone heard LOST: closing
+     * the old handle ended the session, and the server deleted the holder's node with it. {@code verify()} finds
+     * the node gone, but the session is what ended the lease, as {@code isValid()} says, and as every other
+     * lease of that session reads; once on the new handle, and once while it is still connecting (the check
+     * itself fails). The node an operator deletes is NODE_GONE ({@code
+     * aListenerThatWaitsForTheWorkerToStopDoesNotHoldUpTheWorkersVerify}).
+     */
+    @Test
+    void aVerifyAfterCuratorReplacedItsHandleNamesTheLostSessionNotTheGoneNode() throws Exception {
+        CuratorFramework client = client();
+        LockRegistry registry = registryWithoutEventsOrDetector(client);
+        for (boolean reconnected : new boolean[] {true, false}) {
+            Lease lease = registry.lock(path, TokenSource.SEQUENCE).acquire();
+            replaceHandle(client);
+            if (reconnected) {
+                awaitConnected(client);
+            }
+
+            boolean verified = lease.verify();
+
+            assertThat(verified)
+                    .as("verify() after the replacement, reconnected: %s", reconnected)
+                    .isFalse();
+            assertThat(lease.lossCause())
+                    .as("the cause after the replacement, reconnected: %s", reconnected)
+                    .isEqualTo(LeaseLoss.SESSION_LOST);
+            lease.close();
+            awaitConnected(client);
+        }
+    }
+
+    /**
      * A network cut that Curator has not reported (its connection events held back, as a slow listener
      * registered ahead of the registry's holds them back): both ends of the link stay open and say nothing,
      * the client gives up on the server after two thirds of the session timeout, and the server expires the
