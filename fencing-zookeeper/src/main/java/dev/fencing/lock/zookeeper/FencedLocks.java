@@ -185,9 +185,14 @@ public final class FencedLocks implements AutoCloseable {
          * resumes until Curator reports the connection lost, while another client may hold the lock.
          * So a tolerance that is not below the session timeout is refused by {@link #build()} when the
          * client has negotiated its session by then (build after {@code blockUntilConnected} to have it
-         * checked at once); a session negotiated that short only later (the client was not connected yet,
-         * or a server granted less than was asked for) is logged at WARN, naming both values, and the
-         * tolerance is kept: it is the application's to correct.
+         * checked at once). Against a session negotiated that short only later (the client was not connected
+         * yet, or a server granted less than was asked for) the default for that session, a third of it,
+         * applies instead while sessions are that short (fail closed: a pause as long as the session no
+         * longer goes unseen), logged at WARN naming both values; the tolerance given applies again once a
+         * session is negotiated longer than it. Below the session timeout is not enough by
+         * itself: the client pings only after a third of the session timeout without traffic, so the server
+         * may expire the session about two thirds of the session timeout into a pause; a tolerance above that
+         * can miss such a pause in the same way.
          *
          * @throws IllegalArgumentException if shorter than 20 ms, or longer than the pause detector can count
          *     ({@link Timeouts#LONGEST}, about 146 years)

@@ -104,6 +104,8 @@ public final class LockRegistry implements AutoCloseable {
     /** The session timeout, in ms, last warned of as not above the explicit pause tolerance; 0 for none. */
     private volatile int shortSessionWarned;
 
+    private volatile boolean keepToleranceAboveSession;
+
     public LockRegistry(
             CuratorFramework client,
             List<ACL> acl,
@@ -346,29 +348,50 @@ public final class LockRegistry implements AutoCloseable {
     }
 
     /**
-     * The default pause tolerance: a third of the negotiated session timeout, at least the minimum. An explicit
-     * tolerance is kept as it is, also one that is not below a session timeout negotiated after the builder
-     * checked it (the client was not connected yet, or a server granted less): a WARN names both, once per
-     * session timeout. Overriding it would replace a value the application chose, and a tolerance above the
-     * session timeout is also how a test keeps a held detector from reading as a pause.
+     * The pause tolerance for a session of {@code negotiatedSessionTimeoutMillis}. The default: a third of it, at
+     * least the minimum. An explicit tolerance is kept while it is below the session timeout. One that is not (the
+     * builder checks only a session negotiated by then: the client was not connected yet, or a server granted less
+     * than was asked for) would let a pause that expired the session go unseen, and a lease read valid after it
+     * while another client holds the lock: the default for that session applies instead while sessions are that
+     * short (fail closed), and a WARN names both values, once per session timeout. Set before a grant is
+     * registered, so that a lease never reads valid under a tolerance its session does not allow.
      */
     private void adoptSessionTimeout(int negotiatedSessionTimeoutMillis) {
         if (negotiatedSessionTimeoutMillis <= 0) {
             return;
         }
+        long sessionNanos = TimeUnit.MILLISECONDS.toNanos(negotiatedSessionTimeoutMillis);
+        long defaultNanos = Math.max(MIN_DEFAULT_TOLERANCE_NANOS, sessionNanos / 3);
         if (explicitToleranceNanos == null) {
-            pauseDetector.setTolerance(Duration.ofNanos(Math.max(
-                    MIN_DEFAULT_TOLERANCE_NANOS, TimeUnit.MILLISECONDS.toNanos(negotiatedSessionTimeoutMillis) / 3)));
-        } else if (explicitToleranceNanos >= TimeUnit.MILLISECONDS.toNanos(negotiatedSessionTimeoutMillis)
-                && shortSessionWarned != negotiatedSessionTimeoutMillis) {
+            pauseDetector.setTolerance(Duration.ofNanos(defaultNanos));
+            return;
+        }
+        if (explicitToleranceNanos < sessionNanos || keepToleranceAboveSession) {
+            pauseDetector.setTolerance(Duration.ofNanos(explicitToleranceNanos));
+            return;
+        }
+        // never longer than the tolerance given, on a session so short that the default's minimum is longer
+        long appliedNanos = Math.min(explicitToleranceNanos, defaultNanos);
+        pauseDetector.setTolerance(Duration.ofNanos(appliedNanos));
+        if (shortSessionWarned != negotiatedSessionTimeoutMillis) {
             shortSessionWarned = negotiatedSessionTimeoutMillis;
             LOG.warn(
                     "the pause tolerance of {} ms is not below the session timeout of {} ms the client negotiated:"
-                            + " a pause that expires the session goes unseen here, and a lease reads valid after it"
-                            + " until Curator reports the connection lost",
+                            + " a pause that expired the session would go unseen, so a tolerance of {} ms, the default"
+                            + " for that session, applies while sessions are that short; set a pauseTolerance below the"
+                            + " session timeout",
                     TimeUnit.NANOSECONDS.toMillis(explicitToleranceNanos),
-                    negotiatedSessionTimeoutMillis);
+                    negotiatedSessionTimeoutMillis,
+                    TimeUnit.NANOSECONDS.toMillis(appliedNanos));
         }
+    }
+
+    /**
+     * Test hook: keeps an explicit tolerance that is not below the session timeout, for a test that holds the
+     * detector where a frozen JVM would hold it while its leases must not read as paused.
+     */
+    void keepToleranceAboveSession() {
+        this.keepToleranceAboveSession = true;
     }
 
     /** Curator's current ZooKeeper handle, or null if it has none to give. */

@@ -1,5 +1,6 @@
 package dev.fencing.lock.zookeeper.internal;
 
+import java.time.Duration;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
@@ -30,9 +31,14 @@ final class Hooks {
 
     /** A started client with a 10 s session; the caller closes it. */
     static CuratorFramework startedClient(String connectString) {
+        return startedClient(connectString, Duration.ofSeconds(10));
+    }
+
+    /** A started client that asks for {@code sessionTimeout}; the caller closes it. */
+    static CuratorFramework startedClient(String connectString, Duration sessionTimeout) {
         CuratorFramework client = CuratorFrameworkFactory.builder()
                 .connectString(connectString)
-                .sessionTimeoutMs(10_000)
+                .sessionTimeoutMs((int) sessionTimeout.toMillis())
                 .connectionTimeoutMs(5_000)
                 .retryPolicy(new ExponentialBackoffRetry(50, 10, 1_000))
                 .build();

@@ -108,6 +108,57 @@ class LeaseTruthIT {
     }
 
     /**
+     * An explicit pause tolerance that is not below the session timeout the client negotiated (the builder
+     * refuses one only against a session negotiated by then): a stop of this JVM as long as the session, which
+     * may have expired it and passed the lock on, read as no pause, and the lease stayed valid after it. The
+     * default for that session, a third of it, applies instead. Here the detector is held, as a frozen JVM holds
+     * it, for longer than the whole session; a tolerance below the session is kept as given.
+     */
+    @Test
+    void aToleranceNotBelowTheNegotiatedSessionStillEndsALeaseAfterAStopAsLongAsTheSession() throws Exception {
+        CuratorFramework client = Hooks.startedClient(zk.connectString(), Duration.ofSeconds(4));
+        opened.add(client);
+        awaitConnected(client);
+        int session = client.getZookeeperClient().getLastNegotiatedSessionTimeoutMs();
+        assertThat(session).isEqualTo(4_000);
+        LockRegistry belowSession = new LockRegistry(
+                client,
+                null,
+                Duration.ofMillis(3_000),
+                new RecordingListener(),
+                FencedLocks.DEFAULT_SEQUENCE_WRAP_MARGIN);
+        opened.add(belowSession);
+        belowSession.lock(path + "/below", TokenSource.SEQUENCE).acquire().close();
+        assertThat(belowSession.pauses().tolerance())
+                .as("a tolerance below the session")
+                .isEqualTo(Duration.ofMillis(3_000));
+        LockRegistry registry = new LockRegistry(
+                client, null, Duration.ofSeconds(6), new RecordingListener(), FencedLocks.DEFAULT_SEQUENCE_WRAP_MARGIN);
+        opened.add(registry);
+        Lease lease = registry.lock(path + "/above", TokenSource.SEQUENCE).acquire();
+        CountDownLatch detectorHeld = new CountDownLatch(1);
+        CountDownLatch resume = new CountDownLatch(1);
+        opened.add(resume::countDown);
+        registry.beforeDetectorTick(Hooks.once(() -> {
+            detectorHeld.countDown();
+            resume.await(); // the stop: the detector does not run, as in a frozen JVM
+        }));
+        assertThat(detectorHeld.await(10, TimeUnit.SECONDS)).isTrue();
+        PauseDetector.Tick tickBefore = registry.pauses().lastTick();
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> System.nanoTime() - tickBefore.nanos() > TimeUnit.MILLISECONDS.toNanos(session));
+
+        boolean valid = lease.isValid();
+
+        assertThat(valid)
+                .as("a lease after a stop longer than its %d ms session", session)
+                .isFalse();
+        assertThat(lease.lossCause()).isEqualTo(LeaseLoss.PAUSE_DETECTED);
+        resume.countDown();
+        lease.close();
+    }
+
+    /**
      * A check that sees the pause before the detector does ends its own lease, and the listener hears of it on
      * the library's listener thread, as it does of the detector's pauses: never on the thread that checked,
      * which a slow listener would hold up inside {@code isValid()}.
@@ -642,6 +693,7 @@ class LeaseTruthIT {
                 listener,
                 FencedLocks.DEFAULT_SEQUENCE_WRAP_MARGIN);
         opened.add(registry);
+        registry.keepToleranceAboveSession();
         registry.watchNodes(false); // what a check alone finds, without the watch on the held node
         CountDownLatch never = new CountDownLatch(1);
         opened.add(never::countDown);
@@ -919,6 +971,7 @@ class LeaseTruthIT {
                 new RecordingListener(),
                 FencedLocks.DEFAULT_SEQUENCE_WRAP_MARGIN);
         opened.add(registry);
+        registry.keepToleranceAboveSession();
         CountDownLatch held = new CountDownLatch(1);
         CountDownLatch resume = new CountDownLatch(1);
         opened.add(resume::countDown);
@@ -1008,6 +1061,7 @@ class LeaseTruthIT {
         LockRegistry registry =
                 new LockRegistry(client, null, pauseTolerance, listener, FencedLocks.DEFAULT_SEQUENCE_WRAP_MARGIN);
         opened.add(registry);
+        registry.keepToleranceAboveSession(); // an hour's tolerance here holds the detector without a pause
         return registry;
     }
 
