@@ -28,7 +28,8 @@ final class Hold implements LeaseHold {
     /** The ZooKeeper handle of the session that owns the node; null if it was already gone at registration. */
     private volatile ZooKeeper owningHandle;
     // Curator's connected flag was false at registration while the owning handle was connected: the flag is
-    // stale (docs/locks.md, the known Curator issue after an expiry), and this hold's checks read the handle only
+    // stale (docs/locks.md, the known Curator issue after an expiry), and this hold's checks read the handle only,
+    // until a check finds the flag true again (the handle reconnected and Curator wrote it)
     private volatile boolean staleConnectedFlag;
 
     private final Consumer<Hold> onLoss;
@@ -110,6 +111,11 @@ final class Hold implements LeaseHold {
 
     boolean staleConnectedFlag() {
         return staleConnectedFlag;
+    }
+
+    /** A check found Curator's flag true: it is live again, and this hold's checks read it from now on. */
+    void connectedFlagRecovered() {
+        staleConnectedFlag = false;
     }
 
     ZooKeeper owningHandle() {

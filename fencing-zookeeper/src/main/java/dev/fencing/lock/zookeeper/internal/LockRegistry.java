@@ -454,13 +454,19 @@ public final class LockRegistry implements AutoCloseable {
      * flag is not read for a hold registered while it was false with the handle connected, the flag stuck by
      * the known Curator issue after an expiry, which would otherwise end every new lease at once. A real
      * disconnection whose flag cleared between the grant's last answer and the registration looks the same (the
-     * acquiring thread stalled for two thirds of the session timeout); such a hold reads the handle's state only.
+     * acquiring thread stalled for two thirds of the session timeout); such a hold reads the handle's state only,
+     * until a check finds the flag true: the stuck flag is written again when the handle next reconnects, and from
+     * then on a disconnection clears it before the handle leaves {@code CONNECTED}, as for any other hold.
      */
     boolean disconnected(Hold hold) {
         ZooKeeper owner = hold.owningHandle();
+        boolean flagConnected = client.getZookeeperClient().isConnected();
+        if (flagConnected && hold.staleConnectedFlag()) {
+            hold.connectedFlagRecovered();
+        }
         return owner == null
                 || owner.getState() != ZooKeeper.States.CONNECTED
-                || (!hold.staleConnectedFlag() && !client.getZookeeperClient().isConnected());
+                || (!hold.staleConnectedFlag() && !flagConnected);
     }
 
     /**

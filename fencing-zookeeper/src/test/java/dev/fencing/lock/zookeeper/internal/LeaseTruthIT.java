@@ -441,6 +441,39 @@ class LeaseTruthIT {
     }
 
     /**
+     * The same stuck flag, which Curator writes again when the handle next reconnects (set here as that reconnect
+     * sets it), and a later cut that clears it (the client gave up on the server) while the handle still reads
+     * {@code CONNECTED} (it leaves it only when it starts to reconnect, up to a second or two later) and
+     * Curator's SUSPENDED is held back: the lease reads invalid from the flag, as a lease granted with a live
+     * flag does. Read from the handle only, it stayed valid until the handle moved, which can be after the
+     * server expired the session and granted the lock to the next holder.
+     */
+    @Test
+    void aLeaseGrantedWhileCuratorsFlagWasStuckReadsTheFlagAgainOnceItRecovered() throws Exception {
+        CuratorFramework client = client();
+        LockRegistry registry = registryWithoutEventsOrDetector(client);
+        Object state = field(CuratorZookeeperClient.class, "state").get(client.getZookeeperClient());
+        AtomicBoolean connectedFlag =
+                (AtomicBoolean) field(state.getClass(), "isConnected").get(state);
+        opened.add(() -> connectedFlag.set(true));
+        registry.beforeRegistering(Hooks.once(() -> connectedFlag.set(false)));
+        Lease lease = registry.lock(path, TokenSource.SEQUENCE).acquire();
+        assertThat(lease.isValid()).as("a lease granted with the flag stuck").isTrue();
+        connectedFlag.set(true); // the handle reconnected: Curator's flag is live again
+        assertThat(lease.isValid()).as("the lease once the flag recovered").isTrue();
+
+        connectedFlag.set(false); // the client gave up on the server
+
+        assertThat(client.getZookeeperClient().getZooKeeper().getState()).isEqualTo(ZooKeeper.States.CONNECTED);
+        assertThat(lease.isValid())
+                .as("the lease once Curator took the connection for lost")
+                .isFalse();
+        assertThat(lease.lossCause()).isEqualTo(LeaseLoss.CONNECTION_SUSPENDED);
+        connectedFlag.set(true);
+        lease.close();
+    }
+
+    /**
      * {@code ConnectionState.reset()} bumps the generation, then closes the old handle. An acquire that runs
      * while the resetting thread is off the processor between the two reads the new generation, yet creates
      * its node on the old handle, whose session the reset then closes. The statements of {@code reset()} are
