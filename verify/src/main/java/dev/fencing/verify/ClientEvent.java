@@ -46,21 +46,29 @@ record ClientEvent(String child, int id, long time, String kind, List<String> fi
      * The field at {@code index} (from 0) as a number.
      *
      * @throws VerifyException naming the sender, the kind, the field (from 1) and its text, if the event has no such
-     *     field or it is not a decimal {@code long}: read as 0, a malformed token would hide a takeover or invent one
+     *     field or it is not a {@code long} spelled as {@link Long#toString(long)} spells it: read as 0, a malformed
+     *     token would hide a takeover or invent one; and the children print numbers that way, so {@code "+5"} or
+     *     {@code "05"} is not what a child sent and is refused as the dead letters' origin headers are
      */
     long number(int index) {
         if (index >= fields.size()) {
             throw new VerifyException(child + " sent a " + kind + " event without field " + (index + 1)
                     + " (it has only " + fields.size() + "): " + fields);
         }
+        String text = fields.get(index);
+        NumberFormatException cause = null;
         try {
-            return Long.parseLong(fields.get(index));
+            long value = Long.parseLong(text);
+            if (Long.toString(value).equals(text)) {
+                return value;
+            }
         } catch (NumberFormatException e) {
-            throw new VerifyException(
-                    child + " sent a " + kind + " event whose field " + (index + 1) + " is '" + fields.get(index)
-                            + "', not a number: " + fields,
-                    e);
+            cause = e;
         }
+        throw new VerifyException(
+                child + " sent a " + kind + " event whose field " + (index + 1) + " is '" + text
+                        + "', not a number in decimal form: " + fields,
+                cause);
     }
 
     /** The resource of a writer event (its first field). */

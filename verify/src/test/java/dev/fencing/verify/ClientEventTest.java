@@ -3,6 +3,7 @@ package dev.fencing.verify;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class ClientEventTest {
@@ -41,5 +42,31 @@ class ClientEventTest {
                 .hasMessageContaining("POINT")
                 .hasMessageContaining("field 3")
                 .hasMessageContaining("has only 2");
+    }
+
+    @Test
+    void aNumberSpelledOtherwiseThanItsDecimalFormFailsNamingTheValueAsTheOriginHeadersDo() {
+        // the children print Long.toString: "+5" or "05" is not what a child sent, so the line is not to be trusted
+        for (String text : List.of("+5", "05", "-0", "005")) {
+            ClientEvent event = ClientEvent.parse("writer 3", 3, "E 1712345678901 WRITTEN r2 " + text)
+                    .orElseThrow();
+
+            assertThatThrownBy(event::token)
+                    .as("'%s'", text)
+                    .isInstanceOf(VerifyException.class)
+                    .hasMessageContaining("writer 3")
+                    .hasMessageContaining("field 2")
+                    .hasMessageContaining("'" + text + "'");
+        }
+    }
+
+    @Test
+    void aNumberInItsDecimalFormIsRead() {
+        for (long value : List.of(0L, 5L, -5L, Long.MAX_VALUE, Long.MIN_VALUE)) {
+            ClientEvent event = ClientEvent.parse("writer 3", 3, "E 1712345678901 WRITTEN r2 " + value)
+                    .orElseThrow();
+
+            assertThat(event.token()).isEqualTo(value);
+        }
     }
 }
