@@ -23,7 +23,9 @@ import org.apache.kafka.common.serialization.StringDeserializer;
 /**
  * Copies the dead-letter topic into {@code <schema>.dead_letters}, one row per refused record (its origin
  * partition and offset are the key, so a dead letter written twice is one row; a dead letter without its origin
- * headers is recorded at partition -1 offset -1, and every such letter is a row of its own), for the checker, which reads
+ * headers is recorded at partition -1 offset -1, and every such letter is a row of its own). A copy is idempotent:
+ * each row also holds the letter's own partition and offset in the dead-letter topic, its primary key, so copying the
+ * topic again adds no row, not even for a letter without its origin. For the checker, which reads
  * the database and not Kafka. Part of the observation, not of the system under test: it reads from the
  * beginning with no group and runs until {@link #drainAndStop} has copied everything up to the topic's end.
  * Thread-safe.
@@ -42,7 +44,8 @@ final class DeadLetterRecorder {
         this.topic = topic;
         this.database = database;
         this.insertSql = "INSERT INTO " + schema + ".dead_letters (origin_partition, origin_offset, record_key, op,"
-                + " reason, detail) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING";
+                + " reason, detail, letter_partition, letter_offset) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+                + " ON CONFLICT DO NOTHING";
     }
 
     void start() {
@@ -121,6 +124,8 @@ final class DeadLetterRecorder {
         }
         insert.setString(5, header(record, DeadLetterHeaders.REASON, "UNKNOWN"));
         insert.setString(6, header(record, DeadLetterHeaders.DETAIL, null));
+        insert.setInt(7, record.partition());
+        insert.setLong(8, record.offset());
         insert.executeUpdate();
     }
 

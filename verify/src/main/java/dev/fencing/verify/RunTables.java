@@ -33,8 +33,12 @@ final class RunTables {
             }
             statement.execute(
                     "CREATE TABLE " + schema + ".applied (record_key TEXT PRIMARY KEY, ids BIGINT[] NOT NULL)");
+            // each dead letter's own place in the dead-letter topic is its key, so copying the topic again adds
+            // nothing, also for the letters of an unknown origin (-1), which no origin tells apart
             statement.execute("CREATE TABLE " + schema + ".dead_letters (origin_partition INT NOT NULL,"
-                    + " origin_offset BIGINT NOT NULL, record_key TEXT, op BIGINT, reason TEXT NOT NULL, detail TEXT)");
+                    + " origin_offset BIGINT NOT NULL, record_key TEXT, op BIGINT, reason TEXT NOT NULL, detail TEXT,"
+                    + " letter_partition INT NOT NULL, letter_offset BIGINT NOT NULL,"
+                    + " PRIMARY KEY (letter_partition, letter_offset))");
             // a known origin is one row however often it was dead-lettered; letters of an unknown origin (-1) are
             // each kept, or all but the first of them would be lost
             statement.execute(

@@ -70,6 +70,36 @@ class DeadLetterRecorderIT {
     }
 
     @Test
+    void copyingTheTopicAgainAddsNoRowEvenForDeadLettersWithoutTheirOrigin() throws Exception {
+        // given: the topic copied once, two of its dead letters without origin headers
+        String topic = "dlt-copied-twice";
+        kafka.createTopic(topic, 1);
+        send(topic, "r1", "1000001", null, null);
+        send(topic, "r2", "2000001", null, null);
+        send(topic, "r3", "3000001", "0", "7");
+        DataSource dataSource = database.dataSource();
+        RunTables.prepare(dataSource, Mode.CONTROL, 1);
+        copy(topic, dataSource);
+
+        // when: the copy runs again from the topic's beginning
+        copy(topic, dataSource);
+
+        // then: each dead letter of the topic is still one row, not a stale refusal counted twice
+        List<DeadLetter> letters;
+        try (Connection connection = dataSource.getConnection()) {
+            letters = Observed.read(connection, Mode.CONTROL.schema()).deadLetters();
+        }
+        assertThat(letters).extracting(DeadLetter::op).containsExactlyInAnyOrder(1000001L, 2000001L, 3000001L);
+    }
+
+    private static void copy(String topic, DataSource dataSource) throws InterruptedException {
+        DeadLetterRecorder recorder =
+                new DeadLetterRecorder(kafka.bootstrapServers(), topic, dataSource, Mode.CONTROL.schema());
+        recorder.start();
+        recorder.drainAndStop(DRAIN);
+    }
+
+    @Test
     void anOriginHeaderThatIsNotANumberStopsTheCopyNamingTheHeaderItsValueAndTheDeadLetter() throws Exception {
         String topic = "dlt-bad-origin";
         kafka.createTopic(topic, 1);
