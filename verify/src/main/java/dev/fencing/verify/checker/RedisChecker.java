@@ -29,7 +29,7 @@ import java.util.TreeSet;
  *   <li>the final value: the id of the highest-token write known to have landed (acknowledged, or indeterminate
  *       but in the log), or of an indeterminate one with a higher token, in the log if it is a script write ({@link
  *       ViolationKind#FINAL_VALUE}); absent only if no write was acknowledged ({@link
- *       ViolationKind#LOST_ACKNOWLEDGED}); never an id of another resource or no operation, nor text the writes do
+ *       ViolationKind#LOST_ACKNOWLEDGED}) nor is in the log ({@link ViolationKind#FINAL_VALUE}); never an id of another resource or no operation, nor text the writes do
  *       not store (an id is stored as {@link Long#toString(long)} writes it: {@code " 5"}, {@code "+5"} or {@code
  *       "05"} is no write's value) ({@link ViolationKind#UNKNOWN_ID}) nor a refused write's ({@link ViolationKind#REFUSED_PRESENT});
  *   <li>the stored token, where there is one: the token of the write whose id is the value ({@link
@@ -197,6 +197,16 @@ public final class RedisChecker {
                         resource + " stores token " + stored + " but has no value"));
             }
             if (highest == null) {
+                if (landed != null) {
+                    // no write was acknowledged, but the log shows one landed, and its script set the value in the
+                    // same step: the value was lost afterwards
+                    violations.add(new Violation(
+                            ViolationKind.FINAL_VALUE,
+                            resource,
+                            List.of(landed.id()),
+                            resource + " has no value, but " + landed.describe() + ", whose script sets it in the"
+                                    + " step that appends its id, is in the log of " + resource));
+                }
                 return 0;
             }
             violations.add(new Violation(

@@ -185,6 +185,23 @@ class RedisCheckerTest {
     }
 
     @Test
+    void noValueAfterAnIndeterminateScriptWriteThatIsInTheLogIsNotTheFinalValue() {
+        // given: no write acknowledged, but the log shows that the token-5 script write landed, and that script sets
+        // the value in the same step
+        write(101, 5, true, Type.INFO);
+
+        // when
+        CheckResult noValue = check(List.of(101L), null, null);
+        CheckResult notLanded = check(List.of(), null, null);
+
+        // then: a value lost after it was written, not a write that never was
+        assertThat(kinds(noValue)).containsExactly(ViolationKind.FINAL_VALUE);
+        assertThat(noValue.violations().get(0).ops()).containsExactly(101L);
+        assertThat(noValue.lostAcknowledged()).isZero();
+        assertThat(kinds(notLanded)).isEmpty();
+    }
+
+    @Test
     void aStoredTokenThatIsNotTheValueWritersIsFlagged() {
         // given
         write(101, 5, false, Type.OK);
