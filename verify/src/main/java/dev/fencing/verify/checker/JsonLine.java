@@ -10,6 +10,7 @@ import java.util.regex.Pattern;
  * histories: a bug in their writer cannot be hidden by the same bug in the reader.
  */
 final class JsonLine {
+    private static final Pattern HEX_DIGITS = Pattern.compile("[0-9a-fA-F]{4}");
     private static final Pattern JSON_NUMBER = Pattern.compile("-?(0|[1-9][0-9]*)(\\.[0-9]+)?([eE][+-]?[0-9]+)?");
 
     private final String text;
@@ -142,11 +143,13 @@ final class JsonLine {
                     if (at + 4 > text.length()) {
                         throw error("truncated \\u escape");
                     }
-                    try {
-                        value.append((char) Integer.parseInt(text.substring(at, at + 4), 16));
-                    } catch (NumberFormatException e) {
-                        throw error("bad \\u escape");
+                    String digits = text.substring(at, at + 4);
+                    // four ASCII hex digits, as JSON says: Integer.parseInt also takes a sign and non-ASCII digits,
+                    // so "\\u+072" would be 'r'
+                    if (!HEX_DIGITS.matcher(digits).matches()) {
+                        throw error("bad \\u escape \\u" + digits);
                     }
+                    value.append((char) Integer.parseInt(digits, 16));
                     at += 4;
                 }
                 default -> throw error("bad escape \\" + escaped);

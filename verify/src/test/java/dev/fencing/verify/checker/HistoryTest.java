@@ -334,4 +334,20 @@ class HistoryTest {
         assertThat(entry.error()).isEqualTo("a \"quoted\" \u00e9rror\n");
         assertThat(entry.type()).isEqualTo(HistoryEntry.Type.INFO);
     }
+
+    @Test
+    void aUnicodeEscapeThatIsNotFourHexDigitsIsRefusedNotReadAsTheCharacterItsDigitsSpell() {
+        // JSON's \\u takes exactly four hex digits; read by Integer.parseInt, "\\u+072" (a sign) and "\\u\uFF10072" (a
+        // full-width digit) would both be 'r', and this line an operation of r1
+        for (String escape : List.of("\\u+072", "\\u-072", "\\u\uFF10072")) {
+            String line = INVOKE.replace("\"resource\":\"r1\"", "\"resource\":\"" + escape + "1\"");
+
+            assertThatThrownBy(() -> HistoryEntry.parse(line))
+                    .as(line)
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("\\u escape");
+        }
+        assertThat(HistoryEntry.parse(INVOKE.replace("\"r1\"", "\"\\u00721\"")).resource())
+                .isEqualTo("r1");
+    }
 }
