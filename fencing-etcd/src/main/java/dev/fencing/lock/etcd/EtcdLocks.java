@@ -137,8 +137,9 @@ public final class EtcdLocks implements AutoCloseable {
     /**
      * The lock called {@code name}, whose contenders' keys live under {@code <prefix>/<name>/}.
      *
-     * @throws IllegalArgumentException if the name is blank, contains {@code /} or control characters, or half of
-     *     a surrogate pair (which UTF-8 cannot encode: etcd would get another name's key)
+     * @throws IllegalArgumentException if the name is blank, longer than 1024 bytes of UTF-8 (it goes into every key
+     *     of the lock, and etcd refuses requests past a size), contains {@code /} or control characters, or half of a
+     *     surrogate pair (which UTF-8 cannot encode: etcd would get another name's key)
      * @throws IllegalStateException if these locks are closed
      */
     public FencedLock lock(String name) {

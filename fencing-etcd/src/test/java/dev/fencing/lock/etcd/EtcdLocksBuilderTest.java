@@ -73,6 +73,28 @@ class EtcdLocksBuilderTest {
         }
     }
 
+    /**
+     * A lock name goes into its key, and the create transaction carries the key seven times: etcd refuses a name of
+     * about 250 KB ("request is too large", the default request limit is 1.5 MiB), but only once an acquire has had
+     * a lease granted, and the failure's message then held the whole name.
+     */
+    @Test
+    void refusesLockNamesLongerThan1024BytesOfUtf8AtOnceShowingOnlyTheirStart() {
+        try (EtcdLocks locks = EtcdLocks.builder(client).build()) {
+            assertThat(locks.lock("n".repeat(1024)).path()).isEqualTo("fencing/locks/" + "n".repeat(1024));
+            String overlong = "sku-" + "n".repeat(250_000);
+            assertThatThrownBy(() -> locks.lock(overlong))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("250004 bytes of UTF-8, more than 1024")
+                    .hasMessageContaining("'sku-nnnn")
+                    .satisfies(e -> assertThat(e.getMessage()).hasSizeLessThan(300));
+            // 513 two-byte characters: 1026 bytes, though 513 chars
+            assertThatThrownBy(() -> locks.election("\u00e9".repeat(513), "host-a"))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("1026 bytes");
+        }
+    }
+
     @Test
     void refusesBlankOrOverlongParticipantIdsNamingTheElectionAndCuttingTheIdBetweenCharacters() {
         try (EtcdLocks locks = EtcdLocks.builder(client).build()) {

@@ -13,6 +13,12 @@ import java.util.Objects;
 public final class LockNames {
     /** The longest participant id, in bytes of UTF-8. */
     static final int MAX_PARTICIPANT_ID_BYTES = 1024;
+    /**
+     * The longest lock name, in bytes of UTF-8. The name goes into every key of the lock, and the transaction that
+     * creates a key carries it seven times: etcd refuses a name of about 250 KB under its default request limit of
+     * 1.5 MiB, less under a lower one, and only once an acquire has been granted a lease.
+     */
+    static final int MAX_NAME_BYTES = 1024;
 
     private LockNames() {}
 
@@ -33,13 +39,24 @@ public final class LockNames {
         requireUtf8("prefix", prefix, "");
     }
 
-    /** Refuses a lock name that is blank, holds '/', control characters or half a surrogate pair. */
+    /**
+     * Refuses a lock name that is blank, longer than {@value #MAX_NAME_BYTES} bytes of UTF-8, or holds '/', control
+     * characters or half a surrogate pair.
+     */
     static void requireValidName(String name) {
         Objects.requireNonNull(name, "lock name");
-        String shown = Text.withoutControls(name);
         if (name.isBlank()) {
-            throw new IllegalArgumentException("lock name must not be blank, got '" + shown + "'");
+            throw new IllegalArgumentException("lock name must not be blank, got '" + Text.withoutControls(name) + "'");
         }
+        // before the other checks, whose messages show the whole name
+        int bytes = name.getBytes(StandardCharsets.UTF_8).length;
+        if (bytes > MAX_NAME_BYTES) {
+            // cut after whole characters: half a surrogate pair would print as '?'
+            String start = name.substring(0, name.offsetByCodePoints(0, 40));
+            throw new IllegalArgumentException("lock name '" + Text.withoutControls(start) + "...' is " + bytes
+                    + " bytes of UTF-8, more than " + MAX_NAME_BYTES + "; etcd would refuse its keys");
+        }
+        String shown = Text.withoutControls(name);
         if (name.indexOf('/') >= 0) {
             // a name with '/' would put its contenders' keys under another lock's range (a/b/ under a/)
             throw new IllegalArgumentException(
