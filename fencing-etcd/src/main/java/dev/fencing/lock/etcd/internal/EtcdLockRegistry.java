@@ -513,6 +513,11 @@ public final class EtcdLockRegistry implements AutoCloseable {
         this.beforeGranted = Objects.requireNonNull(hook);
     }
 
+    /** Test hook: the holds now open, waiting contenders' too. */
+    Set<EtcdHold> holdsForTest() {
+        return Set.copyOf(holds);
+    }
+
     /** The hold behind a lease made here, for tests. */
     static EtcdHold holdOf(Lease lease) {
         return (EtcdHold) ((HeldLease) lease).hold();

@@ -24,12 +24,20 @@ final class HoldKeys {
     final KeyDeletionWatch deletions;
     /** Sends the revoke that a release waits for; a test hook replaces it. */
     private volatile LongFunction<CompletableFuture<?>> revokes;
+    /** Sends the keep-alive that renews a waiter's lease before a late grant; a test hook replaces it. */
+    private volatile LongFunction<CompletableFuture<LeaseKeepAliveResponse>> renewals;
 
     HoldKeys(EtcdLockRegistry registry, KeepAlives keepAlives) {
         this.registry = registry;
         this.keepAlives = keepAlives;
         this.deletions = new KeyDeletionWatch(registry, keepAlives);
         this.revokes = leaseId -> registry.client.getLeaseClient().revoke(leaseId);
+        this.renewals = leaseId -> KeepAlives.keepAliveOnce(registry.client, leaseId);
+    }
+
+    /** Test hook: sends the keep-alive before a late grant (not the holds' periodic ones). */
+    void renewalsForTest(LongFunction<CompletableFuture<LeaseKeepAliveResponse>> renewals) {
+        this.renewals = Objects.requireNonNull(renewals);
     }
 
     /** Test hook: sends the revoke that a release waits for (not the one sent after giving up on it). */
@@ -60,7 +68,8 @@ final class HoldKeys {
      * went unanswered for a while, say during a leader election): one keep-alive, sent now, answered with a TTL,
      * proves the etcd lease alive at its send time, and with it the key, which the lease has carried since its
      * creation (a deleted key does not come back with the same create revision). False if etcd answers that the
-     * lease is gone; a lease that gets no answer is granted as it is, and reads invalid once its deadline passes.
+     * lease is gone; a lease that gets no answer within a keep-alive period (at most the request timeout) is granted
+     * as it is, and reads invalid once its deadline passes.
      */
     boolean renewBeforeGrant(EtcdHold hold) {
         if (hold.validUntilNanos() - System.nanoTime() > keepAlives.periodNanos()) {
@@ -69,8 +78,10 @@ final class HoldKeys {
         long sent = System.nanoTime();
         long sentWall = System.currentTimeMillis();
         try {
+            // a period, but never longer than any request: a third of a long TTL would hold the acquire up
             LeaseKeepAliveResponse answer = Requests.retrying(
-                    () -> KeepAlives.keepAliveOnce(registry.client, hold.leaseId), keepAlives.periodNanos());
+                    () -> renewals.apply(hold.leaseId),
+                    Math.min(keepAlives.periodNanos(), registry.requestTimeout.toNanos()));
             if (answer.getTTL() <= 0) {
                 registry.lostLater(hold, LeaseLoss.SESSION_LOST);
                 return false;

@@ -255,6 +255,53 @@ class KeepAlivesIT {
     }
 
     /**
+     * A waiter whose keep-alives went unanswered for a while (its deadline a few seconds away) sends one keep-alive
+     * before it is granted, and here etcd does not answer it (a member that went silent). Every request to etcd is
+     * waited for at most the request timeout (30 s at most), so that a long TTL does not hold an acquire up; this one
+     * was waited for a keep-alive period, a third of the TTL: 20 minutes with a TTL of an hour.
+     */
+    @Test
+    void aRenewalBeforeALateGrantIsWaitedForAtMostTheRequestTimeoutNotAThirdOfTheTtl() throws Exception {
+        Duration ttl = Duration.ofHours(1);
+        Client client = EtcdTesting.client(EtcdServers.shared().endpoints());
+        opened.add(client);
+        EtcdLockRegistry registry = EtcdTesting.registry(client, prefix, ttl, new FencedLockListener() {});
+        opened.add(registry);
+        ExecutorService waiterThread = Executors.newSingleThreadExecutor();
+        opened.add(waiterThread::shutdownNow);
+        CountDownLatch queued = new CountDownLatch(1);
+        registry.predecessorWatched((waiter, predecessor) -> queued.countDown());
+        AtomicInteger renewals = new AtomicInteger();
+        registry.keys.renewalsForTest(leaseId -> {
+            renewals.incrementAndGet();
+            return new CompletableFuture<>(); // never answered
+        });
+        Lease holder = registry.lock("late").acquire();
+        Future<Boolean> waiter = waiterThread.submit(() -> {
+            try (Lease lease = registry.lock("late").acquire()) {
+                return lease.isValid();
+            }
+        });
+        assertThat(queued.await(10, TimeUnit.SECONDS)).isTrue();
+        EtcdHold waiting = registry.holdsForTest().stream()
+                .filter(hold -> hold != EtcdLockRegistry.holdOf(holder))
+                .findFirst()
+                .orElseThrow();
+        // its last answered keep-alive was sent a TTL less 2 % less 5 s ago: its deadline is 5 s away
+        long ago = TimeUnit.SECONDS.toNanos(ttl.getSeconds() - ttl.getSeconds() / 50 - 5);
+        waiting.firstDeadline(
+                System.nanoTime() - ago, System.currentTimeMillis() - TimeUnit.NANOSECONDS.toMillis(ago), 3600);
+        assertThat(waiting.deadlinePassed()).isFalse();
+
+        holder.close();
+
+        assertThat(waiter.get(EtcdLockRegistry.MAX_REQUEST_TIMEOUT.getSeconds() + 20, TimeUnit.SECONDS))
+                .as("the lease of a grant whose renewal went unanswered past its deadline")
+                .isFalse();
+        assertThat(renewals.get()).isEqualTo(1);
+    }
+
+    /**
      * Holds the registry's one keep-alive thread inside its first send until the test ends: no keep-alive is
      * answered, and that thread cannot find a deadline passed. Counted down once the thread is held.
      */
