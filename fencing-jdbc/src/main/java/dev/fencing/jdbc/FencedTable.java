@@ -282,7 +282,9 @@ public final class FencedTable {
      *     2026-01-01T10:00} as {@code 2026-01-01}, or read by the session's settings, as a {@code LocalDateTime}
      *     for a {@code timestamp with time zone} column by its {@code TimeZone}, or stripped of its offset, as an
      *     {@code OffsetTime} for a {@code time} column, or sent as another text, as a
-     *     string with a UTF-16 surrogate without its pair reaches the database with {@code ?} in its place); naming
+     *     string with a UTF-16 surrogate without its pair reaches the database with {@code ?} in its place, or
+     *     spelled by the driver otherwise than by a batch, as a {@code java.time} date or moment outside the years
+     *     1 to 9999: year 0 reaches a single-row write as 1 BC and a batch as a text PostgreSQL refuses); naming
      *     the text and its column when a text key for a date or time column is not ISO 8601 (with an offset for a
      *     column of instants, without one otherwise), or one for an {@code interval} column has a leading minus
      *     sign and an unsigned field, or a {@code PGInterval} for one a negative first field and only positive

@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import java.time.LocalDate;
+import java.time.LocalDateTime;
 import java.time.LocalTime;
 import java.time.OffsetTime;
 import java.time.ZoneOffset;
@@ -152,6 +154,83 @@ class JavaTimeKeyIT {
                         11))
                 .isEqualTo(new WriteOutcome.NotFound(11));
         assertThat(termRows()).containsExactly("-1 years -02:00:00:updated:10", "-1 years +02:00:00:meant:3");
+    }
+
+    /**
+     * A {@code LocalDate} or {@code LocalDateTime} outside the years 1 to 9999: the driver sends a single-row
+     * write's key in its own spelling (year 0 as {@code 0001-01-01 BC}, -44 as {@code 0045-03-15 BC}, a date
+     * before 4713 BC as {@code -infinity}), and a batch sends Java's ({@code 0000-01-01}, {@code -0044-03-15},
+     * {@code +10000-01-01}), which PostgreSQL refuses; so an update named row 1 BC where a batch of the same key
+     * failed, and a date of 5000 BC named row -infinity. The fenced update, upsert and batch refuse such a key,
+     * naming it and the column; a plain statement given it writes the driver's row.
+     */
+    @Test
+    void aDateKeyOutsideTheYearsOneTo9999IsRefusedWhereAPlainStatementWritesTheDriversRow() {
+        jdbi.useHandle(h -> {
+            h.execute("CREATE TABLE eras (day date PRIMARY KEY, label TEXT NOT NULL)");
+            h.execute("SELECT fencing.protect_table('eras')");
+            h.execute("INSERT INTO eras (day, label, last_fence_token) VALUES ('0001-01-01 BC', 'one bc', 3),"
+                    + " ('0045-03-15 BC', 'ides', 3), ('-infinity', 'before', 3), ('10000-01-01', 'far', 3)");
+            h.execute("CREATE TABLE era_moments (at timestamp PRIMARY KEY, label TEXT NOT NULL)");
+            h.execute("SELECT fencing.protect_table('era_moments')");
+            h.execute("INSERT INTO era_moments (at, label, last_fence_token) VALUES"
+                    + " ('0001-01-01 10:00 BC', 'one bc', 3)");
+        });
+        FencedTable eras = FencedTable.builder().table("eras").keyColumns("day").build(jdbi);
+        FencedTable moments =
+                FencedTable.builder().table("era_moments").keyColumns("at").build(jdbi);
+        FencedWriter writer = FencedWriter.builder(jdbi).build();
+
+        // what the driver does with them: a plain update of -44-03-15 writes row 45 BC, of 5000 BC row -infinity
+        String ides = jdbi.withHandle(
+                h -> h.createQuery("UPDATE eras SET label = label WHERE day = CAST(:k AS date) RETURNING label")
+                        .bind("k", LocalDate.of(-44, 3, 15))
+                        .mapTo(String.class)
+                        .one());
+        assertThat(ides).isEqualTo("ides");
+        String before = jdbi.withHandle(
+                h -> h.createQuery("UPDATE eras SET label = label WHERE day = CAST(:k AS date) RETURNING label")
+                        .bind("k", LocalDate.of(-5000, 1, 1))
+                        .mapTo(String.class)
+                        .one());
+        assertThat(before).isEqualTo("before");
+
+        Map<String, Object> keys = new LinkedHashMap<>();
+        keys.put("0000-01-01", LocalDate.of(0, 1, 1));
+        keys.put("-0044-03-15", LocalDate.of(-44, 3, 15));
+        keys.put("-5000-01-01", LocalDate.of(-5000, 1, 1));
+        keys.put("+10000-01-01", LocalDate.of(10000, 1, 1));
+        keys.put("0000-01-01T10:00", LocalDateTime.of(0, 1, 1, 10, 0));
+        keys.forEach((spelled, key) -> {
+            FencedTable table = key instanceof LocalDate ? eras : moments;
+            Map<String, Throwable> refusals = updateAndUpsertRefusals(writer, table, key);
+            refusals.put(
+                    "batch",
+                    catchThrowable(() -> writer.tryBatch(FencedBatch.builder(table)
+                            .columns("label")
+                            .add(7, RowKey.of(key), "batch")
+                            .build())));
+            refusals.forEach((write, refusal) -> assertThat(refusal)
+                    .as(write + " of " + spelled)
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining(spelled)
+                    .hasMessageContaining("column " + table.keyColumns().get(0))
+                    .hasMessageContaining("years 1 to 9999"));
+        });
+        List<String> rows = jdbi.withHandle(h -> h.createQuery("SELECT label || ':' || last_fence_token FROM eras"
+                        + " UNION ALL SELECT label || ':' || last_fence_token FROM era_moments")
+                .mapTo(String.class)
+                .list());
+        assertThat(rows).containsOnly("one bc:3", "ides:3", "before:3", "far:3");
+
+        // a date of the years 1 to 9999 names its row, in the batch as in the update
+        jdbi.useHandle(
+                h -> h.execute("INSERT INTO eras (day, label, last_fence_token) VALUES ('0001-01-01', 'one', 3)"));
+        assertThat(writer.tryBatch(FencedBatch.builder(eras)
+                        .columns("label")
+                        .add(8, RowKey.of(LocalDate.of(1, 1, 1)), "batch")
+                        .build()))
+                .containsExactly(new WriteOutcome.Applied(8));
     }
 
     /** What a fenced update (token 5) and a fenced upsert (token 6) of {@code label} under {@code key} threw. */

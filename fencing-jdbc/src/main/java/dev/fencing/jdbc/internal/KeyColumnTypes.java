@@ -117,6 +117,7 @@ public final class KeyColumnTypes {
                         + " keeps; it would round to another row's key");
             }
             requireNoDroppedPart(key, i, value);
+            requireFourDigitYear(key, i, value);
             if (value instanceof CharSequence text) {
                 requireIsoText(key, i, text.toString());
                 requireSignedInterval(key, i, text.toString());
@@ -239,6 +240,38 @@ public final class KeyColumnTypes {
                     + " alone");
         }
     }
+
+    /**
+     * Refuses key value {@code i}, a {@code java.time} date or moment, outside the years 1 to 9999 (an {@code
+     * Instant}'s in UTC). A single-row write sends it in the driver's spelling, a batch in Java's, and the two
+     * name different rows: the driver sends year 0 as {@code 0001-01-01 BC} and -44 as {@code 0045-03-15 BC}, a
+     * date before 4713 BC as {@code -infinity} and {@code LocalDate.MAX} as {@code infinity}, where PostgreSQL
+     * refuses Java's {@code 0000-01-01}, {@code -0044-03-15} and {@code +10000-01-01}.
+     */
+    private void requireFourDigitYear(RowKey key, int i, Object value) {
+        boolean outside;
+        if (value instanceof Instant instant) {
+            outside = instant.isBefore(FIRST_INSTANT) || !instant.isBefore(PAST_LAST_INSTANT);
+        } else if (value instanceof LocalDate
+                || value instanceof LocalDateTime
+                || value instanceof OffsetDateTime
+                || value instanceof ZonedDateTime) {
+            int year = ((TemporalAccessor) value).get(ChronoField.YEAR);
+            outside = year < 1 || year > 9999;
+        } else {
+            return;
+        }
+        if (outside) {
+            String column = keyColumns.get(i);
+            throw new IllegalArgumentException("key " + key + " of " + table + " has the date " + value
+                    + " for column " + column + " (" + keyUnderlyingTypes.get(column) + "), outside the years 1 to"
+                    + " 9999: the driver sends it to a single-row write in another spelling than a batch does (year"
+                    + " 0 as 1 BC, a date before 4713 BC as -infinity), and the two would name different rows");
+        }
+    }
+
+    private static final Instant FIRST_INSTANT = Instant.parse("0001-01-01T00:00:00Z");
+    private static final Instant PAST_LAST_INSTANT = Instant.parse("+10000-01-01T00:00:00Z");
 
     /**
      * Refuses key value {@code i}, text for a date or time column, unless it spells the column's value in ISO 8601
