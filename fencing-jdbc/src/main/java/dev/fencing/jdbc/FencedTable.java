@@ -571,6 +571,13 @@ public final class FencedTable {
                         if (scale != null && keyColumns.contains(column)) {
                             scales.put(column, scale);
                         }
+                        if ("character varying".equals(rs.getString("base_type"))
+                                && rs.getInt("atttypmod") >= 4
+                                && keyColumns.contains(column)) {
+                            // the statements cast to varchar without the length, but an upsert's insert assigns
+                            // the key to the column, which cuts spaces past it without an error
+                            lengths.put(column, rs.getInt("atttypmod") - 4);
+                        }
                         if ("interval".equals(rs.getString("base_type"))
                                 && KeyColumnTypes.intervalRounds(rs.getInt("atttypmod"))
                                 && keyColumns.contains(column)) {

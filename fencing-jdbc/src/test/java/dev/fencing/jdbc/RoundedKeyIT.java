@@ -325,6 +325,45 @@ class RoundedKeyIT {
     }
 
     /**
+     * A key column of {@code varchar(n)} itself: the statements cast a key to {@code varchar} without the modifier,
+     * so an update of {@code 'abc  '} (spaces past the 3 characters) finds no row, but an upsert's insert assigns
+     * the key to the column, which cuts spaces past its length without an error, and its ON CONFLICT then wrote row
+     * {@code 'abc'}, a row the key does not name, and reported it applied. A key longer than the column keeps is
+     * refused, naming it and the column.
+     */
+    @Test
+    void aKeyLongerThanItsVarcharColumnIsRefusedWhereAnUpsertWroteTheRowOfItsCutText() {
+        FencedTable tags = tableWithOneRow("tags", "tag", "VARCHAR(3)", "'abc'");
+        FencedWriter writer = FencedWriter.builder(db.jdbi).build();
+
+        // what the column does to it: a plain upsert of 'abc  ' lands on row 'abc'
+        String plain = db.jdbi.withHandle(h -> h.createQuery("INSERT INTO tags (tag, label) VALUES (:k, 'plain')"
+                        + " ON CONFLICT (tag) DO UPDATE SET label = EXCLUDED.label RETURNING tag")
+                .bind("k", "abc  ")
+                .mapTo(String.class)
+                .one());
+        assertThat(plain).isEqualTo("abc");
+
+        Map<String, Throwable> refusals = new LinkedHashMap<>();
+        refusals.put("upsert", catchThrowable(() -> upsert(writer, tags, "abc  ", "upserted", 5)));
+        refusals.put("update", catchThrowable(() -> update(writer, tags, "abc  ", "updated", 5)));
+        refusals.put(
+                "batch",
+                catchThrowable(() -> FencedBatch.builder(tags).columns("label").add(5, RowKey.of("abc  "), "b")));
+        refusals.forEach((write, refusal) -> assertThat(refusal)
+                .as(write)
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("abc  ")
+                .hasMessageContaining("column tag")
+                .hasMessageContaining("3 characters"));
+        assertThat(rows("tags", "tag")).containsExactly("abc:plain:3");
+
+        // the key as the column keeps it names the row
+        assertThat(upsert(writer, tags, "abc", "upserted", 6)).isEqualTo(new WriteOutcome.Applied(6));
+        assertThat(rows("tags", "tag")).containsExactly("abc:upserted:6");
+    }
+
+    /**
      * A key column of a domain over a type whose modifier cuts what the writer cannot check beforehand ({@code
      * bit(3)} reads {@code '1011'} as {@code '101'}, {@code interval day} drops hours) is refused when the table
      * is built.

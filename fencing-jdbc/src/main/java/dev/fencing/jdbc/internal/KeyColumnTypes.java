@@ -52,7 +52,9 @@ public final class KeyColumnTypes {
     /**
      * The characters each key column, in key order, keeps where it is a domain over {@code varchar(n)} or {@code
      * char(n)} (null elsewhere): the statements cast a key to the domain, and that cast cuts a longer text to
-     * them, as an explicit cast to the type under it does, without an error.
+     * them, as an explicit cast to the type under it does, without an error. Also where it is {@code varchar(n)}
+     * itself: the statements cast to {@code varchar} without the length, but an upsert's insert assigns the key to
+     * the column, which cuts spaces past the length without an error.
      */
     private final Integer[] keyLengthAt;
     /** Whether each key column, in key order, is boolean (a domain over it too): it takes no number as a key. */
@@ -63,7 +65,8 @@ public final class KeyColumnTypes {
      * @param columnTypes every column's base type (for messages)
      * @param underlying each column's type, a domain resolved to the type under it
      * @param keyScales the fractional digits a key column keeps, where {@link #scale} found fewer than a cast
-     * @param keyLengths the characters a key column's domain over {@code varchar(n)} or {@code char(n)} keeps
+     * @param keyLengths the characters a key column's domain over {@code varchar(n)} or {@code char(n)}, or a
+     *     {@code varchar(n)} key column, keeps
      */
     public KeyColumnTypes(
             String table,
@@ -467,6 +470,12 @@ public final class KeyColumnTypes {
             text = text.replaceFirst(" +$", "");
         }
         if (text.codePointCount(0, text.length()) > length) {
+            if (type.equals(columnTypes.get(column))) {
+                throw new IllegalArgumentException("key " + key + " of " + table + " has the value " + value
+                        + " for column " + column + " (" + type + "(" + length + ")), longer than the " + length
+                        + " characters the column keeps: an upsert's insert cuts spaces past them, and its ON"
+                        + " CONFLICT would write another row's key");
+            }
             throw new IllegalArgumentException("key " + key + " of " + table + " has the value " + value
                     + " for column " + column + " (" + columnTypes.get(column) + ", a domain over " + type + "("
                     + length + ")), longer than the " + length + " characters the domain keeps: the cast to it cuts"
