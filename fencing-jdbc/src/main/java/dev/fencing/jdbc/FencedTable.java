@@ -284,7 +284,9 @@ public final class FencedTable {
      *     {@code OffsetTime} for a {@code time} column, or sent as another text, as a
      *     string with a UTF-16 surrogate without its pair reaches the database with {@code ?} in its place, or
      *     spelled by the driver otherwise than by a batch, as a {@code java.time} date or moment outside the years
-     *     1 to 9999: year 0 reaches a single-row write as 1 BC and a batch as a text PostgreSQL refuses); naming
+     *     1 to 9999: year 0 reaches a single-row write as 1 BC and a batch as a text PostgreSQL refuses, or a
+     *     {@code BigDecimal} or date or time for a column of a text type, which the cast spells as PostgreSQL does
+     *     and a batch as Java does, {@code 1E+2} as {@code '100'} and as {@code '1E+2'}); naming
      *     the text and its column when a text key for a date or time column is not ISO 8601 (with an offset for a
      *     column of instants, without one otherwise), or one for an {@code interval} column has a leading minus
      *     sign and an unsigned field, or a {@code PGInterval} for one a negative first field and only positive

@@ -2,6 +2,7 @@ package dev.fencing.jdbc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
 import dev.fencing.FencePolicy;
 import org.junit.jupiter.api.AfterAll;
@@ -116,5 +117,92 @@ class BatchKeySpellingsIT {
                         .mapTo(String.class)
                         .list());
         assertThat(rows).containsExactly("7:4", "8:3", "10:5");
+    }
+
+    /**
+     * A number or time given for a key column of a text type: a single-row write sends it as what it is, and the
+     * cast to text spells it as PostgreSQL does ({@code 1E+2} as {@code 100}, {@code 2026-01-02T10:00} as {@code
+     * 2026-01-02 10:00:00}, {@code 10:00} as {@code 10:00:00}, a moment in the session's TimeZone), where a batch
+     * sends Java's spelling: an update of {@code BigDecimal("1E+2")} wrote row {@code '100'} and a batch of it row
+     * {@code '1E+2'}. Such a key is refused, naming it and the column; its text, given as a String, names one row.
+     */
+    @Test
+    void aNumberOrTimeKeyForATextColumnIsRefusedWhereAnUpdateAndABatchNamedDifferentRows() {
+        db.jdbi.useHandle(h -> {
+            h.execute("CREATE TABLE labelled (name TEXT PRIMARY KEY, stock INT NOT NULL)");
+            h.execute("DO $$ BEGIN PERFORM fencing.protect_table('labelled'); END $$");
+            h.execute("INSERT INTO labelled (name, stock) VALUES ('100', 1), ('1E+2', 1),"
+                    + " ('2026-01-02 10:00:00', 1), ('2026-01-02T10:00', 1), ('10:00:00', 1), ('10:00', 1)");
+        });
+        FencedTable labelled =
+                FencedTable.builder().table("labelled").keyColumns("name").build(db.jdbi);
+        FencedWriter writer = FencedWriter.builder(db.jdbi).build();
+
+        // what the driver and the cast make of it: a plain update of BigDecimal 1E+2 writes row '100'
+        String plain = db.jdbi.withHandle(
+                h -> h.createQuery("UPDATE labelled SET stock = stock WHERE name = CAST(:k AS text) RETURNING name")
+                        .bind("k", new java.math.BigDecimal("1E+2"))
+                        .mapTo(String.class)
+                        .one());
+        assertThat(plain).isEqualTo("100");
+
+        for (Object key : java.util.List.<Object>of(
+                new java.math.BigDecimal("1E+2"),
+                java.time.LocalDateTime.of(2026, 1, 2, 10, 0),
+                java.time.LocalTime.of(10, 0),
+                java.time.OffsetDateTime.of(2026, 1, 2, 10, 0, 0, 0, java.time.ZoneOffset.UTC))) {
+            java.util.Map<String, Throwable> refusals = new java.util.LinkedHashMap<>();
+            refusals.put(
+                    "update",
+                    catchThrowable(() -> writer.tryUpdate(
+                            FencedUpdate.builder(labelled)
+                                    .key(key)
+                                    .set("stock", 2)
+                                    .build(),
+                            5)));
+            refusals.put(
+                    "upsert",
+                    catchThrowable(() -> writer.tryUpsert(
+                            FencedUpsert.builder(labelled)
+                                    .key(key)
+                                    .value("stock", 2)
+                                    .build(),
+                            5)));
+            refusals.put(
+                    "batch",
+                    catchThrowable(() -> writer.tryBatch(FencedBatch.builder(labelled)
+                            .columns("stock")
+                            .add(5, RowKey.of(key), 2)
+                            .build())));
+            refusals.forEach((write, refusal) -> assertThat(refusal)
+                    .as(write + " of " + key)
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining(key.toString())
+                    .hasMessageContaining("column name")
+                    .hasMessageContaining("String"));
+        }
+        java.util.List<String> rows = db.jdbi.withHandle(
+                h -> h.createQuery("SELECT name || ':' || stock || ':' || last_fence_token FROM labelled ORDER BY name")
+                        .mapTo(String.class)
+                        .list());
+        assertThat(rows).allMatch(row -> row.endsWith(":1:0"));
+
+        // the key's text names its row, in the batch as in the update
+        assertThat(writer.tryUpdate(
+                        FencedUpdate.builder(labelled)
+                                .key("1E+2")
+                                .set("stock", 3)
+                                .build(),
+                        6))
+                .isEqualTo(new WriteOutcome.Applied(6));
+        assertThat(writer.tryBatch(FencedBatch.builder(labelled)
+                        .columns("stock")
+                        .add(7, RowKey.of("1E+2"), 4)
+                        .build()))
+                .containsExactly(new WriteOutcome.Applied(7));
+        String written = db.jdbi.withHandle(h -> h.createQuery("SELECT name FROM labelled WHERE stock = 4")
+                .mapTo(String.class)
+                .one());
+        assertThat(written).isEqualTo("1E+2");
     }
 }

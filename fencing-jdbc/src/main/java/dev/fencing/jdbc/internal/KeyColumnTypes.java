@@ -31,6 +31,9 @@ public final class KeyColumnTypes {
     private static final Set<String> WHOLE_NUMBERS = Set.of("smallint", "integer", "bigint");
     private static final Set<String> TIMES = Set.of(
             "timestamp without time zone", "timestamp with time zone", "time without time zone", "time with time zone");
+    /** The text types a key column may be (a domain over one too), whose keys are given as text. */
+    private static final Set<String> TEXTS = Set.of("text", "character varying", "bpchar", "citext", "name");
+
     private static final Set<String> LOCAL_TIMES =
             Set.of("timestamp without time zone", "date", "time without time zone");
 
@@ -137,6 +140,19 @@ public final class KeyColumnTypes {
                         + " for column " + column + " (" + type + "), which the cast to boolean would read as "
                         + (value instanceof Integer && (Integer) value == 0 ? "false" : "true (any number but 0)")
                         + "; give a Boolean");
+            }
+            if (TEXTS.contains(type)
+                    && (value instanceof BigDecimal
+                            || value instanceof TemporalAccessor
+                            || value instanceof java.util.Date)) {
+                // a single-row write sends it as a number or time, which the cast spells as PostgreSQL does; a
+                // batch sends Java's spelling (1E+2 and 100, 2026-01-02T10:00 and 2026-01-02 10:00:00)
+                throw new IllegalArgumentException("key " + key + " of " + table + " has the "
+                        + value.getClass().getSimpleName() + " " + value + " for column " + column + " (" + type
+                        + "), which holds text: a single-row write sends it as what it is and the cast spells it as"
+                        + " PostgreSQL does (1E+2 as 100, 10:00 as 10:00:00, a moment in the session's TimeZone),"
+                        + " a batch as Java does, and the two would name different rows; give the key's text as a"
+                        + " String");
             }
             if (finerThan(value, 6)) {
                 // PostgreSQL keeps microseconds: the cast would round the value and name another row
