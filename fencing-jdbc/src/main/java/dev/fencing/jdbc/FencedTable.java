@@ -286,7 +286,8 @@ public final class FencedTable {
      *     spelled by the driver otherwise than by a batch, as a {@code java.time} date or moment outside the years
      *     1 to 9999: year 0 reaches a single-row write as 1 BC and a batch as a text PostgreSQL refuses, or a
      *     {@code BigDecimal} or date or time for a column of a text type, which the cast spells as PostgreSQL does
-     *     and a batch as Java does, {@code 1E+2} as {@code '100'} and as {@code '1E+2'}); naming
+     *     and a batch as Java does, {@code 1E+2} as {@code '100'} and as {@code '1E+2'}, or a {@code Boolean} for an
+     *     {@code integer} column, which the cast reads as 1 or 0); naming
      *     the text and its column when a text key for a date or time column is not ISO 8601 (with an offset for a
      *     column of instants, without one otherwise), or one for an {@code interval} column has a leading minus
      *     sign and an unsigned field, or a {@code PGInterval} for one a negative first field and only positive

@@ -205,4 +205,65 @@ class BatchKeySpellingsIT {
                 .one());
         assertThat(written).isEqualTo("1E+2");
     }
+
+    /**
+     * A {@code Boolean} for an {@code integer} key column: a single-row write sends it as a boolean, which the cast
+     * to integer reads as 1 (or 0), so an update of {@code true} wrote row 1 and said applied, where a batch sends
+     * the text {@code true}, which PostgreSQL reads as no integer. Such a key is refused, naming it and the column.
+     */
+    @Test
+    void aBooleanKeyForAnIntegerColumnIsRefusedWhereAnUpdateWroteRowOne() {
+        db.jdbi.useHandle(h -> {
+            h.execute("CREATE TABLE counted (id INTEGER PRIMARY KEY, stock INT NOT NULL)");
+            h.execute("DO $$ BEGIN PERFORM fencing.protect_table('counted'); END $$");
+            h.execute("INSERT INTO counted (id, stock, last_fence_token) VALUES (0, 1, 3), (1, 1, 3)");
+        });
+        FencedTable counted =
+                FencedTable.builder().table("counted").keyColumns("id").build(db.jdbi);
+        FencedWriter writer = FencedWriter.builder(db.jdbi).build();
+
+        // what the cast makes of it: a plain update of true writes row 1
+        Integer plain = db.jdbi.withHandle(
+                h -> h.createQuery("UPDATE counted SET stock = stock WHERE id = CAST(:k AS integer) RETURNING id")
+                        .bind("k", Boolean.TRUE)
+                        .mapTo(Integer.class)
+                        .one());
+        assertThat(plain).isEqualTo(1);
+
+        for (Boolean key : java.util.List.of(Boolean.TRUE, Boolean.FALSE)) {
+            java.util.Map<String, Throwable> refusals = new java.util.LinkedHashMap<>();
+            refusals.put(
+                    "update",
+                    catchThrowable(() -> writer.tryUpdate(
+                            FencedUpdate.builder(counted)
+                                    .key(key)
+                                    .set("stock", 2)
+                                    .build(),
+                            5)));
+            refusals.put(
+                    "upsert",
+                    catchThrowable(() -> writer.tryUpsert(
+                            FencedUpsert.builder(counted)
+                                    .key(key)
+                                    .value("stock", 2)
+                                    .build(),
+                            5)));
+            refusals.put(
+                    "batch",
+                    catchThrowable(() -> writer.tryBatch(FencedBatch.builder(counted)
+                            .columns("stock")
+                            .add(5, RowKey.of(key), 2)
+                            .build())));
+            refusals.forEach((write, refusal) -> assertThat(refusal)
+                    .as(write + " of " + key)
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("Boolean " + key)
+                    .hasMessageContaining("column id"));
+        }
+        java.util.List<String> rows = db.jdbi.withHandle(
+                h -> h.createQuery("SELECT id || ':' || stock || ':' || last_fence_token FROM counted ORDER BY id")
+                        .mapTo(String.class)
+                        .list());
+        assertThat(rows).containsExactly("0:1:3", "1:1:3");
+    }
 }

@@ -154,6 +154,13 @@ public final class KeyColumnTypes {
                         + " a batch as Java does, and the two would name different rows; give the key's text as a"
                         + " String");
             }
+            if (value instanceof Boolean && "integer".equals(type)) {
+                // a single-row write sends it as a boolean, which the cast to integer reads as 1 or 0; a batch's
+                // text 'true' is no integer
+                throw new IllegalArgumentException("key " + key + " of " + table + " has the Boolean " + value
+                        + " for column " + column + " (" + type + "), which the cast to integer would read as "
+                        + ((Boolean) value ? "1" : "0") + ", another row's key; give an Integer or a Long");
+            }
             if (finerThan(value, 6)) {
                 // PostgreSQL keeps microseconds: the cast would round the value and name another row
                 throw new IllegalArgumentException("key " + key + " of " + table + " has a time value "
