@@ -266,4 +266,36 @@ class BatchKeySpellingsIT {
                         .list());
         assertThat(rows).containsExactly("0:1:3", "1:1:3");
     }
+
+    /**
+     * A citext key column whose type is in a schema off the search path (as extensions are often installed): its
+     * type's name reads {@code ext.citext} there, and a number key for it is refused as for any column of a text
+     * type, where a single-row update of {@code BigDecimal("1E+2")} wrote row {@code '100'}.
+     */
+    @Test
+    void aNumberKeyForACitextColumnOfASchemaOffTheSearchPathIsRefused() {
+        db.jdbi.useHandle(h -> {
+            h.execute("CREATE SCHEMA ext");
+            h.execute("CREATE EXTENSION citext SCHEMA ext");
+            h.execute("CREATE TABLE tagged (name ext.citext PRIMARY KEY, stock INT NOT NULL)");
+            h.execute("DO $$ BEGIN PERFORM fencing.protect_table('tagged'); END $$");
+            h.execute("INSERT INTO tagged (name, stock) VALUES ('100', 1), ('1E+2', 1)");
+        });
+        FencedTable tagged =
+                FencedTable.builder().table("tagged").keyColumns("name").build(db.jdbi);
+        FencedWriter writer = FencedWriter.builder(db.jdbi).build();
+        java.math.BigDecimal key = new java.math.BigDecimal("1E+2");
+
+        assertThatThrownBy(() -> writer.tryUpdate(
+                        FencedUpdate.builder(tagged).key(key).set("stock", 2).build(), 5))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("1E+2")
+                .hasMessageContaining("column name")
+                .hasMessageContaining("String");
+        java.util.List<String> rows =
+                db.jdbi.withHandle(h -> h.createQuery("SELECT name || ':' || stock FROM tagged ORDER BY name")
+                        .mapTo(String.class)
+                        .list());
+        assertThat(rows).containsExactly("100:1", "1E+2:1");
+    }
 }

@@ -31,7 +31,10 @@ public final class KeyColumnTypes {
     private static final Set<String> WHOLE_NUMBERS = Set.of("smallint", "integer", "bigint");
     private static final Set<String> TIMES = Set.of(
             "timestamp without time zone", "timestamp with time zone", "time without time zone", "time with time zone");
-    /** The text types a key column may be (a domain over one too), whose keys are given as text. */
+    /**
+     * The text types a key column may be (a domain over one too), whose keys are given as text; citext also by
+     * its schema's name ({@code ext.citext}), as a type off the search path is named.
+     */
     private static final Set<String> TEXTS = Set.of("text", "character varying", "bpchar", "citext", "name");
 
     private static final Set<String> LOCAL_TIMES =
@@ -141,7 +144,7 @@ public final class KeyColumnTypes {
                         + (value instanceof Integer && (Integer) value == 0 ? "false" : "true (any number but 0)")
                         + "; give a Boolean");
             }
-            if (TEXTS.contains(type)
+            if ((TEXTS.contains(type) || type.endsWith(".citext"))
                     && (value instanceof BigDecimal
                             || value instanceof TemporalAccessor
                             || value instanceof java.util.Date)) {
