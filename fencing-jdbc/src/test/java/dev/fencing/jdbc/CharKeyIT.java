@@ -46,4 +46,32 @@ class CharKeyIT {
                         .collectInto(new org.jdbi.v3.core.generic.GenericType<Map<String, String>>() {}));
         assertThat(rows).containsEntry("ABC", "new:5").containsEntry("A", "a:2");
     }
+
+    /**
+     * A batch value the database cannot read as its column's type fails the batch, and PostgreSQL's error quotes
+     * the value but names no column: the writer names the first column whose value travels as that text, leaving
+     * out columns of a text type, which read any text. A {@code char(n)} column is one of them: its key {@code
+     * 'bad'} beside a {@code date} value {@code 'bad'} was named as the value the database could not read.
+     */
+    @Test
+    void aBatchValueTheDatabaseCannotReadIsNamedByItsOwnColumnNotByACharKeyOfTheSameText() {
+        db.jdbi.useHandle(h -> {
+            h.execute("CREATE TABLE due (code CHAR(3) PRIMARY KEY, day DATE NOT NULL)");
+            h.execute("SELECT fencing.protect_table('due')");
+            h.execute("INSERT INTO due (code, day, last_fence_token) VALUES ('bad', '2026-01-01', 3)");
+        });
+        FencedTable due = FencedTable.builder().table("due").keyColumns("code").build(db.jdbi);
+        FencedWriter writer = FencedWriter.builder(db.jdbi).build();
+
+        Throwable failure =
+                org.assertj.core.api.Assertions.catchThrowable(() -> writer.tryBatch(FencedBatch.builder(due)
+                        .columns("day")
+                        .add(5, RowKey.of("bad"), "bad")
+                        .build()));
+
+        assertThat(failure)
+                .isInstanceOf(FencedWriteException.class)
+                .hasMessageContaining("column day,")
+                .hasMessageNotContaining("column code");
+    }
 }

@@ -204,7 +204,8 @@ final class BatchWrite {
         return TEXT_TYPES.contains(table.columnType(column).orElse(""));
     }
 
-    private static final Set<String> TEXT_TYPES = Set.of("text", "character varying", "character", "citext", "name");
+    /** As {@link FencedTable#columnType} names them: {@code char(n)} is {@code bpchar} there. */
+    private static final Set<String> TEXT_TYPES = Set.of("text", "character varying", "bpchar", "citext", "name");
 
     /** Whether {@code message} quotes the text that value {@code row} of a column travelling as text is sent as. */
     private static boolean quotes(String message, List<Object> values, int row) {
