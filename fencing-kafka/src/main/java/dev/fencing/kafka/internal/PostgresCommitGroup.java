@@ -138,8 +138,19 @@ final class PostgresCommitGroup {
                     });
         }
         keys.sort(KEY_ORDER);
+        // The group's transaction runs once. Its keys keep what it read and raised, and its records' turns are the
+        // caller's (GroupWork#start): a transaction handler that runs the callback again after a rollback (Jdbi's
+        // SerializableTransactionRunner, on a serialization failure) would decide the records against what the
+        // rolled-back attempt left in them. It is rolled back at once instead, and the group rerun record by record.
+        boolean[] began = new boolean[1];
         try {
-            return jdbi.inTransaction(handle -> run(handle, groupId, records, keyOf, keys, policy, deadline, work));
+            return jdbi.inTransaction(handle -> {
+                if (began[0]) {
+                    throw new Rerun("the transaction handler ran the group's transaction again", null);
+                }
+                began[0] = true;
+                return run(handle, groupId, records, keyOf, keys, policy, deadline, work);
+            });
         } catch (Rerun e) {
             LOG.debug(
                     "group {}: a commit group of {} records rolled back, rerun record by record: {}",

@@ -52,7 +52,8 @@ public interface RecordTransactions<T> {
         /**
          * The record at {@code index} has its turn, before it is decided: whether it may start. If not, the group
          * ends there, as when its time runs out: that record and the later ones are {@link #NOT_RUN}, and what the
-         * earlier ones did commits. Called at each record's turn, the first record's too.
+         * earlier ones did commits. Called at each record's turn, the first record's too, at most once per record
+         * (the group's transaction is not run again).
          */
         default boolean start(int index) {
             return true;
