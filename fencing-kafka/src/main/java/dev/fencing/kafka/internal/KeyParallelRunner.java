@@ -105,9 +105,11 @@ import org.slf4j.LoggerFactory;
  * it only if its partition is not cancelled, atomically with the cancellation ({@link ParallelPartition#unhold}), so a
  * revocation's wait for the partition's running handlers does not wait for a record of the partition not yet reached
  * (it waits, as for any running record, for one the group ran before the cancellation: that one finishes only with the
- * group's commit, 1). A record given up at its turn ends the group there, as its time limit does: it and the records
- * after it are neither decided nor run, the group commits what its earlier records did, and the records after it go
- * back to the front of their lanes (given up if their partition was cancelled). The given-up record stays unfinished,
+ * group's commit, 1). A record given up at its turn in the transaction ends the group there, as its time limit does:
+ * it and the records after it are neither decided nor run, the group commits what its earlier records did, and the
+ * records after it go back to the front of their lanes (given up if their partition was cancelled). A refusal given up
+ * before the transaction is only skipped: the group goes on with the others, and its key's later records in the group
+ * are of its partition, so each is given up at its turn too. The given-up record stays unfinished,
  * the frontier below it (1 and 3, as for a record never taken); the group commits no applied offset for its key past
  * it, as no later record of its key ran in the group (they are of its partition, cancelled for good) or outside it (the
  * group kept the lane) (2); and the group's lock on its key's row, held until the commit, makes a next owner wait and
