@@ -33,8 +33,13 @@ package dev.fencing.lock;
  *       the order (so writers queued behind the writer also wait for the reader), and its token is the
  *       write grant's. A thread whose write lease is no longer valid, or whose write claim is gone even if
  *       the lease does not know it yet, cannot downgrade: {@link LeaseLostException} (with ZooKeeper, the
- *       read node is created in one transaction with a check that the write node exists). Upgrade (read
- *       to write) deadlocks, as in Curator; do not.
+ *       read node is created in one transaction with a check that the write node exists).
+ *   <li><b>Upgrade</b> (a thread holding the read lock, its own or one downgraded from a write it has
+ *       released, acquires the write lock) is refused at once with {@link IllegalStateException}, from
+ *       {@code acquire()} and {@code tryAcquire} alike. Curator cannot upgrade: the write node would queue
+ *       behind the thread's own read node and wait for it, until the timeout or for ever. Release the read
+ *       lock (every lease of it) first, then acquire the write lock; what was read under the read lease may
+ *       have changed in between, so read it again under the write lease.
  * </ul>
  *
  * <p>Both locks follow {@link FencedLock}'s lease rules: a lease is invalidated on a lost connection, an

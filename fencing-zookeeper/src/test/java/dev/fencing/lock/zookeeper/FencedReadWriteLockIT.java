@@ -151,6 +151,55 @@ class FencedReadWriteLockIT {
     }
 
     /**
+     * Curator cannot upgrade: a write node queued behind the thread's own read node waits for it, until the
+     * timeout, or for ever with a plain acquire. The attempt is refused at once, naming the lock, whether the
+     * read is the thread's own grant or one downgraded from a write it has released since; another client's
+     * writer still gets the lock once the read is released.
+     */
+    @Test
+    void aReadHolderAskingForTheWriteLockIsRefusedAtOnceInsteadOfWaitingOnItsOwnReadNode() throws Exception {
+        CuratorFramework client = clients.newClient(Duration.ofSeconds(10));
+        FencedReadWriteLock lock = clients.locks(client).readWriteLock(path);
+        FencedReadWriteLock other = newClientsLock();
+
+        try (Lease read = lock.readLock().acquire()) {
+            assertThatThrownBy(() -> lock.writeLock().tryAcquire(SHORT))
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining(path)
+                    .hasMessageContaining("cannot be upgraded");
+            assertThat(client.getChildren().forPath(path))
+                    .as("no write node was left behind")
+                    .noneMatch(n -> n.contains("__WRIT__"));
+            assertThat(read.isValid()).isTrue();
+        }
+        CompletableFuture<Lease> plain = async(() -> {
+            try (Lease read = lock.readLock().acquire()) {
+                return lock.writeLock().acquire();
+            }
+        });
+        assertThatThrownBy(() -> plain.get(10, TimeUnit.SECONDS))
+                .as("a plain acquire of the write lock under the same thread's read lease")
+                .hasCauseInstanceOf(IllegalStateException.class);
+
+        Lease write = lock.writeLock().acquire();
+        Lease downgraded = lock.readLock().acquire();
+        try (Lease again = lock.writeLock().tryAcquire(SHORT).orElseThrow()) {
+            assertThat(again.token())
+                    .as("re-entry of the write lock it still holds beside the downgraded read")
+                    .isEqualTo(write.token());
+        }
+        write.close();
+        assertThatThrownBy(() -> lock.writeLock().tryAcquire(SHORT))
+                .as("the write lock again, under a read downgraded from a released write")
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining(path);
+        downgraded.close();
+        assertThat(other.writeLock().tryAcquire(Duration.ofSeconds(10)))
+                .as("another client's writer once the read is released")
+                .isPresent();
+    }
+
+    /**
      * The write node is gone (here deleted by hand; a session loss does the same), and another writer has the
      * lock: a downgrade must not put a reader next to it, whether or not the lease has seen the delete yet
      * (LeaseTruthIT holds the delete's event back to try the downgrade before it).

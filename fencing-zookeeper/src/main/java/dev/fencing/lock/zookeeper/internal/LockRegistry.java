@@ -187,8 +187,13 @@ public final class LockRegistry implements AutoCloseable {
 
     /** The calling thread's hold of the write lock of the read/write lock at {@code path}, or null. */
     Hold writeHoldOfCurrentThread(String path) {
-        PathLock write = locks.get(new LockKey(path, LockKind.WRITE));
-        return write == null ? null : write.holdOfCurrentThread();
+        return holdOfCurrentThread(path, LockKind.WRITE);
+    }
+
+    /** The calling thread's hold of the lock of that kind at {@code path}, or null. */
+    Hold holdOfCurrentThread(String path, LockKind kind) {
+        PathLock lock = locks.get(new LockKey(path, kind));
+        return lock == null ? null : lock.holdOfCurrentThread();
     }
 
     /** The number of locks with state in this process (a read/write lock counts twice): those being acquired or held. */

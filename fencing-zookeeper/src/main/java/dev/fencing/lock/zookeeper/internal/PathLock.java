@@ -116,6 +116,13 @@ final class PathLock {
                 held.entries.incrementAndGet();
                 return Optional.of(new HeldLease(held, false));
             }
+            if (kind == LockKind.WRITE && registry.holdOfCurrentThread(path, LockKind.READ) != null) {
+                // Curator's write node would queue behind this thread's own read node and wait for it: until the
+                // timeout, or for ever
+                throw new IllegalStateException("the read lock of " + path + " held by this thread cannot be"
+                        + " upgraded to the write lock: release the read lock first (every lease of it), then"
+                        + " acquire the write lock");
+            }
             if (kind == LockKind.READ) {
                 Hold write = registry.writeHoldOfCurrentThread(path);
                 if (write != null && !write.lock.isValid(write)) {
