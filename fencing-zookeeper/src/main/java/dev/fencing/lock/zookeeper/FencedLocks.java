@@ -38,8 +38,12 @@ import org.apache.zookeeper.data.ACL;
  * with {@link LeaseLoss#LOCKS_CLOSED} (nothing watches them any more), then tells the listener of each
  * on the closing thread (an acquire that takes up its grant as they close hands out a lease that reads
  * closed, told of on the listener's own thread, never on the acquiring one), and refuses {@code lock} and
- * {@code acquire} from then on with an {@link IllegalStateException}. It does not close the Curator
- * client; an open lease's node stays until its owner closes the lease or the session ends.
+ * {@code acquire} from then on with an {@link IllegalStateException}. An acquire already waiting behind
+ * another holder is not woken (Curator's wait cannot be, from outside): it waits on until its grant, then
+ * hands out a lease that reads closed, or until its timeout or an interrupt of its thread ({@code
+ * LockInterruptedException}, its queued node deleted); give waits a timeout, or interrupt them, when
+ * closing. It does not close the Curator client; an open lease's node stays until its owner closes the
+ * lease or the session ends.
  */
 public final class FencedLocks implements AutoCloseable {
     /** Default headroom below the 32-bit wrap of a lock's sequence counter, in child creates. */

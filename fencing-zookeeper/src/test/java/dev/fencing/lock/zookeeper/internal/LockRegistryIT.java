@@ -400,6 +400,48 @@ class LockRegistryIT {
     }
 
     /**
+     * Curator's wait for the lock cannot be woken from outside, so closing the locks leaves an acquire that waits
+     * behind another holder waiting, as documented; an interrupt ends it, and its queued node goes with it.
+     */
+    @Test
+    void anAcquireWaitingAsTheLocksCloseKeepsWaitingUntilItsThreadIsInterrupted() throws Exception {
+        Lease holder = registry(client(), new RecordingListener())
+                .lock(path, TokenSource.SEQUENCE)
+                .acquire();
+        CuratorFramework client = client();
+        LockRegistry registry = registry(client, new RecordingListener());
+        FencedLock lock = registry.lock(path, TokenSource.SEQUENCE);
+        CompletableFuture<Lease> waiting = new CompletableFuture<>();
+        Thread waiter = new Thread(() -> {
+            try {
+                waiting.complete(lock.acquire());
+            } catch (Throwable e) {
+                waiting.completeExceptionally(e);
+            }
+        });
+        waiter.setDaemon(true);
+        waiter.start();
+        await().atMost(Duration.ofSeconds(10)).until(() -> lockNodes(client) == 2);
+
+        registry.close();
+
+        assertThatThrownBy(() -> waiting.get(700, TimeUnit.MILLISECONDS))
+                .as("the acquire waiting behind another holder as the locks close")
+                .isInstanceOf(java.util.concurrent.TimeoutException.class);
+        waiter.interrupt();
+        assertThatThrownBy(() -> waiting.get(10, TimeUnit.SECONDS)).hasCauseInstanceOf(LockInterruptedException.class);
+        await().atMost(Duration.ofSeconds(10)).until(() -> lockNodes(client) == 1);
+        assertThat(holder.isValid()).isTrue();
+        holder.close();
+    }
+
+    private long lockNodes(CuratorFramework client) throws Exception {
+        return client.getChildren().forPath(path).stream()
+                .filter(n -> n.contains("lock-"))
+                .count();
+    }
+
+    /**
      * An acquire that registers its grant as the locks close hands out a lease that reads closed, and the listener
      * hears of it on its own thread: on the acquiring thread, a listener that waits for the holder to stop writing
      * (as it may for {@code LOCKS_CLOSED}) would wait, inside the acquire, for itself.
