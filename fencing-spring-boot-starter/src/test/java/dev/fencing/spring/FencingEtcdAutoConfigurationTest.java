@@ -257,6 +257,28 @@ class FencingEtcdAutoConfigurationTest {
     }
 
     @Test
+    void zooKeeperLockSettingsOnEtcdFailTheStartNamingThePropertyInsteadOfBeingIgnored() {
+        etcd.withPropertyValues("fencing.locks.pause-tolerance=500ms").run(context -> assertThat(context)
+                .getFailure()
+                .hasStackTraceContaining("fencing.locks.pause-tolerance is set to 500ms, a ZooKeeper setting, but"
+                        + " the lock service is etcd")
+                .hasStackTraceContaining("fencing.etcd.pause-tolerance"));
+        etcd.withPropertyValues("fencing.locks.sequence-wrap-margin=1000").run(context -> assertThat(context)
+                .getFailure()
+                .hasStackTraceContaining("fencing.locks.sequence-wrap-margin is set to 1000, a ZooKeeper setting"));
+        etcd.withPropertyValues("fencing.locks.token-source=zxid").run(context -> assertThat(context)
+                .getFailure()
+                .hasStackTraceContaining("fencing.locks.token-source is set to zxid, a ZooKeeper setting"));
+        // on ZooKeeper the same settings are the locks' own
+        runner.withPropertyValues(
+                        "fencing.zookeeper.connect-string=" + ZK_NOWHERE,
+                        "fencing.zookeeper.startup-timeout=0",
+                        "fencing.locks.sequence-wrap-margin=1000",
+                        "fencing.locks.token-source=zxid")
+                .run(context -> assertThat(context).hasNotFailed().hasSingleBean(FencedLocks.class));
+    }
+
+    @Test
     void noMemberAnsweringWithinTheStartupTimeoutFailsTheStartNamingTheEndpoints() {
         runner.withPropertyValues("fencing.etcd.endpoints=" + NOWHERE, "fencing.etcd.startup-timeout=300ms")
                 .run(context -> assertThat(context)

@@ -28,9 +28,11 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
 
 /**
  * A jetcd {@link Client} from {@code fencing.etcd.*} (unless the application has a {@link Client} bean, or no
@@ -111,9 +113,25 @@ public class FencingEtcdAutoConfiguration {
         }
     }
 
+    /**
+     * The lock service on etcd. The {@code fencing.locks.*} settings are ZooKeeper's locks' (etcd's are under {@code
+     * fencing.etcd}): one set while the locks are on etcd fails the start naming it, since ignored it would leave
+     * the locks with another pause tolerance than the one the application asked for.
+     */
     @Bean
     @ConditionalOnSingleCandidate(EtcdLocks.class)
-    public LockService etcdLockService(EtcdLocks locks) {
+    public LockService etcdLockService(EtcdLocks locks, Environment env) {
+        Binder binder = Binder.get(env);
+        for (String setting : List.of("pause-tolerance", "sequence-wrap-margin", "token-source")) {
+            String property = "fencing.locks." + setting;
+            binder.bind(property, String.class).ifBound(value -> {
+                throw new FencingStartupException(
+                        property + " is set to " + value + ", a ZooKeeper setting, but the lock service is etcd",
+                        setting.equals("pause-tolerance")
+                                ? "Set fencing.etcd.pause-tolerance instead, and remove " + property
+                                : "Remove " + property + " (etcd's tokens are its keys' create revisions)");
+            });
+        }
         return new EtcdLockService(locks);
     }
 
