@@ -50,7 +50,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p><b>Acquiring.</b> One attempt: when another instance holds the lock the job is skipped (ShedLock's "it's
  * locked"), logged at DEBUG. A grant whose lease is already invalid (the connection was suspended meanwhile)
- * is released and the run skipped, with a WARN. A lock name must be a single path segment (no {@code /}).
+ * is released and the run skipped, with a WARN. A lock name must be a single path segment (no {@code /}), without
+ * whitespace at its start or end.
  *
  * <p><b>Threads.</b> ShedLock locks, runs the job and unlocks on one thread, and a ZooKeeper lock belongs to
  * the thread that took it; {@link CurrentLease} reads the lease of the innermost locked job or
@@ -98,12 +99,19 @@ public final class FencedLockProvider implements LockProvider {
         this.pathPrefix = pathPrefix;
     }
 
-    /** The lock path of a lock name. */
+    /**
+     * The lock path of a lock name.
+     *
+     * @throws IllegalArgumentException if the name is empty, contains {@code /}, or has whitespace at its start or end
+     *     (a name from a placeholder, {@code "${report.lock}"}, keeps a properties file's trailing blanks, and the
+     *     lock service keeps them: another lock than the name's without them)
+     */
     public String path(String lockName) {
         if (lockName.isEmpty() || lockName.contains("/")) {
             throw new IllegalArgumentException(
                     "ShedLock lock name must be one path segment, non-empty and without '/', got '" + lockName + "'");
         }
+        LockPaths.requireNoOuterWhitespace("ShedLock lock name", lockName);
         return pathPrefix + "/" + lockName;
     }
 

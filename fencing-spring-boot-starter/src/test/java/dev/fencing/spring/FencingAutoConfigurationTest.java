@@ -442,6 +442,28 @@ class FencingAutoConfigurationTest {
     }
 
     @Test
+    void aShedLockNameWithWhitespaceAroundItIsRefusedNamingItRatherThanLockedAsAnotherLock() {
+        // @SchedulerLock(name = "${report.lock}") with "report.lock=report " in a properties file: ZooKeeper and etcd
+        // keep the blank, so the instances configured without it would run the job at the same time
+        zookeeper.withPropertyValues("fencing.shedlock.path-prefix=/locks/jobs").run(context -> {
+            FencedLockProvider provider = context.getBean(FencedLockProvider.class);
+            for (String name : new String[] {"report ", " report", "report\t"}) {
+                assertThatThrownBy(() -> provider.path(name))
+                        .isInstanceOf(IllegalArgumentException.class)
+                        .hasMessageContaining("ShedLock lock name '" + name + "' has whitespace at its start or end");
+                assertThatThrownBy(() -> provider.lock(new net.javacrumbs.shedlock.core.LockConfiguration(
+                                java.time.Instant.now(),
+                                name,
+                                java.time.Duration.ofMinutes(1),
+                                java.time.Duration.ZERO)))
+                        .isInstanceOf(IllegalArgumentException.class)
+                        .hasMessageContaining("ShedLock lock name '" + name + "'");
+            }
+            assertThat(provider.path("report")).isEqualTo("/locks/jobs/report");
+        });
+    }
+
+    @Test
     void theApplicationsLockProviderWinsAndWithoutShedLockOrWhenSwitchedOffThereIsNone() {
         net.javacrumbs.shedlock.core.LockProvider own = configuration -> java.util.Optional.empty();
         zookeeper
