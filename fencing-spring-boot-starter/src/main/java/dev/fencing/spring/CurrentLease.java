@@ -19,6 +19,13 @@ import java.util.Optional;
  *
  * <p>A lock belongs to the thread that took it, and so does this: work handed to another thread must take the
  * token along. Read it inside the method; outside, there is none. Thread-safe.
+ *
+ * <p><b>After the lease is lost</b> (an expired session, a long pause) while the method or job still runs, this
+ * still answers that lease, now with {@code isValid()} false and its {@code lossCause()}, and its token: a lost
+ * grant's token is not withdrawn, since the resource is what refuses it, once a later holder's greater token has
+ * written there. A method that must not even try a write after the loss checks {@code
+ * CurrentLease.get().orElseThrow().ensureValid()} first (a {@code @FencedLocked} method can also ask to be
+ * interrupted on loss).
  */
 public final class CurrentLease {
     private CurrentLease() {}
