@@ -5,8 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.fencing.FencePolicy;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.event.command.CommandListener;
-import io.lettuce.core.event.command.CommandStartedEvent;
 import io.lettuce.core.protocol.CommandType;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -29,15 +27,7 @@ class AsyncFailureShapeIT {
 
     @Test
     void anEvalAfterNoScriptThatCannotBeSentFailsTheWriteInsteadOfLeavingItUnanswered() {
-        RedisClient client = RedisClient.create(redis.uri);
-        client.addListener(new CommandListener() {
-            @Override
-            public void commandStarted(CommandStartedEvent event) {
-                if (event.getCommand().getType() == CommandType.EVAL) {
-                    throw new IllegalStateException("this listener refuses EVAL");
-                }
-            }
-        });
+        RedisClient client = RedisFixture.clientRefusing(redis.uri, CommandType.EVAL);
         String key = redis.key("eval-refused");
         try (StatefulRedisConnection<String, String> connection = client.connect()) {
             FencedRedis fenced = FencedRedis.builder(connection)
@@ -67,15 +57,7 @@ class AsyncFailureShapeIT {
 
     @Test
     void anEvalshaThatCannotBeSentFailsTheWriteNamingItInsteadOfThrowingTheListenersException() {
-        RedisClient client = RedisClient.create(redis.uri);
-        client.addListener(new CommandListener() {
-            @Override
-            public void commandStarted(CommandStartedEvent event) {
-                if (event.getCommand().getType() == CommandType.EVALSHA) {
-                    throw new IllegalStateException("this listener refuses EVALSHA");
-                }
-            }
-        });
+        RedisClient client = RedisFixture.clientRefusing(redis.uri, CommandType.EVALSHA);
         String key = redis.key("evalsha-refused");
         try (StatefulRedisConnection<String, String> connection = client.connect()) {
             FencedRedis fenced = FencedRedis.builder(connection)

@@ -6,6 +6,9 @@ import dev.fencing.testsupport.RedisServers;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.event.command.CommandListener;
+import io.lettuce.core.event.command.CommandStartedEvent;
+import io.lettuce.core.protocol.CommandType;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
@@ -46,6 +49,24 @@ final class RedisFixture implements AutoCloseable {
     long storedToken(String key) {
         String raw = plain.get(FencedRedis.tokenKey(key));
         return raw == null ? 0 : Long.parseLong(raw);
+    }
+
+    /**
+     * A client of the Redis at {@code uri} whose command listener throws {@code IllegalStateException("this listener
+     * refuses TYPE")} when a command of {@code refused} type starts, as a client shutting down does: that command
+     * cannot be sent. The caller shuts the client down.
+     */
+    static RedisClient clientRefusing(String uri, CommandType refused) {
+        RedisClient client = RedisClient.create(uri);
+        client.addListener(new CommandListener() {
+            @Override
+            public void commandStarted(CommandStartedEvent event) {
+                if (event.getCommand().getType() == refused) {
+                    throw new IllegalStateException("this listener refuses " + refused);
+                }
+            }
+        });
+        return client;
     }
 
     @Override

@@ -7,8 +7,6 @@ import static org.awaitility.Awaitility.await;
 import dev.fencing.testsupport.EmbeddedRedisServer;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.event.command.CommandListener;
-import io.lettuce.core.event.command.CommandStartedEvent;
 import io.lettuce.core.protocol.CommandType;
 import java.time.Duration;
 import java.util.concurrent.CompletionException;
@@ -56,15 +54,7 @@ class WaitForReplicasIT {
     void aWaitThatCannotBeSentIsReportedAfterAnAppliedWrite() {
         try (EmbeddedRedisServer primary = EmbeddedRedisServer.builder().build();
                 RedisFixture redis = new RedisFixture(primary)) {
-            RedisClient client = RedisClient.create(redis.uri);
-            client.addListener(new CommandListener() {
-                @Override
-                public void commandStarted(CommandStartedEvent event) {
-                    if (event.getCommand().getType() == CommandType.WAIT) {
-                        throw new IllegalStateException("this listener refuses WAIT");
-                    }
-                }
-            });
+            RedisClient client = RedisFixture.clientRefusing(redis.uri, CommandType.WAIT);
             String key = redis.key("wait-refused");
             try (StatefulRedisConnection<String, String> connection = client.connect()) {
                 FencedRedis waiting = FencedRedis.builder(connection)

@@ -50,12 +50,7 @@ class EvalHandOverIT {
                         return;
                     }
                     if (event.getCommand().getType() == CommandType.EVAL) {
-                        evalHeld.countDown();
-                        try {
-                            releaseEval.await(30, TimeUnit.SECONDS);
-                        } catch (InterruptedException e) {
-                            Thread.currentThread().interrupt();
-                        }
+                        holdTheEval(evalHeld, releaseEval, 30);
                     } else if (event.getCommand().getType() == CommandType.EVALSHA && evalHeld.getCount() == 0) {
                         setHandedOver.set(true);
                     }
@@ -64,53 +59,17 @@ class EvalHandOverIT {
             // the sending thread of the delete waits after its EVALSHA until the reply (NOSCRIPT) has come
             AtomicReference<Thread> slowSender = new AtomicReference<>();
             try (StatefulRedisConnection<String, String> connection = client.connect()) {
-                FencedKeys keys = new FencedKeys(false, Integer.MAX_VALUE, Integer.MAX_VALUE);
-                AsyncFencedRedis writer = new AsyncFencedRedis(
-                        connection.async(),
-                        FencePolicy.MONOTONIC,
-                        keys,
-                        0,
-                        Duration.ZERO,
-                        16,
-                        connection::isMulti,
-                        Duration.ofSeconds(30),
-                        (CompletionStage<?> sending) -> {
-                            if (Thread.currentThread() == slowSender.get()) {
-                                await().atMost(Duration.ofSeconds(10)).until(() -> sending.toCompletableFuture()
-                                        .isDone());
-                            }
-                        });
                 String key = "{hand-over}:k";
-                assertThat(writer.trySet(key, "a", 6).get(10, TimeUnit.SECONDS).isApplied())
-                        .isTrue();
-                connection.sync().scriptFlush();
-                // Redis has the set script again, not the delete script
-                assertThat(writer.trySet(key, "a", 6).get(10, TimeUnit.SECONDS).isApplied())
-                        .isTrue();
-
-                holdEval.set(true);
-                CompletableFuture<CompletionStage<WriteOutcome>> delete = new CompletableFuture<>();
-                Thread deleter = new Thread(() -> delete.complete(writer.tryDelete(key, 6)));
-                slowSender.set(deleter);
-                deleter.start();
-                assertThat(evalHeld.await(10, TimeUnit.SECONDS)).isTrue();
-                CompletableFuture<CompletionStage<WriteOutcome>> set = new CompletableFuture<>();
-                Thread setter = new Thread(() -> set.complete(writer.trySet(key, "b", 6)));
-                setter.start();
+                AsyncFencedRedis writer =
+                        writerWithOnlyTheSetScriptLoaded(connection, Duration.ofSeconds(30), slowSender, key);
+                DeleteThenSet sent = sendDeleteThenSet(writer, key, slowSender, holdEval, evalHeld);
                 // the set is handed over while the EVAL is held, or its sender waits in the writer for the EVAL
-                await().atMost(Duration.ofSeconds(10)).until(() -> setHandedOver.get() || waitsInTheWriter(setter));
+                await().atMost(Duration.ofSeconds(10))
+                        .until(() -> setHandedOver.get() || waitsInTheWriter(sent.setter()));
                 releaseEval.countDown();
 
-                assertThat(delete.get(10, TimeUnit.SECONDS)
-                                .toCompletableFuture()
-                                .get(10, TimeUnit.SECONDS)
-                                .isApplied())
-                        .isTrue();
-                assertThat(set.get(10, TimeUnit.SECONDS)
-                                .toCompletableFuture()
-                                .get(10, TimeUnit.SECONDS)
-                                .isApplied())
-                        .isTrue();
+                assertThat(isApplied(sent.delete())).isTrue();
+                assertThat(isApplied(sent.set())).isTrue();
                 // sent delete, then set, under one token: the set's value stays
                 assertThat(connection.sync().get(key)).isEqualTo("b");
                 assertThat(connection.sync().get(FencedRedis.tokenKey(key))).isEqualTo("6");
@@ -137,52 +96,20 @@ class EvalHandOverIT {
                 @Override
                 public void commandStarted(CommandStartedEvent event) {
                     if (holdEval.get() && event.getCommand().getType() == CommandType.EVAL) {
-                        evalHeld.countDown();
-                        try {
-                            releaseEval.await(60, TimeUnit.SECONDS);
-                        } catch (InterruptedException e) {
-                            Thread.currentThread().interrupt();
-                        }
+                        holdTheEval(evalHeld, releaseEval, 60);
                     }
                 }
             });
             AtomicReference<Thread> slowSender = new AtomicReference<>();
             try (StatefulRedisConnection<String, String> connection = client.connect()) {
-                FencedKeys keys = new FencedKeys(false, Integer.MAX_VALUE, Integer.MAX_VALUE);
-                AsyncFencedRedis writer = new AsyncFencedRedis(
-                        connection.async(),
-                        FencePolicy.MONOTONIC,
-                        keys,
-                        0,
-                        Duration.ZERO,
-                        16,
-                        connection::isMulti,
-                        Duration.ofMillis(500),
-                        (CompletionStage<?> sending) -> {
-                            if (Thread.currentThread() == slowSender.get()) {
-                                await().atMost(Duration.ofSeconds(10)).until(() -> sending.toCompletableFuture()
-                                        .isDone());
-                            }
-                        });
                 String key = "{blocking-listener}:k";
-                assertThat(writer.trySet(key, "a", 6).get(10, TimeUnit.SECONDS).isApplied())
-                        .isTrue();
-                connection.sync().scriptFlush();
-                assertThat(writer.trySet(key, "a", 6).get(10, TimeUnit.SECONDS).isApplied())
-                        .isTrue();
-
-                holdEval.set(true);
-                CompletableFuture<CompletionStage<WriteOutcome>> delete = new CompletableFuture<>();
-                Thread deleter = new Thread(() -> delete.complete(writer.tryDelete(key, 6)));
-                slowSender.set(deleter);
-                deleter.start();
-                assertThat(evalHeld.await(10, TimeUnit.SECONDS)).isTrue();
-                CompletableFuture<CompletionStage<WriteOutcome>> set = new CompletableFuture<>();
-                Thread setter = new Thread(() -> set.complete(writer.trySet(key, "b", 6)));
-                setter.start();
+                AsyncFencedRedis writer =
+                        writerWithOnlyTheSetScriptLoaded(connection, Duration.ofMillis(500), slowSender, key);
+                DeleteThenSet sent = sendDeleteThenSet(writer, key, slowSender, holdEval, evalHeld);
 
                 // the set's sender is back while the EVAL is still held, its write failed, not sent
-                assertThatThrownBy(() -> set.get(10, TimeUnit.SECONDS)
+                assertThatThrownBy(() -> sent.set()
+                                .get(10, TimeUnit.SECONDS)
                                 .toCompletableFuture()
                                 .get(10, TimeUnit.SECONDS))
                         .isInstanceOf(ExecutionException.class)
@@ -193,11 +120,7 @@ class EvalHandOverIT {
                 assertThat(evalHeld.getCount()).isZero();
                 assertThat(releaseEval.getCount()).isOne();
                 releaseEval.countDown();
-                assertThat(delete.get(10, TimeUnit.SECONDS)
-                                .toCompletableFuture()
-                                .get(10, TimeUnit.SECONDS)
-                                .isApplied())
-                        .isTrue();
+                assertThat(isApplied(sent.delete())).isTrue();
                 // the delete applied; the set, never sent, wrote nothing
                 assertThat(connection.sync().get(key)).isNull();
                 assertThat(connection.sync().get(FencedRedis.tokenKey(key))).isEqualTo("6");
@@ -265,6 +188,90 @@ class EvalHandOverIT {
                 client.shutdown();
             }
         }
+    }
+
+    /**
+     * A writer on {@code connection} with the given command timeout whose sending thread, when it is
+     * {@code slowSender}, waits after sending until the reply has come; it has set {@code key} to "a" under token 6,
+     * then again after the scripts were flushed, so that Redis has the set script but not the delete script.
+     */
+    private static AsyncFencedRedis writerWithOnlyTheSetScriptLoaded(
+            StatefulRedisConnection<String, String> connection,
+            Duration commandTimeout,
+            AtomicReference<Thread> slowSender,
+            String key)
+            throws Exception {
+        FencedKeys keys = new FencedKeys(false, Integer.MAX_VALUE, Integer.MAX_VALUE);
+        AsyncFencedRedis writer = new AsyncFencedRedis(
+                connection.async(),
+                FencePolicy.MONOTONIC,
+                keys,
+                0,
+                Duration.ZERO,
+                16,
+                connection::isMulti,
+                commandTimeout,
+                (CompletionStage<?> sending) -> {
+                    if (Thread.currentThread() == slowSender.get()) {
+                        await().atMost(Duration.ofSeconds(10))
+                                .until(() -> sending.toCompletableFuture().isDone());
+                    }
+                });
+        assertThat(writer.trySet(key, "a", 6).get(10, TimeUnit.SECONDS).isApplied())
+                .isTrue();
+        connection.sync().scriptFlush();
+        // Redis has the set script again, not the delete script
+        assertThat(writer.trySet(key, "a", 6).get(10, TimeUnit.SECONDS).isApplied())
+                .isTrue();
+        return writer;
+    }
+
+    /** Tells that the EVAL is held, then holds it until released, for {@code seconds} at most. */
+    private static void holdTheEval(CountDownLatch evalHeld, CountDownLatch releaseEval, long seconds) {
+        evalHeld.countDown();
+        try {
+            releaseEval.await(seconds, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Whether the write a sender has handed over was applied, waiting 10 s for each. */
+    private static boolean isApplied(CompletableFuture<CompletionStage<WriteOutcome>> handedOver) throws Exception {
+        return handedOver
+                .get(10, TimeUnit.SECONDS)
+                .toCompletableFuture()
+                .get(10, TimeUnit.SECONDS)
+                .isApplied();
+    }
+
+    /** The delete and the set of {@code key} under token 6, each handed over by a thread of its own. */
+    private record DeleteThenSet(
+            CompletableFuture<CompletionStage<WriteOutcome>> delete,
+            CompletableFuture<CompletionStage<WriteOutcome>> set,
+            Thread setter) {}
+
+    /**
+     * Has the listener hold the EVAL from now on, starts the delete of {@code key} on the slow sender, waits until its
+     * EVAL after NOSCRIPT is held, then starts the set of "b".
+     */
+    private static DeleteThenSet sendDeleteThenSet(
+            AsyncFencedRedis writer,
+            String key,
+            AtomicReference<Thread> slowSender,
+            AtomicBoolean holdEval,
+            CountDownLatch evalHeld)
+            throws InterruptedException {
+        holdEval.set(true);
+        CompletableFuture<CompletionStage<WriteOutcome>> delete = new CompletableFuture<>();
+        Thread deleter = new Thread(() -> delete.complete(writer.tryDelete(key, 6)));
+        slowSender.set(deleter);
+        deleter.start();
+        assertThat(evalHeld.await(10, TimeUnit.SECONDS)).isTrue();
+        CompletableFuture<CompletionStage<WriteOutcome>> set = new CompletableFuture<>();
+        Thread setter = new Thread(() -> set.complete(writer.trySet(key, "b", 6)));
+        setter.start();
+        return new DeleteThenSet(delete, set, setter);
     }
 
     private static boolean waitsInTheWriter(Thread thread) {
