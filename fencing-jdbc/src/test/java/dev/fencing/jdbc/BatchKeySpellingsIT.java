@@ -112,10 +112,7 @@ class BatchKeySpellingsIT {
                 .add(7, RowKey.of(new java.math.BigDecimal("0.7E+1")), 4)
                 .add(7, RowKey.of(new java.math.BigDecimal("1E+1")), 5)
                 .build());
-        java.util.List<String> rows =
-                db.jdbi.withHandle(h -> h.createQuery("SELECT id || ':' || stock FROM numbered ORDER BY id")
-                        .mapTo(String.class)
-                        .list());
+        java.util.List<String> rows = strings("SELECT id || ':' || stock FROM numbered ORDER BY id");
         assertThat(rows).containsExactly("7:4", "8:3", "10:5");
     }
 
@@ -128,14 +125,12 @@ class BatchKeySpellingsIT {
      */
     @Test
     void aNumberOrTimeKeyForATextColumnIsRefusedWhereAnUpdateAndABatchNamedDifferentRows() {
-        db.jdbi.useHandle(h -> {
-            h.execute("CREATE TABLE labelled (name TEXT PRIMARY KEY, stock INT NOT NULL)");
-            h.execute("DO $$ BEGIN PERFORM fencing.protect_table('labelled'); END $$");
-            h.execute("INSERT INTO labelled (name, stock) VALUES ('100', 1), ('1E+2', 1),"
-                    + " ('2026-01-02 10:00:00', 1), ('2026-01-02T10:00', 1), ('10:00:00', 1), ('10:00', 1)");
-        });
-        FencedTable labelled =
-                FencedTable.builder().table("labelled").keyColumns("name").build(db.jdbi);
+        FencedTable labelled = protectedTable(
+                "labelled",
+                "name TEXT PRIMARY KEY, stock INT NOT NULL",
+                "name",
+                "INSERT INTO labelled (name, stock) VALUES ('100', 1), ('1E+2', 1),"
+                        + " ('2026-01-02 10:00:00', 1), ('2026-01-02T10:00', 1), ('10:00:00', 1), ('10:00', 1)");
         FencedWriter writer = FencedWriter.builder(db.jdbi).build();
 
         // what the driver and the cast make of it: a plain update of BigDecimal 1E+2 writes row '100'
@@ -151,40 +146,15 @@ class BatchKeySpellingsIT {
                 java.time.LocalDateTime.of(2026, 1, 2, 10, 0),
                 java.time.LocalTime.of(10, 0),
                 java.time.OffsetDateTime.of(2026, 1, 2, 10, 0, 0, 0, java.time.ZoneOffset.UTC))) {
-            java.util.Map<String, Throwable> refusals = new java.util.LinkedHashMap<>();
-            refusals.put(
-                    "update",
-                    catchThrowable(() -> writer.tryUpdate(
-                            FencedUpdate.builder(labelled)
-                                    .key(key)
-                                    .set("stock", 2)
-                                    .build(),
-                            5)));
-            refusals.put(
-                    "upsert",
-                    catchThrowable(() -> writer.tryUpsert(
-                            FencedUpsert.builder(labelled)
-                                    .key(key)
-                                    .value("stock", 2)
-                                    .build(),
-                            5)));
-            refusals.put(
-                    "batch",
-                    catchThrowable(() -> writer.tryBatch(FencedBatch.builder(labelled)
-                            .columns("stock")
-                            .add(5, RowKey.of(key), 2)
-                            .build())));
-            refusals.forEach((write, refusal) -> assertThat(refusal)
+            refusalsOf(writer, labelled, key).forEach((write, refusal) -> assertThat(refusal)
                     .as(write + " of " + key)
                     .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining(key.toString())
                     .hasMessageContaining("column name")
                     .hasMessageContaining("String"));
         }
-        java.util.List<String> rows = db.jdbi.withHandle(
-                h -> h.createQuery("SELECT name || ':' || stock || ':' || last_fence_token FROM labelled ORDER BY name")
-                        .mapTo(String.class)
-                        .list());
+        java.util.List<String> rows =
+                strings("SELECT name || ':' || stock || ':' || last_fence_token FROM labelled ORDER BY name");
         assertThat(rows).allMatch(row -> row.endsWith(":1:0"));
 
         // the key's text names its row, in the batch as in the update
@@ -213,13 +183,11 @@ class BatchKeySpellingsIT {
      */
     @Test
     void aBooleanKeyForAnIntegerColumnIsRefusedWhereAnUpdateWroteRowOne() {
-        db.jdbi.useHandle(h -> {
-            h.execute("CREATE TABLE counted (id INTEGER PRIMARY KEY, stock INT NOT NULL)");
-            h.execute("DO $$ BEGIN PERFORM fencing.protect_table('counted'); END $$");
-            h.execute("INSERT INTO counted (id, stock, last_fence_token) VALUES (0, 1, 3), (1, 1, 3)");
-        });
-        FencedTable counted =
-                FencedTable.builder().table("counted").keyColumns("id").build(db.jdbi);
+        FencedTable counted = protectedTable(
+                "counted",
+                "id INTEGER PRIMARY KEY, stock INT NOT NULL",
+                "id",
+                "INSERT INTO counted (id, stock, last_fence_token) VALUES (0, 1, 3), (1, 1, 3)");
         FencedWriter writer = FencedWriter.builder(db.jdbi).build();
 
         // what the cast makes of it: a plain update of true writes row 1
@@ -231,39 +199,14 @@ class BatchKeySpellingsIT {
         assertThat(plain).isEqualTo(1);
 
         for (Boolean key : java.util.List.of(Boolean.TRUE, Boolean.FALSE)) {
-            java.util.Map<String, Throwable> refusals = new java.util.LinkedHashMap<>();
-            refusals.put(
-                    "update",
-                    catchThrowable(() -> writer.tryUpdate(
-                            FencedUpdate.builder(counted)
-                                    .key(key)
-                                    .set("stock", 2)
-                                    .build(),
-                            5)));
-            refusals.put(
-                    "upsert",
-                    catchThrowable(() -> writer.tryUpsert(
-                            FencedUpsert.builder(counted)
-                                    .key(key)
-                                    .value("stock", 2)
-                                    .build(),
-                            5)));
-            refusals.put(
-                    "batch",
-                    catchThrowable(() -> writer.tryBatch(FencedBatch.builder(counted)
-                            .columns("stock")
-                            .add(5, RowKey.of(key), 2)
-                            .build())));
-            refusals.forEach((write, refusal) -> assertThat(refusal)
+            refusalsOf(writer, counted, key).forEach((write, refusal) -> assertThat(refusal)
                     .as(write + " of " + key)
                     .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("Boolean " + key)
                     .hasMessageContaining("column id"));
         }
-        java.util.List<String> rows = db.jdbi.withHandle(
-                h -> h.createQuery("SELECT id || ':' || stock || ':' || last_fence_token FROM counted ORDER BY id")
-                        .mapTo(String.class)
-                        .list());
+        java.util.List<String> rows =
+                strings("SELECT id || ':' || stock || ':' || last_fence_token FROM counted ORDER BY id");
         assertThat(rows).containsExactly("0:1:3", "1:1:3");
     }
 
@@ -277,12 +220,12 @@ class BatchKeySpellingsIT {
         db.jdbi.useHandle(h -> {
             h.execute("CREATE SCHEMA ext");
             h.execute("CREATE EXTENSION citext SCHEMA ext");
-            h.execute("CREATE TABLE tagged (name ext.citext PRIMARY KEY, stock INT NOT NULL)");
-            h.execute("DO $$ BEGIN PERFORM fencing.protect_table('tagged'); END $$");
-            h.execute("INSERT INTO tagged (name, stock) VALUES ('100', 1), ('1E+2', 1)");
         });
-        FencedTable tagged =
-                FencedTable.builder().table("tagged").keyColumns("name").build(db.jdbi);
+        FencedTable tagged = protectedTable(
+                "tagged",
+                "name ext.citext PRIMARY KEY, stock INT NOT NULL",
+                "name",
+                "INSERT INTO tagged (name, stock) VALUES ('100', 1), ('1E+2', 1)");
         FencedWriter writer = FencedWriter.builder(db.jdbi).build();
         java.math.BigDecimal key = new java.math.BigDecimal("1E+2");
 
@@ -292,10 +235,48 @@ class BatchKeySpellingsIT {
                 .hasMessageContaining("1E+2")
                 .hasMessageContaining("column name")
                 .hasMessageContaining("String");
-        java.util.List<String> rows =
-                db.jdbi.withHandle(h -> h.createQuery("SELECT name || ':' || stock FROM tagged ORDER BY name")
-                        .mapTo(String.class)
-                        .list());
+        java.util.List<String> rows = strings("SELECT name || ':' || stock FROM tagged ORDER BY name");
         assertThat(rows).containsExactly("100:1", "1E+2:1");
+    }
+
+    /**
+     * Creates {@code table} with {@code columns}, protects it, runs {@code insert}, and returns it as a fenced table
+     * keyed by {@code keyColumn}.
+     */
+    private static FencedTable protectedTable(String table, String columns, String keyColumn, String insert) {
+        db.jdbi.useHandle(h -> {
+            h.execute("CREATE TABLE " + table + " (" + columns + ")");
+            h.execute("DO $$ BEGIN PERFORM fencing.protect_table('" + table + "'); END $$");
+            h.execute(insert);
+        });
+        return FencedTable.builder().table(table).keyColumns(keyColumn).build(db.jdbi);
+    }
+
+    /**
+     * What an update, an upsert and a batch of {@code key} in {@code table}, each setting stock to 2 under token 5,
+     * threw (null where one threw nothing), by write.
+     */
+    private static java.util.Map<String, Throwable> refusalsOf(FencedWriter writer, FencedTable table, Object key) {
+        java.util.Map<String, Throwable> refusals = new java.util.LinkedHashMap<>();
+        refusals.put(
+                "update",
+                catchThrowable(() -> writer.tryUpdate(
+                        FencedUpdate.builder(table).key(key).set("stock", 2).build(), 5)));
+        refusals.put(
+                "upsert",
+                catchThrowable(() -> writer.tryUpsert(
+                        FencedUpsert.builder(table).key(key).value("stock", 2).build(), 5)));
+        refusals.put(
+                "batch",
+                catchThrowable(() -> writer.tryBatch(FencedBatch.builder(table)
+                        .columns("stock")
+                        .add(5, RowKey.of(key), 2)
+                        .build())));
+        return refusals;
+    }
+
+    /** The rows a query of one text column answers, in its order. */
+    private static java.util.List<String> strings(String query) {
+        return db.jdbi.withHandle(h -> h.createQuery(query).mapTo(String.class).list());
     }
 }
