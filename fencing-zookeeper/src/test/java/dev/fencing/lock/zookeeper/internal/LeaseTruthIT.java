@@ -422,11 +422,7 @@ class LeaseTruthIT {
     void aLeaseGrantedWhileCuratorsConnectedFlagIsStuckAtFalseReadsValid() throws Exception {
         CuratorFramework client = client();
         LockRegistry registry = registryWithoutEventsOrDetector(client);
-        Object state = field(CuratorZookeeperClient.class, "state").get(client.getZookeeperClient());
-        AtomicBoolean connectedFlag =
-                (AtomicBoolean) field(state.getClass(), "isConnected").get(state);
-        opened.add(() -> connectedFlag.set(true));
-        registry.beforeRegistering(Hooks.once(() -> connectedFlag.set(false)));
+        AtomicBoolean connectedFlag = connectedFlagStuckAtFalseOnRegistering(client, registry);
 
         Lease lease = registry.lock(path, TokenSource.SEQUENCE).acquire();
 
@@ -452,11 +448,7 @@ class LeaseTruthIT {
     void aLeaseGrantedWhileCuratorsFlagWasStuckReadsTheFlagAgainOnceItRecovered() throws Exception {
         CuratorFramework client = client();
         LockRegistry registry = registryWithoutEventsOrDetector(client);
-        Object state = field(CuratorZookeeperClient.class, "state").get(client.getZookeeperClient());
-        AtomicBoolean connectedFlag =
-                (AtomicBoolean) field(state.getClass(), "isConnected").get(state);
-        opened.add(() -> connectedFlag.set(true));
-        registry.beforeRegistering(Hooks.once(() -> connectedFlag.set(false)));
+        AtomicBoolean connectedFlag = connectedFlagStuckAtFalseOnRegistering(client, registry);
         Lease lease = registry.lock(path, TokenSource.SEQUENCE).acquire();
         assertThat(lease.isValid()).as("a lease granted with the flag stuck").isTrue();
         connectedFlag.set(true); // the handle reconnected: Curator's flag is live again
@@ -1111,6 +1103,20 @@ class LeaseTruthIT {
 
     private static void awaitConnected(CuratorFramework client) throws InterruptedException {
         assertThat(client.getZookeeperClient().blockUntilConnectedOrTimedOut()).isTrue();
+    }
+
+    /**
+     * Curator's connected flag of {@code client}, which the registry sets to false (stuck) once, between the next
+     * node's creation and its lease's registration; it is set true again when the test ends.
+     */
+    private AtomicBoolean connectedFlagStuckAtFalseOnRegistering(CuratorFramework client, LockRegistry registry)
+            throws Exception {
+        Object state = field(CuratorZookeeperClient.class, "state").get(client.getZookeeperClient());
+        AtomicBoolean connectedFlag =
+                (AtomicBoolean) field(state.getClass(), "isConnected").get(state);
+        opened.add(() -> connectedFlag.set(true));
+        registry.beforeRegistering(Hooks.once(() -> connectedFlag.set(false)));
+        return connectedFlag;
     }
 
     private static Field field(Class<?> type, String name) throws NoSuchFieldException {
