@@ -370,12 +370,30 @@ public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
         }
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>{@code work} runs at most once, whatever Jdbi's transaction handler does: one that runs a failed
+     * transaction's callback again (Jdbi's {@code SerializableTransactionRunner}, after a serialization failure)
+     * gets a second run that rolls back at once, and the first attempt's failure is thrown as it would be without
+     * that handler, for the consumer to roll the unit back and run it again from its records.
+     */
     @Override
     public void commit(String groupId, Function<? super Handle, List<PartitionProgress>> work) {
         Objects.requireNonNull(groupId, "groupId");
         List<TopicId> recordedInUnit = new ArrayList<>(0);
+        // The unit's state is the consumer's, in memory, kept across a rollback until the consumer undoes it (its
+        // watermarks raised by the unit's records, its partitions opened and locked): a second run of the callback
+        // would decide the unit's records against what the rolled-back attempt left there (a record whose token
+        // the attempt raised its key to is stale, and its offset saved without its effect).
+        boolean[] began = new boolean[1];
+        Throwable[] attemptFailure = new Throwable[1];
         try {
             jdbi.useTransaction(handle -> {
+                if (began[0]) {
+                    throw new RunAgain();
+                }
+                began[0] = true;
                 UnitIsolation isolation = new UnitIsolation(handle);
                 handle.addCustomizer(isolation);
                 units.set(isolation);
@@ -384,21 +402,48 @@ public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
                     List<PartitionProgress> progress = work.apply(handle);
                     isolation.sendIfPending(handle.getConnection());
                     WatermarkSave.save(handle.getConnection(), groupId, progress);
+                } catch (RuntimeException | Error | SQLException e) {
+                    attemptFailure[0] = e;
+                    throw e;
                 } finally {
                     isolation.end();
                     units.remove();
                     unitTopicIds.remove();
                 }
             });
-        } catch (JdbiException | SQLException e) {
-            WatermarkStoreException failure = new WatermarkStoreException(
-                    "could not commit a batch of group " + groupId + ": " + e.getMessage(), e);
-            recordAgain(recordedInUnit, failure);
-            throw failure;
-        } catch (RuntimeException | Error e) {
-            recordAgain(recordedInUnit, e);
-            throw e;
+        } catch (RunAgain e) {
+            // the first attempt's failure, or its commit's (which the handler adds to what it throws)
+            Throwable first = attemptFailure[0] != null
+                    ? attemptFailure[0]
+                    : e.getSuppressed().length > 0 ? e.getSuppressed()[0] : e;
+            throw failed(groupId, recordedInUnit, first);
+        } catch (SQLException | RuntimeException | Error e) {
+            throw failed(groupId, recordedInUnit, e);
         }
+    }
+
+    /** Thrown by a second run of a unit's transaction: it rolls back at once. */
+    private static final class RunAgain extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        RunAgain() {
+            super("the transaction handler ran the unit's transaction again", null, false, false);
+        }
+    }
+
+    /** What {@link #commit} throws for a unit that failed; its topic ids recorded again first. */
+    private RuntimeException failed(String groupId, List<TopicId> recordedInUnit, Throwable failure) {
+        if (failure instanceof JdbiException || failure instanceof SQLException || failure instanceof RunAgain) {
+            WatermarkStoreException wrapped = new WatermarkStoreException(
+                    "could not commit a batch of group " + groupId + ": " + failure.getMessage(), failure);
+            recordAgain(recordedInUnit, wrapped);
+            return wrapped;
+        }
+        recordAgain(recordedInUnit, failure);
+        if (failure instanceof Error error) {
+            throw error;
+        }
+        return (RuntimeException) failure;
     }
 
     /**
