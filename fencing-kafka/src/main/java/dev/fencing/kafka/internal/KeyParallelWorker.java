@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 import java.util.stream.IntStream;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -173,17 +174,22 @@ public final class KeyParallelWorker<K, V> {
             p.finished(item, null, 0);
             return;
         }
-        RecordStep.Typed<K, V> typed = step.deserialize(record);
+        // Deserialized in each run of the transaction: a transaction handler may run it again (Jdbi's
+        // SerializableTransactionRunner, after a serialization failure), and the handler must get the record as
+        // fetched, as in a retry of our own, not as the rolled-back run left it (its headers, a mutable value).
+        AtomicReference<RecordStep.Typed<K, V>> typed = new AtomicReference<>();
         long outcome =
                 transactions.applyOnce(groupId, p.partition, item.key, record.offset(), token, step.policy(), tx -> {
-                    if (typed.record() == null) {
+                    RecordStep.Typed<K, V> run = step.deserialize(record);
+                    typed.set(run);
+                    if (run.record() == null) {
                         // inside the transaction: acknowledged before the key's applied offset passes this record
-                        step.deadLetter(record, DeadLetterReason.UNREADABLE_RECORD, typed.failure());
+                        step.deadLetter(record, DeadLetterReason.UNREADABLE_RECORD, run.failure());
                     } else {
-                        step.handle(tx, typed.record(), token);
+                        step.handle(tx, run.record(), token);
                     }
                 });
-        settle(p, item, typed, header, outcome);
+        settle(p, item, typed.get(), header, outcome); // deserialized whenever the outcome is APPLIED
     }
 
     /** Counts, logs or refuses a record after its transaction (or group) ended as {@code outcome}; finishes it. */

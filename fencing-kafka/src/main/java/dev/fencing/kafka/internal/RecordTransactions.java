@@ -25,7 +25,9 @@ public interface RecordTransactions<T> {
      * offset}, returns {@link #APPLIED_BEFORE} and writes nothing; if {@code policy} refuses {@code token}
      * against the stored token, returns the stored token (always positive) and writes nothing; otherwise runs
      * {@code work}, stores the token (never lowering it) with {@code offset} as the key's applied offset,
-     * commits and returns {@link #APPLIED}. A failure of {@code work} rolls it all back and is thrown as it is.
+     * commits and returns {@link #APPLIED}. A failure of {@code work} rolls it all back and is thrown as it is. A
+     * transaction handler that runs a rolled-back transaction again (Jdbi's {@code SerializableTransactionRunner})
+     * runs {@code work} again in the new one: {@code work} keeps nothing from one run to the next.
      *
      * @throws dev.fencing.kafka.WatermarkStoreException if the store cannot read or save
      */
