@@ -6,11 +6,11 @@ import org.flywaydb.core.Flyway;
 import org.jdbi.v3.core.Jdbi;
 
 /** A fresh database on the JVM's shared PostgreSQL, migrated with the fencing migrations. */
-final class PostgresFixture implements AutoCloseable {
-    final PostgresEndpoint database;
-    final Jdbi jdbi;
+public final class PostgresFixture implements AutoCloseable {
+    public final PostgresEndpoint database;
+    public final Jdbi jdbi;
 
-    PostgresFixture(String prefix) {
+    public PostgresFixture(String prefix) {
         database = PostgresServers.shared().createDatabase(prefix);
         Flyway.configure()
                 .dataSource(database.jdbcUrl(), database.user(), database.password())

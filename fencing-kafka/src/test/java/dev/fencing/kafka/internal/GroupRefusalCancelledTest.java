@@ -1,27 +1,17 @@
 package dev.fencing.kafka.internal;
 
-import static dev.fencing.kafka.internal.GroupRetryCancelledTest.A;
-import static dev.fencing.kafka.internal.GroupRetryCancelledTest.B;
+import static dev.fencing.kafka.internal.CommitGroups.A;
+import static dev.fencing.kafka.internal.CommitGroups.B;
+import static dev.fencing.kafka.internal.CommitGroups.tokenless;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.fencing.FencePolicy;
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
+import java.time.Duration;
 import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Consumer;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.header.internals.RecordHeaders;
-import org.apache.kafka.common.record.TimestampType;
-import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -37,63 +27,31 @@ class GroupRefusalCancelledTest {
         List<String> deadLettered = new CopyOnWriteArrayList<>();
         CountDownLatch aSent = new CountDownLatch(1);
         CountDownLatch aGoesOn = new CountDownLatch(1);
-        ConsumerSettings settings = GroupRetryCancelledTest.settings("g");
-        RecordStep<String, String> step = new RecordStep<>(
-                settings, (tx, r, token) -> {}, new StringDeserializer(), new StringDeserializer(), (r, reason, d) -> {
-                    String name = new String(r.key().array(), StandardCharsets.UTF_8) + "@" + r.partition();
-                    deadLettered.add(name);
-                    if (r.partition() == A.partition()) { // a's dead letter waits for its acknowledgement
-                        aSent.countDown();
-                        try {
-                            assertThat(aGoesOn.await(30, TimeUnit.SECONDS)).isTrue();
-                        } catch (InterruptedException e) {
-                            Thread.currentThread().interrupt();
-                            throw new IllegalStateException(e);
-                        }
-                    }
-                });
-        RecordTransactions<Object> store = new RecordTransactions<>() {
-            @Override
-            public long applyOnce(
-                    String g,
-                    TopicPartition p,
-                    byte[] key,
-                    long offset,
-                    long token,
-                    FencePolicy policy,
-                    Consumer<? super Object> work) {
-                throw new AssertionError("refused records reach no transaction");
-            }
-
-            @Override
-            public long[] applyGroup(
-                    String g,
-                    List<GroupRecord> records,
-                    FencePolicy policy,
-                    long deadline,
-                    GroupWork<? super Object> w) {
-                throw new AssertionError("refused records reach no transaction");
+        RecordStep.DeadLetterSink deadLetters = (r, reason, d) -> {
+            String name = new String(r.key().array(), StandardCharsets.UTF_8) + "@" + r.partition();
+            deadLettered.add(name);
+            if (r.partition() == A.partition()) { // a's dead letter waits for its acknowledgement
+                aSent.countDown();
+                CommitGroups.hold(aGoesOn);
             }
         };
+        RecordTransactions<Object> store = CommitGroups.transactions(
+                (p, work) -> {
+                    throw new AssertionError("refused records reach no transaction");
+                },
+                () -> {
+                    throw new AssertionError("refused records reach no transaction");
+                });
         KeyParallelWorker<String, String> worker =
-                new KeyParallelWorker<>(settings, step, store, new AtomicInteger(), new AtomicLong());
+                CommitGroups.worker(CommitGroups.settings("g"), (tx, r, token) -> {}, deadLetters, store);
 
         ParallelPartition pa = new ParallelPartition(A, null);
         ParallelPartition pb = new ParallelPartition(B, null);
         ParallelPartition.Lane laneA = pa.add(tokenless(A, 0, "a"));
         ParallelPartition.Lane laneB = pb.add(tokenless(B, 0, "b"));
-        List<ParallelPartition.Taken> group = new ArrayList<>();
-        pa.take(laneA, 10, group);
-        pb.take(laneB, 10, group);
 
-        CompletableFuture<Throwable> run = CompletableFuture.supplyAsync(() -> {
-            try {
-                worker.processGroup(group, System.nanoTime() + TimeUnit.MINUTES.toNanos(1));
-                return null;
-            } catch (Throwable e) {
-                return e;
-            }
-        });
+        CompletableFuture<Throwable> run =
+                CommitGroups.runAsync(worker, CommitGroups.take(laneA, laneB), Duration.ofMinutes(1));
         assertThat(aSent.await(30, TimeUnit.SECONDS)).as("a's dead letter sent").isTrue();
         try {
             pb.cancel(); // B revoked
@@ -109,20 +67,5 @@ class GroupRefusalCancelledTest {
         assertThat(pa.advance((k, t) -> {})).as("A's frontier").isEqualTo(1L);
         assertThat(pb.inFlight()).as("B's records in flight").isZero();
         assertThat(pb.advance((k, t) -> {})).as("B's frontier").isEqualTo(0L);
-    }
-
-    private static ConsumerRecord<ByteBuffer, ByteBuffer> tokenless(TopicPartition p, long offset, String key) {
-        return new ConsumerRecord<>(
-                p.topic(),
-                p.partition(),
-                offset,
-                0L,
-                TimestampType.CREATE_TIME,
-                -1,
-                -1,
-                ByteBuffer.wrap(key.getBytes(StandardCharsets.UTF_8)),
-                ByteBuffer.wrap(("v" + offset).getBytes(StandardCharsets.UTF_8)),
-                new RecordHeaders(),
-                Optional.empty());
     }
 }
