@@ -1,23 +1,18 @@
 package dev.fencing.kafka.internal;
 
-import static dev.fencing.kafka.internal.GroupRetryCancelledTest.A;
-import static dev.fencing.kafka.internal.GroupRetryCancelledTest.record;
+import static dev.fencing.kafka.internal.CommitGroups.A;
+import static dev.fencing.kafka.internal.CommitGroups.record;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fencing.kafka.TransactionalRecordHandler;
-import dev.fencing.testsupport.PostgresEndpoint;
-import dev.fencing.testsupport.PostgresServers;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.common.serialization.StringDeserializer;
-import org.flywaydb.core.Flyway;
 import org.jdbi.v3.core.Handle;
-import org.jdbi.v3.core.Jdbi;
 import org.jdbi.v3.core.transaction.SerializableTransactionRunner;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -30,29 +25,22 @@ import org.junit.jupiter.api.Test;
  * handler the record as fetched, as a retry of the consumer's own does, not as the rolled-back attempt left it.
  */
 class RecordTransactionRetriedIT {
-    private static PostgresEndpoint database;
-    private static Jdbi jdbi;
+    private static CommitGroups groups;
 
     @BeforeAll
     static void migrate() {
-        database = PostgresServers.shared().createDatabase("kafka_record_transaction_retried_it");
-        Flyway.configure()
-                .dataSource(database.jdbcUrl(), database.user(), database.password())
-                .locations("classpath:dev/fencing/db/migration")
-                .load()
-                .migrate();
-        jdbi = Jdbi.create(database.jdbcUrl(), database.user(), database.password())
-                .setTransactionHandler(new SerializableTransactionRunner());
+        groups = new CommitGroups("kafka_record_transaction_retried_it");
+        groups.jdbi.setTransactionHandler(new SerializableTransactionRunner());
     }
 
     @AfterAll
     static void drop() {
-        database.close();
+        groups.close();
     }
 
     @Test
     void aRecordWhoseTransactionTheHandlerRunsAgainIsHandedToTheHandlerAsFetched() {
-        ConsumerSettings settings = GroupRetryCancelledTest.settings("g");
+        ConsumerSettings settings = CommitGroups.settings("g");
         List<String> seen = new CopyOnWriteArrayList<>();
         TransactionalRecordHandler<Object, String, String> handler = (tx, r, token) -> {
             seen.add(r.headers().lastHeader("handled-by") == null ? "as fetched" : "changed by the rolled-back run");
@@ -65,19 +53,14 @@ class RecordTransactionRetriedIT {
         };
         RecordStep<String, String> step = new RecordStep<>(
                 settings, handler, new StringDeserializer(), new StringDeserializer(), (r, reason, d) -> {});
-        @SuppressWarnings("unchecked") // the handler's transaction is the store's Handle, as FencedConsumer casts it
-        RecordTransactions<Object> store =
-                (RecordTransactions<Object>) (RecordTransactions<?>) new PostgresRecordTransactions(jdbi);
         AtomicLong retries = new AtomicLong();
         KeyParallelWorker<String, String> worker =
-                new KeyParallelWorker<>(settings, step, store, new AtomicInteger(), retries);
+                new KeyParallelWorker<>(settings, step, groups.store(), new AtomicInteger(), retries);
 
         ParallelPartition pa = new ParallelPartition(A, null);
         ParallelPartition.Lane lane = pa.add(record(A, 0, "x", 5));
-        List<ParallelPartition.Taken> group = new ArrayList<>();
-        pa.take(lane, 10, group);
 
-        worker.processGroup(group, System.nanoTime() + TimeUnit.MINUTES.toNanos(1));
+        worker.processGroup(CommitGroups.take(lane), System.nanoTime() + TimeUnit.MINUTES.toNanos(1));
 
         assertThat(retries).as("the consumer's own retries").hasValue(0);
         assertThat(seen)
