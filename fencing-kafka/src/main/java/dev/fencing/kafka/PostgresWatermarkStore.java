@@ -17,11 +17,14 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.SQLTransactionRollbackException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -376,7 +379,8 @@ public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
      * <p>{@code work} runs at most once, whatever Jdbi's transaction handler does: one that runs a failed
      * transaction's callback again (Jdbi's {@code SerializableTransactionRunner}, after a serialization failure)
      * gets a second run that rolls back at once, and the first attempt's failure is thrown as it would be without
-     * that handler, for the consumer to roll the unit back and run it again from its records.
+     * that handler (a failure at its COMMIT, which the handler does not hand on, as a {@link
+     * SQLTransactionRollbackException}), for the consumer to roll the unit back and run it again from its records.
      */
     @Override
     public void commit(String groupId, Function<? super Handle, List<PartitionProgress>> work) {
@@ -411,15 +415,34 @@ public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
                     unitTopicIds.remove();
                 }
             });
-        } catch (RunAgain e) {
-            // the first attempt's failure, or its commit's (which the handler adds to what it throws)
-            Throwable first = attemptFailure[0] != null
-                    ? attemptFailure[0]
-                    : e.getSuppressed().length > 0 ? e.getSuppressed()[0] : e;
-            throw failed(groupId, recordedInUnit, first);
         } catch (SQLException | RuntimeException | Error e) {
-            throw failed(groupId, recordedInUnit, e);
+            // a handler that ran the callback again throws its RunAgain, perhaps wrapped: what failed is the first run
+            throw failed(groupId, recordedInUnit, ranAgain(e) ? firstRunsFailure(attemptFailure[0]) : e);
         }
+    }
+
+    private static boolean ranAgain(Throwable failure) {
+        Set<Throwable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+        for (Throwable t = failure; t != null && seen.add(t); t = t.getCause()) {
+            if (t instanceof RunAgain) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * The failure of a unit's first run that the transaction handler ran again: what the work threw, or, when the
+     * work ended without one, a failure after it (its COMMIT, such as a serialization failure or a deferred
+     * constraint there), which the handler kept to itself. The unit was rolled back either way, so the consumer may
+     * run it again from its records ({@link SQLTransactionRollbackException} is transient to it), as it does after
+     * a failed COMMIT without such a handler.
+     */
+    private static Throwable firstRunsFailure(Throwable workFailure) {
+        return workFailure != null
+                ? workFailure
+                : new SQLTransactionRollbackException("the unit's transaction failed after its work (at its COMMIT)"
+                        + " and the transaction handler ran it again; it was rolled back");
     }
 
     /** Thrown by a second run of a unit's transaction: it rolls back at once. */
@@ -433,7 +456,7 @@ public final class PostgresWatermarkStore implements WatermarkStore<Handle> {
 
     /** What {@link #commit} throws for a unit that failed; its topic ids recorded again first. */
     private RuntimeException failed(String groupId, List<TopicId> recordedInUnit, Throwable failure) {
-        if (failure instanceof JdbiException || failure instanceof SQLException || failure instanceof RunAgain) {
+        if (failure instanceof JdbiException || failure instanceof SQLException) {
             WatermarkStoreException wrapped = new WatermarkStoreException(
                     "could not commit a batch of group " + groupId + ": " + failure.getMessage(), failure);
             recordAgain(recordedInUnit, wrapped);

@@ -35,7 +35,18 @@ class UnitTransactionRetriedIT {
     @BeforeAll
     static void migrate() {
         postgres = new PostgresFixture("kafka_unit_transaction_retried_it");
-        postgres.jdbi.useHandle(h -> h.execute("CREATE TABLE applied (value TEXT)"));
+        postgres.jdbi.useHandle(h -> {
+            h.execute("CREATE TABLE applied (value TEXT)");
+            // a COMMIT that fails once with a serialization failure: a deferred constraint trigger (a sequence
+            // counts its runs, as a rollback undoes no sequence)
+            h.execute("CREATE TABLE applied_at_commit (value TEXT)");
+            h.execute("CREATE SEQUENCE commit_checks");
+            h.execute("CREATE FUNCTION fail_first_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+                    + " IF nextval('commit_checks') = 1 THEN RAISE EXCEPTION 'could not serialize access'"
+                    + " USING ERRCODE = 'serialization_failure'; END IF; RETURN NULL; END $$");
+            h.execute("CREATE CONSTRAINT TRIGGER fail_first_commit AFTER INSERT ON applied_at_commit"
+                    + " DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION fail_first_commit()");
+        });
     }
 
     @AfterAll
@@ -51,9 +62,7 @@ class UnitTransactionRetriedIT {
             sendFenced(producer, topic, "sku-1", "reserve 1", 5);
             sendFenced(producer, topic, "sku-2", "reserve 2", 5);
         }
-        Jdbi jdbi = Jdbi.create(postgres.database.jdbcUrl(), postgres.database.user(), postgres.database.password())
-                .setTransactionHandler(new SerializableTransactionRunner());
-        PostgresWatermarkStore store = PostgresWatermarkStore.create(jdbi);
+        PostgresWatermarkStore store = PostgresWatermarkStore.create(retryingJdbi());
         AtomicBoolean failed = new AtomicBoolean();
         try (FencedConsumer<String, String> consumer = FencedConsumer.builder(
                         new StringDeserializer(), new StringDeserializer())
@@ -76,8 +85,54 @@ class UnitTransactionRetriedIT {
         }
 
         assertThat(failed).as("the handler's serialization failure").isTrue();
-        List<String> applied = postgres.jdbi.withHandle(h ->
-                h.createQuery("SELECT value FROM applied").mapTo(String.class).list());
-        assertThat(applied).as("the handlers' effects committed").containsExactlyInAnyOrder("reserve 1", "reserve 2");
+        assertThat(rows("applied"))
+                .as("the handlers' effects committed")
+                .containsExactlyInAnyOrder("reserve 1", "reserve 2");
+    }
+
+    /**
+     * The unit's work ends without failure and its COMMIT fails with a serialization failure, which the transaction
+     * handler keeps to itself and runs the transaction again: the consumer must take that as the failed COMMIT it is
+     * (rolled back, transient) and run the unit again, not stop.
+     */
+    @Test
+    void aUnitWhoseCommitFailsAndTheHandlerRunsItAgainIsRunAgainByTheConsumer() {
+        String topic = newTopic("commit-retried", 1);
+        String group = newGroup("commit-retried");
+        try (KafkaProducer<String, String> producer = producer()) {
+            sendFenced(producer, topic, "sku-1", "reserve 1", 5);
+            sendFenced(producer, topic, "sku-2", "reserve 2", 5);
+        }
+        PostgresWatermarkStore store = PostgresWatermarkStore.create(retryingJdbi());
+        try (FencedConsumer<String, String> consumer = FencedConsumer.builder(
+                        new StringDeserializer(), new StringDeserializer())
+                .properties(consumerConfig(group))
+                .topics(topic)
+                .fencePolicy(FencePolicy.STRICT)
+                .commitMaxRecords(10)
+                .transactionalHandler(
+                        store,
+                        (handle, record, token) ->
+                                handle.execute("INSERT INTO applied_at_commit VALUES (?)", record.value()))
+                .build()) {
+            CompletableFuture<Void> stopped = consumer.start();
+            await().atMost(Duration.ofSeconds(60))
+                    .until(() -> stopped.isDone() || store.loadOffset(group, new TopicPartition(topic, 0)) == 2);
+            assertThat(stopped).as("the consumer's loop").isNotDone();
+        }
+
+        assertThat(rows("applied_at_commit"))
+                .as("the handlers' effects committed")
+                .containsExactlyInAnyOrder("reserve 1", "reserve 2");
+    }
+
+    private static Jdbi retryingJdbi() {
+        return Jdbi.create(postgres.database.jdbcUrl(), postgres.database.user(), postgres.database.password())
+                .setTransactionHandler(new SerializableTransactionRunner());
+    }
+
+    private static List<String> rows(String table) {
+        return postgres.jdbi.withHandle(h ->
+                h.createQuery("SELECT value FROM " + table).mapTo(String.class).list());
     }
 }
