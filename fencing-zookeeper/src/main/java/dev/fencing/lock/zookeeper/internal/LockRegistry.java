@@ -47,7 +47,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class LockRegistry implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(LockRegistry.class);
-    private static final long MIN_DEFAULT_TOLERANCE_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
     /** How many ZXID lock paths with a known history are remembered; a forgotten one costs one read. */
     private static final int ZXID_HISTORIES_REMEMBERED = 65_536;
 
@@ -72,7 +71,7 @@ public final class LockRegistry implements AutoCloseable {
             }));
 
     private final ConnectionStateListener stateListener = this::stateChanged;
-    private final Long explicitToleranceNanos;
+    private final PauseTolerance tolerance;
     private final PauseDetector pauseDetector;
     /**
      * Tells the listener of connection events and pauses, in order; its one thread ends when idle. Never shut down:
@@ -101,11 +100,6 @@ public final class LockRegistry implements AutoCloseable {
 
     private boolean clientStartedSeen;
 
-    /** The session timeout, in ms, last warned of as not above the explicit pause tolerance; 0 for none. */
-    private volatile int shortSessionWarned;
-
-    private volatile boolean keepToleranceAboveSession;
-
     public LockRegistry(
             CuratorFramework client,
             List<ACL> acl,
@@ -117,7 +111,7 @@ public final class LockRegistry implements AutoCloseable {
         this.acl = acl;
         this.listener = listener;
         this.sequenceWrapMargin = sequenceWrapMargin;
-        this.explicitToleranceNanos = pauseTolerance == null ? null : pauseTolerance.toNanos();
+        this.tolerance = new PauseTolerance(pauseTolerance);
         this.notifier = new ThreadPoolExecutor(1, 1, 10, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), task -> {
             Thread thread = new Thread(task, "fenced-lock-listener");
             thread.setDaemon(true);
@@ -129,8 +123,7 @@ public final class LockRegistry implements AutoCloseable {
         this.clientStartedSeen = client.getState() == CuratorFrameworkState.STARTED;
         this.pauseDetector = PauseDetector.builder()
                 .threadName("fenced-lock-pause-detector")
-                .tolerance(Duration.ofNanos(
-                        explicitToleranceNanos != null ? explicitToleranceNanos : MIN_DEFAULT_TOLERANCE_NANOS))
+                .tolerance(tolerance.initial())
                 .eachRound(this::detectorRound)
                 .onPause(this::paused)
                 .start();
@@ -284,7 +277,7 @@ public final class LockRegistry implements AutoCloseable {
      * leaves no gap: an event either finds the hold in the set or changes what is checked here.
      */
     void register(Hold hold, int negotiatedSessionTimeoutMillis, long disruptionsBeforeCreate) {
-        adoptSessionTimeout(negotiatedSessionTimeoutMillis);
+        tolerance.adoptSessionTimeout(negotiatedSessionTimeoutMillis, pauseDetector);
         // the owning handle is known before the hold can be seen, so that no scan finds it without one
         ZooKeeper handle = currentHandle();
         long currentSession = handle == null ? 0 : handle.getSessionId();
@@ -348,55 +341,16 @@ public final class LockRegistry implements AutoCloseable {
      */
     long disruptions() {
         // not getZooKeeper(): it hands out (and so takes from Curator) a pending background exception
-        adoptSessionTimeout(client.getZookeeperClient().getLastNegotiatedSessionTimeoutMs());
+        tolerance.adoptSessionTimeout(client.getZookeeperClient().getLastNegotiatedSessionTimeoutMs(), pauseDetector);
         return disruptions.get();
     }
 
     /**
-     * The pause tolerance for a session of {@code negotiatedSessionTimeoutMillis}. The default: a third of it, at
-     * least the minimum. An explicit tolerance is kept while it is below the session timeout. One that is not (the
-     * builder checks only a session negotiated by then: the client was not connected yet, or a server granted less
-     * than was asked for) would let a pause that expired the session go unseen, and a lease read valid after it
-     * while another client holds the lock: the default for that session applies instead while sessions are that
-     * short (fail closed), and a WARN names both values, once per session timeout. Set before a grant is
-     * registered, so that a lease never reads valid under a tolerance its session does not allow.
-     */
-    private void adoptSessionTimeout(int negotiatedSessionTimeoutMillis) {
-        if (negotiatedSessionTimeoutMillis <= 0) {
-            return;
-        }
-        long sessionNanos = TimeUnit.MILLISECONDS.toNanos(negotiatedSessionTimeoutMillis);
-        long defaultNanos = Math.max(MIN_DEFAULT_TOLERANCE_NANOS, sessionNanos / 3);
-        if (explicitToleranceNanos == null) {
-            pauseDetector.setTolerance(Duration.ofNanos(defaultNanos));
-            return;
-        }
-        if (explicitToleranceNanos < sessionNanos || keepToleranceAboveSession) {
-            pauseDetector.setTolerance(Duration.ofNanos(explicitToleranceNanos));
-            return;
-        }
-        // never longer than the tolerance given, on a session so short that the default's minimum is longer
-        long appliedNanos = Math.min(explicitToleranceNanos, defaultNanos);
-        pauseDetector.setTolerance(Duration.ofNanos(appliedNanos));
-        if (shortSessionWarned != negotiatedSessionTimeoutMillis) {
-            shortSessionWarned = negotiatedSessionTimeoutMillis;
-            LOG.warn(
-                    "the pause tolerance of {} ms is not below the session timeout of {} ms the client negotiated:"
-                            + " a pause that expired the session would go unseen, so a tolerance of {} ms, the default"
-                            + " for that session, applies while sessions are that short; set a pauseTolerance below the"
-                            + " session timeout",
-                    TimeUnit.NANOSECONDS.toMillis(explicitToleranceNanos),
-                    negotiatedSessionTimeoutMillis,
-                    TimeUnit.NANOSECONDS.toMillis(appliedNanos));
-        }
-    }
-
-    /**
-     * Test hook: keeps an explicit tolerance that is not below the session timeout, for a test that holds the
-     * detector where a frozen JVM would hold it while its leases must not read as paused.
+     * Test hook: keeps an explicit tolerance that is not below the session timeout (see {@link
+     * PauseTolerance#keepToleranceAboveSession()}).
      */
     void keepToleranceAboveSession() {
-        this.keepToleranceAboveSession = true;
+        tolerance.keepToleranceAboveSession();
     }
 
     /** Curator's current ZooKeeper handle, or null if it has none to give. */
