@@ -544,6 +544,28 @@ class FencingAutoConfigurationTest {
                 .run(context -> assertThat(context).doesNotHaveBean(FencedElectionParticipant.class));
     }
 
+    /**
+     * A path ZooKeeper refuses is refused when the participant is made, naming the property and the value, not only
+     * when it joins: with auto-startup off that would be never.
+     */
+    @Test
+    void aMalformedElectionPathFailsTheStartNamingThePropertyAndTheValue() {
+        for (String path : new String[] {"/elections/ledger/", "elections/ledger", "/elections//ledger", "/"}) {
+            zookeeper
+                    .withPropertyValues("fencing.election.path=" + path, "fencing.election.auto-startup=false")
+                    .run(context -> assertThat(context)
+                            .as("fencing.election.path=%s", path)
+                            .getFailure()
+                            .hasStackTraceContaining("fencing.election.path '" + path + "' is not a lock path"));
+        }
+        zookeeper
+                .withPropertyValues(
+                        "fencing.election.path=/elections/led\u0001ger", "fencing.election.auto-startup=false")
+                .run(context -> assertThat(context)
+                        .getFailure()
+                        .hasStackTraceContaining("fencing.election.path '/elections/led?ger' is not a lock path"));
+    }
+
     @Test
     void anEmptyElectionPathOrParticipantIdFailsTheStartNamingTheProperty() {
         zookeeper.withPropertyValues("fencing.election.path= ").run(context -> assertThat(context)

@@ -438,6 +438,25 @@ class FencingEtcdAutoConfigurationTest {
                         .hasStackTraceContaining("fencing.election.token-source is ZXID, a ZooKeeper setting"));
     }
 
+    /**
+     * A path the etcd lock service refuses is refused when the participant is made, naming the property and the
+     * value, not only when it joins: with auto-startup off that would be never.
+     */
+    @Test
+    void aMalformedElectionPathFailsTheStartNamingThePropertyAndTheValue() {
+        for (String path : new String[] {"/elections/ledger/", "elections/ledger", "/elections//ledger", "/"}) {
+            etcd.withPropertyValues("fencing.election.path=" + path, "fencing.election.auto-startup=false")
+                    .run(context -> assertThat(context)
+                            .as("fencing.election.path=%s", path)
+                            .getFailure()
+                            .hasStackTraceContaining("fencing.election.path '" + path + "' is not a lock path"));
+        }
+        etcd.withPropertyValues("fencing.election.path=/elections/led\u0001ger", "fencing.election.auto-startup=false")
+                .run(context -> assertThat(context)
+                        .getFailure()
+                        .hasStackTraceContaining("fencing.election.path '/elections/led?ger' is not a lock path"));
+    }
+
     @Test
     void lockPathsBecomeOneEtcdLockNameEach() {
         assertThat(EtcdLockService.nameOf("/locks/inventory/A-1")).isEqualTo("locks%2Finventory%2FA-1");

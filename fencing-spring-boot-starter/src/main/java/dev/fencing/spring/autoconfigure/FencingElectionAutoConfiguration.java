@@ -1,5 +1,6 @@
 package dev.fencing.spring.autoconfigure;
 
+import dev.fencing.internal.Text;
 import dev.fencing.lock.FencedLeaderElection;
 import dev.fencing.spring.FencedElectionParticipant;
 import dev.fencing.spring.FencingProperties;
@@ -20,7 +21,9 @@ import org.springframework.core.env.Environment;
  * This instance's {@link FencedElectionParticipant} in the election at {@code fencing.election.path}, on the
  * application's single {@link LockService} (ZooKeeper's or etcd's locks): it joins when the context starts, publishes {@code TermStartedEvent}
  * and {@code TermEndedEvent}, and steps down when the context stops. Backs off for the application's own
- * participant bean; off with {@code fencing.election.enabled=false}.
+ * participant bean; off with {@code fencing.election.enabled=false}. A path the lock service refuses (ending in
+ * {@code /}, with an empty segment, with control characters) fails the start when the bean is made, naming the
+ * property, also with {@code fencing.election.auto-startup=false}.
  */
 @AutoConfiguration(after = {FencingZooKeeperAutoConfiguration.class, FencingEtcdAutoConfiguration.class})
 @ConditionalOnClass(FencedLeaderElection.class)
@@ -44,6 +47,16 @@ public class FencingElectionAutoConfiguration {
             LockPaths.requireNoOuterWhitespace("fencing.election.path", path);
         } catch (IllegalArgumentException e) {
             throw new IllegalStateException(e.getMessage(), e);
+        }
+        try {
+            // the lock service's own check of a lock path, which its elections apply too: making a lock handle
+            // takes nothing from the service
+            locks.lock(path);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalStateException(
+                    "fencing.election.path '" + Text.withoutControls(path) + "' is not a lock path of the "
+                            + locks.name() + " lock service: " + e.getMessage(),
+                    e);
         }
         String id = election.getParticipantId();
         if (id == null) {
