@@ -26,6 +26,7 @@ import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryOneTime;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.health.contributor.Health;
@@ -33,6 +34,8 @@ import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.boot.health.contributor.Status;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
@@ -146,6 +149,35 @@ class FencingEtcdAutoConfigurationTest {
                         .hasMessageContaining(
                                 "fencing.lock-service is 'zookeeper', but fencing-zookeeper is not on the class path")
                         .hasMessageContaining("Add the dependency dev.fencing:fencing-zookeeper"));
+    }
+
+    /**
+     * etcd's settings set while the locks are on ZooKeeper are ignored, as Boot ignores an unused technology's, with
+     * one WARN naming them (never their values: one may be a password).
+     */
+    @Test
+    @ExtendWith(OutputCaptureExtension.class)
+    void etcdSettingsWhileTheLocksAreOnZooKeeperAreNamedInAWarning(CapturedOutput output) {
+        runner.withPropertyValues(
+                        "fencing.lock-service=zookeeper",
+                        "fencing.zookeeper.connect-string=" + ZK_NOWHERE,
+                        "fencing.zookeeper.startup-timeout=0",
+                        "fencing.etcd.endpoints=" + NOWHERE,
+                        "fencing.etcd.lease-ttl=5s",
+                        "fencing.etcd.password=etcd-secret")
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    assertThat(context.getBean(LockService.class).name()).isEqualTo("zookeeper");
+                });
+        assertThat(output.getAll())
+                .contains("fencing.etcd.endpoints, fencing.etcd.lease-ttl, fencing.etcd.password are set, but the"
+                        + " lock service is zookeeper: they are ignored")
+                .doesNotContain("etcd-secret");
+        int before = output.getAll().length();
+        runner.withPropertyValues(
+                        "fencing.zookeeper.connect-string=" + ZK_NOWHERE, "fencing.zookeeper.startup-timeout=0")
+                .run(context -> assertThat(context).hasNotFailed());
+        assertThat(output.getAll().substring(before)).doesNotContain("fencing.etcd.");
     }
 
     @Test

@@ -17,6 +17,8 @@ import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -24,9 +26,12 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.context.properties.bind.Bindable;
+import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
 
 /**
  * A started Curator client from {@code fencing.zookeeper.*} (unless the application has a {@link
@@ -54,6 +59,18 @@ import org.springframework.context.annotation.Configuration;
 public class FencingZooKeeperAutoConfiguration {
     /** The most retries Curator's {@code ExponentialBackoffRetry} makes (its back-off would overflow beyond). */
     static final int MAX_RETRIES = 29;
+    /** The {@code fencing.etcd.*} settings that configure etcd's client and locks (not the switch). */
+    private static final List<String> ETCD_SETTINGS = List.of(
+            "endpoints",
+            "prefix",
+            "lease-ttl",
+            "pause-tolerance",
+            "user",
+            "password",
+            "connect-timeout",
+            "startup-timeout");
+
+    private static final Logger LOG = LoggerFactory.getLogger(FencingZooKeeperAutoConfiguration.class);
 
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean
@@ -138,9 +155,28 @@ public class FencingZooKeeperAutoConfiguration {
         }
     }
 
+    /**
+     * The lock service on ZooKeeper. The {@code fencing.etcd.*} settings are etcd's: set while the locks are on
+     * ZooKeeper they are ignored, as Spring Boot ignores the settings of a technology not in use (a shared profile
+     * may hold both services' settings), with one WARN at start naming them (not their values), so that a setting
+     * meant for these locks is not taken for applied.
+     */
     @Bean
     @ConditionalOnSingleCandidate(FencedLocks.class)
-    public LockService zooKeeperLockService(FencedLocks locks) {
+    public LockService zooKeeperLockService(FencedLocks locks, Environment env) {
+        Binder binder = Binder.get(env);
+        List<String> ignored = ETCD_SETTINGS.stream()
+                .map(setting -> "fencing.etcd." + setting)
+                .filter(property ->
+                        binder.bind(property, Bindable.listOf(String.class)).isBound())
+                .toList();
+        if (!ignored.isEmpty()) {
+            LOG.warn(
+                    "{} {} set, but the lock service is zookeeper: they are ignored. Remove them, or set"
+                            + " fencing.lock-service=etcd to lock on etcd",
+                    String.join(", ", ignored),
+                    ignored.size() == 1 ? "is" : "are");
+        }
         return new ZooKeeperLockService(locks);
     }
 
